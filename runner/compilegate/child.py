@@ -1,0 +1,126 @@
+"""The child process: imports user code and torch, measures, writes one JSON file.
+
+Started by runner.py as `<python> -c <bootstrap> SPEC.json`, possibly under another
+interpreter with another torch, so only the standard library and torch are imported.
+A user's mistake becomes {"status": "error", "error": "..."} in the output file and exit 0;
+a crash (abort, signal, OOM kill) leaves no file, and the parent reports it.
+Progress lines on stderr start with PROGRESS_PREFIX; the parent shows them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+PROGRESS_PREFIX = "compilegate-progress: "
+
+
+class Child:
+    def __init__(self, spec: dict[str, Any]) -> None:
+        self.spec = spec
+        self.out_path = Path(spec["out"])
+        self.phase = "starting"
+        self.label = spec.get("label", "")
+        self.started = time.perf_counter()
+
+    def progress(self, message: str) -> None:
+        self.phase = message
+        elapsed = time.perf_counter() - self.started
+        sys.stderr.write(f"{PROGRESS_PREFIX}{self.label} [{elapsed:6.1f}s] {message}\n")
+        sys.stderr.flush()
+
+    def write(self, document: dict[str, Any]) -> None:
+        tmp = self.out_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(document), encoding="utf-8")
+        os.replace(tmp, self.out_path)
+
+    def run(self) -> None:
+        from .environment import describe_environment
+        from .step_loading import StepDefinitionError, describe_user_exception
+
+        document: dict[str, Any] = {"status": "ok", "error": None}
+        try:
+            document["environment"] = describe_environment()
+            if self.spec["kind"] == "probe":
+                self.write(document)
+                return
+            document["device"] = self.resolve_device(document["environment"])
+            document.update(self.measure(document["device"]))
+        except StepDefinitionError as exc:
+            document.update(status="error", error=str(exc), phase=self.phase)
+        except DeviceError as exc:
+            document.update(status="error", error=str(exc), phase=self.phase)
+        except Exception as exc:
+            repo_root = Path(self.spec.get("repo_root", "."))
+            message = describe_user_exception(exc, repo_root)
+            document.update(status="error", error=f"{self.phase}: {message}", phase=self.phase,
+                            traceback=traceback.format_exc(limit=-8))
+        self.write(document)
+
+    def resolve_device(self, environment: dict[str, Any]) -> str:
+        wanted = self.spec["device"]
+        if wanted == "auto":
+            return environment["device"]
+        if wanted == "cuda" and environment["device"] != "cuda":
+            raise DeviceError(
+                f"device: cuda, but torch {environment['torch']} sees no GPU "
+                "(torch.cuda.is_available() is False)"
+            )
+        return wanted
+
+    def measure(self, device: str) -> dict[str, Any]:
+        from .measure import StepBuilder, measure_eager, measure_variant
+        from .step_loading import EntryPoint
+
+        settings = self.spec["settings"]
+        repo_root = Path(self.spec["repo_root"])
+        self.progress("importing the step factory")
+        builder = StepBuilder(EntryPoint.from_dict(self.spec["entry"]), repo_root, device,
+                              settings["seed"])
+        if self.spec["kind"] == "eager":
+            return {"eager": measure_eager(builder, settings, self.progress)}
+        variant = self.spec["variant"]
+        probe = make_probe(repo_root)
+        result: dict[str, Any] = {
+            "variant": measure_variant(builder, settings, variant, self.progress, probe)
+        }
+        if probe is not None:
+            result["diagnostics"] = probe.report()
+        numerics = settings.get("numerics", {})
+        if numerics.get("enabled"):
+            result["numerics"] = run_numerics(builder, settings, variant, self.progress)
+        return result
+
+
+class DeviceError(Exception):
+    """The requested device is not available to the measuring torch."""
+
+
+def make_probe(repo_root: Path) -> Any:
+    """diagnostics.CompileProbe when the diagnostics module is present, else None."""
+    try:
+        from .diagnostics import CompileProbe
+    except ImportError:
+        return None
+    return CompileProbe(repo_root=repo_root)
+
+
+def run_numerics(builder: Any, settings: dict[str, Any], variant: dict[str, Any],
+                 progress: Any) -> dict[str, Any]:
+    try:
+        from .numerics import check_numerics
+    except ImportError:
+        return {"status": "skipped", "reason": "numerics module not available"}
+    progress("numerics: compiled vs eager vs float64 reference")
+    return check_numerics(builder, settings, variant, progress)
+
+
+def main(spec_path: str) -> None:
+    spec = json.loads(Path(spec_path).read_text(encoding="utf-8"))
+    os.environ.pop("TORCH_LOGS", None)  # it silently overrides torch._logging.set_logs
+    Child(spec).run()

@@ -1,0 +1,51 @@
+"""The exceptions compilegate raises, and the exit code each one maps to.
+
+    CompilegateError            base; never raised itself
+    ├── UsageError              bad command line, missing file, bad --python      exit 2
+    ├── ConfigError             the config file is malformed or invalid            exit 2
+    ├── BaselineError           a baseline or result file is unreadable/invalid    exit 2
+    └── RunError                the run itself failed (nothing could be measured)  exit 3
+
+A user's step that fails (its factory raises, its child process crashes or times out)
+is *not* an exception in the parent: it becomes an error entry in the result document,
+so the other steps still run and nothing already measured is lost.
+
+Every message is one line and names the file, key path or line where that is known.
+"""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_REGRESSION = 1
+EXIT_USAGE = 2
+EXIT_RUN_ERROR = 3
+
+
+class CompilegateError(Exception):
+    """Base class; `exit_code` is what the CLI exits with."""
+
+    exit_code = EXIT_RUN_ERROR
+
+
+class UsageError(CompilegateError):
+    """Raised for a bad command line, a missing input file, or an unusable interpreter."""
+
+    exit_code = EXIT_USAGE
+
+
+class ConfigError(CompilegateError):
+    """Raised when compilegate.yml cannot be parsed or breaks the schema or an invariant."""
+
+    exit_code = EXIT_USAGE
+
+
+class BaselineError(CompilegateError):
+    """Raised when a baseline or result document is unreadable or breaks its schema."""
+
+    exit_code = EXIT_USAGE
+
+
+class RunError(CompilegateError):
+    """Raised when the run as a whole cannot proceed (not for one failing step)."""
+
+    exit_code = EXIT_RUN_ERROR

@@ -1,0 +1,158 @@
+"""Measure one step eagerly (with an A/A twin) or one compiled variant against eager (child).
+
+Every copy of the step is built by calling the user's factory with the same seed, so the
+copies start identical. Raw per-iteration samples go back to the parent, which does the
+statistics (stats.py): this module only runs and times.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+
+from .step_loading import EntryPoint, StepParts, build_parts, load_factory
+from .timing import interleaved_rounds, synchronize, timed_warmup, timer_for
+from .training import TrainingStep, seed_everything
+
+Progress = Callable[[str], None]
+
+
+class StepBuilder:
+    """Builds fresh, identical copies of the user's step (same seed each time)."""
+
+    def __init__(self, entry: EntryPoint, repo_root: Path, device: str, seed: int) -> None:
+        self.entry, self.repo_root, self.device, self.seed = entry, repo_root, device, seed
+        self._factory = load_factory(entry, repo_root)
+
+    def build(self) -> StepParts:
+        seed_everything(self.seed)
+        return build_parts(self._factory, self.device, self.entry, self.repo_root)
+
+
+def persistent_bytes(parts: StepParts) -> int:
+    """Bytes held between steps by one copy: parameters, grads, buffers, optimizer state."""
+    seen: set[int] = set()
+    total = 0
+
+    def add(tensor: Any) -> None:
+        nonlocal total
+        if isinstance(tensor, torch.Tensor) and tensor.device.type == "cuda":
+            key = tensor.untyped_storage().data_ptr() if hasattr(tensor, "untyped_storage") \
+                else tensor.data_ptr()
+            if key not in seen:
+                seen.add(key)
+                total += tensor.numel() * tensor.element_size()
+
+    for p in parts.model.parameters():
+        add(p)
+        add(p.grad)
+    for b in parts.model.buffers():
+        add(b)
+    for state in parts.optimizer.state.values():
+        for value in state.values():
+            add(value)
+    return total
+
+
+def peak_step_bytes(step: TrainingStep, index: int, device: str) -> int | None:
+    """Peak CUDA memory of one steady-state iteration of this copy, as if it ran alone.
+
+    The process holds several copies; counting everything allocated would charge each
+    copy for the others. So: this copy's persistent state plus the peak above what was
+    allocated when the iteration began. None on CPU (no allocator statistics there).
+    """
+    if device != "cuda":
+        return None
+    synchronize(device)
+    before = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    step(index)
+    synchronize(device)
+    return persistent_bytes(step.parts) + torch.cuda.max_memory_allocated() - before
+
+
+def _checked(step: TrainingStep) -> Callable[[int], Any]:
+    return lambda index: step(index, check=True)
+
+
+def measure_eager(builder: StepBuilder, settings: dict[str, Any], progress: Progress) -> dict:
+    """Two identical eager copies, interleaved: the step's eager time and the run's noise."""
+    device, amp = builder.device, settings["amp"]
+    warmup, iterations, rounds = settings["warmup"], settings["iterations"], settings["rounds"]
+    progress("building eager copies")
+    eager_a = TrainingStep(builder.build(), device=device, amp=amp)
+    eager_b = TrainingStep(builder.build(), device=device, amp=amp)
+    progress(f"eager warm-up ({warmup} iterations per copy)")
+    warmup_s = timed_warmup(_checked(eager_a), range(warmup), device)
+    timed_warmup(_checked(eager_b), range(warmup), device)
+    progress(f"measuring eager A/A: {iterations} iterations per copy in {rounds} rounds")
+    timed = interleaved_rounds(
+        {"eager": eager_a, "eager_b": eager_b},
+        first_index=warmup, iterations=iterations, rounds=rounds, timer=timer_for(device),
+        on_round=lambda r: progress(f"round {r + 1}/{rounds}"),
+    )
+    end = warmup + iterations
+    return {
+        "warmup_s": warmup_s,
+        "timed": timed,
+        "peak_bytes": peak_step_bytes(eager_a, end, device),
+    }
+
+
+def measure_variant(
+    builder: StepBuilder,
+    settings: dict[str, Any],
+    variant: dict[str, Any],
+    progress: Progress,
+    probe: Any = None,
+) -> dict:
+    """Eager (A and B) and one compiled variant, interleaved in the same process.
+
+    `probe` is a context manager (diagnostics.CompileProbe) wrapped around everything the
+    compiled copy does, or None. compile_s = compiled warm-up minus eager warm-up, as in
+    PyTorch's own benchmark harness.
+    """
+    device, amp = builder.device, settings["amp"]
+    warmup, iterations, rounds = settings["warmup"], settings["iterations"], settings["rounds"]
+    progress("building copies")
+    eager_a = TrainingStep(builder.build(), device=device, amp=amp)
+    eager_b = TrainingStep(builder.build(), device=device, amp=amp)
+    compiled_parts = builder.build()
+    progress(f"eager warm-up ({warmup} iterations)")
+    eager_warmup_s = timed_warmup(_checked(eager_a), range(warmup), device)
+    timed_warmup(_checked(eager_b), range(warmup), device)
+    end = warmup + iterations
+    with probe if probe is not None else _null():
+        compiled = TrainingStep(
+            compiled_parts, device=device, amp=amp,
+            compile_kwargs=variant["compile_kwargs"], compile_target=variant["compile_target"],
+        )
+        progress(f"compiling: warm-up 1/{warmup} includes the compile")
+        warmup_s = []
+        for index in range(warmup):
+            warmup_s.extend(timed_warmup(_checked(compiled), [index], device))
+            progress(f"compiled warm-up {index + 1}/{warmup}: {warmup_s[-1]:.2f} s")
+        progress(f"measuring: {iterations} iterations per side in {rounds} rounds")
+        timed = interleaved_rounds(
+            {"eager": eager_a, "eager_b": eager_b, "compiled": compiled},
+            first_index=warmup, iterations=iterations, rounds=rounds, timer=timer_for(device),
+            on_round=lambda r: progress(f"round {r + 1}/{rounds}"),
+        )
+        peak = peak_step_bytes(compiled, end, device)
+    return {
+        "warmup_s": warmup_s,
+        "eager_warmup_s": eager_warmup_s,
+        "timed": timed,
+        "peak_bytes": peak,
+        "eager_peak_bytes": peak_step_bytes(eager_a, end, device),
+    }
+
+
+class _null:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None

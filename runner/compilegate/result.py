@@ -1,0 +1,158 @@
+"""Turn what the child processes measured into the result document (schemas/result.schema.json).
+
+Pure functions over plain dicts, plus the atomic writer: the parent writes the document
+after every step, so a crash or a failing later phase loses nothing already measured.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .config import StepConfig, Variant
+from .stats import break_even_steps, ratio_of_medians, summarize
+
+SCHEMA_VERSION = 1
+
+
+def new_document(environment: dict[str, Any], config_path: str, config_sha256: str) -> dict:
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "tool": {"name": "compilegate", "version": __version__},
+        "created_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "config": {"path": config_path, "sha256": config_sha256},
+        "environment": environment,
+        "steps": [],
+    }
+
+
+def step_skeleton(step: StepConfig) -> dict[str, Any]:
+    return {
+        "name": step.name,
+        "status": "ok",
+        "error": None,
+        "entry": step.entry,
+        "device": None,
+        "config_fingerprint": step.fingerprint(),
+        "settings": {
+            "warmup": step.warmup, "iterations": step.iterations, "rounds": step.rounds,
+            "seed": step.seed, "amp": step.amp, "timeout_s": step.timeout_s,
+            "device": step.device, "numerics": vars(step.numerics).copy(),
+            "thresholds": dict(step.thresholds),
+        },
+        "eager": None,
+        "variants": [],
+    }
+
+
+def eager_entry(measured: dict[str, Any]) -> dict[str, Any]:
+    timed = measured["timed"]
+    a, b = timed["eager"], timed["eager_b"]
+    aa = ratio_of_medians(a["samples"], a["rounds"], b["samples"], b["rounds"])
+    return {
+        "step_ms": summarize(a["samples"], a["rounds"]),
+        "warmup_s": measured["warmup_s"],
+        "peak_bytes": measured["peak_bytes"],
+        "aa_ratio": aa.to_dict(),
+        "noise_pct": aa.distance_from_one_pct,
+    }
+
+
+def variant_skeleton(variant: Variant) -> dict[str, Any]:
+    return {
+        "id": variant.id, "mode": variant.mode, "dynamic": variant.dynamic,
+        "compile_target": variant.compile_target, "fullgraph": variant.fullgraph,
+        "backend": variant.backend, "status": "ok", "error": None,
+    }
+
+
+def variant_entry(variant: Variant, child: dict[str, Any]) -> dict[str, Any]:
+    """A measured variant: timings, speedup with CI, noise, compile cost, diagnostics."""
+    measured = child["variant"]
+    timed = measured["timed"]
+    eager, eager_b, compiled = timed["eager"], timed["eager_b"], timed["compiled"]
+    speedup = ratio_of_medians(eager["samples"], eager["rounds"],
+                               compiled["samples"], compiled["rounds"])
+    aa = ratio_of_medians(eager["samples"], eager["rounds"], eager_b["samples"], eager_b["rounds"])
+    step_ms = summarize(compiled["samples"], compiled["rounds"])
+    eager_ms = summarize(eager["samples"], eager["rounds"])
+    compile_s = sum(measured["warmup_s"]) - sum(measured["eager_warmup_s"])
+    noise_pct = aa.distance_from_one_pct
+    entry = variant_skeleton(variant)
+    entry.update({
+        "compile_s": compile_s,
+        "warmup_s": measured["warmup_s"],
+        "eager_warmup_s": measured["eager_warmup_s"],
+        "step_ms": step_ms,
+        "eager_step_ms": eager_ms,
+        "speedup": speedup.to_dict(),
+        "aa_ratio": aa.to_dict(),
+        "noise_pct": noise_pct,
+        "detectable_change_pct": max(noise_pct, speedup.half_width_pct),
+        "break_even_steps": break_even_steps(compile_s, eager_ms["median"], step_ms["median"]),
+        "peak_bytes": measured["peak_bytes"],
+        "eager_peak_bytes": measured["eager_peak_bytes"],
+    })
+    entry.update(child.get("diagnostics", {}))
+    if "numerics" in child:
+        entry["numerics"] = child["numerics"]
+    return entry
+
+
+def recommend(variants: list[dict[str, Any]]) -> dict[str, Any]:
+    """One line: the variant to use, or why to stay eager.
+
+    A variant is recommended only when its whole speedup interval lies above 1 and above
+    the run's own A/A noise; among those, the fastest.
+    """
+    ok = [v for v in variants if v["status"] == "ok"]
+    if not ok:
+        return {"variant": None, "text": "no compiled variant ran successfully"}
+    convincing = [
+        v for v in ok
+        if v["speedup"]["ci_low"] > 1.0 + (v.get("noise_pct") or 0.0) / 100
+    ]
+    if not convincing:
+        best = max(ok, key=lambda v: v["speedup"]["median"])
+        sp = best["speedup"]
+        return {
+            "variant": None,
+            "text": (
+                f"stay eager: no variant is measurably faster (best {best['id']} "
+                f"{sp['median']:.2f}x, 95% CI {sp['ci_low']:.2f}-{sp['ci_high']:.2f}, "
+                f"noise {best.get('noise_pct') or 0:.1f}%)"
+            ),
+        }
+    best = max(convincing, key=lambda v: v["speedup"]["median"])
+    sp = best["speedup"]
+    steps = best["break_even_steps"]
+    pays = f"pays off after {steps:,.0f} steps" if steps is not None else "pays off at once"
+    degraded = best.get("degraded") or []
+    caveat = f"; but {degraded[0]}" if degraded else ""
+    return {
+        "variant": best["id"],
+        "text": (
+            f"use {best['id']}: {sp['median']:.2f}x faster (95% CI {sp['ci_low']:.2f}-"
+            f"{sp['ci_high']:.2f}), compile {best['compile_s']:.1f} s, {pays}{caveat}"
+        ),
+    }
+
+
+def write_document(document: dict[str, Any], path: Path) -> None:
+    """Write JSON atomically: a temp file in the same folder, then os.replace."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(document, handle, indent=1)
+            handle.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

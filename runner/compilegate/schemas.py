@@ -1,0 +1,42 @@
+"""Find and load the JSON Schemas in `schemas/` (the public contracts)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+SCHEMA_NAMES = ("config", "result", "baseline")
+
+
+def schema_dir() -> Path:
+    """`schemas/` of a source checkout, else the copy a wheel installs under share/."""
+    candidates = [
+        Path(__file__).resolve().parents[2] / "schemas",
+        Path(sys.prefix) / "share" / "compilegate" / "schemas",
+    ]
+    for candidate in candidates:
+        if (candidate / "config.schema.json").is_file():
+            return candidate
+    raise FileNotFoundError("compilegate's schemas/ folder is missing from this installation")
+
+
+@lru_cache(maxsize=None)
+def load_schema(name: str) -> dict[str, Any]:
+    return json.loads((schema_dir() / f"{name}.schema.json").read_text(encoding="utf-8"))
+
+
+def validation_errors(document: Any, name: str) -> list[str]:
+    """Human-readable schema violations of `document` against schemas/<name>.schema.json."""
+    import jsonschema
+    from referencing import Registry, Resource
+
+    registry: Registry = Registry()
+    for other in SCHEMA_NAMES:
+        schema = load_schema(other)
+        registry = registry.with_resource(schema["$id"], Resource.from_contents(schema))
+    validator = jsonschema.Draft202012Validator(load_schema(name), registry=registry)
+    errors = sorted(validator.iter_errors(document), key=lambda e: list(map(str, e.path)))
+    return [f"{'/'.join(map(str, e.path)) or '(top level)'}: {e.message}" for e in errors]

@@ -1,0 +1,120 @@
+"""Statistics on raw per-iteration samples: summaries, ratio confidence intervals, noise.
+
+Design (see shared/reference/gpu-measurements.md): iteration times are autocorrelated
+(a launch-bound step drifts ±20 % from block to block with the host), so treating
+iterations as independent draws gives intervals that are far too narrow. The unit of
+resampling is therefore the *round*: eager and compiled were timed back to back in each
+round, and a block bootstrap over rounds keeps each round's drift together.
+
+    speedup     = median(eager) / median(compiled), 95 % CI by round-block bootstrap
+    A/A ratio   = median(eager A) / median(eager B), the same estimator on two identical
+                  copies: the run's own noise
+    noise_pct   = max(|A/A ci_low - 1|, |A/A ci_high - 1|) * 100
+    detectable  = the larger of noise_pct and the speedup CI half-width (percent): the
+                  smallest speed change this run can tell from its own noise
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+BOOTSTRAP_RESAMPLES = 2000
+CONFIDENCE = 0.95
+
+
+def summarize(samples: Sequence[float], rounds: Sequence[int] | None = None) -> dict[str, Any]:
+    """The `timing` object of the result schema: raw samples and their summary."""
+    ordered = sorted(samples)
+    out: dict[str, Any] = {
+        "median": statistics.median(ordered),
+        "mean": statistics.fmean(ordered),
+        "stdev": statistics.stdev(ordered) if len(ordered) > 1 else 0.0,
+        "p10": quantile(ordered, 0.10),
+        "p90": quantile(ordered, 0.90),
+        "min": ordered[0],
+        "max": ordered[-1],
+        "n": len(ordered),
+        "samples": list(samples),
+    }
+    if rounds is not None:
+        out["rounds"] = list(rounds)
+    return out
+
+
+def quantile(ordered: Sequence[float], q: float) -> float:
+    """Linear-interpolated quantile of already sorted data."""
+    if len(ordered) == 1:
+        return ordered[0]
+    pos = q * (len(ordered) - 1)
+    low = math.floor(pos)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (pos - low)
+
+
+@dataclass(frozen=True)
+class RatioEstimate:
+    median: float
+    ci_low: float
+    ci_high: float
+    confidence: float = CONFIDENCE
+    method: str = "round-block bootstrap of median ratio"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"median": self.median, "ci_low": self.ci_low, "ci_high": self.ci_high,
+                "confidence": self.confidence, "method": self.method}
+
+    @property
+    def half_width_pct(self) -> float:
+        return max(self.median - self.ci_low, self.ci_high - self.median) / self.median * 100
+
+    @property
+    def distance_from_one_pct(self) -> float:
+        """How far the interval reaches from 1.0, in percent (the A/A noise)."""
+        return max(abs(self.ci_low - 1.0), abs(self.ci_high - 1.0)) * 100
+
+
+def ratio_of_medians(
+    numerator: Sequence[float],
+    numerator_rounds: Sequence[int],
+    denominator: Sequence[float],
+    denominator_rounds: Sequence[int],
+    *,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = 0,
+) -> RatioEstimate:
+    """median(numerator)/median(denominator) with a round-block bootstrap CI."""
+    by_round_num = _group(numerator, numerator_rounds)
+    by_round_den = _group(denominator, denominator_rounds)
+    round_ids = sorted(set(by_round_num) & set(by_round_den))
+    point = statistics.median(numerator) / statistics.median(denominator)
+    if len(round_ids) < 2:
+        return RatioEstimate(point, point, point, method="single round: no interval")
+    rng = random.Random(seed)
+    estimates = []
+    for _ in range(resamples):
+        picked = [rng.choice(round_ids) for _ in round_ids]
+        num = [x for r in picked for x in by_round_num[r]]
+        den = [x for r in picked for x in by_round_den[r]]
+        estimates.append(statistics.median(num) / statistics.median(den))
+    estimates.sort()
+    alpha = (1 - CONFIDENCE) / 2
+    return RatioEstimate(point, quantile(estimates, alpha), quantile(estimates, 1 - alpha))
+
+
+def _group(samples: Sequence[float], rounds: Sequence[int]) -> dict[int, list[float]]:
+    grouped: dict[int, list[float]] = {}
+    for value, round_no in zip(samples, rounds):
+        grouped.setdefault(round_no, []).append(value)
+    return grouped
+
+
+def break_even_steps(compile_s: float | None, eager_ms: float, compiled_ms: float) -> float | None:
+    """Steps after which compiling has paid for itself; None when compiled is not faster."""
+    saving_s = (eager_ms - compiled_ms) / 1e3
+    if compile_s is None or saving_s <= 0:
+        return None
+    return max(compile_s, 0.0) / saving_s

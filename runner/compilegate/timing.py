@@ -1,0 +1,104 @@
+"""Per-iteration timers and the interleaved-rounds schedule (child process).
+
+On CUDA each iteration is bracketed by CUDA events and the device is synchronized once
+per block, not per iteration (a per-iteration synchronize serializes host and device and
+penalizes launch-bound eager steps). On CPU, perf_counter around each iteration: CPU
+kernels, Inductor's included, run synchronously.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Sequence
+
+import torch
+
+Iteration = Callable[[int], Any]
+
+
+class CpuTimer:
+    name = "perf_counter"
+
+    def time_block(self, step: Iteration, indices: Sequence[int]) -> list[float]:
+        """Milliseconds of each `step(i)`."""
+        out = []
+        for index in indices:
+            start = time.perf_counter()
+            step(index)
+            out.append((time.perf_counter() - start) * 1e3)
+        return out
+
+
+class CudaEventTimer:
+    name = "cuda_event"
+
+    def time_block(self, step: Iteration, indices: Sequence[int]) -> list[float]:
+        pairs = []
+        torch.cuda.synchronize()
+        for index in indices:
+            start = torch.cuda.Event(enable_timing=True)
+            end = torch.cuda.Event(enable_timing=True)
+            start.record()
+            step(index)
+            end.record()
+            pairs.append((start, end))
+        torch.cuda.synchronize()
+        return [start.elapsed_time(end) for start, end in pairs]
+
+
+def timer_for(device: str) -> CpuTimer | CudaEventTimer:
+    return CudaEventTimer() if device == "cuda" else CpuTimer()
+
+
+def synchronize(device: str) -> None:
+    if device == "cuda":
+        torch.cuda.synchronize()
+
+
+def round_sizes(iterations: int, rounds: int) -> list[int]:
+    """Split `iterations` into `rounds` near-equal blocks."""
+    base, extra = divmod(iterations, rounds)
+    return [base + (1 if r < extra else 0) for r in range(rounds)]
+
+
+def interleaved_rounds(
+    sides: dict[str, Iteration],
+    *,
+    first_index: int,
+    iterations: int,
+    rounds: int,
+    timer: CpuTimer | CudaEventTimer,
+    on_round: Callable[[int], None] | None = None,
+) -> dict[str, dict[str, list[Any]]]:
+    """Time every side for `iterations` iterations, in `rounds` interleaved blocks.
+
+    The order of the sides rotates each round, so no side always runs first (after an
+    idle GPU, a cold cache or a frequency change). Every side sees the same batch indices.
+    Returns, per side, `samples` (ms, in order) and `rounds` (the round of each sample).
+    """
+    names = list(sides)
+    out: dict[str, dict[str, list[Any]]] = {n: {"samples": [], "rounds": []} for n in names}
+    index = first_index
+    for round_no, size in enumerate(round_sizes(iterations, rounds)):
+        indices = list(range(index, index + size))
+        shift = round_no % len(names)
+        for name in names[shift:] + names[:shift]:
+            samples = timer.time_block(sides[name], indices)
+            out[name]["samples"].extend(samples)
+            out[name]["rounds"].extend([round_no] * len(samples))
+        index += size
+        if on_round is not None:
+            on_round(round_no)
+    return out
+
+
+def timed_warmup(step: Iteration, indices: Sequence[int], device: str) -> list[float]:
+    """Wall seconds of each warm-up iteration, device synchronized (compile happens here)."""
+    out = []
+    for index in indices:
+        synchronize(device)
+        start = time.perf_counter()
+        step(index)
+        synchronize(device)
+        out.append(time.perf_counter() - start)
+    return out

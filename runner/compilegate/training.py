@@ -1,0 +1,116 @@
+"""The training loop compilegate owns: zero_grad, forward+loss, backward, optimizer step.
+
+`TrainingStep` runs one iteration of a user's step eagerly or under torch.compile.
+zero_grad is never inside a compiled region (it is a guaranteed graph break, see the
+instrumentation notes §8). Child-process only: imports torch.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from typing import Any, Callable
+
+import torch
+
+from .step_loading import StepDefinitionError, StepParts
+
+AMP_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+def autocast_context(device: str, amp: str | None) -> Any:
+    if amp is None:
+        return contextlib.nullcontext()
+    return torch.autocast(device_type=device, dtype=AMP_DTYPES[amp])
+
+
+class TrainingStep:
+    """One copy of the step: its own model, optimizer and (optionally) compiled callables.
+
+    `compile_kwargs` None means eager. `compile_target` "model" compiles the model;
+    "step" compiles forward+loss as one function and, separately, optimizer.step
+    (the PyTorch compiled-optimizer recipe; the optimizer's own graph breaks are expected).
+    """
+
+    def __init__(
+        self,
+        parts: StepParts,
+        *,
+        device: str,
+        amp: str | None = None,
+        compile_kwargs: dict[str, Any] | None = None,
+        compile_target: str = "model",
+    ) -> None:
+        self.parts = parts
+        self.device = device
+        self.amp = amp
+        self.compiled = compile_kwargs is not None
+        self._forward_loss: Callable[[Any], Any]
+        self._optimizer_step: Callable[[], Any] = parts.optimizer.step
+        model, loss_fn = parts.model, parts.loss
+        if compile_kwargs is None:
+            self._forward_loss = lambda inputs: loss_fn(model, inputs)
+        elif compile_target == "model":
+            compiled_model = torch.compile(model, **compile_kwargs)
+            self._forward_loss = lambda inputs: loss_fn(compiled_model, inputs)
+        else:
+
+            def forward_and_loss(inputs: Any) -> Any:
+                return loss_fn(model, inputs)
+
+            optimizer = parts.optimizer
+
+            def optimizer_step() -> None:
+                optimizer.step()
+
+            self._forward_loss = torch.compile(forward_and_loss, **compile_kwargs)
+            optimizer_kwargs = {**compile_kwargs, "fullgraph": False}
+            self._optimizer_step = torch.compile(optimizer_step, **optimizer_kwargs)
+
+    def __call__(self, index: int, *, check: bool = False) -> Any:
+        """Run iteration `index`; with `check`, insist on a finite scalar loss (syncs)."""
+        parts = self.parts
+        parts.optimizer.zero_grad(set_to_none=True)
+        inputs = parts.batch(index)
+        with autocast_context(self.device, self.amp):
+            loss = self._forward_loss(inputs)
+        if check:
+            check_loss(loss, index)
+        loss.backward()
+        self._optimizer_step()
+        if parts.scheduler is not None:
+            parts.scheduler.step()
+        return loss.detach()
+
+
+def check_loss(loss: Any, index: int) -> None:
+    """A loss must be a finite scalar tensor that requires grad."""
+    if not isinstance(loss, torch.Tensor):
+        raise StepDefinitionError(
+            f"loss(model, inputs) returned {type(loss).__name__}, not a tensor (iteration {index})"
+        )
+    if loss.numel() != 1:
+        raise StepDefinitionError(
+            f"loss(model, inputs) returned a tensor of shape {tuple(loss.shape)}, "
+            f"not a scalar (iteration {index})"
+        )
+    if not loss.requires_grad:
+        raise StepDefinitionError(
+            f"loss(model, inputs) does not require grad: nothing to train (iteration {index})"
+        )
+    value = float(loss.detach().float())
+    if not math.isfinite(value):
+        raise StepDefinitionError(f"loss is {value} at iteration {index}")
+
+
+def seed_everything(seed: int) -> None:
+    import random
+
+    random.seed(seed)
+    torch.manual_seed(seed)
+    if torch.cuda.is_available():
+        torch.cuda.manual_seed_all(seed)
+    with contextlib.suppress(ImportError):
+        import numpy
+
+        numpy.random.seed(seed)
