@@ -5,7 +5,7 @@ TORCH_VERSION ?= 2.13.0
 # An older PyTorch for the cross-version tests, cached outside the repository.
 OLD_TORCH     ?= 2.4.1
 CACHE_HOME    ?= $(HOME)/.cache/compilegate
-OLD_VENV      ?= $(CACHE_HOME)/venvs/torch-$(OLD_TORCH)
+OLD_VENV      ?= $(CACHE_HOME)/torch-$(OLD_TORCH)
 BIN           := $(VENV)/bin
 
 .PHONY: demo test test-fast lint venv old-torch-env gpu-check bench clean

@@ -283,6 +283,9 @@ def _validate_schema(raw: dict[str, Any], node: yaml.Node, source: str) -> None:
         return
     error = errors[0]
     path = list(error.path)
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        allowed = error.schema.get("properties", {})
+        path.append(next(k for k in error.instance if k not in allowed))
     line = _line_of(node, path)
     key = _format_path(path) or "(top level)"
     raise ConfigError(f"{source}:{line}: {key}: {_describe(error)}")

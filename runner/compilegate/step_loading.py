@@ -129,9 +129,11 @@ def _find_definition(path: Path, function: str, where: str, root: Path) -> int:
 
 def load_factory(entry: EntryPoint, repo_root: Path) -> Callable[..., Any]:
     """Import the factory (child process only). Import errors become StepDefinitionError."""
-    root = str(repo_root)
-    if root not in sys.path:
-        sys.path.insert(0, root)
+    # Like `python path/file.py`: the file's folder is importable (sibling modules), and
+    # so is the repository root (the user's packages).
+    for folder in (str(repo_root), str(Path(entry.file).parent)):
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
     try:
         if entry.module is not None:
             module = importlib.import_module(entry.module)

@@ -1,0 +1,137 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from compilegate.config import DEFAULT_THRESHOLDS, Config, Variant
+from compilegate.errors import ConfigError
+
+GOOD = """\
+version: 1
+thresholds: {speedup_drop_pct: 7}
+defaults: {warmup: 6, iterations: 40}
+steps:
+  - name: transformer
+    entry: examples/transformer_step.py:make_step
+    device: auto
+    variants:
+      - {mode: default}
+      - {mode: reduce-overhead}
+      - {mode: default, dynamic: true}
+      - {mode: default, compile: step}
+    timeout_s: 600
+    thresholds: {compile_time_growth_pct: 50}
+  - name: small
+    entry: pkg.steps:make
+    iterations: 10
+"""
+
+
+def load(text: str, tmp_path: Path) -> Config:
+    path = tmp_path / "compilegate.yml"
+    path.write_text(text)
+    return Config.from_file(path)
+
+
+def error_of(text: str, tmp_path: Path) -> str:
+    with pytest.raises(ConfigError) as info:
+        load(text, tmp_path)
+    message = str(info.value)
+    assert "\n" not in message, "errors are one line"
+    return message
+
+
+def test_good_config_merges_defaults_globals_and_step_settings(tmp_path: Path) -> None:
+    config = load(GOOD, tmp_path)
+    big, small = config.steps
+    assert [v.id for v in big.variants] == [
+        "default", "reduce-overhead", "default+dynamic", "default+step"]
+    assert big.warmup == 6 and big.iterations == 40 and big.timeout_s == 600
+    assert small.iterations == 10 and small.variants == (Variant("default"),)
+    assert big.thresholds["speedup_drop_pct"] == 7
+    assert big.thresholds["compile_time_growth_pct"] == 50
+    assert small.thresholds["compile_time_growth_pct"] == DEFAULT_THRESHOLDS[
+        "compile_time_growth_pct"]
+    assert config.repo_root == tmp_path.resolve()
+
+
+def test_compile_kwargs_follow_the_variant() -> None:
+    assert Variant.from_dict({"mode": "max-autotune", "dynamic": False}).compile_kwargs() == {
+        "backend": "inductor", "fullgraph": False, "mode": "max-autotune", "dynamic": False}
+    eager_backend = Variant.from_dict({"backend": "eager"})
+    assert eager_backend.id == "default+eager"
+    assert "mode" not in eager_backend.compile_kwargs()
+
+
+def test_fingerprint_changes_with_settings_not_with_thresholds(tmp_path: Path) -> None:
+    a = load(GOOD, tmp_path).steps[0]
+    b = load(GOOD.replace("compile_time_growth_pct: 50", "compile_time_growth_pct: 9"),
+             tmp_path).steps[0]
+    c = load(GOOD.replace("timeout_s: 600\n", "timeout_s: 600\n    warmup: 9\n"),
+             tmp_path).steps[0]
+    assert a.fingerprint() == b.fingerprint()
+    assert a.fingerprint() != c.fingerprint()
+
+
+def test_malformed_yaml_names_file_and_line(tmp_path: Path) -> None:
+    message = error_of("version: 1\nsteps:\n  - name: a\n    entry: [x\n", tmp_path)
+    assert "compilegate.yml:" in message and "malformed YAML" in message
+
+
+def test_unknown_key_names_line_path_and_allowed_keys(tmp_path: Path) -> None:
+    text = GOOD.replace("    timeout_s: 600\n", "    timeout_s: 600\n    warmpu: 3\n")
+    message = error_of(text, tmp_path)
+    assert "compilegate.yml:14: steps[0].warmpu:" in message
+    assert "'warmpu' was unexpected" in message and "warmup" in message
+
+
+def test_bad_enum_value_names_key_path(tmp_path: Path) -> None:
+    message = error_of(GOOD.replace("{mode: reduce-overhead}", "{mode: turbo}"), tmp_path)
+    assert "compilegate.yml:10: steps[0].variants[1].mode:" in message
+    assert "'turbo' is not one of" in message and "max-autotune" in message
+
+
+def test_wrong_type_and_missing_required(tmp_path: Path) -> None:
+    assert "steps[1].iterations" in error_of(GOOD.replace("iterations: 10", "iterations: ten"),
+                                             tmp_path)
+    assert "'entry' is a required property" in error_of(
+        "version: 1\nsteps:\n  - name: a\n", tmp_path)
+    assert "version" in error_of("version: 2\nsteps: [{name: a, entry: a.py:f}]\n", tmp_path)
+
+
+def test_duplicate_keys_names_and_variants_are_refused(tmp_path: Path) -> None:
+    assert "duplicate key 'entry'" in error_of(
+        "version: 1\nsteps:\n  - name: a\n    entry: a.py:f\n    entry: b.py:f\n", tmp_path)
+    assert "duplicate step name 'small'" in error_of(
+        GOOD + "  - name: small\n    entry: x.py:f\n", tmp_path)
+    assert "duplicate variant 'default'" in error_of(
+        GOOD.replace("{mode: reduce-overhead}", "{mode: default}"), tmp_path)
+
+
+def test_reduce_overhead_needs_five_warmup_iterations(tmp_path: Path) -> None:
+    message = error_of(GOOD.replace("warmup: 6", "warmup: 2"), tmp_path)
+    assert "reduce-overhead needs warmup >= 5" in message
+
+
+def test_more_rounds_than_iterations_is_refused(tmp_path: Path) -> None:
+    assert "rounds" in error_of(GOOD.replace("iterations: 10", "iterations: 4\n    rounds: 8"),
+                                tmp_path)
+
+
+def test_missing_file_and_non_mapping(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="config file not found"):
+        Config.from_file(tmp_path / "nope.yml")
+    assert "expected a mapping" in error_of("- 1\n- 2\n", tmp_path)
+
+
+def test_select_unknown_step_lists_declared(tmp_path: Path) -> None:
+    config = load(GOOD, tmp_path)
+    assert [s.name for s in config.select(["small"]).steps] == ["small"]
+    with pytest.raises(ConfigError, match="declared: small, transformer"):
+        config.select(["nope"])
+
+
+def test_example_config_is_valid(repo_root: Path) -> None:
+    config = Config.from_file(repo_root / "examples" / "compilegate.yml")
+    assert config.steps[0].name == "transformer"
