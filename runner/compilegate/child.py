@@ -79,6 +79,10 @@ class Child:
 
         settings = self.spec["settings"]
         repo_root = Path(self.spec["repo_root"])
+        if settings.get("threads"):
+            import torch
+
+            torch.set_num_threads(settings["threads"])
         self.progress("importing the step factory")
         builder = StepBuilder(EntryPoint.from_dict(self.spec["entry"]), repo_root, device,
                               settings["seed"])

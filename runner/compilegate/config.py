@@ -28,6 +28,7 @@ DEFAULT_STEP_SETTINGS: dict[str, Any] = {
     "timeout_s": 600,
     "seed": 0,
     "amp": None,
+    "threads": None,
 }
 DEFAULT_NUMERICS: dict[str, Any] = {"enabled": True, "steps": 2, "tol": 1e-4, "cosine_min": 0.99}
 DEFAULT_THRESHOLDS: dict[str, float] = {
@@ -105,6 +106,7 @@ class StepConfig:
     timeout_s: float
     seed: int
     amp: str | None
+    threads: int | None
     numerics: NumericsSettings
     thresholds: dict[str, float] = field(default_factory=dict)
 
@@ -119,6 +121,7 @@ class StepConfig:
             "rounds": self.rounds,
             "seed": self.seed,
             "amp": self.amp,
+            "threads": self.threads,
         }
         blob = json.dumps(comparable, sort_keys=True).encode()
         return hashlib.sha256(blob).hexdigest()[:16]
@@ -240,6 +243,7 @@ def _build_step(
         timeout_s=float(merged["timeout_s"]),
         seed=merged["seed"],
         amp=merged["amp"],
+        threads=merged["threads"],
         numerics=numerics,
         thresholds=thresholds,
     )

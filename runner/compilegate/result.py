@@ -41,7 +41,7 @@ def step_skeleton(step: StepConfig) -> dict[str, Any]:
         "config_fingerprint": step.fingerprint(),
         "settings": {
             "warmup": step.warmup, "iterations": step.iterations, "rounds": step.rounds,
-            "seed": step.seed, "amp": step.amp, "timeout_s": step.timeout_s,
+            "seed": step.seed, "amp": step.amp, "threads": step.threads, "timeout_s": step.timeout_s,
             "device": step.device, "numerics": vars(step.numerics).copy(),
             "thresholds": dict(step.thresholds),
         },

@@ -74,7 +74,7 @@ def measure_step(step: StepConfig, entry: EntryPoint, repo_root: Path, launcher:
                  step_doc: dict[str, Any], *, save: Any, stream: TextIO) -> None:
     settings = {
         "warmup": step.warmup, "iterations": step.iterations, "rounds": step.rounds,
-        "seed": step.seed, "amp": step.amp, "numerics": vars(step.numerics).copy(),
+        "seed": step.seed, "amp": step.amp, "threads": step.threads, "numerics": vars(step.numerics).copy(),
     }
     base_spec = {"repo_root": str(repo_root), "entry": entry.to_dict(), "step": step.name,
                  "device": step.device, "settings": settings}

@@ -1,0 +1,41 @@
+"""Helpers for integration tests: the real CLI in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+TORCH_PYTHON = os.environ.get("COMPILEGATE_TORCH_PYTHON", sys.executable)
+
+
+@dataclass
+class CliRun:
+    returncode: int
+    stdout: str
+    stderr: str
+    result: dict | None
+
+
+def run_cli(*args: str, cwd: Path = REPO_ROOT, timeout: float = 900) -> CliRun:
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT / "runner")}
+    done = subprocess.run(
+        [sys.executable, "-m", "compilegate", *args], cwd=cwd, env=env, capture_output=True,
+        text=True, timeout=timeout, check=False,
+    )
+    result = None
+    if "--out" in args:
+        out = Path(args[args.index("--out") + 1])
+        out = out if out.is_absolute() else cwd / out
+        if out.is_file():
+            result = json.loads(out.read_text())
+    return CliRun(done.returncode, done.stdout, done.stderr, result)
+
+
+def write_config(path: Path, body: str) -> Path:
+    path.write_text("version: 1\nsteps:\n" + body)
+    return path

@@ -1,0 +1,61 @@
+"""The measurement engine end to end: real torch.compile (Inductor, CPU), real child processes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from cli_helpers import REPO_ROOT, run_cli, write_config
+
+from compilegate.schemas import validation_errors
+
+pytestmark = pytest.mark.compile
+
+ITERATIONS = 6
+
+
+@pytest.fixture(scope="module")
+def engine_run(tmp_path_factory: pytest.TempPathFactory):
+    """One cold-cache run of the tiny step: model and whole-step compile, one config."""
+    tmp = tmp_path_factory.mktemp("engine")
+    config = write_config(
+        tmp / "compilegate.yml",
+        "  - name: mlp\n"
+        "    entry: examples/test_steps/tiny_mlp.py:make_step\n"
+        "    variants: [{mode: default}, {mode: default, compile: step}]\n"
+        f"    warmup: 2\n    iterations: {ITERATIONS}\n    rounds: 3\n"
+        "    numerics: {enabled: false}\n",
+    )
+    out = tmp / "result.json"
+    return run_cli("run", "--config", str(config), "--repo", str(REPO_ROOT), "--out", str(out))
+
+
+def test_run_succeeds_and_result_is_schema_valid(engine_run) -> None:
+    assert engine_run.returncode == 0, engine_run.stderr[-3000:]
+    assert validation_errors(engine_run.result, "result") == []
+    env = engine_run.result["environment"]
+    assert env["torch"] and env["device"] in ("cpu", "cuda") and env["inductor_cache"] == "fresh"
+
+
+def test_each_variant_has_interleaved_raw_samples_and_statistics(engine_run) -> None:
+    step = engine_run.result["steps"][0]
+    assert step["status"] == "ok"
+    assert len(step["eager"]["step_ms"]["samples"]) == ITERATIONS
+    assert [v["id"] for v in step["variants"]] == ["default", "default+step"]
+    for variant in step["variants"]:
+        assert variant["status"] == "ok", variant["error"]
+        assert len(variant["step_ms"]["samples"]) == ITERATIONS
+        assert variant["step_ms"]["rounds"] == [0, 0, 1, 1, 2, 2]
+        assert len(variant["eager_step_ms"]["samples"]) == ITERATIONS
+        sp = variant["speedup"]
+        assert sp["ci_low"] <= sp["median"] <= sp["ci_high"]
+        assert variant["noise_pct"] is not None and variant["detectable_change_pct"] >= 0
+        # A cold Inductor compile costs seconds; the steady compiled step costs milliseconds.
+        assert variant["compile_s"] > 1.0
+        assert variant["warmup_s"][0] > 10 * variant["warmup_s"][-1]
+
+
+def test_table_and_progress_are_printed(engine_run) -> None:
+    assert "step mlp (cpu)" in engine_run.stdout or "step mlp (cuda)" in engine_run.stdout
+    assert "default+step" in engine_run.stdout and "→ " in engine_run.stdout
+    assert "compiled warm-up 1/2" in engine_run.stderr
