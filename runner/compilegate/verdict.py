@@ -44,6 +44,17 @@ VERDICTS = (
     "removed",
     "pass",
 )
+# Table order: what needs attention first.
+SEVERITY_ORDER = (
+    "regression",
+    "error",
+    "inconclusive",
+    "improvement",
+    "incomparable",
+    "new",
+    "removed",
+    "pass",
+)
 VERDICT_EXIT_CODES = {"regression": EXIT_REGRESSION, "error": EXIT_RUN_ERROR}
 
 # A value in a verdict row: a number in the row's unit, a status string, or nothing.
@@ -168,18 +179,6 @@ def sorted_by_severity(rows: Iterable[MetricVerdict]) -> list[MetricVerdict]:
     """Regressions first, then errors, inconclusive, improvements, the rest; stable otherwise."""
     order = {verdict: index for index, verdict in enumerate(SEVERITY_ORDER)}
     return sorted(rows, key=lambda row: order[row.verdict])
-
-
-SEVERITY_ORDER = (
-    "regression",
-    "error",
-    "inconclusive",
-    "improvement",
-    "incomparable",
-    "new",
-    "removed",
-    "pass",
-)
 
 
 def format_value(value: Value, unit: str | None) -> str:

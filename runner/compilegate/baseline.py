@@ -1,0 +1,189 @@
+"""Read result and baseline documents, and record a new baseline.
+
+A baseline is a result document accepted from the default branch
+(schemas/baseline.schema.json references the result schema). Reading either kind is
+strict: a missing file, invalid JSON or a schema violation is a BaselineError (exit 2)
+whose one-line message names the file and the line/column or the JSON path.
+
+`compilegate baseline update` merges a new result into the baseline: the result's steps
+replace same-named ones, steps it did not run are kept, and the document level
+(environment, created_at, tool, config) is the new result's. Two exceptions keep the
+baseline honest: steps measured in another environment (device type, GPU model) are
+dropped rather than relabelled as measured here, and a step that failed in the new run
+does not replace a good baseline of it (a broken run is no reference). The file is
+written atomically, so a crash never leaves half a baseline behind.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .compare import environment_mismatch
+from .errors import BaselineError
+from .result import write_document
+from .schemas import validation_errors
+
+ROLES = ("result", "baseline")
+MAX_DETAIL_CHARS = 200
+
+
+def read_result_document(path: Path | str, *, role: str = "result") -> dict[str, Any]:
+    """Load a result (or, with role="baseline", a baseline) document and validate it."""
+    if role not in ROLES:
+        raise ValueError(f"role must be one of {ROLES}, got {role!r}")
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise BaselineError(f"{path}: {role} file not found") from None
+    except IsADirectoryError:
+        raise BaselineError(f"{path}: expected a {role} JSON file, found a directory") from None
+    except UnicodeDecodeError:
+        raise BaselineError(f"{path}: {role} file is not UTF-8 text") from None
+    except OSError as exc:
+        raise BaselineError(f"{path}: cannot read {role} file: {exc.strerror or exc}") from None
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise BaselineError(
+            f"{path}: {role} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
+        ) from None
+    problems = validation_errors(document, role) + _duplicate_names(document)
+    if problems:
+        where, _, message = problems[0].partition(": ")
+        more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
+        raise BaselineError(
+            f"{path}: not a valid compilegate {role} document: at {_json_path(where)}: "
+            f"{_one_line(message)}{more}"
+        )
+    return document
+
+
+@dataclass(frozen=True)
+class BaselineUpdate:
+    """What `update_baseline` did, step by step (names in baseline order)."""
+
+    path: Path
+    replaced: tuple[str, ...] = ()
+    added: tuple[str, ...] = ()
+    kept: tuple[str, ...] = ()
+    kept_over_error: tuple[str, ...] = ()
+    dropped: tuple[str, ...] = ()
+    dropped_reason: str | None = None
+
+    def summary(self) -> str:
+        """One line for the terminal."""
+        parts = [
+            f"{label} ({', '.join(names)})"
+            for label, names in (
+                (f"{len(self.replaced)} replaced", self.replaced),
+                (f"{len(self.added)} added", self.added),
+                (f"{len(self.kept)} kept (not run this time)", self.kept),
+                (f"{len(self.kept_over_error)} kept (failed in this run)", self.kept_over_error),
+                (f"{len(self.dropped)} dropped ({self.dropped_reason})", self.dropped),
+            )
+            if names
+        ]
+        return f"{self.path}: baseline updated: " + ("; ".join(parts) or "no steps")
+
+
+def merge_into_baseline(
+    old: Mapping[str, Any] | None, result: Mapping[str, Any], path: Path
+) -> tuple[dict[str, Any], BaselineUpdate]:
+    """The new baseline document, and what changed; pure (no I/O)."""
+    merged = dict(result)
+    if old is None:
+        added = tuple(step["name"] for step in result["steps"])
+        return merged, BaselineUpdate(path=path, added=added)
+    env_reason = environment_mismatch(old.get("environment") or {}, result["environment"])
+    new_steps = {step["name"]: step for step in result["steps"]}
+    steps: list[Mapping[str, Any]] = []
+    outcome: dict[str, list[str]] = {k: [] for k in ("replaced", "kept", "kept_over_error")}
+    dropped: list[str] = []
+    for old_step in old.get("steps", []):
+        name = old_step["name"]
+        new_step = new_steps.pop(name, None)
+        if new_step is None and env_reason:
+            dropped.append(name)
+        elif new_step is None:
+            steps.append(old_step)
+            outcome["kept"].append(name)
+        elif _failed(new_step) and not _failed(old_step) and not env_reason:
+            steps.append(old_step)
+            outcome["kept_over_error"].append(name)
+        else:
+            steps.append(new_step)
+            outcome["replaced"].append(name)
+    steps.extend(new_steps.values())  # steps new in this result, in its order
+    merged["steps"] = steps
+    update = BaselineUpdate(
+        path=path,
+        replaced=tuple(outcome["replaced"]),
+        added=tuple(new_steps),
+        kept=tuple(outcome["kept"]),
+        kept_over_error=tuple(outcome["kept_over_error"]),
+        dropped=tuple(dropped),
+        dropped_reason=env_reason if dropped else None,
+    )
+    return merged, update
+
+
+def update_baseline(result_path: Path | str, baseline_path: Path | str) -> BaselineUpdate:
+    """Merge the result at `result_path` into the baseline at `baseline_path` (atomically)."""
+    baseline_path = Path(baseline_path)
+    result = read_result_document(result_path, role="result")
+    old = None
+    if baseline_path.exists():
+        old = read_result_document(baseline_path, role="baseline")
+    merged, update = merge_into_baseline(old, result, baseline_path)
+    try:
+        write_document(merged, baseline_path)
+    except OSError as exc:
+        raise BaselineError(
+            f"{baseline_path}: cannot write baseline: {exc.strerror or exc}"
+        ) from None
+    return update
+
+
+def _failed(step: Mapping[str, Any]) -> bool:
+    return step.get("status") == "error"
+
+
+def _duplicate_names(document: Any) -> list[str]:
+    """Step names and variant ids must be unique: they are what a comparison matches on."""
+    if not isinstance(document, dict) or not isinstance(document.get("steps"), list):
+        return []
+    problems = []
+    seen_steps: set[str] = set()
+    for index, step in enumerate(document["steps"]):
+        name = step.get("name") if isinstance(step, dict) else None
+        if name in seen_steps:
+            problems.append(f"steps/{index}/name: duplicate step name {name!r}")
+        seen_steps.add(name)
+        seen_variants: set[str] = set()
+        variants = step.get("variants", []) if isinstance(step, dict) else []
+        for v_index, variant in enumerate(variants if isinstance(variants, list) else []):
+            vid = variant.get("id") if isinstance(variant, dict) else None
+            if vid in seen_variants:
+                problems.append(f"steps/{index}/variants/{v_index}/id: duplicate variant {vid!r}")
+            seen_variants.add(vid)
+    return problems
+
+
+def _json_path(where: str) -> str:
+    """`steps/0/variants/1` (as schemas.validation_errors writes it) → `steps[0].variants[1]`."""
+    if where in ("", "(top level)"):
+        return "(top level)"
+    out = ""
+    for part in where.split("/"):
+        out += f"[{part}]" if part.isdigit() else (f".{part}" if out else part)
+    return out
+
+
+def _one_line(message: str) -> str:
+    flat = " ".join(message.split())
+    return flat if len(flat) <= MAX_DETAIL_CHARS else flat[: MAX_DETAIL_CHARS - 1] + "…"

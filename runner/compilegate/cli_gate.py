@@ -1,0 +1,166 @@
+"""The regression-gate commands: `compilegate compare` and `compilegate baseline update`.
+
+cli.py registers them with `add_gate_commands(subparsers)`; each handler returns the exit
+code and raises CompilegateError subclasses for bad input, which cli.main() turns into one
+line. `compare_and_report` is the same comparison for `compilegate run --baseline`.
+
+Exit codes of `compare` (see verdict.py): 0 pass (also improvement, new, removed,
+inconclusive, incomparable — the last two are named in the headline), 1 regression,
+2 unreadable or invalid baseline/result or bad flag, 3 a step or variant failed in the run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, TextIO
+
+from .baseline import read_result_document, update_baseline
+from .compare import compare_to_baseline, validate_threshold_override
+from .errors import EXIT_OK, UsageError
+from .render_verdict import render_verdict_markdown, render_verdict_table
+from .result import write_document
+from .verdict import VerdictReport
+
+FORMATS = ("table", "markdown", "json")
+
+
+def add_gate_commands(subparsers: Any) -> None:
+    """Register `compare` and `baseline update` on the CLI's subparsers object."""
+    compare = subparsers.add_parser(
+        "compare",
+        help="compare a result with a baseline and exit 1 on a regression",
+        description=(
+            "Judge every step, variant and metric of a result against a baseline. A speed "
+            "change is a regression only when it exceeds both its threshold and the noise "
+            "both runs measured; otherwise it is inconclusive (shown, not failing)."
+        ),
+    )
+    compare.add_argument(
+        "--baseline",
+        required=True,
+        type=Path,
+        metavar="PATH",
+        help="baseline document (a result accepted from the default branch)",
+    )
+    compare.add_argument(
+        "--result", required=True, type=Path, metavar="PATH", help="result document of this run"
+    )
+    compare.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="also write the verdicts as JSON to PATH (atomically)",
+    )
+    compare.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="table",
+        help="what to print: table (default), markdown or json",
+    )
+    compare.add_argument(
+        "--threshold",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="override a threshold for every step, e.g. speedup_drop_pct=10 (repeatable)",
+    )
+    compare.set_defaults(func=command_compare)
+
+    baseline = subparsers.add_parser("baseline", help="manage the stored baseline")
+    actions = baseline.add_subparsers(dest="baseline_command", metavar="ACTION")
+    actions.required = True
+    update = actions.add_parser(
+        "update",
+        help="merge a result into the baseline (atomically; keeps steps not re-run)",
+        description=(
+            "Write the result as the new baseline. Its steps replace same-named ones; "
+            "baseline steps it did not run are kept; a step that failed in the result keeps "
+            "its previous baseline."
+        ),
+    )
+    update.add_argument(
+        "--result", required=True, type=Path, metavar="PATH", help="result document to accept"
+    )
+    update.add_argument(
+        "--baseline",
+        required=True,
+        type=Path,
+        metavar="PATH",
+        help="baseline file to create or update",
+    )
+    update.set_defaults(func=command_baseline_update)
+
+
+def command_compare(args: argparse.Namespace) -> int:
+    override = parse_threshold_args(args.threshold)
+    baseline = read_result_document(args.baseline, role="baseline")
+    result = read_result_document(args.result, role="result")
+    return _compare(baseline, result, args.out, sys.stdout, args.format, override)
+
+
+def command_baseline_update(args: argparse.Namespace) -> int:
+    update = update_baseline(args.result, args.baseline)
+    sys.stdout.write(update.summary() + "\n")
+    return EXIT_OK
+
+
+def compare_and_report(
+    baseline_path: Path | str,
+    result_doc: Mapping[str, Any],
+    out_path: Path | str | None,
+    stream: TextIO,
+    *,
+    fmt: str = "table",
+    thresholds_override: Mapping[str, float] | None = None,
+) -> int:
+    """Compare an in-memory result with the baseline file; write the verdicts; the exit code."""
+    baseline = read_result_document(baseline_path, role="baseline")
+    return _compare(baseline, result_doc, out_path, stream, fmt, thresholds_override)
+
+
+def parse_threshold_args(items: list[str]) -> dict[str, float]:
+    """`["speedup_drop_pct=10"]` → `{"speedup_drop_pct": 10.0}`; UsageError otherwise."""
+    parsed: dict[str, float] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        try:
+            parsed[name.strip()] = float(value)
+        except ValueError:
+            sep = ""
+        if not sep:
+            raise UsageError(f"--threshold {item}: expected NAME=NUMBER, e.g. speedup_drop_pct=10")
+    return validate_threshold_override(parsed)
+
+
+def render_report(report: VerdictReport, fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps(report.to_dict(), indent=2) + "\n"
+    if fmt == "markdown":
+        return render_verdict_markdown(report)
+    if fmt == "table":
+        return render_verdict_table(report)
+    raise UsageError(f"--format {fmt}: expected one of {', '.join(FORMATS)}")
+
+
+def _compare(
+    baseline: Mapping[str, Any],
+    result: Mapping[str, Any],
+    out_path: Path | str | None,
+    stream: TextIO,
+    fmt: str,
+    override: Mapping[str, float] | None,
+) -> int:
+    report = compare_to_baseline(baseline, result, override)
+    text = render_report(report, fmt)
+    if out_path is not None:  # written before printing: nothing is lost if the stream fails
+        try:
+            write_document(report.to_dict(), Path(out_path))
+        except OSError as exc:
+            raise UsageError(f"{out_path}: cannot write verdicts: {exc.strerror or exc}") from None
+    stream.write(text)
+    return report.exit_code

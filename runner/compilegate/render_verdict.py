@@ -1,0 +1,136 @@
+"""Verdicts for people: a compact plain-text table, or the same as GitHub-flavoured markdown.
+
+Both start with one headline carrying the overall verdict and the exit code, then the notes
+(environment differences), then one row per verdict — regressions first, then errors,
+inconclusive, improvements, the rest — then the message of every row that is not a plain
+pass (new graph-break sites are named there).
+"""
+
+from __future__ import annotations
+
+from .verdict import (
+    SEVERITY_ORDER,
+    MetricVerdict,
+    VerdictReport,
+    format_change,
+    format_noise,
+    format_threshold,
+    format_value,
+    sorted_by_severity,
+)
+
+COLUMNS = ("step", "variant", "metric", "baseline", "current", "change", "threshold", "noise")
+HEADER = (*COLUMNS, "verdict")
+# Said once in the headline, so nobody mistakes a green job for "nothing to look at".
+OVERALL_HINTS = {
+    "regression": "the job fails",
+    "error": "a step or variant failed in this run; the job fails",
+    "inconclusive": (
+        "changes beyond a threshold but inside the measured noise; the job does not fail: "
+        "rerun with more iterations or rounds to decide"
+    ),
+    "incomparable": "some of the baseline could not be compared (see notes); the job does not fail",
+    "new": "nothing in the baseline to compare with yet",
+}
+LOUD_VERDICTS = ("regression", "error", "inconclusive")
+
+
+def verdict_headline(report: VerdictReport) -> str:
+    """`compilegate: REGRESSION (exit 1): 1 regression, 2 inconclusive, 14 pass — the job fails`."""
+    counts = ", ".join(f"{count} {verdict}" for verdict, count in _severity_counts(report) if count)
+    hint = OVERALL_HINTS.get(report.overall)
+    versions = _versions(report)
+    return (
+        f"compilegate: {report.overall.upper()} (exit {report.exit_code}): {counts or 'no steps'}"
+        + (f"; {versions}" if versions else "")
+        + (f" — {hint}" if hint else "")
+    )
+
+
+def render_verdict_table(report: VerdictReport, *, include_pass: bool = True) -> str:
+    """The headline, notes, an aligned table and the messages worth reading."""
+    rows = _visible_rows(report, include_pass)
+    cells = [HEADER, *(_cells(row, loud=True) for row in rows)]
+    widths = [max(len(line[i]) for line in cells) for i in range(len(HEADER))]
+    lines = [verdict_headline(report)]
+    lines.extend(f"note: {note}" for note in report.notes)
+    if rows:
+        lines.append("")
+        for line in cells:
+            lines.append("  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip())
+    details = _details(rows)
+    if details:
+        lines.append("")
+        lines.extend(f"- {where}: {message}" for where, message in details)
+    return "\n".join(lines) + "\n"
+
+
+def render_verdict_markdown(report: VerdictReport, *, include_pass: bool = True) -> str:
+    """The same content as a GitHub-flavoured markdown table (for the PR comment)."""
+    rows = _visible_rows(report, include_pass)
+    lines = [f"**{_escape(verdict_headline(report))}**"]
+    if report.notes:
+        lines.append("")
+        lines.extend(f"> {_escape(note)}" for note in report.notes)
+    if rows:
+        lines.append("")
+        lines.append("| " + " | ".join(HEADER) + " |")
+        lines.append("|" + "|".join("---" for _ in HEADER) + "|")
+        for row in rows:
+            cells = list(_cells(row, loud=False))
+            if row.verdict in LOUD_VERDICTS:
+                cells[-1] = f"**{cells[-1]}**"
+            lines.append("| " + " | ".join(_escape(c) for c in cells) + " |")
+    details = _details(rows)
+    if details:
+        lines.append("")
+        lines.extend(f"- `{_escape(where)}`: {_escape(message)}" for where, message in details)
+    return "\n".join(lines) + "\n"
+
+
+def _visible_rows(report: VerdictReport, include_pass: bool) -> list[MetricVerdict]:
+    rows = sorted_by_severity(report.verdicts)
+    return rows if include_pass else [row for row in rows if row.verdict != "pass"]
+
+
+def _cells(row: MetricVerdict, *, loud: bool) -> tuple[str, ...]:
+    verdict = row.verdict.upper() if loud and row.verdict in LOUD_VERDICTS else row.verdict
+    return (
+        row.step,
+        row.variant or "-",
+        row.metric,
+        format_value(row.baseline, row.unit),
+        format_value(row.current, row.unit),
+        format_change(row.change, row.change_unit),
+        format_threshold(row.threshold, row.change_unit),
+        format_noise(row.noise_pct),
+        verdict,
+    )
+
+
+def _details(rows: list[MetricVerdict]) -> list[tuple[str, str]]:
+    return [
+        (f"{row.step}/{row.variant}" if row.variant else row.step, row.message)
+        for row in rows
+        if row.verdict != "pass"
+    ]
+
+
+def _severity_counts(report: VerdictReport) -> list[tuple[str, int]]:
+    counts = report.counts()
+    return [(verdict, counts[verdict]) for verdict in SEVERITY_ORDER]
+
+
+def _versions(report: VerdictReport) -> str:
+    base, cur = report.baseline, report.current
+    hardware = cur.hardware() if cur.device or cur.gpu_name else ""
+    if base.torch == cur.torch:
+        torch = f"torch {cur.torch}" if cur.torch else ""
+    else:
+        torch = f"torch {base.torch} (baseline) → {cur.torch}"
+    return ", ".join(part for part in (torch, hardware) if part)
+
+
+def _escape(text: str) -> str:
+    """Keep a cell inside its table column and out of markdown's way."""
+    return text.replace("|", "\\|").replace("<", "&lt;").replace("\n", " ")

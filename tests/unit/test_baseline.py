@@ -1,0 +1,145 @@
+"""Reading result/baseline documents strictly, and updating a baseline atomically."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from gate_docs import environment, result, step, variant
+
+from compilegate.baseline import read_result_document, update_baseline
+from compilegate.errors import EXIT_USAGE, BaselineError
+
+
+def write(path, document):
+    path.write_text(json.dumps(document), encoding="utf-8")
+    return path
+
+
+def names(document):
+    return [s["name"] for s in document["steps"]]
+
+
+def test_reads_a_valid_document(tmp_path):
+    path = write(tmp_path / "baseline.json", result())
+    assert read_result_document(path, role="baseline")["steps"][0]["name"] == "train"
+
+
+def test_missing_file_names_the_file(tmp_path):
+    path = tmp_path / "nope.json"
+    with pytest.raises(BaselineError) as err:
+        read_result_document(path, role="baseline")
+    assert str(err.value) == f"{path}: baseline file not found"
+    assert err.value.exit_code == EXIT_USAGE
+
+
+def test_corrupt_json_names_file_line_and_column(tmp_path):
+    path = tmp_path / "baseline.json"
+    path.write_text('{\n  "schema_version": 1,\n  "steps": [,]\n}\n', encoding="utf-8")
+    with pytest.raises(BaselineError) as err:
+        read_result_document(path, role="baseline")
+    message = str(err.value)
+    assert message.startswith(f"{path}: baseline is not valid JSON")
+    assert "line 3, column 13" in message
+    assert "\n" not in message
+
+
+def test_schema_violation_names_the_json_path(tmp_path):
+    doc = result()
+    del doc["steps"][0]["variants"][0]["status"]
+    path = write(tmp_path / "baseline.json", doc)
+    with pytest.raises(BaselineError) as err:
+        read_result_document(path, role="baseline")
+    message = str(err.value)
+    assert message.startswith(f"{path}: not a valid compilegate baseline document")
+    assert "steps[0].variants[0]" in message and "'status' is a required property" in message
+    assert err.value.exit_code == EXIT_USAGE
+
+
+def test_wrong_schema_version_is_rejected(tmp_path):
+    path = write(tmp_path / "result.json", result() | {"schema_version": 2})
+    with pytest.raises(BaselineError, match=r"result\.json: not a valid compilegate result.*"):
+        read_result_document(path)
+
+
+def test_duplicate_step_names_are_rejected(tmp_path):
+    path = write(tmp_path / "baseline.json", result(step("a"), step("a")))
+    with pytest.raises(BaselineError, match=r"steps\[1\]\.name: duplicate step name 'a'"):
+        read_result_document(path, role="baseline")
+
+
+def test_a_directory_is_not_a_document(tmp_path):
+    with pytest.raises(BaselineError, match="found a directory"):
+        read_result_document(tmp_path, role="baseline")
+
+
+def test_update_creates_the_baseline_from_the_result(tmp_path):
+    res = write(tmp_path / "result.json", result(step("a"), step("b")))
+    target = tmp_path / "nested" / "baseline.json"
+    update = update_baseline(res, target)
+    assert json.loads(target.read_text()) == json.loads(res.read_text())
+    assert update.added == ("a", "b")
+    assert "2 added (a, b)" in update.summary()
+
+
+def test_update_replaces_rerun_steps_and_keeps_the_others(tmp_path):
+    old = result(step("a", eager_ms=10.0), step("b"), created_at="2026-01-01T00:00:00+00:00")
+    new_env = environment(torch="2.11.0")
+    new = result(step("b", eager_ms=20.0), step("c"), env=new_env)
+    target = write(tmp_path / "baseline.json", old)
+    update = update_baseline(write(tmp_path / "result.json", new), target)
+    merged = json.loads(target.read_text())
+    assert names(merged) == ["a", "b", "c"]
+    assert merged["steps"][1]["eager"]["step_ms"]["median"] == 20.0  # replaced by the new run
+    assert merged["steps"][0] == old["steps"][0]  # not re-run: kept as it was
+    assert merged["environment"]["torch"] == "2.11.0"
+    assert merged["created_at"] == new["created_at"]
+    assert (update.replaced, update.added, update.kept) == (("b",), ("c",), ("a",))
+    read_result_document(target, role="baseline")  # still a valid baseline
+
+
+def test_a_failed_step_does_not_replace_a_good_baseline(tmp_path):
+    target = write(tmp_path / "baseline.json", result(step("a")))
+    failed = result(step("a", status="error", error="boom", variants=[]))
+    update = update_baseline(write(tmp_path / "result.json", failed), target)
+    assert json.loads(target.read_text())["steps"][0]["status"] == "ok"
+    assert update.kept_over_error == ("a",)
+
+
+def test_steps_from_another_gpu_are_dropped_not_relabelled(tmp_path):
+    old = result(step("a"), step("b"), env=environment(gpu_name="NVIDIA A100"))
+    target = write(tmp_path / "baseline.json", old)
+    update = update_baseline(write(tmp_path / "result.json", result(step("b"))), target)
+    assert names(json.loads(target.read_text())) == ["b"]
+    assert update.dropped == ("a",) and "NVIDIA A100" in update.summary()
+
+
+def test_invalid_existing_baseline_is_an_error_and_left_alone(tmp_path):
+    target = tmp_path / "baseline.json"
+    target.write_text("{not json", encoding="utf-8")
+    with pytest.raises(BaselineError, match=r"baseline\.json: baseline is not valid JSON"):
+        update_baseline(write(tmp_path / "result.json", result()), target)
+    assert target.read_text() == "{not json"
+
+
+def test_invalid_result_is_an_error(tmp_path):
+    res = write(tmp_path / "result.json", {"steps": []})
+    with pytest.raises(BaselineError, match=r"result\.json: not a valid compilegate result"):
+        update_baseline(res, tmp_path / "baseline.json")
+    assert not (tmp_path / "baseline.json").exists()
+
+
+def test_update_is_atomic_when_writing_fails(tmp_path, monkeypatch):
+    old = result(step("a"))
+    target = write(tmp_path / "baseline.json", old)
+    before = target.read_text()
+    res = write(tmp_path / "result.json", result(step("a", variants=[variant(speedup=2.0)])))
+
+    def fail(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(json, "dump", fail)
+    with pytest.raises(BaselineError, match="cannot write baseline: No space left on device"):
+        update_baseline(res, target)
+    assert target.read_text() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["baseline.json", "result.json"]

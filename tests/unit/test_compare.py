@@ -1,0 +1,440 @@
+"""compare_to_baseline: each metric's direction, thresholds, the noise rule, the guards."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from gate_docs import environment, recompile, result, site, step, variant
+
+from compilegate.compare import compare_to_baseline, resolve_thresholds
+from compilegate.errors import EXIT_OK, EXIT_REGRESSION, EXIT_RUN_ERROR, UsageError
+from compilegate.metric_verdicts import (
+    classify_speed_change,
+    combined_noise_pct,
+    diff_graph_break_sites,
+    round_spread_pct,
+)
+from compilegate.schemas import validation_errors
+
+
+def compare(base_variant=None, cur_variant=None, *, base_step=None, cur_step=None, **kwargs):
+    baseline = result(base_step or step(variants=[base_variant or variant()]))
+    current = result(cur_step or step(variants=[cur_variant or variant()]))
+    return compare_to_baseline(baseline, current, **kwargs)
+
+
+def only(report, metric, variant_id="default"):
+    rows = [r for r in report.verdicts if r.metric == metric and r.variant == variant_id]
+    assert len(rows) == 1, report.verdicts
+    return rows[0]
+
+
+def test_factory_documents_are_valid_results():
+    doc = result(
+        step(variants=[variant(sites=[site("m.py", 3, "x")], recompiles=2), variant("b")]),
+        step("broken", status="error", error="boom", variants=[variant(status="error")]),
+    )
+    assert validation_errors(doc, "result") == []
+    assert validation_errors(doc, "baseline") == []
+
+
+def test_identical_runs_pass_every_metric():
+    report = compare()
+    assert report.overall == "pass" and report.exit_code == EXIT_OK
+    metrics = {r.metric for r in report.verdicts}
+    assert metrics == {
+        "eager_step_ms",
+        "speedup",
+        "compiled_step_ms",
+        "compile_s",
+        "recompiles",
+        "graph_break_sites",
+        "fallbacks_to_eager",
+        "numerics",
+        "peak_bytes",
+    }
+    assert {r.verdict for r in report.verdicts} == {"pass"}
+
+
+@pytest.mark.parametrize(
+    ("speedup", "verdict"),
+    [(1.10, "regression"), (1.40, "improvement"), (1.22, "pass"), (1.28, "pass")],
+)
+def test_speedup_drop_is_bad_and_rise_is_good(speedup, verdict):
+    row = only(compare(variant(speedup=1.25), variant(speedup=speedup)), "speedup")
+    assert row.verdict == verdict
+    assert row.direction == "higher_is_better"
+    assert row.change == pytest.approx((speedup - 1.25) / 1.25 * 100)
+    assert row.threshold == 5.0
+
+
+@pytest.mark.parametrize(
+    ("eager_ms", "verdict"), [(11.0, "regression"), (9.0, "improvement"), (10.3, "pass")]
+)
+def test_eager_step_time_growth_is_bad(eager_ms, verdict):
+    report = compare(base_step=step(eager_ms=10.0), cur_step=step(eager_ms=eager_ms))
+    row = only(report, "eager_step_ms", "eager")
+    assert row.verdict == verdict
+    assert row.direction == "lower_is_better"
+
+
+@pytest.mark.parametrize(("ms", "verdict"), [(9.0, "regression"), (7.0, "improvement")])
+def test_compiled_step_time_growth_is_bad(ms, verdict):
+    assert only(compare(variant(step_ms=8.0), variant(step_ms=ms)), "compiled_step_ms").verdict == (
+        verdict
+    )
+
+
+@pytest.mark.parametrize(
+    ("base_s", "cur_s", "verdict"),
+    [
+        (10.0, 14.0, "regression"),  # +40 % > 25 %
+        (10.0, 12.0, "pass"),  # +20 %
+        (10.0, 5.0, "improvement"),
+        (0.2, 0.9, "pass"),  # +350 % but under the 1 s floor: tiny compiles do not flap
+        (0.5, 2.0, "regression"),  # +1.5 s against a floor of 1 s: +150 %
+    ],
+)
+def test_compile_time_growth_with_absolute_floor(base_s, cur_s, verdict):
+    row = only(compare(variant(compile_s=base_s), variant(compile_s=cur_s)), "compile_s")
+    assert row.verdict == verdict
+    assert row.noise_pct is None
+
+
+def test_more_recompiles_is_a_regression_naming_the_new_one():
+    event = recompile("forward", "model.py", 51, "len(x) == 32")
+    row = only(compare(variant(), variant(recompile_events=[event])), "recompiles")
+    assert row.verdict == "regression"
+    assert (row.baseline, row.current, row.change) == (0, 1, 1.0)
+    assert "forward at model.py:51: len(x) == 32" in row.message
+
+
+def test_fewer_recompiles_is_an_improvement():
+    assert only(compare(variant(recompiles=3), variant(recompiles=1)), "recompiles").verdict == (
+        "improvement"
+    )
+
+
+def test_new_graph_break_site_is_named():
+    new = site("model.py", 42, "Data-dependent branching")
+    row = only(compare(variant(), variant(sites=[new])), "graph_break_sites")
+    assert row.verdict == "regression"
+    assert "new graph break at model.py:42: Data-dependent branching" in row.message
+
+
+def test_graph_break_that_only_moved_lines_is_not_new():
+    before = [site("model.py", 42, "Data-dependent branching")]
+    after = [site("model.py", 45, "Data-dependent branching")]
+    row = only(compare(variant(sites=before), variant(sites=after)), "graph_break_sites")
+    assert row.verdict == "pass"
+
+
+def test_graph_break_gone_is_an_improvement():
+    gone = [site("model.py", 42, "Data-dependent branching"), site("loss.py", 7, "print")]
+    row = only(compare(variant(sites=gone), variant(sites=gone[:1])), "graph_break_sites")
+    assert row.verdict == "improvement"
+    assert "loss.py:7" in row.message
+
+
+def test_graph_break_sites_are_compared_as_a_set_not_a_count():
+    new, gone = diff_graph_break_sites(
+        [site("a.py", 1, "x", count=5)], [site("a.py", 1, "x", count=9), site("b.py", 2, "y")]
+    )
+    assert [s["file"] for s in new] == ["b.py"] and gone == []
+
+
+def test_more_fallbacks_to_eager_is_a_regression():
+    report = compare(variant(fallbacks=0), variant(fallbacks=2))
+    assert only(report, "fallbacks_to_eager").verdict == "regression"
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "verdict"),
+    [
+        ("pass", "fail", "regression"),
+        ("fail", "pass", "improvement"),
+        ("fail", "fail", "pass"),
+        ("pass", "skipped", "incomparable"),
+        ("skipped", "fail", "new"),
+    ],
+)
+def test_numerics_pass_to_fail(before, after, verdict):
+    cur = variant(numerics=after, failed_tensors=["grad:head.weight"] if after == "fail" else [])
+    row = only(compare(variant(numerics=before), cur), "numerics")
+    assert row.verdict == verdict
+    if verdict == "regression":
+        assert "pass → fail" in row.message and "grad:head.weight" in row.message
+
+
+@pytest.mark.parametrize(
+    ("cur_bytes", "verdict"),
+    [(2_300_000_000, "regression"), (2_100_000_000, "pass"), (1_500_000_000, "improvement")],
+)
+def test_peak_memory_growth_is_bad(cur_bytes, verdict):
+    row = only(
+        compare(variant(peak_bytes=2_000_000_000), variant(peak_bytes=cur_bytes)), "peak_bytes"
+    )
+    assert row.verdict == verdict
+
+
+def test_peak_memory_not_measured_on_either_side_is_skipped():
+    report = compare(variant(peak_bytes=None), variant(peak_bytes=None))
+    assert not report.rows(metric="peak_bytes")
+
+
+def test_metric_measured_in_baseline_only_is_incomparable_not_a_silent_pass():
+    row = only(compare(variant(compile_s=10.0), variant(compile_s=None)), "compile_s")
+    assert row.verdict == "incomparable"
+    assert "not measured in this run" in row.message
+
+
+# -- thresholds -------------------------------------------------------------------------------
+
+
+def test_per_step_threshold_from_settings_is_used():
+    cur = step(variants=[variant(speedup=1.10)], thresholds={"speedup_drop_pct": 15})
+    report = compare(cur_step=cur)
+    row = only(report, "speedup")
+    assert (row.verdict, row.threshold) == ("pass", 15.0)
+
+
+def test_global_override_wins_over_the_step_settings():
+    cur = step(variants=[variant(speedup=1.10)], thresholds={"speedup_drop_pct": 15})
+    row = only(compare(cur_step=cur, thresholds_override={"speedup_drop_pct": 5}), "speedup")
+    assert (row.verdict, row.threshold) == ("regression", 5.0)
+
+
+def test_count_threshold_allows_an_increase():
+    report = compare(
+        variant(), variant(recompiles=2), thresholds_override={"recompiles_increase": 2}
+    )
+    assert only(report, "recompiles").verdict == "pass"
+
+
+def test_thresholds_fall_back_to_defaults_without_settings():
+    thresholds = resolve_thresholds({"name": "x"})
+    assert thresholds["compile_time_growth_pct"] == 25.0
+    assert thresholds["speedup_drop_pct"] == 5.0
+
+
+@pytest.mark.parametrize("override", [{"speedup_drop": 5}, {"speedup_drop_pct": -1}])
+def test_bad_override_is_a_usage_error(override):
+    with pytest.raises(UsageError) as err:
+        compare(thresholds_override=override)
+    assert err.value.exit_code == 2
+
+
+# -- the noise rule ---------------------------------------------------------------------------
+
+
+def test_combined_noise_is_root_sum_of_squares():
+    assert combined_noise_pct(3.0, 4.0) == pytest.approx(5.0)
+    assert combined_noise_pct(None, 4.0) == 4.0
+    assert combined_noise_pct(None, None) is None
+
+
+@pytest.mark.parametrize(
+    ("worse_by", "noise", "verdict"),
+    [
+        (10, 3, "regression"),
+        (10, 12, "inconclusive"),
+        (4, 1, "pass"),
+        (-10, 3, "improvement"),
+        (-10, 12, "pass"),
+        (10, None, "regression"),
+    ],
+)
+def test_classify_speed_change(worse_by, noise, verdict):
+    assert classify_speed_change(worse_by, 5.0, noise) == verdict
+
+
+def test_change_above_threshold_but_inside_noise_is_inconclusive():
+    report = compare(variant(speedup=1.25, noise_pct=8.0), variant(speedup=1.125, noise_pct=8.0))
+    row = only(report, "speedup")
+    assert row.verdict == "inconclusive"
+    assert row.noise_pct == pytest.approx(math.sqrt(2) * 8.0)
+    assert "can only detect changes above 11.3 %" in row.message
+    assert report.overall == "inconclusive" and report.exit_code == EXIT_OK
+
+
+def test_change_above_threshold_and_noise_is_a_regression():
+    report = compare(variant(speedup=1.25, noise_pct=8.0), variant(speedup=1.0, noise_pct=8.0))
+    assert only(report, "speedup").verdict == "regression"
+    assert report.exit_code == EXIT_REGRESSION
+
+
+def test_speedup_confidence_interval_counts_as_noise():
+    base = variant(speedup=1.25, noise_pct=1.0, speedup_half_width_pct=9.0)
+    cur = variant(speedup=1.125, noise_pct=1.0, speedup_half_width_pct=9.0)
+    assert only(compare(base, cur), "speedup").verdict == "inconclusive"
+
+
+def test_round_to_round_drift_counts_as_noise_for_absolute_times():
+    base = step(eager_ms=10.0, eager_noise_pct=0.5, eager_spread_pct=8.0)
+    cur = step(eager_ms=10.8, eager_noise_pct=0.5, eager_spread_pct=8.0)
+    row = only(compare(base_step=base, cur_step=cur), "eager_step_ms", "eager")
+    assert row.verdict == "inconclusive"
+    assert round_spread_pct(cur["eager"]["step_ms"]) == pytest.approx(8.0)
+
+
+def test_no_noise_measured_falls_back_to_threshold_and_says_so():
+    base = step(variants=[variant(noise_pct=None, speedup_half_width_pct=0)], eager_noise_pct=None)
+    cur = step(
+        variants=[variant(speedup=1.10, noise_pct=None, speedup_half_width_pct=0)],
+        eager_noise_pct=None,
+    )
+    row = only(compare(base_step=base, cur_step=cur), "speedup")
+    assert row.verdict == "regression"
+    assert row.noise_pct is None
+    assert "judged on the threshold alone" in row.message
+
+
+def test_noise_missing_on_one_side_is_stated():
+    base = step(variants=[variant(noise_pct=None, speedup_half_width_pct=0)])
+    row = only(compare(base_step=base, cur_variant=variant(speedup=1.10)), "speedup")
+    assert "no noise measured in the baseline" in row.message
+
+
+def test_improvement_inside_the_noise_is_not_claimed():
+    report = compare(variant(speedup=1.25, noise_pct=8.0), variant(speedup=1.375, noise_pct=8.0))
+    row = only(report, "speedup")  # +10 %: beyond the 5 % threshold, inside ±11.3 % noise
+    assert row.verdict == "pass" and "not a clear improvement" in row.message
+
+
+# -- new / removed / error --------------------------------------------------------------------
+
+
+def test_new_and_removed_steps():
+    baseline = result(step("old"), step("kept"))
+    current = result(step("kept"), step("fresh"))
+    report = compare_to_baseline(baseline, current)
+    assert report.rows(verdict="removed")[0].step == "old"
+    assert {r.step for r in report.rows(verdict="new")} == {"fresh"}
+    assert report.overall == "pass" and report.exit_code == EXIT_OK
+
+
+def test_new_and_removed_variants_when_only_the_variant_list_changed():
+    base = step(variants=[variant("a"), variant("b")], fingerprint="fp-ab")
+    cur = step(variants=[variant("a"), variant("c", speedup=1.5)], fingerprint="fp-ac")
+    report = compare(base_step=base, cur_step=cur)
+    assert only(report, "speedup", "c").verdict == "new"
+    assert only(report, "speedup", "c").current == 1.5
+    assert only(report, "variant", "b").verdict == "removed"
+    assert only(report, "speedup", "a").verdict == "pass"
+
+
+def test_everything_new_against_an_empty_baseline():
+    report = compare_to_baseline(result(step("x")) | {"steps": []}, result(step("x")))
+    assert report.overall == "new" and report.exit_code == EXIT_OK
+
+
+def test_failed_step_is_an_error_verdict_and_exit_3():
+    cur = step(status="error", error="eager: CUDA out of memory", variants=[])
+    report = compare(cur_step=cur)
+    assert [(r.metric, r.verdict) for r in report.verdicts] == [("step", "error")]
+    assert "CUDA out of memory" in report.verdicts[0].message
+    assert report.overall == "error" and report.exit_code == EXIT_RUN_ERROR
+
+
+def test_failed_variant_is_an_error_verdict():
+    cur = step(variants=[variant(status="error", error="timed out after 600 s")])
+    report = compare(cur_step=cur)
+    assert only(report, "variant").verdict == "error"
+    assert report.exit_code == EXIT_RUN_ERROR
+
+
+def test_regression_outranks_an_error_elsewhere():
+    baseline = result(step("a"), step("b"))
+    current = result(
+        step("a", variants=[variant(speedup=1.0)]),
+        step("b", variants=[variant(status="error", error="boom")]),
+    )
+    report = compare_to_baseline(baseline, current)
+    assert report.overall == "regression" and report.exit_code == EXIT_REGRESSION
+    assert report.counts()["error"] == 1
+
+
+def test_failed_baseline_step_means_no_baseline():
+    base = step(status="error", error="boom", variants=[])
+    report = compare(base_step=base)
+    assert {r.verdict for r in report.verdicts} == {"new"}
+    assert "baseline run of this step failed" in report.verdicts[0].message
+
+
+# -- environment guard ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        ({"gpu_name": "NVIDIA A100-SXM4-80GB"}, "NVIDIA A100-SXM4-80GB"),
+        ({"device": "cpu", "gpu_name": None}, "cpu"),
+    ],
+)
+def test_other_gpu_or_device_makes_every_step_incomparable(env, expected):
+    baseline = result(step("a"), step("b"), env=environment(**env))
+    current = result(step("a", variants=[variant(speedup=0.5)]), step("b"))
+    report = compare_to_baseline(baseline, current)
+    assert [r.verdict for r in report.verdicts] == ["incomparable", "incomparable"]
+    assert all(expected in r.message for r in report.verdicts)
+    assert report.overall == "incomparable" and report.exit_code == EXIT_OK
+    assert any("baseline not compared" in note for note in report.notes)
+
+
+def test_changed_step_configuration_is_incomparable_for_that_step():
+    baseline = result(step("a", fingerprint="fp-1"), step("b"))
+    changed = step("a", fingerprint="fp-2", settings={"warmup": 10})
+    report = compare_to_baseline(baseline, result(changed, step("b")))
+    rows_a = [r for r in report.verdicts if r.step == "a"]
+    assert [r.verdict for r in rows_a] == ["incomparable"]
+    assert "warmup 5 → 10" in rows_a[0].message
+    assert all(r.verdict == "pass" for r in report.verdicts if r.step == "b")
+
+
+def test_changed_entry_is_incomparable():
+    cur = step(fingerprint="fp-2", entry="other.py:make_step")
+    report = compare(cur_step=cur)
+    assert "entry" in report.verdicts[0].message and report.verdicts[0].verdict == "incomparable"
+
+
+def test_changed_variant_definition_is_incomparable():
+    cur = step(variants=[variant(mode="max-autotune")], fingerprint="fp-2")
+    row = only(compare(cur_step=cur), "variant")
+    assert row.verdict == "incomparable" and "mode 'default' → 'max-autotune'" in row.message
+
+
+def test_model_code_change_stays_comparable():
+    # Same configuration (fingerprint), different numbers: exactly what the gate compares.
+    report = compare(variant(speedup=1.25), variant(speedup=1.0))
+    assert report.overall == "regression"
+
+
+def test_torch_upgrade_stays_comparable_and_names_both_versions():
+    baseline = result(env=environment(torch="2.9.1"))
+    current = result(step(variants=[variant(speedup=1.0)]), env=environment(torch="2.10.0"))
+    report = compare_to_baseline(baseline, current)
+    assert report.overall == "regression"
+    assert any("2.9.1" in note and "2.10.0" in note for note in report.notes)
+    assert (report.baseline.torch, report.current.torch) == ("2.9.1", "2.10.0")
+
+
+def test_report_to_dict_carries_overall_counts_and_rows():
+    report = compare(variant(), variant(speedup=1.0))
+    data = report.to_dict()
+    assert data["overall"] == "regression" and data["exit_code"] == 1
+    assert data["counts"]["regression"] == 1
+    speedup = next(v for v in data["verdicts"] if v["metric"] == "speedup")
+    assert set(speedup) >= {
+        "step",
+        "variant",
+        "metric",
+        "verdict",
+        "direction",
+        "baseline",
+        "current",
+        "change",
+        "threshold",
+        "noise_pct",
+        "message",
+    }
