@@ -1,0 +1,165 @@
+"""Does the gate cry wolf, and does it catch real regressions? Measured, printed as a table.
+
+1. False alarms: the same config and code, run N times against a baseline from one run of
+   that same code. Counts `regression` verdicts (target 0) and `inconclusive` ones.
+2. Detection: a compiled-only slowdown planted at 10 %, 25 % and 50 % of the compiled step
+   (extra matmuls traced only under torch.compiler.is_compiling(), see
+   examples/test_steps/gate_step.py), M runs each: the fraction flagged `regression`.
+   The planted size is calibrated from the baseline; the growth actually measured is shown.
+3. Planted new graph break, recompile and numerics error: the fraction flagged.
+
+Every run is a real `compilegate run` (child processes, torch.compile with Inductor) sharing
+one Inductor cache, since compile time is not what this measures.
+
+    python bench/gate_power.py [--runs 10] [--detect-runs 5] [--python PATH] [--device cpu]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO_ROOT / "runner"))
+
+from compilegate.compare import compare_to_baseline  # noqa: E402
+
+SPEED_METRICS = ("speedup", "compiled_step_ms")
+CONFIG = """\
+version: 1
+steps:
+  - name: gate
+    entry: examples/test_steps/gate_step.py:make_step
+    device: {device}
+    variants: [{{mode: default}}]
+    warmup: 3
+    iterations: {iterations}
+    rounds: 10
+    threads: {threads}
+"""
+
+
+def run_once(config: Path, out: Path, cache: Path, python: str, plant: dict[str, str]) -> dict:
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT / "runner"), **plant}
+    command = [sys.executable, "-m", "compilegate", "run", "--config", str(config), "--repo",
+               str(REPO_ROOT), "--out", str(out), "--python", python, "--inductor-cache",
+               str(cache)]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    if not out.is_file():
+        raise SystemExit(f"gate_power: run failed: {done.stderr.strip().splitlines()[-1:]}")
+    return json.loads(out.read_text())
+
+
+def flagged(report, metrics: tuple[str, ...] | None = None) -> bool:
+    return any(r.verdict == "regression" and (metrics is None or r.metric in metrics)
+               for r in report.rows())
+
+
+def compiled_ms(document: dict) -> float:
+    return document["steps"][0]["variants"][0]["step_ms"]["median"]
+
+
+def calibrate_matmul_ms(device: str, threads: int) -> float:
+    """Forward+backward cost of one planted matmul+tanh, at the gate step's sizes."""
+    code = (
+        "import time, torch\n"
+        f"torch.set_num_threads({threads})\n"
+        f"h = torch.randn(16, 128, device='{device}', requires_grad=True)\n"
+        f"m = torch.eye(128, device='{device}') * 0.5\n"
+        "def work(n):\n"
+        "    x = h\n"
+        "    for _ in range(n):\n"
+        "        x = torch.tanh(x @ m)\n"
+        "    x.sum().backward()\n"
+        "for _ in range(20): work(50)\n"
+        "t = time.perf_counter()\n"
+        "for _ in range(40): work(50)\n"
+        "print((time.perf_counter() - t) / 40 / 50 * 1e3)\n"
+    )
+    return float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                check=True).stdout)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=10, help="A/A runs against the baseline")
+    parser.add_argument("--detect-runs", type=int, default=5, help="runs per planted level")
+    parser.add_argument("--plant-runs", type=int, default=3, help="runs per planted break kind")
+    parser.add_argument("--levels", default="10,25,50", help="planted slowdowns, percent")
+    parser.add_argument("--iterations", type=int, default=60)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--python", default=sys.executable)
+    args = parser.parse_args()
+    started = time.perf_counter()
+    work = Path(tempfile.mkdtemp(prefix="gate-power-"))
+    config = work / "compilegate.yml"
+    config.write_text(CONFIG.format(device=args.device, iterations=args.iterations,
+                                    threads=args.threads))
+    cache = work / "inductor-cache"
+    counter = iter(range(10_000))
+
+    def run(plant: dict[str, str] | None = None) -> dict:
+        return run_once(config, work / f"r{next(counter)}.json", cache, args.python, plant or {})
+
+    print("warming the shared Inductor cache ...", file=sys.stderr)
+    run()
+    baseline = run()
+    base_ms = compiled_ms(baseline)
+    rows = []
+
+    print(f"false alarms: {args.runs} runs of unchanged code ...", file=sys.stderr)
+    aa_reports = [compare_to_baseline(baseline, run()) for _ in range(args.runs)]
+    regressions = sum(flagged(r) for r in aa_reports)
+    inconclusive = sum(any(x.verdict == "inconclusive" for x in r.rows()) for r in aa_reports)
+    metric_hits = sorted({x.metric for r in aa_reports for x in r.rows()
+                          if x.verdict == "regression"})
+    rows.append(("unchanged code (A/A)", args.runs, f"{regressions}/{args.runs}",
+                 f"{inconclusive}/{args.runs}", ", ".join(metric_hits) or "-", "-"))
+
+    per_matmul_ms = calibrate_matmul_ms(args.device, args.threads)
+    for level in [int(x) for x in args.levels.split(",")]:
+        count = max(1, round(base_ms * level / 100 / per_matmul_ms))
+        print(f"planted {level}% slowdown ({count} matmuls) ...", file=sys.stderr)
+        docs = [run({"COMPILEGATE_PLANT_EXTRA_MATMULS": str(count)})
+                for _ in range(args.detect_runs)]
+        reports = [compare_to_baseline(baseline, d) for d in docs]
+        measured = statistics.median(compiled_ms(d) / base_ms - 1 for d in docs) * 100
+        hits = sum(flagged(r, SPEED_METRICS) for r in reports)
+        incon = sum(any(x.verdict == "inconclusive" and x.metric in SPEED_METRICS
+                        for x in r.rows()) for r in reports)
+        rows.append((f"compiled-only slowdown {level}%", args.detect_runs,
+                     f"{hits}/{args.detect_runs}", f"{incon}/{args.detect_runs}",
+                     "speedup / compiled_step_ms", f"{measured:+.0f}%"))
+
+    for plant, metric in (("graph_break", "graph_break_sites"), ("recompile", "recompiles"),
+                          ("numerics", "numerics")):
+        print(f"planted {plant} ...", file=sys.stderr)
+        reports = [compare_to_baseline(baseline, run({"COMPILEGATE_PLANT": plant}))
+                   for _ in range(args.plant_runs)]
+        hits = sum(flagged(r, (metric,)) for r in reports)
+        rows.append((f"planted {plant.replace('_', ' ')}", args.plant_runs,
+                     f"{hits}/{args.plant_runs}", "-", metric, "-"))
+
+    env = baseline["environment"]
+    print(f"\ngate power · torch {env['torch']} · {env.get('gpu_name') or 'CPU'} · "
+          f"{args.iterations} iterations x 10 rounds · threads {args.threads} · "
+          f"baseline compiled step {base_ms:.3f} ms · "
+          f"noise (A/A) {baseline['steps'][0]['variants'][0]['noise_pct']:.1f}% · "
+          f"{time.perf_counter() - started:.0f} s")
+    header = ("case", "runs", "flagged regression", "inconclusive", "metric", "measured change")
+    table = [header, *rows]
+    widths = [max(len(str(r[i])) for r in table) for i in range(len(header))]
+    for row in table:
+        print("  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip())
+
+
+if __name__ == "__main__":
+    main()

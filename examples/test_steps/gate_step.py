@@ -1,0 +1,67 @@
+"""A small step with regressions that can be planted from the environment (gate tests, bench).
+
+COMPILEGATE_PLANT_EXTRA_MATMULS=N   extra work only while compiling: N matmuls of the hidden
+                                    state, traced into the compiled graph (a compiled-only
+                                    slowdown; eager is untouched)
+COMPILEGATE_PLANT=graph_break       a new graph break in forward (torch._dynamo.graph_break())
+COMPILEGATE_PLANT=recompile         from iteration 8 on, batches are 24 rows instead of 16
+COMPILEGATE_PLANT=numerics          compiled forward scales its output by 1.05
+"""
+
+import os
+
+import torch
+from torch import nn
+
+PLANT = os.environ.get("COMPILEGATE_PLANT", "")
+EXTRA_MATMULS = int(os.environ.get("COMPILEGATE_PLANT_EXTRA_MATMULS", "0"))
+WIDTH = 128
+
+
+def _is_compiling():
+    compiler = getattr(torch, "compiler", None)
+    if compiler is not None and hasattr(compiler, "is_compiling"):
+        return compiler.is_compiling()
+    return torch._dynamo.is_compiling()
+
+
+class GateModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inp = nn.Linear(32, WIDTH)
+        self.hidden = nn.Linear(WIDTH, WIDTH)
+        self.out = nn.Linear(WIDTH, 8)
+        self.register_buffer("mixer", torch.eye(WIDTH) * 0.5)
+
+    def forward(self, x):
+        h = torch.relu(self.inp(x))
+        if EXTRA_MATMULS and _is_compiling():
+            extra = h
+            for _ in range(EXTRA_MATMULS):
+                extra = torch.tanh(extra @ self.mixer)
+            h = h + 1e-30 * extra
+        if PLANT == "graph_break":
+            torch._dynamo.graph_break()
+        h = torch.relu(self.hidden(h))
+        out = self.out(h)
+        if PLANT == "numerics" and _is_compiling():
+            out = out * 1.05
+        return out
+
+
+def make_step(device="cpu"):
+    model = GateModel().to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    generator = torch.Generator().manual_seed(0)
+    xs = torch.randn(4, 24, 32, generator=generator).to(device)
+    ys = torch.randint(0, 8, (4, 24), generator=generator).to(device)
+
+    def batch(i):
+        rows = 24 if PLANT == "recompile" and i >= 8 else 16
+        return xs[i % 4, :rows], ys[i % 4, :rows]
+
+    def loss(model, inputs):
+        x, y = inputs
+        return nn.functional.cross_entropy(model(x), y)
+
+    return {"model": model, "optimizer": optimizer, "batch": batch, "loss": loss}
