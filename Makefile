@@ -37,7 +37,7 @@ test-fast: venv
 	bash scripts/run-tests.sh $(BIN)/python -m "not compile and not old_torch"
 
 lint: venv
-	$(BIN)/ruff check runner tests bench examples
+	$(BIN)/python -m ruff check runner tests bench examples
 
 gpu-check: venv
 	$(BIN)/python bench/gpu_check.py

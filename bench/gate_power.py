@@ -48,9 +48,22 @@ steps:
 
 def run_once(config: Path, out: Path, cache: Path, python: str, plant: dict[str, str]) -> dict:
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT / "runner"), **plant}
-    command = [sys.executable, "-m", "compilegate", "run", "--config", str(config), "--repo",
-               str(REPO_ROOT), "--out", str(out), "--python", python, "--inductor-cache",
-               str(cache)]
+    command = [
+        sys.executable,
+        "-m",
+        "compilegate",
+        "run",
+        "--config",
+        str(config),
+        "--repo",
+        str(REPO_ROOT),
+        "--out",
+        str(out),
+        "--python",
+        python,
+        "--inductor-cache",
+        str(cache),
+    ]
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
     if not out.is_file():
         raise SystemExit(f"gate_power: run failed: {done.stderr.strip().splitlines()[-1:]}")
@@ -58,8 +71,10 @@ def run_once(config: Path, out: Path, cache: Path, python: str, plant: dict[str,
 
 
 def flagged(report, metrics: tuple[str, ...] | None = None) -> bool:
-    return any(r.verdict == "regression" and (metrics is None or r.metric in metrics)
-               for r in report.rows())
+    return any(
+        r.verdict == "regression" and (metrics is None or r.metric in metrics)
+        for r in report.rows()
+    )
 
 
 def compiled_ms(document: dict) -> float:
@@ -83,8 +98,11 @@ def calibrate_matmul_ms(device: str, threads: int) -> float:
         "for _ in range(40): work(50)\n"
         "print((time.perf_counter() - t) / 40 / 50 * 1e3)\n"
     )
-    return float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                                check=True).stdout)
+    return float(
+        subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        ).stdout
+    )
 
 
 def main() -> None:
@@ -101,8 +119,9 @@ def main() -> None:
     started = time.perf_counter()
     work = Path(tempfile.mkdtemp(prefix="gate-power-"))
     config = work / "compilegate.yml"
-    config.write_text(CONFIG.format(device=args.device, iterations=args.iterations,
-                                    threads=args.threads))
+    config.write_text(
+        CONFIG.format(device=args.device, iterations=args.iterations, threads=args.threads)
+    )
     cache = work / "inductor-cache"
     counter = iter(range(10_000))
 
@@ -119,41 +138,75 @@ def main() -> None:
     aa_reports = [compare_to_baseline(baseline, run()) for _ in range(args.runs)]
     regressions = sum(flagged(r) for r in aa_reports)
     inconclusive = sum(any(x.verdict == "inconclusive" for x in r.rows()) for r in aa_reports)
-    metric_hits = sorted({x.metric for r in aa_reports for x in r.rows()
-                          if x.verdict == "regression"})
-    rows.append(("unchanged code (A/A)", args.runs, f"{regressions}/{args.runs}",
-                 f"{inconclusive}/{args.runs}", ", ".join(metric_hits) or "-", "-"))
+    metric_hits = sorted(
+        {x.metric for r in aa_reports for x in r.rows() if x.verdict == "regression"}
+    )
+    rows.append(
+        (
+            "unchanged code (A/A)",
+            args.runs,
+            f"{regressions}/{args.runs}",
+            f"{inconclusive}/{args.runs}",
+            ", ".join(metric_hits) or "-",
+            "-",
+        )
+    )
 
     per_matmul_ms = calibrate_matmul_ms(args.device, args.threads)
     for level in [int(x) for x in args.levels.split(",")]:
         count = max(1, round(base_ms * level / 100 / per_matmul_ms))
         print(f"planted {level}% slowdown ({count} matmuls) ...", file=sys.stderr)
-        docs = [run({"COMPILEGATE_PLANT_EXTRA_MATMULS": str(count)})
-                for _ in range(args.detect_runs)]
+        docs = [
+            run({"COMPILEGATE_PLANT_EXTRA_MATMULS": str(count)}) for _ in range(args.detect_runs)
+        ]
         reports = [compare_to_baseline(baseline, d) for d in docs]
         measured = statistics.median(compiled_ms(d) / base_ms - 1 for d in docs) * 100
         hits = sum(flagged(r, SPEED_METRICS) for r in reports)
-        incon = sum(any(x.verdict == "inconclusive" and x.metric in SPEED_METRICS
-                        for x in r.rows()) for r in reports)
-        rows.append((f"compiled-only slowdown {level}%", args.detect_runs,
-                     f"{hits}/{args.detect_runs}", f"{incon}/{args.detect_runs}",
-                     "speedup / compiled_step_ms", f"{measured:+.0f}%"))
+        incon = sum(
+            any(x.verdict == "inconclusive" and x.metric in SPEED_METRICS for x in r.rows())
+            for r in reports
+        )
+        rows.append(
+            (
+                f"compiled-only slowdown {level}%",
+                args.detect_runs,
+                f"{hits}/{args.detect_runs}",
+                f"{incon}/{args.detect_runs}",
+                "speedup / compiled_step_ms",
+                f"{measured:+.0f}%",
+            )
+        )
 
-    for plant, metric in (("graph_break", "graph_break_sites"), ("recompile", "recompiles"),
-                          ("numerics", "numerics")):
+    for plant, metric in (
+        ("graph_break", "graph_break_sites"),
+        ("recompile", "recompiles"),
+        ("numerics", "numerics"),
+    ):
         print(f"planted {plant} ...", file=sys.stderr)
-        reports = [compare_to_baseline(baseline, run({"COMPILEGATE_PLANT": plant}))
-                   for _ in range(args.plant_runs)]
+        reports = [
+            compare_to_baseline(baseline, run({"COMPILEGATE_PLANT": plant}))
+            for _ in range(args.plant_runs)
+        ]
         hits = sum(flagged(r, (metric,)) for r in reports)
-        rows.append((f"planted {plant.replace('_', ' ')}", args.plant_runs,
-                     f"{hits}/{args.plant_runs}", "-", metric, "-"))
+        rows.append(
+            (
+                f"planted {plant.replace('_', ' ')}",
+                args.plant_runs,
+                f"{hits}/{args.plant_runs}",
+                "-",
+                metric,
+                "-",
+            )
+        )
 
     env = baseline["environment"]
-    print(f"\ngate power · torch {env['torch']} · {env.get('gpu_name') or 'CPU'} · "
-          f"{args.iterations} iterations x 10 rounds · threads {args.threads} · "
-          f"baseline compiled step {base_ms:.3f} ms · "
-          f"noise (A/A) {baseline['steps'][0]['variants'][0]['noise_pct']:.1f}% · "
-          f"{time.perf_counter() - started:.0f} s")
+    print(
+        f"\ngate power · torch {env['torch']} · {env.get('gpu_name') or 'CPU'} · "
+        f"{args.iterations} iterations x 10 rounds · threads {args.threads} · "
+        f"baseline compiled step {base_ms:.3f} ms · "
+        f"noise (A/A) {baseline['steps'][0]['variants'][0]['noise_pct']:.1f}% · "
+        f"{time.perf_counter() - started:.0f} s"
+    )
     header = ("case", "runs", "flagged regression", "inconclusive", "metric", "measured change")
     table = [header, *rows]
     widths = [max(len(str(r[i])) for r in table) for i in range(len(header))]

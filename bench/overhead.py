@@ -67,15 +67,20 @@ def main() -> None:
         for name, loop, subject in order if r % 2 == 0 else order[::-1]:
             (bare if name == "bare" else engine).append(loop(subject, indices, args.device))
     ratios = [e / b for e, b in zip(engine, bare)]
-    print(f"step {args.step} on {args.device}, torch {torch.__version__}, "
-          f"{args.repeats} interleaved repetitions x {args.n} iterations")
+    print(
+        f"step {args.step} on {args.device}, torch {torch.__version__}, "
+        f"{args.repeats} interleaved repetitions x {args.n} iterations"
+    )
     print(f"{'loop':<8}{'median ms/iter':>16}{'min':>10}{'max':>10}")
     for name, values in (("bare", bare), ("engine", engine)):
-        print(f"{name:<8}{statistics.median(values):>16.4f}{min(values):>10.4f}"
-              f"{max(values):>10.4f}")
-    print(f"overhead ratio engine/bare: median {statistics.median(ratios):.3f} "
-          f"(min {min(ratios):.3f}, max {max(ratios):.3f}); "
-          f"per-iteration cost {statistics.median(engine) - statistics.median(bare):+.4f} ms")
+        print(
+            f"{name:<8}{statistics.median(values):>16.4f}{min(values):>10.4f}{max(values):>10.4f}"
+        )
+    print(
+        f"overhead ratio engine/bare: median {statistics.median(ratios):.3f} "
+        f"(min {min(ratios):.3f}, max {max(ratios):.3f}); "
+        f"per-iteration cost {statistics.median(engine) - statistics.median(bare):+.4f} ms"
+    )
 
 
 if __name__ == "__main__":

@@ -1,10 +1,9 @@
-"""Broken step factories: each one is a mistake a user makes; compilegate must say so in one line."""
+"""Broken step factories: each is a mistake a user makes; compilegate must say so in one line."""
 
 import os
 import time
 
 import torch
-
 from tiny_mlp import make_step as make_good_step
 
 

@@ -58,8 +58,12 @@ class Child:
         except Exception as exc:
             repo_root = Path(self.spec.get("repo_root", "."))
             message = describe_user_exception(exc, repo_root)
-            document.update(status="error", error=f"{self.phase}: {message}", phase=self.phase,
-                            traceback=traceback.format_exc(limit=-8))
+            document.update(
+                status="error",
+                error=f"{self.phase}: {message}",
+                phase=self.phase,
+                traceback=traceback.format_exc(limit=-8),
+            )
         self.write(document)
 
     def resolve_device(self, environment: dict[str, Any]) -> str:
@@ -84,8 +88,9 @@ class Child:
 
             torch.set_num_threads(settings["threads"])
         self.progress("importing the step factory")
-        builder = StepBuilder(EntryPoint.from_dict(self.spec["entry"]), repo_root, device,
-                              settings["seed"])
+        builder = StepBuilder(
+            EntryPoint.from_dict(self.spec["entry"]), repo_root, device, settings["seed"]
+        )
         if self.spec["kind"] == "eager":
             return {"eager": measure_eager(builder, settings, self.progress)}
         variant = self.spec["variant"]
@@ -114,8 +119,9 @@ def make_probe(repo_root: Path) -> Any:
     return CompileProbe(repo_root=repo_root)
 
 
-def run_numerics(builder: Any, settings: dict[str, Any], variant: dict[str, Any],
-                 progress: Any) -> dict[str, Any]:
+def run_numerics(
+    builder: Any, settings: dict[str, Any], variant: dict[str, Any], progress: Any
+) -> dict[str, Any]:
     try:
         from .numerics import check_numerics
     except ImportError:

@@ -10,8 +10,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from . import __version__
 from .errors import EXIT_OK, EXIT_RUN_ERROR, EXIT_USAGE, CompilegateError, UsageError
@@ -27,24 +27,54 @@ def build_parser() -> argparse.ArgumentParser:
     commands.required = True
 
     run = commands.add_parser("run", help="measure the declared steps eager and compiled")
-    run.add_argument("--config", default="compilegate.yml", type=Path,
-                     help="config file (default: compilegate.yml)")
-    run.add_argument("--step", action="append", default=[], metavar="NAME",
-                     help="measure only this step (repeatable)")
-    run.add_argument("--out", default=Path("result.json"), type=Path,
-                     help="result document to write (default: result.json)")
-    run.add_argument("--repo", type=Path, default=None,
-                     help="repository root for entries (default: the config's folder)")
-    run.add_argument("--python", default=sys.executable,
-                     help="interpreter that imports torch and runs the steps "
-                          "(e.g. a venv holding another torch; default: this one)")
-    run.add_argument("--inductor-cache", type=Path, default=None, metavar="DIR",
-                     help="share this TORCHINDUCTOR_CACHE_DIR across children (warm compiles); "
-                          "default: a fresh empty cache per child (cold compiles)")
-    run.add_argument("--baseline", type=Path, default=None,
-                     help="compare the result with this baseline and exit 1 on a regression")
-    run.add_argument("--verbose", action="store_true",
-                     help="also show the child processes' own output")
+    run.add_argument(
+        "--config",
+        default="compilegate.yml",
+        type=Path,
+        help="config file (default: compilegate.yml)",
+    )
+    run.add_argument(
+        "--step",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="measure only this step (repeatable)",
+    )
+    run.add_argument(
+        "--out",
+        default=Path("result.json"),
+        type=Path,
+        help="result document to write (default: result.json)",
+    )
+    run.add_argument(
+        "--repo",
+        type=Path,
+        default=None,
+        help="repository root for entries (default: the config's folder)",
+    )
+    run.add_argument(
+        "--python",
+        default=sys.executable,
+        help="interpreter that imports torch and runs the steps "
+        "(e.g. a venv holding another torch; default: this one)",
+    )
+    run.add_argument(
+        "--inductor-cache",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="share this TORCHINDUCTOR_CACHE_DIR across children (warm compiles); "
+        "default: a fresh empty cache per child (cold compiles)",
+    )
+    run.add_argument(
+        "--baseline",
+        type=Path,
+        default=None,
+        help="compare the result with this baseline and exit 1 on a regression",
+    )
+    run.add_argument(
+        "--verbose", action="store_true", help="also show the child processes' own output"
+    )
     run.set_defaults(func=command_run)
 
     try:
@@ -64,14 +94,18 @@ def command_run(args: argparse.Namespace) -> int:
     python = _check_python(args.python)
     config = Config.from_file(args.config, repo_root=args.repo).select(args.step)
     options = RunOptions(
-        out_path=args.out, python=python, inductor_cache_dir=args.inductor_cache,
+        out_path=args.out,
+        python=python,
+        inductor_cache_dir=args.inductor_cache,
         verbose=args.verbose,
     )
     document = run_config(config, options)
     sys.stdout.write(render_result_table(document))
     sys.stdout.write(f"\nresult written to {args.out}\n")
-    failed = any(s["status"] != "ok" or any(v["status"] != "ok" for v in s["variants"])
-                 for s in document["steps"])
+    failed = any(
+        s["status"] != "ok" or any(v["status"] != "ok" for v in s["variants"])
+        for s in document["steps"]
+    )
     baseline = args.baseline
     if baseline is None and config.baseline is not None:
         candidate = config.repo_root / config.baseline

@@ -267,7 +267,7 @@ class _UniqueKeyLoader(yaml.SafeLoader):
 def _parse_yaml(text: str, source: str) -> tuple[Any, yaml.Node]:
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
-        raw = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+        raw = yaml.load(text, Loader=_UniqueKeyLoader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"{source}:{mark.line + 1}" if mark else source

@@ -18,7 +18,7 @@ import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, TextIO
+from typing import Any, TextIO
 
 from .child import PROGRESS_PREFIX
 
@@ -36,9 +36,19 @@ main(sys.argv[2])
 """
 
 # Variables that would change what or how the child measures behind our back.
-SCRUBBED_ENV = ("TORCH_LOGS", "TORCH_TRACE", "TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR",
-                "TORCH_COMPILE_DEBUG", "TORCHDYNAMO_DISABLE", "GITHUB_TOKEN", "GH_TOKEN",
-                "INPUT_GITHUB_TOKEN", "ACTIONS_RUNTIME_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_TOKEN")
+SCRUBBED_ENV = (
+    "TORCH_LOGS",
+    "TORCH_TRACE",
+    "TORCHINDUCTOR_CACHE_DIR",
+    "TRITON_CACHE_DIR",
+    "TORCH_COMPILE_DEBUG",
+    "TORCHDYNAMO_DISABLE",
+    "GITHUB_TOKEN",
+    "GH_TOKEN",
+    "INPUT_GITHUB_TOKEN",
+    "ACTIONS_RUNTIME_TOKEN",
+    "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+)
 TAIL_LINES = 40
 
 
@@ -76,7 +86,9 @@ class ChildLauncher:
             started = time.perf_counter()
             outcome = self._spawn(
                 [self.python, "-c", BOOTSTRAP, str(PACKAGE_DIR), str(spec_path)],
-                env=env, cwd=spec.get("repo_root"), timeout_s=timeout_s,
+                env=env,
+                cwd=spec.get("repo_root"),
+                timeout_s=timeout_s,
             )
             outcome.wall_s = time.perf_counter() - started
             out_path = Path(spec["out"])
@@ -92,12 +104,20 @@ class ChildLauncher:
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
 
-    def _spawn(self, argv: list[str], *, env: dict[str, str], cwd: str | None,
-               timeout_s: float) -> ChildOutcome:
+    def _spawn(
+        self, argv: list[str], *, env: dict[str, str], cwd: str | None, timeout_s: float
+    ) -> ChildOutcome:
         try:
             process = subprocess.Popen(
-                argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT, text=True, errors="replace", start_new_session=True,
+                argv,
+                env=env,
+                cwd=cwd,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                errors="replace",
+                start_new_session=True,
             )
         except OSError as exc:
             return ChildOutcome(None, f"cannot start {argv[0]}: {exc.strerror}")
@@ -122,16 +142,18 @@ class ChildLauncher:
         elif returncode != 0:
             last = next((line for line in reversed(tail) if line.strip()), "")
             outcome.error = f"child process exited with code {returncode}" + (
-                f": {last.strip()}" if last else "")
+                f": {last.strip()}" if last else ""
+            )
         return outcome
 
-    def _relay(self, process: subprocess.Popen[str], outcome: ChildOutcome,
-               tail: collections.deque[str]) -> None:
+    def _relay(
+        self, process: subprocess.Popen[str], outcome: ChildOutcome, tail: collections.deque[str]
+    ) -> None:
         assert process.stdout is not None
         for line in process.stdout:
             line = line.rstrip("\n")
             if line.startswith(PROGRESS_PREFIX):
-                message = line[len(PROGRESS_PREFIX):]
+                message = line[len(PROGRESS_PREFIX) :]
                 outcome.last_phase = message.split("] ", 1)[-1]
                 self.stream.write(f"  {message}\n")
                 self.stream.flush()

@@ -39,8 +39,11 @@ def persistent_bytes(parts: StepParts) -> int:
     def add(tensor: Any) -> None:
         nonlocal total
         if isinstance(tensor, torch.Tensor) and tensor.device.type == "cuda":
-            key = tensor.untyped_storage().data_ptr() if hasattr(tensor, "untyped_storage") \
+            key = (
+                tensor.untyped_storage().data_ptr()
+                if hasattr(tensor, "untyped_storage")
                 else tensor.data_ptr()
+            )
             if key not in seen:
                 seen.add(key)
                 total += tensor.numel() * tensor.element_size()
@@ -90,7 +93,10 @@ def measure_eager(builder: StepBuilder, settings: dict[str, Any], progress: Prog
     progress(f"measuring eager A/A: {iterations} iterations per copy in {rounds} rounds")
     timed = interleaved_rounds(
         {"eager": eager_a, "eager_b": eager_b},
-        first_index=warmup, iterations=iterations, rounds=rounds, timer=timer_for(device),
+        first_index=warmup,
+        iterations=iterations,
+        rounds=rounds,
+        timer=timer_for(device),
         on_round=lambda r: progress(f"round {r + 1}/{rounds}"),
     )
     end = warmup + iterations
@@ -126,8 +132,11 @@ def measure_variant(
     end = warmup + iterations
     with probe if probe is not None else _null():
         compiled = TrainingStep(
-            compiled_parts, device=device, amp=amp,
-            compile_kwargs=variant["compile_kwargs"], compile_target=variant["compile_target"],
+            compiled_parts,
+            device=device,
+            amp=amp,
+            compile_kwargs=variant["compile_kwargs"],
+            compile_target=variant["compile_target"],
         )
         progress(f"compiling: warm-up 1/{warmup} includes the compile")
         warmup_s = []
@@ -137,7 +146,10 @@ def measure_variant(
         progress(f"measuring: {iterations} iterations per side in {rounds} rounds")
         timed = interleaved_rounds(
             {"eager": eager_a, "eager_b": eager_b, "compiled": compiled},
-            first_index=warmup, iterations=iterations, rounds=rounds, timer=timer_for(device),
+            first_index=warmup,
+            iterations=iterations,
+            rounds=rounds,
+            timer=timer_for(device),
             on_round=lambda r: progress(f"round {r + 1}/{rounds}"),
         )
         peak = peak_step_bytes(compiled, end, device)

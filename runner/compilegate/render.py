@@ -4,15 +4,28 @@ from __future__ import annotations
 
 from typing import Any
 
-COLUMNS = ("variant", "speedup (95% CI)", "eager ms", "compiled ms", "compile s",
-           "break-even", "noise", "peak MB", "breaks", "recompiles", "numerics")
+COLUMNS = (
+    "variant",
+    "speedup (95% CI)",
+    "eager ms",
+    "compiled ms",
+    "compile s",
+    "break-even",
+    "noise",
+    "peak MB",
+    "breaks",
+    "recompiles",
+    "numerics",
+)
 
 
 def render_result_table(document: dict[str, Any]) -> str:
     env = document["environment"]
     where = env.get("gpu_name") or f"CPU ({env.get('cpu_count')} cores)"
-    lines = [f"compilegate {document['tool']['version']} · torch {env.get('torch')} · "
-             f"{where} · Python {env.get('python')} · inductor cache {env.get('inductor_cache')}"]
+    lines = [
+        f"compilegate {document['tool']['version']} · torch {env.get('torch')} · "
+        f"{where} · Python {env.get('python')} · inductor cache {env.get('inductor_cache')}"
+    ]
     for step in document["steps"]:
         lines.append("")
         lines.extend(render_step(step))
@@ -24,8 +37,10 @@ def render_step(step: dict[str, Any]) -> list[str]:
     if step["status"] == "error":
         return [header, f"  ERROR {step['error']}"]
     eager = step["eager"]
-    lines = [f"{header}: eager {eager['step_ms']['median']:.3f} ms/step "
-             f"(A/A noise {_pct(eager.get('noise_pct'))})"]
+    lines = [
+        f"{header}: eager {eager['step_ms']['median']:.3f} ms/step "
+        f"(A/A noise {_pct(eager.get('noise_pct'))})"
+    ]
     rows = [COLUMNS]
     notes = []
     for v in step["variants"]:
@@ -34,19 +49,21 @@ def render_step(step: dict[str, Any]) -> list[str]:
             notes.append(f"  {v['id']}: {v['error']}")
             continue
         sp = v["speedup"]
-        rows.append((
-            v["id"],
-            f"{sp['median']:.2f}x ({sp['ci_low']:.2f}-{sp['ci_high']:.2f})",
-            f"{v['eager_step_ms']['median']:.3f}",
-            f"{v['step_ms']['median']:.3f}",
-            f"{v['compile_s']:.1f}",
-            _steps(v.get("break_even_steps")),
-            _pct(v.get("noise_pct")),
-            _megabytes(v.get("peak_bytes"), v.get("eager_peak_bytes")),
-            _count(v.get("graph_breaks")),
-            _count(v.get("recompiles")),
-            (v.get("numerics") or {}).get("status", "-"),
-        ))
+        rows.append(
+            (
+                v["id"],
+                f"{sp['median']:.2f}x ({sp['ci_low']:.2f}-{sp['ci_high']:.2f})",
+                f"{v['eager_step_ms']['median']:.3f}",
+                f"{v['step_ms']['median']:.3f}",
+                f"{v['compile_s']:.1f}",
+                _steps(v.get("break_even_steps")),
+                _pct(v.get("noise_pct")),
+                _megabytes(v.get("peak_bytes"), v.get("eager_peak_bytes")),
+                _count(v.get("graph_breaks")),
+                _count(v.get("recompiles")),
+                (v.get("numerics") or {}).get("status", "-"),
+            )
+        )
         for reason in v.get("degraded") or []:
             notes.append(f"  {v['id']}: degraded: {reason}")
     widths = [max(len(str(row[i])) for row in rows) for i in range(len(COLUMNS))]

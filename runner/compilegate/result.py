@@ -40,9 +40,15 @@ def step_skeleton(step: StepConfig) -> dict[str, Any]:
         "device": None,
         "config_fingerprint": step.fingerprint(),
         "settings": {
-            "warmup": step.warmup, "iterations": step.iterations, "rounds": step.rounds,
-            "seed": step.seed, "amp": step.amp, "threads": step.threads, "timeout_s": step.timeout_s,
-            "device": step.device, "numerics": vars(step.numerics).copy(),
+            "warmup": step.warmup,
+            "iterations": step.iterations,
+            "rounds": step.rounds,
+            "seed": step.seed,
+            "amp": step.amp,
+            "threads": step.threads,
+            "timeout_s": step.timeout_s,
+            "device": step.device,
+            "numerics": vars(step.numerics).copy(),
             "thresholds": dict(step.thresholds),
         },
         "eager": None,
@@ -65,9 +71,14 @@ def eager_entry(measured: dict[str, Any]) -> dict[str, Any]:
 
 def variant_skeleton(variant: Variant) -> dict[str, Any]:
     return {
-        "id": variant.id, "mode": variant.mode, "dynamic": variant.dynamic,
-        "compile_target": variant.compile_target, "fullgraph": variant.fullgraph,
-        "backend": variant.backend, "status": "ok", "error": None,
+        "id": variant.id,
+        "mode": variant.mode,
+        "dynamic": variant.dynamic,
+        "compile_target": variant.compile_target,
+        "fullgraph": variant.fullgraph,
+        "backend": variant.backend,
+        "status": "ok",
+        "error": None,
     }
 
 
@@ -76,28 +87,31 @@ def variant_entry(variant: Variant, child: dict[str, Any]) -> dict[str, Any]:
     measured = child["variant"]
     timed = measured["timed"]
     eager, eager_b, compiled = timed["eager"], timed["eager_b"], timed["compiled"]
-    speedup = ratio_of_medians(eager["samples"], eager["rounds"],
-                               compiled["samples"], compiled["rounds"])
+    speedup = ratio_of_medians(
+        eager["samples"], eager["rounds"], compiled["samples"], compiled["rounds"]
+    )
     aa = ratio_of_medians(eager["samples"], eager["rounds"], eager_b["samples"], eager_b["rounds"])
     step_ms = summarize(compiled["samples"], compiled["rounds"])
     eager_ms = summarize(eager["samples"], eager["rounds"])
     compile_s = sum(measured["warmup_s"]) - sum(measured["eager_warmup_s"])
     noise_pct = aa.distance_from_one_pct
     entry = variant_skeleton(variant)
-    entry.update({
-        "compile_s": compile_s,
-        "warmup_s": measured["warmup_s"],
-        "eager_warmup_s": measured["eager_warmup_s"],
-        "step_ms": step_ms,
-        "eager_step_ms": eager_ms,
-        "speedup": speedup.to_dict(),
-        "aa_ratio": aa.to_dict(),
-        "noise_pct": noise_pct,
-        "detectable_change_pct": max(noise_pct, speedup.half_width_pct),
-        "break_even_steps": break_even_steps(compile_s, eager_ms["median"], step_ms["median"]),
-        "peak_bytes": measured["peak_bytes"],
-        "eager_peak_bytes": measured["eager_peak_bytes"],
-    })
+    entry.update(
+        {
+            "compile_s": compile_s,
+            "warmup_s": measured["warmup_s"],
+            "eager_warmup_s": measured["eager_warmup_s"],
+            "step_ms": step_ms,
+            "eager_step_ms": eager_ms,
+            "speedup": speedup.to_dict(),
+            "aa_ratio": aa.to_dict(),
+            "noise_pct": noise_pct,
+            "detectable_change_pct": max(noise_pct, speedup.half_width_pct),
+            "break_even_steps": break_even_steps(compile_s, eager_ms["median"], step_ms["median"]),
+            "peak_bytes": measured["peak_bytes"],
+            "eager_peak_bytes": measured["eager_peak_bytes"],
+        }
+    )
     entry.update(child.get("diagnostics", {}))
     if "numerics" in child:
         entry["numerics"] = child["numerics"]
@@ -113,10 +127,7 @@ def recommend(variants: list[dict[str, Any]]) -> dict[str, Any]:
     ok = [v for v in variants if v["status"] == "ok"]
     if not ok:
         return {"variant": None, "text": "no compiled variant ran successfully"}
-    convincing = [
-        v for v in ok
-        if v["speedup"]["ci_low"] > 1.0 + (v.get("noise_pct") or 0.0) / 100
-    ]
+    convincing = [v for v in ok if v["speedup"]["ci_low"] > 1.0 + (v.get("noise_pct") or 0.0) / 100]
     if not convincing:
         best = max(ok, key=lambda v: v["speedup"]["median"])
         sp = best["speedup"]

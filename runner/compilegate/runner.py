@@ -40,8 +40,12 @@ class RunOptions:
 
 def run_config(config: Config, options: RunOptions) -> dict[str, Any]:
     entries = {step.name: _resolve(config, i, step) for i, step in enumerate(config.steps)}
-    launcher = ChildLauncher(python=options.python, shared_cache_dir=options.inductor_cache_dir,
-                             show_output=options.verbose, stream=options.stream)
+    launcher = ChildLauncher(
+        python=options.python,
+        shared_cache_dir=options.inductor_cache_dir,
+        show_output=options.verbose,
+        stream=options.stream,
+    )
     environment = probe_environment(launcher, options.python)
     environment["commit"] = git_commit(config.repo_root)
     environment["inductor_cache"] = "shared" if options.inductor_cache_dir else "fresh"
@@ -50,9 +54,15 @@ def run_config(config: Config, options: RunOptions) -> dict[str, Any]:
     for step in config.steps:
         step_doc = step_skeleton(step)
         document["steps"].append(step_doc)
-        measure_step(step, entries[step.name], config.repo_root, launcher, step_doc,
-                     save=lambda: write_document(document, options.out_path),
-                     stream=options.stream)
+        measure_step(
+            step,
+            entries[step.name],
+            config.repo_root,
+            launcher,
+            step_doc,
+            save=lambda: write_document(document, options.out_path),
+            stream=options.stream,
+        )
         write_document(document, options.out_path)
     return document
 
@@ -70,17 +80,36 @@ def probe_environment(launcher: ChildLauncher, python: str) -> dict[str, Any]:
     return outcome.document["environment"]
 
 
-def measure_step(step: StepConfig, entry: EntryPoint, repo_root: Path, launcher: ChildLauncher,
-                 step_doc: dict[str, Any], *, save: Any, stream: TextIO) -> None:
+def measure_step(
+    step: StepConfig,
+    entry: EntryPoint,
+    repo_root: Path,
+    launcher: ChildLauncher,
+    step_doc: dict[str, Any],
+    *,
+    save: Any,
+    stream: TextIO,
+) -> None:
     settings = {
-        "warmup": step.warmup, "iterations": step.iterations, "rounds": step.rounds,
-        "seed": step.seed, "amp": step.amp, "threads": step.threads, "numerics": vars(step.numerics).copy(),
+        "warmup": step.warmup,
+        "iterations": step.iterations,
+        "rounds": step.rounds,
+        "seed": step.seed,
+        "amp": step.amp,
+        "threads": step.threads,
+        "numerics": vars(step.numerics).copy(),
     }
-    base_spec = {"repo_root": str(repo_root), "entry": entry.to_dict(), "step": step.name,
-                 "device": step.device, "settings": settings}
+    base_spec = {
+        "repo_root": str(repo_root),
+        "entry": entry.to_dict(),
+        "step": step.name,
+        "device": step.device,
+        "settings": settings,
+    }
     stream.write(f"[{step.name}] eager reference\n")
-    outcome = launcher.run({**base_spec, "kind": "eager"}, label=f"{step.name}/eager",
-                           timeout_s=step.timeout_s)
+    outcome = launcher.run(
+        {**base_spec, "kind": "eager"}, label=f"{step.name}/eager", timeout_s=step.timeout_s
+    )
     error = _outcome_error(outcome)
     if error is not None:
         step_doc.update(status="error", error=f"eager: {error}")
@@ -96,9 +125,16 @@ def measure_step(step: StepConfig, entry: EntryPoint, repo_root: Path, launcher:
     save()
     for variant in step.variants:
         stream.write(f"[{step.name}] variant {variant.id}\n")
-        spec = {**base_spec, "kind": "variant", "device": step_doc["device"],
-                "variant": {"id": variant.id, "compile_kwargs": variant.compile_kwargs(),
-                            "compile_target": variant.compile_target}}
+        spec = {
+            **base_spec,
+            "kind": "variant",
+            "device": step_doc["device"],
+            "variant": {
+                "id": variant.id,
+                "compile_kwargs": variant.compile_kwargs(),
+                "compile_target": variant.compile_target,
+            },
+        }
         outcome = launcher.run(spec, label=f"{step.name}/{variant.id}", timeout_s=step.timeout_s)
         error = _outcome_error(outcome)
         if error is None:
@@ -132,8 +168,14 @@ def _last_line(outcome: ChildOutcome) -> str:
 
 def git_commit(repo_root: Path) -> str | None:
     try:
-        done = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo_root, capture_output=True,
-                              text=True, timeout=10, check=False)
+        done = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=repo_root,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     return done.stdout.strip() or None if done.returncode == 0 else None

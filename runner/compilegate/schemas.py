@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,7 @@ def schema_dir() -> Path:
     raise FileNotFoundError("compilegate's schemas/ folder is missing from this installation")
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_schema(name: str) -> dict[str, Any]:
     return json.loads((schema_dir() / f"{name}.schema.json").read_text(encoding="utf-8"))
 

@@ -19,8 +19,9 @@ from __future__ import annotations
 import math
 import random
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 BOOTSTRAP_RESAMPLES = 2000
 CONFIDENCE = 0.95
@@ -64,8 +65,13 @@ class RatioEstimate:
     method: str = "round-block bootstrap of median ratio"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"median": self.median, "ci_low": self.ci_low, "ci_high": self.ci_high,
-                "confidence": self.confidence, "method": self.method}
+        return {
+            "median": self.median,
+            "ci_low": self.ci_low,
+            "ci_high": self.ci_high,
+            "confidence": self.confidence,
+            "method": self.method,
+        }
 
     @property
     def half_width_pct(self) -> float:

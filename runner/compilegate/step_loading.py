@@ -37,8 +37,13 @@ class EntryPoint:
     module: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"spec": self.spec, "file": self.file, "function": self.function,
-                "line": self.line, "module": self.module}
+        return {
+            "spec": self.spec,
+            "file": self.file,
+            "function": self.function,
+            "line": self.line,
+            "module": self.module,
+        }
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> EntryPoint:
@@ -154,8 +159,9 @@ def load_factory(entry: EntryPoint, repo_root: Path) -> Callable[..., Any]:
     return factory
 
 
-def build_parts(factory: Callable[..., Any], device: str, entry: EntryPoint,
-                repo_root: Path) -> StepParts:
+def build_parts(
+    factory: Callable[..., Any], device: str, entry: EntryPoint, repo_root: Path
+) -> StepParts:
     """Call `factory(device=...)` and check it returned model, optimizer, batch and loss."""
     try:
         made = factory(device=device)

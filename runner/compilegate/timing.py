@@ -9,7 +9,8 @@ kernels, Inductor's included, run synchronously.
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Sequence
+from collections.abc import Sequence
+from typing import Any, Callable
 
 import torch
 

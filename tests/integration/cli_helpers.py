@@ -21,11 +21,18 @@ class CliRun:
     result: dict | None
 
 
-def run_cli(*args: str, cwd: Path = REPO_ROOT, timeout: float = 900) -> CliRun:
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT / "runner")}
+def run_cli(
+    *args: str, cwd: Path = REPO_ROOT, timeout: float = 900, env: dict[str, str] | None = None
+) -> CliRun:
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT / "runner"), **(env or {})}
     done = subprocess.run(
-        [sys.executable, "-m", "compilegate", *args], cwd=cwd, env=env, capture_output=True,
-        text=True, timeout=timeout, check=False,
+        [sys.executable, "-m", "compilegate", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
     )
     result = None
     if "--out" in args:

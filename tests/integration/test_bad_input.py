@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from cli_helpers import REPO_ROOT, run_cli, write_config
 
 BAD = "examples/test_steps/bad_steps.py"
@@ -27,34 +26,42 @@ def assert_one_line_error(run, code: int, *fragments: str) -> None:
     ("body", "fragments"),
     [
         ("  - name: a\n    entry: [unclosed\n", ["bad.yml:5:", "malformed YAML"]),
-        ("  - name: a\n    entry: x.py:f\n    warmpu: 3\n",
-         ["bad.yml:5: steps[0].warmpu:", "'warmpu' was unexpected"]),
-        ("  - name: a\n    entry: examples/nope.py:make_step\n",
-         ["steps[0].entry", "file 'examples/nope.py' does not exist"]),
-        (f"  - name: a\n    entry: {BAD}:make_nothing\n",
-         ["steps[0].entry", "defines no function 'make_nothing'"]),
+        (
+            "  - name: a\n    entry: x.py:f\n    warmpu: 3\n",
+            ["bad.yml:5: steps[0].warmpu:", "'warmpu' was unexpected"],
+        ),
+        (
+            "  - name: a\n    entry: examples/nope.py:make_step\n",
+            ["steps[0].entry", "file 'examples/nope.py' does not exist"],
+        ),
+        (
+            f"  - name: a\n    entry: {BAD}:make_nothing\n",
+            ["steps[0].entry", "defines no function 'make_nothing'"],
+        ),
         ("  - name: a\n    entry: ../../etc/x.py:f\n", ["outside the repository"]),
     ],
 )
 def test_config_mistakes_exit_2(tmp_path: Path, body: str, fragments: list[str]) -> None:
     config = write_config(tmp_path / "bad.yml", body)
-    run = run_cli("run", "--config", str(config), "--repo", str(REPO_ROOT),
-                  "--out", str(tmp_path / "r.json"))
+    run = run_cli(
+        "run", "--config", str(config), "--repo", str(REPO_ROOT), "--out", str(tmp_path / "r.json")
+    )
     assert_one_line_error(run, 2, *fragments)
     assert run.result is None, "nothing is measured for an invalid config"
 
 
 def test_usage_mistakes_exit_2(tmp_path: Path) -> None:
     config = write_config(tmp_path / "c.yml", f"  - name: a\n    entry: {BAD}:make_raising\n")
-    run = run_cli("run", "--config", str(config), "--repo", str(REPO_ROOT), "--python",
-                  "/nonexistent/python")
+    run = run_cli(
+        "run", "--config", str(config), "--repo", str(REPO_ROOT), "--python", "/nonexistent/python"
+    )
     assert_one_line_error(run, 2, "--python /nonexistent/python: no such interpreter")
     run = run_cli("run", "--config", str(config), "--repo", str(REPO_ROOT), "--step", "zzz")
     assert_one_line_error(run, 2, "--step 'zzz' is not declared")
     run = run_cli("run", "--config", str(tmp_path / "missing.yml"))
     assert_one_line_error(run, 2, "missing.yml: config file not found")
     python_without_torch = tmp_path / "python"
-    python_without_torch.write_text("#!/bin/sh\nexec /usr/bin/env python3 -S \"$@\"\n")
+    python_without_torch.write_text('#!/bin/sh\nexec /usr/bin/env python3 -S "$@"\n')
     python_without_torch.chmod(0o755)
 
 
@@ -62,16 +69,23 @@ def test_usage_mistakes_exit_2(tmp_path: Path) -> None:
 def failing_run(tmp_path_factory: pytest.TempPathFactory):
     tmp = tmp_path_factory.mktemp("failing")
     steps = {
-        "raises": "make_raising", "no-loss": "make_missing_loss", "vector-loss":
-        "make_vector_loss", "nan-loss": "make_nan_loss", "aborts": "make_aborting",
-        "sleeps": "make_sleeping", "not-callable": "NOT_A_FUNCTION",
+        "raises": "make_raising",
+        "no-loss": "make_missing_loss",
+        "vector-loss": "make_vector_loss",
+        "nan-loss": "make_nan_loss",
+        "aborts": "make_aborting",
+        "sleeps": "make_sleeping",
+        "not-callable": "NOT_A_FUNCTION",
     }
-    body = "".join(f"  - name: {name}\n    entry: {BAD}:{fn}\n{GOOD_VARIANT}"
-                   for name, fn in steps.items())
+    body = "".join(
+        f"  - name: {name}\n    entry: {BAD}:{fn}\n{GOOD_VARIANT}" for name, fn in steps.items()
+    )
     body = body.replace("  - name: sleeps\n", "  - name: sleeps\n    timeout_s: 4\n")
     body += f"  - name: cuda\n    entry: {BAD}:make_cuda_only\n    device: cuda\n{GOOD_VARIANT}"
-    body += ("  - name: good\n    entry: examples/test_steps/tiny_mlp.py:make_step_object\n"
-             + GOOD_VARIANT)
+    body += (
+        "  - name: good\n    entry: examples/test_steps/tiny_mlp.py:make_step_object\n"
+        + GOOD_VARIANT
+    )
     config = write_config(tmp / "c.yml", body)
     out = tmp / "result.json"
     return run_cli("run", "--config", str(config), "--repo", str(REPO_ROOT), "--out", str(out))
@@ -93,8 +107,13 @@ def test_failing_steps_exit_3_and_good_step_is_still_measured(failing_run) -> No
 @pytest.mark.parametrize(
     ("name", "fragments"),
     [
-        ("raises", ["factory examples/test_steps/bad_steps.py:make_raising raised ValueError: "
-                    "dataset path /data/missing not found (at examples/test_steps/bad_steps.py:"]),
+        (
+            "raises",
+            [
+                "factory examples/test_steps/bad_steps.py:make_raising raised ValueError: "
+                "dataset path /data/missing not found (at examples/test_steps/bad_steps.py:"
+            ],
+        ),
         ("no-loss", ["returned a dict without 'loss'", "has batch, model, optimizer"]),
         ("vector-loss", ["not a scalar"]),
         ("nan-loss", ["loss is nan"]),

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from cli_helpers import REPO_ROOT, run_cli, write_config
 

@@ -46,19 +46,28 @@ def test_good_config_merges_defaults_globals_and_step_settings(tmp_path: Path) -
     config = load(GOOD, tmp_path)
     big, small = config.steps
     assert [v.id for v in big.variants] == [
-        "default", "reduce-overhead", "default+dynamic", "default+step"]
+        "default",
+        "reduce-overhead",
+        "default+dynamic",
+        "default+step",
+    ]
     assert big.warmup == 6 and big.iterations == 40 and big.timeout_s == 600
     assert small.iterations == 10 and small.variants == (Variant("default"),)
     assert big.thresholds["speedup_drop_pct"] == 7
     assert big.thresholds["compile_time_growth_pct"] == 50
-    assert small.thresholds["compile_time_growth_pct"] == DEFAULT_THRESHOLDS[
-        "compile_time_growth_pct"]
+    assert (
+        small.thresholds["compile_time_growth_pct"] == DEFAULT_THRESHOLDS["compile_time_growth_pct"]
+    )
     assert config.repo_root == tmp_path.resolve()
 
 
 def test_compile_kwargs_follow_the_variant() -> None:
     assert Variant.from_dict({"mode": "max-autotune", "dynamic": False}).compile_kwargs() == {
-        "backend": "inductor", "fullgraph": False, "mode": "max-autotune", "dynamic": False}
+        "backend": "inductor",
+        "fullgraph": False,
+        "mode": "max-autotune",
+        "dynamic": False,
+    }
     eager_backend = Variant.from_dict({"backend": "eager"})
     assert eager_backend.id == "default+eager"
     assert "mode" not in eager_backend.compile_kwargs()
@@ -66,10 +75,10 @@ def test_compile_kwargs_follow_the_variant() -> None:
 
 def test_fingerprint_changes_with_settings_not_with_thresholds(tmp_path: Path) -> None:
     a = load(GOOD, tmp_path).steps[0]
-    b = load(GOOD.replace("compile_time_growth_pct: 50", "compile_time_growth_pct: 9"),
-             tmp_path).steps[0]
-    c = load(GOOD.replace("timeout_s: 600\n", "timeout_s: 600\n    warmup: 9\n"),
-             tmp_path).steps[0]
+    b = load(
+        GOOD.replace("compile_time_growth_pct: 50", "compile_time_growth_pct: 9"), tmp_path
+    ).steps[0]
+    c = load(GOOD.replace("timeout_s: 600\n", "timeout_s: 600\n    warmup: 9\n"), tmp_path).steps[0]
     assert a.fingerprint() == b.fingerprint()
     assert a.fingerprint() != c.fingerprint()
 
@@ -93,20 +102,25 @@ def test_bad_enum_value_names_key_path(tmp_path: Path) -> None:
 
 
 def test_wrong_type_and_missing_required(tmp_path: Path) -> None:
-    assert "steps[1].iterations" in error_of(GOOD.replace("iterations: 10", "iterations: ten"),
-                                             tmp_path)
+    assert "steps[1].iterations" in error_of(
+        GOOD.replace("iterations: 10", "iterations: ten"), tmp_path
+    )
     assert "'entry' is a required property" in error_of(
-        "version: 1\nsteps:\n  - name: a\n", tmp_path)
+        "version: 1\nsteps:\n  - name: a\n", tmp_path
+    )
     assert "version" in error_of("version: 2\nsteps: [{name: a, entry: a.py:f}]\n", tmp_path)
 
 
 def test_duplicate_keys_names_and_variants_are_refused(tmp_path: Path) -> None:
     assert "duplicate key 'entry'" in error_of(
-        "version: 1\nsteps:\n  - name: a\n    entry: a.py:f\n    entry: b.py:f\n", tmp_path)
+        "version: 1\nsteps:\n  - name: a\n    entry: a.py:f\n    entry: b.py:f\n", tmp_path
+    )
     assert "duplicate step name 'small'" in error_of(
-        GOOD + "  - name: small\n    entry: x.py:f\n", tmp_path)
+        GOOD + "  - name: small\n    entry: x.py:f\n", tmp_path
+    )
     assert "duplicate variant 'default'" in error_of(
-        GOOD.replace("{mode: reduce-overhead}", "{mode: default}"), tmp_path)
+        GOOD.replace("{mode: reduce-overhead}", "{mode: default}"), tmp_path
+    )
 
 
 def test_reduce_overhead_needs_five_warmup_iterations(tmp_path: Path) -> None:
@@ -115,8 +129,9 @@ def test_reduce_overhead_needs_five_warmup_iterations(tmp_path: Path) -> None:
 
 
 def test_more_rounds_than_iterations_is_refused(tmp_path: Path) -> None:
-    assert "rounds" in error_of(GOOD.replace("iterations: 10", "iterations: 4\n    rounds: 8"),
-                                tmp_path)
+    assert "rounds" in error_of(
+        GOOD.replace("iterations: 10", "iterations: 4\n    rounds: 8"), tmp_path
+    )
 
 
 def test_missing_file_and_non_mapping(tmp_path: Path) -> None:

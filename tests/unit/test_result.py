@@ -19,34 +19,57 @@ from compilegate.result import (
 )
 from compilegate.schemas import validation_errors
 
-ENV = {"torch": "2.13.0+cpu", "device": "cpu", "gpu_name": None, "python": "3.11.7",
-       "cpu_count": 2, "inductor_cache": "fresh"}
+ENV = {
+    "torch": "2.13.0+cpu",
+    "device": "cpu",
+    "gpu_name": None,
+    "python": "3.11.7",
+    "cpu_count": 2,
+    "inductor_cache": "fresh",
+}
 
 
 def timed(median_ms: float, n: int = 40, rounds: int = 4, seed: int = 0) -> dict:
     rng = random.Random(seed)
-    return {"samples": [median_ms * rng.uniform(0.98, 1.02) for _ in range(n)],
-            "rounds": [i * rounds // n for i in range(n)]}
+    return {
+        "samples": [median_ms * rng.uniform(0.98, 1.02) for _ in range(n)],
+        "rounds": [i * rounds // n for i in range(n)],
+    }
 
 
 def child_output(eager_ms: float, compiled_ms: float, compile_s: float = 20.0) -> dict:
-    return {"variant": {
-        "warmup_s": [compile_s + 0.01, 0.01, 0.01], "eager_warmup_s": [0.01, 0.01, 0.01],
-        "timed": {"eager": timed(eager_ms, seed=1), "eager_b": timed(eager_ms, seed=2),
-                  "compiled": timed(compiled_ms, seed=3)},
-        "peak_bytes": None, "eager_peak_bytes": None}}
+    return {
+        "variant": {
+            "warmup_s": [compile_s + 0.01, 0.01, 0.01],
+            "eager_warmup_s": [0.01, 0.01, 0.01],
+            "timed": {
+                "eager": timed(eager_ms, seed=1),
+                "eager_b": timed(eager_ms, seed=2),
+                "compiled": timed(compiled_ms, seed=3),
+            },
+            "peak_bytes": None,
+            "eager_peak_bytes": None,
+        }
+    }
 
 
 def make_document(tmp_path: Path) -> dict:
     cfg = tmp_path / "compilegate.yml"
-    cfg.write_text("version: 1\nsteps:\n  - name: s\n    entry: a.py:f\n    variants:\n"
-                   "      - {mode: default}\n      - {mode: default, dynamic: true}\n")
+    cfg.write_text(
+        "version: 1\nsteps:\n  - name: s\n    entry: a.py:f\n    variants:\n"
+        "      - {mode: default}\n      - {mode: default, dynamic: true}\n"
+    )
     step = Config.from_file(cfg).steps[0]
     doc = new_document(ENV, str(cfg), "abc")
     step_doc = step_skeleton(step)
     step_doc["device"] = "cpu"
-    step_doc["eager"] = eager_entry({"warmup_s": [0.1], "peak_bytes": None,
-                                     "timed": {"eager": timed(10), "eager_b": timed(10, seed=9)}})
+    step_doc["eager"] = eager_entry(
+        {
+            "warmup_s": [0.1],
+            "peak_bytes": None,
+            "timed": {"eager": timed(10), "eager_b": timed(10, seed=9)},
+        }
+    )
     fast = variant_entry(step.variants[0], child_output(10.0, 5.0))
     broken = variant_skeleton(step.variants[1])
     broken.update(status="error", error="timed out after 600 s (timeout_s)")
@@ -67,8 +90,13 @@ def test_document_is_schema_valid_and_round_trips(tmp_path: Path) -> None:
 
 def test_variant_numbers(tmp_path: Path) -> None:
     variant = make_document(tmp_path)["steps"][0]["variants"][0]
-    assert 1.9 < variant["speedup"]["ci_low"] <= variant["speedup"]["median"] <= \
-        variant["speedup"]["ci_high"] < 2.1
+    assert (
+        1.9
+        < variant["speedup"]["ci_low"]
+        <= variant["speedup"]["median"]
+        <= variant["speedup"]["ci_high"]
+        < 2.1
+    )
     assert abs(variant["compile_s"] - 20.0) < 1e-6
     assert 3500 < variant["break_even_steps"] < 4500  # 20 s / 5 ms saved
     assert variant["noise_pct"] < 3
@@ -76,12 +104,19 @@ def test_variant_numbers(tmp_path: Path) -> None:
 
 def test_recommendation_requires_speedup_beyond_noise() -> None:
     def variant(vid: str, low: float, median: float, high: float, noise: float) -> dict:
-        return {"id": vid, "status": "ok", "compile_s": 10.0, "break_even_steps": 100.0,
-                "noise_pct": noise,
-                "speedup": {"median": median, "ci_low": low, "ci_high": high}}
+        return {
+            "id": vid,
+            "status": "ok",
+            "compile_s": 10.0,
+            "break_even_steps": 100.0,
+            "noise_pct": noise,
+            "speedup": {"median": median, "ci_low": low, "ci_high": high},
+        }
 
-    assert recommend([variant("a", 1.2, 1.3, 1.4, 2.0), variant("b", 1.5, 1.6, 1.7, 2.0)])[
-        "variant"] == "b"
+    assert (
+        recommend([variant("a", 1.2, 1.3, 1.4, 2.0), variant("b", 1.5, 1.6, 1.7, 2.0)])["variant"]
+        == "b"
+    )
     stay = recommend([variant("a", 1.01, 1.05, 1.09, 5.0)])
     assert stay["variant"] is None and stay["text"].startswith("stay eager")
     assert recommend([{"id": "x", "status": "error"}])["variant"] is None
@@ -96,5 +131,7 @@ def test_table_shows_speedup_error_and_recommendation(tmp_path: Path) -> None:
 
 
 def test_variant_ids_are_stable() -> None:
-    assert Variant.from_dict({"mode": "reduce-overhead", "compile": "step"}).id == \
-        "reduce-overhead+step"
+    assert (
+        Variant.from_dict({"mode": "reduce-overhead", "compile": "step"}).id
+        == "reduce-overhead+step"
+    )

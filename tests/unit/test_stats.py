@@ -36,8 +36,10 @@ def test_block_bootstrap_widens_interval_under_round_drift() -> None:
     rng = random.Random(2)
     drift = [rng.uniform(0.8, 1.2) for _ in range(10)]
     a = [10.0 * drift[i // 10] * rng.lognormvariate(0, 0.01) for i in range(100)]
-    b = [10.0 * drift[i // 10] * (1.15 if i // 10 % 2 else 0.87) * rng.lognormvariate(0, 0.01)
-         for i in range(100)]
+    b = [
+        10.0 * drift[i // 10] * (1.15 if i // 10 % 2 else 0.87) * rng.lognormvariate(0, 0.01)
+        for i in range(100)
+    ]
     est = ratio_of_medians(a, rounds_of(100, 10), b, rounds_of(100, 10))
     assert est.ci_high - est.ci_low > 0.05
 
@@ -57,8 +59,12 @@ def test_single_round_has_no_interval() -> None:
 
 @pytest.mark.parametrize(
     ("compile_s", "eager_ms", "compiled_ms", "expected"),
-    [(10.0, 12.0, 10.0, 5000.0), (10.0, 10.0, 12.0, None), (None, 2.0, 1.0, None),
-     (-1.0, 2.0, 1.0, 0.0)],
+    [
+        (10.0, 12.0, 10.0, 5000.0),
+        (10.0, 10.0, 12.0, None),
+        (None, 2.0, 1.0, None),
+        (-1.0, 2.0, 1.0, 0.0),
+    ],
 )
 def test_break_even(compile_s, eager_ms, compiled_ms, expected) -> None:
     assert break_even_steps(compile_s, eager_ms, compiled_ms) == expected

@@ -12,7 +12,8 @@ from compilegate.step_loading import describe_user_exception, resolve_entry
 def repo(tmp_path: Path) -> Path:
     (tmp_path / "steps").mkdir()
     (tmp_path / "steps" / "train.py").write_text(
-        "import torch\n\nCONSTANT = 1\n\n\ndef make_step(device='cpu'):\n    return {}\n")
+        "import torch\n\nCONSTANT = 1\n\n\ndef make_step(device='cpu'):\n    return {}\n"
+    )
     (tmp_path / "src" / "pkg").mkdir(parents=True)
     (tmp_path / "src" / "pkg" / "__init__.py").write_text("def make(device='cpu'):\n    pass\n")
     (tmp_path / "broken.py").write_text("def make_step(:\n")
@@ -34,8 +35,10 @@ def test_module_entry_resolves_under_src(repo: Path) -> None:
     ("spec", "expected"),
     [
         ("steps/nope.py:make_step", "file 'steps/nope.py' does not exist"),
-        ("steps/train.py:make_stepp", "defines no function 'make_stepp' (top-level names: "
-                                      "CONSTANT, make_step, torch)"),
+        (
+            "steps/train.py:make_stepp",
+            "defines no function 'make_stepp' (top-level names: CONSTANT, make_step, torch)",
+        ),
         ("../outside.py:make_step", "is outside the repository"),
         ("/etc/passwd.py:make_step", "is outside the repository"),
         ("os:system", "module 'os' is not a file inside the repository"),
@@ -58,7 +61,9 @@ def test_symlink_escaping_the_repo_is_refused(repo: Path, tmp_path_factory) -> N
 
 
 def test_user_exception_points_at_the_users_line(repo: Path) -> None:
-    code = compile("def f():\n    raise ValueError('bad data\\nmore')\n", str(repo / "u.py"), "exec")
+    code = compile(
+        "def f():\n    raise ValueError('bad data\\nmore')\n", str(repo / "u.py"), "exec"
+    )
     scope: dict = {}
     exec(code, scope)
     try:

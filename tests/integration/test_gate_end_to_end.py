@@ -1,0 +1,79 @@
+"""The gate on real runs: a baseline from unchanged code, then planted regressions.
+
+Uses torch.compile with backend "eager" (Dynamo only): graph breaks, recompiles and a
+compiled-only numerics change are all Dynamo's doing, and it compiles in about a second.
+"""
+
+from __future__ import annotations
+
+import pytest
+from cli_helpers import REPO_ROOT, run_cli, write_config
+
+pytestmark = pytest.mark.compile
+
+
+@pytest.fixture(scope="module")
+def gate(tmp_path_factory: pytest.TempPathFactory):
+    tmp = tmp_path_factory.mktemp("gate")
+    config = write_config(
+        tmp / "compilegate.yml",
+        "  - name: gate\n    entry: examples/test_steps/gate_step.py:make_step\n"
+        "    variants: [{backend: eager}]\n    warmup: 2\n    iterations: 20\n    rounds: 4\n"
+        "    threads: 1\n",
+    )
+    first = run_cli(
+        "run",
+        "--config",
+        str(config),
+        "--repo",
+        str(REPO_ROOT),
+        "--out",
+        str(tmp / "base-result.json"),
+    )
+    assert first.returncode == 0, first.stderr[-3000:]
+    baseline = tmp / "baseline.json"
+    update = run_cli(
+        "baseline", "update", "--result", str(tmp / "base-result.json"), "--baseline", str(baseline)
+    )
+    assert update.returncode == 0, update.stderr
+
+    def run(plant: str = "", *extra: str):
+        return run_cli(
+            "run",
+            "--config",
+            str(config),
+            "--repo",
+            str(REPO_ROOT),
+            "--out",
+            str(tmp / f"result-{plant or 'same'}.json"),
+            "--baseline",
+            str(baseline),
+            *extra,
+            env={"COMPILEGATE_PLANT": plant},
+        )
+
+    return run
+
+
+def test_unchanged_code_is_not_a_regression(gate) -> None:
+    run = gate()
+    assert run.returncode == 0, run.stdout + run.stderr[-2000:]
+    assert (
+        "regression" not in run.stdout.lower().split("verdict")[0]
+        or "0 regression" in run.stdout.lower()
+    )
+
+
+@pytest.mark.parametrize(
+    ("plant", "expected"),
+    [
+        ("graph_break", "new graph break at examples/test_steps/gate_step.py:"),
+        ("recompile", "recompiles"),
+        ("numerics", "numerics"),
+    ],
+)
+def test_planted_regression_fails_the_gate(gate, plant: str, expected: str) -> None:
+    run = gate(plant)
+    assert run.returncode == 1, run.stdout + run.stderr[-2000:]
+    regression_lines = [line for line in run.stdout.splitlines() if "regression" in line]
+    assert any(expected in line for line in regression_lines), run.stdout
