@@ -208,7 +208,9 @@ def _compare_step(
     base_variants = {v["id"]: v for v in base.get("variants", [])}
     for variant in variants:
         rows.extend(
-            _compare_variant(step.step, base_variants.get(variant["id"]), variant, thresholds)
+            _compare_variant(
+                step.step, base_variants.get(variant["id"]), variant, thresholds, (base, cur)
+            )
         )
     current_ids = {v["id"] for v in variants}
     for vid in base_variants:
@@ -222,7 +224,11 @@ def _compare_step(
 
 
 def _compare_variant(
-    step: str, base: Doc | None, cur: Doc, thresholds: dict[str, float]
+    step: str,
+    base: Doc | None,
+    cur: Doc,
+    thresholds: dict[str, float],
+    steps: tuple[Doc, Doc],
 ) -> list[MetricVerdict]:
     subject = Subject(step, cur["id"])
     if cur.get("status") == "error":
@@ -252,7 +258,7 @@ def _compare_variant(
             _get(base, "step_ms", "median"),
             _get(cur, "step_ms", "median"),
             thresholds["compiled_step_time_growth_pct"],
-            (compiled_noise_pct(base), compiled_noise_pct(cur)),
+            (compiled_noise_pct(base, steps[0]), compiled_noise_pct(cur, steps[1])),
         ),
         judge_compile_time(
             subject,

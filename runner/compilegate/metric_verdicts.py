@@ -157,17 +157,24 @@ def speedup_noise_pct(variant: Doc) -> float | None:
     )
 
 
-def compiled_noise_pct(variant: Doc) -> float | None:
+def compiled_noise_pct(variant: Doc, step: Doc | None = None) -> float | None:
+    """An absolute time has no interleaved partner across runs: besides the run's own noise,
+    count how far eager moved between the step's child processes (process_spread_pct)."""
     return largest(
         variant.get("noise_pct"),
         variant.get("detectable_change_pct"),
         round_spread_pct(variant.get("step_ms")),
+        (step or {}).get("process_spread_pct"),
     )
 
 
 def eager_noise_pct(step: Doc) -> float | None:
     eager = step.get("eager") or {}
-    own = largest(eager.get("noise_pct"), round_spread_pct(eager.get("step_ms")))
+    own = largest(
+        eager.get("noise_pct"),
+        round_spread_pct(eager.get("step_ms")),
+        step.get("process_spread_pct"),
+    )
     if own is not None:
         return own
     return largest(*(v.get("noise_pct") for v in step.get("variants", [])))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime
 import json
 import os
+import statistics
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -116,6 +117,20 @@ def variant_entry(variant: Variant, child: dict[str, Any]) -> dict[str, Any]:
     if "numerics" in child:
         entry["numerics"] = child["numerics"]
     return entry
+
+
+def process_spread_pct(step_doc: dict[str, Any]) -> float | None:
+    """How far eager's median moved between this step's child processes, percent.
+
+    Half the range of the eager medians (eager reference and each variant's process) over
+    their median. Timings in one process are interleaved and share its drift; two runs of
+    the gate share nothing, and this is the part of that run-to-run drift one run can see.
+    """
+    medians = [step_doc["eager"]["step_ms"]["median"]] if step_doc.get("eager") else []
+    medians += [v["eager_step_ms"]["median"] for v in step_doc["variants"] if v["status"] == "ok"]
+    if len(medians) < 2:
+        return None
+    return (max(medians) - min(medians)) / 2 / statistics.median(medians) * 100
 
 
 def recommend(variants: list[dict[str, Any]]) -> dict[str, Any]:

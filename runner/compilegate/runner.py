@@ -18,6 +18,7 @@ from .isolation import ChildLauncher, ChildOutcome
 from .result import (
     eager_entry,
     new_document,
+    process_spread_pct,
     recommend,
     step_skeleton,
     variant_entry,
@@ -146,6 +147,7 @@ def measure_step(
             step_doc["variants"].append(failed)
             stream.write(f"[{step.name}] variant {variant.id} error: {error}\n")
         save()
+    step_doc["process_spread_pct"] = process_spread_pct(step_doc)
     step_doc["recommendation"] = recommend(step_doc["variants"])
 
 

@@ -438,3 +438,17 @@ def test_report_to_dict_carries_overall_counts_and_rows():
         "noise_pct",
         "message",
     }
+
+
+def test_drift_between_child_processes_counts_as_noise_for_absolute_times():
+    """Eager moved 12 % between the run's own processes: a 10 % growth is not a regression."""
+    base = step(eager_ms=10.0, eager_noise_pct=0.5)
+    cur = step(eager_ms=11.0, eager_noise_pct=0.5)
+    assert only(compare(base_step=base, cur_step=cur), "eager_step_ms", "eager").verdict == (
+        "regression"
+    )
+    cur["process_spread_pct"] = 12.0
+    for metric, subject in (("eager_step_ms", "eager"),):
+        assert only(compare(base_step=base, cur_step=cur), metric, subject).verdict == (
+            "inconclusive"
+        )

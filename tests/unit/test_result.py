@@ -135,3 +135,14 @@ def test_variant_ids_are_stable() -> None:
         Variant.from_dict({"mode": "reduce-overhead", "compile": "step"}).id
         == "reduce-overhead+step"
     )
+
+
+def test_process_spread_is_half_range_of_eager_medians_across_processes(tmp_path: Path) -> None:
+    from compilegate.result import process_spread_pct
+
+    step_doc = make_document(tmp_path)["steps"][0]
+    step_doc["eager"]["step_ms"]["median"] = 9.0
+    step_doc["variants"][0]["eager_step_ms"]["median"] = 11.0
+    assert process_spread_pct(step_doc) == 10.0  # (11 - 9) / 2 / median(9, 11)
+    step_doc["variants"] = []
+    assert process_spread_pct(step_doc) is None
