@@ -45,6 +45,11 @@ class TrainingStep:
         self.device = device
         self.amp = amp
         self.compiled = compile_kwargs is not None
+        self._mark_step_begin = (
+            cudagraph_mark_step_begin()
+            if compile_kwargs and compile_kwargs.get("mode") == "reduce-overhead"
+            else None
+        )
         self._forward_loss: Callable[[Any], Any]
         self._optimizer_step: Callable[[], Any] = parts.optimizer.step
         model, loss_fn = parts.model, parts.loss
@@ -70,6 +75,8 @@ class TrainingStep:
     def __call__(self, index: int, *, check: bool = False) -> Any:
         """Run iteration `index`; with `check`, insist on a finite scalar loss (syncs)."""
         parts = self.parts
+        if self._mark_step_begin is not None:
+            self._mark_step_begin()
         parts.optimizer.zero_grad(set_to_none=True)
         inputs = parts.batch(index)
         with autocast_context(self.device, self.amp):
@@ -81,6 +88,17 @@ class TrainingStep:
         if parts.scheduler is not None:
             parts.scheduler.step()
         return loss.detach()
+
+
+def cudagraph_mark_step_begin() -> Callable[[], None] | None:
+    """Tell CUDA-graph trees that an iteration starts (its heuristic fails when one iteration
+    calls two compiled functions, as compile target "step" does). torch.compiler has it from
+    2.2; 2.1 keeps it in torch._inductor."""
+    compiler = getattr(torch, "compiler", None)
+    mark = getattr(compiler, "cudagraph_mark_step_begin", None)
+    if mark is None:
+        mark = getattr(getattr(torch, "_inductor", None), "cudagraph_mark_step_begin", None)
+    return mark
 
 
 def check_loss(loss: Any, index: int) -> None:
