@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import io
+import os
 import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import pytest
-from cli_helpers import TORCH_PYTHON
+from cli_helpers import REPO_ROOT, TORCH_PYTHON, write_config
 
 
 @pytest.fixture(scope="session")
@@ -14,3 +21,87 @@ def torch_python() -> str:
     if check.returncode != 0:
         pytest.skip(f"{TORCH_PYTHON} cannot import torch")
     return TORCH_PYTHON
+
+
+# --- Compile diagnostics: one real run per PyTorch version, shared by test_diagnostics.py and
+# test_explain_crosscheck.py. The old version's environment lives outside the repository
+# (`make old-torch-env`); without it the old-torch half is skipped, loudly.
+
+OLD_TORCH_PYTHON = os.environ.get(
+    "COMPILEGATE_OLD_PYTHON", str(Path.home() / ".cache/compilegate/torch-2.4.1/bin/python")
+)
+
+# Tiny steps, short schedules: warm-up 2 (the compile), 4 timed iterations in 2 rounds.
+# Numerics only where it is the point (each check compiles the step once more).
+DIAGNOSTICS_STEPS = {
+    "item_branch": ("item_branch.py", "[{mode: default}, {mode: default, compile: step}]", False),
+    "print_in_loop": ("print_in_loop.py", "[{mode: default}]", False),
+    "print_in_forward": ("print_in_forward.py", "[{mode: default}]", False),
+    "growing_batch": ("growing_batch.py", "[{mode: default}, {mode: default, dynamic: true}]",
+                      False),
+    "recompile_limit": ("recompile_limit.py", "[{mode: default, dynamic: false}]", False),
+    "fp32_mlp": ("fp32_mlp.py", "[{mode: default}]", True),
+    "dropout_mlp": ("dropout_mlp.py", "[{mode: default}]", True),
+    "compiled_differs": ("compiled_differs.py", "[{mode: default}]", True),
+}
+
+
+@dataclass
+class DiagnosticsRun:
+    python: str
+    document: dict[str, Any]
+    table: str
+    child_output: str
+    wall_s: float
+
+    def variant(self, step: str, variant_id: str = "default") -> dict[str, Any]:
+        found = next(s for s in self.document["steps"] if s["name"] == step)
+        assert found["status"] == "ok", found["error"]
+        chosen = next(v for v in found["variants"] if v["id"] == variant_id)
+        assert chosen["status"] == "ok", chosen["error"]
+        return chosen
+
+
+@pytest.fixture(
+    scope="session",
+    params=[pytest.param("current", id="torch-current"),
+            pytest.param("old", id="torch-old", marks=pytest.mark.old_torch)],
+)
+def measuring_python(request: pytest.FixtureRequest) -> str:
+    """The venv's torch, then an old one (<= 2.5) through `--python`."""
+    python = TORCH_PYTHON if request.param == "current" else OLD_TORCH_PYTHON
+    if not Path(python).exists():
+        pytest.skip(f"OLD TORCH NOT TESTED: no interpreter at {python} (run `make old-torch-env` "
+                    "or set COMPILEGATE_OLD_PYTHON)")
+    check = subprocess.run([python, "-c", "import torch"], capture_output=True, check=False)
+    if check.returncode != 0:
+        pytest.skip(f"TORCH NOT TESTED: {python} cannot import torch: "
+                    f"{check.stderr.decode(errors='replace')[-300:]}")
+    return python
+
+
+@pytest.fixture(scope="session")
+def diagnostics_run(measuring_python: str, tmp_path_factory: pytest.TempPathFactory):
+    """Every diagnostics step through the real runner, one Inductor cache per interpreter."""
+    from compilegate.config import Config
+    from compilegate.render import render_result_table
+    from compilegate.runner import RunOptions, run_config
+
+    tmp = tmp_path_factory.mktemp("diagnostics")
+    body = "".join(
+        f"  - name: {name}\n    entry: examples/test_steps/{file}:make_step\n"
+        f"    variants: {variants}\n    warmup: 2\n    iterations: 4\n    rounds: 2\n"
+        f"    numerics: {{enabled: {'true' if numerics else 'false'}, steps: 2}}\n"
+        for name, (file, variants, numerics) in DIAGNOSTICS_STEPS.items()
+    )
+    config_path = write_config(tmp / "compilegate.yml", body)
+    stream = io.StringIO()
+    options = RunOptions(out_path=tmp / "result.json", python=measuring_python,
+                         inductor_cache_dir=tmp_path_factory.mktemp("inductor-cache"),
+                         verbose=True, stream=stream)
+    started = time.perf_counter()
+    document = run_config(Config.from_file(config_path, repo_root=REPO_ROOT), options)
+    wall_s = time.perf_counter() - started
+    sys.stderr.write(f"\n[diagnostics run with {measuring_python}: {wall_s:.0f} s]\n")
+    return DiagnosticsRun(measuring_python, document, render_result_table(document),
+                          stream.getvalue(), wall_s)

@@ -1,0 +1,272 @@
+"""Does the compiled step compute the same thing as eager? (child process)
+
+Three fresh copies of the step from the same seed — eager, compiled, and an eager float64
+reference — run `numerics.steps` iterations from identical state. Loss, every gradient
+(before optimizer.step), every parameter after the step and every buffer are compared with
+PyTorch's own accuracy rule (torch._dynamo.utils.same, used by its benchmark harness):
+
+* pass if allclose(eager, compiled, atol=tol, rtol=tol);
+* else pass if rmse(fp64, compiled) <= m * rmse(fp64, eager) + tol / 10, with m = 2 in fp32
+  and 3 under bf16/fp16 autocast: the compiled error may not be much worse than eager's own;
+* without a float64 reference (the model cannot run in float64): cosine >= cosine_min.
+
+Dropout: Inductor draws its own random numbers unless `fallback_random` is set, which would
+fail every dropout model; it is set here and each side is seeded identically per iteration.
+`torch._dynamo.reset()` first: the timed compile's code must not be reused, because Dynamo's
+guards do not see Inductor config, so the fallback_random setting would be silently ignored.
+TF32 is off on every side (as in PyTorch's accuracy runs): equal settings, comparable errors.
+
+Standard library and torch only; never raises (a failure becomes status "error").
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Iterator
+from typing import Any, Callable
+
+import torch
+
+from .training import TrainingStep, seed_everything
+
+WORST_SHOWN = 5
+MULTIPLIER = {None: 2.0, "bf16": 3.0, "fp16": 3.0}
+Snapshot = dict[str, tuple[str, torch.Tensor]]  # name -> (kind, tensor)
+
+
+def check_numerics(builder: Any, settings: dict[str, Any], variant: dict[str, Any],
+                   progress: Callable[[str], None]) -> dict[str, Any]:
+    """Run eager, compiled and float64 copies and judge every tensor; never raises."""
+    numerics = settings.get("numerics", {})
+    steps, tol = int(numerics.get("steps", 2)), float(numerics.get("tol", 1e-4))
+    cosine_min = float(numerics.get("cosine_min", 0.99))
+    amp = settings.get("amp")
+    base = {"steps": steps, "dtype": amp or "fp32", "tol": tol}
+    if steps < 1:
+        return {**base, "status": "skipped", "reason": "numerics.steps is 0"}
+    try:
+        with _numerics_environment():
+            progress(f"numerics: eager copy, {steps} step(s)")
+            eager = run_copy(builder, settings, steps)
+            progress(f"numerics: compiled copy ({variant['id']}), {steps} step(s)")
+            compiled = run_copy(builder, settings, steps, variant=variant)
+            progress("numerics: float64 reference")
+            reference, ref_error = _try_reference(builder, settings, steps)
+        results = compare_runs(eager, compiled, reference, tol=tol,
+                               multiplier=MULTIPLIER.get(amp, 3.0), cosine_min=cosine_min)
+        return summarize(results, base, reference_error=ref_error, cosine_min=cosine_min)
+    except Exception as exc:  # the user's step, or torch, failed: report it, keep the timing
+        return {**base, "status": "error", "reason": f"{type(exc).__name__}: {exc}"[:500]}
+
+
+@contextlib.contextmanager
+def _numerics_environment() -> Iterator[None]:
+    """fallback_random on, TF32 off, fresh Dynamo state; everything restored afterwards."""
+    import torch._dynamo
+
+    inductor_config = None
+    with contextlib.suppress(Exception):
+        import torch._inductor.config as inductor_config
+    saved_random = getattr(inductor_config, "fallback_random", None)
+    saved_matmul = torch.backends.cuda.matmul.allow_tf32
+    saved_cudnn = torch.backends.cudnn.allow_tf32
+    saved_precision = (torch.get_float32_matmul_precision()
+                       if hasattr(torch, "get_float32_matmul_precision") else None)
+    torch._dynamo.reset()
+    try:
+        if inductor_config is not None:
+            inductor_config.fallback_random = True
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+        if saved_precision is not None:
+            torch.set_float32_matmul_precision("highest")
+        yield
+    finally:
+        torch._dynamo.reset()
+        if inductor_config is not None and saved_random is not None:
+            inductor_config.fallback_random = saved_random
+        torch.backends.cuda.matmul.allow_tf32 = saved_matmul
+        torch.backends.cudnn.allow_tf32 = saved_cudnn
+        if saved_precision is not None:
+            torch.set_float32_matmul_precision(saved_precision)
+
+
+def run_copy(builder: Any, settings: dict[str, Any], steps: int, *,
+             variant: dict[str, Any] | None = None, float64: bool = False) -> list[Snapshot]:
+    """Build a fresh copy, run `steps` iterations, return what each iteration produced."""
+    parts = builder.build()
+    if float64:
+        parts.model.double()
+        batch = parts.batch
+        parts.batch = lambda index: to_float64(batch(index))
+    step = TrainingStep(
+        parts, device=builder.device, amp=None if float64 else settings.get("amp"),
+        compile_kwargs=None if variant is None else variant["compile_kwargs"],
+        compile_target="model" if variant is None else variant["compile_target"],
+    )
+    grads: dict[str, tuple[str, torch.Tensor]] = {}
+    optimizer_step = step._optimizer_step
+
+    def snapshot_grads_then_step() -> None:  # grads are judged before the optimizer moves
+        for name, param in parts.model.named_parameters():
+            grad = param.grad if param.grad is not None else torch.zeros_like(param)
+            grads[f"{name}.grad"] = ("grad", _keep(grad))
+        optimizer_step()
+
+    step._optimizer_step = snapshot_grads_then_step
+    out = []
+    for index in range(steps):
+        grads.clear()
+        seed_everything(int(settings.get("seed", 0)) + 1000 + index)
+        with _default_dtype(torch.float64 if float64 else None):
+            loss = step(index)
+        produced: Snapshot = {"loss": ("loss", _keep(loss))}
+        produced.update(grads)
+        for name, param in parts.model.named_parameters():
+            produced[name] = ("param", _keep(param))
+        for name, buffer in parts.model.named_buffers():
+            produced[name] = ("buffer", _keep(buffer))
+        out.append(produced)
+    return out
+
+
+def _keep(tensor: torch.Tensor) -> torch.Tensor:
+    """A CPU copy: three copies' snapshots of every tensor must not crowd the GPU."""
+    return tensor.detach().to("cpu", copy=True)
+
+
+@contextlib.contextmanager
+def _default_dtype(dtype: torch.dtype | None) -> Iterator[None]:
+    """Tensors the step creates while running (not while built) follow the reference dtype."""
+    saved = torch.get_default_dtype()
+    if dtype is not None:
+        torch.set_default_dtype(dtype)
+    try:
+        yield
+    finally:
+        torch.set_default_dtype(saved)
+
+
+def _try_reference(builder: Any, settings: dict[str, Any],
+                   steps: int) -> tuple[list[Snapshot] | None, str | None]:
+    try:
+        return run_copy(builder, settings, steps, float64=True), None
+    except Exception as exc:
+        return None, f"{type(exc).__name__}: {exc}"[:300]
+
+
+def to_float64(value: Any) -> Any:
+    """Floating tensors in a tensor / tuple / list / dict structure, cast to float64."""
+    if isinstance(value, torch.Tensor):
+        return value.double() if value.is_floating_point() else value
+    if isinstance(value, dict):
+        return {k: to_float64(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        cast = [to_float64(v) for v in value]
+        return type(value)(*cast) if hasattr(value, "_fields") else type(value)(cast)
+    return value
+
+
+def judge(eager: torch.Tensor, compiled: torch.Tensor, reference: torch.Tensor | None, *,
+          tol: float, multiplier: float, cosine_min: float) -> dict[str, Any]:
+    """PyTorch's rule for one tensor: allclose, else fp64 RMSE ratio, else cosine."""
+    if eager.shape != compiled.shape:
+        return {"passed": False, "rule": "shape", "rmse_compiled": None, "rmse_eager": None,
+                "cosine": None, "max_abs_diff": None}
+    if not eager.is_floating_point() and not eager.is_complex():
+        equal = bool(torch.equal(eager.cpu(), compiled.cpu()))
+        return {"passed": equal, "rule": "exact", "rmse_compiled": None, "rmse_eager": None,
+                "cosine": None, "max_abs_diff": None if equal else _max_abs(eager, compiled)}
+    e, c = eager.detach().double().cpu(), compiled.detach().double().cpu()
+    out: dict[str, Any] = {"max_abs_diff": _max_abs(e, c), "cosine": _cosine(e, c),
+                           "rmse_compiled": None, "rmse_eager": None}
+    has_reference = reference is not None and reference.shape == e.shape
+    if has_reference:  # reported even when allclose decides: it ranks the `worst` list
+        ref = reference.detach().double().cpu()
+        out.update(rmse_compiled=_finite(_rmse(ref, c)), rmse_eager=_finite(_rmse(ref, e)))
+    if torch.allclose(e, c, atol=tol, rtol=tol, equal_nan=True):
+        out.update(passed=True, rule="allclose")
+    elif has_reference and out["rmse_compiled"] is not None and out["rmse_eager"] is not None:
+        passed = out["rmse_compiled"] <= multiplier * out["rmse_eager"] + tol / 10
+        out.update(passed=bool(passed), rule="fp64_rmse")
+    else:
+        cosine = out["cosine"]
+        out.update(passed=cosine is not None and cosine >= cosine_min, rule="cosine")
+    return out
+
+
+def _rmse(a: torch.Tensor, b: torch.Tensor) -> float:
+    return float(torch.sqrt(torch.mean((a - b) ** 2))) if a.numel() else 0.0
+
+
+def _max_abs(a: torch.Tensor, b: torch.Tensor) -> float | None:
+    if a.numel() == 0:
+        return 0.0
+    diff = (a.double().cpu() - b.double().cpu()).abs().max()
+    return _finite(float(diff))
+
+
+def _cosine(a: torch.Tensor, b: torch.Tensor) -> float | None:
+    a, b = a.flatten(), b.flatten()
+    norms = float(a.norm()) * float(b.norm())
+    if norms == 0.0:
+        return 1.0 if torch.equal(a, b) else 0.0
+    return _finite(float(torch.dot(a, b)) / norms)
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None  # JSON has no NaN/inf
+
+
+def compare_runs(eager: list[Snapshot], compiled: list[Snapshot],
+                 reference: list[Snapshot] | None, *, tol: float, multiplier: float,
+                 cosine_min: float) -> list[dict[str, Any]]:
+    """One verdict per (iteration, tensor) present on both sides."""
+    results = []
+    for step, (e_step, c_step) in enumerate(zip(eager, compiled)):
+        r_step = reference[step] if reference is not None else {}
+        for name, (kind, e_tensor) in e_step.items():
+            if name not in c_step:
+                results.append({"tensor": name, "kind": kind, "step": step, "passed": False,
+                                "rule": "missing", "rmse_compiled": None, "rmse_eager": None,
+                                "cosine": None, "max_abs_diff": None})
+                continue
+            ref = r_step.get(name, (kind, None))[1] if reference is not None else None
+            verdict = judge(e_tensor, c_step[name][1], ref, tol=tol, multiplier=multiplier,
+                            cosine_min=cosine_min)
+            results.append({"tensor": name, "kind": kind, "step": step, **verdict,
+                            "_badness": _badness(verdict, multiplier, tol, cosine_min)})
+    return results
+
+
+def _badness(verdict: dict[str, Any], multiplier: float, tol: float, cosine_min: float) -> float:
+    """How close to (or past) failing: >1 failed. Ranks the `worst` list."""
+    if verdict["rmse_compiled"] is not None and verdict["rmse_eager"] is not None:
+        return verdict["rmse_compiled"] / (multiplier * verdict["rmse_eager"] + tol / 10)
+    if verdict["rule"] == "cosine" and verdict["cosine"] is not None:
+        return (1 - verdict["cosine"]) / max(1 - cosine_min, 1e-12)
+    if verdict["rule"] == "allclose":
+        return min(1.0, (verdict["max_abs_diff"] or 0.0) / tol) * 0.999
+    return 0.0 if verdict["passed"] else math.inf
+
+
+def summarize(results: list[dict[str, Any]], base: dict[str, Any], *,
+              reference_error: str | None, cosine_min: float) -> dict[str, Any]:
+    checked = list(dict.fromkeys(r["tensor"] for r in results))
+    failed = list(dict.fromkeys(r["tensor"] for r in results if not r["passed"]))
+    ranked = sorted(results, key=lambda r: (r["passed"], -r.get("_badness", math.inf)))
+    worst = [{k: v for k, v in r.items() if k not in ("_badness", "rule")}
+             for r in ranked[:WORST_SHOWN]]
+    out = {**base, "status": "fail" if failed else "pass", "checked": checked,
+           "failed": failed, "worst": worst,
+           "reference": "float64" if reference_error is None else "none"}
+    reasons = []
+    if failed:
+        shown = ", ".join(failed[:5]) + (f" and {len(failed) - 5} more" if len(failed) > 5 else "")
+        reasons.append(f"{len(failed)} of {len(checked)} tensors differ beyond tolerance: {shown}")
+    if reference_error is not None:
+        reasons.append(f"no float64 reference ({reference_error}); judged by allclose, "
+                       f"else cosine >= {cosine_min}")
+    out["reason"] = "; ".join(reasons) or None
+    return out

@@ -1,0 +1,130 @@
+"""Compile diagnostics end to end: real torch.compile (Inductor, CPU) through the real runner,
+on the venv's torch and on an old one (<= 2.5), where each single torch source misses
+something (graph breaks at data-dependent branches, frame skips, per-instance recompiles).
+
+One run per interpreter (conftest.diagnostics_run) serves every test here.
+"""
+
+from __future__ import annotations
+
+import pytest
+from cli_helpers import REPO_ROOT
+
+from compilegate.schemas import validation_errors
+
+pytestmark = pytest.mark.compile
+
+STEPS = "examples/test_steps"
+
+
+def marked_line(file: str, marker: str) -> int:
+    """The line of examples/test_steps/<file> carrying `# GRAPH BREAK: <marker>`."""
+    lines = (REPO_ROOT / STEPS / file).read_text().splitlines()
+    return next(i for i, text in enumerate(lines, 1) if f"# GRAPH BREAK: {marker}" in text)
+
+
+def test_result_is_schema_valid_and_probe_output_stays_off_stderr(diagnostics_run):
+    assert validation_errors(diagnostics_run.document, "result") == []
+    # The probe turns on torch's DEBUG artifact logs; the child's own output must not carry them.
+    assert "[__graph_breaks]" not in diagnostics_run.child_output
+    assert "[__recompiles]" not in diagnostics_run.child_output
+    assert "Graph break in user code at" not in diagnostics_run.child_output
+
+
+def test_item_and_data_dependent_branch_are_both_reported_at_their_lines(diagnostics_run):
+    variant = diagnostics_run.variant("item_branch")
+    breaks = variant["graph_breaks"]
+    sites = [(s["file"], s["line"]) for s in breaks["sites"] if s["in_repo"]]
+    item, branch = marked_line("item_branch.py", "item"), marked_line("item_branch.py", "branch")
+    assert sites == [(f"{STEPS}/item_branch.py", item), (f"{STEPS}/item_branch.py", branch)]
+    assert breaks["count"] == 2
+    reasons = {s["line"]: s["reason"] for s in breaks["sites"]}
+    assert "item" in reasons[item].lower()
+    assert "data-dependent" in reasons[branch].lower()
+    assert variant["recompiles"]["count"] == 0  # the .item() reads a constant buffer
+    assert variant["fallbacks_to_eager"] == 0
+    note = next(n for n in variant["degraded"] if "graph break" in n)
+    assert note.startswith("2 graph breaks in your code")
+    assert f"item_branch.py:{item}" in diagnostics_run.table
+    assert "item_branch.py" in note and "degraded: 2 graph breaks" in diagnostics_run.table
+
+
+def test_whole_step_compile_counts_only_the_users_sites(diagnostics_run):
+    """compile: step also compiles optimizer.step, whose own graph_break() calls are torch's."""
+    breaks = diagnostics_run.variant("item_branch", "default+step")["graph_breaks"]
+    assert breaks["count"] == 2
+    theirs = [s for s in breaks["sites"] if not s["in_repo"]]
+    assert theirs and all(s["file"].startswith("torch/optim/") for s in theirs)
+    assert breaks["sites"][:2] == [s for s in breaks["sites"] if s["in_repo"]]
+    assert not any(s["file"].startswith(("compilegate/", "runner/")) for s in breaks["sites"])
+
+
+def test_print_in_a_layer_loop_reports_the_fallback_to_eager(diagnostics_run):
+    variant = diagnostics_run.variant("print_in_loop")
+    line = marked_line("print_in_loop.py", "print in loop")
+    assert [(s["file"], s["line"]) for s in variant["graph_breaks"]["sites"]] == [
+        (f"{STEPS}/print_in_loop.py", line)]
+    assert variant["fallbacks_to_eager"] >= 1
+    reason = variant["fallback_reasons"][0]
+    assert reason.startswith(f"forward in {STEPS}/print_in_loop.py fell back to eager")
+    assert f"graph break in a loop at {STEPS}/print_in_loop.py:{line}" in reason
+    assert any("fell back to eager" in note for note in variant["degraded"])
+    assert "fell back to eager" in diagnostics_run.table
+
+
+def test_changing_batch_shape_recompiles_exactly_once_and_dynamic_true_never(diagnostics_run):
+    """Sizes 4, 4 (warm-up), 8, 8, 16, 16: automatic dynamic recompiles once, at 4 -> 8."""
+    recompiles = diagnostics_run.variant("growing_batch")["recompiles"]
+    assert recompiles["count"] == len(recompiles["events"]) == 1
+    event = recompiles["events"][0]
+    assert (event["function"], event["file"]) == ("forward", f"{STEPS}/growing_batch.py")
+    forward = (REPO_ROOT / STEPS / "growing_batch.py").read_text().splitlines()
+    assert event["line"] == 1 + forward.index("    def forward(self, x):")
+    assert "size mismatch at index 0. expected 4, actual 8" in event["reason"]
+    assert recompiles["limit_hit"] is False
+    dynamic = diagnostics_run.variant("growing_batch", "default+dynamic")["recompiles"]
+    assert dynamic == {"count": 0, "events": [], "limit_hit": False, "limit_message": None}
+
+
+def test_recompile_limit_hit_is_flagged_and_the_refused_attempt_is_not_counted(diagnostics_run):
+    """dynamic=False, limit 2: sizes 4 and 8 compile, 16 hits the limit and runs eagerly."""
+    variant = diagnostics_run.variant("recompile_limit", "default+static")
+    recompiles = variant["recompiles"]
+    assert recompiles["count"] == 1
+    assert "expected 4, actual 8" in recompiles["events"][0]["reason"]
+    assert recompiles["limit_hit"] is True
+    message = recompiles["limit_message"]
+    assert message.startswith(f"recompile limit hit: forward ({STEPS}/recompile_limit.py:")
+    assert "runs eagerly from now on" in message and "actual 16" in message
+    assert message in variant["degraded"]
+    assert variant["fallbacks_to_eager"] >= 1
+
+
+def test_breaks_are_sites_in_the_users_file_not_torch(diagnostics_run):
+    variant = diagnostics_run.variant("print_in_forward")
+    sites = [(s["file"], s["line"], s["in_repo"]) for s in variant["graph_breaks"]["sites"]]
+    assert sites == [(f"{STEPS}/print_in_forward.py", marked_line("print_in_forward.py", m), True)
+                     for m in ("print", "explicit")]
+
+
+def test_correct_steps_pass_numerics_in_fp32_and_with_dropout(diagnostics_run):
+    for step in ("fp32_mlp", "dropout_mlp"):
+        numerics = diagnostics_run.variant(step)["numerics"]
+        assert numerics["status"] == "pass", numerics
+        assert numerics["reference"] == "float64" and numerics["steps"] == 2
+        assert numerics["dtype"] == "fp32" and numerics["failed"] == []
+        assert "loss" in numerics["checked"]
+        assert {w["kind"] for w in numerics["worst"]} <= {"loss", "grad", "param", "buffer"}
+    checked = diagnostics_run.variant("dropout_mlp")["numerics"]["checked"]
+    assert {"0.weight.grad", "0.weight", "1.running_mean"} <= set(checked)
+
+
+def test_compiled_only_branch_fails_numerics_and_names_the_tensors(diagnostics_run):
+    numerics = diagnostics_run.variant("compiled_differs")["numerics"]
+    assert numerics["status"] == "fail"
+    assert {"loss", "fc2.weight.grad", "fc1.weight.grad"} <= set(numerics["failed"])
+    worst = numerics["worst"][0]
+    assert worst["passed"] is False and worst["tensor"] in numerics["failed"]
+    assert worst["rmse_compiled"] > 100 * worst["rmse_eager"]
+    assert "fc2.weight.grad" in numerics["reason"] or "loss" in numerics["reason"]
+    assert "fail" in diagnostics_run.table
