@@ -8,9 +8,9 @@ from torch import nn
 
 
 def make_step(device="cpu"):
-    model = nn.Sequential(
-        nn.Linear(32, 64), nn.LayerNorm(64), nn.GELU(), nn.Linear(64, 10)
-    ).to(device)
+    model = nn.Sequential(nn.Linear(32, 64), nn.LayerNorm(64), nn.GELU(), nn.Linear(64, 10)).to(
+        device
+    )
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
     generator = torch.Generator().manual_seed(5)
     xs = torch.randn(4, 16, 32, generator=generator).to(device)

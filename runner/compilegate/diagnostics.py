@@ -28,35 +28,25 @@ from __future__ import annotations
 import collections
 import contextlib
 import logging
-import os
 import re
 from pathlib import Path
 from typing import Any
 
-PACKAGE_DIR = Path(__file__).resolve().parent
+from .dynamo_logs import (
+    PathClassifier,
+    break_type,
+    parse_graph_break_record,
+    parse_limit_warning,
+    parse_loop_skip,
+    parse_recompile_record,
+    strip_compile_id,
+    summarize_reason,
+)
+
 _PROBE_SUFFIXES = ("__graph_breaks", "__recompiles", "__recompiles_verbose")
 _SKIP_LOGGER = "torch._dynamo.symbolic_convert"  # 2.1-2.5 log frame skips there at INFO
 
-_GB_NEW_RE = re.compile(r"^Graph break in user code at (?P<file>.+?):(?P<line>\d+)\n"
-                        r"(?:Graph Break )?Reason: (?P<body>.*)", re.S)  # 2.6+
-_GB_DUP_RE = re.compile(r"^Graph break \((?:details suppressed|user stack suppressed[^)]*)\) "
-                        r"in user code at (?P<file>.+?):(?P<line>\d+)\n"
-                        r"(?:Graph Break )?Reason: (?P<body>.*)", re.S)  # 2.6+ repeats
-_GB_OLD_RE = re.compile(r"^Graph break: (?P<skip>skip: )?(?P<reason>.*?)\s*from user code at:\n"
-                        r"(?P<stack>.*)", re.S)  # 2.1-2.5 (2.3-2.5: reason only in exc_info)
-_FILE_LINE_RE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fn>[^\s]+)')
-_LOOP_SKIP_RE = re.compile(r"Skipping frame because there is a graph break in a for/while loop"
-                           r"\n<FrameSummary file (?P<file>.+?), line (?P<line>\d+) in "
-                           r"(?P<fn>[^>\s]+)>")
-_RC_RE = re.compile(r"Recompiling function (?P<fn>.+?) in (?P<file>.+?):(?P<line>\d+)\s*$", re.M)
-_LIMIT_RE = re.compile(r"torch\._dynamo hit config\.(?P<limit>\w+) \((?P<value>\d+)\)"
-                       r"(?:\s*\n\s*function: '(?P<fn>[^']*)' \((?P<file>.+?):(?P<line>\d+)\))?"
-                       r"(?:\s*\n\s*last reason: (?P<reason>[^\n]*))?")
 _COMPILE_ID_RE = re.compile(r"^(\d+)/(\d+)$")
-_CLASS_RE = re.compile(r"<class '(?:[\w.]+\.)?(\w+)'>")
-_FALLBACK_MARKERS = ("falling back to eager", "graph break in loop")
-_NOISE_PREFIXES = ("Encountered graph break when attempting", "Failed to handle graph break",
-                   "*** While handling", "For more details", "Developer debug context")
 
 
 class CompileProbe:
@@ -138,8 +128,13 @@ def capture_record(record: logging.LogRecord) -> dict[str, Any]:
     else:
         text = record.getMessage()
     exc = record.exc_info[1] if isinstance(record.exc_info, tuple) else None
-    return {"logger": record.name, "level": record.levelno, "text": text,
-            "exc": "" if exc is None else str(exc), "compile_id": _current_compile_id()}
+    return {
+        "logger": record.name,
+        "level": record.levelno,
+        "text": text,
+        "exc": "" if exc is None else str(exc),
+        "compile_id": _current_compile_id(),
+    }
 
 
 def _current_compile_id() -> str | None:
@@ -165,8 +160,15 @@ def _clear_dynamo_state() -> None:
         import torch._dynamo.utils as du
     except Exception:
         return
-    for name in ("counters", "graph_break_reasons", "guard_failures", "compilation_time_metrics",
-                 "frame_phase_timing", "cumulative_time_spent_ns", "_compilation_metrics"):
+    for name in (
+        "counters",
+        "graph_break_reasons",
+        "guard_failures",
+        "compilation_time_metrics",
+        "frame_phase_timing",
+        "cumulative_time_spent_ns",
+        "_compilation_metrics",
+    ):
         value = getattr(du, name, None)  # _compilation_metrics: the 2.2-2.14 metrics deque
         if hasattr(value, "clear"):
             value.clear()
@@ -174,8 +176,13 @@ def _clear_dynamo_state() -> None:
 
 def take_snapshot(records: list[dict[str, Any]]) -> dict[str, Any]:
     """Copy what torch holds now into plain data (each source guarded, missing → empty)."""
-    snap: dict[str, Any] = {"records": list(records), "counters": {}, "break_reasons": [],
-                            "metrics": [], "phases_s": {}}
+    snap: dict[str, Any] = {
+        "records": list(records),
+        "counters": {},
+        "break_reasons": [],
+        "metrics": [],
+        "phases_s": {},
+    }
     try:
         import torch._dynamo.utils as du
     except Exception:
@@ -185,10 +192,14 @@ def take_snapshot(records: list[dict[str, Any]]) -> dict[str, Any]:
     for reason in list(getattr(du, "graph_break_reasons", []) or []):
         stack = list(getattr(reason, "user_stack", None) or [])
         last = stack[-1] if stack else None
-        snap["break_reasons"].append({
-            "reason": str(getattr(reason, "reason", "")),
-            "file": getattr(last, "filename", None), "line": getattr(last, "lineno", None),
-            "function": getattr(last, "name", None)})
+        snap["break_reasons"].append(
+            {
+                "reason": str(getattr(reason, "reason", "")),
+                "file": getattr(last, "filename", None),
+                "line": getattr(last, "lineno", None),
+                "function": getattr(last, "name", None),
+            }
+        )
     try:
         if hasattr(du, "get_compilation_metrics"):
             metrics = du.get_compilation_metrics()
@@ -196,8 +207,16 @@ def take_snapshot(records: list[dict[str, Any]]) -> dict[str, Any]:
             metrics = list(getattr(du, "_compilation_metrics", []) or [])
     except Exception:
         metrics = []
-    fields = ("compile_id", "co_name", "co_filename", "co_firstlineno", "cache_size",
-              "fail_type", "fail_reason", "recompile_reason")
+    fields = (
+        "compile_id",
+        "co_name",
+        "co_filename",
+        "co_firstlineno",
+        "cache_size",
+        "fail_type",
+        "fail_reason",
+        "recompile_reason",
+    )
     for entry in metrics:
         snap["metrics"].append({f: _plain(getattr(entry, f, None)) for f in fields})
     snap["phases_s"] = _compile_phases(du)
@@ -222,141 +241,29 @@ def _compile_phases(du: Any) -> dict[str, float]:
         return {}
 
 
-class PathClassifier:
-    """Shows paths relative to the repository and tells the user's files from the rest."""
-
-    def __init__(self, repo_root: Path, excluded: dict[str, Path]) -> None:
-        self.repo_root = Path(os.path.abspath(repo_root))
-        self.excluded = {label: Path(os.path.abspath(p)) for label, p in excluded.items()}
-
-    @classmethod
-    def for_torch(cls, repo_root: Path) -> PathClassifier:
-        excluded = {"compilegate": PACKAGE_DIR}
-        with contextlib.suppress(Exception):
-            import torch
-
-            excluded["torch"] = Path(torch.__file__).parent
-        return cls(repo_root, excluded)
-
-    def classify(self, file: str | None) -> tuple[str, bool]:
-        """(path to show, inside the user's repository and not a library or compilegate)."""
-        if not file:
-            return "<unknown>", False
-        path = Path(os.path.abspath(os.path.join(self.repo_root, file)))
-        for label, root in self.excluded.items():
-            if _is_under(path, root):
-                return f"{label}/{path.relative_to(root).as_posix()}", False
-        parts = path.parts
-        for marker in ("site-packages", "dist-packages"):
-            if marker in parts:
-                return "/".join(parts[parts.index(marker) + 1:]), False
-        if _is_under(path, self.repo_root):
-            return path.relative_to(self.repo_root).as_posix(), True
-        return str(path), False
-
-
-def _is_under(path: Path, root: Path) -> bool:
-    try:
-        path.relative_to(root)
-    except ValueError:
-        return False
-    return True
-
-
-def parse_graph_break_record(text: str, exc_text: str = "") -> dict[str, Any] | None:
-    """A `graph_breaks` artifact record → {file, line, function, reason, duplicate, fallback}."""
-    for regex, duplicate in ((_GB_NEW_RE, False), (_GB_DUP_RE, True)):
-        match = regex.match(text)
-        if match:
-            body = match["body"].split("\nUser code traceback:")[0]
-            stack = _FILE_LINE_RE.findall(text.split("\nUser code traceback:", 1)[-1])
-            return {"file": match["file"], "line": int(match["line"]),
-                    "function": stack[-1][2] if stack and not duplicate else None,
-                    "reason": summarize_reason(body), "duplicate": duplicate,
-                    "fallback": any(m in body for m in _FALLBACK_MARKERS)}
-    match = _GB_OLD_RE.match(text)
-    if not match:
-        return None
-    frames = _FILE_LINE_RE.findall(match["stack"])
-    if not frames:
-        return None
-    file, line, function = frames[-1]
-    reason = match["reason"].strip()
-    if not reason and exc_text.strip():
-        reason = exc_text.strip().splitlines()[0]
-    return {"file": file, "line": int(line), "function": function,
-            "reason": summarize_reason(reason or "unknown reason"), "duplicate": False,
-            "fallback": bool(match["skip"])}
-
-
-def summarize_reason(body: str) -> str:
-    """One readable line: the break type (2.7+ gb_type line) and its explanation."""
-    lines = [ln for ln in body.splitlines() if ln.strip()]
-    head = next((ln.strip() for ln in lines
-                 if not ln.startswith(" ") and not ln.strip().startswith(_NOISE_PREFIXES)),
-                lines[0].strip() if lines else "unknown reason")
-    explanation = next((ln.strip()[len("Explanation:"):].strip() for ln in lines
-                        if ln.strip().startswith("Explanation:")), "")
-    head = _CLASS_RE.sub(r"\1", head).strip("'\"")
-    if head.startswith("generic_jump"):  # 2.1-2.5 internal name of a data-dependent branch
-        head = f"Data-dependent branching ({head})"
-    text = f"{head}. {explanation}" if explanation and explanation not in head else head
-    return text if len(text) <= 300 else text[:297] + "..."
-
-
-def break_type(reason: str) -> str:
-    """The short kind of a summarized reason (its first sentence), for one-line notes."""
-    head = reason.split(". ", 1)[0]
-    return head if len(head) <= 80 else head[:77] + "..."
-
-
-def parse_recompile_record(text: str) -> dict[str, Any] | None:
-    """A `recompiles` record (2.1 tuple joined by newlines, 2.2+ text) → function, file, reasons."""
-    match = _RC_RE.search(text)
-    if not match:
-        return None
-    reasons = []
-    for raw in text[match.end():].splitlines():
-        line = raw.strip()
-        if line.startswith("triggered by the following guard failure"):
-            rest = line.split(":", 1)[1].strip()  # 2.1 puts the reason on this line
-            if rest:
-                reasons.append(rest)
-        elif line.startswith("- "):
-            item = line[2:]
-            if item.startswith(" ") or item.startswith("User stack trace"):  # 2.11+ stack lines
-                continue
-            reasons.append(" ".join(item.split()))
-    return {"function": match["fn"], "file": match["file"], "line": int(match["line"]),
-            "reasons": reasons}
-
-
-def parse_limit_warning(text: str) -> dict[str, Any] | None:
-    match = _LIMIT_RE.search(text)
-    if not match:
-        return None
-    return {"limit": match["limit"], "value": int(match["value"]), "function": match["fn"],
-            "file": match["file"], "line": int(match["line"]) if match["line"] else None,
-            "reason": match["reason"]}
-
-
-def _strip_compile_id(reason: str) -> str:
-    return re.sub(r"^\d+/\d+: ", "", reason)
-
-
 def build_report(snap: dict[str, Any], paths: PathClassifier) -> dict[str, Any]:
     """Combine a snapshot's sources into the variant's diagnostics (pure; unit-tested)."""
     records = snap.get("records", [])
     breaks = _graph_breaks(records, snap.get("break_reasons", []), paths)
-    limit = next((parse_limit_warning(r["text"]) for r in records
-                  if r["level"] >= logging.WARNING and "hit config." in r["text"]), None)
+    limit = next(
+        (
+            parse_limit_warning(r["text"])
+            for r in records
+            if r["level"] >= logging.WARNING and "hit config." in r["text"]
+        ),
+        None,
+    )
     recompiles = _recompiles(records, snap.get("metrics", []), limit, paths)
     fallbacks = _fallbacks(records, snap.get("metrics", []), limit, paths)
     counters = snap.get("counters", {})
     frames = counters.get("frames", {})
     skipped = max(0, int(frames.get("total", 0)) - int(frames.get("ok", 0)))
-    cache = {k: int(v) for section in ("inductor", "aot_autograd")
-             for k, v in counters.get(section, {}).items() if "cache" in k}
+    cache = {
+        k: int(v)
+        for section in ("inductor", "aot_autograd")
+        for k, v in counters.get(section, {}).items()
+        if "cache" in k
+    }
     report = {
         "recompiles": recompiles,
         "graph_breaks": breaks,
@@ -369,15 +276,26 @@ def build_report(snap: dict[str, Any], paths: PathClassifier) -> dict[str, Any]:
     return report
 
 
-def _graph_breaks(records: list[dict[str, Any]], break_reasons: list[dict[str, Any]],
-                  paths: PathClassifier) -> dict[str, Any]:
+def _graph_breaks(
+    records: list[dict[str, Any]], break_reasons: list[dict[str, Any]], paths: PathClassifier
+) -> dict[str, Any]:
     sites: dict[tuple[str, int], dict[str, Any]] = {}
 
     def site(file: str, line: int) -> dict[str, Any]:
         shown, in_repo = paths.classify(file)
-        return sites.setdefault((shown, line), {
-            "file": shown, "line": line, "reason": "", "count": 0, "in_repo": in_repo,
-            "sources": [], "_log": 0, "_reasons": 0})
+        return sites.setdefault(
+            (shown, line),
+            {
+                "file": shown,
+                "line": line,
+                "reason": "",
+                "count": 0,
+                "in_repo": in_repo,
+                "sources": [],
+                "_log": 0,
+                "_reasons": 0,
+            },
+        )
 
     for record in records:
         if not record["logger"].endswith("__graph_breaks"):
@@ -406,8 +324,12 @@ def _graph_breaks(records: list[dict[str, Any]], break_reasons: list[dict[str, A
     return {"count": sum(1 for s in out if s["in_repo"]), "sites": out}
 
 
-def _recompiles(records: list[dict[str, Any]], metrics: list[dict[str, Any]],
-                limit: dict[str, Any] | None, paths: PathClassifier) -> dict[str, Any]:
+def _recompiles(
+    records: list[dict[str, Any]],
+    metrics: list[dict[str, Any]],
+    limit: dict[str, Any] | None,
+    paths: PathClassifier,
+) -> dict[str, Any]:
     events: list[dict[str, Any]] = []
     for record in records:
         if record["logger"].endswith(("__recompiles", "__recompiles_verbose")):
@@ -423,7 +345,8 @@ def _recompiles(records: list[dict[str, Any]], metrics: list[dict[str, Any]],
                 break
     logged_ids = {e["compile_id"] for e in events if e["compile_id"]}
     unmatched = collections.Counter(
-        (e["function"], e["file"], e["line"]) for e in events if not e["compile_id"])
+        (e["function"], e["file"], e["line"]) for e in events if not e["compile_id"]
+    )
     for entry in metrics:  # 2.3+: successful recompiles the log does not explain
         match = _COMPILE_ID_RE.match(str(entry.get("compile_id") or ""))
         if not match or not entry.get("co_name") or int(match.group(2)) == 0:
@@ -436,39 +359,65 @@ def _recompiles(records: list[dict[str, Any]], metrics: list[dict[str, Any]],
             continue
         reason = entry.get("recompile_reason") or (
             "no guard failure was logged (torch <= 2.4 compiles each instance of a module "
-            "class separately)")
-        events.append({"function": entry["co_name"], "file": entry.get("co_filename") or "",
-                       "line": entry.get("co_firstlineno"), "reasons": [reason],
-                       "compile_id": entry["compile_id"]})
+            "class separately)"
+        )
+        events.append(
+            {
+                "function": entry["co_name"],
+                "file": entry.get("co_filename") or "",
+                "line": entry.get("co_firstlineno"),
+                "reasons": [reason],
+                "compile_id": entry["compile_id"],
+            }
+        )
     out = []
     for event in events:
         shown, _ = paths.classify(event["file"])
         reasons = event["reasons"] or ["unknown guard failure"]
-        out.append({"function": event["function"], "file": shown, "line": event["line"],
-                    "reason": _strip_compile_id(reasons[0]), "reasons": reasons,
-                    "compile_id": event["compile_id"]})
+        out.append(
+            {
+                "function": event["function"],
+                "file": shown,
+                "line": event["line"],
+                "reason": strip_compile_id(reasons[0]),
+                "reasons": reasons,
+                "compile_id": event["compile_id"],
+            }
+        )
     message = None
     if limit is not None:
         where = ""
         if limit["function"]:
             where = f"{limit['function']} ({paths.classify(limit['file'])[0]}:{limit['line']}) "
-        last = f"; last reason: {_strip_compile_id(limit['reason'])}" if limit["reason"] else ""
-        message = (f"recompile limit hit: {where}runs eagerly from now on "
-                   f"(config.{limit['limit']} = {limit['value']}{last})")
-    return {"count": len(out), "events": out, "limit_hit": limit is not None,
-            "limit_message": message}
+        last = f"; last reason: {strip_compile_id(limit['reason'])}" if limit["reason"] else ""
+        message = (
+            f"recompile limit hit: {where}runs eagerly from now on "
+            f"(config.{limit['limit']} = {limit['value']}{last})"
+        )
+    return {
+        "count": len(out),
+        "events": out,
+        "limit_hit": limit is not None,
+        "limit_message": message,
+    }
 
 
-def _fallbacks(records: list[dict[str, Any]], metrics: list[dict[str, Any]],
-               limit: dict[str, Any] | None, paths: PathClassifier) -> list[str]:
+def _fallbacks(
+    records: list[dict[str, Any]],
+    metrics: list[dict[str, Any]],
+    limit: dict[str, Any] | None,
+    paths: PathClassifier,
+) -> list[str]:
     """One sentence per frame Dynamo gave up on entirely (keyed by file and function)."""
     frames: dict[tuple[str, str], str] = {}
     causes: dict[tuple[str, int], str] = {}  # break site -> type, for the 2.1-2.5 INFO record
 
     def add(file: str, function: str | None, why: str) -> None:
         shown, _ = paths.classify(file)
-        frames.setdefault((shown, function or "?"),
-                          f"{function or 'a frame'} in {shown} fell back to eager: {why}")
+        frames.setdefault(
+            (shown, function or "?"),
+            f"{function or 'a frame'} in {shown} fell back to eager: {why}",
+        )
 
     for record in records:
         parsed = None
@@ -479,22 +428,35 @@ def _fallbacks(records: list[dict[str, Any]], metrics: list[dict[str, Any]],
         if parsed and parsed["fallback"]:
             shown, _ = paths.classify(parsed["file"])
             loop = " in a loop" if "graph break in loop" in record["text"] else ""
-            add(parsed["file"], parsed["function"], f"graph break{loop} at {shown}:"
-                f"{parsed['line']} ({break_type(parsed['reason'])})")
-        match = _LOOP_SKIP_RE.search(record["text"])
+            add(
+                parsed["file"],
+                parsed["function"],
+                f"graph break{loop} at {shown}:{parsed['line']} ({break_type(parsed['reason'])})",
+            )
+        match = parse_loop_skip(record["text"])
         if match:
             shown, _ = paths.classify(match["file"])
-            cause = causes.get((match["file"], int(match["line"])))
-            add(match["file"], match["fn"], f"graph break in a loop at {shown}:{match['line']}"
-                + (f" ({cause})" if cause else ""))
+            cause = causes.get((match["file"], match["line"]))
+            add(
+                match["file"],
+                match["function"],
+                f"graph break in a loop at {shown}:{match['line']}"
+                + (f" ({cause})" if cause else ""),
+            )
     if limit is not None and limit["function"]:
-        add(limit["file"] or "", limit["function"],
-            f"recompile limit hit (config.{limit['limit']} = {limit['value']})")
+        add(
+            limit["file"] or "",
+            limit["function"],
+            f"recompile limit hit (config.{limit['limit']} = {limit['value']})",
+        )
     for entry in metrics:
         if entry.get("fail_type") and entry.get("co_name"):
             reason = str(entry.get("fail_reason") or entry["fail_type"]).strip().splitlines()
-            add(entry.get("co_filename") or "", entry["co_name"],
-                break_type(summarize_reason(reason[0] if reason else "unknown reason")))
+            add(
+                entry.get("co_filename") or "",
+                entry["co_name"],
+                break_type(summarize_reason(reason[0] if reason else "unknown reason")),
+            )
     return list(frames.values())
 
 

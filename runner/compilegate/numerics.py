@@ -35,8 +35,9 @@ MULTIPLIER = {None: 2.0, "bf16": 3.0, "fp16": 3.0}
 Snapshot = dict[str, tuple[str, torch.Tensor]]  # name -> (kind, tensor)
 
 
-def check_numerics(builder: Any, settings: dict[str, Any], variant: dict[str, Any],
-                   progress: Callable[[str], None]) -> dict[str, Any]:
+def check_numerics(
+    builder: Any, settings: dict[str, Any], variant: dict[str, Any], progress: Callable[[str], None]
+) -> dict[str, Any]:
     """Run eager, compiled and float64 copies and judge every tensor; never raises."""
     numerics = settings.get("numerics", {})
     steps, tol = int(numerics.get("steps", 2)), float(numerics.get("tol", 1e-4))
@@ -53,8 +54,14 @@ def check_numerics(builder: Any, settings: dict[str, Any], variant: dict[str, An
             compiled = run_copy(builder, settings, steps, variant=variant)
             progress("numerics: float64 reference")
             reference, ref_error = _try_reference(builder, settings, steps)
-        results = compare_runs(eager, compiled, reference, tol=tol,
-                               multiplier=MULTIPLIER.get(amp, 3.0), cosine_min=cosine_min)
+        results = compare_runs(
+            eager,
+            compiled,
+            reference,
+            tol=tol,
+            multiplier=MULTIPLIER.get(amp, 3.0),
+            cosine_min=cosine_min,
+        )
         return summarize(results, base, reference_error=ref_error, cosine_min=cosine_min)
     except Exception as exc:  # the user's step, or torch, failed: report it, keep the timing
         return {**base, "status": "error", "reason": f"{type(exc).__name__}: {exc}"[:500]}
@@ -71,8 +78,11 @@ def _numerics_environment() -> Iterator[None]:
     saved_random = getattr(inductor_config, "fallback_random", None)
     saved_matmul = torch.backends.cuda.matmul.allow_tf32
     saved_cudnn = torch.backends.cudnn.allow_tf32
-    saved_precision = (torch.get_float32_matmul_precision()
-                       if hasattr(torch, "get_float32_matmul_precision") else None)
+    saved_precision = (
+        torch.get_float32_matmul_precision()
+        if hasattr(torch, "get_float32_matmul_precision")
+        else None
+    )
     torch._dynamo.reset()
     try:
         if inductor_config is not None:
@@ -92,8 +102,14 @@ def _numerics_environment() -> Iterator[None]:
             torch.set_float32_matmul_precision(saved_precision)
 
 
-def run_copy(builder: Any, settings: dict[str, Any], steps: int, *,
-             variant: dict[str, Any] | None = None, float64: bool = False) -> list[Snapshot]:
+def run_copy(
+    builder: Any,
+    settings: dict[str, Any],
+    steps: int,
+    *,
+    variant: dict[str, Any] | None = None,
+    float64: bool = False,
+) -> list[Snapshot]:
     """Build a fresh copy, run `steps` iterations, return what each iteration produced."""
     parts = builder.build()
     if float64:
@@ -101,7 +117,9 @@ def run_copy(builder: Any, settings: dict[str, Any], steps: int, *,
         batch = parts.batch
         parts.batch = lambda index: to_float64(batch(index))
     step = TrainingStep(
-        parts, device=builder.device, amp=None if float64 else settings.get("amp"),
+        parts,
+        device=builder.device,
+        amp=None if float64 else settings.get("amp"),
         compile_kwargs=None if variant is None else variant["compile_kwargs"],
         compile_target="model" if variant is None else variant["compile_target"],
     )
@@ -148,8 +166,9 @@ def _default_dtype(dtype: torch.dtype | None) -> Iterator[None]:
         torch.set_default_dtype(saved)
 
 
-def _try_reference(builder: Any, settings: dict[str, Any],
-                   steps: int) -> tuple[list[Snapshot] | None, str | None]:
+def _try_reference(
+    builder: Any, settings: dict[str, Any], steps: int
+) -> tuple[list[Snapshot] | None, str | None]:
     try:
         return run_copy(builder, settings, steps, float64=True), None
     except Exception as exc:
@@ -168,19 +187,42 @@ def to_float64(value: Any) -> Any:
     return value
 
 
-def judge(eager: torch.Tensor, compiled: torch.Tensor, reference: torch.Tensor | None, *,
-          tol: float, multiplier: float, cosine_min: float) -> dict[str, Any]:
+def judge(
+    eager: torch.Tensor,
+    compiled: torch.Tensor,
+    reference: torch.Tensor | None,
+    *,
+    tol: float,
+    multiplier: float,
+    cosine_min: float,
+) -> dict[str, Any]:
     """PyTorch's rule for one tensor: allclose, else fp64 RMSE ratio, else cosine."""
     if eager.shape != compiled.shape:
-        return {"passed": False, "rule": "shape", "rmse_compiled": None, "rmse_eager": None,
-                "cosine": None, "max_abs_diff": None}
+        return {
+            "passed": False,
+            "rule": "shape",
+            "rmse_compiled": None,
+            "rmse_eager": None,
+            "cosine": None,
+            "max_abs_diff": None,
+        }
     if not eager.is_floating_point() and not eager.is_complex():
         equal = bool(torch.equal(eager.cpu(), compiled.cpu()))
-        return {"passed": equal, "rule": "exact", "rmse_compiled": None, "rmse_eager": None,
-                "cosine": None, "max_abs_diff": None if equal else _max_abs(eager, compiled)}
+        return {
+            "passed": equal,
+            "rule": "exact",
+            "rmse_compiled": None,
+            "rmse_eager": None,
+            "cosine": None,
+            "max_abs_diff": None if equal else _max_abs(eager, compiled),
+        }
     e, c = eager.detach().double().cpu(), compiled.detach().double().cpu()
-    out: dict[str, Any] = {"max_abs_diff": _max_abs(e, c), "cosine": _cosine(e, c),
-                           "rmse_compiled": None, "rmse_eager": None}
+    out: dict[str, Any] = {
+        "max_abs_diff": _max_abs(e, c),
+        "cosine": _cosine(e, c),
+        "rmse_compiled": None,
+        "rmse_eager": None,
+    }
     has_reference = reference is not None and reference.shape == e.shape
     if has_reference:  # reported even when allclose decides: it ranks the `worst` list
         ref = reference.detach().double().cpu()
@@ -219,24 +261,53 @@ def _finite(value: float) -> float | None:
     return value if math.isfinite(value) else None  # JSON has no NaN/inf
 
 
-def compare_runs(eager: list[Snapshot], compiled: list[Snapshot],
-                 reference: list[Snapshot] | None, *, tol: float, multiplier: float,
-                 cosine_min: float) -> list[dict[str, Any]]:
+def compare_runs(
+    eager: list[Snapshot],
+    compiled: list[Snapshot],
+    reference: list[Snapshot] | None,
+    *,
+    tol: float,
+    multiplier: float,
+    cosine_min: float,
+) -> list[dict[str, Any]]:
     """One verdict per (iteration, tensor) present on both sides."""
     results = []
     for step, (e_step, c_step) in enumerate(zip(eager, compiled)):
         r_step = reference[step] if reference is not None else {}
         for name, (kind, e_tensor) in e_step.items():
             if name not in c_step:
-                results.append({"tensor": name, "kind": kind, "step": step, "passed": False,
-                                "rule": "missing", "rmse_compiled": None, "rmse_eager": None,
-                                "cosine": None, "max_abs_diff": None})
+                results.append(
+                    {
+                        "tensor": name,
+                        "kind": kind,
+                        "step": step,
+                        "passed": False,
+                        "rule": "missing",
+                        "rmse_compiled": None,
+                        "rmse_eager": None,
+                        "cosine": None,
+                        "max_abs_diff": None,
+                    }
+                )
                 continue
             ref = r_step.get(name, (kind, None))[1] if reference is not None else None
-            verdict = judge(e_tensor, c_step[name][1], ref, tol=tol, multiplier=multiplier,
-                            cosine_min=cosine_min)
-            results.append({"tensor": name, "kind": kind, "step": step, **verdict,
-                            "_badness": _badness(verdict, multiplier, tol, cosine_min)})
+            verdict = judge(
+                e_tensor,
+                c_step[name][1],
+                ref,
+                tol=tol,
+                multiplier=multiplier,
+                cosine_min=cosine_min,
+            )
+            results.append(
+                {
+                    "tensor": name,
+                    "kind": kind,
+                    "step": step,
+                    **verdict,
+                    "_badness": _badness(verdict, multiplier, tol, cosine_min),
+                }
+            )
     return results
 
 
@@ -251,22 +322,35 @@ def _badness(verdict: dict[str, Any], multiplier: float, tol: float, cosine_min:
     return 0.0 if verdict["passed"] else math.inf
 
 
-def summarize(results: list[dict[str, Any]], base: dict[str, Any], *,
-              reference_error: str | None, cosine_min: float) -> dict[str, Any]:
+def summarize(
+    results: list[dict[str, Any]],
+    base: dict[str, Any],
+    *,
+    reference_error: str | None,
+    cosine_min: float,
+) -> dict[str, Any]:
     checked = list(dict.fromkeys(r["tensor"] for r in results))
     failed = list(dict.fromkeys(r["tensor"] for r in results if not r["passed"]))
     ranked = sorted(results, key=lambda r: (r["passed"], -r.get("_badness", math.inf)))
-    worst = [{k: v for k, v in r.items() if k not in ("_badness", "rule")}
-             for r in ranked[:WORST_SHOWN]]
-    out = {**base, "status": "fail" if failed else "pass", "checked": checked,
-           "failed": failed, "worst": worst,
-           "reference": "float64" if reference_error is None else "none"}
+    worst = [
+        {k: v for k, v in r.items() if k not in ("_badness", "rule")} for r in ranked[:WORST_SHOWN]
+    ]
+    out = {
+        **base,
+        "status": "fail" if failed else "pass",
+        "checked": checked,
+        "failed": failed,
+        "worst": worst,
+        "reference": "float64" if reference_error is None else "none",
+    }
     reasons = []
     if failed:
         shown = ", ".join(failed[:5]) + (f" and {len(failed) - 5} more" if len(failed) > 5 else "")
         reasons.append(f"{len(failed)} of {len(checked)} tensors differ beyond tolerance: {shown}")
     if reference_error is not None:
-        reasons.append(f"no float64 reference ({reference_error}); judged by allclose, "
-                       f"else cosine >= {cosine_min}")
+        reasons.append(
+            f"no float64 reference ({reference_error}); judged by allclose, "
+            f"else cosine >= {cosine_min}"
+        )
     out["reason"] = "; ".join(reasons) or None
     return out

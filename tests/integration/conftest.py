@@ -37,8 +37,11 @@ DIAGNOSTICS_STEPS = {
     "item_branch": ("item_branch.py", "[{mode: default}, {mode: default, compile: step}]", False),
     "print_in_loop": ("print_in_loop.py", "[{mode: default}]", False),
     "print_in_forward": ("print_in_forward.py", "[{mode: default}]", False),
-    "growing_batch": ("growing_batch.py", "[{mode: default}, {mode: default, dynamic: true}]",
-                      False),
+    "growing_batch": (
+        "growing_batch.py",
+        "[{mode: default}, {mode: default, dynamic: true}]",
+        False,
+    ),
     "recompile_limit": ("recompile_limit.py", "[{mode: default, dynamic: false}]", False),
     "fp32_mlp": ("fp32_mlp.py", "[{mode: default}]", True),
     "dropout_mlp": ("dropout_mlp.py", "[{mode: default}]", True),
@@ -64,19 +67,25 @@ class DiagnosticsRun:
 
 @pytest.fixture(
     scope="session",
-    params=[pytest.param("current", id="torch-current"),
-            pytest.param("old", id="torch-old", marks=pytest.mark.old_torch)],
+    params=[
+        pytest.param("current", id="torch-current"),
+        pytest.param("old", id="torch-old", marks=pytest.mark.old_torch),
+    ],
 )
 def measuring_python(request: pytest.FixtureRequest) -> str:
     """The venv's torch, then an old one (<= 2.5) through `--python`."""
     python = TORCH_PYTHON if request.param == "current" else OLD_TORCH_PYTHON
     if not Path(python).exists():
-        pytest.skip(f"OLD TORCH NOT TESTED: no interpreter at {python} (run `make old-torch-env` "
-                    "or set COMPILEGATE_OLD_PYTHON)")
+        pytest.skip(
+            f"OLD TORCH NOT TESTED: no interpreter at {python} (run `make old-torch-env` "
+            "or set COMPILEGATE_OLD_PYTHON)"
+        )
     check = subprocess.run([python, "-c", "import torch"], capture_output=True, check=False)
     if check.returncode != 0:
-        pytest.skip(f"TORCH NOT TESTED: {python} cannot import torch: "
-                    f"{check.stderr.decode(errors='replace')[-300:]}")
+        pytest.skip(
+            f"TORCH NOT TESTED: {python} cannot import torch: "
+            f"{check.stderr.decode(errors='replace')[-300:]}"
+        )
     return python
 
 
@@ -96,12 +105,17 @@ def diagnostics_run(measuring_python: str, tmp_path_factory: pytest.TempPathFact
     )
     config_path = write_config(tmp / "compilegate.yml", body)
     stream = io.StringIO()
-    options = RunOptions(out_path=tmp / "result.json", python=measuring_python,
-                         inductor_cache_dir=tmp_path_factory.mktemp("inductor-cache"),
-                         verbose=True, stream=stream)
+    options = RunOptions(
+        out_path=tmp / "result.json",
+        python=measuring_python,
+        inductor_cache_dir=tmp_path_factory.mktemp("inductor-cache"),
+        verbose=True,
+        stream=stream,
+    )
     started = time.perf_counter()
     document = run_config(Config.from_file(config_path, repo_root=REPO_ROOT), options)
     wall_s = time.perf_counter() - started
     sys.stderr.write(f"\n[diagnostics run with {measuring_python}: {wall_s:.0f} s]\n")
-    return DiagnosticsRun(measuring_python, document, render_result_table(document),
-                          stream.getvalue(), wall_s)
+    return DiagnosticsRun(
+        measuring_python, document, render_result_table(document), stream.getvalue(), wall_s
+    )

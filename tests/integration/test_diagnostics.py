@@ -63,7 +63,8 @@ def test_print_in_a_layer_loop_reports_the_fallback_to_eager(diagnostics_run):
     variant = diagnostics_run.variant("print_in_loop")
     line = marked_line("print_in_loop.py", "print in loop")
     assert [(s["file"], s["line"]) for s in variant["graph_breaks"]["sites"]] == [
-        (f"{STEPS}/print_in_loop.py", line)]
+        (f"{STEPS}/print_in_loop.py", line)
+    ]
     assert variant["fallbacks_to_eager"] >= 1
     reason = variant["fallback_reasons"][0]
     assert reason.startswith(f"forward in {STEPS}/print_in_loop.py fell back to eager")
@@ -103,8 +104,10 @@ def test_recompile_limit_hit_is_flagged_and_the_refused_attempt_is_not_counted(d
 def test_breaks_are_sites_in_the_users_file_not_torch(diagnostics_run):
     variant = diagnostics_run.variant("print_in_forward")
     sites = [(s["file"], s["line"], s["in_repo"]) for s in variant["graph_breaks"]["sites"]]
-    assert sites == [(f"{STEPS}/print_in_forward.py", marked_line("print_in_forward.py", m), True)
-                     for m in ("print", "explicit")]
+    assert sites == [
+        (f"{STEPS}/print_in_forward.py", marked_line("print_in_forward.py", m), True)
+        for m in ("print", "explicit")
+    ]
 
 
 def test_correct_steps_pass_numerics_in_fp32_and_with_dropout(diagnostics_run):

@@ -40,13 +40,17 @@ def run_explain(python: str, step_file: str, tmp_path) -> dict:
     env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor")}
     env.pop("TORCH_LOGS", None)
     done = subprocess.run(
-        [python, "-c", EXPLAIN, str(REPO_ROOT / "examples/test_steps" / step_file),
-         str(REPO_ROOT)],
-        capture_output=True, text=True, timeout=600, check=False, env=env, cwd=REPO_ROOT,
+        [python, "-c", EXPLAIN, str(REPO_ROOT / "examples/test_steps" / step_file), str(REPO_ROOT)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        env=env,
+        cwd=REPO_ROOT,
     )
     line = next((ln for ln in done.stdout.splitlines() if ln.startswith("EXPLAIN ")), None)
     assert done.returncode == 0 and line, done.stderr[-2000:]
-    return json.loads(line[len("EXPLAIN "):])
+    return json.loads(line[len("EXPLAIN ") :])
 
 
 @pytest.mark.parametrize("step", ["item_branch", "print_in_forward"])

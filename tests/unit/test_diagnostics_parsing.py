@@ -1,8 +1,8 @@
-"""The compile-diagnostics parsers and their combination, on verbatim torch log texts.
+"""The Dynamo log parsers (dynamo_logs.py) and how diagnostics.py combines their results.
 
 Record texts are the ones torch 2.1.2, 2.4.1, 2.7.1 and 2.13.0 emitted (quoted in
 ../shared/reference/torch-compile-instrumentation.md §3-§4, or captured from this repo's
-examples/test_steps on 2.4.1 and 2.13.0). No torch needed: diagnostics imports it lazily.
+examples/test_steps on 2.4.1 and 2.13.0). No torch needed except in the last test.
 """
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ import logging
 
 import pytest
 
-from compilegate.diagnostics import (
+from compilegate.diagnostics import build_report, capture_record
+from compilegate.dynamo_logs import (
     PathClassifier,
-    build_report,
-    capture_record,
     parse_graph_break_record,
     parse_limit_warning,
+    parse_loop_skip,
     parse_recompile_record,
 )
 
@@ -71,18 +71,24 @@ User code traceback:
   File "/repo/examples/step.py", line 30, in forward
     if h.mean() > 10:
 """  # noqa: E501
-GB_26_DUP = ("Graph break (details suppressed) in user code at /repo/examples/step.py:29\n"
-             "Reason: Tensor.item")
-GB_21 = ('Graph break: Tensor.item from user code at:\n'
-         '  File "/repo/examples/step.py", line 67, in forward\n'
-         '    self.last_act_norm = h.norm().item() ...\n')
-GB_24 = ('Graph break: from user code at:\n'
-         '  File "/repo/examples/step.py", line 40, in loss\n'
-         '    return nn.functional.cross_entropy(model(x), y)\n'
-         f'  File "{TORCH}/nn/modules/module.py", line 1562, in _call_impl\n'
-         '    return forward_call(*args, **kwargs)\n'
-         '  File "/repo/examples/step.py", line 21, in forward\n'
-         '    scale = self.temperature.item()  # GRAPH BREAK: item\n')
+GB_26_DUP = (
+    "Graph break (details suppressed) in user code at /repo/examples/step.py:29\n"
+    "Reason: Tensor.item"
+)
+GB_21 = (
+    "Graph break: Tensor.item from user code at:\n"
+    '  File "/repo/examples/step.py", line 67, in forward\n'
+    "    self.last_act_norm = h.norm().item() ...\n"
+)
+GB_24 = (
+    "Graph break: from user code at:\n"
+    '  File "/repo/examples/step.py", line 40, in loss\n'
+    "    return nn.functional.cross_entropy(model(x), y)\n"
+    f'  File "{TORCH}/nn/modules/module.py", line 1562, in _call_impl\n'
+    "    return forward_call(*args, **kwargs)\n"
+    '  File "/repo/examples/step.py", line 21, in forward\n'
+    "    scale = self.temperature.item()  # GRAPH BREAK: item\n"
+)
 
 RC_213 = """Recompiling function torch_dynamo_resume_in_forward_at_67 in /repo/examples/step.py:67
     triggered by the following guard failure(s):
@@ -97,25 +103,35 @@ RC_213_TWO = """Recompiling function forward in /repo/examples/step.py:18
 RC_24 = """Recompiling function forward in /repo/examples/step.py:18
     triggered by the following guard failure(s):
     - tensor 'L['x']' size mismatch at index 0. expected 4, actual 8"""
-RC_21_TUPLE = ("Recompiling function forward in exp1_counters_logs.py:65",
-               "triggered by the following guard failure: tensor 'L['x']' size mismatch at "
-               "index 0. expected 8, actual 16")
+RC_21_TUPLE = (
+    "Recompiling function forward in exp1_counters_logs.py:65",
+    "triggered by the following guard failure: tensor 'L['x']' size mismatch at "
+    "index 0. expected 8, actual 16",
+)
 LIMIT_213 = """torch._dynamo hit config.recompile_limit (2)
    function: 'forward' (/repo/examples/step.py:20)
    last reason: 0/1: tensor 'x' size mismatch at index 0. expected 8, actual 16
 To log all recompilation reasons, use TORCH_LOGS="recompiles".
 To diagnose recompilation issues, see https://pytorch.org/docs/main/torch.compiler_troubleshooting.html"""
 LIMIT_21 = "torch._dynamo hit config.cache_size_limit (64)\n   function: 'f' (/repo/x.py:75)\n"
-LOOP_SKIP_24 = ("Skipping frame because there is a graph break in a for/while loop\n"
-                "<FrameSummary file /repo/examples/loop.py, line 30 in forward>")
+LOOP_SKIP_24 = (
+    "Skipping frame because there is a graph break in a for/while loop\n"
+    "<FrameSummary file /repo/examples/loop.py, line 30 in forward>"
+)
 
 
 def paths() -> PathClassifier:
     return PathClassifier(REPO, {"torch": TORCH, "compilegate": "/repo/runner/compilegate"})
 
 
-def record(logger: str, text: str, *, level: int = logging.DEBUG, exc: str = "",
-           compile_id: str | None = None) -> dict:
+def record(
+    logger: str,
+    text: str,
+    *,
+    level: int = logging.DEBUG,
+    exc: str = "",
+    compile_id: str | None = None,
+) -> dict:
     return {"logger": logger, "level": level, "text": text, "exc": exc, "compile_id": compile_id}
 
 
@@ -126,8 +142,14 @@ RC_LOGGER = "torch._dynamo.guards.__recompiles"
 @pytest.mark.parametrize(
     ("text", "exc", "file", "line", "reason", "duplicate"),
     [
-        (GB_213, "", STEP, 67, "Unsupported Tensor.item() call with capture_scalar_outputs=False",
-         False),
+        (
+            GB_213,
+            "",
+            STEP,
+            67,
+            "Unsupported Tensor.item() call with capture_scalar_outputs=False",
+            False,
+        ),
         (GB_213_DUP, "", STEP, 67, "Unsupported Tensor.item() call", True),
         (GB_27_BRANCH, "", STEP, 30, "Data-dependent branching. Detected data-dependent", False),
         (GB_26_DUP, "", STEP, 29, "Tensor.item", True),
@@ -159,6 +181,15 @@ def test_old_skip_record_is_a_fallback():
     assert parsed is not None and parsed["fallback"] and parsed["reason"] == "builtin: print [Var]"
 
 
+def test_24_loop_skip_record():
+    assert parse_loop_skip(LOOP_SKIP_24) == {
+        "file": "/repo/examples/loop.py",
+        "line": 30,
+        "function": "forward",
+    }
+    assert parse_loop_skip("Skipping frame because no content in function call") is None
+
+
 def test_unrelated_text_is_not_a_graph_break():
     assert parse_graph_break_record("Graph break from `Tensor.item()`, consider setting:") is None
 
@@ -183,15 +214,18 @@ def test_recompile_record_gives_function_and_guard_reasons(text, function, line,
 
 def test_recompile_reasons_text():
     assert parse_recompile_record(RC_213_TWO)["reasons"][0] == (
-        "0/1: tensor 'x' size mismatch at index 0. expected 8, actual 16")
+        "0/1: tensor 'x' size mismatch at index 0. expected 8, actual 16"
+    )
     assert parse_recompile_record("\n".join(RC_21_TUPLE))["reasons"] == [
-        "tensor 'L['x']' size mismatch at index 0. expected 8, actual 16"]
+        "tensor 'L['x']' size mismatch at index 0. expected 8, actual 16"
+    ]
     assert parse_recompile_record(RC_213)["reasons"][0].startswith("1/0: ___stack0 == 9.555")
 
 
 def test_capture_record_joins_the_21_tuple_message():
-    rec = logging.LogRecord("torch._dynamo.convert_frame.__recompiles", logging.DEBUG, "x", 1,
-                            RC_21_TUPLE, None, None)
+    rec = logging.LogRecord(
+        "torch._dynamo.convert_frame.__recompiles", logging.DEBUG, "x", 1, RC_21_TUPLE, None, None
+    )
     captured = capture_record(rec)
     assert captured["text"].startswith("Recompiling function forward in")
     assert parse_recompile_record(captured["text"])["line"] == 65
@@ -199,9 +233,14 @@ def test_capture_record_joins_the_21_tuple_message():
 
 def test_limit_warning_both_formats():
     new = parse_limit_warning(LIMIT_213)
-    assert new == {"limit": "recompile_limit", "value": 2, "function": "forward",
-                   "file": "/repo/examples/step.py", "line": 20,
-                   "reason": "0/1: tensor 'x' size mismatch at index 0. expected 8, actual 16"}
+    assert new == {
+        "limit": "recompile_limit",
+        "value": 2,
+        "function": "forward",
+        "file": "/repo/examples/step.py",
+        "line": 20,
+        "reason": "0/1: tensor 'x' size mismatch at index 0. expected 8, actual 16",
+    }
     old = parse_limit_warning(LIMIT_21)
     assert old["limit"] == "cache_size_limit" and old["value"] == 64 and old["reason"] is None
 
@@ -210,8 +249,7 @@ def test_paths_relative_to_repo_and_libraries_are_not_the_users():
     p = paths()
     assert p.classify(STEP) == ("examples/step.py", True)
     assert p.classify(f"{TORCH}/optim/optimizer.py") == ("torch/optim/optimizer.py", False)
-    assert p.classify("/repo/runner/compilegate/training.py") == (
-        "compilegate/training.py", False)
+    assert p.classify("/repo/runner/compilegate/training.py") == ("compilegate/training.py", False)
     assert p.classify("/repo/.venv/lib/python3.11/site-packages/timm/x.py") == ("timm/x.py", False)
     assert p.classify("/elsewhere/y.py") == ("/elsewhere/y.py", False)
 
@@ -224,16 +262,22 @@ def test_sites_are_the_union_of_log_and_graph_break_reasons():
             {"reason": "Tensor.item", "file": STEP, "line": 21},
             {"reason": "generic_jump TensorVariable()", "file": STEP, "line": 23},
             {"reason": "generic_jump TensorVariable()", "file": STEP, "line": 23},
-            {"reason": "'skip function graph_break in file x'",
-             "file": f"{TORCH}/optim/optimizer.py", "line": 88},
+            {
+                "reason": "'skip function graph_break in file x'",
+                "file": f"{TORCH}/optim/optimizer.py",
+                "line": 88,
+            },
         ],
     }
     report = build_report(snap, paths())
     breaks = report["graph_breaks"]
     assert breaks["count"] == 2
     sites = [(s["file"], s["line"], s["in_repo"]) for s in breaks["sites"]]
-    assert sites == [("examples/step.py", 21, True), ("examples/step.py", 23, True),
-                     ("torch/optim/optimizer.py", 88, False)]
+    assert sites == [
+        ("examples/step.py", 21, True),
+        ("examples/step.py", 23, True),
+        ("torch/optim/optimizer.py", 88, False),
+    ]
     first, second = breaks["sites"][:2]
     assert first["sources"] == ["log", "graph_break_reasons"] and first["reason"] == "Tensor.item"
     assert second["count"] == 2 and second["reason"].startswith("Data-dependent branching")
@@ -242,10 +286,14 @@ def test_sites_are_the_union_of_log_and_graph_break_reasons():
 
 
 def test_log_and_reasons_dedupe_on_file_and_line():
-    snap = {"records": [record(GB_LOGGER, GB_213), record(GB_LOGGER, GB_213_DUP),
-                        record(GB_LOGGER, GB_27_BRANCH)],
-            "break_reasons": [{"reason": "Unsupported Tensor.item() call", "file": STEP,
-                               "line": 67}]}
+    snap = {
+        "records": [
+            record(GB_LOGGER, GB_213),
+            record(GB_LOGGER, GB_213_DUP),
+            record(GB_LOGGER, GB_27_BRANCH),
+        ],
+        "break_reasons": [{"reason": "Unsupported Tensor.item() call", "file": STEP, "line": 67}],
+    }
     breaks = build_report(snap, paths())["graph_breaks"]
     assert [(s["line"], s["count"]) for s in breaks["sites"]] == [(30, 1), (67, 2)]
 
@@ -254,20 +302,34 @@ def test_recompiles_merge_log_and_metrics_by_compile_id():
     """2.4 compiles each module instance again without a log record: metrics fill the gap."""
     metrics = [
         {"compile_id": "0/0", "co_name": "forward", "co_filename": STEP, "co_firstlineno": 18},
-        {"compile_id": "0/1", "co_name": "forward", "co_filename": STEP, "co_firstlineno": 18,
-         "cache_size": 1},
-        {"compile_id": "1/1", "co_name": "forward", "co_filename": "/repo/b.py",
-         "co_firstlineno": 5, "cache_size": 0},
+        {
+            "compile_id": "0/1",
+            "co_name": "forward",
+            "co_filename": STEP,
+            "co_firstlineno": 18,
+            "cache_size": 1,
+        },
+        {
+            "compile_id": "1/1",
+            "co_name": "forward",
+            "co_filename": "/repo/b.py",
+            "co_firstlineno": 5,
+            "cache_size": 0,
+        },
         {"compile_id": "0/1", "co_name": None},  # a lazily compiled backward entry
     ]
     snap = {"records": [record(RC_LOGGER, RC_24, compile_id="0/1")], "metrics": metrics}
     recompiles = build_report(snap, paths())["recompiles"]
     assert recompiles["count"] == 2
     logged, unlogged = recompiles["events"]
-    assert logged == {"function": "forward", "file": "examples/step.py", "line": 18,
-                      "reason": "tensor 'L['x']' size mismatch at index 0. expected 4, actual 8",
-                      "reasons": ["tensor 'L['x']' size mismatch at index 0. expected 4, actual 8"],
-                      "compile_id": "0/1"}
+    assert logged == {
+        "function": "forward",
+        "file": "examples/step.py",
+        "line": 18,
+        "reason": "tensor 'L['x']' size mismatch at index 0. expected 4, actual 8",
+        "reasons": ["tensor 'L['x']' size mismatch at index 0. expected 4, actual 8"],
+        "compile_id": "0/1",
+    }
     assert (unlogged["file"], unlogged["compile_id"]) == ("b.py", "1/1")
     assert "no guard failure was logged" in unlogged["reason"]
     assert recompiles["limit_hit"] is False
@@ -303,36 +365,52 @@ def test_limit_hit_refused_attempt_is_not_a_recompile_and_says_so():
 def test_fallbacks_from_213_log_and_metrics_are_one_frame():
     snap = {
         "records": [record(GB_LOGGER, GB_213_LOOP)],
-        "metrics": [{"compile_id": "0/0", "co_name": "forward", "fail_type": "Unsupported",
-                     "co_filename": "/repo/examples/loop.py", "co_firstlineno": 27,
-                     "fail_reason": "Failed to trace builtin operator"}],
+        "metrics": [
+            {
+                "compile_id": "0/0",
+                "co_name": "forward",
+                "fail_type": "Unsupported",
+                "co_filename": "/repo/examples/loop.py",
+                "co_firstlineno": 27,
+                "fail_reason": "Failed to trace builtin operator",
+            }
+        ],
         "counters": {"frames": {"total": 3, "ok": 2}},
     }
     report = build_report(snap, paths())
     assert report["fallbacks_to_eager"] == 1
     assert report["fallback_reasons"] == [
         "forward in examples/loop.py fell back to eager: graph break in a loop at "
-        "examples/loop.py:30 (Failed to trace builtin operator)"]
+        "examples/loop.py:30 (Failed to trace builtin operator)"
+    ]
     assert report["graph_breaks"]["count"] == 1
 
 
 def test_fallback_from_24_info_record_when_counters_see_nothing():
     """2.4 counts the skipped frame as ok; only the INFO record tells."""
     gb = GB_24.replace("step.py", "loop.py").replace("line 21", "line 30")
-    snap = {"records": [record(GB_LOGGER, gb, exc="builtin: print [<class 'x.Const'>] False"),
-                        record("torch._dynamo.symbolic_convert", LOOP_SKIP_24,
-                               level=logging.INFO)],
-            "counters": {"frames": {"total": 4, "ok": 4}}}
+    snap = {
+        "records": [
+            record(GB_LOGGER, gb, exc="builtin: print [<class 'x.Const'>] False"),
+            record("torch._dynamo.symbolic_convert", LOOP_SKIP_24, level=logging.INFO),
+        ],
+        "counters": {"frames": {"total": 4, "ok": 4}},
+    }
     report = build_report(snap, paths())
     assert report["fallbacks_to_eager"] == 1
     assert report["fallback_reasons"] == [
         "forward in examples/loop.py fell back to eager: graph break in a loop at "
-        "examples/loop.py:30 (builtin: print [Const] False)"]
+        "examples/loop.py:30 (builtin: print [Const] False)"
+    ]
 
 
 def test_cache_counters_and_empty_snapshot():
-    snap = {"counters": {"inductor": {"fxgraph_cache_hit": 2, "pattern_matcher_count": 5},
-                         "aot_autograd": {"autograd_cache_miss": 1, "total": 3}}}
+    snap = {
+        "counters": {
+            "inductor": {"fxgraph_cache_hit": 2, "pattern_matcher_count": 5},
+            "aot_autograd": {"autograd_cache_miss": 1, "total": 3},
+        }
+    }
     report = build_report(snap, paths())
     assert report["cache"] == {"fxgraph_cache_hit": 2, "autograd_cache_miss": 1}
     assert report["graph_breaks"] == {"count": 0, "sites": []}

@@ -90,9 +90,12 @@ def test_nan_only_in_compiled_fails_nan_on_both_sides_passes():
 
 
 def snapshot(loss: float, weight: torch.Tensor, steps: int = 3) -> dict:
-    return {"loss": ("loss", torch.tensor(loss)), "fc.weight.grad": ("grad", weight),
-            "fc.weight": ("param", weight * 2), "bn.num_batches_tracked": ("buffer",
-                                                                        torch.tensor(steps))}
+    return {
+        "loss": ("loss", torch.tensor(loss)),
+        "fc.weight.grad": ("grad", weight),
+        "fc.weight": ("param", weight * 2),
+        "bn.num_batches_tracked": ("buffer", torch.tensor(steps)),
+    }
 
 
 def test_summary_names_the_tensors_that_differ_worst_first():
@@ -101,15 +104,24 @@ def test_summary_names_the_tensors_that_differ_worst_first():
     compiled = [snapshot(1.0, (ref + 0.1 * noise).float())]
     reference = [snapshot(1.0, ref)]
     results = compare_runs(eager, compiled, reference, **RULE)
-    out = summarize(results, {"steps": 1, "dtype": "fp32", "tol": TOL}, reference_error=None,
-                    cosine_min=0.99)
+    out = summarize(
+        results, {"steps": 1, "dtype": "fp32", "tol": TOL}, reference_error=None, cosine_min=0.99
+    )
     assert out["status"] == "fail"
     assert out["checked"] == ["loss", "fc.weight.grad", "fc.weight", "bn.num_batches_tracked"]
     assert out["failed"] == ["fc.weight.grad", "fc.weight"]
     assert {w["tensor"] for w in out["worst"][:2]} == {"fc.weight.grad", "fc.weight"}
     assert out["worst"][0]["kind"] in ("grad", "param") and out["worst"][0]["passed"] is False
-    assert set(out["worst"][0]) == {"tensor", "kind", "step", "passed", "rmse_compiled",
-                                    "rmse_eager", "cosine", "max_abs_diff"}
+    assert set(out["worst"][0]) == {
+        "tensor",
+        "kind",
+        "step",
+        "passed",
+        "rmse_compiled",
+        "rmse_eager",
+        "cosine",
+        "max_abs_diff",
+    }
     assert "fc.weight.grad" in out["reason"] and out["reference"] == "float64"
 
 
@@ -117,8 +129,12 @@ def test_summary_passes_and_says_when_there_was_no_reference():
     ref, _ = tensors(64)
     runs = [snapshot(1.0, ref.float())]
     results = compare_runs(runs, runs, None, **RULE)
-    out = summarize(results, {"steps": 1, "dtype": "fp32", "tol": TOL},
-                    reference_error="RuntimeError: expected scalar type Double", cosine_min=0.99)
+    out = summarize(
+        results,
+        {"steps": 1, "dtype": "fp32", "tol": TOL},
+        reference_error="RuntimeError: expected scalar type Double",
+        cosine_min=0.99,
+    )
     assert out["status"] == "pass" and out["failed"] == [] and out["reference"] == "none"
     assert "no float64 reference" in out["reason"]
 
@@ -133,8 +149,11 @@ def test_a_tensor_missing_on_the_compiled_side_fails():
 
 def test_to_float64_casts_floating_tensors_in_any_structure():
     pair = collections.namedtuple("Pair", "x y")
-    batch = {"x": torch.ones(2), "ids": torch.ones(2, dtype=torch.long),
-             "rest": [pair(torch.ones(1, dtype=torch.float16), 3), (torch.zeros(1),)]}
+    batch = {
+        "x": torch.ones(2),
+        "ids": torch.ones(2, dtype=torch.long),
+        "rest": [pair(torch.ones(1, dtype=torch.float16), 3), (torch.zeros(1),)],
+    }
     out = to_float64(batch)
     assert out["x"].dtype == torch.float64 and out["ids"].dtype == torch.long
     assert isinstance(out["rest"][0], pair) and out["rest"][0].x.dtype == torch.float64

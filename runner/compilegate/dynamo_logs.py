@@ -1,0 +1,216 @@
+"""What Dynamo's log records say, on every PyTorch version 2.1-2.14 (pure text parsing).
+
+The `graph_breaks` and `recompiles` artifact records, the recompile-limit WARNING and the
+2.1-2.5 INFO record of a frame skipped for a graph break in a loop change wording between
+versions (../shared/reference/torch-compile-instrumentation.md §3.2, §4.1); each parser here
+accepts every known form and returns plain dicts. `PathClassifier` tells the user's files from
+torch's, installed packages' and compilegate's own. No torch import at module level:
+diagnostics.py (child process) uses these, unit tests feed them verbatim record texts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+
+_GB_NEW_RE = re.compile(
+    r"^Graph break in user code at (?P<file>.+?):(?P<line>\d+)\n"
+    r"(?:Graph Break )?Reason: (?P<body>.*)",
+    re.S,
+)  # 2.6+
+_GB_DUP_RE = re.compile(
+    r"^Graph break \((?:details suppressed|user stack suppressed[^)]*)\) "
+    r"in user code at (?P<file>.+?):(?P<line>\d+)\n"
+    r"(?:Graph Break )?Reason: (?P<body>.*)",
+    re.S,
+)  # 2.6+ repeats
+_GB_OLD_RE = re.compile(
+    r"^Graph break: (?P<skip>skip: )?(?P<reason>.*?)\s*from user code at:\n"
+    r"(?P<stack>.*)",
+    re.S,
+)  # 2.1-2.5 (2.3-2.5: reason only in exc_info)
+_FILE_LINE_RE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fn>[^\s]+)')
+_LOOP_SKIP_RE = re.compile(
+    r"Skipping frame because there is a graph break in a for/while loop"
+    r"\n<FrameSummary file (?P<file>.+?), line (?P<line>\d+) in "
+    r"(?P<fn>[^>\s]+)>"
+)
+_RC_RE = re.compile(r"Recompiling function (?P<fn>.+?) in (?P<file>.+?):(?P<line>\d+)\s*$", re.M)
+_LIMIT_RE = re.compile(
+    r"torch\._dynamo hit config\.(?P<limit>\w+) \((?P<value>\d+)\)"
+    r"(?:\s*\n\s*function: '(?P<fn>[^']*)' \((?P<file>.+?):(?P<line>\d+)\))?"
+    r"(?:\s*\n\s*last reason: (?P<reason>[^\n]*))?"
+)
+_CLASS_RE = re.compile(r"<class '(?:[\w.]+\.)?(\w+)'>")
+_FALLBACK_MARKERS = ("falling back to eager", "graph break in loop")
+_NOISE_PREFIXES = (
+    "Encountered graph break when attempting",
+    "Failed to handle graph break",
+    "*** While handling",
+    "For more details",
+    "Developer debug context",
+)
+
+
+class PathClassifier:
+    """Shows paths relative to the repository and tells the user's files from the rest."""
+
+    def __init__(self, repo_root: Path, excluded: dict[str, Path]) -> None:
+        self.repo_root = Path(os.path.abspath(repo_root))
+        self.excluded = {label: Path(os.path.abspath(p)) for label, p in excluded.items()}
+
+    @classmethod
+    def for_torch(cls, repo_root: Path) -> PathClassifier:
+        excluded = {"compilegate": PACKAGE_DIR}
+        with contextlib.suppress(Exception):
+            import torch
+
+            excluded["torch"] = Path(torch.__file__).parent
+        return cls(repo_root, excluded)
+
+    def classify(self, file: str | None) -> tuple[str, bool]:
+        """(path to show, inside the user's repository and not a library or compilegate)."""
+        if not file:
+            return "<unknown>", False
+        path = Path(os.path.abspath(os.path.join(self.repo_root, file)))
+        for label, root in self.excluded.items():
+            if _is_under(path, root):
+                return f"{label}/{path.relative_to(root).as_posix()}", False
+        parts = path.parts
+        for marker in ("site-packages", "dist-packages"):
+            if marker in parts:
+                return "/".join(parts[parts.index(marker) + 1 :]), False
+        if _is_under(path, self.repo_root):
+            return path.relative_to(self.repo_root).as_posix(), True
+        return str(path), False
+
+
+def _is_under(path: Path, root: Path) -> bool:
+    try:
+        path.relative_to(root)
+    except ValueError:
+        return False
+    return True
+
+
+def parse_graph_break_record(text: str, exc_text: str = "") -> dict[str, Any] | None:
+    """A `graph_breaks` artifact record → {file, line, function, reason, duplicate, fallback}."""
+    for regex, duplicate in ((_GB_NEW_RE, False), (_GB_DUP_RE, True)):
+        match = regex.match(text)
+        if match:
+            body = match["body"].split("\nUser code traceback:")[0]
+            stack = _FILE_LINE_RE.findall(text.split("\nUser code traceback:", 1)[-1])
+            return {
+                "file": match["file"],
+                "line": int(match["line"]),
+                "function": stack[-1][2] if stack and not duplicate else None,
+                "reason": summarize_reason(body),
+                "duplicate": duplicate,
+                "fallback": any(m in body for m in _FALLBACK_MARKERS),
+            }
+    match = _GB_OLD_RE.match(text)
+    if not match:
+        return None
+    frames = _FILE_LINE_RE.findall(match["stack"])
+    if not frames:
+        return None
+    file, line, function = frames[-1]
+    reason = match["reason"].strip()
+    if not reason and exc_text.strip():
+        reason = exc_text.strip().splitlines()[0]
+    return {
+        "file": file,
+        "line": int(line),
+        "function": function,
+        "reason": summarize_reason(reason or "unknown reason"),
+        "duplicate": False,
+        "fallback": bool(match["skip"]),
+    }
+
+
+def summarize_reason(body: str) -> str:
+    """One readable line: the break type (2.7+ gb_type line) and its explanation."""
+    lines = [ln for ln in body.splitlines() if ln.strip()]
+    head = next(
+        (
+            ln.strip()
+            for ln in lines
+            if not ln.startswith(" ") and not ln.strip().startswith(_NOISE_PREFIXES)
+        ),
+        lines[0].strip() if lines else "unknown reason",
+    )
+    explanation = next(
+        (
+            ln.strip()[len("Explanation:") :].strip()
+            for ln in lines
+            if ln.strip().startswith("Explanation:")
+        ),
+        "",
+    )
+    head = _CLASS_RE.sub(r"\1", head).strip("'\"")
+    if head.startswith("generic_jump"):  # 2.1-2.5 internal name of a data-dependent branch
+        head = f"Data-dependent branching ({head})"
+    text = f"{head}. {explanation}" if explanation and explanation not in head else head
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+def break_type(reason: str) -> str:
+    """The short kind of a summarized reason (its first sentence), for one-line notes."""
+    head = reason.split(". ", 1)[0]
+    return head if len(head) <= 80 else head[:77] + "..."
+
+
+def parse_recompile_record(text: str) -> dict[str, Any] | None:
+    """A `recompiles` record (2.1 tuple joined by newlines, 2.2+ text) → function, file, reasons."""
+    match = _RC_RE.search(text)
+    if not match:
+        return None
+    reasons = []
+    for raw in text[match.end() :].splitlines():
+        line = raw.strip()
+        if line.startswith("triggered by the following guard failure"):
+            rest = line.split(":", 1)[1].strip()  # 2.1 puts the reason on this line
+            if rest:
+                reasons.append(rest)
+        elif line.startswith("- "):
+            item = line[2:]
+            if item.startswith(" ") or item.startswith("User stack trace"):  # 2.11+ stack lines
+                continue
+            reasons.append(" ".join(item.split()))
+    return {
+        "function": match["fn"],
+        "file": match["file"],
+        "line": int(match["line"]),
+        "reasons": reasons,
+    }
+
+
+def parse_limit_warning(text: str) -> dict[str, Any] | None:
+    match = _LIMIT_RE.search(text)
+    if not match:
+        return None
+    return {
+        "limit": match["limit"],
+        "value": int(match["value"]),
+        "function": match["fn"],
+        "file": match["file"],
+        "line": int(match["line"]) if match["line"] else None,
+        "reason": match["reason"],
+    }
+
+
+def strip_compile_id(reason: str) -> str:
+    return re.sub(r"^\d+/\d+: ", "", reason)
+
+
+def parse_loop_skip(text: str) -> dict[str, Any] | None:
+    """2.1-2.5 INFO: "Skipping frame because there is a graph break in a for/while loop"."""
+    match = _LOOP_SKIP_RE.search(text)
+    if not match:
+        return None
+    return {"file": match["file"], "line": int(match["line"]), "function": match["fn"]}
