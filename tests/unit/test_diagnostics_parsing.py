@@ -12,7 +12,8 @@ import logging
 
 import pytest
 
-from compilegate.diagnostics import build_report, capture_record
+from compilegate.diagnostics import capture_record
+from compilegate.diagnostics_report import build_report
 from compilegate.dynamo_logs import (
     PathClassifier,
     parse_graph_break_record,

@@ -1,0 +1,265 @@
+"""Combine what CompileProbe captured into the variant's diagnostics (pure functions).
+
+Input is the probe's snapshot (plain dicts: log records, graph_break_reasons, counters,
+compilation metrics); output is the `recompiles`, `graph_breaks`, `fallbacks_to_eager` and
+`degraded` parts of a variant in schemas/result.schema.json. No torch import: unit-tested on
+verbatim records of each PyTorch version.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import re
+from typing import Any
+
+from .dynamo_logs import (
+    PathClassifier,
+    break_type,
+    parse_graph_break_record,
+    parse_limit_warning,
+    parse_loop_skip,
+    parse_recompile_record,
+    strip_compile_id,
+    summarize_reason,
+)
+
+_COMPILE_ID_RE = re.compile(r"^(\d+)/(\d+)$")
+
+
+def build_report(snap: dict[str, Any], paths: PathClassifier) -> dict[str, Any]:
+    """Combine a snapshot's sources into the variant's diagnostics (pure; unit-tested)."""
+    records = snap.get("records", [])
+    breaks = _graph_breaks(records, snap.get("break_reasons", []), paths)
+    limit = next(
+        (
+            parse_limit_warning(r["text"])
+            for r in records
+            if r["level"] >= logging.WARNING and "hit config." in r["text"]
+        ),
+        None,
+    )
+    recompiles = _recompiles(records, snap.get("metrics", []), limit, paths)
+    fallbacks = _fallbacks(records, snap.get("metrics", []), limit, paths)
+    counters = snap.get("counters", {})
+    frames = counters.get("frames", {})
+    skipped = max(0, int(frames.get("total", 0)) - int(frames.get("ok", 0)))
+    cache = {
+        k: int(v)
+        for section in ("inductor", "aot_autograd")
+        for k, v in counters.get(section, {}).items()
+        if "cache" in k
+    }
+    report = {
+        "recompiles": recompiles,
+        "graph_breaks": breaks,
+        "fallbacks_to_eager": max(skipped, len(fallbacks)),
+        "fallback_reasons": fallbacks,
+        "compile_phases_s": dict(snap.get("phases_s", {})),
+        "cache": cache,
+    }
+    report["degraded"] = describe_degradation(report)
+    return report
+
+
+def _graph_breaks(
+    records: list[dict[str, Any]], break_reasons: list[dict[str, Any]], paths: PathClassifier
+) -> dict[str, Any]:
+    sites: dict[tuple[str, int], dict[str, Any]] = {}
+
+    def site(file: str, line: int) -> dict[str, Any]:
+        shown, in_repo = paths.classify(file)
+        return sites.setdefault(
+            (shown, line),
+            {
+                "file": shown,
+                "line": line,
+                "reason": "",
+                "count": 0,
+                "in_repo": in_repo,
+                "sources": [],
+                "_log": 0,
+                "_reasons": 0,
+            },
+        )
+
+    for record in records:
+        if not record["logger"].endswith("__graph_breaks"):
+            continue
+        parsed = parse_graph_break_record(record["text"], record.get("exc", ""))
+        if parsed is None:
+            continue
+        entry = site(parsed["file"], parsed["line"])
+        entry["_log"] += 1
+        entry["reason"] = entry["reason"] or parsed["reason"]
+        if "log" not in entry["sources"]:
+            entry["sources"].append("log")
+    for reason in break_reasons:
+        if reason.get("file") is None or reason.get("line") is None:
+            continue
+        entry = site(reason["file"], int(reason["line"]))
+        entry["_reasons"] += 1
+        entry["reason"] = entry["reason"] or summarize_reason(reason.get("reason", ""))
+        if "graph_break_reasons" not in entry["sources"]:
+            entry["sources"].append("graph_break_reasons")
+    out = []
+    for entry in sites.values():  # one log record or one subgraph per compile that broke here
+        entry["count"] = max(entry.pop("_log"), entry.pop("_reasons"), 1)
+        out.append(entry)
+    out.sort(key=lambda s: (not s["in_repo"], s["file"], s["line"]))
+    return {"count": sum(1 for s in out if s["in_repo"]), "sites": out}
+
+
+def _recompiles(
+    records: list[dict[str, Any]],
+    metrics: list[dict[str, Any]],
+    limit: dict[str, Any] | None,
+    paths: PathClassifier,
+) -> dict[str, Any]:
+    events: list[dict[str, Any]] = []
+    for record in records:
+        if record["logger"].endswith(("__recompiles", "__recompiles_verbose")):
+            parsed = parse_recompile_record(record["text"])
+            if parsed is not None:
+                parsed["compile_id"] = record.get("compile_id")
+                events.append(parsed)
+    if limit is not None and limit["function"]:  # that attempt was refused, not compiled
+        for index in range(len(events) - 1, -1, -1):
+            if events[index]["function"] == limit["function"]:  # its newest failed guard
+                limit["reason"] = (events[index]["reasons"] or [limit["reason"]])[0]
+                del events[index]
+                break
+    logged_ids = {e["compile_id"] for e in events if e["compile_id"]}
+    unmatched = collections.Counter(
+        (e["function"], e["file"], e["line"]) for e in events if not e["compile_id"]
+    )
+    for entry in metrics:  # 2.3+: successful recompiles the log does not explain
+        match = _COMPILE_ID_RE.match(str(entry.get("compile_id") or ""))
+        if not match or not entry.get("co_name") or int(match.group(2)) == 0:
+            continue
+        code = (entry["co_name"], entry.get("co_filename"), entry.get("co_firstlineno"))
+        if entry["compile_id"] in logged_ids or entry.get("fail_type"):
+            continue
+        if unmatched[code] > 0:  # logged, but without a compile id to match on
+            unmatched[code] -= 1
+            continue
+        reason = entry.get("recompile_reason") or (
+            "no guard failure was logged (torch <= 2.4 compiles each instance of a module "
+            "class separately)"
+        )
+        events.append(
+            {
+                "function": entry["co_name"],
+                "file": entry.get("co_filename") or "",
+                "line": entry.get("co_firstlineno"),
+                "reasons": [reason],
+                "compile_id": entry["compile_id"],
+            }
+        )
+    out = []
+    for event in events:
+        shown, _ = paths.classify(event["file"])
+        reasons = event["reasons"] or ["unknown guard failure"]
+        out.append(
+            {
+                "function": event["function"],
+                "file": shown,
+                "line": event["line"],
+                "reason": strip_compile_id(reasons[0]),
+                "reasons": reasons,
+                "compile_id": event["compile_id"],
+            }
+        )
+    message = None
+    if limit is not None:
+        where = ""
+        if limit["function"]:
+            where = f"{limit['function']} ({paths.classify(limit['file'])[0]}:{limit['line']}) "
+        last = f"; last reason: {strip_compile_id(limit['reason'])}" if limit["reason"] else ""
+        message = (
+            f"recompile limit hit: {where}runs eagerly from now on "
+            f"(config.{limit['limit']} = {limit['value']}{last})"
+        )
+    return {
+        "count": len(out),
+        "events": out,
+        "limit_hit": limit is not None,
+        "limit_message": message,
+    }
+
+
+def _fallbacks(
+    records: list[dict[str, Any]],
+    metrics: list[dict[str, Any]],
+    limit: dict[str, Any] | None,
+    paths: PathClassifier,
+) -> list[str]:
+    """One sentence per frame Dynamo gave up on entirely (keyed by file and function)."""
+    frames: dict[tuple[str, str], str] = {}
+    causes: dict[tuple[str, int], str] = {}  # break site -> type, for the 2.1-2.5 INFO record
+
+    def add(file: str, function: str | None, why: str) -> None:
+        shown, _ = paths.classify(file)
+        frames.setdefault(
+            (shown, function or "?"),
+            f"{function or 'a frame'} in {shown} fell back to eager: {why}",
+        )
+
+    for record in records:
+        parsed = None
+        if record["logger"].endswith("__graph_breaks"):
+            parsed = parse_graph_break_record(record["text"], record.get("exc", ""))
+        if parsed:
+            causes[(parsed["file"], parsed["line"])] = break_type(parsed["reason"])
+        if parsed and parsed["fallback"]:
+            shown, _ = paths.classify(parsed["file"])
+            loop = " in a loop" if "graph break in loop" in record["text"] else ""
+            add(
+                parsed["file"],
+                parsed["function"],
+                f"graph break{loop} at {shown}:{parsed['line']} ({break_type(parsed['reason'])})",
+            )
+        match = parse_loop_skip(record["text"])
+        if match:
+            shown, _ = paths.classify(match["file"])
+            cause = causes.get((match["file"], match["line"]))
+            add(
+                match["file"],
+                match["function"],
+                f"graph break in a loop at {shown}:{match['line']}"
+                + (f" ({cause})" if cause else ""),
+            )
+    if limit is not None and limit["function"]:
+        add(
+            limit["file"] or "",
+            limit["function"],
+            f"recompile limit hit (config.{limit['limit']} = {limit['value']})",
+        )
+    for entry in metrics:
+        if entry.get("fail_type") and entry.get("co_name"):
+            reason = str(entry.get("fail_reason") or entry["fail_type"]).strip().splitlines()
+            add(
+                entry.get("co_filename") or "",
+                entry["co_name"],
+                break_type(summarize_reason(reason[0] if reason else "unknown reason")),
+            )
+    return list(frames.values())
+
+
+def describe_degradation(report: dict[str, Any]) -> list[str]:
+    """Plain-words sentences for the table's notes: breaks, fallbacks, the recompile limit."""
+    notes = []
+    sites = [s for s in report["graph_breaks"]["sites"] if s["in_repo"]]
+    if sites:
+        shown = "; ".join(f"{s['file']}:{s['line']} {break_type(s['reason'])}" for s in sites[:3])
+        more = f"; and {len(sites) - 3} more" if len(sites) > 3 else ""
+        plural = "s" if len(sites) != 1 else ""
+        notes.append(f"{len(sites)} graph break{plural} in your code ({shown}{more})")
+    notes.extend(report["fallback_reasons"])
+    unexplained = report["fallbacks_to_eager"] - len(report["fallback_reasons"])
+    if unexplained > 0:
+        notes.append(f"{unexplained} frame(s) fell back to eager (torch gave no reason)")
+    if report["recompiles"]["limit_hit"]:
+        notes = [n for n in notes if "recompile limit hit (" not in n]
+        notes.append(report["recompiles"]["limit_message"])
+    return notes
