@@ -124,15 +124,13 @@ def run_copy(
         compile_target="model" if variant is None else variant["compile_target"],
     )
     grads: dict[str, tuple[str, torch.Tensor]] = {}
-    optimizer_step = step._optimizer_step
 
-    def snapshot_grads_then_step() -> None:  # grads are judged before the optimizer moves
+    def snapshot_grads() -> None:  # grads are judged before the optimizer moves
         for name, param in parts.model.named_parameters():
             grad = param.grad if param.grad is not None else torch.zeros_like(param)
             grads[f"{name}.grad"] = ("grad", _keep(grad))
-        optimizer_step()
 
-    step._optimizer_step = snapshot_grads_then_step
+    step.before_optimizer_step = snapshot_grads
     out = []
     for index in range(steps):
         grads.clear()

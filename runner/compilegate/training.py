@@ -45,6 +45,8 @@ class TrainingStep:
         self.device = device
         self.amp = amp
         self.compiled = compile_kwargs is not None
+        # Called between backward and optimizer.step (numerics reads the grads there).
+        self.before_optimizer_step: Callable[[], None] | None = None
         self._mark_step_begin = (
             cudagraph_mark_step_begin()
             if compile_kwargs and compile_kwargs.get("mode") == "reduce-overhead"
@@ -84,6 +86,8 @@ class TrainingStep:
         if check:
             check_loss(loss, index)
         loss.backward()
+        if self.before_optimizer_step is not None:
+            self.before_optimizer_step()
         self._optimizer_step()
         if parts.scheduler is not None:
             parts.scheduler.step()
