@@ -32,6 +32,8 @@ sys.path.insert(0, str(REPO_ROOT / "runner"))
 from compilegate.compare import compare_to_baseline  # noqa: E402
 
 SPEED_METRICS = ("speedup", "compiled_step_ms")
+# A step of a couple of milliseconds on one CPU thread (examples/test_steps/gate_step.py).
+STEP_SIZE = {"COMPILEGATE_GATE_WIDTH": "512", "COMPILEGATE_GATE_ROWS": "64"}
 CONFIG = """\
 version: 1
 steps:
@@ -47,7 +49,7 @@ steps:
 
 
 def run_once(config: Path, out: Path, cache: Path, python: str, plant: dict[str, str]) -> dict:
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT / "runner"), **plant}
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT / "runner"), **STEP_SIZE, **plant}
     command = [
         sys.executable,
         "-m",
@@ -86,8 +88,9 @@ def calibrate_matmul_ms(device: str, threads: int) -> float:
     code = (
         "import time, torch\n"
         f"torch.set_num_threads({threads})\n"
-        f"h = torch.randn(16, 128, device='{device}', requires_grad=True)\n"
-        f"m = torch.eye(128, device='{device}') * 0.5\n"
+        f"h = torch.randn({STEP_SIZE['COMPILEGATE_GATE_ROWS']}, 64, device='{device}',"
+        " requires_grad=True)\n"
+        f"m = torch.eye(64, device='{device}') * 0.5\n"
         "def work(n):\n"
         "    x = h\n"
         "    for _ in range(n):\n"

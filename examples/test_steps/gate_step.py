@@ -4,8 +4,10 @@ COMPILEGATE_PLANT_EXTRA_MATMULS=N   extra work only while compiling: N matmuls o
                                     state, traced into the compiled graph (a compiled-only
                                     slowdown; eager is untouched)
 COMPILEGATE_PLANT=graph_break       a new graph break in forward (torch._dynamo.graph_break())
-COMPILEGATE_PLANT=recompile         from iteration 8 on, batches are 24 rows instead of 16
+COMPILEGATE_PLANT=recompile         from iteration 8 on, batches have 8 more rows
 COMPILEGATE_PLANT=numerics          compiled forward scales its output by 1.05
+COMPILEGATE_GATE_WIDTH, _ROWS        hidden width and batch rows (default 128 and 16; the gate
+                                    power bench uses a bigger step, see bench/gate_power.py)
 """
 
 import os
@@ -15,7 +17,9 @@ from torch import nn
 
 PLANT = os.environ.get("COMPILEGATE_PLANT", "")
 EXTRA_MATMULS = int(os.environ.get("COMPILEGATE_PLANT_EXTRA_MATMULS", "0"))
-WIDTH = 128
+WIDTH = int(os.environ.get("COMPILEGATE_GATE_WIDTH", "128"))
+ROWS = int(os.environ.get("COMPILEGATE_GATE_ROWS", "16"))
+PLANT_SLICE = 64  # a planted matmul works on a 64-wide slice: small, countable units
 
 
 def _is_compiling():
@@ -36,10 +40,11 @@ class GateModel(nn.Module):
     def forward(self, x):
         h = torch.relu(self.inp(x))
         if EXTRA_MATMULS and _is_compiling():
-            extra = h
+            extra = h[:, :PLANT_SLICE]
+            mixer = self.mixer[:PLANT_SLICE, :PLANT_SLICE]
             for _ in range(EXTRA_MATMULS):
-                extra = torch.tanh(extra @ self.mixer)
-            h = h + 1e-30 * extra
+                extra = torch.tanh(extra @ mixer)
+            h = h + 1e-30 * extra.sum()
         if PLANT == "graph_break":
             torch._dynamo.graph_break()
         h = torch.relu(self.hidden(h))
@@ -53,11 +58,11 @@ def make_step(device="cpu"):
     model = GateModel().to(device)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
     generator = torch.Generator().manual_seed(0)
-    xs = torch.randn(4, 24, 32, generator=generator).to(device)
-    ys = torch.randint(0, 8, (4, 24), generator=generator).to(device)
+    xs = torch.randn(4, ROWS + 8, 32, generator=generator).to(device)
+    ys = torch.randint(0, 8, (4, ROWS + 8), generator=generator).to(device)
 
     def batch(i):
-        rows = 24 if PLANT == "recompile" and i >= 8 else 16
+        rows = ROWS + 8 if PLANT == "recompile" and i >= 8 else ROWS
         return xs[i % 4, :rows], ys[i % 4, :rows]
 
     def loss(model, inputs):

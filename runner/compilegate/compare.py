@@ -43,6 +43,7 @@ from .metric_verdicts import (
     judge_speed,
     recompile_detail,
     speedup_noise_pct,
+    yardstick_noise_pct,
 )
 from .verdict import EnvironmentSummary, MetricVerdict, VerdictReport
 
@@ -196,11 +197,11 @@ def _compare_step(
         )
     thresholds = resolve_thresholds(cur, base, override)
     rows: list[MetricVerdict | None] = [
-        judge_speed(
+        _judge_step_time(
             Subject(step.step, "eager"),
             "eager_step_ms",
-            _get(base, "eager", "step_ms", "median"),
-            _get(cur, "eager", "step_ms", "median"),
+            (base.get("eager") or {}, cur.get("eager") or {}),
+            ("step_ms", "per_yardstick", "noise_pct"),
             thresholds["eager_step_time_growth_pct"],
             (eager_noise_pct(base), eager_noise_pct(cur)),
         )
@@ -221,6 +222,32 @@ def _compare_step(
                 )
             )
     return [row for row in rows if row is not None]
+
+
+def _judge_step_time(
+    subject: Subject,
+    metric: str,
+    docs: tuple[Doc, Doc],
+    keys: tuple[str, str, str],
+    threshold_pct: float,
+    raw_noise_pct: tuple[float | None, float | None],
+) -> MetricVerdict | None:
+    """A step time: in yardstick units when both runs timed the yardstick, else raw, with the
+    run-to-run drift the runs could see counted as noise."""
+    timing_key, ratio_key, aa_key = keys
+    base, cur = docs
+    values = (_get(base, timing_key, "median"), _get(cur, timing_key, "median"))
+    ratios = (base.get(ratio_key), cur.get(ratio_key))
+    if ratios[0] and ratios[1]:
+        noise = (
+            yardstick_noise_pct(ratios[0], base.get(aa_key)),
+            yardstick_noise_pct(ratios[1], cur.get(aa_key)),
+        )
+        per_yardstick = (ratios[0]["median"], ratios[1]["median"])
+        return judge_speed(
+            subject, metric, *values, threshold_pct, noise, per_yardstick=per_yardstick
+        )
+    return judge_speed(subject, metric, *values, threshold_pct, raw_noise_pct)
 
 
 def _compare_variant(
@@ -252,11 +279,11 @@ def _compare_variant(
             thresholds["speedup_drop_pct"],
             (speedup_noise_pct(base), speedup_noise_pct(cur)),
         ),
-        judge_speed(
+        _judge_step_time(
             subject,
             "compiled_step_ms",
-            _get(base, "step_ms", "median"),
-            _get(cur, "step_ms", "median"),
+            (base, cur),
+            ("step_ms", "compiled_per_yardstick", "noise_pct"),
             thresholds["compiled_step_time_growth_pct"],
             (compiled_noise_pct(base, steps[0]), compiled_noise_pct(cur, steps[1])),
         ),

@@ -13,7 +13,7 @@ from typing import Any, Callable
 import torch
 
 from .step_loading import EntryPoint, StepParts, build_parts, load_factory
-from .timing import interleaved_rounds, synchronize, timed_warmup, timer_for
+from .timing import interleaved_rounds, synchronize, timed_warmup, timer_for, yardstick
 from .training import TrainingStep, seed_everything
 
 Progress = Callable[[str], None]
@@ -92,7 +92,7 @@ def measure_eager(builder: StepBuilder, settings: dict[str, Any], progress: Prog
     timed_warmup(_checked(eager_b), range(warmup), device)
     progress(f"measuring eager A/A: {iterations} iterations per copy in {rounds} rounds")
     timed = interleaved_rounds(
-        {"eager": eager_a, "eager_b": eager_b},
+        {"eager": eager_a, "eager_b": eager_b, "yardstick": yardstick(device)},
         first_index=warmup,
         iterations=iterations,
         rounds=rounds,
@@ -145,7 +145,12 @@ def measure_variant(
             progress(f"compiled warm-up {index + 1}/{warmup}: {warmup_s[-1]:.2f} s")
         progress(f"measuring: {iterations} iterations per side in {rounds} rounds")
         timed = interleaved_rounds(
-            {"eager": eager_a, "eager_b": eager_b, "compiled": compiled},
+            {
+                "eager": eager_a,
+                "eager_b": eager_b,
+                "compiled": compiled,
+                "yardstick": yardstick(device),
+            },
             first_index=warmup,
             iterations=iterations,
             rounds=rounds,

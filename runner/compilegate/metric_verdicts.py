@@ -149,6 +149,11 @@ def round_spread_pct(timing: Doc | None) -> float | None:
     return spread or None  # identical rounds: nothing measured, not zero noise
 
 
+def yardstick_noise_pct(ratio: Doc | None, aa_noise_pct: float | None) -> float | None:
+    """Noise of a step time in yardstick units: its interval, or the A/A noise if larger."""
+    return largest(ratio_half_width_pct(ratio), aa_noise_pct)
+
+
 def speedup_noise_pct(variant: Doc) -> float | None:
     return largest(
         ratio_half_width_pct(variant.get("speedup")),
@@ -190,16 +195,31 @@ def judge_speed(
     cur_value: float | None,
     threshold_pct: float,
     noise_pct: tuple[float | None, float | None],
+    *,
+    per_yardstick: tuple[float, float] | None = None,
 ) -> MetricVerdict | None:
-    """A speed metric (see SPEED_METRICS) under the noise rule; noise_pct is (baseline, current)."""
+    """A speed metric (see SPEED_METRICS) under the noise rule; noise_pct is (baseline, current).
+
+    With `per_yardstick` (the step time in units of the machine yardstick, baseline and
+    current), the change is judged on those, so a machine that runs slower today does not
+    read as a slower step; the raw times are still shown.
+    """
     label, unit, direction = SPEED_METRICS[metric]
     if base_value is None or cur_value is None or base_value <= 0:
         return _missing(subject, metric, label, base_value, cur_value)
     change_pct = (cur_value - base_value) / base_value * 100
+    adjusted = ""
+    if per_yardstick is not None:
+        raw_change_pct = change_pct
+        change_pct = (per_yardstick[1] - per_yardstick[0]) / per_yardstick[0] * 100
+        adjusted = (
+            f"; {change_pct:+.1f} % against the machine yardstick timed beside it "
+            f"(raw {raw_change_pct:+.1f} %)"
+        )
     worse_by = -change_pct if direction == HIGHER_IS_BETTER else change_pct
     noise = combined_noise_pct(*noise_pct)
     verdict = classify_speed_change(worse_by, threshold_pct, noise)
-    moved = _moved(label, base_value, cur_value, unit, change_pct)
+    moved = _moved(label, base_value, cur_value, unit, change_pct) + adjusted
     limit = f"the {threshold_pct:g} % threshold"
     if noise is None:
         beyond, caveat = limit, " (no noise measured in either run: judged on the threshold alone)"

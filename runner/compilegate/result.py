@@ -61,13 +61,29 @@ def eager_entry(measured: dict[str, Any]) -> dict[str, Any]:
     timed = measured["timed"]
     a, b = timed["eager"], timed["eager_b"]
     aa = ratio_of_medians(a["samples"], a["rounds"], b["samples"], b["rounds"])
-    return {
+    entry = {
         "step_ms": summarize(a["samples"], a["rounds"]),
         "warmup_s": measured["warmup_s"],
         "peak_bytes": measured["peak_bytes"],
         "aa_ratio": aa.to_dict(),
         "noise_pct": aa.distance_from_one_pct,
     }
+    entry.update(yardstick_entries(timed, {"per_yardstick": "eager"}))
+    return entry
+
+
+def yardstick_entries(timed: dict[str, Any], ratios: dict[str, str]) -> dict[str, Any]:
+    """The yardstick's own timing and each named side's time in yardstick units (timing.py)."""
+    stick = timed.get("yardstick")
+    if stick is None:
+        return {}
+    out: dict[str, Any] = {"yardstick_ms": summarize(stick["samples"], stick["rounds"])}
+    for key, side in ratios.items():
+        ratio = ratio_of_medians(
+            timed[side]["samples"], timed[side]["rounds"], stick["samples"], stick["rounds"]
+        )
+        out[key] = ratio.to_dict()
+    return out
 
 
 def variant_skeleton(variant: Variant) -> dict[str, Any]:
@@ -112,6 +128,11 @@ def variant_entry(variant: Variant, child: dict[str, Any]) -> dict[str, Any]:
             "peak_bytes": measured["peak_bytes"],
             "eager_peak_bytes": measured["eager_peak_bytes"],
         }
+    )
+    entry.update(
+        yardstick_entries(
+            timed, {"eager_per_yardstick": "eager", "compiled_per_yardstick": "compiled"}
+        )
     )
     entry.update(child.get("diagnostics", {}))
     if "numerics" in child:

@@ -103,3 +103,28 @@ def timed_warmup(step: Iteration, indices: Sequence[int], device: str) -> list[f
         synchronize(device)
         out.append(time.perf_counter() - start)
     return out
+
+
+def yardstick(device: str) -> Iteration:
+    """A fixed workload timed in the same rounds as the step: the machine's own speed.
+
+    Step times compared across runs (days apart, maybe another runner of the same model)
+    move with the machine: CPU steal, clocks, a neighbour's load. Interleaved with the step,
+    this workload moves with it, so step time divided by yardstick time cancels that drift
+    the way the speedup ratio does. Matrix products plus a chain of small element-wise
+    kernels, to feel both compute and per-kernel overhead.
+    """
+    size = 1024 if device == "cuda" else 160
+    generator = torch.Generator().manual_seed(0)
+    a = torch.randn(size, size, generator=generator).to(device)
+    b = torch.randn(size, size, generator=generator).to(device) / size**0.5
+
+    def run(index: int) -> None:
+        x = a
+        for _ in range(4):
+            x = torch.tanh(x @ b)
+        for _ in range(8):
+            x = x * 0.5 + 0.25
+        x.sum()
+
+    return run

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from gate_docs import environment, recompile, result, site, step, variant
+from gate_docs import environment, ratio, recompile, result, site, step, variant
 
 from compilegate.compare import compare_to_baseline, resolve_thresholds
 from compilegate.errors import EXIT_OK, EXIT_REGRESSION, EXIT_RUN_ERROR, UsageError
@@ -452,3 +452,31 @@ def test_drift_between_child_processes_counts_as_noise_for_absolute_times():
         assert only(compare(base_step=base, cur_step=cur), metric, subject).verdict == (
             "inconclusive"
         )
+
+
+def _with_yardstick(doc_step, eager_per_yardstick, compiled_per_yardstick, half_width_pct=1.0):
+    doc_step["eager"]["per_yardstick"] = ratio(eager_per_yardstick, half_width_pct)
+    for v in doc_step["variants"]:
+        v["compiled_per_yardstick"] = ratio(compiled_per_yardstick, half_width_pct)
+    return doc_step
+
+
+def test_a_slower_machine_is_not_a_slower_step_when_the_yardstick_moved_too():
+    """Raw times +30 %, but the yardstick timed beside them slowed down just as much."""
+    base = _with_yardstick(step(eager_ms=10.0, variants=[variant(step_ms=8.0)]), 4.0, 3.2)
+    cur = _with_yardstick(step(eager_ms=13.0, variants=[variant(step_ms=10.4)]), 4.0, 3.2)
+    report = compare(base_step=base, cur_step=cur)
+    eager_row = only(report, "eager_step_ms", "eager")
+    assert eager_row.verdict == "pass"
+    assert "against the machine yardstick" in eager_row.message and "raw +30.0 %" in (
+        eager_row.message
+    )
+    assert only(report, "compiled_step_ms").verdict == "pass"
+
+
+def test_a_slower_step_on_an_unchanged_machine_is_a_regression():
+    base = _with_yardstick(step(eager_ms=10.0, variants=[variant(step_ms=8.0)]), 4.0, 3.2)
+    cur = _with_yardstick(step(eager_ms=10.0, variants=[variant(step_ms=8.0)]), 4.6, 3.2)
+    report = compare(base_step=base, cur_step=cur)
+    assert only(report, "eager_step_ms", "eager").verdict == "regression"
+    assert only(report, "compiled_step_ms").verdict == "pass"
