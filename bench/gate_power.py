@@ -3,9 +3,10 @@
 1. False alarms: the same config and code, run N times against a baseline from one run of
    that same code. Counts `regression` verdicts (target 0) and `inconclusive` ones.
 2. Detection: a compiled-only slowdown planted at 10 %, 25 % and 50 % of the compiled step
-   (extra matmuls traced only under torch.compiler.is_compiling(), see
+   (a matrix product traced only under torch.compiler.is_compiling(), see
    examples/test_steps/gate_step.py), M runs each: the fraction flagged `regression`.
-   The planted size is calibrated from the baseline; the growth actually measured is shown.
+   Its size is calibrated by two runs (growth fitted as a*K**2 + b in the product's width
+   K); the growth the planted runs actually measured is shown beside it.
 3. Planted new graph break, recompile and numerics error: the fraction flagged.
 
 Every run is a real `compilegate run` (child processes, torch.compile with Inductor) sharing
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -83,29 +85,10 @@ def compiled_ms(document: dict) -> float:
     return document["steps"][0]["variants"][0]["step_ms"]["median"]
 
 
-def calibrate_matmul_ms(device: str, threads: int) -> float:
-    """Forward+backward cost of one planted matmul+tanh, at the gate step's sizes."""
-    code = (
-        "import time, torch\n"
-        f"torch.set_num_threads({threads})\n"
-        f"h = torch.randn({STEP_SIZE['COMPILEGATE_GATE_ROWS']}, 64, device='{device}',"
-        " requires_grad=True)\n"
-        f"m = torch.eye(64, device='{device}') * 0.5\n"
-        "def work(n):\n"
-        "    x = h\n"
-        "    for _ in range(n):\n"
-        "        x = torch.tanh(x @ m)\n"
-        "    x.sum().backward()\n"
-        "for _ in range(20): work(50)\n"
-        "t = time.perf_counter()\n"
-        "for _ in range(40): work(50)\n"
-        "print((time.perf_counter() - t) / 40 / 50 * 1e3)\n"
-    )
-    return float(
-        subprocess.run(
-            [sys.executable, "-c", code], capture_output=True, text=True, check=True
-        ).stdout
-    )
+def plant_width_for(growth_ms: float, fit: tuple[float, float]) -> int:
+    """The planted product's width K for a growth of `growth_ms`, from cost = a*K**2 + b."""
+    a, b = fit
+    return max(8, min(512, round(math.sqrt(max(growth_ms - b, 0.0) / a))))
 
 
 def main() -> None:
@@ -155,12 +138,19 @@ def main() -> None:
         )
     )
 
-    per_matmul_ms = calibrate_matmul_ms(args.device, args.threads)
+    # Calibrate: the compiled step's growth at two widths, fitted as a*K**2 + b.
+    print("calibrating the planted slowdown ...", file=sys.stderr)
+    widths = (128, 384)
+    growth = [
+        compiled_ms(run({"COMPILEGATE_PLANT_MATMUL_WIDTH": str(k)})) - base_ms for k in widths
+    ]
+    a = max((growth[1] - growth[0]) / (widths[1] ** 2 - widths[0] ** 2), 1e-9)
+    fit = (a, growth[0] - a * widths[0] ** 2)
     for level in [int(x) for x in args.levels.split(",")]:
-        count = max(1, round(base_ms * level / 100 / per_matmul_ms))
-        print(f"planted {level}% slowdown ({count} matmuls) ...", file=sys.stderr)
+        width = plant_width_for(base_ms * level / 100, fit)
+        print(f"planted {level}% slowdown (K={width}) ...", file=sys.stderr)
         docs = [
-            run({"COMPILEGATE_PLANT_EXTRA_MATMULS": str(count)}) for _ in range(args.detect_runs)
+            run({"COMPILEGATE_PLANT_MATMUL_WIDTH": str(width)}) for _ in range(args.detect_runs)
         ]
         reports = [compare_to_baseline(baseline, d) for d in docs]
         measured = statistics.median(compiled_ms(d) / base_ms - 1 for d in docs) * 100

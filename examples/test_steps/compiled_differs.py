@@ -4,6 +4,7 @@ A numerics check must fail on it and name the tensors that differ. No compilegat
 """
 
 import torch
+from classification import classification_step
 from torch import nn
 
 # torch.compiler.is_compiling is 2.3+; torch._dynamo.is_compiling is the older spelling.
@@ -26,17 +27,12 @@ class SneakyNet(nn.Module):
 
 
 def make_step(device="cpu"):
-    model = SneakyNet().to(device)
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
-    generator = torch.Generator().manual_seed(13)
-    xs = torch.randn(4, 8, 16, generator=generator).to(device)
-    ys = torch.randint(0, 4, (4, 8), generator=generator).to(device)
-
-    def batch(i):
-        return xs[i % 4], ys[i % 4]
-
-    def loss(model, inputs):
-        x, y = inputs
-        return nn.functional.cross_entropy(model(x), y)
-
-    return {"model": model, "optimizer": optimizer, "batch": batch, "loss": loss}
+    return classification_step(
+        SneakyNet(),
+        device,
+        seed=13,
+        batches=4,
+        rows=8,
+        features=16,
+        classes=4,
+    )

@@ -1,8 +1,9 @@
 """A small step with regressions that can be planted from the environment (gate tests, bench).
 
-COMPILEGATE_PLANT_EXTRA_MATMULS=N   extra work only while compiling: N matmuls of the hidden
-                                    state, traced into the compiled graph (a compiled-only
-                                    slowdown; eager is untouched)
+COMPILEGATE_PLANT_MATMUL_WIDTH=K   extra work only while compiling: one (rows x K) @ (K x K)
+                                    product of the hidden state, traced into the compiled
+                                    graph (a compiled-only slowdown growing with K**2; eager
+                                    is untouched)
 COMPILEGATE_PLANT=graph_break       a new graph break in forward (torch._dynamo.graph_break())
 COMPILEGATE_PLANT=recompile         from iteration 8 on, batches have 8 more rows
 COMPILEGATE_PLANT=numerics          compiled forward scales its output by 1.05
@@ -16,10 +17,9 @@ import torch
 from torch import nn
 
 PLANT = os.environ.get("COMPILEGATE_PLANT", "")
-EXTRA_MATMULS = int(os.environ.get("COMPILEGATE_PLANT_EXTRA_MATMULS", "0"))
+PLANT_WIDTH = int(os.environ.get("COMPILEGATE_PLANT_MATMUL_WIDTH", "0"))
 WIDTH = int(os.environ.get("COMPILEGATE_GATE_WIDTH", "128"))
 ROWS = int(os.environ.get("COMPILEGATE_GATE_ROWS", "16"))
-PLANT_SLICE = 64  # a planted matmul works on a 64-wide slice: small, countable units
 
 
 def _is_compiling():
@@ -39,11 +39,8 @@ class GateModel(nn.Module):
 
     def forward(self, x):
         h = torch.relu(self.inp(x))
-        if EXTRA_MATMULS and _is_compiling():
-            extra = h[:, :PLANT_SLICE]
-            mixer = self.mixer[:PLANT_SLICE, :PLANT_SLICE]
-            for _ in range(EXTRA_MATMULS):
-                extra = torch.tanh(extra @ mixer)
+        if PLANT_WIDTH and _is_compiling():
+            extra = torch.tanh(h[:, :PLANT_WIDTH] @ self.mixer[:PLANT_WIDTH, :PLANT_WIDTH])
             h = h + 1e-30 * extra.sum()
         if PLANT == "graph_break":
             torch._dynamo.graph_break()

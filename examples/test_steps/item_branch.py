@@ -6,6 +6,7 @@ Python floats) it does not also recompile at every step. No compilegate import.
 """
 
 import torch
+from classification import classification_step
 from torch import nn
 
 
@@ -26,17 +27,12 @@ class ItemBranchNet(nn.Module):
 
 
 def make_step(device="cpu"):
-    model = ItemBranchNet().to(device)
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
-    generator = torch.Generator().manual_seed(7)
-    xs = torch.randn(8, 8, 16, generator=generator).to(device)
-    ys = torch.randint(0, 4, (8, 8), generator=generator).to(device)
-
-    def batch(i):
-        return xs[i % 8], ys[i % 8]
-
-    def loss(model, inputs):
-        x, y = inputs
-        return nn.functional.cross_entropy(model(x), y)
-
-    return {"model": model, "optimizer": optimizer, "batch": batch, "loss": loss}
+    return classification_step(
+        ItemBranchNet(),
+        device,
+        seed=7,
+        batches=8,
+        rows=8,
+        features=16,
+        classes=4,
+    )

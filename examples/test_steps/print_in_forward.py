@@ -6,6 +6,7 @@ No compilegate import.
 """
 
 import torch
+from classification import classification_step
 from torch import nn
 
 
@@ -45,17 +46,12 @@ class PrintNet(nn.Module):
 
 
 def make_step(device="cpu"):
-    model = PrintNet().to(device)
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
-    generator = torch.Generator().manual_seed(17)
-    xs = torch.randn(4, 8, 16, generator=generator).to(device)
-    ys = torch.randint(0, 4, (4, 8), generator=generator).to(device)
-
-    def batch(i):
-        return xs[i % 4], ys[i % 4]
-
-    def loss(model, inputs):
-        x, y = inputs
-        return nn.functional.cross_entropy(model(x), y)
-
-    return {"model": model, "optimizer": optimizer, "batch": batch, "loss": loss}
+    return classification_step(
+        PrintNet(),
+        device,
+        seed=17,
+        batches=4,
+        rows=8,
+        features=16,
+        classes=4,
+    )

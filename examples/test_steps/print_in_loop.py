@@ -6,6 +6,7 @@ fallback. No compilegate import.
 """
 
 import torch
+from classification import classification_step
 from torch import nn
 
 
@@ -32,17 +33,12 @@ class LoopNet(nn.Module):
 
 
 def make_step(device="cpu"):
-    model = LoopNet().to(device)
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
-    generator = torch.Generator().manual_seed(3)
-    xs = torch.randn(8, 8, 16, generator=generator).to(device)
-    ys = torch.randint(0, 4, (8, 8), generator=generator).to(device)
-
-    def batch(i):
-        return xs[i % 8], ys[i % 8]
-
-    def loss(model, inputs):
-        x, y = inputs
-        return nn.functional.cross_entropy(model(x), y)
-
-    return {"model": model, "optimizer": optimizer, "batch": batch, "loss": loss}
+    return classification_step(
+        LoopNet(),
+        device,
+        seed=3,
+        batches=8,
+        rows=8,
+        features=16,
+        classes=4,
+    )

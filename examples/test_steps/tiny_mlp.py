@@ -1,24 +1,12 @@
 """A tiny MLP step for the engine's own tests: seconds to compile with backend 'eager'."""
 
-import torch
+from classification import classification_step
 from torch import nn
 
 
 def make_step(device="cpu"):
-    model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 4)).to(device)
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
-    generator = torch.Generator().manual_seed(0)
-    xs = torch.randn(8, 16, 16, generator=generator).to(device)
-    ys = torch.randint(0, 4, (8, 16), generator=generator).to(device)
-
-    def batch(i):
-        return xs[i % 8], ys[i % 8]
-
-    def loss(model, inputs):
-        x, y = inputs
-        return nn.functional.cross_entropy(model(x), y)
-
-    return {"model": model, "optimizer": optimizer, "batch": batch, "loss": loss}
+    model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 4))
+    return classification_step(model, device, seed=0, batches=8, rows=16, features=16, classes=4)
 
 
 class StepObject:

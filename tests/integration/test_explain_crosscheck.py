@@ -20,6 +20,7 @@ EXPLAIN = """
 import importlib.util, json, os, sys
 import torch, torch._dynamo
 path, repo = sys.argv[1], sys.argv[2]
+sys.path.insert(0, os.path.dirname(path))  # step files import sibling helpers
 spec = importlib.util.spec_from_file_location("explain_target", path)
 module = importlib.util.module_from_spec(spec)
 sys.modules["explain_target"] = module
