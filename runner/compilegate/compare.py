@@ -201,6 +201,7 @@ def _compare_step(
             Subject(step.step, "eager"),
             "eager_step_ms",
             (base.get("eager") or {}, cur.get("eager") or {}),
+            (base, cur),
             ("step_ms", "per_yardstick", "noise_pct"),
             thresholds["eager_step_time_growth_pct"],
             (eager_noise_pct(base), eager_noise_pct(cur)),
@@ -228,6 +229,7 @@ def _judge_step_time(
     subject: Subject,
     metric: str,
     docs: tuple[Doc, Doc],
+    steps: tuple[Doc, Doc],
     keys: tuple[str, str, str],
     threshold_pct: float,
     raw_noise_pct: tuple[float | None, float | None],
@@ -240,8 +242,8 @@ def _judge_step_time(
     ratios = (base.get(ratio_key), cur.get(ratio_key))
     if ratios[0] and ratios[1]:
         noise = (
-            yardstick_noise_pct(ratios[0], base.get(aa_key)),
-            yardstick_noise_pct(ratios[1], cur.get(aa_key)),
+            yardstick_noise_pct(ratios[0], base.get(aa_key), steps[0].get("process_noise_pct")),
+            yardstick_noise_pct(ratios[1], cur.get(aa_key), steps[1].get("process_noise_pct")),
         )
         per_yardstick = (ratios[0]["median"], ratios[1]["median"])
         return judge_speed(
@@ -283,6 +285,7 @@ def _compare_variant(
             subject,
             "compiled_step_ms",
             (base, cur),
+            steps,
             ("step_ms", "compiled_per_yardstick", "noise_pct"),
             thresholds["compiled_step_time_growth_pct"],
             (compiled_noise_pct(base, steps[0]), compiled_noise_pct(cur, steps[1])),

@@ -29,6 +29,7 @@ DEFAULT_STEP_SETTINGS: dict[str, Any] = {
     "seed": 0,
     "amp": None,
     "threads": None,
+    "eager_processes": 2,
 }
 DEFAULT_NUMERICS: dict[str, Any] = {"enabled": True, "steps": 2, "tol": 1e-4, "cosine_min": 0.99}
 DEFAULT_THRESHOLDS: dict[str, float] = {
@@ -107,6 +108,7 @@ class StepConfig:
     seed: int
     amp: str | None
     threads: int | None
+    eager_processes: int
     numerics: NumericsSettings
     thresholds: dict[str, float] = field(default_factory=dict)
 
@@ -244,6 +246,7 @@ def _build_step(
         seed=merged["seed"],
         amp=merged["amp"],
         threads=merged["threads"],
+        eager_processes=merged["eager_processes"],
         numerics=numerics,
         thresholds=thresholds,
     )

@@ -149,9 +149,12 @@ def round_spread_pct(timing: Doc | None) -> float | None:
     return spread or None  # identical rounds: nothing measured, not zero noise
 
 
-def yardstick_noise_pct(ratio: Doc | None, aa_noise_pct: float | None) -> float | None:
-    """Noise of a step time in yardstick units: its interval, or the A/A noise if larger."""
-    return largest(ratio_half_width_pct(ratio), aa_noise_pct)
+def yardstick_noise_pct(
+    ratio: Doc | None, aa_noise_pct: float | None, process_noise: float | None
+) -> float | None:
+    """Noise of a step time in yardstick units: its interval, the A/A noise, or the spread
+    between the run's processes, whichever is largest."""
+    return largest(ratio_half_width_pct(ratio), aa_noise_pct, process_noise)
 
 
 def speedup_noise_pct(variant: Doc) -> float | None:
@@ -164,12 +167,12 @@ def speedup_noise_pct(variant: Doc) -> float | None:
 
 def compiled_noise_pct(variant: Doc, step: Doc | None = None) -> float | None:
     """An absolute time has no interleaved partner across runs: besides the run's own noise,
-    count how far eager moved between the step's child processes (process_spread_pct)."""
+    count how far one process's timing lands from another's (process_noise_pct)."""
     return largest(
         variant.get("noise_pct"),
         variant.get("detectable_change_pct"),
         round_spread_pct(variant.get("step_ms")),
-        (step or {}).get("process_spread_pct"),
+        (step or {}).get("process_noise_pct"),
     )
 
 
@@ -178,7 +181,7 @@ def eager_noise_pct(step: Doc) -> float | None:
     own = largest(
         eager.get("noise_pct"),
         round_spread_pct(eager.get("step_ms")),
-        step.get("process_spread_pct"),
+        step.get("process_noise_pct"),
     )
     if own is not None:
         return own

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import math
 import os
 import statistics
 import tempfile
@@ -47,6 +48,7 @@ def step_skeleton(step: StepConfig) -> dict[str, Any]:
             "seed": step.seed,
             "amp": step.amp,
             "threads": step.threads,
+            "eager_processes": step.eager_processes,
             "timeout_s": step.timeout_s,
             "device": step.device,
             "numerics": vars(step.numerics).copy(),
@@ -69,7 +71,14 @@ def eager_entry(measured: dict[str, Any]) -> dict[str, Any]:
         "noise_pct": aa.distance_from_one_pct,
     }
     entry.update(yardstick_entries(timed, {"per_yardstick": "eager"}))
+    entry["processes"] = [process_summary(entry)]
     return entry
+
+
+def process_summary(entry: dict[str, Any]) -> dict[str, Any]:
+    """One eager-reference process in a line: its median, raw and in yardstick units."""
+    ratio = entry.get("per_yardstick")
+    return {"step_ms": entry["step_ms"]["median"], "per_yardstick": ratio and ratio["median"]}
 
 
 def yardstick_entries(timed: dict[str, Any], ratios: dict[str, str]) -> dict[str, Any]:
@@ -140,18 +149,38 @@ def variant_entry(variant: Variant, child: dict[str, Any]) -> dict[str, Any]:
     return entry
 
 
-def process_spread_pct(step_doc: dict[str, Any]) -> float | None:
-    """How far eager's median moved between this step's child processes, percent.
+# Two-sided 95 % Student t quantiles by degrees of freedom (1..10; beyond, 1.96 is close).
+T_975 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26, 10: 2.23}
 
-    Half the range of the eager medians (eager reference and each variant's process) over
-    their median. Timings in one process are interleaved and share its drift; two runs of
-    the gate share nothing, and this is the part of that run-to-run drift one run can see.
+
+def process_medians(step_doc: dict[str, Any]) -> list[float]:
+    """Eager's time per process of this step (eager references and each variant's process),
+    in yardstick units when measured (step.eager.processes, variants' eager_per_yardstick)."""
+    out = [p["per_yardstick"] for p in (step_doc.get("eager") or {}).get("processes", [])]
+    out += [
+        v["eager_per_yardstick"]["median"]
+        for v in step_doc["variants"]
+        if v["status"] == "ok" and v.get("eager_per_yardstick")
+    ]
+    return [x for x in out if x is not None]
+
+
+def process_noise_pct(step_doc: dict[str, Any]) -> float | None:
+    """How far one process's timing can land from another's, percent (95 %).
+
+    Interleaving cancels drift inside a process, and the yardstick cancels the machine's
+    speed, but a process also has its own luck (memory layout, core, caches): two runs of
+    the gate never share a process. The eager step measured in several processes of this
+    run shows that luck: a 95 % prediction interval from their spread, t-distributed for
+    the few processes there are.
     """
-    medians = [step_doc["eager"]["step_ms"]["median"]] if step_doc.get("eager") else []
-    medians += [v["eager_step_ms"]["median"] for v in step_doc["variants"] if v["status"] == "ok"]
+    medians = process_medians(step_doc)
     if len(medians) < 2:
         return None
-    return (max(medians) - min(medians)) / 2 / statistics.median(medians) * 100
+    n = len(medians)
+    t = T_975.get(n - 1, 1.96)
+    relative_sd = statistics.stdev(medians) / statistics.fmean(medians)
+    return t * relative_sd * math.sqrt(1 + 1 / n) * 100
 
 
 def recommend(variants: list[dict[str, Any]]) -> dict[str, Any]:

@@ -18,7 +18,8 @@ from .isolation import ChildLauncher, ChildOutcome
 from .result import (
     eager_entry,
     new_document,
-    process_spread_pct,
+    process_noise_pct,
+    process_summary,
     recommend,
     step_skeleton,
     variant_entry,
@@ -107,11 +108,19 @@ def measure_step(
         "device": step.device,
         "settings": settings,
     }
-    stream.write(f"[{step.name}] eager reference\n")
-    outcome = launcher.run(
-        {**base_spec, "kind": "eager"}, label=f"{step.name}/eager", timeout_s=step.timeout_s
-    )
-    error = _outcome_error(outcome)
+    eager_docs = []
+    error = None
+    for number in range(1, step.eager_processes + 1):
+        stream.write(f"[{step.name}] eager reference {number}/{step.eager_processes}\n")
+        outcome = launcher.run(
+            {**base_spec, "kind": "eager"},
+            label=f"{step.name}/eager#{number}",
+            timeout_s=step.timeout_s,
+        )
+        error = _outcome_error(outcome)
+        if error is not None:
+            break
+        eager_docs.append(outcome.document)
     if error is not None:
         step_doc.update(status="error", error=f"eager: {error}")
         for variant in step.variants:
@@ -120,9 +129,10 @@ def measure_step(
             step_doc["variants"].append(skipped)
         stream.write(f"[{step.name}] error: {step_doc['error']}\n")
         return
-    assert outcome.document is not None
-    step_doc["device"] = outcome.document["device"]
-    step_doc["eager"] = eager_entry(outcome.document["eager"])
+    step_doc["device"] = eager_docs[0]["device"]
+    step_doc["eager"] = eager_entry(eager_docs[0]["eager"])
+    for other in eager_docs[1:]:
+        step_doc["eager"]["processes"].append(process_summary(eager_entry(other["eager"])))
     save()
     for variant in step.variants:
         stream.write(f"[{step.name}] variant {variant.id}\n")
@@ -147,7 +157,7 @@ def measure_step(
             step_doc["variants"].append(failed)
             stream.write(f"[{step.name}] variant {variant.id} error: {error}\n")
         save()
-    step_doc["process_spread_pct"] = process_spread_pct(step_doc)
+    step_doc["process_noise_pct"] = process_noise_pct(step_doc)
     step_doc["recommendation"] = recommend(step_doc["variants"])
 
 

@@ -447,7 +447,7 @@ def test_drift_between_child_processes_counts_as_noise_for_absolute_times():
     assert only(compare(base_step=base, cur_step=cur), "eager_step_ms", "eager").verdict == (
         "regression"
     )
-    cur["process_spread_pct"] = 12.0
+    cur["process_noise_pct"] = 12.0
     for metric, subject in (("eager_step_ms", "eager"),):
         assert only(compare(base_step=base, cur_step=cur), metric, subject).verdict == (
             "inconclusive"
@@ -480,3 +480,11 @@ def test_a_slower_step_on_an_unchanged_machine_is_a_regression():
     report = compare(base_step=base, cur_step=cur)
     assert only(report, "eager_step_ms", "eager").verdict == "regression"
     assert only(report, "compiled_step_ms").verdict == "pass"
+
+
+def test_process_to_process_noise_widens_step_time_judgement_in_yardstick_units():
+    base = _with_yardstick(step(eager_ms=10.0, variants=[variant(step_ms=8.0)]), 4.0, 3.2)
+    cur = _with_yardstick(step(eager_ms=10.0, variants=[variant(step_ms=8.0)]), 4.6, 3.2)
+    cur["process_noise_pct"] = 20.0
+    row = only(compare(base_step=base, cur_step=cur), "eager_step_ms", "eager")
+    assert row.verdict == "inconclusive" and row.noise_pct == pytest.approx(20.0, abs=0.1)

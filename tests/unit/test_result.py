@@ -6,6 +6,8 @@ import json
 import random
 from pathlib import Path
 
+import pytest
+
 from compilegate.config import Config, Variant
 from compilegate.render import render_result_table
 from compilegate.result import (
@@ -137,12 +139,19 @@ def test_variant_ids_are_stable() -> None:
     )
 
 
-def test_process_spread_is_half_range_of_eager_medians_across_processes(tmp_path: Path) -> None:
-    from compilegate.result import process_spread_pct
+def test_process_noise_is_a_t_interval_over_the_processes_in_yardstick_units(
+    tmp_path: Path,
+) -> None:
+    from compilegate.result import process_medians, process_noise_pct
 
     step_doc = make_document(tmp_path)["steps"][0]
-    step_doc["eager"]["step_ms"]["median"] = 9.0
-    step_doc["variants"][0]["eager_step_ms"]["median"] = 11.0
-    assert process_spread_pct(step_doc) == 10.0  # (11 - 9) / 2 / median(9, 11)
+    step_doc["eager"]["processes"] = [{"step_ms": 9.0, "per_yardstick": 4.0}]
+    step_doc["variants"][0]["eager_per_yardstick"] = {"median": 4.4}
+    assert process_medians(step_doc) == [4.0, 4.4]
+    # sd 0.2828 / mean 4.2 = 6.73 %; t(1 df) 12.71; sqrt(1 + 1/2)
+    assert process_noise_pct(step_doc) == pytest.approx(12.71 * 6.734 * 1.2247, rel=1e-3)
+    step_doc["eager"]["processes"].append({"step_ms": 9.1, "per_yardstick": 4.2})
+    assert process_noise_pct(step_doc) < 30  # a third process: t(2 df) = 4.30
     step_doc["variants"] = []
-    assert process_spread_pct(step_doc) is None
+    step_doc["eager"]["processes"] = step_doc["eager"]["processes"][:1]
+    assert process_noise_pct(step_doc) is None
