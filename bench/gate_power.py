@@ -3,10 +3,10 @@
 1. False alarms: the same config and code, run N times against a baseline from one run of
    that same code. Counts `regression` verdicts (target 0) and `inconclusive` ones.
 2. Detection: a compiled-only slowdown planted at 10 %, 25 % and 50 % of the compiled step
-   (a matrix product traced only under torch.compiler.is_compiling(), see
+   (a chain of small products traced only under torch.compiler.is_compiling(), see
    examples/test_steps/gate_step.py), M runs each: the fraction flagged `regression`.
-   Its size is calibrated by two runs (growth fitted as a*K**2 + b in the product's width
-   K); the growth the planted runs actually measured is shown beside it.
+   Its length is calibrated by two runs (growth fitted as a*N + b); the growth the planted
+   runs actually measured (compiled step in yardstick units) is shown beside it.
 3. Planted new graph break, recompile and numerics error: the fraction flagged.
 
 Every run is a real `compilegate run` (child processes, torch.compile with Inductor) sharing
@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import statistics
 import subprocess
@@ -74,6 +73,11 @@ def run_once(config: Path, out: Path, cache: Path, python: str, plant: dict[str,
     return json.loads(out.read_text())
 
 
+def per_stick(document: dict) -> float:
+    """The compiled step in yardstick units (see compilegate.timing.yardstick)."""
+    return document["steps"][0]["variants"][0]["compiled_per_yardstick"]["median"]
+
+
 def flagged(report, metrics: tuple[str, ...] | None = None) -> bool:
     return any(
         r.verdict == "regression" and (metrics is None or r.metric in metrics)
@@ -85,10 +89,10 @@ def compiled_ms(document: dict) -> float:
     return document["steps"][0]["variants"][0]["step_ms"]["median"]
 
 
-def plant_width_for(growth_ms: float, fit: tuple[float, float]) -> int:
-    """The planted product's width K for a growth of `growth_ms`, from cost = a*K**2 + b."""
+def products_for(growth_ms: float, fit: tuple[float, float]) -> int:
+    """How many planted products give a growth of `growth_ms`, from cost = a*N + b."""
     a, b = fit
-    return max(8, min(512, round(math.sqrt(max(growth_ms - b, 0.0) / a))))
+    return max(1, round(max(growth_ms - b, a) / a))
 
 
 def main() -> None:
@@ -138,22 +142,22 @@ def main() -> None:
         )
     )
 
-    # Calibrate: the compiled step's growth at two widths, fitted as a*K**2 + b.
+    # Calibrate: the compiled step's growth (in yardstick units, so the machine's drift
+    # between runs does not bend the fit) with 10 and 40 products, fitted as a*N + b.
     print("calibrating the planted slowdown ...", file=sys.stderr)
-    widths = (128, 384)
+    counts = (10, 40)
     growth = [
-        compiled_ms(run({"COMPILEGATE_PLANT_MATMUL_WIDTH": str(k)})) - base_ms for k in widths
+        (per_stick(run({"COMPILEGATE_PLANT_PRODUCTS": str(n)})) / per_stick(baseline) - 1) * base_ms
+        for n in counts
     ]
-    a = max((growth[1] - growth[0]) / (widths[1] ** 2 - widths[0] ** 2), 1e-9)
-    fit = (a, growth[0] - a * widths[0] ** 2)
+    a = max((growth[1] - growth[0]) / (counts[1] - counts[0]), 1e-6)
+    fit = (a, growth[0] - a * counts[0])
     for level in [int(x) for x in args.levels.split(",")]:
-        width = plant_width_for(base_ms * level / 100, fit)
-        print(f"planted {level}% slowdown (K={width}) ...", file=sys.stderr)
-        docs = [
-            run({"COMPILEGATE_PLANT_MATMUL_WIDTH": str(width)}) for _ in range(args.detect_runs)
-        ]
+        count = products_for(base_ms * level / 100, fit)
+        print(f"planted {level}% slowdown ({count} products) ...", file=sys.stderr)
+        docs = [run({"COMPILEGATE_PLANT_PRODUCTS": str(count)}) for _ in range(args.detect_runs)]
         reports = [compare_to_baseline(baseline, d) for d in docs]
-        measured = statistics.median(compiled_ms(d) / base_ms - 1 for d in docs) * 100
+        measured = statistics.median(per_stick(d) / per_stick(baseline) - 1 for d in docs) * 100
         hits = sum(flagged(r, SPEED_METRICS) for r in reports)
         incon = sum(
             any(x.verdict == "inconclusive" and x.metric in SPEED_METRICS for x in r.rows())

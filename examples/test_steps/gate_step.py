@@ -1,9 +1,9 @@
 """A small step with regressions that can be planted from the environment (gate tests, bench).
 
-COMPILEGATE_PLANT_MATMUL_WIDTH=K   extra work only while compiling: one (rows x K) @ (K x K)
-                                    product of the hidden state, traced into the compiled
-                                    graph (a compiled-only slowdown growing with K**2; eager
-                                    is untouched)
+COMPILEGATE_PLANT_PRODUCTS=N        extra work only while compiling: a chain of N small
+                                    products of the hidden state, traced into the compiled
+                                    graph, forward only (a compiled-only slowdown linear in
+                                    N; eager is untouched)
 COMPILEGATE_PLANT=graph_break       a new graph break in forward (torch._dynamo.graph_break())
 COMPILEGATE_PLANT=recompile         from iteration 8 on, batches have 8 more rows
 COMPILEGATE_PLANT=numerics          compiled forward scales its output by 1.05
@@ -17,7 +17,8 @@ import torch
 from torch import nn
 
 PLANT = os.environ.get("COMPILEGATE_PLANT", "")
-PLANT_WIDTH = int(os.environ.get("COMPILEGATE_PLANT_MATMUL_WIDTH", "0"))
+PLANT_PRODUCTS = int(os.environ.get("COMPILEGATE_PLANT_PRODUCTS", "0"))
+PLANT_SLICE = 64
 WIDTH = int(os.environ.get("COMPILEGATE_GATE_WIDTH", "128"))
 ROWS = int(os.environ.get("COMPILEGATE_GATE_ROWS", "16"))
 
@@ -35,12 +36,16 @@ class GateModel(nn.Module):
         self.inp = nn.Linear(32, WIDTH)
         self.hidden = nn.Linear(WIDTH, WIDTH)
         self.out = nn.Linear(WIDTH, 8)
-        self.register_buffer("mixer", torch.eye(WIDTH) * 0.5)
+        self.register_buffer("mixer", torch.eye(WIDTH))
 
     def forward(self, x):
         h = torch.relu(self.inp(x))
-        if PLANT_WIDTH and _is_compiling():
-            extra = torch.tanh(h[:, :PLANT_WIDTH] @ self.mixer[:PLANT_WIDTH, :PLANT_WIDTH])
+        if PLANT_PRODUCTS and _is_compiling():
+            # Detached and with an identity mixer: no gradient chain (whose values would
+            # shrink into slow subnormal floats) and values that stay in range.
+            extra = h.detach()[:, :PLANT_SLICE]
+            for _ in range(PLANT_PRODUCTS):
+                extra = torch.tanh(extra @ self.mixer[:PLANT_SLICE, :PLANT_SLICE])
             h = h + 1e-30 * extra.sum()
         if PLANT == "graph_break":
             torch._dynamo.graph_break()
