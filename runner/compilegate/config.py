@@ -112,6 +112,18 @@ class StepConfig:
     numerics: NumericsSettings
     thresholds: dict[str, float] = field(default_factory=dict)
 
+    def measurement_settings(self) -> dict[str, Any]:
+        """What the child process needs to measure this step (also recorded in the result)."""
+        return {
+            "warmup": self.warmup,
+            "iterations": self.iterations,
+            "rounds": self.rounds,
+            "seed": self.seed,
+            "amp": self.amp,
+            "threads": self.threads,
+            "numerics": dataclasses.asdict(self.numerics),
+        }
+
     def fingerprint(self) -> str:
         """Hash of what makes two measurements of this step comparable (not the model code)."""
         comparable = {

@@ -92,15 +92,7 @@ def measure_step(
     save: Any,
     stream: TextIO,
 ) -> None:
-    settings = {
-        "warmup": step.warmup,
-        "iterations": step.iterations,
-        "rounds": step.rounds,
-        "seed": step.seed,
-        "amp": step.amp,
-        "threads": step.threads,
-        "numerics": vars(step.numerics).copy(),
-    }
+    settings = step.measurement_settings()
     base_spec = {
         "repo_root": str(repo_root),
         "entry": entry.to_dict(),
