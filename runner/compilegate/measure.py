@@ -7,6 +7,7 @@ statistics (stats.py): this module only runs and times.
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Any, Callable
 
@@ -130,7 +131,7 @@ def measure_variant(
     eager_warmup_s = timed_warmup(_checked(eager_a), range(warmup), device)
     timed_warmup(_checked(eager_b), range(warmup), device)
     end = warmup + iterations
-    with probe if probe is not None else _null():
+    with probe if probe is not None else contextlib.nullcontext():
         compiled = TrainingStep(
             compiled_parts,
             device=device,
@@ -165,11 +166,3 @@ def measure_variant(
         "peak_bytes": peak,
         "eager_peak_bytes": peak_step_bytes(eager_a, end, device),
     }
-
-
-class _null:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
