@@ -30,7 +30,7 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT / "runner"))
 
-from compilegate.compare import compare_to_baseline  # noqa: E402
+from compilegate.gate.compare import compare_to_baseline  # noqa: E402
 
 SPEED_METRICS = ("speedup", "compiled_step_ms")
 # A step of a couple of milliseconds on one CPU thread (examples/test_steps/gate_step.py).

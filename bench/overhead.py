@@ -19,10 +19,10 @@ sys.path.insert(0, str(REPO_ROOT / "runner"))
 
 import torch  # noqa: E402
 
-from compilegate.measure import StepBuilder  # noqa: E402
-from compilegate.step_loading import resolve_entry  # noqa: E402
-from compilegate.timing import synchronize, timer_for  # noqa: E402
-from compilegate.training import TrainingStep  # noqa: E402
+from compilegate.child.measure import StepBuilder  # noqa: E402
+from compilegate.child.timing import synchronize, timer_for  # noqa: E402
+from compilegate.child.training import TrainingStep  # noqa: E402
+from compilegate.run.entry_check import resolve_entry  # noqa: E402
 
 
 def bare_loop(parts, indices, device) -> float:

@@ -1,7 +1,25 @@
 """compilegate: does torch.compile still pay off for your training step?
 
-The package is imported by the child process that runs user code, possibly under another
-interpreter holding another torch: keep this module free of third-party imports.
+The package's folders are its architecture. Data flows one way:
+
+    config/      compilegate.yml → frozen model (one list of COMPARABLE_SETTINGS); load errors
+    run/         parent side: resolve entries statically, launch isolated children, orchestrate
+    child/       the measuring interpreter: user code, training loop, timing, diagnostics,
+                 numerics, environment. Standard library + torch ONLY (it may run under another
+                 interpreter holding another torch); imports nothing but child/, paths.py and
+                 this module
+    results/     result document assembly, statistics, the recommendation
+    gate/        read documents, baseline merge, compare, per-metric rules, verdict model
+    report/      every human rendering (one table helper in report/tables.py)
+    github/      the GitHub REST client, sticky comment, Actions environment
+    containers/  one image or venv per PyTorch version (the matrix)
+    cli/         the parser; the one place errors become exit codes (errors.EXIT_CODES)
+
+Who may import whom: child → (child, paths, this module). run → child.protocol only (the
+spec and progress vocabulary), config, results. gate and report never import child.
+tests/unit/test_layout.py checks these rules.
+
+Keep this module free of third-party imports: the child imports it.
 """
 
 from __future__ import annotations

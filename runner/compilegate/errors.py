@@ -1,10 +1,11 @@
-"""The exceptions compilegate raises, and the exit code each one maps to.
+"""The exceptions compilegate raises, and the one table of exit codes (EXIT_CODES).
 
     CompilegateError            base; never raised itself
     ├── UsageError              bad command line, missing file, bad --python      exit 2
     ├── ConfigError             the config file is malformed or invalid            exit 2
-    ├── BaselineError           a baseline or result file is unreadable/invalid    exit 2
-    └── RunError                the run itself failed (nothing could be measured)  exit 3
+    └── BaselineError           a baseline or result file is unreadable/invalid    exit 2
+
+Anything else that escapes to the CLI is an internal error: exit 3, one line.
 
 A user's step that fails (its factory raises, its child process crashes or times out)
 is *not* an exception in the parent: it becomes an error entry in the result document,
@@ -19,6 +20,14 @@ EXIT_OK = 0
 EXIT_REGRESSION = 1
 EXIT_USAGE = 2
 EXIT_RUN_ERROR = 3
+
+# What each exit code means: the CLI's --help, the README and the gate say it from here.
+EXIT_CODES = {
+    EXIT_OK: "pass (also inconclusive, improvement, new)",
+    EXIT_REGRESSION: "regression against the baseline",
+    EXIT_USAGE: "usage or config error: bad flag; unreadable or invalid config, baseline, result",
+    EXIT_RUN_ERROR: "run error: a step or variant failed, or compilegate itself failed",
+}
 
 
 class CompilegateError(Exception):
@@ -43,9 +52,3 @@ class BaselineError(CompilegateError):
     """Raised when a baseline or result document is unreadable or breaks its schema."""
 
     exit_code = EXIT_USAGE
-
-
-class RunError(CompilegateError):
-    """Raised when the run as a whole cannot proceed (not for one failing step)."""
-
-    exit_code = EXIT_RUN_ERROR

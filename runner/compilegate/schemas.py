@@ -1,9 +1,10 @@
-"""Find and load the JSON Schemas in `schemas/` (the public contracts)."""
+"""Find and load the JSON Schemas in `schemas/` (the public contracts); name key paths."""
 
 from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -28,8 +29,17 @@ def load_schema(name: str) -> dict[str, Any]:
     return json.loads((schema_dir() / f"{name}.schema.json").read_text(encoding="utf-8"))
 
 
+def format_key_path(path: Sequence[Any]) -> str:
+    """`["steps", 0, "variants", 1]` → `steps[0].variants[1]`; empty → `(top level)`."""
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(top level)"
+
+
 def validation_errors(document: Any, name: str) -> list[str]:
-    """Human-readable schema violations of `document` against schemas/<name>.schema.json."""
+    """Schema violations of `document` against schemas/<name>.schema.json, each as
+    `steps[0].variants[1]: message`, in document order."""
     import jsonschema
     from referencing import Registry, Resource
 
@@ -39,4 +49,4 @@ def validation_errors(document: Any, name: str) -> list[str]:
         registry = registry.with_resource(schema["$id"], Resource.from_contents(schema))
     validator = jsonschema.Draft202012Validator(load_schema(name), registry=registry)
     errors = sorted(validator.iter_errors(document), key=lambda e: list(map(str, e.path)))
-    return [f"{'/'.join(map(str, e.path)) or '(top level)'}: {e.message}" for e in errors]
+    return [f"{format_key_path(list(e.path))}: {e.message}" for e in errors]

@@ -44,7 +44,8 @@ def test_config_schema_refuses_unknown_keys_everywhere() -> None:
 
 def test_baseline_schema_is_the_result_schema() -> None:
     minimal = {
-        "schema_version": 1, "tool": {"name": "compilegate", "version": "0"},
+        "schema_version": 1,
+        "tool": {"name": "compilegate", "version": "0"},
         "created_at": "2026-01-01T00:00:00+00:00",
         "environment": {"torch": "2.13.0", "device": "cpu", "gpu_name": None, "python": "3.11"},
         "steps": [],

@@ -93,8 +93,8 @@ def measuring_python(request: pytest.FixtureRequest) -> str:
 def diagnostics_run(measuring_python: str, tmp_path_factory: pytest.TempPathFactory):
     """Every diagnostics step through the real runner, one Inductor cache per interpreter."""
     from compilegate.config import Config
-    from compilegate.render import render_result_table
-    from compilegate.runner import RunOptions, run_config
+    from compilegate.report.result_table import render_result_table
+    from compilegate.run.orchestrate import RunOptions, run_config
 
     tmp = tmp_path_factory.mktemp("diagnostics")
     body = "".join(

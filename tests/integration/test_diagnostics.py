@@ -131,3 +131,22 @@ def test_compiled_only_branch_fails_numerics_and_names_the_tensors(diagnostics_r
     assert worst["rmse_compiled"] > 100 * worst["rmse_eager"]
     assert "fc2.weight.grad" in numerics["reason"] or "loss" in numerics["reason"]
     assert "fail" in diagnostics_run.table
+
+
+def test_an_interpreter_with_torch_and_nothing_else_measures_normally(diagnostics_run):
+    """`--python` at a venv holding only torch (no pyyaml, no jsonschema): the promise users
+    rely on to try another PyTorch version. The old-torch venv is such an interpreter."""
+    import subprocess
+
+    from cli_helpers import TORCH_PYTHON
+
+    if diagnostics_run.python == TORCH_PYTHON:
+        pytest.skip("the project's own interpreter has the parent's libraries too")
+    for library in ("yaml", "jsonschema", "requests", "docker"):
+        probe = [diagnostics_run.python, "-c", f"import {library}"]
+        found = subprocess.run(probe, capture_output=True, check=False).returncode == 0
+        assert not found, f"{diagnostics_run.python} has {library}: not a torch-only interpreter"
+    for step in diagnostics_run.document["steps"]:
+        assert step["status"] == "ok", step["error"]
+        assert step["eager"]["step_ms"]["n"] > 0
+        assert [v["status"] for v in step["variants"]] == ["ok"] * len(step["variants"])

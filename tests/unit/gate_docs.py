@@ -16,6 +16,7 @@ DEFAULT_SETTINGS = {
     "rounds": 4,
     "seed": 0,
     "amp": None,
+    "threads": None,
     "timeout_s": 600.0,
     "device": "auto",
     "numerics": {"enabled": True, "steps": 2, "tol": 1e-4, "cosine_min": 0.99},

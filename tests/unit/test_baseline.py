@@ -7,8 +7,9 @@ import json
 import pytest
 from gate_docs import environment, result, step, variant
 
-from compilegate.baseline import read_result_document, update_baseline
 from compilegate.errors import EXIT_USAGE, BaselineError
+from compilegate.gate.baseline import update_baseline
+from compilegate.gate.documents import read_result_document
 
 
 def write(path, document):

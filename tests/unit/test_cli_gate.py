@@ -9,13 +9,13 @@ import json
 import pytest
 from gate_docs import environment, result, step, variant
 
-from compilegate.cli_gate import add_gate_commands, compare_and_report, parse_threshold_args
+from compilegate.cli.gate_commands import add_parser, compare_and_report, parse_threshold_args
 from compilegate.errors import BaselineError, CompilegateError, UsageError
 
 
 def parser():
     top = argparse.ArgumentParser(prog="compilegate")
-    add_gate_commands(top.add_subparsers(dest="command", required=True))
+    add_parser(top.add_subparsers(dest="command", required=True))
     return top
 
 

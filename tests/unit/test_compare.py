@@ -7,9 +7,9 @@ import math
 import pytest
 from gate_docs import environment, ratio, recompile, result, site, step, variant
 
-from compilegate.compare import compare_to_baseline, resolve_thresholds
 from compilegate.errors import EXIT_OK, EXIT_REGRESSION, EXIT_RUN_ERROR, UsageError
-from compilegate.metric_verdicts import (
+from compilegate.gate.compare import compare_to_baseline, resolve_thresholds
+from compilegate.gate.metric_rules import (
     classify_speed_change,
     combined_noise_pct,
     diff_graph_break_sites,

@@ -12,9 +12,9 @@ import logging
 
 import pytest
 
-from compilegate.diagnostics import capture_record
-from compilegate.diagnostics_report import build_report
-from compilegate.dynamo_logs import (
+from compilegate.child.diagnostics import capture_record
+from compilegate.child.diagnostics_report import build_report
+from compilegate.child.dynamo_logs import (
     PathClassifier,
     parse_graph_break_record,
     parse_limit_warning,
@@ -423,7 +423,7 @@ def test_probe_captures_artifact_records_without_printing_them(capsys):
     torch = pytest.importorskip("torch")
     importlib.import_module("torch._dynamo")  # registers the artifact loggers
 
-    from compilegate.diagnostics import CompileProbe
+    from compilegate.child.diagnostics import CompileProbe
 
     recompiles_log = torch._logging.getArtifactLogger("torch._dynamo.guards", "recompiles")
     probe = CompileProbe(repo_root=REPO)

@@ -8,7 +8,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from compilegate.numerics import (  # noqa: E402 - after the torch skip
+from compilegate.child.numerics import (  # noqa: E402 - after the torch skip
     _numerics_environment,
     compare_runs,
     judge,

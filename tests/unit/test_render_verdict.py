@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from gate_docs import environment, result, site, step, variant
 
-from compilegate.compare import compare_to_baseline
-from compilegate.render_verdict import (
+from compilegate.gate.compare import compare_to_baseline
+from compilegate.report.verdict_text import (
     HEADER,
     render_verdict_markdown,
     render_verdict_table,

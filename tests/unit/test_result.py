@@ -9,16 +9,16 @@ from pathlib import Path
 import pytest
 
 from compilegate.config import Config, Variant
-from compilegate.render import render_result_table
-from compilegate.result import (
+from compilegate.report.result_table import render_result_table
+from compilegate.results.document import (
     eager_entry,
     new_document,
-    recommend,
     step_skeleton,
     variant_entry,
     variant_skeleton,
     write_document,
 )
+from compilegate.results.recommendation import recommend
 from compilegate.schemas import validation_errors
 
 ENV = {
@@ -142,16 +142,19 @@ def test_variant_ids_are_stable() -> None:
 def test_process_noise_is_a_t_interval_over_the_processes_in_yardstick_units(
     tmp_path: Path,
 ) -> None:
-    from compilegate.result import process_medians, process_noise_pct
+    from compilegate.results.document import process_medians
+    from compilegate.results.stats import process_noise_pct
 
     step_doc = make_document(tmp_path)["steps"][0]
     step_doc["eager"]["processes"] = [{"step_ms": 9.0, "per_yardstick": 4.0}]
     step_doc["variants"][0]["eager_per_yardstick"] = {"median": 4.4}
     assert process_medians(step_doc) == [4.0, 4.4]
     # sd 0.2828 / mean 4.2 = 6.73 %; t(1 df) 12.71; sqrt(1 + 1/2)
-    assert process_noise_pct(step_doc) == pytest.approx(12.71 * 6.734 * 1.2247, rel=1e-3)
+    assert process_noise_pct(process_medians(step_doc)) == pytest.approx(
+        12.71 * 6.734 * 1.2247, rel=1e-3
+    )
     step_doc["eager"]["processes"].append({"step_ms": 9.1, "per_yardstick": 4.2})
-    assert process_noise_pct(step_doc) < 30  # a third process: t(2 df) = 4.30
+    assert process_noise_pct(process_medians(step_doc)) < 30  # a third process: t(2 df) = 4.30
     step_doc["variants"] = []
     step_doc["eager"]["processes"] = step_doc["eager"]["processes"][:1]
-    assert process_noise_pct(step_doc) is None
+    assert process_noise_pct(process_medians(step_doc)) is None

@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from compilegate.stats import break_even_steps, quantile, ratio_of_medians, summarize
+from compilegate.results.stats import break_even_steps, quantile, ratio_of_medians, summarize
 
 
 def rounds_of(n: int, rounds: int) -> list[int]:

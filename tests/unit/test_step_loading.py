@@ -4,8 +4,9 @@ from pathlib import Path
 
 import pytest
 
+from compilegate.child.user_code import describe_user_exception
 from compilegate.errors import ConfigError
-from compilegate.step_loading import describe_user_exception, resolve_entry
+from compilegate.run.entry_check import resolve_entry
 
 
 @pytest.fixture

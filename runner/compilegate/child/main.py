@@ -1,6 +1,6 @@
 """The child process: imports user code and torch, measures, writes one JSON file.
 
-Started by runner.py as `<python> -c <bootstrap> SPEC.json`, possibly under another
+Started by run/launcher.py as `<python> -c <bootstrap> SPEC.json`, possibly under another
 interpreter with another torch, so only the standard library and torch are imported.
 A user's mistake becomes {"status": "error", "error": "..."} in the output file and exit 0;
 a crash (abort, signal, OOM kill) leaves no file, and the parent reports it.
@@ -17,7 +17,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-PROGRESS_PREFIX = "compilegate-progress: "
+from .protocol import PROGRESS_PREFIX, EntryPoint
 
 
 class Child:
@@ -41,7 +41,7 @@ class Child:
 
     def run(self) -> None:
         from .environment import describe_environment
-        from .step_loading import StepDefinitionError, describe_user_exception
+        from .user_code import StepDefinitionError, describe_user_exception
 
         document: dict[str, Any] = {"status": "ok", "error": None}
         try:
@@ -79,7 +79,6 @@ class Child:
 
     def measure(self, device: str) -> dict[str, Any]:
         from .measure import StepBuilder, measure_eager, measure_variant
-        from .step_loading import EntryPoint
 
         settings = self.spec["settings"]
         repo_root = Path(self.spec["repo_root"])
@@ -98,8 +97,7 @@ class Child:
         result: dict[str, Any] = {
             "variant": measure_variant(builder, settings, variant, self.progress, probe)
         }
-        if probe is not None:
-            result["diagnostics"] = probe.report()
+        result["diagnostics"] = probe.report()
         numerics = settings.get("numerics", {})
         if numerics.get("enabled"):
             result["numerics"] = run_numerics(builder, settings, variant, self.progress)
@@ -111,21 +109,16 @@ class DeviceError(Exception):
 
 
 def make_probe(repo_root: Path) -> Any:
-    """diagnostics.CompileProbe when the diagnostics module is present, else None."""
-    try:
-        from .diagnostics import CompileProbe
-    except ImportError:
-        return None
+    from .diagnostics import CompileProbe
+
     return CompileProbe(repo_root=repo_root)
 
 
 def run_numerics(
     builder: Any, settings: dict[str, Any], variant: dict[str, Any], progress: Any
 ) -> dict[str, Any]:
-    try:
-        from .numerics import check_numerics
-    except ImportError:
-        return {"status": "skipped", "reason": "numerics module not available"}
+    from .numerics import check_numerics
+
     progress("numerics: compiled vs eager vs float64 reference")
     return check_numerics(builder, settings, variant, progress)
 

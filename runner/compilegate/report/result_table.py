@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .tables import text_table
+
 COLUMNS = (
     "variant",
     "speedup (95% CI)",
@@ -66,9 +68,7 @@ def render_step(step: dict[str, Any]) -> list[str]:
         )
         for reason in v.get("degraded") or []:
             notes.append(f"  {v['id']}: degraded: {reason}")
-    widths = [max(len(str(row[i])) for row in rows) for i in range(len(COLUMNS))]
-    for row in rows:
-        lines.append("  " + "  ".join(str(cell).ljust(w) for cell, w in zip(row, widths)).rstrip())
+    lines.extend(text_table(rows, indent="  "))
     lines.extend(notes)
     recommendation = step.get("recommendation")
     if recommendation:

@@ -13,9 +13,10 @@ from typing import Any, Callable
 
 import torch
 
-from .step_loading import EntryPoint, StepParts, build_parts, load_factory
+from .protocol import EntryPoint
 from .timing import interleaved_rounds, synchronize, timed_warmup, timer_for, yardstick
 from .training import TrainingStep, seed_everything
+from .user_code import StepParts, build_parts, load_factory
 
 Progress = Callable[[str], None]
 

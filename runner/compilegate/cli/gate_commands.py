@@ -1,12 +1,9 @@
 """The regression-gate commands: `compilegate compare` and `compilegate baseline update`.
 
-cli.py registers them with `add_gate_commands(subparsers)`; each handler returns the exit
-code and raises CompilegateError subclasses for bad input, which cli.main() turns into one
-line. `compare_and_report` is the same comparison for `compilegate run --baseline`.
-
-Exit codes of `compare` (see verdict.py): 0 pass (also improvement, new, removed,
-inconclusive, incomparable — the last two are named in the headline), 1 regression,
-2 unreadable or invalid baseline/result or bad flag, 3 a step or variant failed in the run.
+Each handler returns the exit code (errors.EXIT_CODES; which verdict fails the job:
+gate/verdict.py) and raises CompilegateError subclasses for bad input, which cli.main()
+turns into one line. `compare_and_report` is the same comparison for `compilegate run
+--baseline`.
 """
 
 from __future__ import annotations
@@ -18,17 +15,18 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
-from .baseline import read_result_document, update_baseline
-from .compare import compare_to_baseline, validate_threshold_override
-from .errors import EXIT_OK, UsageError
-from .render_verdict import render_verdict_markdown, render_verdict_table
-from .result import write_document
-from .verdict import VerdictReport
+from ..errors import EXIT_OK, UsageError
+from ..gate.baseline import update_baseline
+from ..gate.compare import compare_to_baseline, validate_threshold_override
+from ..gate.documents import read_result_document
+from ..gate.verdict import VerdictReport
+from ..report.verdict_text import render_verdict_markdown, render_verdict_table
+from ..results.document import write_document
 
 FORMATS = ("table", "markdown", "json")
 
 
-def add_gate_commands(subparsers: Any) -> None:
+def add_parser(subparsers: Any) -> None:
     """Register `compare` and `baseline update` on the CLI's subparsers object."""
     compare = subparsers.add_parser(
         "compare",

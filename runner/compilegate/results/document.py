@@ -1,6 +1,7 @@
-"""Turn what the child processes measured into the result document (schemas/result.schema.json).
+"""Assemble the result document (schemas/result.schema.json) from what the children measured.
 
-Pure functions over plain dicts, plus the atomic writer: the parent writes the document
+Pure functions over plain dicts (the statistics are in stats.py, the decision in
+recommendation.py), plus the atomic writer: the parent writes the document
 after every step, so a crash or a failing later phase loses nothing already measured.
 """
 
@@ -8,16 +9,15 @@ from __future__ import annotations
 
 import datetime
 import json
-import math
 import os
-import statistics
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from . import __version__
-from .config import StepConfig, Variant
-from .stats import break_even_steps, ratio_of_medians, summarize
+from .. import __version__
+from ..config import StepConfig, Variant
+from .recommendation import recommend
+from .stats import break_even_steps, process_noise_pct, ratio_of_medians, summarize
 
 SCHEMA_VERSION = 1
 
@@ -42,10 +42,9 @@ def step_skeleton(step: StepConfig) -> dict[str, Any]:
         "device": None,
         "config_fingerprint": step.fingerprint(),
         "settings": {
-            **step.measurement_settings(),
+            **step.comparable_settings(),
             "eager_processes": step.eager_processes,
             "timeout_s": step.timeout_s,
-            "device": step.device,
             "thresholds": dict(step.thresholds),
         },
         "eager": None,
@@ -143,10 +142,6 @@ def variant_entry(variant: Variant, child: dict[str, Any]) -> dict[str, Any]:
     return entry
 
 
-# Two-sided 95 % Student t quantiles by degrees of freedom (1..10; beyond, 1.96 is close).
-T_975 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26, 10: 2.23}
-
-
 def process_medians(step_doc: dict[str, Any]) -> list[float]:
     """Eager's time per process of this step (eager references and each variant's process),
     in yardstick units when measured (step.eager.processes, variants' eager_per_yardstick)."""
@@ -159,58 +154,11 @@ def process_medians(step_doc: dict[str, Any]) -> list[float]:
     return [x for x in out if x is not None]
 
 
-def process_noise_pct(step_doc: dict[str, Any]) -> float | None:
-    """How far one process's timing can land from another's, percent (95 %).
-
-    Interleaving cancels drift inside a process, and the yardstick cancels the machine's
-    speed, but a process also has its own luck (memory layout, core, caches): two runs of
-    the gate never share a process. The eager step measured in several processes of this
-    run shows that luck: a 95 % prediction interval from their spread, t-distributed for
-    the few processes there are.
-    """
-    medians = process_medians(step_doc)
-    if len(medians) < 2:
-        return None
-    n = len(medians)
-    t = T_975.get(n - 1, 1.96)
-    relative_sd = statistics.stdev(medians) / statistics.fmean(medians)
-    return t * relative_sd * math.sqrt(1 + 1 / n) * 100
-
-
-def recommend(variants: list[dict[str, Any]]) -> dict[str, Any]:
-    """One line: the variant to use, or why to stay eager.
-
-    A variant is recommended only when its whole speedup interval lies above 1 and above
-    the run's own A/A noise; among those, the fastest.
-    """
-    ok = [v for v in variants if v["status"] == "ok"]
-    if not ok:
-        return {"variant": None, "text": "no compiled variant ran successfully"}
-    convincing = [v for v in ok if v["speedup"]["ci_low"] > 1.0 + (v.get("noise_pct") or 0.0) / 100]
-    if not convincing:
-        best = max(ok, key=lambda v: v["speedup"]["median"])
-        sp = best["speedup"]
-        return {
-            "variant": None,
-            "text": (
-                f"stay eager: no variant is measurably faster (best {best['id']} "
-                f"{sp['median']:.2f}x, 95% CI {sp['ci_low']:.2f}-{sp['ci_high']:.2f}, "
-                f"noise {best.get('noise_pct') or 0:.1f}%)"
-            ),
-        }
-    best = max(convincing, key=lambda v: v["speedup"]["median"])
-    sp = best["speedup"]
-    steps = best["break_even_steps"]
-    pays = f"pays off after {steps:,.0f} steps" if steps is not None else "pays off at once"
-    degraded = best.get("degraded") or []
-    caveat = f"; but {degraded[0]}" if degraded else ""
-    return {
-        "variant": best["id"],
-        "text": (
-            f"use {best['id']}: {sp['median']:.2f}x faster (95% CI {sp['ci_low']:.2f}-"
-            f"{sp['ci_high']:.2f}), compile {best['compile_s']:.1f} s, {pays}{caveat}"
-        ),
-    }
+def finish_step(step_doc: dict[str, Any]) -> None:
+    """Once every process of a step has reported: its process-to-process noise, and the
+    recommendation."""
+    step_doc["process_noise_pct"] = process_noise_pct(process_medians(step_doc))
+    step_doc["recommendation"] = recommend(step_doc["variants"])
 
 
 def write_document(document: dict[str, Any], path: Path) -> None:

@@ -12,21 +12,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from .config import Config, StepConfig
-from .errors import UsageError
-from .isolation import ChildLauncher, ChildOutcome
-from .result import (
+from ..child.protocol import EntryPoint
+from ..config import Config, StepConfig
+from ..errors import UsageError
+from ..results.document import (
     eager_entry,
+    finish_step,
     new_document,
-    process_noise_pct,
     process_summary,
-    recommend,
     step_skeleton,
     variant_entry,
     variant_skeleton,
     write_document,
 )
-from .step_loading import EntryPoint, resolve_entry
+from .entry_check import resolve_entry
+from .launcher import ChildLauncher, ChildOutcome
 
 PROBE_TIMEOUT_S = 180
 
@@ -149,8 +149,7 @@ def measure_step(
             step_doc["variants"].append(failed)
             stream.write(f"[{step.name}] variant {variant.id} error: {error}\n")
         save()
-    step_doc["process_noise_pct"] = process_noise_pct(step_doc)
-    step_doc["recommendation"] = recommend(step_doc["variants"])
+    finish_step(step_doc)
 
 
 def _outcome_error(outcome: ChildOutcome) -> str | None:

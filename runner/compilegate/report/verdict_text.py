@@ -8,7 +8,7 @@ pass (new graph-break sites are named there).
 
 from __future__ import annotations
 
-from .verdict import (
+from ..gate.verdict import (
     SEVERITY_ORDER,
     MetricVerdict,
     VerdictReport,
@@ -18,6 +18,7 @@ from .verdict import (
     format_value,
     sorted_by_severity,
 )
+from .tables import markdown_table, text_table
 
 COLUMNS = ("step", "variant", "metric", "baseline", "current", "change", "threshold", "noise")
 HEADER = (*COLUMNS, "verdict")
@@ -50,14 +51,11 @@ def verdict_headline(report: VerdictReport) -> str:
 def render_verdict_table(report: VerdictReport, *, include_pass: bool = True) -> str:
     """The headline, notes, an aligned table and the messages worth reading."""
     rows = _visible_rows(report, include_pass)
-    cells = [HEADER, *(_cells(row, loud=True) for row in rows)]
-    widths = [max(len(line[i]) for line in cells) for i in range(len(HEADER))]
     lines = [verdict_headline(report)]
     lines.extend(f"note: {note}" for note in report.notes)
     if rows:
         lines.append("")
-        for line in cells:
-            lines.append("  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip())
+        lines.extend(text_table([HEADER, *(_cells(row, loud=True) for row in rows)]))
     details = _details(rows)
     if details:
         lines.append("")
@@ -74,13 +72,13 @@ def render_verdict_markdown(report: VerdictReport, *, include_pass: bool = True)
         lines.extend(f"> {_escape(note)}" for note in report.notes)
     if rows:
         lines.append("")
-        lines.append("| " + " | ".join(HEADER) + " |")
-        lines.append("|" + "|".join("---" for _ in HEADER) + "|")
+        body = []
         for row in rows:
-            cells = list(_cells(row, loud=False))
+            cells = [_escape(cell) for cell in _cells(row, loud=False)]
             if row.verdict in LOUD_VERDICTS:
                 cells[-1] = f"**{cells[-1]}**"
-            lines.append("| " + " | ".join(_escape(c) for c in cells) + " |")
+            body.append(cells)
+        lines.extend(markdown_table(HEADER, body))
     details = _details(rows)
     if details:
         lines.append("")

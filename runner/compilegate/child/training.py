@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 import torch
 
-from .step_loading import StepDefinitionError, StepParts
+from .user_code import StepDefinitionError, StepParts
 
 AMP_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
 

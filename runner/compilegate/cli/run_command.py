@@ -1,31 +1,17 @@
-"""The `compilegate` command line. The one place that turns errors into exit codes.
-
-Exit codes: 0 pass; 1 regression against the baseline; 2 usage or config error
-(bad flags, unreadable or invalid config/baseline); 3 run error (a step or variant
-failed, or compilegate itself failed). Set COMPILEGATE_DEBUG=1 for tracebacks.
-"""
+"""`compilegate run`: measure the declared steps, write the result, optionally compare."""
 
 from __future__ import annotations
 
 import argparse
-import os
+import shutil
 import sys
-from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-from . import __version__
-from .errors import EXIT_OK, EXIT_RUN_ERROR, EXIT_USAGE, CompilegateError, UsageError
+from ..errors import EXIT_OK, EXIT_RUN_ERROR, UsageError
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="compilegate",
-        description="Measure whether torch.compile pays off for your training step.",
-    )
-    parser.add_argument("--version", action="version", version=f"compilegate {__version__}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    commands.required = True
-
+def add_parser(commands: Any) -> None:
     run = commands.add_parser("run", help="measure the declared steps eager and compiled")
     run.add_argument(
         "--config",
@@ -77,19 +63,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.set_defaults(func=command_run)
 
-    try:
-        from .cli_gate import add_gate_commands
-    except ImportError:  # the gate commands ship with the regression-gate module
-        pass
-    else:
-        add_gate_commands(commands)
-    return parser
-
 
 def command_run(args: argparse.Namespace) -> int:
-    from .config import Config
-    from .render import render_result_table
-    from .runner import RunOptions, run_config
+    from ..config import Config
+    from ..report.result_table import render_result_table
+    from ..run.orchestrate import RunOptions, run_config
 
     python = _check_python(args.python)
     config = Config.from_file(args.config, repo_root=args.repo).select(args.step)
@@ -113,43 +91,14 @@ def command_run(args: argparse.Namespace) -> int:
         if baseline is None:
             sys.stderr.write(f"note: baseline {config.baseline} not found; nothing compared\n")
     if baseline is not None:
-        from .cli_gate import compare_and_report
+        from .gate_commands import compare_and_report
 
         return compare_and_report(baseline, document, None, sys.stdout)
     return EXIT_RUN_ERROR if failed else EXIT_OK
 
 
 def _check_python(python: str) -> str:
-    import shutil
-
     found = shutil.which(python)
     if found is None:
         raise UsageError(f"--python {python}: no such interpreter")
     return found
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    try:
-        return int(args.func(args))
-    except CompilegateError as exc:
-        sys.stderr.write(f"compilegate: error: {exc}\n")
-        return exc.exit_code
-    except KeyboardInterrupt:
-        sys.stderr.write("compilegate: interrupted\n")
-        return 130
-    except Exception as exc:  # the single catch-all: no traceback for users
-        if os.environ.get("COMPILEGATE_DEBUG"):
-            raise
-        sys.stderr.write(
-            f"compilegate: internal error: {type(exc).__name__}: {exc} "
-            "(set COMPILEGATE_DEBUG=1 for a traceback)\n"
-        )
-        return EXIT_RUN_ERROR
-
-
-if __name__ == "__main__":
-    sys.exit(main())
-
-__all__ = ["EXIT_USAGE", "build_parser", "main"]

@@ -32,7 +32,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Optional, Union
 
-from .errors import EXIT_OK, EXIT_REGRESSION, EXIT_RUN_ERROR
+from ..errors import EXIT_OK, EXIT_REGRESSION, EXIT_RUN_ERROR
 
 VERDICTS = (
     "regression",

@@ -3,7 +3,7 @@
 The per-metric rules — directions, thresholds and the noise rule (a speed change is a
 regression only when it is beyond the threshold *and* beyond sqrt(noise_baseline² +
 noise_current²); beyond the threshold but inside the noise it is `inconclusive`) — live in
-metric_verdicts.py. This module decides what is compared with what, and what is not:
+metric_rules.py. This module decides what is compared with what, and what is not:
 
 - Thresholds per step: config.DEFAULT_THRESHOLDS, overlaid by the step's
   `settings.thresholds` (this run's, else the baseline's), overlaid by `thresholds_override`.
@@ -11,8 +11,8 @@ metric_verdicts.py. This module decides what is compared with what, and what is 
   processor architecture) makes every step present in both `incomparable`, with the reason.
   Another torch version stays comparable — that is the upgrade question — and both versions
   are stated in the report's notes.
-- A step whose configuration changed (entry, device, warm-up, iterations, rounds, seed,
-  amp: the inputs of StepConfig.fingerprint()) is `incomparable`. When the fingerprints
+- A step whose configuration changed (its entry, or any of config.COMPARABLE_SETTINGS: the
+  inputs of StepConfig.fingerprint()) is `incomparable`, naming the setting. When the fingerprints
   differ only because the variant list changed, the variants are matched by id: an added
   one is `new`, a dropped one `removed`, one whose definition (mode, dynamic, compile
   target, fullgraph, backend) changed `incomparable`. Changes to the user's model code are
@@ -27,9 +27,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .config import DEFAULT_THRESHOLDS
-from .errors import UsageError
-from .metric_verdicts import (
+from ..config import COMPARABLE_SETTINGS, DEFAULT_THRESHOLDS
+from ..errors import UsageError
+from .metric_rules import (
     HIGHER_IS_BETTER,
     Subject,
     compiled_noise_pct,
@@ -47,7 +47,6 @@ from .metric_verdicts import (
 )
 from .verdict import EnvironmentSummary, MetricVerdict, VerdictReport
 
-STEP_SETTINGS_COMPARED = ("warmup", "iterations", "rounds", "seed", "amp", "device")
 VARIANT_DEFINITION = {
     "mode": "default",
     "dynamic": None,
@@ -159,7 +158,7 @@ def step_config_mismatch(base_step: Doc, cur_step: Doc) -> str | None:
     base_set, cur_set = base_step.get("settings") or {}, cur_step.get("settings") or {}
     if not all("warmup" in s and "iterations" in s for s in (base_set, cur_set)):
         return f"the step's configuration changed (fingerprint {base_fp} → {cur_fp})"
-    for key in STEP_SETTINGS_COMPARED:
+    for key in COMPARABLE_SETTINGS:
         if base_set.get(key) != cur_set.get(key):
             changed.append(f"{key} {base_set.get(key)!r} → {cur_set.get(key)!r}")
     if changed:

@@ -1,9 +1,4 @@
-"""Read result and baseline documents, and record a new baseline.
-
-A baseline is a result document accepted from the default branch
-(schemas/baseline.schema.json references the result schema). Reading either kind is
-strict: a missing file, invalid JSON or a schema violation is a BaselineError (exit 2)
-whose one-line message names the file and the line/column or the JSON path.
+"""Record a new baseline: merge a result into the baseline file, atomically.
 
 `compilegate baseline update` merges a new result into the baseline: the result's steps
 replace same-named ones, steps it did not run are kept, and the document level
@@ -16,51 +11,15 @@ written atomically, so a crash never leaves half a baseline behind.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..errors import BaselineError
+from ..results.document import write_document
 from .compare import environment_mismatch
-from .errors import BaselineError
-from .result import write_document
-from .schemas import validation_errors
-
-ROLES = ("result", "baseline")
-MAX_DETAIL_CHARS = 200
-
-
-def read_result_document(path: Path | str, *, role: str = "result") -> dict[str, Any]:
-    """Load a result (or, with role="baseline", a baseline) document and validate it."""
-    if role not in ROLES:
-        raise ValueError(f"role must be one of {ROLES}, got {role!r}")
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise BaselineError(f"{path}: {role} file not found") from None
-    except IsADirectoryError:
-        raise BaselineError(f"{path}: expected a {role} JSON file, found a directory") from None
-    except UnicodeDecodeError:
-        raise BaselineError(f"{path}: {role} file is not UTF-8 text") from None
-    except OSError as exc:
-        raise BaselineError(f"{path}: cannot read {role} file: {exc.strerror or exc}") from None
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise BaselineError(
-            f"{path}: {role} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
-        ) from None
-    problems = validation_errors(document, role) + _duplicate_names(document)
-    if problems:
-        where, _, message = problems[0].partition(": ")
-        more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
-        raise BaselineError(
-            f"{path}: not a valid compilegate {role} document: at {_json_path(where)}: "
-            f"{_one_line(message)}{more}"
-        )
-    return document
+from .documents import read_result_document
 
 
 @dataclass(frozen=True)
@@ -151,39 +110,3 @@ def update_baseline(result_path: Path | str, baseline_path: Path | str) -> Basel
 
 def _failed(step: Mapping[str, Any]) -> bool:
     return step.get("status") == "error"
-
-
-def _duplicate_names(document: Any) -> list[str]:
-    """Step names and variant ids must be unique: they are what a comparison matches on."""
-    if not isinstance(document, dict) or not isinstance(document.get("steps"), list):
-        return []
-    problems = []
-    seen_steps: set[str] = set()
-    for index, step in enumerate(document["steps"]):
-        name = step.get("name") if isinstance(step, dict) else None
-        if name in seen_steps:
-            problems.append(f"steps/{index}/name: duplicate step name {name!r}")
-        seen_steps.add(name)
-        seen_variants: set[str] = set()
-        variants = step.get("variants", []) if isinstance(step, dict) else []
-        for v_index, variant in enumerate(variants if isinstance(variants, list) else []):
-            vid = variant.get("id") if isinstance(variant, dict) else None
-            if vid in seen_variants:
-                problems.append(f"steps/{index}/variants/{v_index}/id: duplicate variant {vid!r}")
-            seen_variants.add(vid)
-    return problems
-
-
-def _json_path(where: str) -> str:
-    """`steps/0/variants/1` (as schemas.validation_errors writes it) → `steps[0].variants[1]`."""
-    if where in ("", "(top level)"):
-        return "(top level)"
-    out = ""
-    for part in where.split("/"):
-        out += f"[{part}]" if part.isdigit() else (f".{part}" if out else part)
-    return out
-
-
-def _one_line(message: str) -> str:
-    flat = " ".join(message.split())
-    return flat if len(flat) <= MAX_DETAIL_CHARS else flat[: MAX_DETAIL_CHARS - 1] + "…"

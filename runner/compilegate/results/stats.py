@@ -124,3 +124,73 @@ def break_even_steps(compile_s: float | None, eager_ms: float, compiled_ms: floa
     if compile_s is None or saving_s <= 0:
         return None
     return max(compile_s, 0.0) / saving_s
+
+
+def t_quantile(probability: float, df: int) -> float:
+    """The Student t quantile for `df` degrees of freedom (exact, by bisection on the CDF)."""
+    if not 0.5 <= probability < 1 or df < 1:
+        raise ValueError(
+            f"t_quantile needs 0.5 <= probability < 1 and df >= 1, got {probability}, {df}"
+        )
+    low, high = 0.0, 1.0
+    while _t_cdf(high, df) < probability:
+        high *= 2
+    for _ in range(200):
+        mid = (low + high) / 2
+        if _t_cdf(mid, df) < probability:
+            low = mid
+        else:
+            high = mid
+    return (low + high) / 2
+
+
+def process_noise_pct(medians: Sequence[float]) -> float | None:
+    """How far one process's timing can land from another's, percent (95 %).
+
+    Interleaving cancels drift inside a process, and the yardstick cancels the machine's
+    speed, but a process also has its own luck (memory layout, core, caches): two runs of
+    the gate never share a process. The eager step measured in several processes of a run
+    shows that luck: a 95 % prediction interval from their spread, t-distributed for the
+    few processes there are.
+    """
+    if len(medians) < 2:
+        return None
+    n = len(medians)
+    t = t_quantile(1 - (1 - CONFIDENCE) / 2, n - 1)
+    relative_sd = statistics.stdev(medians) / statistics.fmean(medians)
+    return t * relative_sd * math.sqrt(1 + 1 / n) * 100
+
+
+def _t_cdf(t: float, df: int) -> float:
+    """P(T <= t) for t >= 0: 1 - I_x(df/2, 1/2) / 2 with x = df / (df + t²)."""
+    x = df / (df + t * t)
+    return 1 - 0.5 * _regularized_beta(x, df / 2, 0.5)
+
+
+def _regularized_beta(x: float, a: float, b: float) -> float:
+    """I_x(a, b) by its continued fraction (modified Lentz), as in Numerical Recipes §6.4."""
+    if x <= 0:
+        return 0.0
+    if x >= 1:
+        return 1.0
+    log_front = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
+    front = math.exp(log_front + a * math.log(x) + b * math.log1p(-x))
+    if x > (a + 1) / (a + b + 2):
+        return 1 - _regularized_beta(1 - x, b, a)
+    tiny = 1e-300
+    c, d = 1.0, 1 - (a + b) * x / (a + 1)
+    d = 1 / (d if abs(d) > tiny else tiny)
+    result = d
+    for m in range(1, 300):
+        for numerator in (
+            m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1)),
+        ):
+            d = 1 + numerator * d
+            d = 1 / (d if abs(d) > tiny else tiny)
+            c = 1 + numerator / c
+            c = c if abs(c) > tiny else tiny
+            result *= c * d
+        if abs(c * d - 1) < 1e-15:
+            break
+    return front * result / a

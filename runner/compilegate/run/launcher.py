@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from .child import PROGRESS_PREFIX
+from ..child.protocol import PROGRESS_PREFIX
 
-PACKAGE_DIR = Path(__file__).resolve().parent
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
 
 BOOTSTRAP = """\
 import importlib.util, sys
@@ -31,7 +31,7 @@ spec = importlib.util.spec_from_file_location(
 module = importlib.util.module_from_spec(spec)
 sys.modules["compilegate"] = module
 spec.loader.exec_module(module)
-from compilegate.child import main
+from compilegate.child.main import main
 main(sys.argv[2])
 """
 

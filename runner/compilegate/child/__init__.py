@@ -1,0 +1,1 @@
+"""The measuring interpreter: standard library + torch only (see the package docstring)."""

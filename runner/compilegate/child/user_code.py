@@ -1,0 +1,105 @@
+"""Import the user's step factory and turn what it returns into StepParts (child side).
+
+The parent checked the entry statically before anything ran (run/entry_check.py); here the
+child imports user code for real. Standard library only: this runs under the interpreter
+being measured.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from ..paths import is_inside
+from .protocol import EntryPoint
+
+REQUIRED_PARTS = ("model", "optimizer", "batch", "loss")
+
+
+class StepDefinitionError(Exception):
+    """The factory raised, or returned something that is not a usable training step."""
+
+
+@dataclass
+class StepParts:
+    """What a factory returns: the pieces of one training step (compilegate owns the loop)."""
+
+    model: Any
+    optimizer: Any
+    batch: Callable[[int], Any]
+    loss: Callable[[Any, Any], Any]
+    scheduler: Any = None
+
+
+def load_factory(entry: EntryPoint, repo_root: Path) -> Callable[..., Any]:
+    """Import the factory (child process only). Import errors become StepDefinitionError."""
+    # Like `python path/file.py`: the file's folder is importable (sibling modules), and
+    # so is the repository root (the user's packages).
+    for folder in (str(repo_root), str(Path(entry.file).parent)):
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
+    try:
+        if entry.module is not None:
+            module = importlib.import_module(entry.module)
+        else:
+            name = "compilegate_user_" + Path(entry.file).stem
+            spec = importlib.util.spec_from_file_location(name, entry.file)
+            assert spec is not None and spec.loader is not None
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[name] = module
+            spec.loader.exec_module(module)
+    except BaseException as exc:  # user code may raise anything, SystemExit included
+        raise StepDefinitionError(
+            f"importing {entry.spec} raised {describe_user_exception(exc, repo_root)}"
+        ) from None
+    factory = getattr(module, entry.function, None)
+    if not callable(factory):
+        raise StepDefinitionError(f"{entry.spec}: {entry.function!r} is not callable")
+    return factory
+
+
+def build_parts(
+    factory: Callable[..., Any], device: str, entry: EntryPoint, repo_root: Path
+) -> StepParts:
+    """Call `factory(device=...)` and check it returned model, optimizer, batch and loss."""
+    try:
+        made = factory(device=device)
+    except BaseException as exc:
+        raise StepDefinitionError(
+            f"factory {entry.spec} raised {describe_user_exception(exc, repo_root)}"
+        ) from None
+    get = made.get if isinstance(made, dict) else (lambda key: getattr(made, key, None))
+    missing = [key for key in REQUIRED_PARTS if get(key) is None]
+    if missing:
+        kind = "dict" if isinstance(made, dict) else type(made).__name__
+        has = sorted(made) if isinstance(made, dict) else []
+        raise StepDefinitionError(
+            f"factory {entry.spec} returned a {kind} without {', '.join(map(repr, missing))} "
+            f"(needs {', '.join(REQUIRED_PARTS)}; has {', '.join(map(str, has)) or 'none'})"
+        )
+    for key in ("batch", "loss"):
+        if not callable(get(key)):
+            raise StepDefinitionError(f"factory {entry.spec}: {key!r} must be a function")
+    if not hasattr(get("optimizer"), "step") or not hasattr(get("model"), "parameters"):
+        raise StepDefinitionError(
+            f"factory {entry.spec}: 'model' must be an nn.Module and 'optimizer' an optimizer"
+        )
+    return StepParts(get("model"), get("optimizer"), get("batch"), get("loss"), get("scheduler"))
+
+
+def describe_user_exception(exc: BaseException, repo_root: Path) -> str:
+    """`ValueError: msg (at examples/step.py:12)`: the innermost frame inside the repo."""
+    location = ""
+    root = repo_root.resolve()
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        path = Path(frame.filename)
+        if path.is_absolute() and is_inside(path.resolve(), root):
+            location = f" (at {path.resolve().relative_to(root)}:{frame.lineno})"
+            break
+    message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}{': ' + message if message else ''}{location}"

@@ -1,0 +1,209 @@
+"""Load and validate compilegate.yml into the config model.
+
+Every error is a ConfigError whose one-line message names the file, the line and the key
+path (`steps[0].variants[1].mode`) and says what was expected.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+from ..errors import ConfigError
+from ..schemas import format_key_path, load_schema
+from .model import (
+    DEFAULT_NUMERICS,
+    DEFAULT_STEP_SETTINGS,
+    DEFAULT_THRESHOLDS,
+    MIN_WARMUP_REDUCE_OVERHEAD,
+    Config,
+    NumericsSettings,
+    StepConfig,
+    Variant,
+)
+
+
+def load_config_file(path: Path, repo_root: Path | None = None) -> Config:
+    """Read compilegate.yml; every problem is a one-line ConfigError."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: config file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read config: {exc}") from None
+    root = (repo_root or path.resolve().parent).resolve()
+    config = load_config_text(text, source=str(path), repo_root=root)
+    return dataclasses.replace(config, path=path)
+
+
+def load_config_text(text: str, *, source: str, repo_root: Path) -> Config:
+    raw, node = _parse_yaml(text, source)
+    _validate_schema(raw, node, source)
+    defaults = raw.get("defaults", {})
+    global_thresholds = {**DEFAULT_THRESHOLDS, **raw.get("thresholds", {})}
+    steps = []
+    seen: dict[str, int] = {}
+    for index, step_raw in enumerate(raw["steps"]):
+        name = step_raw["name"]
+        if name in seen:
+            line = _line_of(node, ["steps", index, "name"])
+            raise ConfigError(
+                f"{source}:{line}: steps[{index}].name: duplicate step name {name!r} "
+                f"(also steps[{seen[name]}])"
+            )
+        seen[name] = index
+        steps.append(_build_step(step_raw, defaults, global_thresholds, index, node, source))
+    sha = hashlib.sha256(text.encode()).hexdigest()
+    return Config(
+        path=Path(source),
+        repo_root=repo_root,
+        steps=tuple(steps),
+        baseline=raw.get("baseline"),
+        torch_versions=tuple(raw.get("torch", ())),
+        sha256=sha,
+    )
+
+
+def _build_step(
+    step_raw: dict[str, Any],
+    defaults: dict[str, Any],
+    global_thresholds: dict[str, float],
+    index: int,
+    node: yaml.Node,
+    source: str,
+) -> StepConfig:
+    merged = {**DEFAULT_STEP_SETTINGS, **defaults, **step_raw}
+    variants = tuple(Variant.from_dict(v) for v in merged["variants"])
+    ids = [v.id for v in variants]
+    for vi, vid in enumerate(ids):
+        if ids.index(vid) != vi:
+            line = _line_of(node, ["steps", index, "variants", vi])
+            raise ConfigError(
+                f"{source}:{line}: steps[{index}].variants[{vi}]: duplicate variant {vid!r}; "
+                "give one of them a distinct 'name'"
+            )
+    needs_long_warmup = any(v.mode == "reduce-overhead" for v in variants)
+    if needs_long_warmup and merged["warmup"] < MIN_WARMUP_REDUCE_OVERHEAD:
+        key = "warmup" if "warmup" in step_raw else "variants"
+        line = _line_of(node, ["steps", index, key])
+        raise ConfigError(
+            f"{source}:{line}: steps[{index}].warmup: reduce-overhead needs warmup >= "
+            f"{MIN_WARMUP_REDUCE_OVERHEAD} (CUDA graphs are recorded on the 2nd call), "
+            f"got {merged['warmup']}"
+        )
+    if merged["rounds"] > merged["iterations"]:
+        line = _line_of(node, ["steps", index])
+        raise ConfigError(
+            f"{source}:{line}: steps[{index}].rounds: {merged['rounds']} rounds need at least "
+            f"as many iterations, got iterations: {merged['iterations']}"
+        )
+    numerics = NumericsSettings(
+        **{**DEFAULT_NUMERICS, **defaults.get("numerics", {}), **step_raw.get("numerics", {})}
+    )
+    thresholds = {
+        **global_thresholds,
+        **defaults.get("thresholds", {}),
+        **step_raw.get("thresholds", {}),
+    }
+    return StepConfig(
+        name=merged["name"],
+        entry=merged["entry"],
+        device=merged["device"],
+        variants=variants,
+        warmup=merged["warmup"],
+        iterations=merged["iterations"],
+        rounds=merged["rounds"],
+        timeout_s=float(merged["timeout_s"]),
+        seed=merged["seed"],
+        amp=merged["amp"],
+        threads=merged["threads"],
+        eager_processes=merged["eager_processes"],
+        numerics=numerics,
+        thresholds=thresholds,
+    )
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """A SafeLoader that refuses duplicate mapping keys (YAML silently keeps the last one)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r}", key_node.start_mark
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def _parse_yaml(text: str, source: str) -> tuple[Any, yaml.Node]:
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        raw = yaml.load(text, Loader=_UniqueKeyLoader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"{source}:{mark.line + 1}" if mark else source
+        problem = exc.problem or str(exc)
+        raise ConfigError(f"{where}: malformed YAML: {problem}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{source}: malformed YAML: {exc}") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{source}:1: expected a mapping with 'version' and 'steps' at the top")
+    return raw, node
+
+
+def _validate_schema(raw: dict[str, Any], node: yaml.Node, source: str) -> None:
+    validator = jsonschema.Draft202012Validator(load_schema("config"))
+    errors = sorted(validator.iter_errors(raw), key=lambda e: (len(e.path), list(map(str, e.path))))
+    if not errors:
+        return
+    error = errors[0]
+    path = list(error.path)
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        allowed = error.schema.get("properties", {})
+        path.append(next(k for k in error.instance if k not in allowed))
+    line = _line_of(node, path)
+    key = format_key_path(path)
+    raise ConfigError(f"{source}:{line}: {key}: {_describe(error)}")
+
+
+def _describe(error: jsonschema.ValidationError) -> str:
+    if error.validator == "additionalProperties":
+        allowed = sorted(error.schema.get("properties", {}))
+        return f"{error.message}; allowed keys: {', '.join(allowed)}"
+    if error.validator == "enum":
+        options = ", ".join("null" if o is None else str(o) for o in error.validator_value)
+        return f"{error.instance!r} is not one of: {options}"
+    if error.validator == "required":
+        return error.message
+    return error.message
+
+
+def _line_of(node: yaml.Node | None, path: list[Any]) -> int:
+    """The 1-based line of the YAML node at `path`, or of its nearest existing parent."""
+    line = node.start_mark.line + 1 if node is not None else 1
+    current = node
+    for part in path:
+        if isinstance(current, yaml.MappingNode):
+            match = next((v for k, v in current.value if k.value == part), None)
+            key_node = next((k for k, v in current.value if k.value == part), None)
+            if match is None:
+                break
+            line = key_node.start_mark.line + 1
+            current = match
+        elif isinstance(current, yaml.SequenceNode) and isinstance(part, int):
+            if part >= len(current.value):
+                break
+            current = current.value[part]
+            line = current.start_mark.line + 1
+        else:
+            break
+    return line

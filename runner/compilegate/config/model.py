@@ -1,0 +1,189 @@
+"""The config model: frozen dataclasses for compilegate.yml, its defaults, and the one list
+of the settings that make two measurements of a step comparable.
+
+Loading and schema errors live in config/loading.py.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError
+
+DEFAULT_STEP_SETTINGS: dict[str, Any] = {
+    "device": "auto",
+    "variants": [{"mode": "default"}],
+    "warmup": 5,
+    "iterations": 50,
+    "rounds": 10,
+    "timeout_s": 600,
+    "seed": 0,
+    "amp": None,
+    "threads": None,
+    "eager_processes": 2,
+}
+DEFAULT_NUMERICS: dict[str, Any] = {"enabled": True, "steps": 2, "tol": 1e-4, "cosine_min": 0.99}
+DEFAULT_THRESHOLDS: dict[str, float] = {
+    "speedup_drop_pct": 5.0,
+    "eager_step_time_growth_pct": 5.0,
+    "compiled_step_time_growth_pct": 5.0,
+    "compile_time_growth_pct": 25.0,
+    "peak_memory_growth_pct": 10.0,
+    "recompiles_increase": 0,
+    "graph_break_sites_increase": 0,
+    "fallbacks_increase": 0,
+}
+# The settings that make two measurements of a step comparable: one changed, and the
+# baseline of that step says nothing about this run. The gate names the one that changed.
+COMPARABLE_SETTINGS = (
+    "device",
+    "warmup",
+    "iterations",
+    "rounds",
+    "seed",
+    "amp",
+    "threads",
+    "numerics",
+)
+# reduce-overhead records CUDA graphs on the 2nd call and replays from the 3rd (cudagraph_trees.py).
+MIN_WARMUP_REDUCE_OVERHEAD = 5
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One compiled configuration of a step: torch.compile(mode, dynamic) on model or step."""
+
+    id: str
+    mode: str = "default"
+    dynamic: bool | None = None
+    compile_target: str = "model"
+    fullgraph: bool = False
+    backend: str = "inductor"
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> Variant:
+        mode = raw.get("mode", "default")
+        dynamic = raw.get("dynamic")
+        target = raw.get("compile", "model")
+        fullgraph = bool(raw.get("fullgraph", False))
+        backend = raw.get("backend", "inductor")
+        derived = mode
+        if dynamic is not None:
+            derived += "+dynamic" if dynamic else "+static"
+        if target == "step":
+            derived += "+step"
+        if fullgraph:
+            derived += "+fullgraph"
+        if backend != "inductor":
+            derived += f"+{backend}"
+        return cls(raw.get("name", derived), mode, dynamic, target, fullgraph, backend)
+
+    def compile_kwargs(self) -> dict[str, Any]:
+        """The keyword arguments handed to torch.compile."""
+        kwargs: dict[str, Any] = {"backend": self.backend, "fullgraph": self.fullgraph}
+        if self.backend == "inductor":
+            kwargs["mode"] = self.mode
+        if self.dynamic is not None:
+            kwargs["dynamic"] = self.dynamic
+        return kwargs
+
+
+@dataclass(frozen=True)
+class NumericsSettings:
+    enabled: bool = True
+    steps: int = 2
+    tol: float = 1e-4
+    cosine_min: float = 0.99
+
+
+@dataclass(frozen=True)
+class StepConfig:
+    """Everything needed to measure one declared training step."""
+
+    name: str
+    entry: str
+    device: str
+    variants: tuple[Variant, ...]
+    warmup: int
+    iterations: int
+    rounds: int
+    timeout_s: float
+    seed: int
+    amp: str | None
+    threads: int | None
+    eager_processes: int
+    numerics: NumericsSettings
+    thresholds: dict[str, float] = field(default_factory=dict)
+
+    def comparable_settings(self) -> dict[str, Any]:
+        """The settings that make two measurements of this step comparable (COMPARABLE_SETTINGS):
+        recorded in every result, hashed into the fingerprint, checked one by one by the gate."""
+        values = {
+            "device": self.device,
+            "warmup": self.warmup,
+            "iterations": self.iterations,
+            "rounds": self.rounds,
+            "seed": self.seed,
+            "amp": self.amp,
+            "threads": self.threads,
+            "numerics": dataclasses.asdict(self.numerics),
+        }
+        assert tuple(values) == COMPARABLE_SETTINGS
+        return values
+
+    def measurement_settings(self) -> dict[str, Any]:
+        """What the child process needs to measure this step."""
+        settings = self.comparable_settings()
+        del settings["device"]  # the child gets the device resolved, separately
+        return settings
+
+    def fingerprint(self) -> str:
+        """Hash of the entry, the variants and the comparable settings (not the model code)."""
+        comparable = {
+            "entry": self.entry,
+            "variants": [dataclasses.asdict(v) for v in self.variants],
+            **self.comparable_settings(),
+        }
+        blob = json.dumps(comparable, sort_keys=True).encode()
+        return hashlib.sha256(blob).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Config:
+    path: Path
+    repo_root: Path
+    steps: tuple[StepConfig, ...]
+    baseline: str | None = None
+    torch_versions: tuple[str, ...] = ()
+    sha256: str = ""
+
+    @classmethod
+    def from_file(cls, path: Path, repo_root: Path | None = None) -> Config:
+        """Read, validate and build the config (see config/loading.py for the errors)."""
+        from .loading import load_config_file
+
+        return load_config_file(path, repo_root)
+
+    @classmethod
+    def from_text(cls, text: str, *, source: str, repo_root: Path) -> Config:
+        from .loading import load_config_text
+
+        return load_config_text(text, source=source, repo_root=repo_root)
+
+    def select(self, names: list[str]) -> Config:
+        """Keep only the named steps; an unknown name is an error."""
+        if not names:
+            return self
+        known = {s.name for s in self.steps}
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            raise ConfigError(
+                f"{self.path}: --step {unknown[0]!r} is not declared "
+                f"(declared: {', '.join(sorted(known))})"
+            )
+        return dataclasses.replace(self, steps=tuple(s for s in self.steps if s.name in names))

@@ -1,0 +1,1 @@
+"""The regression gate: documents, baseline, comparison, per-metric rules, verdicts."""

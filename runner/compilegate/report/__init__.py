@@ -1,0 +1,1 @@
+"""Human renderings of results and verdicts (terminal tables; markdown)."""

@@ -1,0 +1,1 @@
+"""The result document: assembly, statistics, recommendation."""

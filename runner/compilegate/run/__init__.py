@@ -1,0 +1,1 @@
+"""Parent side of a run: static entry check, child launcher, orchestration."""

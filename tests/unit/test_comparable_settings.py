@@ -1,0 +1,72 @@
+"""One source of truth for what makes two runs of a step comparable (config.COMPARABLE_SETTINGS):
+changing any of those settings makes the baseline of that step `incomparable`, naming it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from gate_docs import result, step
+
+from compilegate.config import COMPARABLE_SETTINGS, Config
+from compilegate.gate.compare import compare_to_baseline
+from compilegate.results.document import step_skeleton
+
+BASE_STEP = """\
+version: 1
+steps:
+  - name: mlp
+    entry: examples/test_steps/tiny_mlp.py:make_step
+    threads: 1
+"""
+# One edit per comparable setting; the test below fails when a setting is added without one.
+EDITS = {
+    "device": "    device: cpu\n",
+    "warmup": "    warmup: 7\n",
+    "iterations": "    iterations: 60\n",
+    "rounds": "    rounds: 5\n",
+    "seed": "    seed: 3\n",
+    "amp": "    amp: bf16\n",
+    "threads": "    threads: 8\n",
+    "numerics": "    numerics: {tol: 1.0e-2}\n",
+}
+
+
+def step_document(config_text: str, repo_root: Path) -> dict:
+    """A measured step (gate_docs) carrying the real config's settings and fingerprint."""
+    config = Config.from_text(config_text, source="compilegate.yml", repo_root=repo_root)
+    skeleton = step_skeleton(config.steps[0])
+    doc = step("mlp")
+    doc.update({key: skeleton[key] for key in ("entry", "config_fingerprint", "settings")})
+    return doc
+
+
+def test_every_comparable_setting_has_an_edit_here():
+    assert set(EDITS) == set(COMPARABLE_SETTINGS)
+
+
+def test_the_result_records_every_comparable_setting(repo_root: Path):
+    settings = step_document(BASE_STEP, repo_root)["settings"]
+    assert set(COMPARABLE_SETTINGS) <= set(settings)
+
+
+@pytest.mark.parametrize("setting", COMPARABLE_SETTINGS)
+def test_changing_a_setting_makes_the_step_incomparable_naming_it(setting: str, repo_root: Path):
+    if setting == "threads":
+        edited = BASE_STEP.replace("    threads: 1\n", EDITS[setting])
+    else:
+        edited = BASE_STEP + EDITS[setting]
+    base = step_document(BASE_STEP, repo_root)
+    cur = step_document(edited, repo_root)
+    assert base["config_fingerprint"] != cur["config_fingerprint"]
+    report = compare_to_baseline(result(base), result(cur))
+    rows = [row for row in report.verdicts if row.step == "mlp"]
+    assert [row.verdict for row in rows] == ["incomparable"], rows
+    assert f"{setting} " in rows[0].message, rows[0].message
+
+
+def test_unchanged_settings_stay_comparable(repo_root: Path):
+    report = compare_to_baseline(
+        result(step_document(BASE_STEP, repo_root)), result(step_document(BASE_STEP, repo_root))
+    )
+    assert report.overall == "pass"

@@ -1,0 +1,126 @@
+"""The package's folders are its architecture: who may import whom, checked on the source.
+
+The measuring child runs under whatever interpreter holds the torch being measured (another
+venv, another image): it may import the standard library, torch, and nothing of the parent
+side. The gate and the reports never import the child.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[2] / "runner" / "compilegate"
+WINGS = ("cli", "config", "run", "child", "results", "gate", "report", "github", "containers")
+PARENT_ONLY_LIBRARIES = ("yaml", "jsonschema", "referencing", "requests", "docker")
+CHILD_MAY_IMPORT = ("compilegate", "compilegate.paths")  # stdlib-only modules at the top
+# numpy: seeded when the measuring interpreter has it (user code may draw from it), optional.
+STDLIB_AND_TORCH = set(sys.stdlib_module_names) | {"torch", "numpy", "__future__"}
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_of(path: Path) -> set[str]:
+    """Absolute names of everything `path` imports (relative imports resolved)."""
+    package = (
+        module_name(path) if path.name == "__init__.py" else module_name(path).rpartition(".")[0]
+    )
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                prefix = ".".join(base + ([node.module] if node.module else []))
+            else:
+                prefix = node.module or ""
+            found.add(prefix)
+            found.update(f"{prefix}.{alias.name}" for alias in node.names)
+    return found
+
+
+def modules(wing: str) -> list[Path]:
+    return sorted((PACKAGE / wing).rglob("*.py"))
+
+
+def wing_of(name: str) -> str | None:
+    parts = name.split(".")
+    return parts[1] if len(parts) > 1 and parts[0] == "compilegate" else None
+
+
+def test_the_top_level_holds_only_the_wings_and_shared_stdlib_modules():
+    loose = sorted(p.name for p in PACKAGE.glob("*.py"))
+    assert loose == ["__init__.py", "__main__.py", "errors.py", "paths.py", "schemas.py"]
+    folders = sorted(p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name != "__pycache__")
+    assert set(folders) <= set(WINGS), folders
+
+
+@pytest.mark.parametrize("path", modules("child"), ids=lambda p: p.name)
+def test_child_imports_only_stdlib_torch_and_itself(path: Path):
+    for name in imports_of(path):
+        top = name.split(".")[0]
+        if top == "compilegate":
+            inside_child = name.startswith("compilegate.child")
+            allowed = any(name == m or name.startswith(m + ".") for m in CHILD_MAY_IMPORT[1:])
+            assert inside_child or allowed or name in CHILD_MAY_IMPORT, f"{path.name}: {name}"
+        else:
+            assert top in STDLIB_AND_TORCH, f"{path.name} imports {name}"
+
+
+@pytest.mark.parametrize("wing", ["gate", "report", "results", "config"])
+def test_parent_wings_never_import_the_child(wing: str):
+    for path in modules(wing):
+        for name in imports_of(path):
+            assert wing_of(name) != "child", f"{wing}/{path.name} imports {name}"
+
+
+def test_run_uses_only_the_childs_protocol():
+    for path in modules("run"):
+        for name in imports_of(path):
+            if wing_of(name) == "child":
+                assert name.startswith("compilegate.child.protocol"), f"{path.name}: {name}"
+
+
+def test_every_child_module_imports_where_parent_libraries_cannot():
+    """A fresh interpreter in which yaml, jsonschema, requests and docker raise ImportError."""
+    pytest.importorskip("torch")
+    names = [module_name(p) for p in modules("child")]
+    script = textwrap.dedent(
+        f"""
+        import importlib, sys
+        BLOCKED = {PARENT_ONLY_LIBRARIES!r}
+
+        class Block:
+            def find_spec(self, name, path=None, target=None):
+                if name.split(".")[0] in BLOCKED:
+                    raise ImportError("blocked for this test: " + name)
+                return None
+
+        sys.meta_path.insert(0, Block())
+        for name in {names!r}:
+            importlib.import_module(name)
+        for blocked in BLOCKED:
+            assert blocked not in sys.modules, blocked
+        print("imported", len({names!r}))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(PACKAGE.parent), "PATH": "/usr/bin:/bin"},
+        check=False,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert f"imported {len(names)}" in done.stdout
