@@ -14,15 +14,6 @@ from typing import Any
 import pytest
 from cli_helpers import REPO_ROOT, TORCH_PYTHON, write_config
 
-
-@pytest.fixture(scope="session")
-def torch_python() -> str:
-    check = subprocess.run([TORCH_PYTHON, "-c", "import torch"], capture_output=True, check=False)
-    if check.returncode != 0:
-        pytest.skip(f"{TORCH_PYTHON} cannot import torch")
-    return TORCH_PYTHON
-
-
 # --- Compile diagnostics: one real run per PyTorch version, shared by test_diagnostics.py and
 # test_explain_crosscheck.py. The old version's environment lives outside the repository
 # (`make old-torch-env`); without it the old-torch half is skipped, loudly.

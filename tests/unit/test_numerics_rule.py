@@ -12,7 +12,7 @@ from compilegate.child.numerics import (  # noqa: E402 - after the torch skip
     _numerics_environment,
     compare_runs,
     judge,
-    summarize,
+    summarize_checks,
     to_float64,
 )
 
@@ -104,7 +104,7 @@ def test_summary_names_the_tensors_that_differ_worst_first():
     compiled = [snapshot(1.0, (ref + 0.1 * noise).float())]
     reference = [snapshot(1.0, ref)]
     results = compare_runs(eager, compiled, reference, **RULE)
-    out = summarize(
+    out = summarize_checks(
         results, {"steps": 1, "dtype": "fp32", "tol": TOL}, reference_error=None, cosine_min=0.99
     )
     assert out["status"] == "fail"
@@ -129,7 +129,7 @@ def test_summary_passes_and_says_when_there_was_no_reference():
     ref, _ = tensors(64)
     runs = [snapshot(1.0, ref.float())]
     results = compare_runs(runs, runs, None, **RULE)
-    out = summarize(
+    out = summarize_checks(
         results,
         {"steps": 1, "dtype": "fp32", "tol": TOL},
         reference_error="RuntimeError: expected scalar type Double",

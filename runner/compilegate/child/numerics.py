@@ -62,7 +62,7 @@ def check_numerics(
             multiplier=MULTIPLIER.get(amp, 3.0),
             cosine_min=cosine_min,
         )
-        return summarize(results, base, reference_error=ref_error, cosine_min=cosine_min)
+        return summarize_checks(results, base, reference_error=ref_error, cosine_min=cosine_min)
     except Exception as exc:  # the user's step, or torch, failed: report it, keep the timing
         return {**base, "status": "error", "reason": f"{type(exc).__name__}: {exc}"[:500]}
 
@@ -320,7 +320,7 @@ def _badness(verdict: dict[str, Any], multiplier: float, tol: float, cosine_min:
     return 0.0 if verdict["passed"] else math.inf
 
 
-def summarize(
+def summarize_checks(
     results: list[dict[str, Any]],
     base: dict[str, Any],
     *,
