@@ -1,8 +1,7 @@
 """The `compilegate` command line: the parser, and the one place errors become exit codes.
 
-Each command group lives in its own module (run_command, gate_commands) and registers
-itself with `add_parser(subparsers)`. Exit codes: errors.EXIT_CODES. Set
-COMPILEGATE_DEBUG=1 for a traceback of an internal error.
+Each command group lives in its own module and registers itself with `add_parser(subparsers)`.
+Exit codes: errors.EXIT_CODES. Set COMPILEGATE_DEBUG=1 for a traceback of an internal error.
 """
 
 from __future__ import annotations
@@ -14,7 +13,7 @@ from collections.abc import Sequence
 
 from .. import __version__
 from ..errors import EXIT_CODES, EXIT_RUN_ERROR, CompilegateError
-from . import gate_commands, run_command
+from . import gate_commands, report_commands, run_command
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -28,6 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands.required = True
     run_command.add_parser(commands)
     gate_commands.add_parser(commands)
+    report_commands.add_parser(commands)
     return parser
 
 

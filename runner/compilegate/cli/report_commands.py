@@ -1,0 +1,120 @@
+"""`compilegate report`: one document for a run set (many results, one baseline)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..errors import UsageError
+from ..gate.documents import read_result_document
+from ..gate.run_set import RunSetVerdict, find_results, judge_run_set
+from ..report.comment import LinkContext, render_comment
+from ..report.run_set_text import render_run_set_text
+
+FORMATS = ("markdown", "text", "json")
+
+
+def add_parser(subparsers: Any) -> None:
+    report = subparsers.add_parser(
+        "report",
+        help="judge several results (one per PyTorch version) against a baseline, in one report",
+        description=(
+            "Compare each result with the baseline using the gate's rules and render one "
+            "document grouped by PyTorch version. A missing or failed version is a row with "
+            "its error. The exit code is the gate's: the most severe version decides."
+        ),
+    )
+    report.add_argument(
+        "--result",
+        action="append",
+        default=[],
+        type=Path,
+        metavar="PATH",
+        help="a result document (repeatable)",
+    )
+    report.add_argument(
+        "--results-dir",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="a folder of results: one torch-VERSION/result.json per version, or *.json",
+    )
+    report.add_argument("--baseline", type=Path, default=None, metavar="PATH")
+    report.add_argument("--format", choices=FORMATS, default="text")
+    report.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="write the report here instead of standard output",
+    )
+    report.add_argument(
+        "--comment-key",
+        default="default",
+        metavar="KEY",
+        help="the sticky comment's marker key (two workflows, two comments)",
+    )
+    report.set_defaults(func=command_report)
+
+
+def build_run_set(args: argparse.Namespace) -> RunSetVerdict:
+    baseline = None
+    if args.baseline is not None:
+        baseline = read_result_document(args.baseline, role="baseline")
+    sources = find_results(args.result, args.results_dir)
+    return judge_run_set(sources, baseline, str(args.baseline) if args.baseline else None)
+
+
+def links_from_environment(environ: dict[str, str] | None = None) -> LinkContext:
+    """Links to the head commit when run inside GitHub Actions; none otherwise."""
+    env = os.environ if environ is None else environ
+    return LinkContext(
+        server_url=env.get("GITHUB_SERVER_URL"),
+        repository=env.get("GITHUB_REPOSITORY"),
+        head_sha=_head_sha(env),
+    )
+
+
+def render_run_set(run_set: RunSetVerdict, fmt: str, comment_key: str) -> str:
+    if fmt == "json":
+        return json.dumps(run_set.to_dict(), indent=1, allow_nan=False) + "\n"
+    if fmt == "markdown":
+        return render_comment(run_set, comment_key=comment_key, links=links_from_environment())
+    if fmt == "text":
+        return render_run_set_text(run_set)
+    raise UsageError(f"--format {fmt}: expected one of {', '.join(FORMATS)}")
+
+
+def command_report(args: argparse.Namespace) -> int:
+    if args.out is not None and args.out.is_dir():
+        raise UsageError(f"--out {args.out}: is a directory; give a file path")
+    run_set = build_run_set(args)
+    text = render_run_set(run_set, args.format, args.comment_key)
+    if args.out is None:
+        sys.stdout.write(text)
+    else:
+        try:
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            args.out.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"--out {args.out}: cannot write: {exc.strerror or exc}") from None
+        sys.stdout.write(render_run_set_text(run_set).splitlines()[0] + f"\nreport: {args.out}\n")
+    return run_set.exit_code
+
+
+def _head_sha(env: Any) -> str | None:
+    """The pull request's head commit from the event payload, else GITHUB_SHA."""
+    path = env.get("GITHUB_EVENT_PATH")
+    if path:
+        try:
+            event = json.loads(Path(path).read_text(encoding="utf-8"))
+            sha = ((event.get("pull_request") or {}).get("head") or {}).get("sha")
+            if isinstance(sha, str) and sha:
+                return sha
+        except (OSError, ValueError):
+            pass
+    return env.get("GITHUB_SHA")

@@ -1,0 +1,180 @@
+"""A run set: several result documents (one per PyTorch version and/or runner) judged
+against one baseline, with the gate's rules and policy unchanged.
+
+A version whose result is missing, unreadable or invalid, or whose run failed before it
+wrote one, is a `VersionOutcome` with its error: never a hole in the report. A result
+document is read strictly (schema-validated) before anything of it is shown or posted.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import EXIT_OK, EXIT_RUN_ERROR, BaselineError, UsageError
+from .compare import compare_to_baseline
+from .documents import read_result_document
+from .verdict import VerdictReport
+
+RESULT_NAME = "result.json"
+# Written by `compilegate matrix` beside (instead of) result.json when a version failed.
+ERROR_NAME = "error.txt"
+_VERSION_FOLDER = re.compile(r"^torch-(?P<version>.+)$")
+
+
+@dataclass(frozen=True)
+class ResultSource:
+    """Where one version's result should be: a file, or the folder the matrix wrote."""
+
+    path: Path
+    label_hint: str
+
+
+@dataclass(frozen=True)
+class VersionOutcome:
+    """One version of a run set: its document and verdict, or why there is none."""
+
+    label: str
+    source: str
+    document: Mapping[str, Any] | None = None
+    verdict: VerdictReport | None = None
+    error: str | None = None
+
+    @property
+    def torch(self) -> str | None:
+        return ((self.document or {}).get("environment") or {}).get("torch")
+
+    @property
+    def overall(self) -> str:
+        """The version's verdict: the gate's overall, `error`, or `measured` (no baseline)."""
+        if self.error is not None:
+            return "error"
+        if self.verdict is not None:
+            return self.verdict.overall
+        return "error" if _run_failed(self.document or {}) else "measured"
+
+    @property
+    def exit_code(self) -> int:
+        if self.error is not None:
+            return EXIT_RUN_ERROR
+        if self.verdict is not None:
+            return self.verdict.exit_code
+        return EXIT_RUN_ERROR if self.overall == "error" else EXIT_OK
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "source": self.source,
+            "torch": self.torch,
+            "overall": self.overall,
+            "exit_code": self.exit_code,
+            "error": self.error,
+            "verdict": self.verdict.to_dict() if self.verdict is not None else None,
+        }
+
+
+@dataclass(frozen=True)
+class RunSetVerdict:
+    versions: tuple[VersionOutcome, ...]
+    baseline_source: str | None = None
+    baseline: Mapping[str, Any] | None = None
+
+    @property
+    def exit_code(self) -> int:
+        """The most severe version's: a regression (1) outranks a run error (3), as in one
+        comparison (gate/verdict.py); any other non-zero code is kept."""
+        codes = [v.exit_code for v in self.versions]
+        if not codes:
+            return EXIT_RUN_ERROR
+        nonzero = [c for c in codes if c != EXIT_OK]
+        return min(nonzero) if nonzero else EXIT_OK
+
+    @property
+    def overall(self) -> str:
+        order = ("regression", "error", "incomparable", "removed", "inconclusive")
+        seen = [v.overall for v in self.versions]
+        for verdict in order:
+            if verdict in seen:
+                return verdict
+        if not seen:
+            return "error"
+        if all(v == "measured" for v in seen):
+            return "measured"
+        return "improvement" if "improvement" in seen else "pass"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema_version": 1,
+            "overall": self.overall,
+            "exit_code": self.exit_code,
+            "baseline": self.baseline_source,
+            "versions": [v.to_dict() for v in self.versions],
+        }
+
+
+def find_results(result_paths: Sequence[Path], results_dir: Path | None) -> list[ResultSource]:
+    """Named result files, then one source per version folder (`torch-X/`) or result file
+    under `results_dir`. A results dir that does not exist is a usage error."""
+    sources = [ResultSource(Path(p), Path(p).stem) for p in result_paths]
+    if results_dir is not None:
+        if not results_dir.is_dir():
+            raise UsageError(f"--results-dir {results_dir}: no such directory")
+        for entry in sorted(results_dir.iterdir()):
+            if entry.is_dir():
+                sources.append(ResultSource(entry / RESULT_NAME, entry.name))
+            elif entry.suffix == ".json":
+                sources.append(ResultSource(entry, entry.stem))
+    if not sources:
+        raise UsageError("no result documents given: pass --result PATH or --results-dir DIR")
+    return sources
+
+
+def judge_run_set(
+    sources: Iterable[ResultSource],
+    baseline: Mapping[str, Any] | None,
+    baseline_source: str | None = None,
+) -> RunSetVerdict:
+    """Read and judge every version; one version's failure never hides another's result."""
+    outcomes = [_judge_one(source, baseline) for source in sources]
+    outcomes.sort(key=lambda o: _version_key(o.torch or o.label))
+    return RunSetVerdict(tuple(outcomes), baseline_source, baseline)
+
+
+def _judge_one(source: ResultSource, baseline: Mapping[str, Any] | None) -> VersionOutcome:
+    label = _label(source.label_hint)
+    if not source.path.is_file():
+        error_file = source.path.parent / ERROR_NAME
+        if error_file.is_file():
+            text = error_file.read_text(encoding="utf-8", errors="replace").strip()
+            why = text.splitlines()[-1] if text else "the run failed"
+        else:
+            why = f"no result document at {source.path}"
+        return VersionOutcome(label, str(source.path), error=why)
+    try:
+        document = read_result_document(source.path, role="result")
+    except BaselineError as exc:
+        return VersionOutcome(label, str(source.path), error=str(exc))
+    torch = (document.get("environment") or {}).get("torch")
+    label = f"torch {torch}" if torch else label
+    verdict = compare_to_baseline(baseline, document) if baseline is not None else None
+    return VersionOutcome(label, str(source.path), document=document, verdict=verdict)
+
+
+def _label(hint: str) -> str:
+    match = _VERSION_FOLDER.match(hint)
+    return f"torch {match['version']}" if match else hint
+
+
+def _version_key(text: str) -> tuple[Any, ...]:
+    """`torch 2.10.0` after `torch 2.9.1`: numeric parts compare as numbers."""
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"[.+ -]", text))
+
+
+def _run_failed(document: Mapping[str, Any]) -> bool:
+    return any(
+        step.get("status") != "ok" or any(v.get("status") != "ok" for v in step.get("variants", []))
+        for step in document.get("steps", [])
+    )

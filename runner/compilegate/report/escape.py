@@ -1,0 +1,38 @@
+"""Make text from user code or torch inert in GitHub-flavoured markdown.
+
+Exception messages, graph-break reasons, guard text and file names come from the pull
+request under review or from torch: in the comment they must stay text. They must not open
+HTML tags or close our `<details>`, form links or images, autolink a URL, @mention a person
+or team, end a table cell, or start a heading, list or code block.
+"""
+
+from __future__ import annotations
+
+import re
+
+# The ASCII punctuation that can open or close inline markdown (emphasis, code, links,
+# images, strikethrough, table cells). GFM honours a backslash before any ASCII punctuation.
+# Block syntax (`#`, `-`, `1.`) needs a line start, and inert text never starts a line.
+_MARKDOWN_PUNCTUATION = re.compile(r"([\\`*_\[\]!|~])")
+_WORD_JOINER = "\u2060"  # invisible; breaks @mentions, #refs and autolinks without a visible mark
+_MAX_CELL_CHARS = 300
+
+
+def inert(text: object, *, max_chars: int | None = None) -> str:
+    """One line of plain text, safe anywhere inline (paragraph, list item, table cell)."""
+    flat = " ".join(str(text).split())
+    if max_chars is not None and len(flat) > max_chars:
+        flat = flat[: max_chars - 1] + "…"
+    flat = flat.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    flat = _MARKDOWN_PUNCTUATION.sub(r"\\\1", flat)
+    # A mention or a bare URL is recognised on the rendered text, after escapes are gone:
+    # an invisible joiner keeps `@team`, `://` and `www.` from being what GitHub looks for.
+    flat = flat.replace("@", "@" + _WORD_JOINER)
+    flat = flat.replace("://", ":" + _WORD_JOINER + "//")
+    flat = re.sub(r"(?i)\bwww\.", "www" + _WORD_JOINER + ".", flat)
+    return flat
+
+
+def cell(text: object) -> str:
+    """A table cell: inert, and short enough to keep the table readable."""
+    return inert(text, max_chars=_MAX_CELL_CHARS)

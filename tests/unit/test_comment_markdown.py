@@ -1,0 +1,187 @@
+"""The PR comment, rendered by GitHub's own markdown renderer (cmark-gfm) and checked as HTML:
+tables keep their columns, <details> close, hostile strings from user code stay inert, and a
+large run set stays under GitHub's 65,536-character limit."""
+
+from __future__ import annotations
+
+import json
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from gate_docs import environment, recompile, result, site, step, variant
+
+from compilegate.gate.run_set import ResultSource, judge_run_set
+from compilegate.report.comment import (
+    COMMENT_LIMIT_CHARS,
+    TABLE_HEADER,
+    LinkContext,
+    render_comment,
+)
+
+cmarkgfm = pytest.importorskip("cmarkgfm")
+from cmarkgfm.cmark import Options  # noqa: E402
+
+HOSTILE = (
+    "x | y </details> <script>alert(1)</script> @octo-org/team ![x](http://evil.example/p.png) "
+    "[click](https://evil.example) ``` `tick` **bold** # heading www.evil.example"
+)
+LINKS = LinkContext("https://git.example", "acme/trainer", "0123456789abcdef")
+
+
+def render_html(markdown: str) -> str:
+    # UNSAFE keeps our own <details>; GitHub allows them. Hostile text must not need a filter.
+    return cmarkgfm.github_flavored_markdown_to_html(markdown, options=Options.CMARK_OPT_UNSAFE)
+
+
+class Html(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[str] = []
+        self.closed: list[str] = []
+        self.rows: list[int] = []
+        self.links: list[str] = []
+        self.text: list[str] = []
+        self._cells = 0
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        if tag == "tr":
+            self._cells = 0
+        if tag in ("td", "th"):
+            self._cells += 1
+        if tag == "a":
+            self.links.append(dict(attrs).get("href", ""))
+
+    def handle_endtag(self, tag):
+        self.closed.append(tag)
+        if tag == "tr":
+            self.rows.append(self._cells)
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def parse(markdown: str) -> Html:
+    parser = Html()
+    parser.feed(render_html(markdown))
+    return parser
+
+
+def write(path: Path, document: dict) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(document), encoding="utf-8")
+    return path
+
+
+def run_set(tmp_path: Path, baseline: dict | None, **results: dict):
+    sources = [
+        ResultSource(write(tmp_path / name / "result.json", doc), name)
+        for name, doc in results.items()
+    ]
+    return judge_run_set(sources, baseline, "baseline.json" if baseline else None)
+
+
+def hostile_result(torch: str = "2.13.0") -> dict:
+    hostile_variant = variant(
+        speedup=0.95,
+        sites=[site("train/model.py", 21, HOSTILE), site("/usr/lib/x.py", 3, HOSTILE)],
+        recompile_events=[recompile(reason=HOSTILE, function="forward|x")],
+        numerics="fail",
+        failed_tensors=["w"],
+    )
+    hostile_variant["numerics"]["reason"] = HOSTILE
+    hostile_variant["numerics"]["worst"] = [{"tensor": HOSTILE, "kind": "grad"}]
+    bad = step("bad|step", variants=[hostile_variant])
+    bad["recommendation"] = {"variant": None, "text": HOSTILE}
+    failed = step(
+        "broken",
+        variants=[variant("default", status="error", error=HOSTILE)],
+    )
+    return result(bad, failed, env=environment(torch=torch, commit=HOSTILE))
+
+
+def test_hostile_strings_stay_inert(tmp_path: Path):
+    baseline = result(step("bad|step"), step("broken"))
+    markdown = render_comment(
+        run_set(tmp_path, baseline, **{"torch-2.13.0": hostile_result()}), links=LINKS
+    )
+    html = render_html(markdown)
+    parsed = parse(markdown)
+    assert "<script" not in html and "<img" not in html
+    assert "@octo-org/team" not in "".join(parsed.text)  # a joiner breaks the mention
+    assert not any("evil" in href for href in parsed.links), parsed.links
+    assert parsed.tags.count("details") == parsed.closed.count("details") >= 3
+    assert "h1" not in parsed.tags and "strong" in parsed.tags  # only our own bold
+    # every table row has as many cells as its header
+    assert set(parsed.rows) <= {len(TABLE_HEADER), 8}, parsed.rows
+
+
+def test_in_repo_sites_link_to_the_head_commit(tmp_path: Path):
+    current = result(step(variants=[variant(sites=[site("src/model.py", 42, "print")])]))
+    markdown = render_comment(run_set(tmp_path, None, **{"torch-2.13.0": current}), links=LINKS)
+    assert "https://git.example/acme/trainer/blob/0123456789abcdef/src/model.py#L42" in (
+        parse(markdown).links
+    )
+
+
+def test_marker_headline_and_one_line_per_version(tmp_path: Path):
+    baseline = result(step(variants=[variant(speedup=1.25)]))
+    slower = result(step(variants=[variant(speedup=0.95)]), env=environment(torch="2.13.0"))
+    same = result(step(variants=[variant(speedup=1.25)]), env=environment(torch="2.12.0"))
+    markdown = render_comment(
+        run_set(tmp_path, baseline, **{"torch-2.13.0": slower, "torch-2.12.0": same}),
+        comment_key="nightly",
+    )
+    lines = markdown.splitlines()
+    assert lines[0] == "<!-- compilegate: nightly -->"
+    assert "❌ compilegate: regression (exit 1)" in lines[1]
+    version_lines = [line for line in lines if line.startswith("- **torch")]
+    assert version_lines[0].startswith("- **torch 2.12.0** ✅ pass")
+    assert version_lines[1].startswith("- **torch 2.13.0** ❌ regression")
+    assert "speedup 1.25x → 0.95x" in version_lines[1]
+
+
+def test_a_missing_version_is_a_row_with_its_error(tmp_path: Path):
+    (tmp_path / "torch-9.9.9").mkdir()
+    (tmp_path / "torch-9.9.9" / "error.txt").write_text(
+        "pip: no matching distribution for torch==9.9.9\n"
+    )
+    ok = write(tmp_path / "torch-2.13.0" / "result.json", result())
+    sources = [
+        ResultSource(ok, "torch-2.13.0"),
+        ResultSource(tmp_path / "torch-9.9.9" / "result.json", "torch-9.9.9"),
+    ]
+    verdict = judge_run_set(sources, result(), "baseline.json")
+    markdown = render_comment(verdict)
+    assert "**torch 9.9.9** 💥 error: pip: no matching distribution" in markdown
+    assert verdict.exit_code == 3
+
+
+def test_ten_versions_by_twenty_steps_stay_under_the_cap(tmp_path: Path):
+    steps = [step(f"step{i}", variants=[variant(), variant("max-autotune")]) for i in range(20)]
+    results = {
+        f"torch-2.{v}.0": result(*steps, env=environment(torch=f"2.{v}.0")) for v in range(10)
+    }
+    markdown = render_comment(run_set(tmp_path, result(*steps), **results), links=LINKS)
+    assert len(markdown) < COMMENT_LIMIT_CHARS
+    assert markdown.count("- **torch 2") == 10
+
+
+def test_an_oversized_report_drops_sections_in_order_and_says_so(tmp_path: Path):
+    long_reason = "graph break " * 40
+    steps = [
+        step(
+            f"s{i}", variants=[variant(sites=[site(f"m{j}.py", j, long_reason) for j in range(20)])]
+        )
+        for i in range(40)
+    ]
+    results = {
+        f"torch-2.{v}.0": result(*steps, env=environment(torch=f"2.{v}.0")) for v in range(10)
+    }
+    markdown = render_comment(run_set(tmp_path, result(*steps), **results), links=LINKS)
+    assert len(markdown) < COMMENT_LIMIT_CHARS
+    assert "Shortened to stay under GitHub's 65,536-character limit" in markdown
+    assert markdown.count("- **torch 2") == 10  # the per-version verdicts are never dropped
+    parsed = parse(markdown)
+    assert parsed.tags.count("details") == parsed.closed.count("details")
