@@ -39,9 +39,12 @@ def render_step(step: dict[str, Any]) -> list[str]:
     if step["status"] == "error":
         return [header, f"  ERROR {step['error']}"]
     eager = step["eager"]
+    per_process = [p["step_ms"] for p in eager.get("processes") or [] if p.get("step_ms")]
+    shown = ", ".join(f"{ms:.3f}" for ms in per_process) or f"{eager['step_ms']['median']:.3f}"
     lines = [
-        f"{header}: eager {eager['step_ms']['median']:.3f} ms/step "
-        f"(A/A noise {_pct(eager.get('noise_pct'))})"
+        f"{header}: eager {shown} ms/step in {max(len(per_process), 1)} reference "
+        f"process(es) (A/A noise {_pct(eager.get('noise_pct'))}); each variant row re-times "
+        "eager in its own process, interleaved with the compiled copy"
     ]
     rows = [COLUMNS]
     notes = []
