@@ -41,13 +41,9 @@ LOOPBACK_SERVER = {
 
 
 @functools.lru_cache(maxsize=1)
-def _spec_text() -> str:
-    return SPEC_PATH.read_text(encoding="utf-8")
-
-
 def spec_dict() -> dict[str, Any]:
-    """A fresh copy of the vendored description (unmodified)."""
-    return json.loads(_spec_text())
+    """The vendored description, parsed once. Read it, never change it: it is shared."""
+    return json.loads(SPEC_PATH.read_text(encoding="utf-8"))
 
 
 def api_url() -> str:
@@ -58,8 +54,8 @@ def api_url() -> str:
 @functools.lru_cache(maxsize=1)
 def openapi() -> OpenAPI:
     """The description as an openapi-core validator (loaded once: it takes ~0.5 s)."""
-    document = spec_dict()
-    document["servers"].append(LOOPBACK_SERVER)
+    document = dict(spec_dict())
+    document["servers"] = [*document["servers"], LOOPBACK_SERVER]
     return OpenAPI.from_dict(document)
 
 
