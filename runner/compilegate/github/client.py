@@ -18,10 +18,8 @@ of one budget per client, `max_total_wait_s`; the wait that would pass it raises
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Iterator, Mapping
-from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import quote, urlsplit
 
@@ -34,7 +32,8 @@ from .errors import (
     GitHubUnexpectedResponse,
     GitHubValidationFailed,
     error_for_response,
-    github_message,
+    header_seconds,
+    rate_limit_wait,
 )
 from .models import Artifact, IssueComment, PullRequest, RateLimit
 
@@ -276,7 +275,7 @@ class GitHubClient:
                 continue
             if response.status_code in ok:
                 return response
-            limit = _rate_limit_wait(response, self._clock(), rate_limited + 1)
+            limit = rate_limit_wait(response, self._clock(), rate_limited + 1)
             if limit is not None:
                 rate_limited += 1
                 wait_s, reason = limit
@@ -293,7 +292,7 @@ class GitHubClient:
                 response.close()
                 continue
             if response.status_code >= 500 and retry_failures and attempt < self._max_attempts:
-                retry_after = _seconds(response.headers.get("retry-after"))
+                retry_after = header_seconds(response.headers.get("retry-after"))
                 wait_s = retry_after if retry_after is not None else self._backoff(attempt)
                 self._wait(wait_s, method, path, response, rate_limit=False)
                 response.close()
@@ -407,33 +406,3 @@ def _check_comment_length(method: str, path: str, body: str) -> None:
 
 def _get(payload: Any, key: str) -> Any:
     return payload.get(key) if isinstance(payload, Mapping) else None
-
-
-def _seconds(value: str | None) -> float | None:
-    """A header's number of seconds (epoch or duration), or None when absent or not a number."""
-    try:
-        seconds = None if value is None else float(value)
-    except ValueError:
-        return None
-    return None if seconds is None or not math.isfinite(seconds) else max(0.0, seconds)
-
-
-def _rate_limit_wait(
-    response: requests.Response, now_epoch_s: float, times_limited: int
-) -> tuple[float, str] | None:
-    """(seconds to wait, why) when this 403/429 is a rate limit, else None."""
-    if response.status_code not in (403, 429):
-        return None
-    retry_after = _seconds(response.headers.get("retry-after"))
-    if retry_after is not None:
-        return retry_after, f"secondary limit, retry-after {retry_after:.0f} s"
-    reset = _seconds(response.headers.get("x-ratelimit-reset"))
-    if response.headers.get("x-ratelimit-remaining") == "0" and reset is not None:
-        at = datetime.fromtimestamp(reset, tz=timezone.utc).strftime("%H:%M:%SZ")
-        # One second past the reset: GitHub's clock and ours are not the same clock.
-        return reset - now_epoch_s + 1.0, f"primary limit, resets at {at}"
-    message, _, _ = github_message(response)
-    if response.status_code == 429 or "rate limit" in message.lower():
-        # No header to go by: "wait for at least one minute", then exponentially longer.
-        return 60.0 * 2 ** (times_limited - 1), "secondary limit, no retry-after"
-    return None

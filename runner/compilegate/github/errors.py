@@ -1,5 +1,7 @@
 """The errors a GitHub request ends in: one class per way it can fail, each a
-`CompilegateError` (exit code 3) with a one-line message naming the request.
+`CompilegateError` (exit code 3) with a one-line message naming the request. Also how an
+answer is read as one of them, and how a 403/429 is told apart as a rate limit (GitHub docs,
+"Rate limits for the REST API"); client.py decides what to do about each.
 
     GitHubError                   base; .status (None when no answer came), .method, .path
     ├── GitHubTransportError      no answer: connection refused or reset, timeout (after retries)
@@ -19,7 +21,9 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
+from datetime import datetime, timezone
 from typing import Any
 
 import requests
@@ -141,3 +145,33 @@ def error_for_response(
     if status >= 500:
         return GitHubServerError(text, **common)
     return GitHubUnexpectedResponse(text, **common)
+
+
+def header_seconds(value: str | None) -> float | None:
+    """A header's number of seconds (epoch or duration), or None when absent or not a number."""
+    try:
+        seconds = None if value is None else float(value)
+    except ValueError:
+        return None
+    return None if seconds is None or not math.isfinite(seconds) else max(0.0, seconds)
+
+
+def rate_limit_wait(
+    response: requests.Response, now_epoch_s: float, times_limited: int
+) -> tuple[float, str] | None:
+    """(seconds to wait, why) when this 403/429 is a rate limit, else None."""
+    if response.status_code not in (403, 429):
+        return None
+    retry_after = header_seconds(response.headers.get("retry-after"))
+    if retry_after is not None:
+        return retry_after, f"secondary limit, retry-after {retry_after:.0f} s"
+    reset = header_seconds(response.headers.get("x-ratelimit-reset"))
+    if response.headers.get("x-ratelimit-remaining") == "0" and reset is not None:
+        at = datetime.fromtimestamp(reset, tz=timezone.utc).strftime("%H:%M:%SZ")
+        # One second past the reset: GitHub's clock and ours are not the same clock.
+        return reset - now_epoch_s + 1.0, f"primary limit, resets at {at}"
+    message, _, _ = github_message(response)
+    if response.status_code == 429 or "rate limit" in message.lower():
+        # No header to go by: "wait for at least one minute", then exponentially longer.
+        return 60.0 * 2 ** (times_limited - 1), "secondary limit, no retry-after"
+    return None

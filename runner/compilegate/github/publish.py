@@ -100,8 +100,10 @@ def publish(
 ) -> PublishOutcome:
     """Write the job summary, print annotations, upsert the PR comment, write the outputs.
 
-    `dry_run` sends nothing to GitHub and prints what would be sent; the local files
-    (summary, outputs) are still written, since they are the point of a dry run in a job.
+    `stream` receives the workflow commands and the log lines: in Actions it must be stdout,
+    where the runner reads commands. `dry_run` sends nothing to GitHub and prints what would
+    be sent; the local files (summary, outputs) are still written, since they are the point
+    of a dry run in a job.
     `comment_author_login` is needed only when the token is a person's (see sticky_comment).
     """
     problems: list[str] = []
@@ -139,6 +141,12 @@ def publish(
             f"no PR comment: this {context.event_name} event names no pull request "
             "(the report is in the job summary)"
         )
+        if context.event_name == "workflow_run":
+            # GitHub leaves workflow_run.pull_requests empty when the PR comes from a fork.
+            message += (
+                "; for a fork's PR, GitHub names none: take the number from the uploaded "
+                "result documents (ActionsContext.for_pull_request)"
+            )
     elif dry_run:
         _print_dry_run(say, context.repository, context.pull_request.number, marker, len(body))
         message = f"dry run: nothing sent to GitHub (comment body {len(body)} characters)"

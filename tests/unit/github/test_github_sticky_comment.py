@@ -45,6 +45,18 @@ def test_a_user_quoting_the_marker_is_never_overwritten() -> None:
     assert client.comments[1] == pasted
 
 
+def test_posting_as_a_person_never_takes_over_their_hand_written_comments() -> None:
+    """With a person's token the author check cannot tell bot from human: the first line does."""
+    client = FakeCommentClient(author_login="alice", author_type="User")
+    by_hand = client.add(f"Why is the {MARKER} in the old comment?", login="alice")
+    quoted = client.add(f"> {MARKER}\n> report\n\nsee above", login="alice")
+
+    outcome = upsert_sticky_comment(client, REPO, 42, MARKER, "report", author_login="alice")
+
+    assert outcome.action == "created"
+    assert client.comments[:2] == [by_hand, quoted]
+
+
 def test_a_person_starting_a_comment_with_the_marker_is_ignored_and_named() -> None:
     client = FakeCommentClient()
     mimic = client.add(f"{MARKER}\nI am not the bot", login="octocat", kind="User")
