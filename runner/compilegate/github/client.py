@@ -37,7 +37,6 @@ from .errors import (
 )
 from .models import Artifact, IssueComment, PullRequest, RateLimit
 
-DEFAULT_API_URL = "https://api.github.com"
 API_VERSION = "2022-11-28"
 USER_AGENT = f"compilegate/{__version__}"
 MAX_COMMENT_CHARS = 65_536
