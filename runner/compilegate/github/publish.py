@@ -106,6 +106,7 @@ def publish(
     of a dry run in a job.
     `comment_author_login` is needed only when the token is a person's (see sticky_comment).
     """
+    marker = comment_marker(comment_key)  # a bad key is the caller's bug: before any side effect
     problems: list[str] = []
 
     def say(line: str) -> None:
@@ -124,7 +125,6 @@ def publish(
     for annotation in limited.shown:
         say(annotation.format_workflow_command())
 
-    marker = comment_marker(comment_key)
     hint = (
         f"The full report is in the [job summary]({context.run_url})"
         if context.run_url
