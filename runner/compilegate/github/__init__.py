@@ -1,0 +1,67 @@
+"""compilegate's GitHub side: REST client, sticky PR comment, Actions environment, publishing.
+
+Depends only on the standard library, `requests` and `compilegate.errors`; it never sees
+user code or measurements, only the rendered markdown and the verdict.
+"""
+
+from __future__ import annotations
+
+from .actions_env import (
+    ActionsContext,
+    Annotation,
+    LimitedAnnotations,
+    PullRequestRef,
+    append_step_summary,
+    escape_data,
+    escape_property,
+    limit_annotations,
+    write_outputs,
+)
+from .client import GitHubClient
+from .errors import (
+    GitHubError,
+    GitHubForbidden,
+    GitHubNotFound,
+    GitHubRateLimited,
+    GitHubServerError,
+    GitHubTransportError,
+    GitHubUnauthorized,
+    GitHubUnexpectedResponse,
+    GitHubValidationFailed,
+)
+from .models import Artifact, IssueComment, PullRequest, RateLimit
+from .publish import PublishOutcome, fit_comment, make_client, publish
+from .sticky_comment import CommentOutcome, comment_marker, upsert_sticky_comment
+
+__all__ = [
+    "ActionsContext",
+    "Annotation",
+    "Artifact",
+    "CommentOutcome",
+    "GitHubClient",
+    "GitHubError",
+    "GitHubForbidden",
+    "GitHubNotFound",
+    "GitHubRateLimited",
+    "GitHubServerError",
+    "GitHubTransportError",
+    "GitHubUnauthorized",
+    "GitHubUnexpectedResponse",
+    "GitHubValidationFailed",
+    "IssueComment",
+    "LimitedAnnotations",
+    "PublishOutcome",
+    "PullRequest",
+    "PullRequestRef",
+    "RateLimit",
+    "append_step_summary",
+    "comment_marker",
+    "escape_data",
+    "escape_property",
+    "fit_comment",
+    "limit_annotations",
+    "make_client",
+    "publish",
+    "upsert_sticky_comment",
+    "write_outputs",
+]

@@ -1,0 +1,30 @@
+"""Fixtures for the GitHub integration tests: a local fake GitHub, checked against the contract."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+# The contract helpers (spec loading, validation) live beside the vendored description.
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "contract" / "github"))
+
+from fake_github import FakeGitHub
+
+REPO = "octo-org/trainer"
+TOKEN = "ghs_integration-test-token"
+READ_ONLY_TOKEN = "ghs_fork-read-only-token"
+EVENT_FILE = Path(__file__).with_name("data") / "pull_request.synchronize.json"
+
+
+@pytest.fixture
+def fake_github() -> Iterator[FakeGitHub]:
+    """A fake GitHub on 127.0.0.1; the test fails if any exchange broke the contract."""
+    fake = FakeGitHub(REPO, token=TOKEN, read_only_tokens=frozenset({READ_ONLY_TOKEN}))
+    try:
+        yield fake
+    finally:
+        fake.close()
+    assert fake.violations == []
