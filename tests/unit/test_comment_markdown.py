@@ -131,7 +131,7 @@ def test_marker_headline_and_one_line_per_version(tmp_path: Path):
     same = result(step(variants=[variant(speedup=1.25)]), env=environment(torch="2.12.0"))
     markdown = render_comment(
         run_set(tmp_path, baseline, **{"torch-2.13.0": slower, "torch-2.12.0": same}),
-        comment_key="nightly",
+        marker="<!-- compilegate: nightly -->",
     )
     lines = markdown.splitlines()
     assert lines[0] == "<!-- compilegate: nightly -->"

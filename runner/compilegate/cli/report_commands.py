@@ -12,6 +12,7 @@ from typing import Any
 from ..errors import UsageError
 from ..gate.documents import read_result_document
 from ..gate.run_set import RunSetVerdict, find_results, judge_run_set
+from ..github.sticky_comment import comment_marker
 from ..report.comment import LinkContext, render_comment
 from ..report.run_set_text import render_run_set_text
 
@@ -83,10 +84,19 @@ def render_run_set(run_set: RunSetVerdict, fmt: str, comment_key: str) -> str:
     if fmt == "json":
         return json.dumps(run_set.to_dict(), indent=1, allow_nan=False) + "\n"
     if fmt == "markdown":
-        return render_comment(run_set, comment_key=comment_key, links=links_from_environment())
+        return render_comment(
+            run_set, marker=checked_marker(comment_key), links=links_from_environment()
+        )
     if fmt == "text":
         return render_run_set_text(run_set)
     raise UsageError(f"--format {fmt}: expected one of {', '.join(FORMATS)}")
+
+
+def checked_marker(comment_key: str) -> str:
+    try:
+        return comment_marker(comment_key)
+    except ValueError as exc:
+        raise UsageError(f"--comment-key: {exc}") from None
 
 
 def command_report(args: argparse.Namespace) -> int:

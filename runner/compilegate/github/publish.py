@@ -97,6 +97,7 @@ def publish(
     dry_run: bool,
     stream: TextIO,
     comment_author_login: str | None = None,
+    post_comment: bool = True,
 ) -> PublishOutcome:
     """Write the job summary, print annotations, upsert the PR comment, write the outputs.
 
@@ -136,7 +137,9 @@ def publish(
     body = f"{marker}\n{markdown_fit}"
 
     comment: CommentOutcome | None = None
-    if context.pull_request is None:
+    if not post_comment:
+        message = "no PR comment: turned off (comment: false); the report is in the job summary"
+    elif context.pull_request is None:
         message = (
             f"no PR comment: this {context.event_name} event names no pull request "
             "(the report is in the job summary)"

@@ -1,6 +1,6 @@
 """The pull-request comment (and job summary): one markdown document for a whole run set.
 
-    marker          <!-- compilegate: KEY -->, how the sticky comment is found again
+    marker          <!-- compilegate: KEY --> (github/sticky_comment.py), optional
     headline        overall verdict; one line per PyTorch version with the deciding reason
     per version     the decision (compile or stay eager, which variant, break-even), a table
                     step × variant, then collapsible details: graph breaks and recompiles
@@ -97,14 +97,15 @@ class Section:
 def render_comment(
     run_set: RunSetVerdict,
     *,
-    comment_key: str = "default",
+    marker: str | None = None,
     links: LinkContext | None = None,
     full_report_hint: str = "the job summary and the results artifact",
     limit_chars: int = BUDGET_CHARS,
 ) -> str:
-    """The whole comment: marker, headline, per-version sections, capped at `limit_chars`."""
+    """The whole comment: headline, per-version sections, capped at `limit_chars`; `marker`
+    (github.sticky_comment.comment_marker) first when given."""
     links = links or LinkContext()
-    head = [marker(comment_key), *headline(run_set)]
+    head = [*([marker] if marker else []), *headline(run_set)]
     sections: list[Section] = []
     for version in run_set.versions:
         sections.extend(version_sections(version, run_set, links))
@@ -118,11 +119,6 @@ def render_comment(
             f"left out {listed} section(s). The full report is in {inert(full_report_hint)}._"
         )
     return "\n\n".join(parts) + "\n"
-
-
-def marker(comment_key: str) -> str:
-    key = re.sub(r"[^A-Za-z0-9_.:/-]", "-", comment_key)[:100] or "default"
-    return f"<!-- compilegate: {key} -->"
 
 
 def headline(run_set: RunSetVerdict) -> list[str]:
