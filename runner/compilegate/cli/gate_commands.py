@@ -93,12 +93,54 @@ def add_parser(subparsers: Any) -> None:
     )
     update.set_defaults(func=command_baseline_update)
 
+    fetch = actions.add_parser(
+        "fetch",
+        help="download the newest baseline artifact of a branch (GitHub Actions)",
+        description=(
+            "List the repository's artifacts named NAME (newest first, unexpired, uploaded by a "
+            "run on --branch), download the newest, check it against the baseline schema and "
+            "write it to --out. Reads GITHUB_API_URL, GITHUB_REPOSITORY and the token."
+        ),
+    )
+    fetch.add_argument("--artifact", required=True, metavar="NAME")
+    fetch.add_argument(
+        "--branch",
+        default=None,
+        metavar="BRANCH",
+        help="only artifacts uploaded by runs on this branch",
+    )
+    fetch.add_argument("--out", required=True, type=Path, metavar="PATH")
+    fetch.add_argument("--token-env", default="GITHUB_TOKEN", metavar="NAME")
+    fetch.set_defaults(func=command_baseline_fetch)
+
 
 def command_compare(args: argparse.Namespace) -> int:
     override = parse_threshold_args(args.threshold)
     baseline = read_result_document(args.baseline, role="baseline")
     result = read_result_document(args.result, role="result")
     return _compare(baseline, result, args.out, sys.stdout, args.format, override)
+
+
+def command_baseline_fetch(args: argparse.Namespace) -> int:
+    import os
+
+    import requests
+
+    from ..gate.baseline_fetch import fetch_baseline
+    from ..github.client import GitHubClient
+
+    repo = os.environ.get("GITHUB_REPOSITORY")
+    token = os.environ.get(args.token_env)
+    if not repo:
+        raise UsageError("baseline fetch: GITHUB_REPOSITORY is not set (owner/name)")
+    if not token:
+        raise UsageError(f"baseline fetch: no token in {args.token_env}")
+    api_url = os.environ.get("GITHUB_API_URL")
+    if not api_url:
+        raise UsageError("baseline fetch: GITHUB_API_URL is not set (GitHub Actions sets it)")
+    client = GitHubClient(requests.Session(), api_url, token)
+    sys.stdout.write(fetch_baseline(client, repo, args.artifact, args.branch, args.out) + "\n")
+    return EXIT_OK
 
 
 def command_baseline_update(args: argparse.Namespace) -> int:

@@ -23,8 +23,6 @@ from urllib.parse import urlsplit
 
 from ..errors import UsageError
 
-DEFAULT_API_URL = "https://api.github.com"
-DEFAULT_SERVER_URL = "https://github.com"
 PULL_REQUEST_EVENTS = frozenset({"pull_request", "pull_request_target"})
 STEP_SUMMARY_LIMIT_BYTES = 1024 * 1024
 """GitHub rejects a step's job summary over 1 MiB (docs: "Adding a job summary")."""
@@ -58,8 +56,8 @@ class ActionsContext:
     repository: str
     event_name: str
     sha: str
-    api_url: str = DEFAULT_API_URL
-    server_url: str = DEFAULT_SERVER_URL
+    api_url: str
+    server_url: str
     event_path: Path | None = None
     step_summary_path: Path | None = None
     output_path: Path | None = None
@@ -121,8 +119,8 @@ class ActionsContext:
             repository=repository,
             event_name=event_name,
             sha=values["GITHUB_SHA"],
-            api_url=_url(values, "GITHUB_API_URL", DEFAULT_API_URL),
-            server_url=_url(values, "GITHUB_SERVER_URL", DEFAULT_SERVER_URL),
+            api_url=_url(values, "GITHUB_API_URL"),
+            server_url=_url(values, "GITHUB_SERVER_URL"),
             event_path=event_path,
             step_summary_path=_optional_path(values, "GITHUB_STEP_SUMMARY"),
             output_path=_optional_path(values, "GITHUB_OUTPUT"),
@@ -133,8 +131,15 @@ class ActionsContext:
         )
 
 
-def _url(values: Mapping[str, str], name: str, default: str) -> str:
-    url = values.get(name, default)
+def _url(values: Mapping[str, str], name: str) -> str:
+    """GitHub Actions always sets the API and server URLs (GitHub Enterprise Server has its
+    own): nothing here assumes one."""
+    url = values.get(name)
+    if not url:
+        raise UsageError(
+            f"environment variable {name} not set (GitHub Actions sets it; outside Actions, "
+            "export it yourself)"
+        )
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise UsageError(f"{name} must be an http(s) URL, got {url!r}")

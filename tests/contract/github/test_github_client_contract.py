@@ -159,7 +159,7 @@ def test_secondary_rate_limit_waits_retry_after_then_posts() -> None:
         403,
         {
             "message": "You have exceeded a secondary rate limit. Please wait a few minutes.",
-            "documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api",
+            "documentation_url": "https://docs.example/rest/overview/rate-limits-for-the-rest-api",
         },
         headers={"retry-after": "7"},
     )
@@ -217,7 +217,7 @@ def test_body_too_long_is_a_validation_error_with_githubs_reason() -> None:
                     "message": "Body is too long (maximum is 65536 characters)",
                 }
             ],
-            "documentation_url": "https://docs.github.com/rest/issues/comments#update-an-issue-comment",
+            "documentation_url": "https://docs.example/rest/issues/comments#update-an-issue-comment",
         },
     )
     client, _, _ = client_for([too_long])
@@ -241,7 +241,7 @@ def test_fork_read_only_token_is_forbidden_and_says_so() -> None:
         403,
         {
             "message": "Resource not accessible by integration",
-            "documentation_url": "https://docs.github.com/rest/issues/comments#create-an-issue-comment",
+            "documentation_url": "https://docs.example/rest/issues/comments#create-an-issue-comment",
             "status": "403",
         },
     )
@@ -256,9 +256,7 @@ def test_fork_read_only_token_is_forbidden_and_says_so() -> None:
 
 
 def test_pull_request_gone_is_not_found() -> None:
-    gone = Canned(
-        404, {"message": "Not Found", "documentation_url": "https://docs.github.com/rest"}
-    )
+    gone = Canned(404, {"message": "Not Found", "documentation_url": "https://docs.example/rest"})
     client, _, _ = client_for([gone])
 
     with pytest.raises(GitHubNotFound, match="404"):

@@ -35,7 +35,7 @@ READ_ONLY_TOKEN = "ghs_fork-read-only-token"
 """What GitHub hands a fork's pull_request run: it may read, not write."""
 API_PREFIX = "/api/v3"
 READ_ONLY_MESSAGE = "Resource not accessible by integration"
-DOCS = "https://docs.github.com/rest"  # GitHub's errors carry one; never fetched
+DOCS = "https://docs.example/rest"  # GitHub's errors carry one; never fetched
 
 
 @dataclass

@@ -124,6 +124,7 @@ def test_outside_a_pull_request_the_comment_is_skipped_and_said(
         "GITHUB_EVENT_NAME": "push",
         "GITHUB_EVENT_PATH": str(push),
         "GITHUB_SHA": HEAD_SHA,
+        "GITHUB_SERVER_URL": fake_github.web_url,
     }
     done = subprocess.run(
         [sys.executable, "-m", "compilegate", "publish", "--results-dir", str(results)],
@@ -142,3 +143,64 @@ def test_outside_a_pull_request_the_comment_is_skipped_and_said(
     )
     assert done.returncode == 0, done.stderr
     assert "no PR comment" in done.stdout and fake_github.seen == []
+
+
+def zipped(tmp_path: Path, name: str, document: object) -> bytes:
+    import io
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr(name, json.dumps(document))
+    return buffer.getvalue()
+
+
+def fetch_cli(fake: FakeGitHub, *args: str) -> subprocess.CompletedProcess:
+    env = {
+        "PATH": os.environ["PATH"],
+        "PYTHONPATH": str(REPO_ROOT / "runner"),
+        "NO_PROXY": "127.0.0.1",
+        "GITHUB_API_URL": fake.api_url,
+        "GITHUB_REPOSITORY": REPO,
+        "GITHUB_TOKEN": TOKEN,
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "compilegate", "baseline", "fetch", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        timeout=120,
+    )
+
+
+def test_baseline_fetch_takes_the_newest_main_artifact_and_verifies_it(
+    tmp_path: Path, fake_github: FakeGitHub
+):
+    good = result(env=environment(torch="2.13.0"))
+    fake_github.add_artifact(
+        "compilegate-baseline", zipped(tmp_path, "baseline.json", good), head_branch="main"
+    )
+    fake_github.add_artifact(
+        "compilegate-baseline", zipped(tmp_path, "baseline.json", {"x": 1}), head_branch="feature"
+    )
+    out = tmp_path / "baseline.json"
+    done = fetch_cli(
+        fake_github, "--artifact", "compilegate-baseline", "--branch", "main", "--out", str(out)
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(out.read_text()) == good
+
+
+def test_baseline_fetch_refuses_an_artifact_that_is_not_a_baseline(
+    tmp_path: Path, fake_github: FakeGitHub
+):
+    fake_github.add_artifact(
+        "compilegate-baseline", zipped(tmp_path, "baseline.json", {"x": 1}), head_branch="main"
+    )
+    out = tmp_path / "baseline.json"
+    done = fetch_cli(fake_github, "--artifact", "compilegate-baseline", "--out", str(out))
+    assert done.returncode == 2 and not out.exists()
+    assert done.stderr.count("\n") == 1 and "not a valid compilegate baseline" in done.stderr
+    missing = fetch_cli(fake_github, "--artifact", "nope", "--out", str(out))
+    assert missing.returncode == 2 and "no unexpired artifact named 'nope'" in missing.stderr

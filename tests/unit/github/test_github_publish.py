@@ -36,6 +36,8 @@ def context(tmp_path: Path, *, event: str = "pull_request", fork: bool = False) 
         repository=REPO,
         event_name=event,
         sha="c" * 40,
+        api_url="https://api.example",
+        server_url="https://git.example",
         step_summary_path=tmp_path / "summary.md",
         output_path=tmp_path / "output",
         run_id="99",
