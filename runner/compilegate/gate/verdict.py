@@ -36,7 +36,8 @@ from typing import Any, Optional, Union
 
 from ..errors import EXIT_NOT_JUDGED, EXIT_OK, EXIT_REGRESSION, EXIT_RUN_ERROR
 
-# Every verdict and the exit code it gives the job when it is the overall verdict.
+# Every verdict and the exit code it gives the job when it is the overall verdict, in
+# table order: what needs attention first.
 VERDICT_EXIT_CODES = {
     "regression": EXIT_REGRESSION,
     "error": EXIT_RUN_ERROR,
@@ -49,23 +50,9 @@ VERDICT_EXIT_CODES = {
     "skipped": EXIT_OK,
     "pass": EXIT_OK,
 }
-VERDICTS = tuple(VERDICT_EXIT_CODES)
+VERDICTS = SEVERITY_ORDER = tuple(VERDICT_EXIT_CODES)
 # The overall verdict: the first of these with a row (regressions outrank errors elsewhere).
 OVERALL_ORDER = ("regression", "error", "missing", "removed", "incomparable", "inconclusive")
-FAILING_VERDICTS = tuple(v for v, code in VERDICT_EXIT_CODES.items() if code != EXIT_OK)
-# Table order: what needs attention first.
-SEVERITY_ORDER = (
-    "regression",
-    "error",
-    "missing",
-    "removed",
-    "incomparable",
-    "inconclusive",
-    "improvement",
-    "new",
-    "skipped",
-    "pass",
-)
 
 REFRESH_ADVICE = "if this change is intended, accept it as the baseline on the default branch"
 REFRESH_TEMPLATE = "compilegate baseline update --result RESULT --baseline BASELINE"
