@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from gate_docs import environment, result, step, variant
 
-from compilegate.errors import EXIT_CODES, EXIT_NOT_JUDGED, EXIT_OK
+from compilegate.errors import EXIT_CODES, EXIT_NOT_JUDGED, EXIT_OK, EXIT_USAGE
 from compilegate.gate.compare import compare_to_baseline
 from compilegate.gate.policy import (
     environment_mismatch,
@@ -192,3 +194,15 @@ def test_numerics_the_baselines_policy_checks_must_be_checked():
     )
     assert not [r for r in report.verdicts if r.metric == "numerics"]
     assert report.exit_code == EXIT_OK
+
+
+def test_the_readme_exit_code_table_is_the_codes():
+    """One table in the README, the same as VERDICT_EXIT_CODES and errors.EXIT_CODES."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### Exit codes", 1)[1]
+    rows = [line.split("|")[1:3] for line in section.splitlines() if line.startswith("| ")]
+    table = {outcome.strip().strip("`"): int(code) for outcome, code in rows[1:]}
+    verdicts = {k: v for k, v in table.items() if k in VERDICT_EXIT_CODES}
+    assert verdicts == VERDICT_EXIT_CODES
+    assert set(table.values()) == set(EXIT_CODES)
+    assert table["usage or config error"] == EXIT_USAGE
