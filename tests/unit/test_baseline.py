@@ -257,3 +257,20 @@ def tmp_path_stub():
     from pathlib import Path
 
     return Path("baseline.json")
+
+
+def test_a_variant_absent_from_a_cut_short_run_keeps_its_baseline():
+    old = result(step(variants=[variant("a"), variant("b", speedup=1.7)]))
+    cut_short = result(step(variants=[variant("a", speedup=1.3)]))  # same fingerprint
+    merged, update = merge_into_baseline(old, cut_short, tmp_path_stub())
+    assert [v["id"] for v in merged["steps"][0]["variants"]] == ["a", "b"]
+    assert merged["steps"][0]["variants"][0]["speedup"]["median"] == 1.3
+    assert update.variants_kept == ("train/b (not in this run's result)",)
+
+
+def test_a_variant_dropped_from_the_config_is_dropped_from_the_baseline():
+    old = result(step(variants=[variant("a"), variant("b")], fingerprint="fp-ab"))
+    new = result(step(variants=[variant("a")], fingerprint="fp-a"))
+    merged, update = merge_into_baseline(old, new, tmp_path_stub())
+    assert [v["id"] for v in merged["steps"][0]["variants"]] == ["a"]
+    assert update.variants_kept == ()

@@ -11,7 +11,8 @@ exceptions keep the baseline honest:
   is no reference);
 - per variant, likewise: a variant that failed in the new run, or came back incomplete
   (its compile diagnostics failed, its numerics check errored), keeps its last complete
-  baseline when the step's configuration and the variant's definition are unchanged. One
+  baseline when the step's configuration and the variant's definition are unchanged, and
+  so does a variant missing from a run that was cut short (same declared variants). One
   flaky variant on the default branch must not erase what the gate judges it against.
 
 The file is written atomically, so a crash never leaves half a baseline behind.
@@ -116,9 +117,10 @@ def merge_into_baseline(
 def merge_variants(
     old_step: Mapping[str, Any], new_step: Mapping[str, Any]
 ) -> tuple[Mapping[str, Any], list[str]]:
-    """The new step, with each failed or incomplete variant replaced by its previous complete
-    baseline where that is still a baseline of the same thing; and `step/variant (why)` for
-    each one kept. A changed step configuration takes the new step as it is."""
+    """The new step, with each failed, incomplete or (same declared variants) absent variant
+    replaced by its previous complete baseline where that is still a baseline of the same
+    thing; and `step/variant (why)` for each one kept. A changed step configuration takes
+    the new step as it is."""
     if _failed(old_step) or step_config_mismatch(old_step, new_step):
         return new_step, []
     old_variants = {v["id"]: v for v in old_step.get("variants", [])}
@@ -136,6 +138,14 @@ def merge_variants(
             kept.append(f"{new_step['name']}/{variant['id']} ({why})")
         else:
             variants.append(variant)
+    same_variants = old_step.get("config_fingerprint") == new_step.get("config_fingerprint")
+    if same_variants and old_step.get("config_fingerprint"):
+        # Same declared variants, yet one is absent: a run cut short. Keep its baseline.
+        ran = {v["id"] for v in variants}
+        for vid, previous in old_variants.items():
+            if vid not in ran and variant_incomplete(previous) is None:
+                variants.append(previous)
+                kept.append(f"{new_step['name']}/{vid} (not in this run's result)")
     if not kept:
         return new_step, []
     return {**new_step, "variants": variants}, kept
