@@ -164,7 +164,7 @@ ATTACKS = {
         result(),
         edited(one_variant(), failed_diagnostics),
         EXIT_NOT_JUDGED,
-        ("graph breaks was not measured in this run (compile diagnostics failed: KeyError",),
+        ("graph breaks: not measured in this run (compile diagnostics failed: KeyError",),
     ),
     "3 numerics errored": Attempt(
         result(),
@@ -182,7 +182,7 @@ ATTACKS = {
         result(),
         one_variant(compile_s=None),
         EXIT_NOT_JUDGED,
-        ("compile time was not measured in this run",),
+        ("compile time: not measured in this run",),
     ),
     "3 a metric stripped": Attempt(
         result(),

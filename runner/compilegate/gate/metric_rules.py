@@ -476,13 +476,13 @@ def _missing(
         return None
     cur_defect, base_defect = _defect(cur, numeric, False), _defect(base, numeric, positive)
     if cur_defect == "absent":
-        message = f"{label} was not measured in this run"
+        message = f"{label}: not measured in this run"
     elif base_defect == "absent":
-        message = f"{label} is not in the baseline: nothing to judge this run's against"
+        message = f"{label}: not in the baseline, nothing to judge this run's against"
     elif cur_defect or base_defect:
         side = "this run" if cur_defect else "the baseline"
         message = (
-            f"{label} is {cur_defect or base_defect} in {side} ({cur if cur_defect else base!r})"
+            f"{label}: {cur_defect or base_defect} in {side} ({cur if cur_defect else base!r})"
         )
     else:
         return None
