@@ -9,7 +9,8 @@ The package's folders are its architecture. Data flows one way:
                  interpreter holding another torch); imports nothing but child/, paths.py and
                  this module
     results/     result document assembly, statistics, the recommendation
-    gate/        read documents, baseline merge, compare, per-metric rules, verdict model
+    gate/        read documents, baseline merge, policy (from the baseline side), compare,
+                 per-metric rules, verdict model and its exit codes
     report/      every human rendering (one table helper in report/tables.py)
     github/      the GitHub REST client, sticky comment, Actions environment
     containers/  one image or venv per PyTorch version (the matrix)

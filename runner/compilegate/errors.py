@@ -6,6 +6,7 @@
     └── BaselineError           a baseline or result file is unreadable/invalid    exit 2
 
 Anything else that escapes to the CLI is an internal error: exit 3, one line.
+A comparison exits with its overall verdict's code (0, 1, 3 or 4): gate/verdict.py.
 
 A user's step that fails (its factory raises, its child process crashes or times out)
 is *not* an exception in the parent: it becomes an error entry in the result document,
@@ -20,13 +21,18 @@ EXIT_OK = 0
 EXIT_REGRESSION = 1
 EXIT_USAGE = 2
 EXIT_RUN_ERROR = 3
+EXIT_NOT_JUDGED = 4
 
 # What each exit code means: the CLI's --help, the README and the gate say it from here.
+# Which verdict gives which code: gate/verdict.py VERDICT_EXIT_CODES (the other table).
 EXIT_CODES = {
-    EXIT_OK: "pass (also inconclusive, improvement, new)",
+    EXIT_OK: "pass: nothing regressed (also inconclusive, improvement, new, skipped)",
     EXIT_REGRESSION: "regression against the baseline",
     EXIT_USAGE: "usage or config error: bad flag; unreadable or invalid config, baseline, result",
     EXIT_RUN_ERROR: "run error: a step or variant failed, or compilegate itself failed",
+    EXIT_NOT_JUDGED: (
+        "not judged: part of the baseline could not be compared (missing, removed, incomparable)"
+    ),
 }
 
 

@@ -6,6 +6,8 @@ compiled-only numerics change are all Dynamo's doing, and it compiles in about a
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from cli_helpers import REPO_ROOT, run_cli, write_config
 
@@ -16,15 +18,24 @@ BREAK_LINE = 1 + (REPO_ROOT / "examples/test_steps/gate_step.py").read_text().sp
 )
 
 
+STEP = (
+    "  - name: gate\n    entry: examples/test_steps/gate_step.py:make_step\n"
+    "    variants: [{backend: eager}]\n    warmup: 2\n    iterations: 20\n    rounds: 4\n"
+    "    threads: 1\n"
+)
+# What a pull request could write to wave its own regression through.
+HOSTILE_THRESHOLDS = (
+    "thresholds: {speedup_drop_pct: 1000, eager_step_time_growth_pct: 1000, "
+    "compiled_step_time_growth_pct: 1000, compile_time_growth_pct: 1000, "
+    "peak_memory_growth_pct: 1000, recompiles_increase: 1000, "
+    "graph_break_sites_increase: 1000, fallbacks_increase: 1000}\n"
+)
+
+
 @pytest.fixture(scope="module")
 def gate(tmp_path_factory: pytest.TempPathFactory):
     tmp = tmp_path_factory.mktemp("gate")
-    config = write_config(
-        tmp / "compilegate.yml",
-        "  - name: gate\n    entry: examples/test_steps/gate_step.py:make_step\n"
-        "    variants: [{backend: eager}]\n    warmup: 2\n    iterations: 20\n    rounds: 4\n"
-        "    threads: 1\n",
-    )
+    config = write_config(tmp / "compilegate.yml", STEP)
     first = run_cli(
         "run",
         "--config",
@@ -41,11 +52,11 @@ def gate(tmp_path_factory: pytest.TempPathFactory):
     )
     assert update.returncode == 0, update.stderr
 
-    def run(plant: str = "", *extra: str):
+    def run(plant: str = "", *extra: str, config_path: Path = config):
         return run_cli(
             "run",
             "--config",
-            str(config),
+            str(config_path),
             "--repo",
             str(REPO_ROOT),
             "--out",
@@ -88,3 +99,18 @@ def test_planted_regression_fails_the_gate(gate, plant: str, metric: str, messag
     assert run.returncode == 1, run.stdout + run.stderr[-2000:]
     assert any(f" {metric} " in row for row in regression_rows(run.stdout)), run.stdout
     assert message in run.stdout
+    if plant == "numerics":  # issue 8 item 6: never advise a variant whose numerics fail
+        advice = run.result["steps"][0]["recommendation"]
+        assert advice["variant"] is None
+        assert "is not recommended: its numerics fail" in advice["text"]
+
+
+def test_a_pull_requests_own_thresholds_do_not_loosen_the_gate(gate, tmp_path: Path) -> None:
+    """Issue 8 item 1 on a real run: the PR's config allows 1000 new graph breaks; the
+    baseline's policy (0) applies, and the PR's values are shown beside it."""
+    hostile = tmp_path / "compilegate.yml"
+    hostile.write_text("version: 1\n" + HOSTILE_THRESHOLDS + "steps:\n" + STEP)
+    run = gate("graph_break", config_path=hostile)
+    assert run.returncode == 1, run.stdout + run.stderr[-2000:]
+    assert any(" graph_break_sites " in row for row in regression_rows(run.stdout)), run.stdout
+    assert "graph_break_sites_increase 1000 (applied: 0)" in run.stdout

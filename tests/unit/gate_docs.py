@@ -43,6 +43,8 @@ def environment(**overrides: Any) -> dict[str, Any]:
         "python": "3.12.3",
         "platform": "Linux-6.8-x86_64",
         "processor": "x86_64",
+        "cpu_model": "Intel(R) Xeon(R) Platinum 8480+",
+        "driver": "570.124.06",
         "cpu_count": 16,
         "commit": "0123abc",
         "inductor_cache": "fresh",
@@ -190,12 +192,18 @@ def result(
     *steps: dict[str, Any],
     env: dict[str, Any] | None = None,
     created_at: str = "2026-11-30T12:00:00+00:00",
+    declared_steps: list[str] | None = None,
 ) -> dict[str, Any]:
+    """A run's document; `declared_steps` (default: the steps it ran) as `--step` records it."""
+    run_steps = list(steps) if steps else [step()]
     return {
         "schema_version": 1,
         "tool": {"name": "compilegate", "version": "0.1.0"},
         "created_at": created_at,
         "config": {"path": "compilegate.yml", "sha256": "abc"},
+        "declared_steps": (
+            declared_steps if declared_steps is not None else [s["name"] for s in run_steps]
+        ),
         "environment": env if env is not None else environment(),
-        "steps": list(steps) if steps else [step()],
+        "steps": run_steps,
     }

@@ -8,8 +8,8 @@ import pytest
 from gate_docs import environment, result, step, variant
 
 from compilegate.errors import EXIT_USAGE, BaselineError
-from compilegate.gate.baseline import update_baseline
-from compilegate.gate.documents import read_result_document
+from compilegate.gate.baseline import merge_into_baseline, update_baseline
+from compilegate.gate.documents import check_result_document, read_result_document
 
 
 def write(path, document):
@@ -55,6 +55,59 @@ def test_schema_violation_names_the_json_path(tmp_path):
     assert message.startswith(f"{path}: not a valid compilegate baseline document")
     assert "steps[0].variants[0]" in message and "'status' is a required property" in message
     assert err.value.exit_code == EXIT_USAGE
+
+
+@pytest.mark.parametrize("token", ["NaN", "Infinity", "-Infinity", "1e999"])
+def test_a_number_json_does_not_have_is_rejected_naming_its_key_path(tmp_path, token):
+    text = json.dumps(result()).replace('"median": 1.25', f'"median": {token}', 1)
+    assert token in text
+    path = tmp_path / "result.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(BaselineError) as err:
+        read_result_document(path)
+    message = str(err.value)
+    assert message.startswith(f"{path}: not a valid compilegate result document")
+    assert "at steps[0].variants[0].speedup.median:" in message
+    assert "not a finite number" in message and "\n" not in message
+    assert err.value.exit_code == EXIT_USAGE
+
+
+def test_a_document_in_memory_is_checked_the_same_way():
+    doc = result()
+    doc["steps"][0]["variants"][0]["speedup"]["median"] = float("nan")
+    with pytest.raises(BaselineError, match=r"^run\.json: .*speedup\.median: NaN is not a finite"):
+        check_result_document(doc, "run.json")
+    check_result_document(result(), "run.json")
+
+
+@pytest.mark.parametrize(
+    "key", ["speedup", "step_ms", "compile_s", "graph_breaks", "recompiles", "fallbacks_to_eager"]
+)
+def test_an_ok_variant_without_its_measurements_is_rejected(tmp_path, key):
+    doc = result()
+    del doc["steps"][0]["variants"][0][key]
+    path = write(tmp_path / "result.json", doc)
+    with pytest.raises(BaselineError) as err:
+        read_result_document(path)
+    assert f"at steps[0].variants[0]: '{key}' is a required property" in str(err.value)
+
+
+def test_a_failed_variant_needs_no_measurements_and_failed_diagnostics_are_explicit_nulls():
+    doc = result(step(variants=[variant("a", status="error", error="boom"), variant("b")]))
+    doc["steps"][0]["variants"][1].update(
+        graph_breaks=None,
+        recompiles=None,
+        fallbacks_to_eager=None,
+        degraded=["compile diagnostics failed: KeyError: 'x'"],
+    )
+    check_result_document(doc, "result.json")
+
+
+def test_an_ok_step_without_its_eager_measurement_is_rejected():
+    doc = result()
+    doc["steps"][0]["eager"] = None
+    with pytest.raises(BaselineError, match=r"at steps\[0\]\.eager: None is not of type 'object'"):
+        check_result_document(doc, "result.json")
 
 
 def test_wrong_schema_version_is_rejected(tmp_path):
@@ -144,3 +197,80 @@ def test_update_is_atomic_when_writing_fails(tmp_path, monkeypatch):
         update_baseline(res, target)
     assert target.read_text() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["baseline.json", "result.json"]
+
+
+def test_a_variant_that_failed_keeps_its_last_good_baseline(tmp_path):
+    good = result(step(variants=[variant("a", speedup=1.5), variant("b", speedup=1.2)]))
+    target = write(tmp_path / "baseline.json", good)
+    flaky = result(
+        step(variants=[variant("a", status="error", error="timed out"), variant("b", speedup=1.3)])
+    )
+    update = update_baseline(write(tmp_path / "result.json", flaky), target)
+    variants = json.loads(target.read_text())["steps"][0]["variants"]
+    assert [(v["id"], v["status"], v["speedup"]["median"]) for v in variants] == [
+        ("a", "ok", 1.5),  # the last good baseline of a, kept
+        ("b", "ok", 1.3),  # b replaced by this run's
+    ]
+    assert update.variants_kept == ("train/a (failed in this run: timed out)",)
+    assert "1 variant(s) kept from the previous baseline (train/a (failed" in update.summary()
+    read_result_document(target, role="baseline")
+
+
+@pytest.mark.parametrize(
+    ("incomplete", "why"),
+    [
+        (
+            {"graph_breaks": None, "recompiles": None, "degraded": ["compile diagnostics failed"]},
+            "its compile diagnostics failed",
+        ),
+        ({"numerics": {"status": "error", "reason": "boom"}}, "its numerics check errored"),
+    ],
+)
+def test_an_incomplete_variant_keeps_its_last_complete_baseline(incomplete, why):
+    old = result(step(variants=[variant(speedup=1.5)]))
+    new = result(step(variants=[variant(speedup=1.4) | incomplete]))
+    merged, update = merge_into_baseline(old, new, tmp_path_stub())
+    assert merged["steps"][0]["variants"][0]["speedup"]["median"] == 1.5
+    assert update.variants_kept == (f"train/default ({why} in this run)",)
+
+
+def test_a_failed_variant_replaces_the_baseline_when_the_step_config_changed():
+    old = result(step(variants=[variant(speedup=1.5)]))
+    changed = step(
+        variants=[variant(status="error", error="boom")],
+        settings={"warmup": 9},
+        fingerprint="fp-2",
+    )
+    merged, update = merge_into_baseline(old, result(changed), tmp_path_stub())
+    assert merged["steps"][0]["variants"][0]["status"] == "error"
+    assert update.variants_kept == ()
+
+
+def test_a_variant_that_never_ran_well_stays_failed_in_the_baseline():
+    old = result(step(variants=[variant(status="error", error="first")]))
+    new = result(step(variants=[variant(status="error", error="second")]))
+    merged, _ = merge_into_baseline(old, new, tmp_path_stub())
+    assert merged["steps"][0]["variants"][0]["error"] == "second"
+
+
+def tmp_path_stub():
+    from pathlib import Path
+
+    return Path("baseline.json")
+
+
+def test_a_variant_absent_from_a_cut_short_run_keeps_its_baseline():
+    old = result(step(variants=[variant("a"), variant("b", speedup=1.7)]))
+    cut_short = result(step(variants=[variant("a", speedup=1.3)]))  # same fingerprint
+    merged, update = merge_into_baseline(old, cut_short, tmp_path_stub())
+    assert [v["id"] for v in merged["steps"][0]["variants"]] == ["a", "b"]
+    assert merged["steps"][0]["variants"][0]["speedup"]["median"] == 1.3
+    assert update.variants_kept == ("train/b (not in this run's result)",)
+
+
+def test_a_variant_dropped_from_the_config_is_dropped_from_the_baseline():
+    old = result(step(variants=[variant("a"), variant("b")], fingerprint="fp-ab"))
+    new = result(step(variants=[variant("a")], fingerprint="fp-a"))
+    merged, update = merge_into_baseline(old, new, tmp_path_stub())
+    assert [v["id"] for v in merged["steps"][0]["variants"]] == ["a"]
+    assert update.variants_kept == ()

@@ -131,12 +131,13 @@ def test_compare_and_report_for_run_with_baseline(tmp_path, baseline):
     assert json.loads(out.read_text())["counts"]["regression"] == 1
 
 
-def test_compare_and_report_other_gpu_is_incomparable_not_a_pass(tmp_path):
+def test_compare_and_report_other_gpu_is_incomparable_and_fails(tmp_path):
     other = write(tmp_path / "baseline.json", result(env=environment(gpu_name="NVIDIA A100")))
     stream = io.StringIO()
-    assert compare_and_report(other, result(), None, stream) == 0
-    assert stream.getvalue().startswith("compilegate: INCOMPARABLE (exit 0)")
+    assert compare_and_report(other, result(), None, stream, result_path="r.json") == 4
+    assert stream.getvalue().startswith("compilegate: INCOMPARABLE (exit 4)")
     assert "NVIDIA A100" in stream.getvalue()
+    assert f"compilegate baseline update --result r.json --baseline {other}" in stream.getvalue()
 
 
 def test_compare_and_report_missing_baseline_raises(tmp_path):

@@ -7,14 +7,21 @@ import math
 import pytest
 from gate_docs import environment, ratio, recompile, result, site, step, variant
 
-from compilegate.errors import EXIT_OK, EXIT_REGRESSION, EXIT_RUN_ERROR, UsageError
-from compilegate.gate.compare import compare_to_baseline, resolve_thresholds
+from compilegate.errors import (
+    EXIT_NOT_JUDGED,
+    EXIT_OK,
+    EXIT_REGRESSION,
+    EXIT_RUN_ERROR,
+    UsageError,
+)
+from compilegate.gate.compare import compare_to_baseline
 from compilegate.gate.metric_rules import (
     classify_speed_change,
     combined_noise_pct,
     diff_graph_break_sites,
     round_spread_pct,
 )
+from compilegate.gate.policy import resolve_thresholds
 from compilegate.schemas import validation_errors
 
 
@@ -155,8 +162,10 @@ def test_more_fallbacks_to_eager_is_a_regression():
         ("pass", "fail", "regression"),
         ("fail", "pass", "improvement"),
         ("fail", "fail", "pass"),
-        ("pass", "skipped", "incomparable"),
-        ("skipped", "fail", "new"),
+        ("pass", "skipped", "missing"),
+        ("pass", "error", "missing"),
+        ("skipped", "fail", "missing"),
+        ("error", "pass", "missing"),
     ],
 )
 def test_numerics_pass_to_fail(before, after, verdict):
@@ -183,26 +192,46 @@ def test_peak_memory_not_measured_on_either_side_is_skipped():
     assert not report.rows(metric="peak_bytes")
 
 
-def test_metric_measured_in_baseline_only_is_incomparable_not_a_silent_pass():
-    row = only(compare(variant(compile_s=10.0), variant(compile_s=None)), "compile_s")
-    assert row.verdict == "incomparable"
+def test_metric_measured_in_baseline_only_is_missing_and_fails():
+    report = compare(variant(compile_s=10.0), variant(compile_s=None))
+    row = only(report, "compile_s")
+    assert row.verdict == "missing"
     assert "not measured in this run" in row.message
+    assert report.exit_code == EXIT_NOT_JUDGED
+
+
+def test_metric_missing_from_the_baseline_is_a_failing_row_not_a_silent_gap():
+    report = compare(variant(compile_s=None), variant(compile_s=10.0))
+    row = only(report, "compile_s")
+    assert row.verdict == "missing" and "not in the baseline" in row.message
+    assert report.exit_code == EXIT_NOT_JUDGED
 
 
 # -- thresholds -------------------------------------------------------------------------------
 
 
-def test_per_step_threshold_from_settings_is_used():
-    cur = step(variants=[variant(speedup=1.10)], thresholds={"speedup_drop_pct": 15})
-    report = compare(cur_step=cur)
+def test_per_step_threshold_from_the_baseline_settings_is_used():
+    base = step(thresholds={"speedup_drop_pct": 15})
+    report = compare(base_step=base, cur_variant=variant(speedup=1.10))
     row = only(report, "speedup")
     assert (row.verdict, row.threshold) == ("pass", 15.0)
 
 
-def test_global_override_wins_over_the_step_settings():
+def test_this_runs_own_thresholds_never_loosen_the_gate_and_are_shown():
     cur = step(variants=[variant(speedup=1.10)], thresholds={"speedup_drop_pct": 15})
-    row = only(compare(cur_step=cur, thresholds_override={"speedup_drop_pct": 5}), "speedup")
+    report = compare(cur_step=cur)
+    row = only(report, "speedup")
     assert (row.verdict, row.threshold) == ("regression", 5.0)
+    assert any("speedup_drop_pct 15 (applied: 5)" in note for note in report.notes)
+
+
+def test_global_override_wins_over_the_step_settings():
+    base = step(thresholds={"speedup_drop_pct": 15})
+    cur = step(variants=[variant(speedup=1.10)])
+    report = compare(base_step=base, cur_step=cur, thresholds_override={"speedup_drop_pct": 5})
+    row = only(report, "speedup")
+    assert (row.verdict, row.threshold) == ("regression", 5.0)
+    assert any("on the command line" in note for note in report.notes)
 
 
 def test_count_threshold_allows_an_increase():
@@ -311,7 +340,21 @@ def test_new_and_removed_steps():
     report = compare_to_baseline(baseline, current)
     assert report.rows(verdict="removed")[0].step == "old"
     assert {r.step for r in report.rows(verdict="new")} == {"fresh"}
+    assert report.overall == "removed" and report.exit_code == EXIT_NOT_JUDGED
+
+
+def test_a_new_step_alone_passes():
+    report = compare_to_baseline(result(step("kept")), result(step("kept"), step("fresh")))
     assert report.overall == "pass" and report.exit_code == EXIT_OK
+
+
+def test_a_step_left_out_with_step_flag_is_skipped_not_removed():
+    baseline = result(step("a"), step("b"))
+    current = result(step("a"), declared_steps=["a", "b"])
+    report = compare_to_baseline(baseline, current)
+    assert only(report, "step", None).verdict == "skipped"
+    assert "--step" in only(report, "step", None).message
+    assert report.exit_code == EXIT_OK
 
 
 def test_new_and_removed_variants_when_only_the_variant_list_changed():
@@ -322,6 +365,7 @@ def test_new_and_removed_variants_when_only_the_variant_list_changed():
     assert only(report, "speedup", "c").current == 1.5
     assert only(report, "variant", "b").verdict == "removed"
     assert only(report, "speedup", "a").verdict == "pass"
+    assert report.exit_code == EXIT_NOT_JUDGED
 
 
 def test_everything_new_against_an_empty_baseline():
@@ -355,11 +399,19 @@ def test_regression_outranks_an_error_elsewhere():
     assert report.counts()["error"] == 1
 
 
-def test_failed_baseline_step_means_no_baseline():
+def test_failed_baseline_step_means_nothing_to_judge_against():
     base = step(status="error", error="boom", variants=[])
     report = compare(base_step=base)
-    assert {r.verdict for r in report.verdicts} == {"new"}
-    assert "baseline run of this step failed" in report.verdicts[0].message
+    assert {r.verdict for r in report.verdicts} == {"incomparable"}
+    assert "baseline run of this step failed (boom)" in report.verdicts[0].message
+    assert report.exit_code == EXIT_NOT_JUDGED
+
+
+def test_failed_baseline_variant_is_not_new():
+    base = step(variants=[variant(status="error", error="timed out")])
+    row = only(compare(base_step=base), "variant")
+    assert row.verdict == "incomparable"
+    assert "baseline run of this variant failed (timed out)" in row.message
 
 
 # -- environment guard ------------------------------------------------------------------------
@@ -378,7 +430,7 @@ def test_other_gpu_or_device_makes_every_step_incomparable(env, expected):
     report = compare_to_baseline(baseline, current)
     assert [r.verdict for r in report.verdicts] == ["incomparable", "incomparable"]
     assert all(expected in r.message for r in report.verdicts)
-    assert report.overall == "incomparable" and report.exit_code == EXIT_OK
+    assert report.overall == "incomparable" and report.exit_code == EXIT_NOT_JUDGED
     assert any("baseline not compared" in note for note in report.notes)
 
 

@@ -143,6 +143,8 @@ def test_missing_file_and_non_mapping(tmp_path: Path) -> None:
 def test_select_unknown_step_lists_declared(tmp_path: Path) -> None:
     config = load(GOOD, tmp_path)
     assert [s.name for s in config.select(["small"]).steps] == ["small"]
+    # the result records what was declared, so the gate tells "not selected" from "removed"
+    assert config.select(["small"]).declared_steps == ("transformer", "small")
     with pytest.raises(ConfigError, match="declared: small, transformer"):
         config.select(["nope"])
 

@@ -33,9 +33,12 @@ def test_table_starts_with_the_headline_and_lists_regressions_first():
     assert lines[0].startswith("compilegate: REGRESSION (exit 1): 1 regression, 1 inconclusive")
     header = next(i for i, line in enumerate(lines) if line.startswith("step "))
     assert lines[header].split() == list(HEADER)
-    verdicts = [line.split()[-1] for line in lines[header + 1 :] if line and not line[0] == "-"]
+    table = lines[header + 1 : lines.index("", header)]
+    verdicts = [line.split()[-1] for line in table if not line.startswith("-")]
     assert verdicts[0] == "REGRESSION" and verdicts[1] == "INCONCLUSIVE"
     assert set(verdicts[2:]) == {"pass"}
+    assert lines[-1].startswith("if this change is intended, accept it as the baseline")
+    assert lines[-1].endswith("compilegate baseline update --result RESULT --baseline BASELINE")
 
 
 def test_table_shows_values_threshold_noise_and_messages():
@@ -53,6 +56,26 @@ def test_inconclusive_headline_says_the_job_does_not_fail():
     headline = verdict_headline(compare_to_baseline(baseline, current))
     assert headline.startswith("compilegate: INCONCLUSIVE (exit 0)")
     assert "does not fail" in headline
+
+
+def test_a_failure_names_the_command_that_refreshes_the_baseline():
+    report = mixed_report().with_paths("out/result.json", ".compilegate/base line.json")
+    command = (
+        "compilegate baseline update --result out/result.json "
+        "--baseline '.compilegate/base line.json'"
+    )
+    assert render_verdict_table(report).splitlines()[-1].endswith(command)
+    assert render_verdict_markdown(report).splitlines()[-1].endswith(f"`{command}`")
+    assert report.to_dict()["refresh_command"] == command
+
+
+def test_a_passing_or_erroring_run_shows_no_refresh_command():
+    passing = compare_to_baseline(result(), result()).with_paths("r.json", "b.json")
+    assert passing.failing_refresh_command is None
+    assert "baseline update" not in render_verdict_table(passing)
+    broken = result(step(variants=[variant(status="error", error="boom")]))
+    erroring = compare_to_baseline(result(), broken).with_paths("r.json", "b.json")
+    assert erroring.exit_code == 3 and erroring.failing_refresh_command is None
 
 
 def test_passing_rows_can_be_left_out():

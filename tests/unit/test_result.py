@@ -13,6 +13,7 @@ from compilegate.report.result_table import render_result_table
 from compilegate.results.document import (
     eager_entry,
     new_document,
+    non_finite_error,
     step_skeleton,
     variant_entry,
     variant_skeleton,
@@ -51,7 +52,14 @@ def child_output(eager_ms: float, compiled_ms: float, compile_s: float = 20.0) -
             },
             "peak_bytes": None,
             "eager_peak_bytes": None,
-        }
+        },
+        "diagnostics": {
+            "recompiles": {"count": 0, "events": [], "limit_hit": False},
+            "graph_breaks": {"count": 0, "sites": []},
+            "fallbacks_to_eager": 0,
+            "fallback_reasons": [],
+            "degraded": [],
+        },
     }
 
 
@@ -158,3 +166,46 @@ def test_process_noise_is_a_t_interval_over_the_processes_in_yardstick_units(
     step_doc["variants"] = []
     step_doc["eager"]["processes"] = step_doc["eager"]["processes"][:1]
     assert process_noise_pct(process_medians(step_doc)) is None
+
+
+def test_write_document_refuses_nan_naming_the_key_and_keeps_the_old_file(tmp_path: Path) -> None:
+    out = tmp_path / "result.json"
+    write_document({"steps": []}, out)
+    with pytest.raises(ValueError, match=r"NaN at steps\[0\]\.speedup\.median is not a finite"):
+        write_document({"steps": [{"speedup": {"median": float("nan")}}]}, out)
+    assert json.loads(out.read_text()) == {"steps": []}
+    assert [p.name for p in tmp_path.iterdir()] == ["result.json"]
+
+
+def test_a_nan_measurement_becomes_an_error_that_says_where() -> None:
+    assert non_finite_error({"speedup": {"median": 1.2}}) is None
+    entry = {"speedup": {"median": float("inf")}, "step_ms": {"samples": [1.0, float("nan")]}}
+    assert non_finite_error(entry, "eager.") == (
+        "the measurement produced Infinity at eager.speedup.median (and 1 more), "
+        "not a finite number"
+    )
+
+
+def test_failed_diagnostics_are_explicit_nulls_and_nan_numerics_distances_are_null() -> None:
+    variant = Variant.from_dict({"mode": "default"})
+    child = child_output(10.0, 5.0)
+    child["diagnostics"] = {"degraded": ["compile diagnostics failed: KeyError: 'x'"]}
+    child["numerics"] = {
+        "status": "fail",
+        "worst": [{"tensor": "loss", "kind": "loss", "rmse_compiled": float("nan"), "cosine": 1.0}],
+    }
+    entry = variant_entry(variant, child)
+    assert (entry["graph_breaks"], entry["recompiles"], entry["fallbacks_to_eager"]) == (
+        None,
+        None,
+        None,
+    )
+    assert entry["numerics"]["worst"][0]["rmse_compiled"] is None
+    assert entry["numerics"]["worst"][0]["cosine"] == 1.0
+    assert non_finite_error(entry) is None
+
+
+def test_the_document_records_every_declared_step() -> None:
+    doc = new_document(ENV, "compilegate.yml", "abc", ("a", "b"))
+    assert doc["declared_steps"] == ["a", "b"]
+    assert validation_errors(doc, "result") == []

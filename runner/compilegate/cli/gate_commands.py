@@ -17,8 +17,9 @@ from typing import Any, TextIO
 
 from ..errors import EXIT_OK, UsageError
 from ..gate.baseline import update_baseline
-from ..gate.compare import compare_to_baseline, validate_threshold_override
-from ..gate.documents import read_result_document
+from ..gate.compare import compare_to_baseline
+from ..gate.documents import check_result_document, read_result_document
+from ..gate.policy import validate_threshold_override
 from ..gate.verdict import VerdictReport
 from ..report.verdict_text import render_verdict_markdown, render_verdict_table
 from ..results.document import write_document
@@ -30,11 +31,13 @@ def add_parser(subparsers: Any) -> None:
     """Register `compare` and `baseline update` on the CLI's subparsers object."""
     compare = subparsers.add_parser(
         "compare",
-        help="compare a result with a baseline and exit 1 on a regression",
+        help="compare a result with a baseline; exit 1 on a regression, 4 when not judged",
         description=(
-            "Judge every step, variant and metric of a result against a baseline. A speed "
-            "change is a regression only when it exceeds both its threshold and the noise "
-            "both runs measured; otherwise it is inconclusive (shown, not failing)."
+            "Judge every step, variant and metric of a result against a baseline, under the "
+            "baseline's thresholds (a result cannot loosen them). A speed change is a "
+            "regression only when it exceeds both its threshold and the noise both runs "
+            "measured; otherwise it is inconclusive (shown, not failing). Anything of the "
+            "baseline that cannot be judged (missing, removed, incomparable) fails."
         ),
     )
     compare.add_argument(
@@ -65,7 +68,8 @@ def add_parser(subparsers: Any) -> None:
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="override a threshold for every step, e.g. speedup_drop_pct=10 (repeatable)",
+        help="override a threshold for every step, e.g. speedup_drop_pct=10 (repeatable; "
+        "the operator's: the baseline's thresholds apply otherwise)",
     )
     compare.set_defaults(func=command_compare)
 
@@ -77,8 +81,8 @@ def add_parser(subparsers: Any) -> None:
         help="merge a result into the baseline (atomically; keeps steps not re-run)",
         description=(
             "Write the result as the new baseline. Its steps replace same-named ones; "
-            "baseline steps it did not run are kept; a step that failed in the result keeps "
-            "its previous baseline."
+            "baseline steps it did not run are kept; a step or variant that failed (or came "
+            "back incomplete) in the result keeps its previous baseline."
         ),
     )
     update.add_argument(
@@ -118,7 +122,8 @@ def command_compare(args: argparse.Namespace) -> int:
     override = parse_threshold_args(args.threshold)
     baseline = read_result_document(args.baseline, role="baseline")
     result = read_result_document(args.result, role="result")
-    return _compare(baseline, result, args.out, sys.stdout, args.format, override)
+    paths = (args.result, args.baseline)
+    return _compare(baseline, result, args.out, sys.stdout, args.format, override, paths)
 
 
 def command_baseline_fetch(args: argparse.Namespace) -> int:
@@ -157,10 +162,15 @@ def compare_and_report(
     *,
     fmt: str = "table",
     thresholds_override: Mapping[str, float] | None = None,
+    result_path: Path | str | None = None,
 ) -> int:
-    """Compare an in-memory result with the baseline file; write the verdicts; the exit code."""
+    """Compare an in-memory result (checked like a result file) with the baseline file;
+    write the verdicts; the exit code. `result_path`, where the result was written, goes
+    into the command that would refresh the baseline from it."""
     baseline = read_result_document(baseline_path, role="baseline")
-    return _compare(baseline, result_doc, out_path, stream, fmt, thresholds_override)
+    check_result_document(result_doc, str(result_path or "result"), role="result")
+    paths = (result_path, baseline_path) if result_path is not None else None
+    return _compare(baseline, result_doc, out_path, stream, fmt, thresholds_override, paths)
 
 
 def parse_threshold_args(items: list[str]) -> dict[str, float]:
@@ -194,8 +204,11 @@ def _compare(
     stream: TextIO,
     fmt: str,
     override: Mapping[str, float] | None,
+    paths: tuple[Path | str, Path | str] | None = None,
 ) -> int:
     report = compare_to_baseline(baseline, result, override)
+    if paths is not None:
+        report = report.with_paths(*paths)
     text = render_report(report, fmt)
     if out_path is not None:  # written before printing: nothing is lost if the stream fails
         try:

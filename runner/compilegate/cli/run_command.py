@@ -56,7 +56,7 @@ def add_parser(commands: Any) -> None:
         "--baseline",
         type=Path,
         default=None,
-        help="compare the result with this baseline and exit 1 on a regression",
+        help="compare the result with this baseline (exit codes as for compare)",
     )
     run.add_argument(
         "--verbose", action="store_true", help="also show the child processes' own output"
@@ -93,7 +93,7 @@ def command_run(args: argparse.Namespace) -> int:
     if baseline is not None:
         from .gate_commands import compare_and_report
 
-        return compare_and_report(baseline, document, None, sys.stdout)
+        return compare_and_report(baseline, document, None, sys.stdout, result_path=args.out)
     return EXIT_RUN_ERROR if failed else EXIT_OK
 
 

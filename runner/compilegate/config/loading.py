@@ -67,6 +67,7 @@ def load_config_text(text: str, *, source: str, repo_root: Path) -> Config:
         baseline=raw.get("baseline"),
         torch_versions=tuple(raw.get("torch", ())),
         sha256=sha,
+        declared_steps=tuple(step.name for step in steps),
     )
 
 

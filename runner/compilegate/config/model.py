@@ -161,6 +161,8 @@ class Config:
     baseline: str | None = None
     torch_versions: tuple[str, ...] = ()
     sha256: str = ""
+    # Every step the file declares, also after select() keeps only some of them.
+    declared_steps: tuple[str, ...] = ()
 
     @classmethod
     def from_file(cls, path: Path, repo_root: Path | None = None) -> Config:

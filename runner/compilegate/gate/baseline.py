@@ -2,11 +2,20 @@
 
 `compilegate baseline update` merges a new result into the baseline: the result's steps
 replace same-named ones, steps it did not run are kept, and the document level
-(environment, created_at, tool, config) is the new result's. Two exceptions keep the
-baseline honest: steps measured in another environment (device type, GPU model) are
-dropped rather than relabelled as measured here, and a step that failed in the new run
-does not replace a good baseline of it (a broken run is no reference). The file is
-written atomically, so a crash never leaves half a baseline behind.
+(environment, created_at, tool, config, declared_steps) is the new result's. Three
+exceptions keep the baseline honest:
+
+- steps measured in another environment (device type, GPU model, CPU model) are dropped
+  rather than relabelled as measured here;
+- a step that failed in the new run does not replace a good baseline of it (a broken run
+  is no reference);
+- per variant, likewise: a variant that failed in the new run, or came back incomplete
+  (its compile diagnostics failed, its numerics check errored), keeps its last complete
+  baseline when the step's configuration and the variant's definition are unchanged, and
+  so does a variant missing from a run that was cut short (same declared variants). One
+  flaky variant on the default branch must not erase what the gate judges it against.
+
+The file is written atomically, so a crash never leaves half a baseline behind.
 """
 
 from __future__ import annotations
@@ -18,8 +27,9 @@ from typing import Any
 
 from ..errors import BaselineError
 from ..results.document import write_document
-from .compare import environment_mismatch
+from .compare import variant_definition
 from .documents import read_result_document
+from .policy import environment_mismatch, step_config_mismatch
 
 
 @dataclass(frozen=True)
@@ -33,6 +43,8 @@ class BaselineUpdate:
     kept_over_error: tuple[str, ...] = ()
     dropped: tuple[str, ...] = ()
     dropped_reason: str | None = None
+    # `step/variant (why)`: a variant whose previous baseline was kept over this run's.
+    variants_kept: tuple[str, ...] = ()
 
     def summary(self) -> str:
         """One line for the terminal."""
@@ -44,6 +56,10 @@ class BaselineUpdate:
                 (f"{len(self.kept)} kept (not run this time)", self.kept),
                 (f"{len(self.kept_over_error)} kept (failed in this run)", self.kept_over_error),
                 (f"{len(self.dropped)} dropped ({self.dropped_reason})", self.dropped),
+                (
+                    f"{len(self.variants_kept)} variant(s) kept from the previous baseline",
+                    self.variants_kept,
+                ),
             )
             if names
         ]
@@ -63,6 +79,7 @@ def merge_into_baseline(
     steps: list[Mapping[str, Any]] = []
     outcome: dict[str, list[str]] = {k: [] for k in ("replaced", "kept", "kept_over_error")}
     dropped: list[str] = []
+    variants_kept: list[str] = []
     for old_step in old.get("steps", []):
         name = old_step["name"]
         new_step = new_steps.pop(name, None)
@@ -74,9 +91,14 @@ def merge_into_baseline(
         elif _failed(new_step) and not _failed(old_step) and not env_reason:
             steps.append(old_step)
             outcome["kept_over_error"].append(name)
-        else:
+        elif env_reason:
             steps.append(new_step)
             outcome["replaced"].append(name)
+        else:
+            merged_step, kept_here = merge_variants(old_step, new_step)
+            steps.append(merged_step)
+            outcome["replaced"].append(name)
+            variants_kept.extend(kept_here)
     steps.extend(new_steps.values())  # steps new in this result, in its order
     merged["steps"] = steps
     update = BaselineUpdate(
@@ -87,8 +109,58 @@ def merge_into_baseline(
         kept_over_error=tuple(outcome["kept_over_error"]),
         dropped=tuple(dropped),
         dropped_reason=env_reason if dropped else None,
+        variants_kept=tuple(variants_kept),
     )
     return merged, update
+
+
+def merge_variants(
+    old_step: Mapping[str, Any], new_step: Mapping[str, Any]
+) -> tuple[Mapping[str, Any], list[str]]:
+    """The new step, with each failed, incomplete or (same declared variants) absent variant
+    replaced by its previous complete baseline where that is still a baseline of the same
+    thing; and `step/variant (why)` for each one kept. A changed step configuration takes
+    the new step as it is."""
+    if _failed(old_step) or step_config_mismatch(old_step, new_step):
+        return new_step, []
+    old_variants = {v["id"]: v for v in old_step.get("variants", [])}
+    variants, kept = [], []
+    for variant in new_step.get("variants", []):
+        previous = old_variants.get(variant["id"])
+        why = variant_incomplete(variant)
+        if (
+            why
+            and previous is not None
+            and variant_incomplete(previous) is None
+            and variant_definition(previous) == variant_definition(variant)
+        ):
+            variants.append(previous)
+            kept.append(f"{new_step['name']}/{variant['id']} ({why})")
+        else:
+            variants.append(variant)
+    same_variants = old_step.get("config_fingerprint") == new_step.get("config_fingerprint")
+    if same_variants and old_step.get("config_fingerprint"):
+        # Same declared variants, yet one is absent: a run cut short. Keep its baseline.
+        ran = {v["id"] for v in variants}
+        for vid, previous in old_variants.items():
+            if vid not in ran and variant_incomplete(previous) is None:
+                variants.append(previous)
+                kept.append(f"{new_step['name']}/{vid} (not in this run's result)")
+    if not kept:
+        return new_step, []
+    return {**new_step, "variants": variants}, kept
+
+
+def variant_incomplete(variant: Mapping[str, Any]) -> str | None:
+    """Why a variant's measurement is no full reference, or None when it is one."""
+    if variant.get("status") == "error":
+        error = " ".join(str(variant.get("error") or "unknown error").split())
+        return f"failed in this run: {error[:120]}"
+    if any(variant.get(key) is None for key in ("recompiles", "graph_breaks")):
+        return "its compile diagnostics failed in this run"
+    if (variant.get("numerics") or {}).get("status") == "error":
+        return "its numerics check errored in this run"
+    return None
 
 
 def update_baseline(result_path: Path | str, baseline_path: Path | str) -> BaselineUpdate:

@@ -3,38 +3,38 @@
 The per-metric rules — directions, thresholds and the noise rule (a speed change is a
 regression only when it is beyond the threshold *and* beyond sqrt(noise_baseline² +
 noise_current²); beyond the threshold but inside the noise it is `inconclusive`) — live in
-metric_rules.py. This module decides what is compared with what, and what is not:
+metric_rules.py; the policy (thresholds from the baseline side, which environments and
+configurations are comparable) in policy.py; which verdict fails the job in verdict.py.
+This module decides what is compared with what, and what is not:
 
-- Thresholds per step: config.DEFAULT_THRESHOLDS, overlaid by the step's
-  `settings.thresholds` (this run's, else the baseline's), overlaid by `thresholds_override`.
-- Environment guard: a baseline from another device type or GPU model (or, on CPU, another
-  processor architecture) makes every step present in both `incomparable`, with the reason.
-  Another torch version stays comparable — that is the upgrade question — and both versions
-  are stated in the report's notes.
-- A step whose configuration changed (its entry, or any of config.COMPARABLE_SETTINGS: the
-  inputs of StepConfig.fingerprint()) is `incomparable`, naming the setting. When the fingerprints
-  differ only because the variant list changed, the variants are matched by id: an added
-  one is `new`, a dropped one `removed`, one whose definition (mode, dynamic, compile
-  target, fullgraph, backend) changed `incomparable`. Changes to the user's model code are
-  what the gate measures and never block a comparison.
-- Steps only in the baseline are `removed`; steps and variants only in this run are `new`,
-  as are those whose baseline run failed. A step or variant that failed in this run is
-  `error`, whatever the baseline says.
+- Environment guard (policy.environment_mismatch): another device type, GPU model or CPU
+  model makes every step present in both `incomparable`, with the reason.
+- A step whose entry or comparable settings changed is `incomparable`, naming the setting.
+  When only the variant list changed, the variants are matched by id: an added one is
+  `new`, a dropped one `removed`, one whose definition (mode, dynamic, compile target,
+  fullgraph, backend) changed `incomparable`. Changes to the user's model code are what
+  the gate measures and never block a comparison.
+- A baseline step missing from this result is `removed`, unless the result says it was
+  declared but left out with --step (`declared_steps`): then it is `skipped`. Steps and
+  variants only in this run are `new`. A step or variant whose baseline run failed has
+  nothing to be judged against: `incomparable` (baseline update keeps a variant's last good
+  measurement, so this only happens when it never had one). A step or variant that failed
+  in this run is `error`, whatever the baseline says.
+- A gated metric measured on one side only, or not a finite number, is `missing`; so are
+  numerics when the baseline's policy checks them and this run has no pass/fail verdict.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from ..config import COMPARABLE_SETTINGS, DEFAULT_THRESHOLDS
-from ..errors import UsageError
 from .metric_rules import (
     HIGHER_IS_BETTER,
     Subject,
     compiled_noise_pct,
     eager_noise_pct,
-    is_number,
     judge_compile_time,
     judge_count,
     judge_graph_breaks,
@@ -45,6 +45,14 @@ from .metric_rules import (
     speedup_noise_pct,
     yardstick_noise_pct,
 )
+from .policy import (
+    environment_mismatch,
+    environment_notes,
+    resolve_thresholds,
+    step_config_mismatch,
+    threshold_notes,
+    validate_threshold_override,
+)
 from .verdict import EnvironmentSummary, MetricVerdict, VerdictReport
 
 VARIANT_DEFINITION = {
@@ -54,6 +62,13 @@ VARIANT_DEFINITION = {
     "fullgraph": False,
     "backend": "inductor",
 }
+# Variant metrics the compile diagnostics produce, and their keys: when one is missing, the
+# variant's `degraded` reasons say why (e.g. "compile diagnostics failed: ...").
+DIAGNOSTIC_METRICS = {
+    "recompiles": "recompiles",
+    "graph_break_sites": "graph_breaks",
+    "fallbacks_to_eager": "fallbacks_to_eager",
+}
 
 Doc = Mapping[str, Any]
 
@@ -61,7 +76,8 @@ Doc = Mapping[str, Any]
 def compare_to_baseline(
     baseline_doc: Doc, result_doc: Doc, thresholds_override: Mapping[str, float] | None = None
 ) -> VerdictReport:
-    """Judge every step, variant and metric of `result_doc` against `baseline_doc`."""
+    """Judge every step, variant and metric of `result_doc` against `baseline_doc`, under the
+    baseline's policy (policy.py) and the operator's `thresholds_override`."""
     override = validate_threshold_override(thresholds_override)
     base_env = baseline_doc.get("environment") or {}
     cur_env = result_doc.get("environment") or {}
@@ -70,100 +86,31 @@ def compare_to_baseline(
     if env_reason:
         notes.append(f"baseline not compared: {env_reason}; record a baseline on this runner")
     notes.extend(environment_notes(base_env, cur_env))
+    if override:
+        shown = ", ".join(f"{name} {value:g}" for name, value in override.items())
+        notes.append(f"thresholds set on the command line, for every step: {shown}")
     base_steps = {step["name"]: step for step in baseline_doc.get("steps", [])}
     rows: list[MetricVerdict] = []
     for cur in result_doc.get("steps", []):
         base = base_steps.get(cur["name"])
         rows.extend(_compare_step(base, cur, env_reason, override, notes))
     current_names = {step["name"] for step in result_doc.get("steps", [])}
+    declared = set(result_doc.get("declared_steps") or ())
     for name in base_steps:
-        if name not in current_names:
-            rows.append(
-                Subject(name).row("step", "removed", "step removed: in the baseline, not run now")
-            )
+        if name in current_names:
+            continue
+        if name in declared:
+            why = "not selected in this run (--step): not compared"
+            rows.append(Subject(name).row("step", "skipped", why))
+        else:
+            why = "step removed: in the baseline, not in this run's config"
+            rows.append(Subject(name).row("step", "removed", why))
     return VerdictReport(
         verdicts=tuple(rows),
         baseline=EnvironmentSummary.from_document(baseline_doc),
         current=EnvironmentSummary.from_document(result_doc),
         notes=tuple(notes),
     )
-
-
-def validate_threshold_override(override: Mapping[str, Any] | None) -> dict[str, float]:
-    """Known names and numbers >= 0 only: a typo must not silently change nothing."""
-    checked: dict[str, float] = {}
-    for name, value in (override or {}).items():
-        if name not in DEFAULT_THRESHOLDS:
-            known = ", ".join(sorted(DEFAULT_THRESHOLDS))
-            raise UsageError(f"unknown threshold {name!r}; known: {known}")
-        if not is_number(value) or value < 0:
-            raise UsageError(f"threshold {name}: expected a number >= 0, got {value!r}")
-        checked[name] = float(value)
-    return checked
-
-
-def resolve_thresholds(
-    cur_step: Doc, base_step: Doc | None = None, override: Mapping[str, float] | None = None
-) -> dict[str, float]:
-    """Defaults, then the step's own thresholds (this run's, else the baseline's), then override."""
-    merged = {name: float(value) for name, value in DEFAULT_THRESHOLDS.items()}
-    for step in (cur_step, base_step):
-        declared = ((step or {}).get("settings") or {}).get("thresholds")
-        if isinstance(declared, Mapping) and declared:
-            merged.update(
-                {k: float(v) for k, v in declared.items() if k in merged and is_number(v)}
-            )
-            break
-    merged.update(override or {})
-    return merged
-
-
-def environment_mismatch(base_env: Doc, cur_env: Doc) -> str | None:
-    """Why timings from these two environments cannot be compared, or None when they can."""
-    for key, unknown in (("device", "an unknown device"), ("gpu_name", "an unknown GPU")):
-        base, cur = base_env.get(key), cur_env.get(key)
-        if base != cur:
-            return f"the baseline was measured on {base or unknown}, this run on {cur or unknown}"
-    base_cpu, cur_cpu = base_env.get("processor"), cur_env.get("processor")
-    if cur_env.get("device") == "cpu" and base_cpu and cur_cpu and base_cpu != cur_cpu:
-        return f"the baseline was measured on a {base_cpu} CPU, this run on {cur_cpu}"
-    return None
-
-
-def environment_notes(base_env: Doc, cur_env: Doc) -> list[str]:
-    """Differences that keep the runs comparable but that a reader should know about."""
-    notes = []
-    if base_env.get("torch") != cur_env.get("torch"):
-        notes.append(
-            f"torch {base_env.get('torch')} (baseline) vs {cur_env.get('torch')} (this run): "
-            "compared, since that difference is what an upgrade gate measures"
-        )
-    for key, label in (("cpu_count", "CPU count"), ("torch_num_threads", "torch threads")):
-        if base_env.get(key) is not None and base_env.get(key) != cur_env.get(key):
-            notes.append(f"{label} {base_env[key]} (baseline) vs {cur_env.get(key)} (this run)")
-    return notes
-
-
-def step_config_mismatch(base_step: Doc, cur_step: Doc) -> str | None:
-    """Why this step's configuration makes its baseline incomparable, or None."""
-    base_dev, cur_dev = base_step.get("device"), cur_step.get("device")
-    if base_dev and cur_dev and base_dev != cur_dev:
-        return f"the step ran on {base_dev} in the baseline and on {cur_dev} now"
-    base_fp, cur_fp = base_step.get("config_fingerprint"), cur_step.get("config_fingerprint")
-    if not base_fp or not cur_fp or base_fp == cur_fp:
-        return None
-    changed = []
-    if base_step.get("entry") != cur_step.get("entry"):
-        changed.append(f"entry {base_step.get('entry')!r} → {cur_step.get('entry')!r}")
-    base_set, cur_set = base_step.get("settings") or {}, cur_step.get("settings") or {}
-    if not all("warmup" in s and "iterations" in s for s in (base_set, cur_set)):
-        return f"the step's configuration changed (fingerprint {base_fp} → {cur_fp})"
-    for key in COMPARABLE_SETTINGS:
-        if base_set.get(key) != cur_set.get(key):
-            changed.append(f"{key} {base_set.get(key)!r} → {cur_set.get(key)!r}")
-    if changed:
-        return "the step's configuration changed: " + ", ".join(changed)
-    return None  # only the variant list changed: the variants are matched one by one
 
 
 def _compare_step(
@@ -184,17 +131,22 @@ def _compare_step(
     if env_reason:
         return [*errors, step.row("step", "incomparable", f"not compared: {env_reason}")]
     if base.get("status") == "error":
-        why = f"no usable baseline: the baseline run of this step failed ({base.get('error')})"
-        return errors + _new_rows(step.step, ok, why)
+        why = (
+            "no usable baseline: the baseline run of this step failed "
+            f"({base.get('error') or 'unknown error'})"
+        )
+        return [*errors, step.row("step", "incomparable", why)]
     reason = step_config_mismatch(base, cur)
     if reason:
         return [*errors, step.row("step", "incomparable", f"not compared: {reason}")]
-    if not base.get("config_fingerprint") or not cur.get("config_fingerprint"):
+    if not base.get("settings") and not base.get("config_fingerprint"):
         notes.append(
-            f"step {step.step}: no config fingerprint on one side; "
+            f"step {step.step}: the baseline records neither settings nor a fingerprint; "
             "its configuration could not be checked"
         )
-    thresholds = resolve_thresholds(cur, base, override)
+    thresholds = resolve_thresholds(base, override)
+    notes.extend(threshold_notes(step.step, base, cur, thresholds))
+    numerics_required = _numerics_enabled(base)
     rows: list[MetricVerdict | None] = [
         _judge_step_time(
             Subject(step.step, "eager"),
@@ -210,7 +162,12 @@ def _compare_step(
     for variant in variants:
         rows.extend(
             _compare_variant(
-                step.step, base_variants.get(variant["id"]), variant, thresholds, (base, cur)
+                step.step,
+                base_variants.get(variant["id"]),
+                variant,
+                thresholds,
+                (base, cur),
+                numerics_required=numerics_required,
             )
         )
     current_ids = {v["id"] for v in variants}
@@ -257,6 +214,8 @@ def _compare_variant(
     cur: Doc,
     thresholds: dict[str, float],
     steps: tuple[Doc, Doc],
+    *,
+    numerics_required: bool = False,
 ) -> list[MetricVerdict]:
     subject = Subject(step, cur["id"])
     if cur.get("status") == "error":
@@ -264,9 +223,12 @@ def _compare_variant(
     if base is None:
         return _new_rows(step, [cur], "new variant: not in the baseline")
     if base.get("status") == "error":
-        why = f"no usable baseline: the baseline run of this variant failed ({base.get('error')})"
-        return _new_rows(step, [cur], why)
-    before, after = _variant_definition(base), _variant_definition(cur)
+        why = (
+            "no usable baseline: the baseline run of this variant failed "
+            f"({base.get('error') or 'unknown error'})"
+        )
+        return [subject.row("variant", "incomparable", why)]
+    before, after = variant_definition(base), variant_definition(cur)
     if before != after:
         changed = [f"{k} {before[k]!r} → {after[k]!r}" for k in before if before[k] != after[k]]
         why = "not compared: the variant's definition changed: " + ", ".join(changed)
@@ -319,7 +281,9 @@ def _compare_variant(
             thresholds["fallbacks_increase"],
             "".join(f"; {r}" for r in (cur.get("fallback_reasons") or [])[:1]),
         ),
-        judge_numerics(subject, base.get("numerics"), cur.get("numerics")),
+        judge_numerics(
+            subject, base.get("numerics"), cur.get("numerics"), required=numerics_required
+        ),
         judge_peak_memory(
             subject,
             base.get("peak_bytes"),
@@ -327,7 +291,28 @@ def _compare_variant(
             thresholds["peak_memory_growth_pct"],
         ),
     ]
-    return [row for row in judged if row is not None]
+    return [_explain_missing(row, cur) for row in judged if row is not None]
+
+
+def _explain_missing(row: MetricVerdict, cur: Doc) -> MetricVerdict:
+    """A diagnostic metric this run lacks: add why, when the variant says (`degraded`)."""
+    key = DIAGNOSTIC_METRICS.get(row.metric)
+    if row.verdict != "missing" or key is None or cur.get(key) is not None:
+        return row
+    failures = [reason for reason in cur.get("degraded") or [] if "diagnostics" in reason]
+    if not failures:
+        return row
+    return dataclasses.replace(row, message=f"{row.message} ({failures[0]})")
+
+
+def _numerics_enabled(base_step: Doc) -> bool:
+    """Whether the baseline's policy checks numerics (settings.numerics, enabled, steps > 0)."""
+    numerics = (base_step.get("settings") or {}).get("numerics")
+    return (
+        isinstance(numerics, Mapping)
+        and bool(numerics.get("enabled"))
+        and (numerics.get("steps", 1) != 0)
+    )
 
 
 def _variant_error(step: str, variant: Doc) -> MetricVerdict:
@@ -352,7 +337,7 @@ def _new_rows(step: str, variants: list[Doc], why: str) -> list[MetricVerdict]:
     ]
 
 
-def _variant_definition(variant: Doc) -> dict[str, Any]:
+def variant_definition(variant: Doc) -> dict[str, Any]:
     return {key: variant.get(key, default) for key, default in VARIANT_DEFINITION.items()}
 
 

@@ -2,8 +2,11 @@
 
 A baseline is a result document accepted from the default branch
 (schemas/baseline.schema.json references the result schema). Reading either kind is
-strict: a missing file, invalid JSON or a schema violation is a BaselineError (exit 2)
-whose one-line message names the file and the line/column or the key path.
+strict: a missing file, invalid JSON, a number JSON does not have (`NaN`, `Infinity`,
+which Python's json would accept, or an overflow such as `1e999`) or a schema violation
+is a BaselineError (exit 2) whose one-line message names the file and the line/column or
+the key path. `check_result_document` applies the same checks to a document in memory
+(`compilegate run --baseline` compares the result it just measured).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import BaselineError
+from ..results.document import non_finite_paths
 from ..schemas import validation_errors
 
 ROLES = ("result", "baseline")
@@ -35,20 +39,36 @@ def read_result_document(path: Path | str, *, role: str = "result") -> dict[str,
     except OSError as exc:
         raise BaselineError(f"{path}: cannot read {role} file: {exc.strerror or exc}") from None
     try:
-        document = json.loads(text)
+        document = json.loads(text)  # NaN, Infinity, 1e999 parse as floats: caught below
     except json.JSONDecodeError as exc:
         raise BaselineError(
             f"{path}: {role} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
         ) from None
+    check_result_document(document, str(path), role=role)
+    return document
+
+
+def check_result_document(document: Any, source: str, *, role: str = "result") -> None:
+    """Raise a one-line BaselineError naming `source` and the key path of the first problem:
+    a non-finite number, a schema violation, a duplicate step or variant name."""
+    if role not in ROLES:
+        raise ValueError(f"role must be one of {ROLES}, got {role!r}")
+    non_finite = non_finite_paths(document)
+    if non_finite:
+        where, value = non_finite[0]
+        more = f" (and {len(non_finite) - 1} more)" if len(non_finite) > 1 else ""
+        raise BaselineError(
+            f"{source}: not a valid compilegate {role} document: at {where}: {value} is not a "
+            f"finite number (JSON has no NaN or Infinity){more}"
+        )
     problems = validation_errors(document, role) + _duplicate_names(document)
     if problems:
         where, _, message = problems[0].partition(": ")
         more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
         raise BaselineError(
-            f"{path}: not a valid compilegate {role} document: at {where}: "
+            f"{source}: not a valid compilegate {role} document: at {where}: "
             f"{_one_line(message)}{more}"
         )
-    return document
 
 
 def _duplicate_names(document: Any) -> list[str]:

@@ -38,8 +38,9 @@ says so. Compile time, memory and the counts are not timed in rounds and are jud
 their thresholds; compile-time changes under COMPILE_TIME_FLOOR_S are ignored so that tiny
 compiles do not flap (a baseline under the floor counts as the floor for the percentage).
 
-A metric measured in the baseline but not in this run is `incomparable`; one the baseline
-lacks is skipped (nothing to compare with).
+A gated metric that cannot be judged — measured on one side only, or not a finite number
+(NaN compares false with everything, so it would read as a pass) — is `missing`, which
+fails the job; a metric neither run measured (peak memory on CPU) has no row.
 """
 
 from __future__ import annotations
@@ -208,8 +209,9 @@ def judge_speed(
     read as a slower step; the raw times are still shown.
     """
     label, unit, direction = SPEED_METRICS[metric]
-    if base_value is None or cur_value is None or base_value <= 0:
-        return _missing(subject, metric, label, base_value, cur_value)
+    unjudged = _missing(subject, metric, label, base_value, cur_value, positive=True)
+    if unjudged is not None or base_value is None or cur_value is None:
+        return unjudged
     change_pct = (cur_value - base_value) / base_value * 100
     adjusted = ""
     if per_yardstick is not None:
@@ -263,8 +265,9 @@ def judge_speed(
 def judge_compile_time(
     subject: Subject, base_s: float | None, cur_s: float | None, threshold_pct: float
 ) -> MetricVerdict | None:
-    if base_s is None or cur_s is None:
-        return _missing(subject, "compile_s", "compile time", base_s, cur_s)
+    unjudged = _missing(subject, "compile_s", "compile time", base_s, cur_s)
+    if unjudged is not None or base_s is None or cur_s is None:
+        return unjudged
     growth_s = cur_s - base_s
     change_pct = growth_s / max(base_s, COMPILE_TIME_FLOOR_S) * 100
     moved = f"compile time {base_s:.1f} s → {cur_s:.1f} s ({growth_s:+.1f} s, {change_pct:+.1f} %)"
@@ -280,8 +283,9 @@ def judge_compile_time(
 def judge_peak_memory(
     subject: Subject, base_bytes: int | None, cur_bytes: int | None, threshold_pct: float
 ) -> MetricVerdict | None:
-    if not base_bytes or cur_bytes is None:
-        return _missing(subject, "peak_bytes", "peak memory", base_bytes, cur_bytes)
+    unjudged = _missing(subject, "peak_bytes", "peak memory", base_bytes, cur_bytes, positive=True)
+    if unjudged is not None or base_bytes is None or cur_bytes is None:
+        return unjudged
     change_pct = (cur_bytes - base_bytes) / base_bytes * 100
     verdict, why = _threshold_verdict(change_pct, threshold_pct)
     moved = _moved("peak memory", base_bytes, cur_bytes, "bytes", change_pct)
@@ -301,8 +305,9 @@ def judge_count(
     detail: str = "",
 ) -> MetricVerdict | None:
     """A count where more is worse (recompiles, fallbacks to eager)."""
-    if base is None or cur is None:
-        return _missing(subject, metric, label, base, cur)
+    unjudged = _missing(subject, metric, label, base, cur)
+    if unjudged is not None or base is None or cur is None:
+        return unjudged
     increase = cur - base
     moved = f"{label} {base} → {cur}"
     if increase > allowed_increase:
@@ -322,8 +327,11 @@ def judge_graph_breaks(
     subject: Subject, base_gb: Doc | None, cur_gb: Doc | None, allowed_new: float
 ) -> MetricVerdict | None:
     """New sites (by file and line) are named; a site that only moved lines is not new."""
-    if base_gb is None or cur_gb is None:
-        return _missing(subject, "graph_break_sites", "graph breaks", base_gb, cur_gb)
+    unjudged = _missing(
+        subject, "graph_break_sites", "graph breaks", base_gb, cur_gb, numeric=False
+    )
+    if unjudged is not None or base_gb is None or cur_gb is None:
+        return unjudged
     base_sites, cur_sites = base_gb.get("sites", []), cur_gb.get("sites", [])
     new, gone = diff_graph_break_sites(base_sites, cur_sites)
     if new:
@@ -348,19 +356,28 @@ def judge_graph_breaks(
     )
 
 
-def judge_numerics(subject: Subject, base: Doc | None, cur: Doc | None) -> MetricVerdict | None:
+def judge_numerics(
+    subject: Subject, base: Doc | None, cur: Doc | None, *, required: bool = False
+) -> MetricVerdict | None:
+    """pass → fail is a regression. A side without a pass/fail verdict (numerics errored,
+    were skipped or are absent) while the other has one, or while the baseline's policy
+    checks numerics (`required`), is `missing`: an unchecked compile is not a pass."""
     checked = ("pass", "fail")
     base_status, cur_status = (base or {}).get("status"), (cur or {}).get("status")
-    if base_status not in checked and cur_status not in checked:
+    if base_status not in checked and cur_status not in checked and not required:
         return None
     detail = _numerics_detail(cur or {})
     if cur_status not in checked:
         verdict, message = (
-            "incomparable",
-            f"numerics not checked in this run ({cur_status}{detail})",
+            "missing",
+            f"numerics not checked in this run ({cur_status or 'no verdict'}{detail})",
         )
     elif base_status not in checked:
-        verdict, message = "new", f"numerics {cur_status}{detail}; the baseline did not check them"
+        verdict, message = (
+            "missing",
+            f"numerics {cur_status} in this run, but the baseline has no numerics verdict "
+            f"({base_status or 'none'}{_numerics_detail(base or {})}): nothing to judge it against",
+        )
     elif (base_status, cur_status) == ("pass", "fail"):
         verdict, message = "regression", f"numerics pass → fail{detail}"
     elif (base_status, cur_status) == ("fail", "pass"):
@@ -443,11 +460,43 @@ def _moved(label: str, base: float, cur: float, unit: str, change_pct: float) ->
 
 
 def _missing(
-    subject: Subject, metric: str, label: str, base: Any, cur: Any
+    subject: Subject,
+    metric: str,
+    label: str,
+    base: Any,
+    cur: Any,
+    *,
+    numeric: bool = True,
+    positive: bool = False,
 ) -> MetricVerdict | None:
-    """Measured in the baseline only: incomparable. Otherwise nothing to compare: no row."""
-    if base is not None and cur is None:
-        return subject.row(metric, "incomparable", f"{label} was not measured in this run")
+    """A gated metric that cannot be judged is `missing`: absent on one side, or (`numeric`)
+    not a finite number — a NaN compares false with everything and would read as a pass.
+    None when it can be judged, or when neither run measured it (peak memory on CPU)."""
+    if base is None and cur is None:
+        return None
+    cur_defect, base_defect = _defect(cur, numeric, False), _defect(base, numeric, positive)
+    if cur_defect == "absent":
+        message = f"{label}: not measured in this run"
+    elif base_defect == "absent":
+        message = f"{label}: not in the baseline, nothing to judge this run's against"
+    elif cur_defect or base_defect:
+        side = "this run" if cur_defect else "the baseline"
+        message = (
+            f"{label}: {cur_defect or base_defect} in {side} ({cur if cur_defect else base!r})"
+        )
+    else:
+        return None
+    values = [v if is_number(v) else None for v in (base, cur)]
+    return subject.row(metric, "missing", message, baseline=values[0], current=values[1])
+
+
+def _defect(value: Any, numeric: bool, positive: bool) -> str | None:
+    if value is None:
+        return "absent"
+    if numeric and not is_number(value):
+        return "not a finite number"
+    if numeric and positive and value <= 0:
+        return "not a positive number"
     return None
 
 

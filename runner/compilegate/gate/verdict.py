@@ -3,59 +3,59 @@
 One `MetricVerdict` per step × variant × metric, with one of these verdicts:
 
     regression    worse by more than the threshold *and* than the noise of both runs
-    improvement   better by more than the threshold and than the noise of both runs
-    inconclusive  beyond the threshold but inside the noise: the runs cannot tell
-    pass          within the threshold (or a possible improvement still inside the noise)
-    new           nothing to compare with: not in the baseline, or failed there
-    removed       in the baseline, not in this result (e.g. a step not selected this time)
-    incomparable  not compared, and why: another GPU model or device type, a changed step
-                  configuration, or a metric this run did not measure
     error         the step or variant failed in this run
+    missing       a gated metric could not be judged: measured on one side only (stripped,
+                  its diagnostics failed, its numerics errored) or not a finite number
+    removed       a step or variant of the baseline that this run does not have (and, for
+                  a step, that the run did not merely leave out with --step)
+    incomparable  not compared, and why: another GPU model, CPU model or device type, a
+                  changed step configuration or variant definition, or a baseline that has
+                  no good measurement of it
+    inconclusive  beyond the threshold but inside the noise: the runs cannot tell
+    improvement   better by more than the threshold and than the noise of both runs
+    new           nothing to compare with: a step or variant this run adds
+    skipped       in the baseline, left out of this run with --step: not compared
+    pass          within the threshold (or a possible improvement still inside the noise)
 
-The overall verdict is the first of these that applies, with its exit code:
-
-    regression    1   at least one regression (errors elsewhere are listed too)
-    error         3   a step or variant failed in this run, and nothing regressed
-    inconclusive  0   shown in the headline, never fails the job: rerun with more
-                      iterations to decide; failing would make noise block merges
-    incomparable  0   shown in the headline; failing would block every pull request until
-                      the baseline is re-recorded on the new runner, which needs a merge
-    improvement   0
-    new           0   every row is new (a first run against an empty baseline)
-    pass          0   otherwise (removed rows alone never fail)
+What fails the job is not configurable, so neither a pull request's config nor a crafted
+result can loosen it: VERDICT_EXIT_CODES below is the one table (errors.EXIT_CODES says
+what each code means; the README's gate section shows both). The overall verdict is the
+first of OVERALL_ORDER that has a row ("new" only when every row is new), and the exit
+code is that verdict's. `inconclusive` passes: failing on noise would block merges on
+luck; its headline names the change the runs could have detected.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Optional, Union
 
-from ..errors import EXIT_OK, EXIT_REGRESSION, EXIT_RUN_ERROR
+from ..errors import EXIT_NOT_JUDGED, EXIT_OK, EXIT_REGRESSION, EXIT_RUN_ERROR
 
-VERDICTS = (
-    "regression",
-    "error",
-    "inconclusive",
-    "incomparable",
-    "improvement",
-    "new",
-    "removed",
-    "pass",
-)
-# Table order: what needs attention first.
-SEVERITY_ORDER = (
-    "regression",
-    "error",
-    "inconclusive",
-    "improvement",
-    "incomparable",
-    "new",
-    "removed",
-    "pass",
-)
-VERDICT_EXIT_CODES = {"regression": EXIT_REGRESSION, "error": EXIT_RUN_ERROR}
+# Every verdict and the exit code it gives the job when it is the overall verdict, in
+# table order: what needs attention first.
+VERDICT_EXIT_CODES = {
+    "regression": EXIT_REGRESSION,
+    "error": EXIT_RUN_ERROR,
+    "missing": EXIT_NOT_JUDGED,
+    "removed": EXIT_NOT_JUDGED,
+    "incomparable": EXIT_NOT_JUDGED,
+    "inconclusive": EXIT_OK,
+    "improvement": EXIT_OK,
+    "new": EXIT_OK,
+    "skipped": EXIT_OK,
+    "pass": EXIT_OK,
+}
+VERDICTS = SEVERITY_ORDER = tuple(VERDICT_EXIT_CODES)
+# The overall verdict: the first of these with a row (regressions outrank errors elsewhere).
+OVERALL_ORDER = ("regression", "error", "missing", "removed", "incomparable", "inconclusive")
+
+REFRESH_ADVICE = "if this change is intended, accept it as the baseline on the default branch"
+REFRESH_TEMPLATE = "compilegate baseline update --result RESULT --baseline BASELINE"
 
 # A value in a verdict row: a number in the row's unit, a status string, or nothing.
 Value = Optional[Union[float, int, str]]
@@ -131,11 +131,38 @@ class VerdictReport:
     baseline: EnvironmentSummary
     current: EnvironmentSummary
     notes: tuple[str, ...] = ()
+    # The command that accepts this result as the baseline, when the CLI knows both paths.
+    refresh_command: str | None = None
+
+    def with_paths(self, result_path: str | Path, baseline_path: str | Path) -> VerdictReport:
+        """This report, knowing the command that would refresh the baseline from the result."""
+        command = shlex.join(
+            [
+                "compilegate",
+                "baseline",
+                "update",
+                "--result",
+                str(result_path),
+                "--baseline",
+                str(baseline_path),
+            ]
+        )
+        return dataclasses.replace(self, refresh_command=command)
+
+    @property
+    def failing_refresh_command(self) -> str | None:
+        """The command to run when the failing change is intended (a regression, or something
+        the gate could not judge): refreshing the baseline on the default branch accepts it.
+        None when the job passes or failed on an error, which a refresh does not accept (a
+        failed variant keeps its last good baseline)."""
+        if self.exit_code not in (EXIT_REGRESSION, EXIT_NOT_JUDGED):
+            return None
+        return self.refresh_command or REFRESH_TEMPLATE
 
     @property
     def overall(self) -> str:
         counts = self.counts()
-        for verdict in ("regression", "error", "inconclusive", "incomparable", "improvement"):
+        for verdict in (*OVERALL_ORDER, "improvement"):
             if counts[verdict]:
                 return verdict
         if self.verdicts and counts["new"] == len(self.verdicts):
@@ -144,7 +171,7 @@ class VerdictReport:
 
     @property
     def exit_code(self) -> int:
-        return VERDICT_EXIT_CODES.get(self.overall, EXIT_OK)
+        return VERDICT_EXIT_CODES[self.overall]
 
     def counts(self) -> dict[str, int]:
         """Rows per verdict, every verdict present (zero when none)."""
@@ -169,6 +196,7 @@ class VerdictReport:
             "exit_code": self.exit_code,
             "counts": self.counts(),
             "notes": list(self.notes),
+            "refresh_command": self.failing_refresh_command,
             "baseline": dataclasses.asdict(self.baseline),
             "current": dataclasses.asdict(self.current),
             "verdicts": [row.to_dict() for row in self.verdicts],

@@ -1,14 +1,16 @@
 """Verdicts for people: a compact plain-text table, or the same as GitHub-flavoured markdown.
 
 Both start with one headline carrying the overall verdict and the exit code, then the notes
-(environment differences), then one row per verdict — regressions first, then errors,
-inconclusive, improvements, the rest — then the message of every row that is not a plain
-pass (new graph-break sites are named there).
+(environment and policy differences), then one row per verdict — what fails the job
+first, then inconclusive, improvements, the rest — then the message of every row that is
+not a plain pass (new graph-break sites are named there), and, when the job fails on
+something a refreshed baseline would accept, the command that refreshes it.
 """
 
 from __future__ import annotations
 
 from ..gate.verdict import (
+    REFRESH_ADVICE,
     SEVERITY_ORDER,
     MetricVerdict,
     VerdictReport,
@@ -30,10 +32,12 @@ OVERALL_HINTS = {
         "changes beyond a threshold but inside the measured noise; the job does not fail: "
         "rerun with more iterations or rounds to decide"
     ),
-    "incomparable": "some of the baseline could not be compared (see notes); the job does not fail",
+    "missing": "a gated metric was not measured or not a number; the job fails",
+    "removed": "a step or variant of the baseline is gone; the job fails",
+    "incomparable": "part of the baseline could not be compared (see why); the job fails",
     "new": "nothing in the baseline to compare with yet",
 }
-LOUD_VERDICTS = ("regression", "error", "inconclusive")
+LOUD_VERDICTS = ("regression", "error", "missing", "removed", "incomparable", "inconclusive")
 
 
 def verdict_headline(report: VerdictReport) -> str:
@@ -60,6 +64,8 @@ def render_verdict_table(report: VerdictReport, *, include_pass: bool = True) ->
     if details:
         lines.append("")
         lines.extend(f"- {where}: {message}" for where, message in details)
+    if report.failing_refresh_command:
+        lines.extend(("", f"{REFRESH_ADVICE}: {report.failing_refresh_command}"))
     return "\n".join(lines) + "\n"
 
 
@@ -83,6 +89,8 @@ def render_verdict_markdown(report: VerdictReport, *, include_pass: bool = True)
     if details:
         lines.append("")
         lines.extend(f"- `{_escape(where)}`: {_escape(message)}" for where, message in details)
+    if report.failing_refresh_command:
+        lines.extend(("", f"{REFRESH_ADVICE}: `{report.failing_refresh_command}`"))
     return "\n".join(lines) + "\n"
 
 

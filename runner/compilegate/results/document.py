@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import math
 import os
 import tempfile
 from pathlib import Path
@@ -16,18 +17,27 @@ from typing import Any
 
 from .. import __version__
 from ..config import StepConfig, Variant
+from ..schemas import format_key_path
 from .recommendation import recommend
 from .stats import break_even_steps, process_noise_pct, ratio_of_medians, summarize
 
 SCHEMA_VERSION = 1
 
 
-def new_document(environment: dict[str, Any], config_path: str, config_sha256: str) -> dict:
+def new_document(
+    environment: dict[str, Any],
+    config_path: str,
+    config_sha256: str,
+    declared_steps: tuple[str, ...] | list[str] = (),
+) -> dict:
+    """The document's head; `declared_steps` names every step of the config, also those
+    left out with --step, so the gate can tell a step not selected from a step removed."""
     return {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "compilegate", "version": __version__},
         "created_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "config": {"path": config_path, "sha256": config_sha256},
+        "declared_steps": list(declared_steps),
         "environment": environment,
         "steps": [],
     }
@@ -137,9 +147,21 @@ def variant_entry(variant: Variant, child: dict[str, Any]) -> dict[str, Any]:
         )
     )
     entry.update(child.get("diagnostics", {}))
+    for key in ("recompiles", "graph_breaks", "fallbacks_to_eager"):
+        entry.setdefault(key, None)  # null: not measured, the diagnostics failed (`degraded`)
     if "numerics" in child:
-        entry["numerics"] = child["numerics"]
+        entry["numerics"] = numerics_without_nan(child["numerics"])
     return entry
+
+
+def numerics_without_nan(numerics: dict[str, Any]) -> dict[str, Any]:
+    """A compiled step that produces NaN fails its numerics; the distances of its worst
+    tensors are then null (the schema's "not a finite number"), not a NaN in the document."""
+    worst = [
+        {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in w.items()}
+        for w in numerics.get("worst") or []
+    ]
+    return {**numerics, "worst": worst} if "worst" in numerics else numerics
 
 
 def process_medians(step_doc: dict[str, Any]) -> list[float]:
@@ -162,7 +184,17 @@ def finish_step(step_doc: dict[str, Any]) -> None:
 
 
 def write_document(document: dict[str, Any], path: Path) -> None:
-    """Write JSON atomically: a temp file in the same folder, then os.replace."""
+    """Write JSON atomically: a temp file in the same folder, then os.replace.
+
+    Only standard JSON: a NaN or Infinity (which json.dump would write as a bare `NaN`
+    token that other readers reject) is a ValueError naming its key path, raised before
+    anything is written, so the file keeps its previous content. The run turns such
+    values into a visible error of that step or variant before writing (non_finite_error).
+    """
+    found = non_finite_paths(document)
+    if found:
+        where, value = found[0]
+        raise ValueError(f"{path}: not written: {value} at {where} is not a finite number")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
@@ -171,9 +203,32 @@ def write_document(document: dict[str, Any], path: Path) -> None:
     os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; a result is an ordinary file
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(document, handle, indent=1)
+            json.dump(document, handle, indent=1, allow_nan=False)
             handle.write("\n")
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def non_finite_paths(document: Any, path: tuple[Any, ...] = ()) -> list[tuple[str, str]]:
+    """(key path, `NaN`/`Infinity`/`-Infinity`) of every number JSON cannot carry."""
+    if isinstance(document, float) and not math.isfinite(document):
+        token = "NaN" if math.isnan(document) else ("Infinity" if document > 0 else "-Infinity")
+        return [(format_key_path(path), token)]
+    items: Any = ()
+    if isinstance(document, dict):
+        items = document.items()
+    elif isinstance(document, list):
+        items = enumerate(document)
+    return [found for key, value in items for found in non_finite_paths(value, (*path, key))]
+
+
+def non_finite_error(entry: dict[str, Any], prefix: str = "") -> str | None:
+    """`the measurement produced NaN at speedup.median, ...`, or None when all is finite."""
+    found = non_finite_paths(entry)
+    if not found:
+        return None
+    key, value = found[0]
+    more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+    return f"the measurement produced {value} at {prefix}{key}{more}, not a finite number"

@@ -19,6 +19,7 @@ from ..results.document import (
     eager_entry,
     finish_step,
     new_document,
+    non_finite_error,
     process_summary,
     step_skeleton,
     variant_entry,
@@ -51,7 +52,8 @@ def run_config(config: Config, options: RunOptions) -> dict[str, Any]:
     environment = probe_environment(launcher, options.python)
     environment["commit"] = git_commit(config.repo_root)
     environment["inductor_cache"] = "shared" if options.inductor_cache_dir else "fresh"
-    document = new_document(environment, str(config.path), config.sha256)
+    declared = config.declared_steps or tuple(step.name for step in config.steps)
+    document = new_document(environment, str(config.path), config.sha256, declared)
     write_document(document, options.out_path)
     for step in config.steps:
         step_doc = step_skeleton(step)
@@ -113,6 +115,14 @@ def measure_step(
         if error is not None:
             break
         eager_docs.append(outcome.document)
+    eager = None
+    for raw in eager_docs:  # checked before the statistics, which a NaN sample would crash
+        error = error or non_finite_error(raw["eager"], "eager.")
+    if error is None:
+        eager = eager_entry(eager_docs[0]["eager"])
+        for other in eager_docs[1:]:
+            eager["processes"].append(process_summary(eager_entry(other["eager"])))
+        error = non_finite_error(eager, "eager.")
     if error is not None:
         step_doc.update(status="error", error=f"eager: {error}")
         for variant in step.variants:
@@ -122,9 +132,7 @@ def measure_step(
         stream.write(f"[{step.name}] error: {step_doc['error']}\n")
         return
     step_doc["device"] = eager_docs[0]["device"]
-    step_doc["eager"] = eager_entry(eager_docs[0]["eager"])
-    for other in eager_docs[1:]:
-        step_doc["eager"]["processes"].append(process_summary(eager_entry(other["eager"])))
+    step_doc["eager"] = eager
     save()
     for variant in step.variants:
         stream.write(f"[{step.name}] variant {variant.id}\n")
@@ -142,7 +150,13 @@ def measure_step(
         error = _outcome_error(outcome)
         if error is None:
             assert outcome.document is not None
-            step_doc["variants"].append(variant_entry(variant, outcome.document))
+            error = non_finite_error(outcome.document["variant"])  # before the statistics
+        if error is None:
+            assert outcome.document is not None
+            entry = variant_entry(variant, outcome.document)
+            error = non_finite_error(entry)
+        if error is None:
+            step_doc["variants"].append(entry)
         else:
             failed = variant_skeleton(variant)
             failed.update(status="error", error=error)

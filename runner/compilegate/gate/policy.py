@@ -1,0 +1,159 @@
+"""The gate's policy, and whether two runs may be compared at all.
+
+Policy comes from the baseline side. A pull request controls its own compilegate.yml, and
+that config is recorded in the result it produces; if the gate judged a result by its own
+thresholds, a PR could pass any regression by loosening them. So:
+
+- Thresholds: config.DEFAULT_THRESHOLDS, overlaid by the *baseline* step's
+  `settings.thresholds` (every run records its step's effective thresholds there, so the
+  baseline written by `compilegate baseline update` on the default branch carries the
+  default branch's policy), overlaid by `--threshold` on the command line (the operator's,
+  in a trusted workflow). This run's own thresholds are never used; where they differ they
+  are shown beside the baseline's in a note.
+- Numerics tolerances (`numerics.tol`, `cosine_min`, `steps`, `enabled`) are comparable
+  settings (config.COMPARABLE_SETTINGS): the compiled-vs-eager check runs in the child with
+  the run's own tolerance, so a run with other tolerances is `incomparable`, naming both.
+- What fails the job is not configurable at all (gate/verdict.py VERDICT_EXIT_CODES).
+
+Comparability. Timings from another device type, GPU model or, on CPU, another CPU model
+(`environment.cpu_model`; `processor` is only `x86_64` on Linux) are not compared. Another
+torch version or NVIDIA driver is compared — that is the upgrade question — and stated in
+the notes. A step whose entry or any comparable setting changed is incomparable, naming
+the setting; settings are compared one by one, so a result without them (or without a
+fingerprint) cannot slip past the check.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..config import COMPARABLE_SETTINGS, DEFAULT_THRESHOLDS
+from ..errors import UsageError
+from .metric_rules import is_number
+
+Doc = Mapping[str, Any]
+NOT_RECORDED = "(not recorded)"
+
+
+def validate_threshold_override(override: Mapping[str, Any] | None) -> dict[str, float]:
+    """Known names and numbers >= 0 only: a typo must not silently change nothing."""
+    checked: dict[str, float] = {}
+    for name, value in (override or {}).items():
+        if name not in DEFAULT_THRESHOLDS:
+            known = ", ".join(sorted(DEFAULT_THRESHOLDS))
+            raise UsageError(f"unknown threshold {name!r}; known: {known}")
+        if not is_number(value) or value < 0:
+            raise UsageError(f"threshold {name}: expected a number >= 0, got {value!r}")
+        checked[name] = float(value)
+    return checked
+
+
+def declared_thresholds(step: Doc | None) -> dict[str, float]:
+    """The thresholds a step's run recorded (`settings.thresholds`), known names only."""
+    declared = ((step or {}).get("settings") or {}).get("thresholds")
+    if not isinstance(declared, Mapping):
+        return {}
+    return {k: float(v) for k, v in declared.items() if k in DEFAULT_THRESHOLDS and is_number(v)}
+
+
+def resolve_thresholds(
+    base_step: Doc | None, override: Mapping[str, float] | None = None
+) -> dict[str, float]:
+    """Defaults, then the baseline step's thresholds, then the command line's override."""
+    merged = {name: float(value) for name, value in DEFAULT_THRESHOLDS.items()}
+    merged.update(declared_thresholds(base_step))
+    merged.update(override or {})
+    return merged
+
+
+def threshold_notes(step_name: str, base_step: Doc, cur_step: Doc, applied: Doc) -> list[str]:
+    """Where this run's config asks for other thresholds than the ones applied, say so."""
+    asked = declared_thresholds(cur_step)
+    differ = [
+        f"{name} {asked[name]:g} (applied: {applied[name]:g})"
+        for name in DEFAULT_THRESHOLDS
+        if name in asked and asked[name] != applied[name]
+    ]
+    if not differ:
+        return []
+    return [
+        f"step {step_name}: this run's config asks for " + ", ".join(differ) + "; the gate "
+        "applies the baseline's thresholds (the default branch's), so a pull request's "
+        "config takes effect once it is merged and the baseline refreshed"
+    ]
+
+
+def environment_mismatch(base_env: Doc, cur_env: Doc) -> str | None:
+    """Why timings from these two environments cannot be compared, or None when they can."""
+    for key, unknown in (("device", "an unknown device"), ("gpu_name", "an unknown GPU")):
+        base, cur = base_env.get(key), cur_env.get(key)
+        if base != cur:
+            return f"the baseline was measured on {base or unknown}, this run on {cur or unknown}"
+    if cur_env.get("device") == "cpu":
+        base_cpu, cur_cpu = base_env.get("cpu_model"), cur_env.get("cpu_model")
+        if not base_cpu or not cur_cpu:
+            side = "the baseline" if not base_cpu else "this run"
+            return f"{side} does not record its CPU model, so the machines cannot be matched"
+        if base_cpu != cur_cpu:
+            return f"the baseline was measured on CPU {base_cpu}, this run on CPU {cur_cpu}"
+    return None
+
+
+def environment_notes(base_env: Doc, cur_env: Doc) -> list[str]:
+    """Differences that keep the runs comparable but that a reader should know about."""
+    notes = []
+    if base_env.get("torch") != cur_env.get("torch"):
+        notes.append(
+            f"torch {base_env.get('torch')} (baseline) vs {cur_env.get('torch')} (this run): "
+            "compared, since that difference is what an upgrade gate measures"
+        )
+    if cur_env.get("device") == "cuda":
+        base_driver, cur_driver = base_env.get("driver"), cur_env.get("driver")
+        if base_driver != cur_driver:
+            notes.append(
+                f"NVIDIA driver {base_driver or NOT_RECORDED} (baseline) vs "
+                f"{cur_driver or NOT_RECORDED} (this run): compared, like a torch upgrade; "
+                "a change in step times may be the driver's"
+            )
+        for key, label in (("cuda", "CUDA"), ("cpu_model", "host CPU")):
+            if base_env.get(key) and base_env.get(key) != cur_env.get(key):
+                notes.append(
+                    f"{label} {base_env[key]} (baseline) vs "
+                    f"{cur_env.get(key) or NOT_RECORDED} (this run)"
+                )
+    for key, label in (("cpu_count", "CPU count"), ("torch_num_threads", "torch threads")):
+        if base_env.get(key) is not None and base_env.get(key) != cur_env.get(key):
+            notes.append(f"{label} {base_env[key]} (baseline) vs {cur_env.get(key)} (this run)")
+    return notes
+
+
+def step_config_mismatch(base_step: Doc, cur_step: Doc) -> str | None:
+    """Why this step's configuration makes its baseline incomparable, or None.
+
+    None also when only the variant list changed: the variants are then matched by id.
+    """
+    base_dev, cur_dev = base_step.get("device"), cur_step.get("device")
+    if base_dev and cur_dev and base_dev != cur_dev:
+        return f"the step ran on {base_dev} in the baseline and on {cur_dev} now"
+    changed = []
+    if base_step.get("entry") != cur_step.get("entry"):
+        changed.append(f"entry {_shown(base_step, 'entry')} → {_shown(cur_step, 'entry')}")
+    base_set, cur_set = base_step.get("settings") or {}, cur_step.get("settings") or {}
+    if any(key in base_set for key in COMPARABLE_SETTINGS):
+        changed.extend(
+            f"{key} {_shown(base_set, key)} → {_shown(cur_set, key)}"
+            for key in COMPARABLE_SETTINGS
+            if key not in base_set or key not in cur_set or base_set[key] != cur_set[key]
+        )
+    else:  # a baseline without its settings: only the fingerprint can tell
+        base_fp, cur_fp = base_step.get("config_fingerprint"), cur_step.get("config_fingerprint")
+        if base_fp and base_fp != cur_fp:
+            return f"the step's configuration changed (fingerprint {base_fp} → {cur_fp})"
+    if changed:
+        return "the step's configuration changed: " + ", ".join(changed)
+    return None
+
+
+def _shown(doc: Doc, key: str) -> str:
+    return repr(doc[key]) if key in doc else NOT_RECORDED

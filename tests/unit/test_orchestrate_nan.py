@@ -1,0 +1,80 @@
+"""A measurement that is not a finite number becomes a visible error of that variant (or of
+the step, for eager) in the result, which is still written, valid and complete otherwise."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from test_result import ENV, child_output, timed
+
+from compilegate.child.protocol import EntryPoint
+from compilegate.config import Config
+from compilegate.results.document import new_document, step_skeleton, write_document
+from compilegate.run.launcher import ChildOutcome
+from compilegate.run.orchestrate import measure_step
+from compilegate.schemas import validation_errors
+
+CONFIG = (
+    "version: 1\nsteps:\n  - name: s\n    entry: a.py:f\n    eager_processes: 1\n"
+    "    numerics: {enabled: false}\n    variants:\n"
+    "      - {mode: default}\n      - {mode: default, dynamic: true}\n"
+)
+
+
+class FakeLauncher:
+    """Answers eager and variant children from canned documents, in order."""
+
+    def __init__(self, *documents: dict) -> None:
+        self.documents = list(documents)
+
+    def run(self, spec: dict, *, label: str, timeout_s: float) -> ChildOutcome:
+        return ChildOutcome(document=self.documents.pop(0), error=None)
+
+
+def eager_child(median_ms: float) -> dict:
+    timing = {"eager": timed(median_ms), "eager_b": timed(median_ms, seed=9)}
+    eager = {"warmup_s": [0.1], "peak_bytes": None, "timed": timing}
+    return {"status": "ok", "device": "cpu", "eager": eager}
+
+
+def measure(tmp_path: Path, *documents: dict) -> dict:
+    (tmp_path / "c.yml").write_text(CONFIG)
+    step = Config.from_file(tmp_path / "c.yml").steps[0]
+    step_doc = step_skeleton(step)
+    measure_step(
+        step,
+        EntryPoint("a.py:f", "a.py", "f", 1),
+        tmp_path,
+        FakeLauncher(*documents),
+        step_doc,
+        save=lambda: None,
+        stream=io.StringIO(),
+    )
+    document = new_document(ENV, "c.yml", "abc", ("s",))
+    document["steps"].append(step_doc)
+    write_document(document, tmp_path / "result.json")  # must not raise
+    assert validation_errors(document, "result") == []
+    return step_doc
+
+
+def test_a_nan_variant_is_an_error_and_the_others_are_kept(tmp_path: Path) -> None:
+    broken = {"status": "ok", **child_output(10.0, 5.0)}
+    broken["variant"]["timed"]["compiled"]["samples"][3] = float("nan")
+    broken["variant"]["warmup_s"][0] = float("nan")
+    fine = {"status": "ok", **child_output(10.0, 5.0)}
+    step_doc = measure(tmp_path, eager_child(10.0), broken, fine)
+    first, second = step_doc["variants"]
+    assert first["status"] == "error"
+    assert first["error"].startswith("the measurement produced NaN at warmup_s[0] (and 1 more)")
+    assert second["status"] == "ok"
+
+
+def test_a_nan_eager_time_fails_the_step_visibly(tmp_path: Path) -> None:
+    eager = eager_child(10.0)
+    eager["eager"]["timed"]["eager"]["samples"] = [float("inf")] * 40
+    step_doc = measure(tmp_path, eager)
+    assert step_doc["status"] == "error"
+    assert step_doc["error"].startswith("eager: the measurement produced ")
+    assert "Infinity at eager.timed.eager.samples[0] (and 39 more)" in step_doc["error"]
+    assert {v["status"] for v in step_doc["variants"]} == {"error"}

@@ -1,0 +1,208 @@
+"""The gate's policy: thresholds from the baseline side, what is comparable, what fails."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from gate_docs import environment, result, step, variant
+
+from compilegate.errors import EXIT_CODES, EXIT_NOT_JUDGED, EXIT_OK, EXIT_USAGE
+from compilegate.gate.compare import compare_to_baseline
+from compilegate.gate.policy import (
+    environment_mismatch,
+    environment_notes,
+    resolve_thresholds,
+    step_config_mismatch,
+)
+from compilegate.gate.verdict import OVERALL_ORDER, VERDICT_EXIT_CODES, VERDICTS
+
+CPU = {"device": "cpu", "gpu_name": None, "driver": None, "cuda": None}
+
+
+def rows(report, verdict=None):
+    return [r for r in report.verdicts if verdict is None or r.verdict == verdict]
+
+
+# -- which verdict fails the job ---------------------------------------------------------------
+
+
+def test_every_verdict_has_one_documented_exit_code():
+    assert set(VERDICT_EXIT_CODES) == set(VERDICTS)
+    assert set(VERDICT_EXIT_CODES.values()) <= set(EXIT_CODES)
+    failing = {v for v, code in VERDICT_EXIT_CODES.items() if code != EXIT_OK}
+    assert failing == {"regression", "error", "missing", "removed", "incomparable"}
+    assert set(OVERALL_ORDER) >= failing  # a failing verdict always decides the overall one
+
+
+@pytest.mark.parametrize(
+    ("verdicts", "overall"),
+    [
+        (["pass", "missing", "regression"], "regression"),
+        (["missing", "error"], "error"),
+        (["inconclusive", "removed"], "removed"),
+        (["improvement", "inconclusive"], "inconclusive"),
+        (["new", "new"], "new"),
+        (["skipped", "pass"], "pass"),
+    ],
+)
+def test_the_overall_verdict_is_the_most_severe(verdicts, overall):
+    from compilegate.gate.metric_rules import Subject
+    from compilegate.gate.verdict import EnvironmentSummary, VerdictReport
+
+    report = VerdictReport(
+        tuple(Subject("s", str(i)).row("m", v, "x") for i, v in enumerate(verdicts)),
+        EnvironmentSummary(),
+        EnvironmentSummary(),
+    )
+    assert report.overall == overall
+    assert report.exit_code == VERDICT_EXIT_CODES[overall]
+
+
+# -- thresholds from the baseline side ---------------------------------------------------------
+
+
+def test_thresholds_are_the_baselines_whatever_the_result_says():
+    base = step(thresholds={"speedup_drop_pct": 3})
+    cur = step(thresholds={"speedup_drop_pct": 1000, "compile_time_growth_pct": 1000})
+    assert resolve_thresholds(base)["speedup_drop_pct"] == 3.0
+    assert resolve_thresholds(base)["compile_time_growth_pct"] == 25.0
+    assert resolve_thresholds(base, {"speedup_drop_pct": 8.0})["speedup_drop_pct"] == 8.0
+    report = compare_to_baseline(result(base), result(cur))
+    assert any(
+        "speedup_drop_pct 1000 (applied: 3), compile_time_growth_pct 1000 (applied: 25)" in note
+        for note in report.notes
+    )
+
+
+def test_a_baseline_threshold_that_is_not_a_number_falls_back_to_the_default():
+    base = step()
+    base["settings"]["thresholds"]["speedup_drop_pct"] = "lots"
+    assert resolve_thresholds(base)["speedup_drop_pct"] == 5.0
+
+
+# -- comparable settings -----------------------------------------------------------------------
+
+
+def test_settings_are_compared_even_without_fingerprints():
+    base = step(fingerprint=None)
+    cur = step(fingerprint=None, settings={"iterations": 4})
+    assert "iterations 40 → 4" in step_config_mismatch(base, cur)
+
+
+def test_a_result_that_does_not_record_its_settings_is_incomparable():
+    cur = step()
+    del cur["settings"]
+    why = step_config_mismatch(step(), cur)
+    assert why and "warmup 5 → (not recorded)" in why
+
+
+def test_a_changed_numerics_tolerance_is_incomparable_naming_both():
+    cur = step(settings={"numerics": {"enabled": True, "steps": 2, "tol": 1.0, "cosine_min": 0.0}})
+    report = compare_to_baseline(result(step()), result(cur))
+    (row,) = rows(report)
+    assert row.verdict == "incomparable" and report.exit_code == EXIT_NOT_JUDGED
+    assert "'tol': 0.0001" in row.message and "'tol': 1.0" in row.message
+
+
+# -- the machine -------------------------------------------------------------------------------
+
+
+def test_another_cpu_model_is_not_compared_on_cpu():
+    base = environment(**CPU, cpu_model="AMD EPYC 9654")
+    cur = environment(**CPU, cpu_model="Intel(R) Xeon(R) Platinum 8480+")
+    assert environment_mismatch(base, cur) == (
+        "the baseline was measured on CPU AMD EPYC 9654, this run on CPU "
+        "Intel(R) Xeon(R) Platinum 8480+"
+    )
+    assert environment_mismatch(base, dict(base)) is None
+
+
+def test_an_unrecorded_cpu_model_cannot_be_matched():
+    base = environment(**CPU, cpu_model=None)
+    assert "the baseline does not record its CPU model" in environment_mismatch(
+        base, environment(**CPU)
+    )
+
+
+def test_processor_alone_is_not_a_cpu_model():
+    # platform.processor() is "x86_64" on every Linux machine: it cannot match machines.
+    base = environment(**CPU, cpu_model="AMD EPYC 9654", processor="x86_64")
+    cur = environment(**CPU, cpu_model="Intel Xeon", processor="x86_64")
+    assert environment_mismatch(base, cur) is not None
+
+
+def test_a_driver_change_is_compared_and_stated():
+    base, cur = environment(driver="550.54.15"), environment(driver="570.124.06")
+    assert environment_mismatch(base, cur) is None
+    (note,) = environment_notes(base, cur)
+    assert note.startswith("NVIDIA driver 550.54.15 (baseline) vs 570.124.06 (this run)")
+    report = compare_to_baseline(result(env=base), result(env=cur))
+    assert report.exit_code == EXIT_OK and note in report.notes
+
+
+def test_another_host_cpu_under_the_same_gpu_is_a_note():
+    base, cur = environment(cpu_model="AMD EPYC 9654"), environment()
+    assert environment_mismatch(base, cur) is None
+    assert any("host CPU AMD EPYC 9654 (baseline)" in n for n in environment_notes(base, cur))
+
+
+def test_another_gpu_model_stays_incomparable():
+    assert "NVIDIA A100" in environment_mismatch(environment(gpu_name="NVIDIA A100"), environment())
+
+
+# -- measurements that cannot be judged ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_a_non_finite_speedup_is_never_a_pass(bad):
+    cur = variant()
+    cur["speedup"]["median"] = bad
+    report = compare_to_baseline(result(), result(step(variants=[cur])))
+    (row,) = [r for r in report.verdicts if r.metric == "speedup"]
+    assert row.verdict == "missing" and "not a finite number in this run" in row.message
+    assert report.exit_code == EXIT_NOT_JUDGED
+
+
+def test_failed_diagnostics_are_missing_measurements_that_say_why():
+    cur = variant()
+    cur.update(
+        graph_breaks=None,
+        recompiles=None,
+        fallbacks_to_eager=None,
+        degraded=["compile diagnostics failed: KeyError: 'frames'"],
+    )
+    report = compare_to_baseline(result(), result(step(variants=[cur])))
+    missing = rows(report, "missing")
+    assert {r.metric for r in missing} == {"recompiles", "graph_break_sites", "fallbacks_to_eager"}
+    assert all("(compile diagnostics failed: KeyError: 'frames')" in r.message for r in missing)
+    assert report.exit_code == EXIT_NOT_JUDGED
+
+
+def test_numerics_the_baselines_policy_checks_must_be_checked():
+    both_errored = variant(numerics="error")
+    report = compare_to_baseline(
+        result(step(variants=[both_errored])), result(step(variants=[both_errored]))
+    )
+    (row,) = [r for r in report.verdicts if r.metric == "numerics"]
+    assert row.verdict == "missing"
+    off = {"numerics": {"enabled": False, "steps": 2, "tol": 1e-4, "cosine_min": 0.99}}
+    unchecked = variant(numerics=None)
+    report = compare_to_baseline(
+        result(step(variants=[unchecked], settings=off)),
+        result(step(variants=[unchecked], settings=off)),
+    )
+    assert not [r for r in report.verdicts if r.metric == "numerics"]
+    assert report.exit_code == EXIT_OK
+
+
+def test_the_readme_exit_code_table_is_the_codes():
+    """One table in the README, the same as VERDICT_EXIT_CODES and errors.EXIT_CODES."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### Exit codes", 1)[1]
+    rows = [line.split("|")[1:3] for line in section.splitlines() if line.startswith("| ")]
+    table = {outcome.strip().strip("`"): int(code) for outcome, code in rows[1:]}
+    verdicts = {k: v for k, v in table.items() if k in VERDICT_EXIT_CODES}
+    assert verdicts == VERDICT_EXIT_CODES
+    assert set(table.values()) == set(EXIT_CODES)
+    assert table["usage or config error"] == EXIT_USAGE
