@@ -84,8 +84,8 @@ class RunSetVerdict:
 
     @property
     def exit_code(self) -> int:
-        """The most severe version's: a regression (1) outranks a run error (3), as in one
-        comparison (gate/verdict.py); any other non-zero code is kept."""
+        """The most severe version's, in the order of gate/policy.py: regression (1), then a
+        run error (3), then what could not be judged (4)."""
         codes = [v.exit_code for v in self.versions]
         if not codes:
             return EXIT_RUN_ERROR
@@ -94,7 +94,7 @@ class RunSetVerdict:
 
     @property
     def overall(self) -> str:
-        order = ("regression", "error", "incomparable", "removed", "inconclusive")
+        order = ("regression", "error", "missing", "removed", "incomparable", "inconclusive")
         seen = [v.overall for v in self.versions]
         for verdict in order:
             if verdict in seen:

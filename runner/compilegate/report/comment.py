@@ -50,6 +50,8 @@ ICONS = {
     "inconclusive": "⚠️",
     "incomparable": "⚠️",
     "removed": "⚠️",
+    "missing": "⚠️",
+    "skipped": "ℹ️",
 }
 TABLE_HEADER = (
     "step",
