@@ -98,15 +98,19 @@ def _run_version(
             torch_version, "error", environment, None, None, message, prepare_s,
             time.perf_counter() - started - prepare_s,
         )  # fmt: skip
-    if request.result_path.is_file():
+    if request.result_path.is_file() and completed.exit_code is not None:
         return VersionOutcome(
             torch_version, "ok", environment, request.result_path, completed.exit_code,
             completed.error, prepare_s, completed.wall_s, completed.log_tail,
         )  # fmt: skip
+    # Killed at the wall-clock limit: compilegate rewrites result.json after every child, so
+    # a partial document may be there; it is kept (result_path) but the version is an error.
+    partial = request.result_path if request.result_path.is_file() else None
     message = completed.error or f"compilegate exited {completed.exit_code}"
-    message = f"torch {torch_version}: no result written: {message}"
+    what = "partial result kept" if partial else "no result written"
+    message = f"torch {torch_version}: {what}: {message}"
     log(f"{prefix} error: {message}")
     return VersionOutcome(
-        torch_version, "error", environment, None, completed.exit_code, message,
+        torch_version, "error", environment, partial, completed.exit_code, message,
         prepare_s, completed.wall_s, completed.log_tail,
     )  # fmt: skip

@@ -90,7 +90,8 @@ class VersionOutcome:
 
     `status` is "ok" when `result.json` was written (compilegate's `exit_code` then says
     pass 0, regression 1 or a failed step 3, exactly as `compilegate run` would), "error"
-    when the environment could not be built or the run produced no result.
+    when the environment could not be built, the run produced no result, or it was stopped
+    at the wall-clock limit (`result_path` then names the partial document, if any).
     """
 
     torch_version: str
