@@ -53,16 +53,25 @@ RUN set -eu; \
       if [ "${WHEELS_ONLY}" = 1 ]; then echo "no-index = true"; fi; \
     } > /etc/pip.conf; \
     python3 -m venv /opt/compilegate
+# A torch wheel of this version and this Python in wheels/ is installed by its path: pip
+# prefers an index's file to a find-links file of the same version, so naming it is the only
+# way to be sure the local (e.g. CPU-only) build is the one installed.
 RUN set -eu; \
     index=(); \
     if [ -n "${TORCH_INDEX_URL}" ] && [ "${WHEELS_ONLY}" != 1 ]; then index=(--index-url "${TORCH_INDEX_URL}"); fi; \
-    /opt/compilegate/bin/pip install --no-cache-dir "${index[@]}" "torch==${TORCH_VERSION}"; \
+    python_tag="$(python3 -c 'import sys; print("cp%d%d" % sys.version_info[:2])')"; \
+    shopt -s nullglob; \
+    local_wheels=(/tmp/wheels/torch-"${TORCH_VERSION}"-*-"${python_tag}"-*.whl \
+                  /tmp/wheels/torch-"${TORCH_VERSION}"+*-"${python_tag}"-*.whl); \
+    torch="torch==${TORCH_VERSION}"; \
+    if [ "${#local_wheels[@]}" -gt 0 ]; then torch="${local_wheels[0]}"; fi; \
+    /opt/compilegate/bin/pip install --no-cache-dir --progress-bar off "${index[@]}" "${torch}"; \
     /opt/compilegate/bin/python -c "import sys, torch; v = torch.__version__.split('+')[0]; \
 sys.exit(0 if v == '${TORCH_VERSION}'.split('+')[0] else 'installed torch ' + torch.__version__)"
 COPY pyproject.toml README.md /src/
 COPY runner/ /src/runner/
 COPY schemas/ /src/schemas/
-RUN /opt/compilegate/bin/pip install --no-cache-dir /src
+RUN /opt/compilegate/bin/pip install --no-cache-dir --progress-bar off /src
 
 # --- the image: the environment, a non-root user, the documented mount points.
 FROM system

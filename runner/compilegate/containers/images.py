@@ -6,10 +6,14 @@ id, the index URL, the wheel files placed in the context, whether the build is o
 image is rebuilt exactly when one of them changed, and reused otherwise.
 
 Builds use the host network (the engine may run without a bridge) and the host's pip trust: the
-CA bundle `PIP_CERT` names is copied into the context (certs/pip-cert.pem), and torch wheels the
-host's pip configuration points at (find-links folders, file:// indexes) are copied into
-wheels/ with the local wheels of their dependencies, so a build needs the index only for what
-the host does not hold. The Docker client is passed in.
+CA bundle `PIP_CERT` names is copied into the context (certs/pip-cert.pem), and a torch wheel
+of that version the host's pip configuration points at (find-links folders, file:// indexes)
+is copied into wheels/ and installed by its path — the way a CPU-only build on disk gets into
+the image. Its dependencies come from the index: copying a CUDA torch's 3 GB of local
+dependency wheels into the context cost more (hash, upload, COPY: about a minute here) than
+fetching them, and pip took the index's copies of the same versions anyway. With
+`wheels_only` the local dependency wheels are copied too and the build uses no index (an
+offline build; it fails if a dependency is not on disk). The Docker client is passed in.
 """
 
 from __future__ import annotations
@@ -80,8 +84,8 @@ class ImageSpec:
         environ: Mapping[str, str] | None = None,
     ) -> ImageSpec:
         """The spec for `torch_version` with the host's CA bundle (`PIP_CERT`) and the local
-        wheels of that torch and its dependencies (from `wheel_dirs`, by default the folders
-        the host's pip configuration names)."""
+        wheel of that torch (from `wheel_dirs`, by default the folders the host's pip
+        configuration names); with `wheels_only`, its local dependencies' wheels too."""
         environ = os.environ if environ is None else environ
         dirs = tuple(wheel_dirs) if wheel_dirs is not None else host_wheel_dirs(environ)
         cert = environ.get("PIP_CERT") or _pip_config_value(environ, "cert")
@@ -91,7 +95,7 @@ class ImageSpec:
             source_root=Path(source_root).resolve(),
             base_image=base_image,
             index_url=index_url,
-            wheels=local_wheels_for(torch_version, dirs),
+            wheels=local_wheels_for(torch_version, dirs, with_dependencies=wheels_only),
             ca_bundle=ca_bundle,
             wheels_only=wheels_only,
         )
@@ -242,10 +246,12 @@ def host_wheel_dirs(environ: Mapping[str, str] | None = None) -> tuple[Path, ...
     return tuple(dict.fromkeys(d.resolve() for d in dirs))
 
 
-def local_wheels_for(torch_version: str, wheel_dirs: Iterable[Path]) -> tuple[Path, ...]:
+def local_wheels_for(
+    torch_version: str, wheel_dirs: Iterable[Path], *, with_dependencies: bool = True
+) -> tuple[Path, ...]:
     """The torch wheels of exactly `torch_version` (any local label, e.g. `+cpu`) in
-    `wheel_dirs`, plus the local wheels of their dependencies, transitively (by name; pip
-    picks the version). Empty when no folder holds that torch."""
+    `wheel_dirs`, plus (`with_dependencies`) the local wheels of their dependencies,
+    transitively (by name; pip picks the version). Empty when no folder holds that torch."""
     by_name: dict[str, list[Path]] = {}
     for folder in wheel_dirs:
         for wheel in sorted(Path(folder).glob("*.whl")):
@@ -258,6 +264,8 @@ def local_wheels_for(torch_version: str, wheel_dirs: Iterable[Path]) -> tuple[Pa
         for w in by_name.get("torch", [])
         if _WHEEL_NAME.match(w.name)["version"].split("+")[0] == wanted  # type: ignore[index]
     ]
+    if not with_dependencies:
+        return tuple(torch_wheels)
     chosen: dict[Path, None] = {}
     queue: list[tuple[Path, frozenset[str]]] = [(w, frozenset()) for w in torch_wheels]
     seen: set[tuple[str, frozenset[str]]] = set()

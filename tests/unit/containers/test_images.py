@@ -115,6 +115,7 @@ def test_local_wheels_follow_dependencies_and_requested_extras(tmp_path: Path) -
     found = set(local_wheels_for("2.13.0", [files]))
     assert found == {torch, sympy, mpmath, toolkit, cublas}
     assert local_wheels_for("9.9.9", [files]) == ()
+    assert local_wheels_for("2.13.0", [files], with_dependencies=False) == (torch,)
 
 
 def test_wheel_folders_come_from_pip_settings(tmp_path: Path) -> None:
