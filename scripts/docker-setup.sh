@@ -3,7 +3,8 @@
 # container tests (tests/integration/containers) on a fresh machine. Idempotent and fast when
 # everything is already there; says what it did.
 #
-#   1. docker.io and debootstrap from the distribution's packages, if missing;
+#   1. docker.io, tini (docker-init) and debootstrap from the distribution's packages, if
+#      missing;
 #   2. dockerd started (no bridge, no iptables: builds use the host network, runs use none),
 #      if `docker info` does not answer, then waits until it does;
 #   3. the base image built once with debootstrap (minbase, Debian bookworm: its python3 is
@@ -32,9 +33,11 @@ as_root() {
 install_packages() {
   local missing=()
   command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
+  # docker-init (`docker run --init`, which the Docker backend uses) comes from tini.
+  command -v docker-init >/dev/null 2>&1 || missing+=(tini)
   command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
   if [ "${#missing[@]}" -eq 0 ]; then
-    say "packages: dockerd and debootstrap already installed"
+    say "packages: dockerd, docker-init and debootstrap already installed"
     return
   fi
   say "packages: installing ${missing[*]}"

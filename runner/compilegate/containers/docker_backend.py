@@ -8,7 +8,8 @@ The container is the trust boundary for pull-request code (ARCHITECTURE.md, Secu
 - a non-root user, no capabilities, no privilege escalation;
 - the environment is exactly the mapping the caller passes (`RunRequest.env`, an allow-list
   it built), on top of the image's own ENV — never the host's `os.environ`, never a token;
-- a wall-clock limit: past it the container is stopped, then killed; it is always removed.
+- a wall-clock limit: past it the container is stopped (SIGTERM through the init), then
+  killed; it is always removed.
 GPUs are requested with a `--gpus`-style spec (`all`, a count, `device=0,1`).
 """
 
@@ -113,6 +114,9 @@ def container_run_kwargs(
         "environment": dict(request.env),
         "network_mode": "none",
         "user": user,
+        # An init (docker-init, from tini) as PID 1: forwards the stop signal to compilegate
+        # (a PID 1 without a handler ignores SIGTERM) and reaps its child processes.
+        "init": True,
         "cap_drop": ["ALL"],
         "security_opt": ["no-new-privileges"],
         "detach": True,

@@ -141,7 +141,7 @@ def test_wall_clock_limit_stops_the_container(
     assert not outcome.ok
     assert outcome.exit_code is None
     assert "timed out after 3 s" in outcome.error
-    assert outcome.run_s < 60
+    assert outcome.run_s < 15, "the stop signal reached compilegate (no 10 s grace wait)"
     assert {c.id for c in docker_client.containers.list(all=True)} <= before
 
 

@@ -61,6 +61,7 @@ def test_run_kwargs_isolate_the_container(tmp_path: Path, monkeypatch: pytest.Mo
     assert kwargs["environment"] == {"CUDA_VISIBLE_DEVICES": "0"}
     assert kwargs["user"] == "1000:1000"
     assert kwargs["cap_drop"] == ["ALL"]
+    assert kwargs["init"] is True
     assert "no-new-privileges" in kwargs["security_opt"]
     assert kwargs["device_requests"][0]["Count"] == -1
     assert not kwargs.get("privileged")
