@@ -52,8 +52,11 @@ start_engine() {
     return
   fi
   say "engine: starting dockerd (log: $DOCKERD_LOG)"
-  # setsid + nohup: the daemon outlives this script and the shell that called it.
-  as_root setsid nohup dockerd --bridge=none --iptables=false >"$DOCKERD_LOG" 2>&1 </dev/null &
+  # setsid + nohup: the daemon outlives this script and the shell that called it; started
+  # directly (not through a shell function) so no shell lingers as its parent.
+  local sudo=()
+  [ "$(id -u)" -eq 0 ] || sudo=(sudo -n)
+  "${sudo[@]}" setsid nohup dockerd --bridge=none --iptables=false >"$DOCKERD_LOG" 2>&1 </dev/null &
   local waited=0
   until docker info >/dev/null 2>&1; do
     if [ "$waited" -ge 60 ]; then
