@@ -22,7 +22,8 @@ def test_schema_is_valid_draft_2020_12(name: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "config", sorted(p.relative_to(REPO_ROOT) for p in REPO_ROOT.glob("examples/**/compilegate*.yml"))
+    "config",
+    sorted(p.relative_to(REPO_ROOT) for p in REPO_ROOT.glob("examples/**/compilegate*.yml")),
 )
 def test_shipped_configs_satisfy_the_config_schema(config: Path) -> None:
     document = yaml.safe_load((REPO_ROOT / config).read_text())

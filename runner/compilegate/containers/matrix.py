@@ -1,0 +1,116 @@
+"""Run the same `compilegate run` once per PyTorch version, each in its own environment.
+
+Per version: prepare the environment (an image or a cached venv), run, collect
+`<out_dir>/torch-<version>/result.json`. A version whose environment cannot be built or whose
+run writes no result becomes an error outcome; the other versions still run. Merging the
+results into one report is the caller's (the CLI's) business.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from ..errors import UsageError
+from .outcome import Backend, EnvironmentBuildError, LogSink, RunRequest, VersionOutcome
+
+# A release like 2.13.0, 2.6.0rc1, 2.5.0.dev20240901 or 2.13.0+cpu: it names a folder and a
+# build argument, so nothing else gets through.
+_VERSION = re.compile(r"^[0-9]+(\.[0-9]+)*([a-z]+[0-9]*)*(\.[a-z]+[0-9]+)*(\+[A-Za-z0-9.]+)?$")
+
+
+def check_version(torch_version: str) -> str:
+    """The version unchanged, or UsageError when it is not a plain PyTorch release string."""
+    if not _VERSION.match(torch_version):
+        raise UsageError(f"torch version {torch_version!r}: expected a release such as 2.13.0")
+    return torch_version
+
+
+def version_out_dir(out_dir: Path, torch_version: str) -> Path:
+    return Path(out_dir) / f"torch-{check_version(torch_version)}"
+
+
+def run_matrix(
+    versions: Iterable[str],
+    backend: Backend,
+    *,
+    config: Path,
+    repo: Path,
+    out_dir: Path,
+    env: Mapping[str, str] | None = None,
+    steps: Iterable[str] = (),
+    extra_args: Iterable[str] = (),
+    timeout_s: float = 3600.0,
+    log: LogSink = print,
+) -> list[VersionOutcome]:
+    """One outcome per distinct version, in the order given. `env` is the complete,
+    allow-listed environment of each run (never the host's os.environ, never a token)."""
+    ordered = [check_version(v) for v in dict.fromkeys(versions)]
+    outcomes = []
+    for torch_version in ordered:
+        request = RunRequest(
+            config=Path(config),
+            repo=Path(repo),
+            out_dir=version_out_dir(out_dir, torch_version),
+            env=dict(env or {}),
+            steps=tuple(steps),
+            extra_args=tuple(extra_args),
+            timeout_s=timeout_s,
+        )
+        outcomes.append(_run_version(torch_version, backend, request, log))
+    return outcomes
+
+
+def _run_version(
+    torch_version: str, backend: Backend, request: RunRequest, log: LogSink
+) -> VersionOutcome:
+    prefix = f"[torch {torch_version}]"
+    request.out_dir.mkdir(parents=True, exist_ok=True)
+    # A result left by an earlier run must not pass for this one's.
+    request.result_path.unlink(missing_ok=True)
+    started = time.perf_counter()
+    try:
+        environment = backend.prepare(torch_version)
+    except Exception as exc:  # EnvironmentBuildError, or the engine failing under us
+        tail = exc.log_tail if isinstance(exc, EnvironmentBuildError) else ()
+        message = (
+            str(exc)
+            if isinstance(exc, EnvironmentBuildError)
+            else (
+                f"torch {torch_version}: {backend.name} environment failed: "
+                f"{type(exc).__name__}: {exc}"
+            )
+        )
+        log(f"{prefix} error: {message}")
+        return VersionOutcome(
+            torch_version, "error", None, None, None, message,
+            time.perf_counter() - started, 0.0, tuple(tail),
+        )  # fmt: skip
+    prepare_s = time.perf_counter() - started
+    try:
+        completed = backend.run(torch_version, request)
+    except Exception as exc:
+        message = f"torch {torch_version}: run failed: {type(exc).__name__}: {exc}"
+        log(f"{prefix} error: {message}")
+        return VersionOutcome(
+            torch_version, "error", environment, None, None, message, prepare_s,
+            time.perf_counter() - started - prepare_s,
+        )  # fmt: skip
+    if request.result_path.is_file() and completed.exit_code is not None:
+        return VersionOutcome(
+            torch_version, "ok", environment, request.result_path, completed.exit_code,
+            completed.error, prepare_s, completed.wall_s, completed.log_tail,
+        )  # fmt: skip
+    # Killed at the wall-clock limit: compilegate rewrites result.json after every child, so
+    # a partial document may be there; it is kept (result_path) but the version is an error.
+    partial = request.result_path if request.result_path.is_file() else None
+    message = completed.error or f"compilegate exited {completed.exit_code}"
+    what = "partial result kept" if partial else "no result written"
+    message = f"torch {torch_version}: {what}: {message}"
+    log(f"{prefix} error: {message}")
+    return VersionOutcome(
+        torch_version, "error", environment, partial, completed.exit_code, message,
+        prepare_s, completed.wall_s, completed.log_tail,
+    )  # fmt: skip

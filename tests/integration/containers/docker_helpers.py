@@ -1,0 +1,32 @@
+"""Shared by the Docker tests: the repository root, the local torch, a tiny config."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+LOCAL_TORCH = os.environ.get("COMPILEGATE_DOCKER_TORCH", "2.13.0")
+
+
+def write_tiny_config(folder: Path) -> Path:
+    """A config outside the repository for the tiny MLP: one compiled variant, few
+    iterations, no numerics — a cold compile of a tiny model is what a run costs."""
+    folder.mkdir(parents=True, exist_ok=True)
+    config = folder / "compilegate.yml"
+    config.write_text(
+        "version: 1\n"
+        "steps:\n"
+        "  - name: tiny_mlp\n"
+        "    entry: examples/test_steps/tiny_mlp.py:make_step\n"
+        "    device: cpu\n"
+        "    variants: [{mode: default}]\n"
+        "    warmup: 2\n"
+        "    iterations: 6\n"
+        "    rounds: 2\n"
+        "    threads: 1\n"
+        "    eager_processes: 2\n"
+        "    timeout_s: 300\n"
+        "    numerics: {enabled: false}\n"
+    )
+    return config

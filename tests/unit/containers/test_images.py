@@ -1,0 +1,237 @@
+"""Image tags follow the build's inputs; local wheels are found the way pip would see them."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from compilegate.containers.images import (
+    ImageSpec,
+    ensure_image,
+    host_wheel_dirs,
+    image_tag,
+    inputs_digest,
+    local_wheels_for,
+)
+from compilegate.containers.outcome import EnvironmentBuildError
+
+
+def make_source(root: Path) -> Path:
+    for name, text in {
+        "Dockerfile": "FROM x\n",
+        "pyproject.toml": "[project]\n",
+        "README.md": "# r\n",
+        "runner/compilegate/__init__.py": "",
+        "runner/compilegate/cli.py": "print(1)\n",
+        "schemas/config.schema.json": "{}\n",
+    }.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def make_wheel(folder: Path, filename: str, requires: list[str]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    name, version = filename.split("-")[:2]
+    metadata = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n" + "".join(
+        f"Requires-Dist: {r}\n" for r in requires
+    )
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr(f"{name}-{version}.dist-info/METADATA", metadata)
+    path = folder / filename
+    path.write_bytes(buffer.getvalue())
+    return path
+
+
+def digest(spec: ImageSpec, base_id: str = "sha256:base") -> str:
+    return inputs_digest(spec, base_id)
+
+
+def test_digest_changes_with_every_input_and_only_then(tmp_path: Path) -> None:
+    root = make_source(tmp_path / "src")
+    spec = ImageSpec("2.13.0", root, base_image="compilegate-base:bookworm")
+    first = digest(spec)
+    assert digest(spec) == first
+
+    (root / "runner/compilegate/__pycache__").mkdir()
+    (root / "runner/compilegate/__pycache__/cli.cpython-311.pyc").write_bytes(b"x")
+    assert digest(spec) == first, "bytecode is not a build input"
+
+    seen = {first}
+
+    def changed(new: str) -> None:
+        assert new not in seen
+        seen.add(new)
+
+    changed(digest(spec, "sha256:other-base"))
+    changed(digest(ImageSpec("2.14.1", root, base_image="compilegate-base:bookworm")))
+    changed(digest(ImageSpec("2.13.0", root, "compilegate-base:bookworm", index_url="file:///i")))
+    changed(digest(ImageSpec("2.13.0", root, "compilegate-base:bookworm", wheels_only=True)))
+    wheel = make_wheel(tmp_path / "w", "torch-2.13.0-cp311-cp311-linux_x86_64.whl", [])
+    changed(digest(ImageSpec("2.13.0", root, "compilegate-base:bookworm", wheels=(wheel,))))
+    cert = tmp_path / "ca.pem"
+    cert.write_text("CERT")
+    changed(digest(ImageSpec("2.13.0", root, "compilegate-base:bookworm", ca_bundle=cert)))
+    for name in ("Dockerfile", "pyproject.toml", "runner/compilegate/cli.py"):
+        (root / name).write_text((root / name).read_text() + "# changed\n")
+        changed(digest(spec))
+    (root / "schemas/new.schema.json").write_text("{}")
+    changed(digest(spec))
+
+
+def test_tag_names_the_version() -> None:
+    assert image_tag("2.13.0", "ab" * 32) == "compilegate-torch:2.13.0-" + "ab" * 6
+    assert image_tag("2.13.0+cpu", "0" * 64).startswith("compilegate-torch:2.13.0_cpu-")
+
+
+def test_local_wheels_follow_dependencies_and_requested_extras(tmp_path: Path) -> None:
+    files = tmp_path / "files"
+    torch = make_wheel(
+        files,
+        "torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl",
+        [
+            "sympy>=1.13",
+            "cuda-toolkit[cublas]==13.0; platform_system == 'Linux'",
+            'opt-einsum>=3.3; extra == "opt-einsum"',
+        ],
+    )
+    make_wheel(files, "torch-2.14.1-cp311-cp311-manylinux_2_28_x86_64.whl", [])
+    sympy = make_wheel(files, "sympy-1.14.0-py3-none-any.whl", ["mpmath<1.4"])
+    mpmath = make_wheel(files, "mpmath-1.3.0-py3-none-any.whl", [])
+    toolkit = make_wheel(
+        files,
+        "cuda_toolkit-13.0.3.0-py2.py3-none-any.whl",
+        ['nvidia-cublas==13.1; extra == "cublas"', 'nvidia-cufft==12; extra == "cufft"'],
+    )
+    cublas = make_wheel(files, "nvidia_cublas-13.1.1.3-py3-none-any.whl", [])
+    make_wheel(files, "nvidia_cufft-12.0.0.61-py3-none-any.whl", [])
+    make_wheel(files, "opt_einsum-3.4.0-py3-none-any.whl", [])
+
+    found = set(local_wheels_for("2.13.0", [files]))
+    assert found == {torch, sympy, mpmath, toolkit, cublas}
+    assert local_wheels_for("9.9.9", [files]) == ()
+    assert local_wheels_for("2.13.0", [files], with_dependencies=False) == (torch,)
+
+
+def test_wheel_folders_come_from_pip_settings(tmp_path: Path) -> None:
+    find_links = tmp_path / "find-links"
+    make_wheel(find_links, "torch-2.13.0-cp311-cp311-linux_x86_64.whl", [])
+    files = tmp_path / "index" / "files"
+    make_wheel(files, "torch-2.14.1-cp311-cp311-linux_x86_64.whl", [])
+    page = tmp_path / "index" / "simple" / "torch" / "index.html"
+    page.parent.mkdir(parents=True)
+    page.write_text(
+        '<a href="../../files/torch-2.14.1-cp311-cp311-linux_x86_64.whl#sha256=00">t</a>'
+    )
+    config = tmp_path / "pip.conf"
+    config.write_text(f"[global]\nextra-index-url = file://{tmp_path / 'index' / 'simple'}\n")
+    environ = {
+        "HOME": str(tmp_path / "home"),
+        "XDG_CONFIG_DIRS": str(tmp_path / "none"),
+        "PIP_FIND_LINKS": f"{find_links} {tmp_path / 'missing'}",
+        "PIP_CONFIG_FILE": str(config),
+    }
+    dirs = host_wheel_dirs(environ)
+    assert find_links.resolve() in dirs
+    assert files.resolve() in dirs
+    assert (tmp_path / "missing") not in dirs
+
+
+def test_from_host_takes_the_pip_cert_and_local_torch(tmp_path: Path) -> None:
+    root = make_source(tmp_path / "src")
+    cert = tmp_path / "bundle.pem"
+    cert.write_text("CERT")
+    wheel = make_wheel(tmp_path / "w", "torch-2.13.0+cpu-cp311-cp311-linux_x86_64.whl", [])
+    spec = ImageSpec.from_host(
+        "2.13.0", source_root=root, wheel_dirs=[tmp_path / "w"], environ={"PIP_CERT": str(cert)}
+    )
+    assert spec.ca_bundle == cert and spec.wheels == (wheel,)
+    names = [arcname for arcname, _ in spec.context_files()]
+    assert "certs/pip-cert.pem" in names and f"wheels/{wheel.name}" in names
+    assert {"Dockerfile", "pyproject.toml", "runner/compilegate/cli.py"} <= set(names)
+
+
+# --- ensure_image with a fake engine -------------------------------------------------------
+
+
+class FakeImage:
+    def __init__(self, image_id: str) -> None:
+        self.id = image_id
+        self.attrs = {"Size": 123}
+
+
+class FakeImages:
+    def __init__(self, present: dict[str, FakeImage]) -> None:
+        self.present = present
+
+    def get(self, name: str) -> FakeImage:
+        from docker.errors import ImageNotFound
+
+        if name not in self.present:
+            raise ImageNotFound(name)
+        return self.present[name]
+
+
+class FakeApi:
+    def __init__(self, client: FakeClient, chunks: list[dict[str, Any]]) -> None:
+        self.client, self.chunks, self.calls = client, chunks, []
+
+    def build(self, **kwargs: Any):
+        self.calls.append(kwargs)
+        self.context_files = sorted(
+            p.relative_to(kwargs["path"]).as_posix()
+            for p in Path(kwargs["path"]).rglob("*")
+            if p.is_file()
+        )
+        yield from self.chunks
+        if not any("error" in c for c in self.chunks):
+            self.client.images.present[kwargs["tag"]] = FakeImage("sha256:new")
+
+
+class FakeClient:
+    def __init__(self, chunks: list[dict[str, Any]], present: dict[str, FakeImage]) -> None:
+        self.images = FakeImages(present)
+        self.api = FakeApi(self, chunks)
+
+
+def test_ensure_image_builds_on_the_host_network_then_reuses(tmp_path: Path) -> None:
+    root = make_source(tmp_path / "src")
+    cert = tmp_path / "bundle.pem"
+    cert.write_text("CERT")
+    spec = ImageSpec("2.13.0", root, base_image="base:1", ca_bundle=cert)
+    client = FakeClient([{"stream": "Step 1/2 : FROM base:1\n"}], {"base:1": FakeImage("b")})
+    lines: list[str] = []
+    built = ensure_image(client, spec, log=lines.append)
+    assert not built.reused
+    (call,) = client.api.calls
+    assert call["network_mode"] == "host"
+    assert call["buildargs"]["TORCH_VERSION"] == "2.13.0"
+    assert call["buildargs"]["BASE_IMAGE"] == "base:1"
+    assert call["labels"]["compilegate.torch-version"] == "2.13.0"
+    assert "certs/pip-cert.pem" in client.api.context_files
+    assert "[torch 2.13.0] Step 1/2 : FROM base:1" in lines
+
+    again = ensure_image(client, spec, log=lines.append)
+    assert again.reused and again.tag == built.tag and len(client.api.calls) == 1
+    ensure_image(client, spec, rebuild=True, log=lines.append)
+    assert len(client.api.calls) == 2
+
+
+def test_build_failure_carries_the_log_tail(tmp_path: Path) -> None:
+    root = make_source(tmp_path / "src")
+    chunks = [
+        {"stream": "ERROR: No matching distribution found for torch==0.0.0\n"},
+        {"error": "The command '/bin/bash -o pipefail -c ...' returned a non-zero code: 1"},
+    ]
+    client = FakeClient(chunks, {})
+    with pytest.raises(EnvironmentBuildError) as caught:
+        ensure_image(client, ImageSpec("0.0.0", root), log=lambda _: None)
+    assert caught.value.torch_version == "0.0.0"
+    assert any("No matching distribution" in line for line in caught.value.log_tail)
+    assert str(caught.value).startswith("torch 0.0.0: image build failed")
+    assert caught.value.exit_code == 3
