@@ -116,8 +116,9 @@ class RunSetVerdict:
 
 
 def find_results(result_paths: Sequence[Path], results_dir: Path | None) -> list[ResultSource]:
-    """Named result files, then one source per version folder (`torch-X/`) or result file
-    under `results_dir`. A results dir that does not exist is a usage error."""
+    """Named result files, then one source per version folder (`torch-X/`) and per
+    `result*.json` file under `results_dir` (the reports written beside them are not results).
+    A results dir that does not exist is a usage error."""
     sources = [ResultSource(Path(p), Path(p).stem) for p in result_paths]
     if results_dir is not None:
         if not results_dir.is_dir():
@@ -125,7 +126,7 @@ def find_results(result_paths: Sequence[Path], results_dir: Path | None) -> list
         for entry in sorted(results_dir.iterdir()):
             if entry.is_dir():
                 sources.append(ResultSource(entry / RESULT_NAME, entry.name))
-            elif entry.suffix == ".json":
+            elif entry.suffix == ".json" and entry.name.startswith("result"):
                 sources.append(ResultSource(entry, entry.stem))
     if not sources:
         raise UsageError("no result documents given: pass --result PATH or --results-dir DIR")
