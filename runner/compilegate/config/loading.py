@@ -15,6 +15,7 @@ import jsonschema
 import yaml
 
 from ..errors import ConfigError
+from ..run.child_env import opt_in_refusal
 from ..schemas import format_key_path, load_schema
 from .model import (
     DEFAULT_NUMERICS,
@@ -103,6 +104,13 @@ def _build_step(
             f"{source}:{line}: steps[{index}].rounds: {merged['rounds']} rounds need at least "
             f"as many iterations, got iterations: {merged['iterations']}"
         )
+    env_path: list[Any] = ["steps", index, "env"] if "env" in step_raw else ["defaults", "env"]
+    for ni, name in enumerate(merged["env"]):
+        refusal = opt_in_refusal(name)
+        if refusal is not None:
+            path = [*env_path, ni]
+            line = _line_of(node, path)
+            raise ConfigError(f"{source}:{line}: {format_key_path(path)}: {refusal}")
     numerics = NumericsSettings(
         **{**DEFAULT_NUMERICS, **defaults.get("numerics", {}), **step_raw.get("numerics", {})}
     )
@@ -126,6 +134,7 @@ def _build_step(
         eager_processes=merged["eager_processes"],
         numerics=numerics,
         thresholds=thresholds,
+        env=tuple(merged["env"]),
     )
 
 

@@ -1,4 +1,5 @@
-"""Run one measurement in a child process: fresh Inductor cache, timeout, crash capture.
+"""Run one measurement in a child process: fresh Inductor cache and HOME, an allow-listed
+environment (child_env.py), timeout, crash capture.
 
 The child may run under another interpreter (`--python`), which need not have compilegate
 installed: the bootstrap loads the package straight from its folder, without putting that
@@ -16,11 +17,13 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
 from ..child.protocol import PROGRESS_PREFIX
+from .child_env import child_environment, harness_variables
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 
@@ -35,20 +38,6 @@ from compilegate.child.main import main
 main(sys.argv[2])
 """
 
-# Variables that would change what or how the child measures behind our back.
-SCRUBBED_ENV = (
-    "TORCH_LOGS",
-    "TORCH_TRACE",
-    "TORCHINDUCTOR_CACHE_DIR",
-    "TRITON_CACHE_DIR",
-    "TORCH_COMPILE_DEBUG",
-    "TORCHDYNAMO_DISABLE",
-    "GITHUB_TOKEN",
-    "GH_TOKEN",
-    "INPUT_GITHUB_TOKEN",
-    "ACTIONS_RUNTIME_TOKEN",
-    "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
-)
 TAIL_LINES = 40
 
 
@@ -65,24 +54,35 @@ class ChildOutcome:
 
 @dataclass(frozen=True)
 class ChildLauncher:
+    """Starts measuring children. `host_env` is the environment the allow-list is taken from
+    (the runner's os.environ unless a test passes another)."""
+
     python: str = sys.executable
     shared_cache_dir: Path | None = None
     show_output: bool = False
     stream: TextIO = sys.stderr
+    host_env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
 
-    def run(self, spec: dict[str, Any], *, label: str, timeout_s: float) -> ChildOutcome:
+    def run(
+        self,
+        spec: dict[str, Any],
+        *,
+        label: str,
+        timeout_s: float,
+        env_opt_in: Sequence[str] = (),
+    ) -> ChildOutcome:
         import time
 
         workdir = Path(tempfile.mkdtemp(prefix="compilegate-"))
         try:
             cache_dir = self.shared_cache_dir or workdir / "inductor-cache"
+            home = workdir / "home"
+            home.mkdir()
             spec = {**spec, "out": str(workdir / "out.json"), "label": label}
             spec_path = workdir / "spec.json"
             spec_path.write_text(json.dumps(spec), encoding="utf-8")
-            env = {k: v for k, v in os.environ.items() if k not in SCRUBBED_ENV}
-            env["TORCHINDUCTOR_CACHE_DIR"] = str(cache_dir)
-            env["TRITON_CACHE_DIR"] = str(Path(cache_dir) / "triton")
-            env["PYTHONUNBUFFERED"] = "1"
+            env = child_environment(self.host_env, env_opt_in)
+            env.update(harness_variables(home, Path(cache_dir), self.host_env))
             started = time.perf_counter()
             outcome = self._spawn(
                 [self.python, "-c", BOOTSTRAP, str(PACKAGE_DIR), str(spec_path)],

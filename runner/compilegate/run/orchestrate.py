@@ -25,6 +25,7 @@ from ..results.document import (
     variant_skeleton,
     write_document,
 )
+from .child_env import measurement_variables
 from .entry_check import resolve_entry
 from .launcher import ChildLauncher, ChildOutcome
 
@@ -51,6 +52,7 @@ def run_config(config: Config, options: RunOptions) -> dict[str, Any]:
     environment = probe_environment(launcher, options.python)
     environment["commit"] = git_commit(config.repo_root)
     environment["inductor_cache"] = "shared" if options.inductor_cache_dir else "fresh"
+    environment["measurement_env"] = measurement_variables(launcher.host_env)
     document = new_document(environment, str(config.path), config.sha256)
     write_document(document, options.out_path)
     for step in config.steps:
@@ -108,6 +110,7 @@ def measure_step(
             {**base_spec, "kind": "eager"},
             label=f"{step.name}/eager#{number}",
             timeout_s=step.timeout_s,
+            env_opt_in=step.env,
         )
         error = _outcome_error(outcome)
         if error is not None:
@@ -138,7 +141,12 @@ def measure_step(
                 "compile_target": variant.compile_target,
             },
         }
-        outcome = launcher.run(spec, label=f"{step.name}/{variant.id}", timeout_s=step.timeout_s)
+        outcome = launcher.run(
+            spec,
+            label=f"{step.name}/{variant.id}",
+            timeout_s=step.timeout_s,
+            env_opt_in=step.env,
+        )
         error = _outcome_error(outcome)
         if error is None:
             assert outcome.document is not None
