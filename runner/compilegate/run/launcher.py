@@ -1,9 +1,14 @@
 """Run one measurement in a child process: fresh Inductor cache and HOME, an allow-listed
 environment (child_env.py), timeout, crash capture.
 
-The child may run under another interpreter (`--python`), which need not have compilegate
-installed: the bootstrap loads the package straight from its folder, without putting that
-folder's parent (maybe a site-packages with another torch) on sys.path.
+The child may run under another interpreter (`--python`, maybe Python 3.8), which need not
+have compilegate installed: the bootstrap loads the package straight from its folder, without
+putting that folder's parent (maybe a site-packages with another torch) on sys.path. It runs
+with the repository as working directory (user code opens its files relative to it), so its
+first act is to take the working directory off sys.path: `-c` puts it first, and a
+repository file named like a standard-library module (json.py, platform.py) would otherwise
+replace the harness's own imports. User code is made importable later, by the child
+(child/user_code.py), after the harness has imported what it needs.
 """
 
 from __future__ import annotations
@@ -28,7 +33,9 @@ from .child_env import child_environment, harness_variables
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 
 BOOTSTRAP = """\
-import importlib.util, sys
+import sys
+sys.path[:] = [entry for entry in sys.path if entry not in ("", ".")]
+import importlib.util
 spec = importlib.util.spec_from_file_location(
     "compilegate", sys.argv[1] + "/__init__.py", submodule_search_locations=[sys.argv[1]])
 module = importlib.util.module_from_spec(spec)
@@ -37,7 +44,6 @@ spec.loader.exec_module(module)
 from compilegate.child.main import main
 main(sys.argv[2])
 """
-
 TAIL_LINES = 40
 
 

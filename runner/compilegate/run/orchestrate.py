@@ -79,7 +79,8 @@ def probe_environment(launcher: ChildLauncher, python: str) -> dict[str, Any]:
     """Start the measuring interpreter once: it must import torch; report what it has."""
     outcome = launcher.run({"kind": "probe"}, label="probe", timeout_s=PROBE_TIMEOUT_S)
     if outcome.document is None or outcome.document.get("status") != "ok":
-        detail = _last_line(outcome) or outcome.error or "unknown failure"
+        reported = (outcome.document or {}).get("error")
+        detail = reported or _last_line(outcome) or outcome.error or "unknown failure"
         raise UsageError(f"--python {python}: cannot use this interpreter: {detail}")
     return outcome.document["environment"]
 
