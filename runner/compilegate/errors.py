@@ -7,6 +7,10 @@
 
 Anything else that escapes to the CLI is an internal error: exit 3, one line.
 
+    RunInterrupted (a BaseException, like KeyboardInterrupt: no `except Exception` may
+    swallow it)    SIGINT or SIGTERM during a run: the child is killed, the result
+                   written with what was measured                      exit 130 / 143
+
 A user's step that fails (its factory raises, its child process crashes or times out)
 is *not* an exception in the parent: it becomes an error entry in the result document,
 so the other steps still run and nothing already measured is lost.
@@ -20,6 +24,8 @@ EXIT_OK = 0
 EXIT_REGRESSION = 1
 EXIT_USAGE = 2
 EXIT_RUN_ERROR = 3
+EXIT_SIGINT = 130  # 128 + the signal's number, as shells report it
+EXIT_SIGTERM = 143
 
 # What each exit code means: the CLI's --help, the README and the gate say it from here.
 EXIT_CODES = {
@@ -27,6 +33,8 @@ EXIT_CODES = {
     EXIT_REGRESSION: "regression against the baseline",
     EXIT_USAGE: "usage or config error: bad flag; unreadable or invalid config, baseline, result",
     EXIT_RUN_ERROR: "run error: a step or variant failed, or compilegate itself failed",
+    EXIT_SIGINT: "interrupted (SIGINT, Ctrl-C): the result holds what was measured",
+    EXIT_SIGTERM: "terminated (SIGTERM): the result holds what was measured",
 }
 
 
@@ -52,3 +60,20 @@ class BaselineError(CompilegateError):
     """Raised when a baseline or result document is unreadable or breaks its schema."""
 
     exit_code = EXIT_USAGE
+
+
+class RunInterrupted(BaseException):
+    """SIGINT or SIGTERM arrived during a run (run/interrupts.py raises it).
+
+    A BaseException so that no `except Exception` on the way up swallows it. `exit_code` is
+    128 + the signal's number; `result_path` is set once the partial result is written.
+    """
+
+    def __init__(self, signal_number: int) -> None:
+        import signal
+
+        self.signal_number = signal_number
+        self.signal_name = signal.Signals(signal_number).name
+        self.exit_code = 128 + signal_number
+        self.result_path: str | None = None
+        super().__init__(f"interrupted by {self.signal_name}")

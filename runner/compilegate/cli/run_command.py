@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..errors import EXIT_OK, EXIT_RUN_ERROR, UsageError
+from ..errors import EXIT_OK, EXIT_RUN_ERROR, RunInterrupted, UsageError
 
 
 def add_parser(commands: Any) -> None:
@@ -67,6 +67,7 @@ def add_parser(commands: Any) -> None:
 def command_run(args: argparse.Namespace) -> int:
     from ..config import Config
     from ..report.result_table import render_result_table
+    from ..run.interrupts import signals_interrupt_the_run
     from ..run.orchestrate import RunOptions, run_config
 
     python = _check_python(args.python)
@@ -77,7 +78,17 @@ def command_run(args: argparse.Namespace) -> int:
         inductor_cache_dir=args.inductor_cache,
         verbose=args.verbose,
     )
-    document = run_config(config, options)
+    try:
+        with signals_interrupt_the_run():
+            document = run_config(config, options)
+    except RunInterrupted as stop:
+        where = (
+            f"what was measured is in {stop.result_path}"
+            if stop.result_path
+            else "nothing was measured"
+        )
+        sys.stderr.write(f"compilegate: {stop}; {where}\n")
+        return stop.exit_code
     sys.stdout.write(render_result_table(document))
     sys.stdout.write(f"\nresult written to {args.out}\n")
     failed = any(

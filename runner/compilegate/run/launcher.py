@@ -1,5 +1,6 @@
 """Run one measurement in a child process: fresh Inductor cache and HOME, an allow-listed
-environment (child_env.py), timeout, crash capture.
+environment (child_env.py), timeout, crash capture; the child's whole process group is
+killed when it times out and when the parent is interrupted.
 
 The child may run under another interpreter (`--python`, maybe Python 3.8), which need not
 have compilegate installed: the bootstrap loads the package straight from its folder, without
@@ -77,6 +78,9 @@ class ChildLauncher:
         timeout_s: float,
         env_opt_in: Sequence[str] = (),
     ) -> ChildOutcome:
+        """Run one child to completion. An interruption (KeyboardInterrupt, RunInterrupted)
+        kills the child's process group before it propagates, and before the child's
+        folder is removed."""
         import time
 
         workdir = Path(tempfile.mkdtemp(prefix="compilegate-"))
@@ -99,10 +103,7 @@ class ChildLauncher:
             outcome.wall_s = time.perf_counter() - started
             out_path = Path(spec["out"])
             if outcome.error is None:
-                if out_path.is_file():
-                    outcome.document = json.loads(out_path.read_text(encoding="utf-8"))
-                else:
-                    outcome.error = "child process exited without writing its result"
+                outcome.document, outcome.error = _read_child_document(out_path)
             if outcome.error is not None:
                 where = f" while {outcome.last_phase}" if outcome.last_phase else ""
                 outcome.error += where
@@ -140,6 +141,11 @@ class ChildLauncher:
             outcome.output_tail = list(tail)
             outcome.error = f"timed out after {timeout_s:g} s (timeout_s)"
             return outcome
+        except BaseException:  # interrupted: the child (own session) must not outlive us
+            _kill_group(process)
+            process.wait()
+            reader.join(timeout=5)
+            raise
         reader.join(timeout=5)
         outcome.output_tail = list(tail)
         if returncode < 0:
@@ -167,6 +173,19 @@ class ChildLauncher:
                 tail.append(line)
                 if self.show_output:
                     self.stream.write(f"    | {line}\n")
+
+
+def _read_child_document(out_path: Path) -> tuple[dict[str, Any] | None, str | None]:
+    """The child's result file, or why there is none (user code can write anything there)."""
+    if not out_path.is_file():
+        return None, "child process exited without writing its result"
+    try:
+        document = json.loads(out_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        return None, f"child process wrote an unreadable result ({type(exc).__name__})"
+    if not isinstance(document, dict):
+        return None, "child process wrote a result that is not a JSON object"
+    return document, None
 
 
 def _kill_group(process: subprocess.Popen[str]) -> None:
