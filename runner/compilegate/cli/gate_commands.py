@@ -108,7 +108,7 @@ def command_baseline_update(args: argparse.Namespace) -> int:
 
 
 def compare_and_report(
-    baseline_path: Path | str,
+    baseline: Path | str | Mapping[str, Any],
     result_doc: Mapping[str, Any],
     out_path: Path | str | None,
     stream: TextIO,
@@ -116,8 +116,10 @@ def compare_and_report(
     fmt: str = "table",
     thresholds_override: Mapping[str, float] | None = None,
 ) -> int:
-    """Compare an in-memory result with the baseline file; write the verdicts; the exit code."""
-    baseline = read_result_document(baseline_path, role="baseline")
+    """Compare an in-memory result with the baseline (a file, or a document already read
+    with read_result_document); write the verdicts; the exit code."""
+    if not isinstance(baseline, Mapping):
+        baseline = read_result_document(baseline, role="baseline")
     return _compare(baseline, result_doc, out_path, stream, fmt, thresholds_override)
 
 

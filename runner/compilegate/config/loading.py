@@ -16,7 +16,7 @@ import yaml
 
 from ..errors import ConfigError
 from ..run.child_env import opt_in_refusal
-from ..schemas import format_key_path, load_schema
+from ..schemas import format_key_path, load_schema, require_jsonschema
 from .model import (
     DEFAULT_NUMERICS,
     DEFAULT_STEP_SETTINGS,
@@ -145,6 +145,13 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         seen = set()
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=deep)
+            try:
+                hash(key)
+            except TypeError:  # `? [a, b]: 1`: a list or mapping as a key
+                kind = "mapping" if isinstance(key, dict) else type(key).__name__
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"a key must be a plain value, found a {kind}", key_node.start_mark
+                ) from None
             if key in seen:
                 raise yaml.constructor.ConstructorError(
                     None, None, f"duplicate key {key!r}", key_node.start_mark
@@ -170,6 +177,7 @@ def _parse_yaml(text: str, source: str) -> tuple[Any, yaml.Node]:
 
 
 def _validate_schema(raw: dict[str, Any], node: yaml.Node, source: str) -> None:
+    require_jsonschema()
     validator = jsonschema.Draft202012Validator(load_schema("config"))
     errors = sorted(validator.iter_errors(raw), key=lambda e: (len(e.path), list(map(str, e.path))))
     if not errors:
