@@ -23,7 +23,7 @@ def gate(tmp_path_factory: pytest.TempPathFactory):
         tmp / "compilegate.yml",
         "  - name: gate\n    entry: examples/test_steps/gate_step.py:make_step\n"
         "    variants: [{backend: eager}]\n    warmup: 2\n    iterations: 20\n    rounds: 4\n"
-        "    threads: 1\n",
+        "    threads: 1\n    env: [COMPILEGATE_PLANT]\n",  # the child sees only what is listed
     )
     first = run_cli(
         "run",
