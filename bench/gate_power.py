@@ -46,6 +46,8 @@ steps:
     iterations: {iterations}
     rounds: 10
     threads: {threads}
+    env: [COMPILEGATE_PLANT, COMPILEGATE_PLANT_PRODUCTS, COMPILEGATE_GATE_WIDTH,
+          COMPILEGATE_GATE_ROWS]
 """
 
 

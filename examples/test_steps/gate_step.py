@@ -9,6 +9,9 @@ COMPILEGATE_PLANT=recompile         from iteration 8 on, batches have 8 more row
 COMPILEGATE_PLANT=numerics          compiled forward scales its output by 1.05
 COMPILEGATE_GATE_WIDTH, _ROWS        hidden width and batch rows (default 128 and 16; the gate
                                     power bench uses a bigger step, see bench/gate_power.py)
+
+The measuring child sees only an allow-listed environment: a config measuring this step
+lists the ones it sets, e.g. `env: [COMPILEGATE_PLANT]`.
 """
 
 import os

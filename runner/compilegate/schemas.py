@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
+import re
 import sys
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+from .errors import UsageError
+
 SCHEMA_NAMES = ("config", "result", "baseline")
+# 4.18 brought the `referencing` registry that validation_errors resolves $refs with.
+JSONSCHEMA_MINIMUM = (4, 18)
 
 
 def schema_dir() -> Path:
@@ -37,9 +43,25 @@ def format_key_path(path: Sequence[Any]) -> str:
     return out or "(top level)"
 
 
+def require_jsonschema() -> None:
+    """A UsageError (exit 2) saying what to install when the jsonschema found is too old."""
+    try:
+        installed = importlib.metadata.version("jsonschema")
+    except importlib.metadata.PackageNotFoundError:
+        return  # not installed as a distribution (vendored?): let the import speak
+    numbers = tuple(int(n) for n in re.findall(r"\d+", installed)[:2])
+    if numbers < JSONSCHEMA_MINIMUM:
+        wanted = ".".join(map(str, JSONSCHEMA_MINIMUM))
+        raise UsageError(
+            f"jsonschema {installed} is installed, compilegate needs jsonschema>={wanted}: "
+            f"pip install --upgrade 'jsonschema>={wanted}'"
+        )
+
+
 def validation_errors(document: Any, name: str) -> list[str]:
     """Schema violations of `document` against schemas/<name>.schema.json, each as
     `steps[0].variants[1]: message`, in document order."""
+    require_jsonschema()
     import jsonschema
     from referencing import Registry, Resource
 

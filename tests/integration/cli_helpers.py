@@ -11,6 +11,11 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TORCH_PYTHON = os.environ.get("COMPILEGATE_TORCH_PYTHON", sys.executable)
+# A step measured in seconds: backend eager (no compile), one eager process, no numerics.
+QUICK_STEP_SETTINGS = (
+    "    variants: [{backend: eager}]\n    warmup: 1\n    iterations: 4\n    rounds: 2\n"
+    "    eager_processes: 1\n    numerics: {enabled: false}\n"
+)
 
 
 @dataclass

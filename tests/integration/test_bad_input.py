@@ -39,6 +39,10 @@ def assert_one_line_error(run, code: int, *fragments: str) -> None:
             ["steps[0].entry", "defines no function 'make_nothing'"],
         ),
         ("  - name: a\n    entry: ../../etc/x.py:f\n", ["outside the repository"]),
+        (
+            "  - name: a\n    entry: x.py:f\n    ? [a, b]\n    : 1\n",
+            ["bad.yml:5:", "a key must be a plain value, found a list"],
+        ),
     ],
 )
 def test_config_mistakes_exit_2(tmp_path: Path, body: str, fragments: list[str]) -> None:
@@ -60,6 +64,29 @@ def test_usage_mistakes_exit_2(tmp_path: Path) -> None:
     assert_one_line_error(run, 2, "--step 'zzz' is not declared")
     run = run_cli("run", "--config", str(tmp_path / "missing.yml"))
     assert_one_line_error(run, 2, "missing.yml: config file not found")
+
+    # Found before anything is measured: no child is started (no progress lines), no result.
+    run = run_cli("run", "--config", str(config), "--repo", str(REPO_ROOT), "--out", str(tmp_path))
+    assert_one_line_error(run, 2, f"--out {tmp_path}: is a directory")
+    for baseline, fragment in [
+        (tmp_path / "missing.json", "baseline file not found"),
+        (config, "baseline is not valid JSON"),
+        (tmp_path, "found a directory"),
+    ]:
+        out = tmp_path / "r.json"
+        run = run_cli(
+            "run",
+            "--config",
+            str(config),
+            "--repo",
+            str(REPO_ROOT),
+            "--out",
+            str(out),
+            "--baseline",
+            str(baseline),
+        )
+        assert_one_line_error(run, 2, f"{baseline}: ", fragment)
+        assert not out.exists(), "nothing is measured before the baseline is known good"
     python_without_torch = tmp_path / "python"
     python_without_torch.write_text('#!/bin/sh\nexec /usr/bin/env python3 -S "$@"\n')
     python_without_torch.chmod(0o755)

@@ -21,7 +21,7 @@ BREAK_LINE = 1 + (REPO_ROOT / "examples/test_steps/gate_step.py").read_text().sp
 STEP = (
     "  - name: gate\n    entry: examples/test_steps/gate_step.py:make_step\n"
     "    variants: [{backend: eager}]\n    warmup: 2\n    iterations: 20\n    rounds: 4\n"
-    "    threads: 1\n"
+    "    threads: 1\n    env: [COMPILEGATE_PLANT]\n"  # the child sees only what is listed
 )
 # What a pull request could write to wave its own regression through.
 HOSTILE_THRESHOLDS = (

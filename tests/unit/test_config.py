@@ -152,3 +152,49 @@ def test_select_unknown_step_lists_declared(tmp_path: Path) -> None:
 def test_example_config_is_valid(repo_root: Path) -> None:
     config = Config.from_file(repo_root / "examples" / "compilegate.yml")
     assert config.steps[0].name == "transformer"
+
+
+ENV_STEP = """\
+version: 1
+defaults: {env: [DATA_DIR]}
+steps:
+  - name: hub
+    entry: a.py:f
+    env: [HF_HOME, TORCH_HOME]
+  - name: plain
+    entry: a.py:f
+"""
+
+
+def test_env_opt_in_is_per_step_with_defaults(tmp_path: Path) -> None:
+    hub, plain = load(ENV_STEP, tmp_path).steps
+    assert hub.env == ("HF_HOME", "TORCH_HOME")
+    assert plain.env == ("DATA_DIR",)
+    assert load(GOOD, tmp_path).steps[0].env == ()
+
+
+@pytest.mark.parametrize(
+    ("names", "fragments"),
+    [
+        ("[HF_HOME, GITHUB_TOKEN]", ["compilegate.yml:5: steps[0].env[1]: GITHUB_TOKEN", "GITHUB"]),
+        ("[WANDB_API_KEY]", ["steps[0].env[0]: WANDB_API_KEY is never passed", "KEY"]),
+        ("[AWS_REGION]", ["steps[0].env[0]: AWS_REGION", "AWS_* family"]),
+        ("[MY_SECRET_PATH]", ["steps[0].env[0]", "SECRET"]),
+        ("[PYTHONPATH]", ["steps[0].env[0]: PYTHONPATH", "without PYTHONPATH"]),
+        ("[HOME]", ["steps[0].env[0]: HOME", "compilegate sets it"]),
+        ("[1BAD]", ["steps[0].env[0]", "does not match"]),
+        ("[HF_HOME, HF_HOME]", ["steps[0].env", "non-unique"]),
+    ],
+)
+def test_env_opt_in_of_a_secret_or_controlled_name_is_a_config_error(
+    tmp_path: Path, names: str, fragments: list[str]
+) -> None:
+    text = f"version: 1\nsteps:\n  - name: s\n    entry: a.py:f\n    env: {names}\n"
+    message = error_of(text, tmp_path)
+    for fragment in fragments:
+        assert fragment in message, message
+
+
+def test_env_opt_in_in_defaults_is_checked_too(tmp_path: Path) -> None:
+    message = error_of(ENV_STEP.replace("[DATA_DIR]", "[DATA_DIR, SSH_AUTH_SOCK]"), tmp_path)
+    assert "compilegate.yml:2: defaults.env[1]: SSH_AUTH_SOCK is never passed" in message

@@ -28,7 +28,7 @@ class FakeLauncher:
     def __init__(self, *documents: dict) -> None:
         self.documents = list(documents)
 
-    def run(self, spec: dict, *, label: str, timeout_s: float) -> ChildOutcome:
+    def run(self, spec: dict, *, label: str, timeout_s: float, **_: object) -> ChildOutcome:
         return ChildOutcome(document=self.documents.pop(0), error=None)
 
 

@@ -1,7 +1,11 @@
 """The child process: imports user code and torch, measures, writes one JSON file.
 
 Started by run/launcher.py as `<python> -c <bootstrap> SPEC.json`, possibly under another
-interpreter with another torch, so only the standard library and torch are imported.
+interpreter with another torch (and Python down to 3.8), so only the standard library and
+torch are imported. The bootstrap took the repository (the working directory) off sys.path;
+every harness module is imported before user code puts the repository back
+(import_harness), so a repository file named like a standard-library module (json.py,
+logging.py) never replaces what the harness imports.
 A user's mistake becomes {"status": "error", "error": "..."} in the output file and exit 0;
 a crash (abort, signal, OOM kill) leaves no file, and the parent reports it.
 Progress lines on stderr start with PROGRESS_PREFIX; the parent shows them.
@@ -9,8 +13,10 @@ Progress lines on stderr start with PROGRESS_PREFIX; the parent shows them.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
+import pkgutil
 import sys
 import time
 import traceback
@@ -45,6 +51,7 @@ class Child:
 
         document: dict[str, Any] = {"status": "ok", "error": None}
         try:
+            import_harness()
             document["environment"] = describe_environment()
             if self.spec["kind"] == "probe":
                 self.write(document)
@@ -102,6 +109,16 @@ class Child:
         if numerics.get("enabled"):
             result["numerics"] = run_numerics(builder, settings, variant, self.progress)
         return result
+
+
+def import_harness() -> list[str]:
+    """Import every module of the child package (and so torch) now, while sys.path holds
+    only the interpreter's own folders; returns their names."""
+    package = sys.modules[__package__]
+    names = sorted(info.name for info in pkgutil.iter_modules(package.__path__))
+    for name in names:
+        importlib.import_module(f"{__package__}.{name}")
+    return names
 
 
 class DeviceError(Exception):

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import sys
+import sysconfig
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,11 +40,7 @@ class StepParts:
 
 def load_factory(entry: EntryPoint, repo_root: Path) -> Callable[..., Any]:
     """Import the factory (child process only). Import errors become StepDefinitionError."""
-    # Like `python path/file.py`: the file's folder is importable (sibling modules), and
-    # so is the repository root (the user's packages).
-    for folder in (str(repo_root), str(Path(entry.file).parent)):
-        if folder not in sys.path:
-            sys.path.insert(0, folder)
+    add_import_paths(user_import_paths(entry, repo_root), sys.path)
     try:
         if entry.module is not None:
             module = importlib.import_module(entry.module)
@@ -61,6 +59,59 @@ def load_factory(entry: EntryPoint, repo_root: Path) -> Callable[..., Any]:
     if not callable(factory):
         raise StepDefinitionError(f"{entry.spec}: {entry.function!r} is not callable")
     return factory
+
+
+def user_import_paths(entry: EntryPoint, repo_root: Path) -> list[str]:
+    """Like `python path/file.py`: the file's folder (sibling modules), the repository root
+    (the user's packages), and `src/` when the entry lies there (a src layout, which the
+    parent's entry check accepts)."""
+    root = repo_root.resolve()
+    file = Path(entry.file).resolve()
+    folders = [file.parent, root]
+    if is_inside(file, root / "src"):
+        folders.append(root / "src")
+    unique: list[str] = []
+    for folder in map(str, folders):
+        if folder not in unique:
+            unique.append(folder)
+    return unique
+
+
+def add_import_paths(folders: list[str], path: list[str]) -> None:
+    """Put `folders` on `path` (sys.path) after the standard library's own entries: a
+    repository file named like a standard-library module (json.py, random.py) must not
+    replace it for the harness or for torch, which import lazily; user code still comes
+    before site-packages."""
+    position = stdlib_entries_end(path)
+    for folder in reversed(folders):
+        if folder not in path:
+            path.insert(position, folder)
+
+
+def stdlib_entries_end(path: list[str]) -> int:
+    """The index just past the interpreter's standard-library entries of `path` (its zip,
+    its folder, lib-dynload); where site-packages starts when those are not recognised."""
+    stdlib = {
+        os.path.normcase(os.path.realpath(folder))
+        for folder in (sysconfig.get_path("stdlib"), sysconfig.get_path("platstdlib"))
+        if folder
+    }
+    end = None
+    for index, entry in enumerate(path):
+        if not entry:
+            continue
+        real = os.path.normcase(os.path.realpath(entry))
+        in_stdlib = real in stdlib or (
+            os.path.basename(real) == "lib-dynload" and os.path.dirname(real) in stdlib
+        )
+        if in_stdlib or (entry.endswith(".zip") and os.path.basename(entry).startswith("python")):
+            end = index + 1
+    if end is not None:
+        return end
+    return next(
+        (i for i, entry in enumerate(path) if entry.endswith(("site-packages", "dist-packages"))),
+        0,
+    )
 
 
 def build_parts(

@@ -155,7 +155,7 @@ def command_baseline_update(args: argparse.Namespace) -> int:
 
 
 def compare_and_report(
-    baseline_path: Path | str,
+    baseline: Path | str | Mapping[str, Any],
     result_doc: Mapping[str, Any],
     out_path: Path | str | None,
     stream: TextIO,
@@ -164,10 +164,13 @@ def compare_and_report(
     thresholds_override: Mapping[str, float] | None = None,
     result_path: Path | str | None = None,
 ) -> int:
-    """Compare an in-memory result (checked like a result file) with the baseline file;
-    write the verdicts; the exit code. `result_path`, where the result was written, goes
-    into the command that would refresh the baseline from it."""
-    baseline = read_result_document(baseline_path, role="baseline")
+    """Compare an in-memory result (checked like a result file) with the baseline (a file, or
+    a document already read with read_result_document); write the verdicts; the exit code.
+    `result_path`, where the result was written, goes into the command that would refresh
+    the baseline from it."""
+    baseline_path = baseline if not isinstance(baseline, Mapping) else None
+    if not isinstance(baseline, Mapping):
+        baseline = read_result_document(baseline, role="baseline")
     check_result_document(result_doc, str(result_path or "result"), role="result")
     paths = (result_path, baseline_path) if result_path is not None else None
     return _compare(baseline, result_doc, out_path, stream, fmt, thresholds_override, paths)

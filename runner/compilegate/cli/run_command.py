@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..errors import EXIT_OK, EXIT_RUN_ERROR, UsageError
+from ..errors import EXIT_OK, EXIT_RUN_ERROR, RunInterrupted, UsageError
+
+if TYPE_CHECKING:
+    from ..config import Config
 
 
 def add_parser(commands: Any) -> None:
@@ -67,29 +71,36 @@ def add_parser(commands: Any) -> None:
 def command_run(args: argparse.Namespace) -> int:
     from ..config import Config
     from ..report.result_table import render_result_table
+    from ..run.interrupts import signals_interrupt_the_run
     from ..run.orchestrate import RunOptions, run_config
 
     python = _check_python(args.python)
     config = Config.from_file(args.config, repo_root=args.repo).select(args.step)
+    _check_out_path(args.out)
+    baseline = _read_baseline(args.baseline, config)  # before anything is measured
     options = RunOptions(
         out_path=args.out,
         python=python,
         inductor_cache_dir=args.inductor_cache,
         verbose=args.verbose,
     )
-    document = run_config(config, options)
+    try:
+        with signals_interrupt_the_run():
+            document = run_config(config, options)
+    except RunInterrupted as stop:
+        where = (
+            f"what was measured is in {stop.result_path}"
+            if stop.result_path
+            else "nothing was measured"
+        )
+        sys.stderr.write(f"compilegate: {stop}; {where}\n")
+        return stop.exit_code
     sys.stdout.write(render_result_table(document))
     sys.stdout.write(f"\nresult written to {args.out}\n")
     failed = any(
         s["status"] != "ok" or any(v["status"] != "ok" for v in s["variants"])
         for s in document["steps"]
     )
-    baseline = args.baseline
-    if baseline is None and config.baseline is not None:
-        candidate = config.repo_root / config.baseline
-        baseline = candidate if candidate.is_file() else None
-        if baseline is None:
-            sys.stderr.write(f"note: baseline {config.baseline} not found; nothing compared\n")
     if baseline is not None:
         from .gate_commands import compare_and_report
 
@@ -102,3 +113,31 @@ def _check_python(python: str) -> str:
     if found is None:
         raise UsageError(f"--python {python}: no such interpreter")
     return found
+
+
+def _check_out_path(out: Path) -> None:
+    """`--out` must be a file we can write: checked before minutes of measuring."""
+    if out.is_dir():
+        raise UsageError(f"--out {out}: is a directory; give the result file's path")
+    folder = next((p for p in [out.parent, *out.parent.parents] if p.exists()), None)
+    if folder is not None and not folder.is_dir():
+        raise UsageError(f"--out {out}: {folder} is not a directory")
+    if folder is not None and not os.access(folder, os.W_OK | os.X_OK):
+        raise UsageError(f"--out {out}: cannot write in {folder}")
+
+
+def _read_baseline(path: Path | None, config: Config) -> dict[str, Any] | None:
+    """The baseline to compare with after the run, read and validated now: a missing,
+    unreadable or invalid `--baseline` is a usage error before anything is measured. The
+    config's `baseline:` is compared only when that file exists."""
+    from ..gate.documents import read_result_document
+
+    if path is None and config.baseline is not None:
+        candidate = config.repo_root / config.baseline
+        if not candidate.is_file():
+            sys.stderr.write(f"note: baseline {config.baseline} not found; nothing compared\n")
+            return None
+        path = candidate
+    if path is None:
+        return None
+    return read_result_document(path, role="baseline")

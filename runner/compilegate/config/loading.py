@@ -15,7 +15,8 @@ import jsonschema
 import yaml
 
 from ..errors import ConfigError
-from ..schemas import format_key_path, load_schema
+from ..run.child_env import opt_in_refusal
+from ..schemas import format_key_path, load_schema, require_jsonschema
 from .model import (
     DEFAULT_NUMERICS,
     DEFAULT_STEP_SETTINGS,
@@ -104,6 +105,13 @@ def _build_step(
             f"{source}:{line}: steps[{index}].rounds: {merged['rounds']} rounds need at least "
             f"as many iterations, got iterations: {merged['iterations']}"
         )
+    env_path: list[Any] = ["steps", index, "env"] if "env" in step_raw else ["defaults", "env"]
+    for ni, name in enumerate(merged["env"]):
+        refusal = opt_in_refusal(name)
+        if refusal is not None:
+            path = [*env_path, ni]
+            line = _line_of(node, path)
+            raise ConfigError(f"{source}:{line}: {format_key_path(path)}: {refusal}")
     numerics = NumericsSettings(
         **{**DEFAULT_NUMERICS, **defaults.get("numerics", {}), **step_raw.get("numerics", {})}
     )
@@ -127,6 +135,7 @@ def _build_step(
         eager_processes=merged["eager_processes"],
         numerics=numerics,
         thresholds=thresholds,
+        env=tuple(merged["env"]),
     )
 
 
@@ -137,6 +146,13 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         seen = set()
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=deep)
+            try:
+                hash(key)
+            except TypeError:  # `? [a, b]: 1`: a list or mapping as a key
+                kind = "mapping" if isinstance(key, dict) else type(key).__name__
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"a key must be a plain value, found a {kind}", key_node.start_mark
+                ) from None
             if key in seen:
                 raise yaml.constructor.ConstructorError(
                     None, None, f"duplicate key {key!r}", key_node.start_mark
@@ -162,6 +178,7 @@ def _parse_yaml(text: str, source: str) -> tuple[Any, yaml.Node]:
 
 
 def _validate_schema(raw: dict[str, Any], node: yaml.Node, source: str) -> None:
+    require_jsonschema()
     validator = jsonschema.Draft202012Validator(load_schema("config"))
     errors = sorted(validator.iter_errors(raw), key=lambda e: (len(e.path), list(map(str, e.path))))
     if not errors:

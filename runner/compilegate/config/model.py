@@ -26,6 +26,7 @@ DEFAULT_STEP_SETTINGS: dict[str, Any] = {
     "amp": None,
     "threads": None,
     "eager_processes": 2,
+    "env": [],
 }
 DEFAULT_NUMERICS: dict[str, Any] = {"enabled": True, "steps": 2, "tol": 1e-4, "cosine_min": 0.99}
 DEFAULT_THRESHOLDS: dict[str, float] = {
@@ -119,6 +120,8 @@ class StepConfig:
     eager_processes: int
     numerics: NumericsSettings
     thresholds: dict[str, float] = field(default_factory=dict)
+    # Host variables this step's child may see beyond the allow-list (run/child_env.py).
+    env: tuple[str, ...] = ()
 
     def comparable_settings(self) -> dict[str, Any]:
         """The settings that make two measurements of this step comparable (COMPARABLE_SETTINGS):

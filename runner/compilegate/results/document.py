@@ -56,6 +56,7 @@ def step_skeleton(step: StepConfig) -> dict[str, Any]:
             "eager_processes": step.eager_processes,
             "timeout_s": step.timeout_s,
             "thresholds": dict(step.thresholds),
+            "env": list(step.env),
         },
         "eager": None,
         "variants": [],

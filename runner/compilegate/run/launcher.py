@@ -1,8 +1,15 @@
-"""Run one measurement in a child process: fresh Inductor cache, timeout, crash capture.
+"""Run one measurement in a child process: fresh Inductor cache and HOME, an allow-listed
+environment (child_env.py), timeout, crash capture; the child's whole process group is
+killed when it times out and when the parent is interrupted.
 
-The child may run under another interpreter (`--python`), which need not have compilegate
-installed: the bootstrap loads the package straight from its folder, without putting that
-folder's parent (maybe a site-packages with another torch) on sys.path.
+The child may run under another interpreter (`--python`, maybe Python 3.8), which need not
+have compilegate installed: the bootstrap loads the package straight from its folder, without
+putting that folder's parent (maybe a site-packages with another torch) on sys.path. It runs
+with the repository as working directory (user code opens its files relative to it), so its
+first act is to take the working directory off sys.path: `-c` puts it first, and a
+repository file named like a standard-library module (json.py, platform.py) would otherwise
+replace the harness's own imports. User code is made importable later, by the child
+(child/user_code.py), after the harness has imported what it needs.
 """
 
 from __future__ import annotations
@@ -16,16 +23,20 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
 from ..child.protocol import PROGRESS_PREFIX
+from .child_env import child_environment, harness_variables
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 
 BOOTSTRAP = """\
-import importlib.util, sys
+import sys
+sys.path[:] = [entry for entry in sys.path if entry not in ("", ".")]
+import importlib.util
 spec = importlib.util.spec_from_file_location(
     "compilegate", sys.argv[1] + "/__init__.py", submodule_search_locations=[sys.argv[1]])
 module = importlib.util.module_from_spec(spec)
@@ -34,21 +45,6 @@ spec.loader.exec_module(module)
 from compilegate.child.main import main
 main(sys.argv[2])
 """
-
-# Variables that would change what or how the child measures behind our back.
-SCRUBBED_ENV = (
-    "TORCH_LOGS",
-    "TORCH_TRACE",
-    "TORCHINDUCTOR_CACHE_DIR",
-    "TRITON_CACHE_DIR",
-    "TORCH_COMPILE_DEBUG",
-    "TORCHDYNAMO_DISABLE",
-    "GITHUB_TOKEN",
-    "GH_TOKEN",
-    "INPUT_GITHUB_TOKEN",
-    "ACTIONS_RUNTIME_TOKEN",
-    "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
-)
 TAIL_LINES = 40
 
 
@@ -65,24 +61,38 @@ class ChildOutcome:
 
 @dataclass(frozen=True)
 class ChildLauncher:
+    """Starts measuring children. `host_env` is the environment the allow-list is taken from
+    (the runner's os.environ unless a test passes another)."""
+
     python: str = sys.executable
     shared_cache_dir: Path | None = None
     show_output: bool = False
     stream: TextIO = sys.stderr
+    host_env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
 
-    def run(self, spec: dict[str, Any], *, label: str, timeout_s: float) -> ChildOutcome:
+    def run(
+        self,
+        spec: dict[str, Any],
+        *,
+        label: str,
+        timeout_s: float,
+        env_opt_in: Sequence[str] = (),
+    ) -> ChildOutcome:
+        """Run one child to completion. An interruption (KeyboardInterrupt, RunInterrupted)
+        kills the child's process group before it propagates, and before the child's
+        folder is removed."""
         import time
 
         workdir = Path(tempfile.mkdtemp(prefix="compilegate-"))
         try:
             cache_dir = self.shared_cache_dir or workdir / "inductor-cache"
+            home = workdir / "home"
+            home.mkdir()
             spec = {**spec, "out": str(workdir / "out.json"), "label": label}
             spec_path = workdir / "spec.json"
             spec_path.write_text(json.dumps(spec), encoding="utf-8")
-            env = {k: v for k, v in os.environ.items() if k not in SCRUBBED_ENV}
-            env["TORCHINDUCTOR_CACHE_DIR"] = str(cache_dir)
-            env["TRITON_CACHE_DIR"] = str(Path(cache_dir) / "triton")
-            env["PYTHONUNBUFFERED"] = "1"
+            env = child_environment(self.host_env, env_opt_in)
+            env.update(harness_variables(home, Path(cache_dir), self.host_env))
             started = time.perf_counter()
             outcome = self._spawn(
                 [self.python, "-c", BOOTSTRAP, str(PACKAGE_DIR), str(spec_path)],
@@ -93,10 +103,7 @@ class ChildLauncher:
             outcome.wall_s = time.perf_counter() - started
             out_path = Path(spec["out"])
             if outcome.error is None:
-                if out_path.is_file():
-                    outcome.document = json.loads(out_path.read_text(encoding="utf-8"))
-                else:
-                    outcome.error = "child process exited without writing its result"
+                outcome.document, outcome.error = _read_child_document(out_path)
             if outcome.error is not None:
                 where = f" while {outcome.last_phase}" if outcome.last_phase else ""
                 outcome.error += where
@@ -134,6 +141,11 @@ class ChildLauncher:
             outcome.output_tail = list(tail)
             outcome.error = f"timed out after {timeout_s:g} s (timeout_s)"
             return outcome
+        except BaseException:  # interrupted: the child (own session) must not outlive us
+            _kill_group(process)
+            process.wait()
+            reader.join(timeout=5)
+            raise
         reader.join(timeout=5)
         outcome.output_tail = list(tail)
         if returncode < 0:
@@ -161,6 +173,19 @@ class ChildLauncher:
                 tail.append(line)
                 if self.show_output:
                     self.stream.write(f"    | {line}\n")
+
+
+def _read_child_document(out_path: Path) -> tuple[dict[str, Any] | None, str | None]:
+    """The child's result file, or why there is none (user code can write anything there)."""
+    if not out_path.is_file():
+        return None, "child process exited without writing its result"
+    try:
+        document = json.loads(out_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        return None, f"child process wrote an unreadable result ({type(exc).__name__})"
+    if not isinstance(document, dict):
+        return None, "child process wrote a result that is not a JSON object"
+    return document, None
 
 
 def _kill_group(process: subprocess.Popen[str]) -> None:
