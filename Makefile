@@ -7,8 +7,13 @@ OLD_TORCH     ?= 2.4.1
 CACHE_HOME    ?= $(HOME)/.cache/compilegate
 OLD_VENV      ?= $(CACHE_HOME)/torch-$(OLD_TORCH)
 BIN           := $(VENV)/bin
+# The container tests: a Docker engine and a locally made base image (scripts/docker-setup.sh).
+# REQUIRE_DOCKER=1 turns "no engine" from a loud skip into a failure (CI sets it);
+# SECOND_TORCH adds a second real version to the matrix test (a 6 GB CUDA image).
+REQUIRE_DOCKER ?= 0
+SECOND_TORCH  ?=
 
-.PHONY: demo test test-fast lint venv old-torch-env gpu-check bench clean
+.PHONY: demo test test-fast lint venv old-torch-env docker-env gpu-check bench clean
 
 venv: $(VENV)/.installed
 
@@ -30,11 +35,18 @@ $(OLD_VENV)/.installed:
 	$(OLD_VENV)/bin/pip install -q "torch==$(OLD_TORCH)" "numpy<2"
 	touch $@
 
-test: venv old-torch-env
-	COMPILEGATE_OLD_PYTHON=$(OLD_VENV)/bin/python bash scripts/run-tests.sh $(BIN)/python
+# Without root or a Docker engine the container tests skip, loudly, unless REQUIRE_DOCKER=1.
+docker-env:
+	bash scripts/docker-setup.sh || [ "$(REQUIRE_DOCKER)" != "1" ]
+
+test: venv old-torch-env docker-env
+	COMPILEGATE_OLD_PYTHON=$(OLD_VENV)/bin/python \
+	COMPILEGATE_REQUIRE_DOCKER=$(REQUIRE_DOCKER) \
+	COMPILEGATE_DOCKER_SECOND_TORCH=$(SECOND_TORCH) \
+	bash scripts/run-tests.sh $(BIN)/python
 
 test-fast: venv
-	bash scripts/run-tests.sh $(BIN)/python -m "not compile and not old_torch"
+	bash scripts/run-tests.sh $(BIN)/python -m "not compile and not old_torch and not docker"
 
 lint: venv
 	$(BIN)/python -m ruff check runner tests bench examples

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from .. import __version__
 from ..errors import EXIT_CODES, EXIT_RUN_ERROR, CompilegateError
-from . import gate_commands, publish_command, report_commands, run_command
+from . import gate_commands, matrix_command, publish_command, report_commands, run_command
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -29,6 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     gate_commands.add_parser(commands)
     report_commands.add_parser(commands)
     publish_command.add_parser(commands)
+    matrix_command.add_parser(commands)
     return parser
 
 

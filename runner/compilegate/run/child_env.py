@@ -216,6 +216,37 @@ def child_environment(
     }
 
 
+# Host paths and tools: meaningful on the host only. A container has its own (its image's ENV).
+HOST_ONLY_NAMES = frozenset(
+    {
+        "PATH",
+        "TMPDIR",
+        "USER",
+        "LOGNAME",
+        "LD_LIBRARY_PATH",
+        "CUDA_HOME",
+        "CUDA_PATH",
+        "CC",
+        "CXX",
+        "CPATH",
+        "C_INCLUDE_PATH",
+        "CPLUS_INCLUDE_PATH",
+        "LIBRARY_PATH",
+        "CONDA_PREFIX",
+        "SYSTEMROOT",
+    }
+)
+
+
+def container_environment(
+    host_env: Mapping[str, str], step_opt_in: Sequence[str] = ()
+) -> dict[str, str]:
+    """What a measuring container gets from the host: the child's allow-list and opt-in
+    (locale, GPU selection, what the steps asked for) without the host's own paths."""
+    allowed = child_environment(host_env, step_opt_in)
+    return {name: value for name, value in allowed.items() if name not in HOST_ONLY_NAMES}
+
+
 def measurement_variables(host_env: Mapping[str, str]) -> dict[str, str]:
     """The host's variables that would change a measurement, name → value, sorted: what the
     result records (each is stripped from the child unless a step opts in)."""

@@ -154,24 +154,3 @@ def test_image_is_reused_until_an_input_changes(
     image = docker_client.images.get(again.tag)
     assert image.labels["compilegate.torch-version"] == LOCAL_TORCH
     assert image.attrs["Config"]["User"] not in ("", "0", "root")
-
-
-@pytest.mark.skipif(
-    not os.environ.get("COMPILEGATE_DOCKER_SECOND_TORCH"),
-    reason="SECOND TORCH NOT TESTED: set COMPILEGATE_DOCKER_SECOND_TORCH=2.14.1 (a 6 GB image)",
-)
-def test_two_real_versions(
-    docker_client: Any, local_torch_image: Any, base_image: str, tmp_path: Path
-) -> None:
-    """Two real torch versions side by side, each measured in its own image."""
-    second = os.environ["COMPILEGATE_DOCKER_SECOND_TORCH"]
-    config = write_tiny_config(tmp_path / "config")
-    backend = DockerBackend(docker_client, source_root=REPO_ROOT, base_image=base_image)
-    outcomes = run_matrix(
-        [LOCAL_TORCH, second], backend, config=config, repo=REPO_ROOT,
-        out_dir=tmp_path / "out", timeout_s=900,
-    )  # fmt: skip
-    for outcome in outcomes:
-        assert outcome.ok, (outcome.error, "\n".join(outcome.log_tail))
-        print(f"torch {outcome.torch_version}: prepare {outcome.prepare_s:.1f} s, "
-              f"run {outcome.run_s:.1f} s")  # fmt: skip

@@ -1,0 +1,176 @@
+"""`compilegate matrix`: the same run once per PyTorch version, then one report.
+
+Per version an environment is built or reused (a Docker image, or a cached virtual
+environment with `--backend venv`), `compilegate run` measures in it, and the result lands in
+`OUT_DIR/torch-VERSION/result.json` (or `error.txt` when the version failed). The run set is
+then judged against the baseline with the gate's rules, and the exit code is the gate's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..config import Config
+from ..containers.matrix import check_version, run_matrix
+from ..containers.outcome import VersionOutcome
+from ..errors import UsageError
+from ..gate.documents import read_result_document
+from ..gate.run_set import ERROR_NAME, RESULT_NAME, ResultSource, judge_run_set
+from ..report.comment import render_comment
+from ..report.run_set_text import render_run_set_text
+from ..run.child_env import child_environment, container_environment
+from .report_commands import links_from_environment
+
+BACKENDS = ("docker", "venv")
+
+
+def add_parser(subparsers: Any) -> None:
+    cmd = subparsers.add_parser(
+        "matrix",
+        help="run the steps under several PyTorch versions (one image or venv each), one report",
+        description=(
+            "For each --torch version: build or reuse its environment, measure the declared "
+            "steps in it (repository read-only, no network, no token), then judge every "
+            "version against the baseline in one report. A version that cannot be installed "
+            "or fails is an error row; the others still run."
+        ),
+    )
+    cmd.add_argument(
+        "--torch",
+        action="append",
+        required=True,
+        metavar="VERSION",
+        help="a PyTorch version, e.g. 2.13.0 (repeatable)",
+    )
+    cmd.add_argument("--config", type=Path, default=Path("compilegate.yml"))
+    cmd.add_argument(
+        "--repo", type=Path, default=None, help="repository root (default: the config's folder)"
+    )
+    cmd.add_argument("--step", action="append", default=[], metavar="NAME")
+    cmd.add_argument("--backend", choices=BACKENDS, default="docker")
+    cmd.add_argument("--out-dir", type=Path, default=Path("compilegate-results"), metavar="DIR")
+    cmd.add_argument("--baseline", type=Path, default=None)
+    cmd.add_argument(
+        "--gpus",
+        default=None,
+        metavar="SPEC",
+        help="docker: GPUs as `docker run --gpus` takes them (all, N, device=0,1)",
+    )
+    cmd.add_argument(
+        "--base-image",
+        default=None,
+        metavar="IMAGE",
+        help="docker: the image each version's image is built on",
+    )
+    cmd.add_argument(
+        "--index-url",
+        default=None,
+        metavar="URL",
+        help="where torch is installed from (a CUDA or CPU build index)",
+    )
+    cmd.add_argument(
+        "--rebuild",
+        action="store_true",
+        help="rebuild images / venvs even when one with the same inputs exists",
+    )
+    cmd.add_argument(
+        "--timeout-s",
+        type=float,
+        default=3600.0,
+        help="wall-clock limit of each version's run (default 3600)",
+    )
+    cmd.set_defaults(func=command_matrix)
+
+
+def command_matrix(args: argparse.Namespace) -> int:
+    versions = [check_version(v) for v in args.torch]
+    config = Config.from_file(args.config, repo_root=args.repo).select(args.step)
+    baseline = None
+    if args.baseline is not None:  # a bad baseline is found before hours of measuring
+        baseline = read_result_document(args.baseline, role="baseline")
+    if args.out_dir.exists() and not args.out_dir.is_dir():
+        raise UsageError(f"--out-dir {args.out_dir}: exists and is not a directory")
+    opt_in = sorted({name for step in config.steps for name in step.env})
+    backend, env = _backend(args, opt_in)
+    outcomes = run_matrix(
+        versions,
+        backend,
+        config=args.config.resolve(),
+        repo=config.repo_root,
+        out_dir=args.out_dir,
+        env=env,
+        steps=args.step,
+        timeout_s=args.timeout_s,
+        log=_log,
+    )
+    for outcome in outcomes:
+        if not outcome.ok:
+            _keep_error(outcome, args.out_dir)
+    sources = [  # this run's versions only, not what an earlier run left in the folder
+        ResultSource(args.out_dir / f"torch-{v}" / RESULT_NAME, f"torch-{v}") for v in versions
+    ]
+    run_set = judge_run_set(sources, baseline, str(args.baseline) if args.baseline else None)
+    markdown = render_comment(run_set, links=links_from_environment())
+    (args.out_dir / "report.md").write_text(markdown, encoding="utf-8")
+    sys.stdout.write("\n" + render_run_set_text(run_set))
+    for outcome in outcomes:
+        sys.stdout.write(
+            f"torch {outcome.torch_version}: {outcome.status}, environment "
+            f"{outcome.prepare_s:.0f} s, run {outcome.run_s:.0f} s\n"
+        )
+    sys.stdout.write(f"report: {args.out_dir / 'report.md'}\n")
+    return run_set.exit_code
+
+
+def _backend(args: argparse.Namespace, opt_in: list[str]) -> tuple[Any, dict[str, str]]:
+    """The backend, and the complete environment each version's run gets (never a token)."""
+    if args.backend == "venv":
+        from ..containers.venv_backend import VenvBackend
+
+        return VenvBackend(rebuild=args.rebuild, log=_log), child_environment(os.environ, opt_in)
+    from ..containers.docker_backend import DockerBackend
+    from ..containers.images import DEFAULT_BASE_IMAGE
+
+    try:
+        import docker
+
+        client = docker.from_env(timeout=600)
+        client.ping()
+    except Exception as exc:
+        raise UsageError(
+            f"--backend docker: the Docker engine is unreachable ({type(exc).__name__}); "
+            "start it, or use --backend venv (trusted code only: see the README)"
+        ) from None
+    source_root = Path(__file__).resolve().parents[3]
+    if not (source_root / "pyproject.toml").is_file() or not (source_root / "Dockerfile").is_file():
+        raise UsageError(
+            "--backend docker builds its images from compilegate's source tree, which this "
+            "installation lacks: install compilegate from a checkout (the action does)"
+        )
+    backend = DockerBackend(
+        client,
+        source_root=source_root,
+        base_image=args.base_image or DEFAULT_BASE_IMAGE,
+        index_url=args.index_url,
+        gpus=args.gpus,
+        rebuild=args.rebuild,
+        log=_log,
+    )
+    return backend, container_environment(os.environ, opt_in)
+
+
+def _keep_error(outcome: VersionOutcome, out_dir: Path) -> None:
+    """A failed version leaves error.txt (its error and the last log lines) for the report."""
+    folder = out_dir / f"torch-{outcome.torch_version}"
+    folder.mkdir(parents=True, exist_ok=True)
+    tail = "\n".join(outcome.log_tail[-20:])
+    (folder / ERROR_NAME).write_text(f"{tail}\n{outcome.error}\n".lstrip(), encoding="utf-8")
+
+
+def _log(line: str) -> None:
+    sys.stderr.write(line.rstrip("\n") + "\n")
+    sys.stderr.flush()
