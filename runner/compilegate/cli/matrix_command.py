@@ -164,11 +164,23 @@ def _backend(args: argparse.Namespace, opt_in: list[str]) -> tuple[Any, dict[str
 
 
 def _keep_error(outcome: VersionOutcome, out_dir: Path) -> None:
-    """A failed version leaves error.txt (its error and the last log lines) for the report."""
+    """A failed version leaves error.txt for the report: the build or run log's last lines,
+    then its one-line reason (the report shows the last line)."""
     folder = out_dir / f"torch-{outcome.torch_version}"
     folder.mkdir(parents=True, exist_ok=True)
     tail = "\n".join(outcome.log_tail[-20:])
-    (folder / ERROR_NAME).write_text(f"{tail}\n{outcome.error}\n".lstrip(), encoding="utf-8")
+    text = f"{tail}\n{outcome.error}\n{_reason(outcome)}\n".lstrip()
+    (folder / ERROR_NAME).write_text(text, encoding="utf-8")
+
+
+def _reason(outcome: VersionOutcome) -> str:
+    """pip's or the build's own error line when the log has one (`ERROR: No matching
+    distribution found for torch==0.0.0`), else the outcome's error, shortened."""
+    for line in reversed(outcome.log_tail):
+        text = line.strip().removeprefix(f"[torch {outcome.torch_version}]").strip()
+        if text.startswith(("ERROR:", "error:", "E: ")):
+            return f"torch {outcome.torch_version}: {text}"[:300]
+    return " ".join(str(outcome.error).split())[:300]
 
 
 def _log(line: str) -> None:

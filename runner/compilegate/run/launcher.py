@@ -30,6 +30,7 @@ from typing import Any, TextIO
 
 from ..child.protocol import PROGRESS_PREFIX
 from .child_env import child_environment, harness_variables
+from .progress import ElapsedTicker
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 
@@ -162,17 +163,24 @@ class ChildLauncher:
         self, process: subprocess.Popen[str], outcome: ChildOutcome, tail: collections.deque[str]
     ) -> None:
         assert process.stdout is not None
-        for line in process.stdout:
-            line = line.rstrip("\n")
-            if line.startswith(PROGRESS_PREFIX):
-                message = line[len(PROGRESS_PREFIX) :]
-                outcome.last_phase = message.split("] ", 1)[-1]
-                self.stream.write(f"  {message}\n")
-                self.stream.flush()
-            else:
-                tail.append(line)
-                if self.show_output:
-                    self.stream.write(f"    | {line}\n")
+        ticker = ElapsedTicker(self.stream)
+        try:
+            for line in process.stdout:
+                line = line.rstrip("\n")
+                if line.startswith(PROGRESS_PREFIX):
+                    message = line[len(PROGRESS_PREFIX) :]
+                    outcome.last_phase = message.split("] ", 1)[-1]
+                    ticker.stop()
+                    self.stream.write(f"  {message}\n")
+                    self.stream.flush()
+                    ticker.follow(message)
+                else:
+                    tail.append(line)
+                    if self.show_output:
+                        ticker.stop()
+                        self.stream.write(f"    | {line}\n")
+        finally:
+            ticker.stop()
 
 
 def _read_child_document(out_path: Path) -> tuple[dict[str, Any] | None, str | None]:

@@ -1,0 +1,74 @@
+"""Elapsed seconds on an interactive terminal while a long phase runs (the first compiled
+iteration: Inductor's cold compile can take minutes with no other sign of life).
+
+Only when the stream is a terminal: in CI logs a line rewritten every second is noise, so
+there the child's plain progress lines are all there is.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Callable, TextIO
+
+# Progress messages after which the child may be silent for a long time.
+LONG_PHASES = ("compiling",)
+
+
+class ElapsedTicker:
+    """Rewrites one status line (`\\r  … compiling: 12 s`) until stopped."""
+
+    def __init__(
+        self,
+        stream: TextIO,
+        *,
+        interval_s: float = 1.0,
+        clock: Callable[[], float] = time.monotonic,
+        interactive: bool | None = None,
+    ) -> None:
+        self.stream = stream
+        self.interval_s = interval_s
+        self.clock = clock
+        self.interactive = _is_terminal(stream) if interactive is None else interactive
+        self._lock = threading.Lock()
+        self._stop: threading.Event | None = None
+        self._thread: threading.Thread | None = None
+
+    def follow(self, message: str) -> None:
+        """After each progress line: tick while a long phase runs, else stay quiet."""
+        self.stop()
+        phase = message.split("] ", 1)[-1]
+        if self.interactive and phase.startswith(LONG_PHASES):
+            self._start(phase.split(":", 1)[0])
+
+    def stop(self) -> None:
+        if self._stop is None:
+            return
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        with self._lock:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+        self._stop = self._thread = None
+
+    def _start(self, label: str) -> None:
+        stop = threading.Event()
+        started = self.clock()
+
+        def tick() -> None:
+            while not stop.wait(self.interval_s):
+                with self._lock:
+                    self.stream.write(f"\r  … {label}: {self.clock() - started:.0f} s")
+                    self.stream.flush()
+
+        self._stop = stop
+        self._thread = threading.Thread(target=tick, daemon=True)
+        self._thread.start()
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
