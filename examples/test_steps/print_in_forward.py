@@ -1,5 +1,7 @@
 """Two graph breaks outside loops, each in a different submodule: a `print` in a helper and
-an explicit `torch._dynamo.graph_break()`. Dynamo splits forward into three graphs.
+an explicit `torch._dynamo.graph_break()`. Dynamo splits forward into three graphs. The
+print's graph is cut in Encoder.forward, where it calls the helper (GRAPH SPLIT): the site
+is there, the cause at the print.
 
 Used to cross-check compilegate's break sites against torch._dynamo.explain.
 No compilegate import.
@@ -21,7 +23,7 @@ class Encoder(nn.Module):
         self.fc = nn.Linear(16, 32)
 
     def forward(self, x):
-        return show_stats(torch.tanh(self.fc(x)))
+        return show_stats(torch.tanh(self.fc(x)))  # GRAPH SPLIT: print
 
 
 class Head(nn.Module):

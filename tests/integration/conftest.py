@@ -24,6 +24,7 @@ OLD_TORCH_PYTHON = os.environ.get(
 
 # Tiny steps, short schedules: warm-up 2 (the compile), 4 timed iterations in 2 rounds.
 # Numerics only where it is the point (each check compiles the step once more).
+# name: (file[:factory], variants, numerics)
 DIAGNOSTICS_STEPS = {
     "item_branch": ("item_branch.py", "[{mode: default}, {mode: default, compile: step}]", False),
     "print_in_loop": ("print_in_loop.py", "[{mode: default}]", False),
@@ -37,7 +38,15 @@ DIAGNOSTICS_STEPS = {
     "fp32_mlp": ("fp32_mlp.py", "[{mode: default}]", True),
     "dropout_mlp": ("dropout_mlp.py", "[{mode: default}]", True),
     "compiled_differs": ("compiled_differs.py", "[{mode: default}]", True),
+    "batch_at_call_time": (
+        "batch_at_call_time.py:make_step_with_compiled_error",
+        "[{mode: default}]",
+        True,
+    ),
+    "hf_gpt2": ("hf_gpt2.py", "[{mode: default}]", False),
 }
+# Steps that need a library the measuring interpreter may lack: measured only where it imports.
+STEP_NEEDS = {"hf_gpt2": "transformers"}
 
 
 @dataclass
@@ -47,8 +56,11 @@ class DiagnosticsRun:
     table: str
     child_output: str
     wall_s: float
+    skipped: dict[str, str]  # step -> why this interpreter did not measure it
 
     def variant(self, step: str, variant_id: str = "default") -> dict[str, Any]:
+        if step in self.skipped:
+            pytest.skip(self.skipped[step])
         found = next(s for s in self.document["steps"] if s["name"] == step)
         assert found["status"] == "ok", found["error"]
         chosen = next(v for v in found["variants"] if v["id"] == variant_id)
@@ -88,11 +100,13 @@ def diagnostics_run(measuring_python: str, tmp_path_factory: pytest.TempPathFact
     from compilegate.run.orchestrate import RunOptions, run_config
 
     tmp = tmp_path_factory.mktemp("diagnostics")
+    skipped = missing_libraries(measuring_python)
     body = "".join(
-        f"  - name: {name}\n    entry: examples/test_steps/{file}:make_step\n"
+        f"  - name: {name}\n    entry: examples/test_steps/{entry_spec(file)}\n"
         f"    variants: {variants}\n    warmup: 2\n    iterations: 4\n    rounds: 2\n"
         f"    numerics: {{enabled: {'true' if numerics else 'false'}, steps: 2}}\n"
         for name, (file, variants, numerics) in DIAGNOSTICS_STEPS.items()
+        if name not in skipped
     )
     config_path = write_config(tmp / "compilegate.yml", body)
     stream = io.StringIO()
@@ -108,5 +122,27 @@ def diagnostics_run(measuring_python: str, tmp_path_factory: pytest.TempPathFact
     wall_s = time.perf_counter() - started
     sys.stderr.write(f"\n[diagnostics run with {measuring_python}: {wall_s:.0f} s]\n")
     return DiagnosticsRun(
-        measuring_python, document, render_result_table(document), stream.getvalue(), wall_s
+        measuring_python,
+        document,
+        render_result_table(document),
+        stream.getvalue(),
+        wall_s,
+        skipped,
     )
+
+
+def entry_spec(file: str) -> str:
+    return file if ":" in file else f"{file}:make_step"
+
+
+def missing_libraries(python: str) -> dict[str, str]:
+    """Steps whose library `python` cannot import, with the reason (transformers 5.x needs
+    torch >= 2.6; the old-torch environment holds torch only)."""
+    skipped = {}
+    for step, library in STEP_NEEDS.items():
+        probe = [python, "-c", f"import {library}"]
+        done = subprocess.run(probe, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            error = (done.stderr.strip().splitlines() or ["import failed"])[-1]
+            skipped[step] = f"{library} is not importable by {python}: {error}"
+    return skipped

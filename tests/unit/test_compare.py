@@ -151,6 +151,44 @@ def test_graph_break_sites_are_compared_as_a_set_not_a_count():
     assert [s["file"] for s in new] == ["b.py"] and gone == []
 
 
+def break_site(file: str, line: int, origin: str, cause: tuple[str, int], reason: str) -> dict:
+    """A site as the child reports it since one break is one site: split, cause, origin."""
+    cause_doc = {"file": cause[0], "line": cause[1], "reason": reason}
+    return {**site(file, line, reason), "origin": origin, "cause": cause_doc}
+
+
+GPT2_SPLIT = ("transformers/models/gpt2/modeling_gpt2.py", 703)
+GPT2_CAUSE = ("transformers/modeling_utils.py", 4778)
+
+
+def test_a_new_break_inside_an_installed_library_is_a_regression_named_with_its_cause():
+    new = break_site(*GPT2_SPLIT, "library", GPT2_CAUSE, "logging.Logger method not supported")
+    row = only(compare(variant(), variant(sites=[new])), "graph_break_sites")
+    assert row.verdict == "regression"
+    assert (
+        "new graph break at transformers/models/gpt2/modeling_gpt2.py:703 "
+        "(cause: transformers/modeling_utils.py:4778): logging.Logger method not supported"
+    ) in row.message
+    assert (row.baseline, row.current) == (0, 1)
+
+
+def test_torchs_own_internal_breaks_are_listed_but_not_gated():
+    optimizer = ("torch/optim/optimizer.py", 79)
+    internal = break_site(*optimizer, "torch", optimizer, "Call to torch._dynamo.graph_break()")
+    row = only(compare(variant(), variant(sites=[internal])), "graph_break_sites")
+    assert row.verdict == "pass" and (row.baseline, row.current) == (0, 0)
+
+
+def test_two_breaks_splitting_one_call_are_two_sites_when_causes_are_recorded():
+    """`return self.head(self.encoder(h))`: both inner breaks cut forward at the same line."""
+    first = break_site("model.py", 45, "repo", ("encoder.py", 9), "print")
+    second = break_site("model.py", 45, "repo", ("head.py", 4), "Data-dependent branching")
+    new, gone = diff_graph_break_sites([first], [first, second])
+    assert new == [second] and gone == []
+    legacy = [site("model.py", 45, "print")]  # a baseline from before causes were recorded
+    assert diff_graph_break_sites(legacy, [first, second]) == ([], [])
+
+
 def test_more_fallbacks_to_eager_is_a_regression():
     report = compare(variant(fallbacks=0), variant(fallbacks=2))
     assert only(report, "fallbacks_to_eager").verdict == "regression"

@@ -122,7 +122,11 @@ LOOP_SKIP_24 = (
 
 
 def paths() -> PathClassifier:
-    return PathClassifier(REPO, {"torch": TORCH, "compilegate": "/repo/runner/compilegate"})
+    return PathClassifier(
+        REPO,
+        {"torch": TORCH, "compilegate": "/repo/runner/compilegate"},
+        ["/venv/lib/python3.11/site-packages", "/usr/lib/python3.11"],
+    )
 
 
 def record(
@@ -246,13 +250,40 @@ def test_limit_warning_both_formats():
     assert old["limit"] == "cache_size_limit" and old["value"] == 64 and old["reason"] is None
 
 
-def test_paths_relative_to_repo_and_libraries_are_not_the_users():
+def test_paths_relative_to_repo_or_package_with_their_origin():
     p = paths()
     assert p.classify(STEP) == ("examples/step.py", True)
-    assert p.classify(f"{TORCH}/optim/optimizer.py") == ("torch/optim/optimizer.py", False)
-    assert p.classify("/repo/runner/compilegate/training.py") == ("compilegate/training.py", False)
-    assert p.classify("/repo/.venv/lib/python3.11/site-packages/timm/x.py") == ("timm/x.py", False)
-    assert p.classify("/elsewhere/y.py") == ("/elsewhere/y.py", False)
+    assert p.locate(STEP) == ("examples/step.py", "repo")
+    assert p.locate(f"{TORCH}/optim/optimizer.py") == ("torch/optim/optimizer.py", "torch")
+    assert p.locate("/repo/runner/compilegate/training.py") == (
+        "compilegate/training.py",
+        "harness",
+    )
+    venv_timm = "/repo/.venv/lib/python3.11/site-packages/timm/x.py"
+    assert p.locate(venv_timm) == ("timm/x.py", "library")  # a venv inside the repository
+    assert p.locate("/usr/lib/python3.11/logging/__init__.py") == (
+        "logging/__init__.py",
+        "library",
+    )
+    assert p.locate("/elsewhere/deep/y.py") == (".../deep/y.py", "library")
+    assert p.locate("<eval_with_key>.3") == ("<eval_with_key>.3", "library")
+
+
+def test_reasons_and_guards_lose_the_machines_absolute_paths():
+    p = paths()
+    reason = (
+        "'skip function graph_break in file "
+        "/root/.cache/torch-2.4.1/lib/python3.11/site-packages/torch/_dynamo/decorators.py'"
+    )
+    assert p.relativize(reason) == "'skip function graph_break in file torch/_dynamo/decorators.py'"
+    guard = "___stack0 == 9.5  # h.norm().item()  # /repo/examples/step.py:67 in forward"
+    assert (
+        p.relativize(guard)
+        == "___stack0 == 9.5  # h.norm().item()  # examples/step.py:67 in forward"
+    )
+    assert (
+        p.relativize("expected 4, actual 8 (a/b and 1/2)") == "expected 4, actual 8 (a/b and 1/2)"
+    )
 
 
 def test_sites_are_the_union_of_log_and_graph_break_reasons():
@@ -287,16 +318,20 @@ def test_sites_are_the_union_of_log_and_graph_break_reasons():
 
 
 def test_log_and_reasons_dedupe_on_file_and_line():
+    """One compile each: the .item() frame compiled twice (a recompile: a record and an
+    entry each time); the branch is only in the log."""
+    item = {"reason": "Unsupported Tensor.item() call", "file": STEP, "line": 67}
     snap = {
         "records": [
             record(GB_LOGGER, GB_213),
             record(GB_LOGGER, GB_213_DUP),
             record(GB_LOGGER, GB_27_BRANCH),
         ],
-        "break_reasons": [{"reason": "Unsupported Tensor.item() call", "file": STEP, "line": 67}],
+        "break_reasons": [item, item],
     }
     breaks = build_report(snap, paths())["graph_breaks"]
     assert [(s["line"], s["count"]) for s in breaks["sites"]] == [(30, 1), (67, 2)]
+    assert [s["sources"] for s in breaks["sites"]] == [["log"], ["log", "graph_break_reasons"]]
 
 
 def test_recompiles_merge_log_and_metrics_by_compile_id():
@@ -326,6 +361,7 @@ def test_recompiles_merge_log_and_metrics_by_compile_id():
     assert logged == {
         "function": "forward",
         "file": "examples/step.py",
+        "origin": "repo",
         "line": 18,
         "reason": "tensor 'L['x']' size mismatch at index 0. expected 4, actual 8",
         "reasons": ["tensor 'L['x']' size mismatch at index 0. expected 4, actual 8"],

@@ -6,7 +6,8 @@ version (../shared/reference/torch-compile-instrumentation.md §3-§4), so they 
 
 * graph breaks: the `graph_breaks` artifact log (reason and file:line; misses data-dependent
   branches on 2.1-2.5) united with `torch._dynamo.utils.graph_break_reasons` (sees every break
-  that ended a compiled subgraph, on every version), de-duplicated on (file, line);
+  that ended a compiled subgraph, on every version, with its stack) and CompilationMetrics'
+  graph op counts: one site per break (graph_break_sites.py);
 * frames skipped entirely (a break inside a loop): `counters["frames"]` total - ok, failed
   CompilationMetrics (2.3+), the 2.6+ "falling back to eager" log text and the 2.1-2.5 INFO
   record "Skipping frame because there is a graph break in a for/while loop";
@@ -15,10 +16,11 @@ version (../shared/reference/torch-compile-instrumentation.md §3-§4), so they 
   id N/k, k > 0 (2.3+) that no log record explains (torch 2.4 compiles each instance of a
   module class again without logging a guard failure); the limit-hit WARNING.
 
-Counting choice: `graph_breaks.count` is the number of unique break sites *in the user's
-repository*. Sites inside torch (e.g. the optimizer's own `graph_break()` when compile target
-is "step"), in installed packages or in compilegate's own training loop stay in `sites` with
-`in_repo: false`, after the user's sites, but are not counted: the user cannot fix them.
+Counting choice: `graph_breaks.count` is the number of breaks in the user's repository and
+in installed libraries (`origin` "repo" or "library"): a transformers upgrade that adds a
+break is what users want to see. torch's internal breaks (e.g. the optimizer's own
+`graph_break()` when compile target is "step") stay in `sites` with origin "torch", last,
+but are not counted.
 
 Child-process only: standard library and torch; every private torch API is guarded.
 """
@@ -180,16 +182,17 @@ def take_snapshot(records: list[dict[str, Any]]) -> dict[str, Any]:
     with contextlib.suppress(Exception):
         snap["counters"] = {k: dict(v) for k, v in du.counters.items()}
     for reason in list(getattr(du, "graph_break_reasons", []) or []):
-        stack = list(getattr(reason, "user_stack", None) or [])
-        last = stack[-1] if stack else None
-        snap["break_reasons"].append(
+        # user_stack: the compiled frame's position first, then each inlined call, innermost
+        # (the cause) last.
+        stack = [
             {
-                "reason": str(getattr(reason, "reason", "")),
-                "file": getattr(last, "filename", None),
-                "line": getattr(last, "lineno", None),
-                "function": getattr(last, "name", None),
+                "file": getattr(frame, "filename", None),
+                "line": getattr(frame, "lineno", None),
+                "function": getattr(frame, "name", None),
             }
-        )
+            for frame in list(getattr(reason, "user_stack", None) or [])
+        ]
+        snap["break_reasons"].append({"reason": str(getattr(reason, "reason", "")), "stack": stack})
     try:
         if hasattr(du, "get_compilation_metrics"):
             metrics = du.get_compilation_metrics()
@@ -206,9 +209,14 @@ def take_snapshot(records: list[dict[str, Any]]) -> dict[str, Any]:
         "fail_type",
         "fail_reason",
         "recompile_reason",
+        "graph_op_count",  # 0: the frame's graph before its break was empty (2.3+)
     )
     for entry in metrics:
         snap["metrics"].append({f: _plain(getattr(entry, f, None)) for f in fields})
+    # The metrics deque holds the newest 64 compiles: once full, the oldest are gone and its
+    # entries can no longer be lined up with graph_break_reasons.
+    maxlen = getattr(getattr(du, "_compilation_metrics", None), "maxlen", None)
+    snap["metrics_complete"] = not (maxlen and len(snap["metrics"]) >= maxlen)
     snap["phases_s"] = _compile_phases(du)
     return snap
 

@@ -23,6 +23,7 @@ from .dynamo_logs import (
     strip_compile_id,
     summarize_reason,
 )
+from .graph_break_sites import GATED_ORIGINS, graph_break_sites
 
 _COMPILE_ID_RE = re.compile(r"^(\d+)/(\d+)$")
 
@@ -30,7 +31,13 @@ _COMPILE_ID_RE = re.compile(r"^(\d+)/(\d+)$")
 def build_report(snap: dict[str, Any], paths: PathClassifier) -> dict[str, Any]:
     """Combine a snapshot's sources into the variant's diagnostics (pure; unit-tested)."""
     records = snap.get("records", [])
-    breaks = _graph_breaks(records, snap.get("break_reasons", []), paths)
+    breaks = graph_break_sites(
+        records,
+        snap.get("break_reasons", []),
+        snap.get("metrics", []),
+        paths,
+        metrics_complete=snap.get("metrics_complete", True),
+    )
     limit = next(
         (
             parse_limit_warning(r["text"])
@@ -60,54 +67,6 @@ def build_report(snap: dict[str, Any], paths: PathClassifier) -> dict[str, Any]:
     }
     report["degraded"] = describe_degradation(report)
     return report
-
-
-def _graph_breaks(
-    records: list[dict[str, Any]], break_reasons: list[dict[str, Any]], paths: PathClassifier
-) -> dict[str, Any]:
-    sites: dict[tuple[str, int], dict[str, Any]] = {}
-
-    def site(file: str, line: int) -> dict[str, Any]:
-        shown, in_repo = paths.classify(file)
-        return sites.setdefault(
-            (shown, line),
-            {
-                "file": shown,
-                "line": line,
-                "reason": "",
-                "count": 0,
-                "in_repo": in_repo,
-                "sources": [],
-                "_log": 0,
-                "_reasons": 0,
-            },
-        )
-
-    for record in records:
-        if not record["logger"].endswith("__graph_breaks"):
-            continue
-        parsed = parse_graph_break_record(record["text"], record.get("exc", ""))
-        if parsed is None:
-            continue
-        entry = site(parsed["file"], parsed["line"])
-        entry["_log"] += 1
-        entry["reason"] = entry["reason"] or parsed["reason"]
-        if "log" not in entry["sources"]:
-            entry["sources"].append("log")
-    for reason in break_reasons:
-        if reason.get("file") is None or reason.get("line") is None:
-            continue
-        entry = site(reason["file"], int(reason["line"]))
-        entry["_reasons"] += 1
-        entry["reason"] = entry["reason"] or summarize_reason(reason.get("reason", ""))
-        if "graph_break_reasons" not in entry["sources"]:
-            entry["sources"].append("graph_break_reasons")
-    out = []
-    for entry in sites.values():  # one log record or one subgraph per compile that broke here
-        entry["count"] = max(entry.pop("_log"), entry.pop("_reasons"), 1)
-        out.append(entry)
-    out.sort(key=lambda s: (not s["in_repo"], s["file"], s["line"]))
-    return {"count": sum(1 for s in out if s["in_repo"]), "sites": out}
 
 
 def _recompiles(
@@ -158,12 +117,13 @@ def _recompiles(
         )
     out = []
     for event in events:
-        shown, _ = paths.classify(event["file"])
-        reasons = event["reasons"] or ["unknown guard failure"]
+        shown, origin = paths.locate(event["file"])
+        reasons = [paths.relativize(r) for r in event["reasons"] or ["unknown guard failure"]]
         out.append(
             {
                 "function": event["function"],
                 "file": shown,
+                "origin": origin,
                 "line": event["line"],
                 "reason": strip_compile_id(reasons[0]),
                 "reasons": reasons,
@@ -175,7 +135,9 @@ def _recompiles(
         where = ""
         if limit["function"]:
             where = f"{limit['function']} ({paths.classify(limit['file'])[0]}:{limit['line']}) "
-        last = f"; last reason: {strip_compile_id(limit['reason'])}" if limit["reason"] else ""
+        last = ""
+        if limit["reason"]:
+            last = f"; last reason: {paths.relativize(strip_compile_id(limit['reason']))}"
         message = (
             f"recompile limit hit: {where}runs eagerly from now on "
             f"(config.{limit['limit']} = {limit['value']}{last})"
@@ -202,7 +164,7 @@ def _fallbacks(
         shown, _ = paths.classify(file)
         frames.setdefault(
             (shown, function or "?"),
-            f"{function or 'a frame'} in {shown} fell back to eager: {why}",
+            f"{function or 'a frame'} in {shown} fell back to eager: {paths.relativize(why)}",
         )
 
     for record in records:
@@ -249,12 +211,13 @@ def _fallbacks(
 def describe_degradation(report: dict[str, Any]) -> list[str]:
     """Plain-words sentences for the table's notes: breaks, fallbacks, the recompile limit."""
     notes = []
-    sites = [s for s in report["graph_breaks"]["sites"] if s["in_repo"]]
-    if sites:
-        shown = "; ".join(f"{s['file']}:{s['line']} {break_type(s['reason'])}" for s in sites[:3])
-        more = f"; and {len(sites) - 3} more" if len(sites) > 3 else ""
-        plural = "s" if len(sites) != 1 else ""
-        notes.append(f"{len(sites)} graph break{plural} in your code ({shown}{more})")
+    for origin, where in zip(GATED_ORIGINS, ("in your code", "in installed libraries")):
+        sites = [s for s in report["graph_breaks"]["sites"] if s.get("origin") == origin]
+        if sites:
+            shown = "; ".join(_site_note(s) for s in sites[:3])
+            more = f"; and {len(sites) - 3} more" if len(sites) > 3 else ""
+            plural = "s" if len(sites) != 1 else ""
+            notes.append(f"{len(sites)} graph break{plural} {where} ({shown}{more})")
     notes.extend(report["fallback_reasons"])
     unexplained = report["fallbacks_to_eager"] - len(report["fallback_reasons"])
     if unexplained > 0:
@@ -263,3 +226,12 @@ def describe_degradation(report: dict[str, Any]) -> list[str]:
         notes = [n for n in notes if "recompile limit hit (" not in n]
         notes.append(report["recompiles"]["limit_message"])
     return notes
+
+
+def _site_note(site: dict[str, Any]) -> str:
+    """`model.py:42 print`, or `model.py:42 -> helpers.py:7 print` when the cause is deeper."""
+    cause = site.get("cause") or {}
+    where = f"{site['file']}:{site['line']}"
+    if cause and (cause.get("file"), cause.get("line")) != (site["file"], site["line"]):
+        where += f" -> {cause['file']}:{cause['line']}"
+    return f"{where} {break_type(site['reason'])}"

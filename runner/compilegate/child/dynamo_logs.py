@@ -13,10 +13,16 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-PACKAGE_DIR = Path(__file__).resolve().parent
+HARNESS_DIR = Path(__file__).resolve().parents[1]  # the compilegate package
+_SYSCONFIG_ROOTS = ("stdlib", "platstdlib", "purelib", "platlib")
+# An absolute POSIX path inside free text (a reason, a guard): /a/b..., up to a quote, space,
+# colon or bracket.
+_ABS_PATH_RE = re.compile(r"(?<![\w./~-])/(?:[\w.+@~-]+/)+[\w.+@~-]+")
 
 _GB_NEW_RE = re.compile(
     r"^Graph break in user code at (?P<file>.+?):(?P<line>\d+)\n"
@@ -49,7 +55,7 @@ _LIMIT_RE = re.compile(
 _CLASS_RE = re.compile(r"<class '(?:[\w.]+\.)?(\w+)'>")
 _FALLBACK_MARKERS = ("falling back to eager", "graph break in loop")
 _NOISE_PREFIXES = (
-    "Encountered graph break when attempting",
+    "Encountered graph break",  # "when attempting to trace ...", 2.13 "that we cannot resume"
     "Failed to handle graph break",
     "*** While handling",
     "For more details",
@@ -58,36 +64,72 @@ _NOISE_PREFIXES = (
 
 
 class PathClassifier:
-    """Shows paths relative to the repository and tells the user's files from the rest."""
+    """Shows a file repo- or package-relative and says whose code it is.
 
-    def __init__(self, repo_root: Path, excluded: dict[str, Path]) -> None:
+    Origins: "repo" (the user's repository), "library" (an installed package, the standard
+    library, anything else outside the repository), "torch" (torch's own code) and "harness"
+    (compilegate's training loop). Absolute paths of the machine that measured never reach a
+    result: `transformers/models/gpt2/modeling_gpt2.py`, not `/root/.venv/lib/.../site-packages/`.
+    """
+
+    def __init__(
+        self,
+        repo_root: Path | str,
+        internal: dict[str, Path | str],
+        import_roots: Iterable[Path | str] = (),
+    ) -> None:
         self.repo_root = Path(os.path.abspath(repo_root))
-        self.excluded = {label: Path(os.path.abspath(p)) for label, p in excluded.items()}
+        # label -> folder, shown as label/relative: torch's own code and compilegate's.
+        self.internal = {label: Path(os.path.abspath(p)) for label, p in internal.items()}
+        # sys.path-like folders, deepest first: a file under one is shown as its module path.
+        roots = {Path(os.path.abspath(p)) for p in import_roots}
+        roots = {root for root in roots if len(root.parts) > 2}  # never relative to / or /usr
+        self.import_roots = sorted(roots, key=lambda p: len(p.parts), reverse=True)
 
     @classmethod
     def for_torch(cls, repo_root: Path) -> PathClassifier:
-        excluded = {"compilegate": PACKAGE_DIR}
+        internal = {"compilegate": HARNESS_DIR}
         with contextlib.suppress(Exception):
             import torch
 
-            excluded["torch"] = Path(torch.__file__).parent
-        return cls(repo_root, excluded)
+            internal["torch"] = Path(torch.__file__).parent
+        roots = [p for p in sys.path if p and os.path.isabs(p)]
+        with contextlib.suppress(Exception):
+            import sysconfig
+
+            roots.extend(sysconfig.get_paths()[key] for key in _SYSCONFIG_ROOTS)
+        return cls(repo_root, internal, roots)
+
+    def locate(self, file: str | None) -> tuple[str, str]:
+        """(path to show, origin) of one file."""
+        if not file:
+            return "<unknown>", "library"
+        if file.startswith("<"):  # <string>, <eval_with_key>.3: generated code
+            return file, "library"
+        path = Path(os.path.abspath(os.path.join(self.repo_root, file)))
+        for label, root in self.internal.items():
+            if _is_under(path, root):
+                origin = "torch" if label == "torch" else "harness"
+                return f"{label}/{path.relative_to(root).as_posix()}", origin
+        parts = path.parts
+        for marker in ("site-packages", "dist-packages"):  # also a venv inside the repository
+            if marker in parts:
+                return "/".join(parts[len(parts) - parts[::-1].index(marker) :]), "library"
+        if _is_under(path, self.repo_root):
+            return path.relative_to(self.repo_root).as_posix(), "repo"
+        for root in self.import_roots:
+            if _is_under(path, root) and path != root:
+                return path.relative_to(root).as_posix(), "library"
+        return ".../" + "/".join(parts[-2:]), "library"  # nothing to be relative to
 
     def classify(self, file: str | None) -> tuple[str, bool]:
         """(path to show, inside the user's repository and not a library or compilegate)."""
-        if not file:
-            return "<unknown>", False
-        path = Path(os.path.abspath(os.path.join(self.repo_root, file)))
-        for label, root in self.excluded.items():
-            if _is_under(path, root):
-                return f"{label}/{path.relative_to(root).as_posix()}", False
-        parts = path.parts
-        for marker in ("site-packages", "dist-packages"):
-            if marker in parts:
-                return "/".join(parts[parts.index(marker) + 1 :]), False
-        if _is_under(path, self.repo_root):
-            return path.relative_to(self.repo_root).as_posix(), True
-        return str(path), False
+        shown, origin = self.locate(file)
+        return shown, origin == "repo"
+
+    def relativize(self, text: str) -> str:
+        """Every absolute path in a reason or guard text, shown as `locate` shows it."""
+        return _ABS_PATH_RE.sub(lambda match: self.locate(match.group(0))[0], text)
 
 
 def _is_under(path: Path, root: Path) -> bool:

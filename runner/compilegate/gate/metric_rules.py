@@ -326,17 +326,22 @@ def judge_count(
 def judge_graph_breaks(
     subject: Subject, base_gb: Doc | None, cur_gb: Doc | None, allowed_new: float
 ) -> MetricVerdict | None:
-    """New sites (by file and line) are named; a site that only moved lines is not new."""
+    """New sites (by file and line) are named; a site that only moved lines is not new.
+
+    Breaks in the user's code and in installed libraries are judged; torch's own internal
+    breaks (origin "torch", e.g. the optimizer's graph_break()) are listed, not gated.
+    """
     unjudged = _missing(
         subject, "graph_break_sites", "graph breaks", base_gb, cur_gb, numeric=False
     )
     if unjudged is not None or base_gb is None or cur_gb is None:
         return unjudged
-    base_sites, cur_sites = base_gb.get("sites", []), cur_gb.get("sites", [])
+    base_sites = gated_sites(base_gb.get("sites", []))
+    cur_sites = gated_sites(cur_gb.get("sites", []))
     new, gone = diff_graph_break_sites(base_sites, cur_sites)
     if new:
         verdict = "regression" if len(new) > allowed_new else "pass"
-        message = f"new graph break at {site_name(new[0])}: {new[0]['reason']}"
+        message = f"new graph break at {break_name(new[0])}: {new[0]['reason']}"
         if len(new) > 1:
             message += f"; and {len(new) - 1} more: " + ", ".join(map(site_name, new[1:4]))
         if verdict == "pass":
@@ -400,12 +405,16 @@ def judge_numerics(
 def diff_graph_break_sites(
     base_sites: Iterable[Doc], cur_sites: Iterable[Doc]
 ) -> tuple[list[Doc], list[Doc]]:
-    """(new sites, gone sites), keyed by (file, line).
+    """(new sites, gone sites), keyed by (file, line), and by the cause's (file, line) too when
+    both sides record causes (two breaks can split a graph at the same call).
 
     A break that moved (same file and reason, gone from one line, new at another) is the same
     break: an edit above it must not be reported as a new graph break.
     """
-    base_unique, cur_unique = _unique_sites(base_sites), _unique_sites(cur_sites)
+    base_sites, cur_sites = list(base_sites), list(cur_sites)
+    with_cause = all("cause" in s for s in [*base_sites, *cur_sites])
+    base_unique = _unique_sites(base_sites, with_cause)
+    cur_unique = _unique_sites(cur_sites, with_cause)
     new = [s for key, s in cur_unique.items() if key not in base_unique]
     gone = [s for key, s in base_unique.items() if key not in cur_unique]
     really_new = []
@@ -431,6 +440,20 @@ def recompile_detail(base: Doc, cur: Doc) -> str:
     if cur_rc.get("limit_hit") and not base_rc.get("limit_hit"):
         detail += "; the recompile limit was hit: that frame now runs eagerly"
     return detail
+
+
+def gated_sites(sites: Iterable[Doc]) -> list[Doc]:
+    """Sites in the user's code or an installed library (documents before `origin` was
+    recorded: every site, as then)."""
+    return [s for s in sites if s.get("origin", "repo") in ("repo", "library")]
+
+
+def break_name(site: Doc) -> str:
+    """`model.py:42`, with the cause when it is elsewhere: `model.py:42 (cause: util.py:7)`."""
+    cause = site.get("cause") or {}
+    if not cause or (cause.get("file"), cause.get("line")) == (site["file"], site.get("line")):
+        return site_name(site)
+    return f"{site_name(site)} (cause: {site_name(cause)})"
 
 
 def site_name(site: Doc) -> str:
@@ -508,10 +531,13 @@ def _numerics_detail(numerics: Doc) -> str:
     return f": {numerics['reason']}" if numerics.get("reason") else ""
 
 
-def _unique_sites(sites: Iterable[Doc]) -> dict[tuple[str, Any], Doc]:
-    unique: dict[tuple[str, Any], Doc] = {}
+def _unique_sites(sites: Iterable[Doc], with_cause: bool) -> dict[tuple[Any, ...], Doc]:
+    unique: dict[tuple[Any, ...], Doc] = {}
     for site in sites:
-        unique.setdefault((site["file"], site["line"]), site)
+        key: tuple[Any, ...] = (site["file"], site["line"])
+        if with_cause:
+            key += (site["cause"].get("file"), site["cause"].get("line"))
+        unique.setdefault(key, site)
     return unique
 
 

@@ -77,6 +77,6 @@ def _in_repo(item: Doc) -> bool:
     file = item.get("file")
     if not isinstance(file, str) or not file or file.startswith(("/", "<")):
         return False
-    if item.get("in_repo") is False or item.get("origin") in ("library", "torch"):
+    if item.get("in_repo") is False or item.get("origin") in ("library", "torch", "harness"):
         return False
     return ".." not in file.split("/")

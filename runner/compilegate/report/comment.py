@@ -272,10 +272,7 @@ def _breaks_and_recompiles(
             where = inert(f"{step.get('name')}/{variant.get('id')}")
             for site in ((variant.get("graph_breaks") or {}).get("sites") or [])[:SITES_SHOWN]:
                 total += 1
-                lines.append(
-                    f"- {where}: graph break at {_site_link(site, links)}: "
-                    f"{inert(site.get('reason', ''), max_chars=400)}"
-                )
+                lines.append(f"- {where}: {_site_line(site, links)}")
             events = (variant.get("recompiles") or {}).get("events") or []
             for event in events[:SITES_SHOWN]:
                 total += 1
@@ -289,10 +286,26 @@ def _breaks_and_recompiles(
     return (total, "\n".join(lines)) if lines else None
 
 
+def _site_line(site: Mapping[str, Any], links: LinkContext) -> str:
+    """`graph break at model.py:24 (caused at layers.py:61): reason`; torch's own are marked."""
+    origin = site.get("origin") or ("repo" if site.get("in_repo") else "library")
+    kind = "graph break inside torch (not gated)" if origin == "torch" else "graph break"
+    text = f"{kind} at {_site_link(site, links)}"
+    cause = site.get("cause") or {}
+    if cause and (cause.get("file"), cause.get("line")) != (site.get("file"), site.get("line")):
+        cause_site = {**cause, "origin": origin if cause.get("file") == site.get("file") else None}
+        text += f" (caused at {_site_link(cause_site, links)})"
+    reason = cause.get("reason") or site.get("reason", "")
+    return f"{text}: {inert(reason, max_chars=400)}"
+
+
 def _site_link(site: Mapping[str, Any], links: LinkContext) -> str:
+    """`file:line`, linked to the head commit when the file is the repository's."""
     path, line = str(site.get("file") or "?"), site.get("line")
     text = inert(f"{path}:{line}" if line is not None else path)
-    in_repo = site.get("in_repo", not path.startswith("/"))
+    in_repo = site.get("origin") == "repo" or (
+        site.get("origin") is None and site.get("in_repo", False)
+    )
     url = links.blob_url(path, line) if in_repo else None
     return f"[{text}]({url})" if url else text
 
