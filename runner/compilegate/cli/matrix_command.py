@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from ..run.child_env import child_environment, container_environment
 from .report_commands import links_from_environment
 
 BACKENDS = ("docker", "venv")
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # pip colours its errors inside a build log
 
 
 def add_parser(subparsers: Any) -> None:
@@ -168,7 +170,7 @@ def _keep_error(outcome: VersionOutcome, out_dir: Path) -> None:
     then its one-line reason (the report shows the last line)."""
     folder = out_dir / f"torch-{outcome.torch_version}"
     folder.mkdir(parents=True, exist_ok=True)
-    tail = "\n".join(outcome.log_tail[-20:])
+    tail = "\n".join(_ANSI.sub("", line) for line in outcome.log_tail[-20:])
     text = f"{tail}\n{outcome.error}\n{_reason(outcome)}\n".lstrip()
     (folder / ERROR_NAME).write_text(text, encoding="utf-8")
 
@@ -177,7 +179,7 @@ def _reason(outcome: VersionOutcome) -> str:
     """pip's or the build's own error line when the log has one (`ERROR: No matching
     distribution found for torch==0.0.0`), else the outcome's error, shortened."""
     for line in reversed(outcome.log_tail):
-        text = line.strip().removeprefix(f"[torch {outcome.torch_version}]").strip()
+        text = _ANSI.sub("", line).strip().removeprefix(f"[torch {outcome.torch_version}]").strip()
         if text.startswith(("ERROR:", "error:", "E: ")):
             return f"torch {outcome.torch_version}: {text}"[:300]
     return " ".join(str(outcome.error).split())[:300]
