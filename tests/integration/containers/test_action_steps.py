@@ -99,9 +99,11 @@ class Runner:
             env = {**base_env, "GITHUB_OUTPUT": str(output)}
             env.update({k: self.render(v) for k, v in (step.get("env") or {}).items()})
             cwd = workdir / self.render(step.get("working-directory", "."))
+            # How GitHub runs `shell: bash`: bash --noprofile --norc -eo pipefail {0}
+            command = ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]]
             proc = subprocess.run(
-                ["bash", "-e", "-c", step["run"]], cwd=cwd, env=env, capture_output=True,
-                text=True, check=False, timeout=3000,
+                command, cwd=cwd, env=env, capture_output=True, text=True, check=False,
+                timeout=3000,
             )  # fmt: skip
             if "id" in step:
                 self.steps[step["id"]] = parse_outputs(output.read_text())
@@ -129,9 +131,10 @@ def repository(tmp: Path) -> Path:
     """A small user repository: the tiny MLP and its compilegate.yml."""
     repo = tmp / "repo"
     (repo / "train").mkdir(parents=True)
-    shutil.copy(REPO_ROOT / "examples/test_steps/tiny_mlp.py", repo / "train" / "step.py")
+    for name in ("tiny_mlp.py", "classification.py"):  # the step and the helper it imports
+        shutil.copy(REPO_ROOT / "examples/test_steps" / name, repo / "train" / name)
     (repo / "compilegate.yml").write_text(
-        "version: 1\nsteps:\n  - name: tiny\n    entry: train/step.py:make_step\n"
+        "version: 1\nsteps:\n  - name: tiny\n    entry: train/tiny_mlp.py:make_step\n"
         "    device: cpu\n    variants: [{mode: default}]\n    warmup: 2\n    iterations: 6\n"
         "    rounds: 2\n    threads: 1\n    timeout_s: 600\n    numerics: {enabled: false}\n"
     )
