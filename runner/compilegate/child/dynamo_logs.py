@@ -18,6 +18,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from ..paths import is_inside
+
 HARNESS_DIR = Path(__file__).resolve().parents[1]  # the compilegate package
 _SYSCONFIG_ROOTS = ("stdlib", "platstdlib", "purelib", "platlib")
 # An absolute POSIX path inside free text (a reason, a guard): /a/b..., up to a quote, space,
@@ -108,17 +110,17 @@ class PathClassifier:
             return file, "library"
         path = Path(os.path.abspath(os.path.join(self.repo_root, file)))
         for label, root in self.internal.items():
-            if _is_under(path, root):
+            if is_inside(path, root):
                 origin = "torch" if label == "torch" else "harness"
                 return f"{label}/{path.relative_to(root).as_posix()}", origin
         parts = path.parts
         for marker in ("site-packages", "dist-packages"):  # also a venv inside the repository
             if marker in parts:
                 return "/".join(parts[len(parts) - parts[::-1].index(marker) :]), "library"
-        if _is_under(path, self.repo_root):
+        if is_inside(path, self.repo_root):
             return path.relative_to(self.repo_root).as_posix(), "repo"
         for root in self.import_roots:
-            if _is_under(path, root) and path != root:
+            if is_inside(path, root) and path != root:
                 return path.relative_to(root).as_posix(), "library"
         return ".../" + "/".join(parts[-2:]), "library"  # nothing to be relative to
 
@@ -130,14 +132,6 @@ class PathClassifier:
     def relativize(self, text: str) -> str:
         """Every absolute path in a reason or guard text, shown as `locate` shows it."""
         return _ABS_PATH_RE.sub(lambda match: self.locate(match.group(0))[0], text)
-
-
-def _is_under(path: Path, root: Path) -> bool:
-    try:
-        path.relative_to(root)
-    except ValueError:
-        return False
-    return True
 
 
 def parse_graph_break_record(text: str, exc_text: str = "") -> dict[str, Any] | None:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
+from ..paths import is_inside
 from .images import DEFAULT_BASE_IMAGE, BuiltImage, ImageSpec, ensure_image
 from .outcome import LogSink, RunCompleted, RunRequest
 
@@ -82,7 +83,7 @@ def container_command(request: RunRequest) -> tuple[list[str], dict[str, dict[st
         str(repo): {"bind": WORKSPACE, "mode": "ro"},
         str(request.out_dir.resolve()): {"bind": OUT, "mode": "rw"},
     }
-    if config.is_relative_to(repo):
+    if is_inside(config, repo):
         config_in_container = f"{WORKSPACE}/{config.relative_to(repo).as_posix()}"
     else:
         volumes[str(config)] = {"bind": CONFIG_MOUNT, "mode": "ro"}
