@@ -19,7 +19,7 @@ from ..github.actions_env import ActionsContext
 from ..github.publish import make_client, publish
 from ..report.annotations import annotations_for
 from ..report.comment import LinkContext, render_comment
-from .report_commands import build_run_set, checked_marker
+from .report_commands import add_run_set_arguments, build_run_set, checked_marker
 
 
 def add_parser(subparsers: Any) -> None:
@@ -33,10 +33,7 @@ def add_parser(subparsers: Any) -> None:
             "request the comment is skipped, and said so."
         ),
     )
-    cmd.add_argument("--result", action="append", default=[], type=Path, metavar="PATH")
-    cmd.add_argument("--results-dir", type=Path, default=None, metavar="DIR")
-    cmd.add_argument("--baseline", type=Path, default=None, metavar="PATH")
-    cmd.add_argument("--comment-key", default="default", metavar="KEY")
+    add_run_set_arguments(cmd)
     cmd.add_argument(
         "--token-env",
         default="GITHUB_TOKEN",

@@ -29,22 +29,7 @@ def add_parser(subparsers: Any) -> None:
             "its error. The exit code is the gate's: the most severe version decides."
         ),
     )
-    report.add_argument(
-        "--result",
-        action="append",
-        default=[],
-        type=Path,
-        metavar="PATH",
-        help="a result document (repeatable)",
-    )
-    report.add_argument(
-        "--results-dir",
-        type=Path,
-        default=None,
-        metavar="DIR",
-        help="a folder of results: one torch-VERSION/result.json per version, or *.json",
-    )
-    report.add_argument("--baseline", type=Path, default=None, metavar="PATH")
+    add_run_set_arguments(report)
     report.add_argument("--format", choices=FORMATS, default="text")
     report.add_argument(
         "--out",
@@ -53,13 +38,39 @@ def add_parser(subparsers: Any) -> None:
         metavar="PATH",
         help="write the report here instead of standard output",
     )
-    report.add_argument(
+    report.set_defaults(func=command_report)
+
+
+def add_run_set_arguments(cmd: Any) -> None:
+    """What names a run set (the results, the baseline) and its comment: report and publish."""
+    cmd.add_argument(
+        "--result",
+        action="append",
+        default=[],
+        type=Path,
+        metavar="PATH",
+        help="a result document (repeatable)",
+    )
+    cmd.add_argument(
+        "--results-dir",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="a folder of results: torch-VERSION/result.json per version, or result*.json files",
+    )
+    cmd.add_argument(
+        "--baseline",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="the baseline every result is judged against",
+    )
+    cmd.add_argument(
         "--comment-key",
         default="default",
         metavar="KEY",
         help="the sticky comment's marker key (two workflows, two comments)",
     )
-    report.set_defaults(func=command_report)
 
 
 def build_run_set(args: argparse.Namespace) -> RunSetVerdict:
