@@ -124,6 +124,7 @@ def _build_step(
         amp=merged["amp"],
         threads=merged["threads"],
         eager_processes=merged["eager_processes"],
+        variant_processes=merged["variant_processes"],
         numerics=numerics,
         thresholds=thresholds,
     )

@@ -25,7 +25,8 @@ DEFAULT_STEP_SETTINGS: dict[str, Any] = {
     "seed": 0,
     "amp": None,
     "threads": None,
-    "eager_processes": 2,
+    "eager_processes": 1,
+    "variant_processes": 4,
 }
 DEFAULT_NUMERICS: dict[str, Any] = {"enabled": True, "steps": 2, "tol": 1e-4, "cosine_min": 0.99}
 DEFAULT_THRESHOLDS: dict[str, float] = {
@@ -119,6 +120,7 @@ class StepConfig:
     eager_processes: int
     numerics: NumericsSettings
     thresholds: dict[str, float] = field(default_factory=dict)
+    variant_processes: int = DEFAULT_STEP_SETTINGS["variant_processes"]
 
     def comparable_settings(self) -> dict[str, Any]:
         """The settings that make two measurements of this step comparable (COMPARABLE_SETTINGS):

@@ -70,12 +70,22 @@ class ChildLauncher:
     show_output: bool = False
     stream: TextIO = sys.stderr
 
-    def run(self, spec: dict[str, Any], *, label: str, timeout_s: float) -> ChildOutcome:
+    def run(
+        self,
+        spec: dict[str, Any],
+        *,
+        label: str,
+        timeout_s: float,
+        cache_dir: Path | None = None,
+    ) -> ChildOutcome:
+        """Run one child. Its Inductor cache is `cache_dir` when given (a variant's later
+        processes reuse the cache its first process compiled into), else the shared one,
+        else a fresh one that goes with the child."""
         import time
 
         workdir = Path(tempfile.mkdtemp(prefix="compilegate-"))
         try:
-            cache_dir = self.shared_cache_dir or workdir / "inductor-cache"
+            cache_dir = cache_dir or self.shared_cache_dir or workdir / "inductor-cache"
             spec = {**spec, "out": str(workdir / "out.json"), "label": label}
             spec_path = workdir / "spec.json"
             spec_path.write_text(json.dumps(spec), encoding="utf-8")

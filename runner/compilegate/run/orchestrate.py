@@ -6,8 +6,12 @@ written after every child so nothing already measured is lost.
 
 from __future__ import annotations
 
+import contextlib
+import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -16,6 +20,7 @@ from ..child.protocol import EntryPoint
 from ..config import Config, StepConfig
 from ..errors import UsageError
 from ..results.document import (
+    add_process,
     eager_entry,
     finish_step,
     new_document,
@@ -138,11 +143,11 @@ def measure_step(
                 "compile_target": variant.compile_target,
             },
         }
-        outcome = launcher.run(spec, label=f"{step.name}/{variant.id}", timeout_s=step.timeout_s)
-        error = _outcome_error(outcome)
+        with _variant_cache(launcher) as cache_dir:
+            entry, error = _measure_variant(step, variant, spec, launcher, cache_dir, stream)
         if error is None:
-            assert outcome.document is not None
-            step_doc["variants"].append(variant_entry(variant, outcome.document))
+            assert entry is not None
+            step_doc["variants"].append(entry)
         else:
             failed = variant_skeleton(variant)
             failed.update(status="error", error=error)
@@ -150,6 +155,57 @@ def measure_step(
             stream.write(f"[{step.name}] variant {variant.id} error: {error}\n")
         save()
     finish_step(step_doc)
+
+
+def _measure_variant(
+    step: StepConfig,
+    variant: Any,
+    spec: dict[str, Any],
+    launcher: ChildLauncher,
+    cache_dir: Path | None,
+    stream: TextIO,
+) -> tuple[dict[str, Any] | None, str | None]:
+    """The variant's first process (cold compile, diagnostics, numerics), then its
+    timing-only processes, which reuse the Inductor cache the first one compiled into: each
+    adds a process record, and their spread is the run-to-run noise of the variant's speed.
+    A later process that fails fails the variant: a compiled step that crashes or hangs
+    now and then is an error, not a smaller sample."""
+    label = f"{step.name}/{variant.id}"
+    outcome = launcher.run(spec, label=label, timeout_s=step.timeout_s, cache_dir=cache_dir)
+    error = _outcome_error(outcome)
+    if error is not None:
+        return None, error
+    assert outcome.document is not None
+    entry = variant_entry(variant, outcome.document)
+    total = step.variant_processes
+    for number in range(2, total + 1):
+        stream.write(f"[{step.name}] variant {variant.id}: timing process {number}/{total}\n")
+        outcome = launcher.run(
+            {**spec, "timing_only": True},
+            label=f"{label}#{number}",
+            timeout_s=step.timeout_s,
+            cache_dir=cache_dir,
+        )
+        error = _outcome_error(outcome)
+        if error is not None:
+            return None, f"timing process {number}/{total}: {error}"
+        assert outcome.document is not None
+        add_process(entry, outcome.document["variant"])
+    return entry, None
+
+
+@contextlib.contextmanager
+def _variant_cache(launcher: ChildLauncher) -> Iterator[Path | None]:
+    """An Inductor cache for one variant's processes: empty for its first (a cold compile),
+    kept for the others. None when the run shares one cache (--inductor-cache)."""
+    if launcher.shared_cache_dir is not None:
+        yield None
+        return
+    folder = Path(tempfile.mkdtemp(prefix="compilegate-cache-"))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _outcome_error(outcome: ChildOutcome) -> str | None:
