@@ -17,6 +17,7 @@ comparison normalises (gate/step_times.py decides); a speedup needs no yardstick
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -30,11 +31,8 @@ def process_record(timed: Doc) -> dict[str, Any]:
     """One child's timing in a line: each side's fastest iteration (ms), the eager median,
     and the raw samples (ms, in the order they were timed)."""
     present = [side for side in SIDES if side in timed and timed[side]["samples"]]
-    eager = sorted(timed["eager"]["samples"])
-    middle = len(eager) // 2
-    median = eager[middle] if len(eager) % 2 else (eager[middle - 1] + eager[middle]) / 2
     return {
-        "step_ms": median,
+        "step_ms": statistics.median(timed["eager"]["samples"]),
         "fastest_ms": {side: fastest(timed[side]["samples"]) for side in present},
         "samples_ms": {side: list(timed[side]["samples"]) for side in present},
     }
