@@ -1,9 +1,10 @@
 """A small step with regressions that can be planted from the environment (gate tests, bench).
 
-COMPILEGATE_PLANT_PRODUCTS=N        extra work only while compiling: a chain of N small
-                                    products of the hidden state, traced into the compiled
-                                    graph, forward only (a compiled-only slowdown linear in
-                                    N; eager is untouched)
+COMPILEGATE_PLANT_EAGER_MS=X        every eager iteration waits X ms more (a busy-wait in the
+                                    loss, which runs outside the compiled model): an
+                                    eager-only slowdown of exactly X ms; compiled untouched
+COMPILEGATE_PLANT_COMPILED_MS=X     the same, only when the model is compiled (compile:
+                                    model, the default); eager untouched
 COMPILEGATE_PLANT=graph_break       a new graph break in forward (torch._dynamo.graph_break())
 COMPILEGATE_PLANT=recompile         from iteration 8 on, batches have 8 more rows
 COMPILEGATE_PLANT=numerics          compiled forward scales its output by 1.05
@@ -15,13 +16,14 @@ lists the ones it sets, e.g. `env: [COMPILEGATE_PLANT]`.
 """
 
 import os
+import time
 
 import torch
 from torch import nn
 
 PLANT = os.environ.get("COMPILEGATE_PLANT", "")
-PLANT_PRODUCTS = int(os.environ.get("COMPILEGATE_PLANT_PRODUCTS", "0"))
-PLANT_SLICE = 64
+PLANT_EAGER_MS = float(os.environ.get("COMPILEGATE_PLANT_EAGER_MS", "0"))
+PLANT_COMPILED_MS = float(os.environ.get("COMPILEGATE_PLANT_COMPILED_MS", "0"))
 WIDTH = int(os.environ.get("COMPILEGATE_GATE_WIDTH", "128"))
 ROWS = int(os.environ.get("COMPILEGATE_GATE_ROWS", "16"))
 
@@ -33,23 +35,28 @@ def _is_compiling():
     return torch._dynamo.is_compiling()
 
 
+def _is_compiled(model):
+    """torch.compile(model) hands the loss an OptimizedModule (2.0 and later)."""
+    return isinstance(model, torch._dynamo.eval_frame.OptimizedModule)
+
+
+def _busy_wait(ms):
+    """Wait by the wall clock, spinning: a preemption during the wait does not lengthen it,
+    so the step's fastest iteration grows by exactly `ms`."""
+    end = time.perf_counter() + ms / 1e3
+    while time.perf_counter() < end:
+        pass
+
+
 class GateModel(nn.Module):
     def __init__(self):
         super().__init__()
         self.inp = nn.Linear(32, WIDTH)
         self.hidden = nn.Linear(WIDTH, WIDTH)
         self.out = nn.Linear(WIDTH, 8)
-        self.register_buffer("mixer", torch.eye(WIDTH))
 
     def forward(self, x):
         h = torch.relu(self.inp(x))
-        if PLANT_PRODUCTS and _is_compiling():
-            # Detached and with an identity mixer: no gradient chain (whose values would
-            # shrink into slow subnormal floats) and values that stay in range.
-            extra = h.detach()[:, :PLANT_SLICE]
-            for _ in range(PLANT_PRODUCTS):
-                extra = torch.tanh(extra @ self.mixer[:PLANT_SLICE, :PLANT_SLICE])
-            h = h + 1e-30 * extra.sum()
         if PLANT == "graph_break":
             torch._dynamo.graph_break()
         h = torch.relu(self.hidden(h))
@@ -71,6 +78,9 @@ def make_step(device="cpu"):
         return xs[i % 4, :rows], ys[i % 4, :rows]
 
     def loss(model, inputs):
+        wait_ms = PLANT_COMPILED_MS if _is_compiled(model) else PLANT_EAGER_MS
+        if wait_ms:
+            _busy_wait(wait_ms)
         x, y = inputs
         return nn.functional.cross_entropy(model(x), y)
 

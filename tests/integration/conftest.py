@@ -104,6 +104,7 @@ def diagnostics_run(measuring_python: str, tmp_path_factory: pytest.TempPathFact
     body = "".join(
         f"  - name: {name}\n    entry: examples/test_steps/{entry_spec(file)}\n"
         f"    variants: {variants}\n    warmup: 2\n    iterations: 4\n    rounds: 2\n"
+        "    variant_processes: 1\n"
         f"    numerics: {{enabled: {'true' if numerics else 'false'}, steps: 2}}\n"
         for name, (file, variants, numerics) in DIAGNOSTICS_STEPS.items()
         if name not in skipped

@@ -9,7 +9,10 @@ import pytest
 from cli_helpers import REPO_ROOT, run_cli, write_config
 
 BAD = "examples/test_steps/bad_steps.py"
-GOOD_VARIANT = "    variants: [{backend: eager}]\n    warmup: 1\n    iterations: 4\n    rounds: 2\n"
+GOOD_VARIANT = (
+    "    variants: [{backend: eager}]\n    warmup: 1\n    iterations: 4\n    rounds: 2\n"
+    "    variant_processes: 1\n"
+)
 
 
 def assert_one_line_error(run, code: int, *fragments: str) -> None:

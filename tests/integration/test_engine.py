@@ -22,7 +22,7 @@ def engine_run(tmp_path_factory: pytest.TempPathFactory):
         "    entry: examples/test_steps/tiny_mlp.py:make_step\n"
         "    variants: [{mode: default}, {mode: default, compile: step}]\n"
         f"    warmup: 2\n    iterations: {ITERATIONS}\n    rounds: 3\n"
-        "    numerics: {enabled: false}\n",
+        "    numerics: {enabled: false}\n    variant_processes: 2\n",
     )
     out = tmp / "result.json"
     return run_cli("run", "--config", str(config), "--repo", str(REPO_ROOT), "--out", str(out))
@@ -51,6 +51,22 @@ def test_each_variant_has_interleaved_raw_samples_and_statistics(engine_run) -> 
         # A cold Inductor compile costs seconds; the steady compiled step costs milliseconds.
         assert variant["compile_s"] > 1.0
         assert variant["warmup_s"][0] > 10 * variant["warmup_s"][-1]
+
+
+def test_each_variant_is_timed_in_its_own_processes(engine_run) -> None:
+    """variant_processes: 2 — the first process compiles cold, the second reuses its cache
+    and only times; each leaves its fastest iterations and raw samples."""
+    step = engine_run.result["steps"][0]
+    assert len(step["eager"]["processes"]) == 1
+    for variant in step["variants"]:
+        first, second = variant["processes"]
+        for record in (first, second):
+            assert set(record["fastest_ms"]) == {"eager", "eager_b", "compiled", "yardstick"}
+            assert len(record["samples_ms"]["compiled"]) == ITERATIONS
+        assert first["fastest_ms"]["compiled"] == min(variant["step_ms"]["samples"])
+        assert variant["compiled_process_noise_pct"] is not None
+    assert step["process_noise_pct"] is not None  # five processes timed eager
+    assert "timing process 2/2" in engine_run.stderr
 
 
 def test_table_and_progress_are_printed(engine_run) -> None:

@@ -43,8 +43,11 @@ class StandInLauncher:
         self.host_env = {"PATH": "/bin", "OMP_NUM_THREADS": "2", "GITHUB_TOKEN": "x"}
         self.interrupt_at, self.error = interrupt_at, error
         self.calls: list[tuple[str, tuple[str, ...]]] = []
+        self.shared_cache_dir = None
 
-    def run(self, spec: dict[str, Any], *, label: str, timeout_s: float, env_opt_in=()):
+    def run(
+        self, spec: dict[str, Any], *, label: str, timeout_s: float, env_opt_in=(), cache_dir=None
+    ):
         self.calls.append((label, tuple(env_opt_in)))
         if label == self.interrupt_at:
             raise self.error(signal.SIGTERM) if self.error is RunInterrupted else self.error()

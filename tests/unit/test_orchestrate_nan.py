@@ -17,6 +17,7 @@ from compilegate.schemas import validation_errors
 
 CONFIG = (
     "version: 1\nsteps:\n  - name: s\n    entry: a.py:f\n    eager_processes: 1\n"
+    "    variant_processes: 1\n"
     "    numerics: {enabled: false}\n    variants:\n"
     "      - {mode: default}\n      - {mode: default, dynamic: true}\n"
 )
@@ -24,6 +25,8 @@ CONFIG = (
 
 class FakeLauncher:
     """Answers eager and variant children from canned documents, in order."""
+
+    shared_cache_dir = None
 
     def __init__(self, *documents: dict) -> None:
         self.documents = list(documents)

@@ -147,25 +147,31 @@ def test_variant_ids_are_stable() -> None:
     )
 
 
-def test_process_noise_is_a_t_interval_over_the_processes_in_yardstick_units(
-    tmp_path: Path,
-) -> None:
-    from compilegate.results.document import process_medians
-    from compilegate.results.stats import process_noise_pct
+def test_every_process_leaves_a_record_of_its_fastest_iterations(tmp_path: Path) -> None:
+    from compilegate.results.document import add_process, finish_step
 
     step_doc = make_document(tmp_path)["steps"][0]
-    step_doc["eager"]["processes"] = [{"step_ms": 9.0, "per_yardstick": 4.0}]
-    step_doc["variants"][0]["eager_per_yardstick"] = {"median": 4.4}
-    assert process_medians(step_doc) == [4.0, 4.4]
-    # sd 0.2828 / mean 4.2 = 6.73 %; t(1 df) 12.71; sqrt(1 + 1/2)
-    assert process_noise_pct(process_medians(step_doc)) == pytest.approx(
-        12.71 * 6.734 * 1.2247, rel=1e-3
-    )
-    step_doc["eager"]["processes"].append({"step_ms": 9.1, "per_yardstick": 4.2})
-    assert process_noise_pct(process_medians(step_doc)) < 30  # a third process: t(2 df) = 4.30
-    step_doc["variants"] = []
-    step_doc["eager"]["processes"] = step_doc["eager"]["processes"][:1]
-    assert process_noise_pct(process_medians(step_doc)) is None
+    variant = step_doc["variants"][0]
+    first = variant["processes"][0]
+    compiled = child_output(10.0, 5.0)["variant"]["timed"]["compiled"]["samples"]
+    assert first["fastest_ms"]["compiled"] == min(compiled)
+    assert first["samples_ms"]["compiled"] == compiled
+    add_process(variant, child_output(10.0, 5.5)["variant"])  # a timing-only process
+    assert len(variant["processes"]) == 2
+    finish_step(step_doc)
+    # eager: the reference process and both of the variant's; compiled and speedup: two
+    assert 0 < step_doc["process_noise_pct"] < variant["compiled_process_noise_pct"]
+    assert variant["speedup_process_noise_pct"] > 0
+    assert validation_errors({**make_document(tmp_path), "steps": [step_doc]}, "result") == []
+
+
+def test_one_process_gives_no_process_noise(tmp_path: Path) -> None:
+    from compilegate.results.document import finish_step
+
+    step_doc = make_document(tmp_path)["steps"][0]
+    finish_step(step_doc)
+    assert step_doc["variants"][0]["compiled_process_noise_pct"] is None
+    assert step_doc["process_noise_pct"] is not None  # eager reference + the variant's eager
 
 
 def test_write_document_refuses_nan_naming_the_key_and_keeps_the_old_file(tmp_path: Path) -> None:

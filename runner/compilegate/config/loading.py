@@ -133,6 +133,7 @@ def _build_step(
         amp=merged["amp"],
         threads=merged["threads"],
         eager_processes=merged["eager_processes"],
+        variant_processes=merged["variant_processes"],
         numerics=numerics,
         thresholds=thresholds,
         env=tuple(merged["env"]),

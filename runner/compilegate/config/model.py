@@ -25,7 +25,8 @@ DEFAULT_STEP_SETTINGS: dict[str, Any] = {
     "seed": 0,
     "amp": None,
     "threads": None,
-    "eager_processes": 2,
+    "eager_processes": 1,
+    "variant_processes": 4,
     "env": [],
 }
 DEFAULT_NUMERICS: dict[str, Any] = {"enabled": True, "steps": 2, "tol": 1e-4, "cosine_min": 0.99}
@@ -120,6 +121,7 @@ class StepConfig:
     eager_processes: int
     numerics: NumericsSettings
     thresholds: dict[str, float] = field(default_factory=dict)
+    variant_processes: int = DEFAULT_STEP_SETTINGS["variant_processes"]
     # Host variables this step's child may see beyond the allow-list (run/child_env.py).
     env: tuple[str, ...] = ()
 

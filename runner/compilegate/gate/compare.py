@@ -1,11 +1,12 @@
 """Compare a result document with its baseline: a verdict per step × variant × metric.
 
 The per-metric rules — directions, thresholds and the noise rule (a speed change is a
-regression only when it is beyond the threshold *and* beyond sqrt(noise_baseline² +
-noise_current²); beyond the threshold but inside the noise it is `inconclusive`) — live in
-metric_rules.py; the policy (thresholds from the baseline side, which environments and
-configurations are comparable) in policy.py; which verdict fails the job in verdict.py.
-This module decides what is compared with what, and what is not:
+regression only when it is beyond the threshold *and* beyond the noise; beyond the
+threshold but inside the noise it is `inconclusive`) — live in metric_rules.py; how step
+times and speedups are compared across runs (both runs' processes pooled, in yardstick
+units or raw) in step_times.py; the policy (thresholds from the baseline side, which
+environments and configurations are comparable) in policy.py; which verdict fails the job
+in verdict.py. This module decides what is compared with what, and what is not:
 
 - Environment guard (policy.environment_mismatch): another device type, GPU model or CPU
   model makes every step present in both `incomparable`, with the reason.
@@ -33,17 +34,12 @@ from typing import Any
 from .metric_rules import (
     HIGHER_IS_BETTER,
     Subject,
-    compiled_noise_pct,
-    eager_noise_pct,
     judge_compile_time,
     judge_count,
     judge_graph_breaks,
     judge_numerics,
     judge_peak_memory,
-    judge_speed,
     recompile_detail,
-    speedup_noise_pct,
-    yardstick_noise_pct,
 )
 from .policy import (
     environment_mismatch,
@@ -53,6 +49,7 @@ from .policy import (
     threshold_notes,
     validate_threshold_override,
 )
+from .step_times import SpeedComparison
 from .verdict import EnvironmentSummary, MetricVerdict, VerdictReport
 
 VARIANT_DEFINITION = {
@@ -89,11 +86,12 @@ def compare_to_baseline(
     if override:
         shown = ", ".join(f"{name} {value:g}" for name, value in override.items())
         notes.append(f"thresholds set on the command line, for every step: {shown}")
+    speeds = SpeedComparison.between(baseline_doc, result_doc)
     base_steps = {step["name"]: step for step in baseline_doc.get("steps", [])}
     rows: list[MetricVerdict] = []
     for cur in result_doc.get("steps", []):
         base = base_steps.get(cur["name"])
-        rows.extend(_compare_step(base, cur, env_reason, override, notes))
+        rows.extend(_compare_step(base, cur, env_reason, override, notes, speeds))
     current_names = {step["name"] for step in result_doc.get("steps", [])}
     declared = set(result_doc.get("declared_steps") or ())
     for name in base_steps:
@@ -119,6 +117,7 @@ def _compare_step(
     env_reason: str | None,
     override: dict[str, float],
     notes: list[str],
+    speeds: SpeedComparison,
 ) -> list[MetricVerdict]:
     step = Subject(cur["name"])
     if cur.get("status") == "error":
@@ -148,14 +147,8 @@ def _compare_step(
     notes.extend(threshold_notes(step.step, base, cur, thresholds))
     numerics_required = _numerics_enabled(base)
     rows: list[MetricVerdict | None] = [
-        _judge_step_time(
-            Subject(step.step, "eager"),
-            "eager_step_ms",
-            (base.get("eager") or {}, cur.get("eager") or {}),
-            (base, cur),
-            ("step_ms", "per_yardstick", "noise_pct"),
-            thresholds["eager_step_time_growth_pct"],
-            (eager_noise_pct(base), eager_noise_pct(cur)),
+        speeds.eager(
+            Subject(step.step, "eager"), (base, cur), thresholds["eager_step_time_growth_pct"]
         )
     ]
     base_variants = {v["id"]: v for v in base.get("variants", [])}
@@ -167,6 +160,7 @@ def _compare_step(
                 variant,
                 thresholds,
                 (base, cur),
+                speeds,
                 numerics_required=numerics_required,
             )
         )
@@ -181,39 +175,13 @@ def _compare_step(
     return [row for row in rows if row is not None]
 
 
-def _judge_step_time(
-    subject: Subject,
-    metric: str,
-    docs: tuple[Doc, Doc],
-    steps: tuple[Doc, Doc],
-    keys: tuple[str, str, str],
-    threshold_pct: float,
-    raw_noise_pct: tuple[float | None, float | None],
-) -> MetricVerdict | None:
-    """A step time: in yardstick units when both runs timed the yardstick, else raw, with the
-    run-to-run drift the runs could see counted as noise."""
-    timing_key, ratio_key, aa_key = keys
-    base, cur = docs
-    values = (_get(base, timing_key, "median"), _get(cur, timing_key, "median"))
-    ratios = (base.get(ratio_key), cur.get(ratio_key))
-    if ratios[0] and ratios[1]:
-        noise = (
-            yardstick_noise_pct(ratios[0], base.get(aa_key), steps[0].get("process_noise_pct")),
-            yardstick_noise_pct(ratios[1], cur.get(aa_key), steps[1].get("process_noise_pct")),
-        )
-        per_yardstick = (ratios[0]["median"], ratios[1]["median"])
-        return judge_speed(
-            subject, metric, *values, threshold_pct, noise, per_yardstick=per_yardstick
-        )
-    return judge_speed(subject, metric, *values, threshold_pct, raw_noise_pct)
-
-
 def _compare_variant(
     step: str,
     base: Doc | None,
     cur: Doc,
     thresholds: dict[str, float],
     steps: tuple[Doc, Doc],
+    speeds: SpeedComparison,
     *,
     numerics_required: bool = False,
 ) -> list[MetricVerdict]:
@@ -234,23 +202,8 @@ def _compare_variant(
         why = "not compared: the variant's definition changed: " + ", ".join(changed)
         return [subject.row("variant", "incomparable", why)]
     judged = [
-        judge_speed(
-            subject,
-            "speedup",
-            _get(base, "speedup", "median"),
-            _get(cur, "speedup", "median"),
-            thresholds["speedup_drop_pct"],
-            (speedup_noise_pct(base), speedup_noise_pct(cur)),
-        ),
-        _judge_step_time(
-            subject,
-            "compiled_step_ms",
-            (base, cur),
-            steps,
-            ("step_ms", "compiled_per_yardstick", "noise_pct"),
-            thresholds["compiled_step_time_growth_pct"],
-            (compiled_noise_pct(base, steps[0]), compiled_noise_pct(cur, steps[1])),
-        ),
+        speeds.speedup(subject, (base, cur), thresholds["speedup_drop_pct"]),
+        speeds.compiled(subject, (base, cur), steps, thresholds["compiled_step_time_growth_pct"]),
         judge_compile_time(
             subject,
             base.get("compile_s"),

@@ -11,8 +11,12 @@
     numerics            must pass          pass → fail                      status
     peak_bytes          lower is better    peak_memory_growth_pct           threshold
 
-Noise rule for the three speed metrics. Each run states its own noise as a 95 % half-width
-in percent; for one run and metric it is the largest of the estimates the run offers:
+Noise rule for the three speed metrics. When both runs timed the step in several processes,
+gate/step_times.py compares their fastest iterations, and the noise is the 95 % half-width
+of a two-sample t interval pooling both runs' processes; classify_speed_change below then
+decides. Results without process records are judged here, on medians: each run states its
+own noise as a 95 % half-width in percent; for one run and metric it is the largest of the
+estimates the run offers:
 
     speedup           the speedup CI half-width, noise_pct (A/A), detectable_change_pct
     compiled time     noise_pct, detectable_change_pct, half-range of its round medians

@@ -98,6 +98,8 @@ class MetricVerdict:
     `change_unit` is "pct" or "count"; `threshold` is in `change_unit`. `noise_pct` is the
     combined noise of both runs the change was judged against (speed metrics only), and
     `detectable_change_pct` the smallest change this comparison could call a regression.
+    `normalisation` says how step times were compared: "yardstick" (in units of the machine
+    yardstick timed beside them) or "raw" (milliseconds; e.g. across torch versions).
     """
 
     step: str
@@ -114,6 +116,7 @@ class MetricVerdict:
     threshold: float | None = None
     noise_pct: float | None = None
     detectable_change_pct: float | None = None
+    normalisation: str | None = None
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:

@@ -18,6 +18,15 @@ from typing import Any
 from .. import __version__
 from ..config import StepConfig, Variant
 from ..schemas import format_key_path
+from .processes import (
+    all_timed_yardstick,
+    compiled_values,
+    eager_records,
+    eager_values,
+    process_record,
+    speedup_values,
+    variant_records,
+)
 from .recommendation import recommend
 from .stats import break_even_steps, process_noise_pct, ratio_of_medians, summarize
 
@@ -54,6 +63,7 @@ def step_skeleton(step: StepConfig) -> dict[str, Any]:
         "settings": {
             **step.comparable_settings(),
             "eager_processes": step.eager_processes,
+            "variant_processes": step.variant_processes,
             "timeout_s": step.timeout_s,
             "thresholds": dict(step.thresholds),
             "env": list(step.env),
@@ -75,14 +85,18 @@ def eager_entry(measured: dict[str, Any]) -> dict[str, Any]:
         "noise_pct": aa.distance_from_one_pct,
     }
     entry.update(yardstick_entries(timed, {"per_yardstick": "eager"}))
-    entry["processes"] = [process_summary(entry)]
+    entry["processes"] = [process_record(timed)]
     return entry
 
 
 def process_summary(entry: dict[str, Any]) -> dict[str, Any]:
-    """One eager-reference process in a line: its median, raw and in yardstick units."""
-    ratio = entry.get("per_yardstick")
-    return {"step_ms": entry["step_ms"]["median"], "per_yardstick": ratio and ratio["median"]}
+    """The process record (processes.process_record) of an eager or variant entry."""
+    return entry["processes"][0]
+
+
+def add_process(entry: dict[str, Any], measured: dict[str, Any]) -> None:
+    """A variant's later, timing-only process: one more record of its timing."""
+    entry["processes"].append(process_record(measured["timed"]))
 
 
 def yardstick_entries(timed: dict[str, Any], ratios: dict[str, str]) -> dict[str, Any]:
@@ -147,6 +161,7 @@ def variant_entry(variant: Variant, child: dict[str, Any]) -> dict[str, Any]:
             timed, {"eager_per_yardstick": "eager", "compiled_per_yardstick": "compiled"}
         )
     )
+    entry["processes"] = [process_record(timed)]
     entry.update(child.get("diagnostics", {}))
     for key in ("recompiles", "graph_breaks", "fallbacks_to_eager"):
         entry.setdefault(key, None)  # null: not measured, the diagnostics failed (`degraded`)
@@ -165,22 +180,23 @@ def numerics_without_nan(numerics: dict[str, Any]) -> dict[str, Any]:
     return {**numerics, "worst": worst} if "worst" in numerics else numerics
 
 
-def process_medians(step_doc: dict[str, Any]) -> list[float]:
-    """Eager's time per process of this step (eager references and each variant's process),
-    in yardstick units when measured (step.eager.processes, variants' eager_per_yardstick)."""
-    out = [p["per_yardstick"] for p in (step_doc.get("eager") or {}).get("processes", [])]
-    out += [
-        v["eager_per_yardstick"]["median"]
-        for v in step_doc["variants"]
-        if v["status"] == "ok" and v.get("eager_per_yardstick")
-    ]
-    return [x for x in out if x is not None]
-
-
 def finish_step(step_doc: dict[str, Any]) -> None:
-    """Once every process of a step has reported: its process-to-process noise, and the
-    recommendation."""
-    step_doc["process_noise_pct"] = process_noise_pct(process_medians(step_doc))
+    """Once every process of a step has reported: the noise its processes' spread gives a
+    comparison with an identical run (gate/step_times.py pools both runs' instead), and
+    the recommendation."""
+    records = eager_records(step_doc)
+    per_yardstick = all_timed_yardstick(records)
+    step_doc["process_noise_pct"] = process_noise_pct(
+        eager_values(records, per_yardstick=per_yardstick)
+    )
+    for variant in step_doc["variants"]:
+        if variant.get("status") == "error":
+            continue
+        mine = variant_records(variant)
+        variant["compiled_process_noise_pct"] = process_noise_pct(
+            compiled_values(mine, per_yardstick=all_timed_yardstick(mine))
+        )
+        variant["speedup_process_noise_pct"] = process_noise_pct(speedup_values(mine))
     step_doc["recommendation"] = recommend(step_doc["variants"])
 
 

@@ -78,15 +78,18 @@ class ChildLauncher:
         label: str,
         timeout_s: float,
         env_opt_in: Sequence[str] = (),
+        cache_dir: Path | None = None,
     ) -> ChildOutcome:
-        """Run one child to completion. An interruption (KeyboardInterrupt, RunInterrupted)
-        kills the child's process group before it propagates, and before the child's
-        folder is removed."""
+        """Run one child to completion. Its Inductor cache is `cache_dir` when given (a
+        variant's later processes reuse the cache its first process compiled into), else the
+        shared one, else a fresh one that goes with the child. An interruption
+        (KeyboardInterrupt, RunInterrupted) kills the child's process group before it
+        propagates, and before the child's folder is removed."""
         import time
 
         workdir = Path(tempfile.mkdtemp(prefix="compilegate-"))
         try:
-            cache_dir = self.shared_cache_dir or workdir / "inductor-cache"
+            cache_dir = cache_dir or self.shared_cache_dir or workdir / "inductor-cache"
             home = workdir / "home"
             home.mkdir()
             spec = {**spec, "out": str(workdir / "out.json"), "label": label}

@@ -6,9 +6,13 @@ written after every child so nothing already measured is lost.
 
 from __future__ import annotations
 
+import contextlib
 import io
+import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, TextIO
@@ -17,6 +21,7 @@ from ..child.protocol import EntryPoint
 from ..config import Config, StepConfig
 from ..errors import RunInterrupted, UsageError
 from ..results.document import (
+    add_process,
     eager_entry,
     finish_step,
     new_document,
@@ -176,14 +181,8 @@ def measure_step(
                 "compile_target": variant.compile_target,
             },
         }
-        document, error = _run_child(launcher, spec, step, f"{step.name}/{variant.id}")
-        entry_doc = None
-        if error is None:
-            error = non_finite_error(document["variant"])  # before the statistics
-        if error is None:
-            entry_doc, error = _record(variant_entry, variant, document)
-        if error is None:
-            error = non_finite_error(entry_doc)
+        with _variant_cache(launcher) as cache_dir:
+            entry_doc, error = _measure_variant(step, variant, spec, launcher, cache_dir, stream)
         if error is not None:
             entry_doc = variant_skeleton(variant)
             entry_doc.update(status="error", error=error)
@@ -194,11 +193,18 @@ def measure_step(
 
 
 def _run_child(
-    launcher: ChildLauncher, spec: dict[str, Any], step: StepConfig, label: str
+    launcher: ChildLauncher,
+    spec: dict[str, Any],
+    step: StepConfig,
+    label: str,
+    *,
+    cache_dir: Path | None = None,
 ) -> tuple[dict[str, Any] | None, str | None]:
     """One child's document, or the one-line error it ended with."""
     try:
-        outcome = launcher.run(spec, label=label, timeout_s=step.timeout_s, env_opt_in=step.env)
+        outcome = launcher.run(
+            spec, label=label, timeout_s=step.timeout_s, env_opt_in=step.env, cache_dir=cache_dir
+        )
     except Exception as exc:  # the parent's own failure to run it: this child's error only
         return None, f"compilegate could not run this child: {_one_line(exc)}"
     error = _outcome_error(outcome)
@@ -264,6 +270,59 @@ def _stopped(stop: RunInterrupted) -> str:
 def _one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split())[:300]
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _measure_variant(
+    step: StepConfig,
+    variant: Any,
+    spec: dict[str, Any],
+    launcher: ChildLauncher,
+    cache_dir: Path | None,
+    stream: TextIO,
+) -> tuple[dict[str, Any] | None, str | None]:
+    """The variant's first process (cold compile, diagnostics, numerics), then its
+    timing-only processes, which reuse the Inductor cache the first one compiled into: each
+    adds a process record, and their spread is the run-to-run noise of the variant's speed.
+    A later process that fails fails the variant: a compiled step that crashes or hangs
+    now and then is an error, not a smaller sample. A measurement that is not a finite
+    number is that variant's error, found before the statistics (which it would crash)."""
+    label = f"{step.name}/{variant.id}"
+    document, error = _run_child(launcher, spec, step, label, cache_dir=cache_dir)
+    if error is None:
+        error = non_finite_error(document["variant"])
+    if error is None:
+        entry, error = _record(variant_entry, variant, document)
+    if error is not None:
+        return None, error
+    total = step.variant_processes
+    for number in range(2, total + 1):
+        stream.write(f"[{step.name}] variant {variant.id}: timing process {number}/{total}\n")
+        timing_spec = {**spec, "timing_only": True}
+        document, error = _run_child(
+            launcher, timing_spec, step, f"{label}#{number}", cache_dir=cache_dir
+        )
+        if error is None:
+            error = non_finite_error(document["variant"])
+        if error is None:
+            _, error = _record(add_process, entry, document["variant"])
+        if error is not None:
+            return None, f"timing process {number}/{total}: {error}"
+    error = non_finite_error(entry)
+    return (None, error) if error is not None else (entry, None)
+
+
+@contextlib.contextmanager
+def _variant_cache(launcher: ChildLauncher) -> Iterator[Path | None]:
+    """An Inductor cache for one variant's processes: empty for its first (a cold compile),
+    kept for the others. None when the run shares one cache (--inductor-cache)."""
+    if launcher.shared_cache_dir is not None:
+        yield None
+        return
+    folder = Path(tempfile.mkdtemp(prefix="compilegate-cache-"))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _outcome_error(outcome: ChildOutcome) -> str | None:

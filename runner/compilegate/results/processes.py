@@ -1,0 +1,97 @@
+"""The processes of a step: one record per child process, and the per-process values the gate
+compares across runs.
+
+Every child that times the step (an eager reference, a variant's first process, a variant's
+later timing-only processes) leaves a record: each side's fastest iteration (stats.fastest),
+the eager median kept for reading, and the raw samples. From the records of one run:
+
+    eager time       one value per process that timed eager: the geometric mean of the
+                     fastest iterations of eager and its twin (two identical copies)
+    compiled time    one value per process of the variant: its fastest compiled iteration
+    speedup          one value per process of the variant: eager / compiled, as above
+
+Step times are divided by the fastest yardstick iteration of the same process when the
+comparison normalises (gate/step_times.py decides); a speedup needs no yardstick.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .stats import fastest
+
+Doc = Mapping[str, Any]
+SIDES = ("eager", "eager_b", "compiled", "yardstick")
+
+
+def process_record(timed: Doc) -> dict[str, Any]:
+    """One child's timing in a line: each side's fastest iteration (ms), the eager median,
+    and the raw samples (ms, in the order they were timed)."""
+    present = [side for side in SIDES if side in timed and timed[side]["samples"]]
+    return {
+        "step_ms": statistics.median(timed["eager"]["samples"]),
+        "fastest_ms": {side: fastest(timed[side]["samples"]) for side in present},
+        "samples_ms": {side: list(timed[side]["samples"]) for side in present},
+    }
+
+
+def eager_records(step: Doc) -> list[Doc]:
+    """Every process of this step that timed eager: eager references and variants'."""
+    records = list((step.get("eager") or {}).get("processes") or [])
+    for variant in step.get("variants") or []:
+        if variant.get("status") != "error":
+            records.extend(variant.get("processes") or [])
+    return [r for r in records if _fastest(r, "eager")]
+
+
+def variant_records(variant: Doc | None) -> list[Doc]:
+    records = (variant or {}).get("processes") or []
+    return [r for r in records if _fastest(r, "eager") and _fastest(r, "compiled")]
+
+
+def eager_values(records: Sequence[Doc], *, per_yardstick: bool) -> list[float]:
+    return [_per(r, _eager_ms(r), per_yardstick) for r in records if _usable(r, per_yardstick)]
+
+
+def compiled_values(records: Sequence[Doc], *, per_yardstick: bool) -> list[float]:
+    return [
+        _per(r, _fastest(r, "compiled"), per_yardstick)
+        for r in records
+        if _usable(r, per_yardstick)
+    ]
+
+
+def speedup_values(records: Sequence[Doc]) -> list[float]:
+    return [_eager_ms(r) / _fastest(r, "compiled") for r in records]
+
+
+def geometric_mean(values: Sequence[float]) -> float:
+    return math.exp(math.fsum(math.log(v) for v in values) / len(values))
+
+
+def all_timed_yardstick(records: Sequence[Doc]) -> bool:
+    return bool(records) and all(_fastest(r, "yardstick") for r in records)
+
+
+def _eager_ms(record: Doc) -> float:
+    twin = _fastest(record, "eager_b")
+    eager = _fastest(record, "eager")
+    return math.sqrt(eager * twin) if twin else eager
+
+
+def _per(record: Doc, value: float, per_yardstick: bool) -> float:
+    return value / _fastest(record, "yardstick") if per_yardstick else value
+
+
+def _usable(record: Doc, per_yardstick: bool) -> bool:
+    return not per_yardstick or bool(_fastest(record, "yardstick"))
+
+
+def _fastest(record: Doc, side: str) -> float | None:
+    value = (record.get("fastest_ms") or {}).get(side)
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+        return float(value)
+    return None

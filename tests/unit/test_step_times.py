@@ -1,0 +1,145 @@
+"""Step times and speedup across runs: fastest iterations per process, both runs' processes
+pooled, in yardstick units unless the torch versions differ (gate/step_times.py)."""
+
+from __future__ import annotations
+
+import pytest
+from gate_docs import environment, result, step, variant
+
+from compilegate.gate.compare import compare_to_baseline
+from compilegate.results.stats import compare_processes, t_quantile
+from compilegate.schemas import validation_errors
+
+SCATTER = (0.99, 1.01, 1.0, 0.995, 1.005)
+
+
+def record(eager_ms: float, yardstick_ms: float, compiled_ms: float | None = None) -> dict:
+    fastest = {"eager": eager_ms, "eager_b": eager_ms, "yardstick": yardstick_ms}
+    if compiled_ms is not None:
+        fastest["compiled"] = compiled_ms
+    return {
+        "step_ms": eager_ms * 1.1,
+        "fastest_ms": fastest,
+        "samples_ms": {side: [ms, ms * 1.2] for side, ms in fastest.items()},
+    }
+
+
+def measured_step(
+    eager_ms: float = 10.0,
+    compiled_ms: float = 8.0,
+    *,
+    machine: float = 1.0,
+    scatter: tuple[float, ...] = SCATTER,
+    processes: int = 4,
+) -> dict:
+    """A step whose eager reference and four variant processes left records; `machine`
+    scales every time, the yardstick's too (a slower runner), `scatter` each process's."""
+    doc = step(eager_ms=eager_ms * machine, variants=[variant(step_ms=compiled_ms * machine)])
+    doc["eager"]["processes"] = [record(eager_ms * machine * scatter[0], 2.0 * machine)]
+    doc["variants"][0]["processes"] = [
+        record(eager_ms * machine * s, 2.0 * machine, compiled_ms * machine * s)
+        for s in scatter[1 : processes + 1]
+    ]
+    return doc
+
+
+def rows(baseline: dict, current: dict, **env: str) -> dict:
+    base_doc = result(baseline)
+    cur_doc = result(current, env=environment(**env) if env else None)
+    report = compare_to_baseline(base_doc, cur_doc)
+    return {r.metric: r for r in report.verdicts}
+
+
+def test_documents_with_process_records_are_valid_results() -> None:
+    assert validation_errors(result(measured_step()), "result") == []
+
+
+def test_unchanged_code_passes_with_the_noise_of_both_runs_processes() -> None:
+    judged = rows(measured_step(), measured_step())
+    for metric in ("eager_step_ms", "compiled_step_ms", "speedup"):
+        assert judged[metric].verdict == "pass"
+        assert judged[metric].noise_pct is not None and judged[metric].noise_pct < 5
+    eager = judged["eager_step_ms"]
+    assert eager.normalisation == "yardstick" and judged["speedup"].normalisation is None
+    assert "fastest iterations, 5 processes → 5" in eager.message
+    assert "fastest iterations, 4 processes → 4" in judged["compiled_step_ms"].message
+
+
+def test_the_noise_is_a_pooled_two_sample_t_interval() -> None:
+    """4 compiled values a run, pooled: df 6, t 2.447, sd of the logs, √(1/4 + 1/4)."""
+    base = [8.0 * s for s in SCATTER[1:]]
+    cur = [8.8 * s for s in SCATTER[1:]]
+    comparison = compare_processes(base, cur)
+    assert comparison.df == 6 and comparison.processes == (4, 4)
+    assert comparison.change_pct == pytest.approx(10.0)
+    judged = rows(measured_step(), measured_step(compiled_ms=8.8))["compiled_step_ms"]
+    assert judged.noise_pct == pytest.approx(comparison.noise_pct)
+    assert t_quantile(0.975, 6) == pytest.approx(2.4469, abs=1e-4)
+
+
+def test_a_ten_percent_compiled_slowdown_is_a_regression_of_both_compiled_metrics() -> None:
+    judged = rows(measured_step(), measured_step(compiled_ms=8.8))
+    assert judged["compiled_step_ms"].verdict == "regression"
+    assert judged["compiled_step_ms"].change == pytest.approx(10.0)
+    assert judged["speedup"].verdict == "regression"
+    assert judged["eager_step_ms"].verdict == "pass"
+
+
+def test_a_ten_percent_eager_slowdown_is_an_eager_regression() -> None:
+    judged = rows(measured_step(), measured_step(eager_ms=11.0))
+    assert judged["eager_step_ms"].verdict == "regression"
+    assert judged["compiled_step_ms"].verdict == "pass"
+    assert judged["speedup"].verdict == "improvement"
+
+
+def test_processes_that_disagree_make_a_slowdown_inconclusive() -> None:
+    wide = (0.85, 1.15, 0.9, 1.1, 1.0)
+    judged = rows(measured_step(scatter=wide), measured_step(compiled_ms=8.8, scatter=wide))
+    row = judged["compiled_step_ms"]
+    assert row.verdict == "inconclusive" and row.noise_pct > 10
+    assert "variant_processes" in row.message
+
+
+def test_a_slower_machine_is_not_a_slower_step() -> None:
+    """Every time +30 %, the yardstick's too: the same step in yardstick units."""
+    judged = rows(measured_step(), measured_step(machine=1.3))
+    for metric in ("eager_step_ms", "compiled_step_ms", "speedup"):
+        assert judged[metric].verdict == "pass", judged[metric].message
+    assert "raw +30.0 %" in judged["compiled_step_ms"].message
+
+
+def test_across_torch_versions_step_times_are_compared_raw_and_the_row_says_why() -> None:
+    """The yardstick runs on the torch under test: across versions it is no fixed unit."""
+    judged = rows(measured_step(), measured_step(machine=1.3), torch="2.11.0+cu128")
+    for metric in ("eager_step_ms", "compiled_step_ms"):
+        row = judged[metric]
+        assert row.normalisation == "raw" and row.verdict == "regression"
+        assert "raw milliseconds (torch 2.10.0+cu128 → 2.11.0+cu128" in row.message
+    assert judged["speedup"].verdict == "pass"  # a ratio inside each process
+
+
+def test_a_run_without_process_records_is_judged_on_medians() -> None:
+    """A result written before process records: medians and the runs' own noise."""
+    old = step()
+    judged = rows(old, measured_step())
+    assert judged["eager_step_ms"].verdict == "pass"
+    assert "fastest iterations" not in judged["eager_step_ms"].message
+
+
+def test_one_process_on_each_side_has_no_degrees_of_freedom() -> None:
+    one = measured_step(processes=1)
+    one["eager"]["processes"] = []
+    judged = rows(one, one)
+    assert "fastest iterations" not in judged["compiled_step_ms"].message
+
+
+def test_median_path_across_torch_versions_is_raw_too() -> None:
+    base = step(eager_ms=10.0)
+    cur = step(eager_ms=10.2)
+    for doc, ratio in ((base, 5.0), (cur, 5.0)):
+        doc["eager"]["per_yardstick"] = {"median": ratio, "ci_low": ratio, "ci_high": ratio}
+    row = rows(base, cur, torch="2.11.0+cu128")["eager_step_ms"]
+    assert row.normalisation == "raw" and "against the machine yardstick" not in row.message
+    assert "torch 2.10.0+cu128 → 2.11.0+cu128" in row.message
+    same = rows(base, cur)["eager_step_ms"]
+    assert same.normalisation == "yardstick" and "against the machine yardstick" in same.message

@@ -1,0 +1,122 @@
+"""A variant is timed in variant_processes children: the first compiles cold, the others reuse
+its Inductor cache and only time (run/orchestrate.py), with a fake launcher."""
+
+from __future__ import annotations
+
+import io
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from compilegate.child.protocol import EntryPoint
+from compilegate.config import Config
+from compilegate.errors import ConfigError
+from compilegate.results.document import step_skeleton
+from compilegate.run.launcher import ChildOutcome
+from compilegate.run.orchestrate import measure_step
+
+CONFIG = """\
+version: 1
+steps:
+  - name: s
+    entry: a.py:f
+    iterations: 12
+    rounds: 4
+{extra}"""
+
+
+def config(tmp_path: Path, extra: str = "") -> Config:
+    path = tmp_path / "compilegate.yml"
+    path.write_text(CONFIG.format(extra=extra))
+    return Config.from_file(path)
+
+
+def timed(ms: float, seed: int) -> dict[str, list]:
+    rng = random.Random(seed)
+    return {"samples": [ms * rng.uniform(1.0, 1.3) for _ in range(12)], "rounds": [0] * 12}
+
+
+def sides(seed: int, compiled: bool) -> dict[str, Any]:
+    out = {"eager": timed(10, seed), "eager_b": timed(10, seed + 1), "yardstick": timed(2, seed)}
+    if compiled:
+        out["compiled"] = timed(8, seed + 2)
+    return out
+
+
+@dataclass
+class FakeLauncher:
+    """Answers like a child would; remembers every call. `fail_at` fails that call."""
+
+    shared_cache_dir: Path | None = None
+    fail_at: int | None = None
+    calls: list[dict[str, Any]] = field(default_factory=list)
+
+    def run(self, spec, *, label, timeout_s, cache_dir=None, env_opt_in=()) -> ChildOutcome:
+        self.calls.append({"spec": spec, "label": label, "cache_dir": cache_dir})
+        number = len(self.calls)
+        if number == self.fail_at:
+            return ChildOutcome(None, "child process died (signal 9)")
+        measured = {
+            "warmup_s": [5.0, 0.01],
+            "eager_warmup_s": [0.01, 0.01],
+            "timed": sides(number, spec["kind"] == "variant"),
+            "peak_bytes": None,
+            "eager_peak_bytes": None,
+        }
+        key = "eager" if spec["kind"] == "eager" else "variant"
+        return ChildOutcome({"status": "ok", "device": "cpu", key: measured}, None)
+
+
+def measure(cfg: Config, launcher: FakeLauncher) -> dict[str, Any]:
+    step = cfg.steps[0]
+    step_doc = step_skeleton(step)
+    entry = EntryPoint("a.py:f", "a.py", "f", 1)
+    measure_step(
+        step, entry, cfg.repo_root, launcher, step_doc, save=lambda: None, stream=io.StringIO()
+    )
+    return step_doc
+
+
+def test_defaults_one_eager_process_and_four_per_variant(tmp_path: Path) -> None:
+    step = config(tmp_path).steps[0]
+    assert (step.eager_processes, step.variant_processes) == (1, 4)
+
+
+def test_later_processes_reuse_the_first_ones_cache_and_only_time(tmp_path: Path) -> None:
+    launcher = FakeLauncher()
+    step_doc = measure(config(tmp_path), launcher)
+    eager, first, *later = launcher.calls
+    assert eager["spec"]["kind"] == "eager" and len(later) == 3
+    assert first["cache_dir"] is not None and not first["spec"].get("timing_only")
+    assert all(c["cache_dir"] == first["cache_dir"] for c in later)
+    assert all(c["spec"]["timing_only"] for c in later)
+    assert [c["label"] for c in later] == ["s/default#2", "s/default#3", "s/default#4"]
+    assert not first["cache_dir"].exists(), "the variant's cache goes with its processes"
+    variant = step_doc["variants"][0]
+    assert len(variant["processes"]) == 4 and len(step_doc["eager"]["processes"]) == 1
+    assert variant["compiled_process_noise_pct"] is not None
+    assert step_doc["settings"]["variant_processes"] == 4
+
+
+def test_a_shared_cache_is_used_as_it_is(tmp_path: Path) -> None:
+    launcher = FakeLauncher(shared_cache_dir=tmp_path / "shared")
+    measure(config(tmp_path), launcher)
+    assert {c["cache_dir"] for c in launcher.calls} == {None}
+
+
+def test_a_later_process_that_dies_fails_the_variant(tmp_path: Path) -> None:
+    step_doc = measure(config(tmp_path), FakeLauncher(fail_at=4))
+    variant = step_doc["variants"][0]
+    assert variant["status"] == "error"
+    assert variant["error"].startswith("timing process 3/4: child process died")
+
+
+@pytest.mark.parametrize("value", [0, 11, "two"])
+def test_variant_processes_out_of_range_is_a_one_line_error(tmp_path: Path, value) -> None:
+    with pytest.raises(ConfigError) as info:
+        config(tmp_path, f"    variant_processes: {value}\n")
+    message = str(info.value)
+    assert "\n" not in message and "steps[0].variant_processes" in message
