@@ -26,6 +26,7 @@ def write_tiny_config(folder: Path) -> Path:
         "    rounds: 2\n"
         "    threads: 1\n"
         "    eager_processes: 2\n"
+        "    variant_processes: 1\n"
         "    timeout_s: 300\n"
         "    numerics: {enabled: false}\n"
     )

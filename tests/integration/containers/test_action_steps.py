@@ -137,6 +137,7 @@ def repository(tmp: Path) -> Path:
         "version: 1\nsteps:\n  - name: tiny\n    entry: train/tiny_mlp.py:make_step\n"
         "    device: cpu\n    variants: [{mode: default}]\n    warmup: 2\n    iterations: 6\n"
         "    rounds: 2\n    threads: 1\n    timeout_s: 600\n    numerics: {enabled: false}\n"
+        "    variant_processes: 1\n"
     )
     return repo
 

@@ -46,6 +46,7 @@ def hostile_config(folder: Path) -> Path:
         "    threads: 1\n"
         "    timeout_s: 600\n"
         "    numerics: {enabled: false}\n"
+        "    variant_processes: 2\n"
         "    env: [COMPILEGATE_TEST_ENV_REPORT]\n"
     )
     return config
