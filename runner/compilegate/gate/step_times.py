@@ -55,6 +55,7 @@ from .verdict import MetricVerdict, format_value
 Doc = Mapping[str, Any]
 YARDSTICK = "yardstick"
 RAW = "raw"
+YARDSTICK_UNIT = "yardsticks"  # a step time divided by the yardstick's: no physical unit
 
 
 @dataclass(frozen=True)
@@ -171,16 +172,25 @@ class SpeedComparison:
         label, unit, direction = SPEED_METRICS[metric]
         comparison = compare_processes(judged[0], judged[1])
         raw = compare_processes(shown[0], shown[1])
-        values = (geometric_mean(shown[0]), geometric_mean(shown[1]))
         change = comparison.change_pct
         worse_by = -change if direction == HIGHER_IS_BETTER else change
         noise = comparison.noise_pct
         assert noise is not None  # _has_degrees_of_freedom
         verdict = classify_speed_change(worse_by, threshold_pct, noise)
         normalisation, units_text = units
+        shown_values = (geometric_mean(shown[0]), geometric_mean(shown[1]))
         unit_text = f", {units_text}" if units_text else ""
         if normalisation == YARDSTICK:
-            unit_text += f"; raw {raw.change_pct:+.1f} %"
+            # The row's values, change and threshold are all in yardstick units; the
+            # milliseconds they came from are in the message.
+            values = (geometric_mean(judged[0]), geometric_mean(judged[1]))
+            unit = YARDSTICK_UNIT
+            unit_text += (
+                f"; raw {format_value(shown_values[0], 'ms')} → "
+                f"{format_value(shown_values[1], 'ms')}, {raw.change_pct:+.1f} %"
+            )
+        else:
+            values = shown_values
         moved = (
             f"{label} {format_value(values[0], unit)} → {format_value(values[1], unit)} "
             f"({change:+.1f} %; {_what(comparison)}{unit_text})"

@@ -220,6 +220,8 @@ def format_value(value: Value, unit: str | None) -> str:
         return value
     if unit == "x":
         return f"{value:.2f}x"
+    if unit == "yardsticks":
+        return f"{value:.3g} yardsticks"
     if unit == "ms":
         return f"{value:.3g} ms" if value < 1 else f"{value:.2f} ms"
     if unit == "s":
