@@ -34,6 +34,7 @@ from typing import Any
 from .metric_rules import (
     HIGHER_IS_BETTER,
     Subject,
+    get_path,
     judge_compile_time,
     judge_count,
     judge_graph_breaks,
@@ -214,8 +215,8 @@ def _compare_variant(
             subject,
             "recompiles",
             "recompiles",
-            _get(base, "recompiles", "count"),
-            _get(cur, "recompiles", "count"),
+            get_path(base, "recompiles", "count"),
+            get_path(cur, "recompiles", "count"),
             thresholds["recompiles_increase"],
             recompile_detail(base, cur),
         ),
@@ -284,7 +285,7 @@ def _new_rows(step: str, variants: list[Doc], why: str) -> list[MetricVerdict]:
             why,
             direction=HIGHER_IS_BETTER,
             unit="x",
-            current=_get(v, "speedup", "median"),
+            current=get_path(v, "speedup", "median"),
         )
         for v in variants
     ]
@@ -292,11 +293,3 @@ def _new_rows(step: str, variants: list[Doc], why: str) -> list[MetricVerdict]:
 
 def variant_definition(variant: Doc) -> dict[str, Any]:
     return {key: variant.get(key, default) for key, default in VARIANT_DEFINITION.items()}
-
-
-def _get(doc: Doc | None, *keys: str) -> Any:
-    for key in keys:
-        if not isinstance(doc, Mapping):
-            return None
-        doc = doc.get(key)
-    return doc

@@ -547,3 +547,12 @@ def _unique_sites(sites: Iterable[Doc], with_cause: bool) -> dict[tuple[Any, ...
 
 def _event_key(event: Doc) -> tuple[Any, ...]:
     return (event.get("function"), event.get("file"), event.get("line"), event.get("reason"))
+
+
+def get_path(doc: Doc | None, *keys: str) -> Any:
+    """`doc[k1][k2]…`, or None where a level is missing or not a mapping."""
+    for key in keys:
+        if not isinstance(doc, Mapping):
+            return None
+        doc = doc.get(key)
+    return doc

@@ -46,6 +46,7 @@ from .metric_rules import (
     classify_speed_change,
     compiled_noise_pct,
     eager_noise_pct,
+    get_path,
     judge_speed,
     speedup_noise_pct,
     yardstick_noise_pct,
@@ -142,8 +143,8 @@ class SpeedComparison:
         return judge_speed(
             subject,
             "speedup",
-            _get(variants[0], "speedup", "median"),
-            _get(variants[1], "speedup", "median"),
+            get_path(variants[0], "speedup", "median"),
+            get_path(variants[1], "speedup", "median"),
             threshold_pct,
             (speedup_noise_pct(variants[0]), speedup_noise_pct(variants[1])),
         )
@@ -224,7 +225,7 @@ class SpeedComparison:
         the same torch, with the run-to-run drift each run could see counted as noise."""
         timing_key, ratio_key, aa_key = keys
         base, cur = docs
-        values = (_get(base, timing_key, "median"), _get(cur, timing_key, "median"))
+        values = (get_path(base, timing_key, "median"), get_path(cur, timing_key, "median"))
         ratios = (base.get(ratio_key), cur.get(ratio_key))
         if self.normalisation == YARDSTICK and ratios[0] and ratios[1]:
             noise = (
@@ -271,11 +272,3 @@ def _message(moved: str, verdict: str, change: float, threshold_pct: float, nois
     if abs(change) > threshold_pct:
         return f"{moved}: better, but inside the ±{noise:.1f} % noise: not a clear improvement"
     return f"{moved}: within {limit} (noise ±{noise:.1f} %)"
-
-
-def _get(doc: Doc | None, *keys: str) -> Any:
-    for key in keys:
-        if not isinstance(doc, Mapping):
-            return None
-        doc = doc.get(key)
-    return doc
