@@ -52,6 +52,15 @@ start_engine() {
     return
   fi
   say "engine: starting dockerd (log: $DOCKERD_LOG)"
+  # A daemon killed without a chance to clean up (a CI run ends whatever its session left
+  # running) leaves pid files that make the next dockerd refuse to start.
+  local pidfile
+  for pidfile in /var/run/docker.pid /var/run/docker/containerd/containerd.pid; do
+    if [ -f "$pidfile" ] && ! kill -0 "$(cat "$pidfile" 2>/dev/null)" 2>/dev/null; then
+      say "engine: removing stale $pidfile"
+      as_root rm -f "$pidfile"
+    fi
+  done
   # setsid + nohup: the daemon outlives this script and the shell that called it; started
   # directly (not through a shell function) so no shell lingers as its parent.
   local sudo=()
