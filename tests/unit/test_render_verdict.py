@@ -99,4 +99,13 @@ def test_markdown_escapes_pipes_and_angle_brackets():
     baseline = result(step(variants=[variant()]))
     current = result(step(variants=[variant(status="error", error="a | b in <lambda>")]))
     text = render_verdict_markdown(compare_to_baseline(baseline, current))
-    assert "a \\| b in &lt;lambda>" in text
+    assert "a \\| b in &lt;lambda&gt;" in text
+
+
+def test_markdown_keeps_links_images_and_mentions_from_user_code_inert():
+    """`compare --format markdown` goes through the same escaping as the PR comment."""
+    hostile = "see ![x](http://evil.example/p.png) [click](http://evil.example) @org/team"
+    baseline = result(step(variants=[variant()]))
+    current = result(step(variants=[variant(status="error", error=hostile)]))
+    text = render_verdict_markdown(compare_to_baseline(baseline, current))
+    assert "![x](" not in text and "[click](" not in text and "@org/team" not in text

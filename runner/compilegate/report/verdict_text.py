@@ -20,6 +20,7 @@ from ..gate.verdict import (
     format_value,
     sorted_by_severity,
 )
+from .escape import cell, inert
 from .tables import markdown_table, text_table
 
 COLUMNS = ("step", "variant", "metric", "baseline", "current", "change", "threshold", "noise")
@@ -72,15 +73,15 @@ def render_verdict_table(report: VerdictReport, *, include_pass: bool = True) ->
 def render_verdict_markdown(report: VerdictReport, *, include_pass: bool = True) -> str:
     """The same content as a GitHub-flavoured markdown table (for the PR comment)."""
     rows = _visible_rows(report, include_pass)
-    lines = [f"**{_escape(verdict_headline(report))}**"]
+    lines = [f"**{inert(verdict_headline(report))}**"]
     if report.notes:
         lines.append("")
-        lines.extend(f"> {_escape(note)}" for note in report.notes)
+        lines.extend(f"> {inert(note)}" for note in report.notes)
     if rows:
         lines.append("")
         body = []
         for row in rows:
-            cells = [_escape(cell) for cell in _cells(row, loud=False)]
+            cells = [cell(text) for text in _cells(row, loud=False)]
             if row.verdict in LOUD_VERDICTS:
                 cells[-1] = f"**{cells[-1]}**"
             body.append(cells)
@@ -88,7 +89,7 @@ def render_verdict_markdown(report: VerdictReport, *, include_pass: bool = True)
     details = _details(rows)
     if details:
         lines.append("")
-        lines.extend(f"- `{_escape(where)}`: {_escape(message)}" for where, message in details)
+        lines.extend(f"- {inert(where)}: {inert(message)}" for where, message in details)
     if report.failing_refresh_command:
         lines.extend(("", f"{REFRESH_ADVICE}: `{report.failing_refresh_command}`"))
     return "\n".join(lines) + "\n"
@@ -136,7 +137,3 @@ def _versions(report: VerdictReport) -> str:
         torch = f"torch {base.torch} (baseline) → {cur.torch}"
     return ", ".join(part for part in (torch, hardware) if part)
 
-
-def _escape(text: str) -> str:
-    """Keep a cell inside its table column and out of markdown's way."""
-    return text.replace("|", "\\|").replace("<", "&lt;").replace("\n", " ")
