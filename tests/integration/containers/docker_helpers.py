@@ -9,16 +9,23 @@ REPO_ROOT = Path(__file__).resolve().parents[3]
 LOCAL_TORCH = os.environ.get("COMPILEGATE_DOCKER_TORCH", "2.13.0")
 
 
-def write_tiny_config(folder: Path) -> Path:
-    """A config outside the repository for the tiny MLP: one compiled variant, few
-    iterations, no numerics — a cold compile of a tiny model is what a run costs."""
+def write_tiny_config(
+    folder: Path,
+    *,
+    name: str = "tiny_mlp",
+    entry: str = "examples/test_steps/tiny_mlp.py:make_step",
+    extra: str = "",
+) -> Path:
+    """A config outside the repository for a tiny step: one compiled variant, few
+    iterations, no numerics — a cold compile of a tiny model is what a run costs. `extra`:
+    more step settings, as YAML lines."""
     folder.mkdir(parents=True, exist_ok=True)
     config = folder / "compilegate.yml"
     config.write_text(
         "version: 1\n"
         "steps:\n"
-        "  - name: tiny_mlp\n"
-        "    entry: examples/test_steps/tiny_mlp.py:make_step\n"
+        f"  - name: {name}\n"
+        f"    entry: {entry}\n"
         "    device: cpu\n"
         "    variants: [{mode: default}]\n"
         "    warmup: 2\n"
@@ -28,6 +35,6 @@ def write_tiny_config(folder: Path) -> Path:
         "    eager_processes: 2\n"
         "    variant_processes: 1\n"
         "    timeout_s: 300\n"
-        "    numerics: {enabled: false}\n"
+        "    numerics: {enabled: false}\n" + extra
     )
     return config

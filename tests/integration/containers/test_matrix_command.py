@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from docker_helpers import LOCAL_TORCH, REPO_ROOT
+from docker_helpers import LOCAL_TORCH, REPO_ROOT, write_tiny_config
 
 from compilegate.schemas import validation_errors
 
@@ -31,25 +31,13 @@ SECRETS = {
 
 
 def hostile_config(folder: Path) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    config = folder / "compilegate.yml"
-    config.write_text(
-        "version: 1\n"
-        "steps:\n"
-        "  - name: hostile\n"
-        "    entry: examples/test_steps/hostile_env.py:make_step\n"
-        "    device: cpu\n"
-        "    variants: [{mode: default}]\n"
-        "    warmup: 2\n"
-        "    iterations: 6\n"
-        "    rounds: 2\n"
-        "    threads: 1\n"
-        "    timeout_s: 600\n"
-        "    numerics: {enabled: false}\n"
-        "    variant_processes: 2\n"
-        "    env: [COMPILEGATE_TEST_ENV_REPORT]\n"
+    """The hostile step, allowed to see only where to write what it saw."""
+    return write_tiny_config(
+        folder,
+        name="hostile",
+        entry="examples/test_steps/hostile_env.py:make_step",
+        extra="    env: [COMPILEGATE_TEST_ENV_REPORT]\n",
     )
-    return config
 
 
 def test_matrix_measures_each_version_in_its_image_and_reports_them_together(
