@@ -8,7 +8,9 @@ marked as documented elsewhere (rate limits, 5xx). Sleeping goes through a fake 
 from __future__ import annotations
 
 import io
+import sys
 import zipfile
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,6 +25,9 @@ from github_contract import (
     validate_request,
 )
 from openapi_core.validation.request.exceptions import RequestValidationError
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "unit" / "github"))
+from github_fakes import FakeClock
 
 from compilegate.github import (
     GitHubClient,
@@ -45,21 +50,6 @@ COMMENTS_URL = f"{API}/repos/{REPO}/issues/{PR}/comments"
 MARKER = comment_marker("train-step")
 RATE_LIMIT_ELSEWHERE = "rate-limit answers are documented once, in 'Rate limits for the REST API'"
 OUTAGE_ELSEWHERE = "GitHub may answer any request with a 5xx; few operations list them"
-
-
-class FakeClock:
-    """`clock` and `sleep` for the client: sleeping moves time, instantly."""
-
-    def __init__(self, now_epoch_s: float = 1_700_000_000.0) -> None:
-        self.now_epoch_s = now_epoch_s
-        self.sleeps_s: list[float] = []
-
-    def clock(self) -> float:
-        return self.now_epoch_s
-
-    def sleep(self, seconds: float) -> None:
-        self.sleeps_s.append(seconds)
-        self.now_epoch_s += seconds
 
 
 def comment(comment_id: int, body: str, *, login: str = "github-actions[bot]", kind: str = "Bot"):
