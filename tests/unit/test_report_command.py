@@ -98,3 +98,9 @@ def test_no_results_is_a_usage_error_in_one_line(tmp_path: Path):
     done = cli("report", "--results-dir", tmp_path / "nope")
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and "--results-dir" in done.stderr
+
+
+def test_a_bad_comment_key_is_a_usage_error_in_one_line(tmp_path: Path):
+    done = cli("report", "--result", tmp_path / "r.json", "--comment-key", "bad key!")
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "--comment-key" in done.stderr

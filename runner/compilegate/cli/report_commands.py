@@ -111,6 +111,7 @@ def checked_marker(comment_key: str) -> str:
 
 
 def command_report(args: argparse.Namespace) -> int:
+    checked_marker(args.comment_key)  # a bad key is a usage error whatever the format
     if args.out is not None and args.out.is_dir():
         raise UsageError(f"--out {args.out}: is a directory; give a file path")
     run_set = build_run_set(args)
