@@ -136,4 +136,3 @@ def _versions(report: VerdictReport) -> str:
     else:
         torch = f"torch {base.torch} (baseline) → {cur.torch}"
     return ", ".join(part for part in (torch, hardware) if part)
-
