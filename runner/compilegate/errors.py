@@ -3,7 +3,8 @@
     CompilegateError            base; never raised itself
     ├── UsageError              bad command line, missing file, bad --python      exit 2
     ├── ConfigError             the config file is malformed or invalid            exit 2
-    └── BaselineError           a baseline or result file is unreadable/invalid    exit 2
+    ├── BaselineError           a baseline or result file is unreadable/invalid    exit 2
+    └── BaselineMissing         no baseline of trusted provenance exists (yet)     exit 4
 
 Anything else that escapes to the CLI is an internal error: exit 3, one line.
 A comparison exits with its overall verdict's code (0, 1, 3 or 4): gate/verdict.py.
@@ -66,6 +67,15 @@ class BaselineError(CompilegateError):
     """Raised when a baseline or result document is unreadable or breaks its schema."""
 
     exit_code = EXIT_USAGE
+
+
+class BaselineMissing(CompilegateError):
+    """Raised when no baseline of trusted provenance can be found: nothing can be judged.
+
+    The message says how to create one (run the baseline workflow on the default branch).
+    """
+
+    exit_code = EXIT_NOT_JUDGED
 
 
 class RunInterrupted(BaseException):

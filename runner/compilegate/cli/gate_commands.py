@@ -99,19 +99,28 @@ def add_parser(subparsers: Any) -> None:
 
     fetch = actions.add_parser(
         "fetch",
-        help="download the newest baseline artifact of a branch (GitHub Actions)",
+        help="download the default branch's baseline artifact, provenance checked (GitHub Actions)",
         description=(
-            "List the repository's artifacts named NAME (newest first, unexpired, uploaded by a "
-            "run on --branch), download the newest, check it against the baseline schema and "
-            "write it to --out. Reads GITHUB_API_URL, GITHUB_REPOSITORY and the token."
+            "Find the newest successful push, schedule or workflow_dispatch run of the baseline "
+            "workflow on --branch (default: the repository's default branch) whose head "
+            "repository is this one, take its unexpired artifact NAME, check it against the "
+            "baseline schema and write it to --out. No such run: exit 4, saying how to create "
+            "one. Reads GITHUB_API_URL, GITHUB_REPOSITORY and the token."
         ),
     )
     fetch.add_argument("--artifact", required=True, metavar="NAME")
     fetch.add_argument(
+        "--workflow",
+        default="baseline-refresh.yml",
+        metavar="FILE",
+        help="the workflow that records the baseline: file name or id "
+        "(default: baseline-refresh.yml)",
+    )
+    fetch.add_argument(
         "--branch",
         default=None,
         metavar="BRANCH",
-        help="only artifacts uploaded by runs on this branch",
+        help="the branch the baseline is recorded on (default: the repository's default branch)",
     )
     fetch.add_argument("--out", required=True, type=Path, metavar="PATH")
     fetch.add_argument("--token-env", default="GITHUB_TOKEN", metavar="NAME")
@@ -144,7 +153,10 @@ def command_baseline_fetch(args: argparse.Namespace) -> int:
     if not api_url:
         raise UsageError("baseline fetch: GITHUB_API_URL is not set (GitHub Actions sets it)")
     client = GitHubClient(requests.Session(), api_url, token)
-    sys.stdout.write(fetch_baseline(client, repo, args.artifact, args.branch, args.out) + "\n")
+    line = fetch_baseline(
+        client, repo, args.artifact, args.branch, args.out, workflow=args.workflow
+    )
+    sys.stdout.write(line + "\n")
     return EXIT_OK
 
 

@@ -1,10 +1,21 @@
-"""`compilegate baseline fetch`: the newest baseline artifact of the default branch, verified.
+"""`compilegate baseline fetch`: the baseline artifact of the default branch, provenance checked.
 
 The baseline workflow uploads `baseline.json` as an artifact on every push to the default
-branch; the pull-request gate downloads the newest one that has not expired. The zip is read
-in memory (never extracted to disk, so no member can write outside the output file), must
-hold exactly one JSON document, and that document must pass the baseline schema before it
-is written, atomically.
+branch. Anyone who can open a pull request can also upload an artifact of that name (a fork's
+`pull_request` run from a branch it named `main` is one), so the artifact is never found by its
+name and branch alone: it is taken only from the newest run of the baseline workflow (found
+through the workflow-runs API) that
+
+- concluded `success`,
+- was started by `push`, `schedule` or `workflow_dispatch` (never `pull_request*`,
+  `workflow_run` or anything a pull request can trigger),
+- ran on the baseline branch (the repository's default branch unless told otherwise),
+- and whose head repository is this repository (not a fork).
+
+The zip is read in memory (never extracted to disk, so no member can write outside the output
+file), must hold exactly one JSON document, and that document must pass the baseline schema
+before it is written, atomically. No such run, or no unexpired artifact in one: exit 4
+(`BaselineMissing`), with the one line that says how to create it.
 """
 
 from __future__ import annotations
@@ -15,28 +26,65 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from ..errors import BaselineError, UsageError
+from ..errors import BaselineError, BaselineMissing
 from ..github.client import GitHubClient
+from ..github.models import WorkflowRun
 from ..results.document import write_document
 from .documents import read_result_document
 
 MAX_MEMBER_BYTES = 64 * 1024 * 1024
+TRUSTED_EVENTS = frozenset({"push", "schedule", "workflow_dispatch"})
+MAX_RUNS_EXAMINED = 50
+
+
+def untrusted_because(run: WorkflowRun, repo: str, branch: str) -> str | None:
+    """Why this run's artifacts may not serve as the baseline, or None when they may."""
+    if run.conclusion != "success":
+        return f"concluded {run.conclusion or run.status or 'nothing yet'}"
+    if run.event not in TRUSTED_EVENTS:
+        return f"started by {run.event}"
+    if run.head_branch != branch:
+        return f"ran on branch {run.head_branch!r}, not {branch!r}"
+    if run.head_repo_full_name != repo or run.repo_full_name != repo:
+        return f"its head repository is {run.head_repo_full_name or 'gone'}, not {repo}"
+    return None
 
 
 def fetch_baseline(
-    client: GitHubClient, repo: str, artifact: str, branch: str | None, out_path: Path
+    client: GitHubClient,
+    repo: str,
+    artifact: str,
+    branch: str | None,
+    out_path: Path,
+    *,
+    workflow: str,
 ) -> str:
-    """Download, verify and write the baseline; one line saying what was fetched."""
-    found = next(iter(client.list_repo_artifacts(repo, name=artifact, head_branch=branch)), None)
-    if found is None:
-        where = f" from branch {branch}" if branch else ""
-        raise UsageError(f"no unexpired artifact named {artifact!r}{where} in {repo}")
-    document = baseline_from_zip(client.download_artifact_zip(repo, found.id), artifact)
-    write_document(document, out_path)
-    return (
-        f"{out_path}: baseline from artifact {artifact!r} (id {found.id}, "
-        f"{found.head_branch or 'unknown branch'} @ {(found.head_sha or '?')[:12]}, "
-        f"created {found.created_at or '?'})"
+    """Download, verify and write the baseline; one line saying what was fetched and from
+    which run. Raises BaselineMissing when no trusted run has an unexpired artifact."""
+    branch = branch or client.get_default_branch(repo)
+    examined = 0
+    for run in client.list_workflow_runs(repo, workflow, branch=branch):
+        examined += 1
+        if examined > MAX_RUNS_EXAMINED:
+            break
+        if untrusted_because(run, repo, branch) is not None:
+            continue
+        found = next(
+            (a for a in client.list_run_artifacts(repo, run.id, name=artifact) if not a.expired),
+            None,
+        )
+        if found is None:
+            continue
+        document = baseline_from_zip(client.download_artifact_zip(repo, found.id), artifact)
+        write_document(document, out_path)
+        return (
+            f"{out_path}: baseline from artifact {artifact!r} (id {found.id}) of {workflow} "
+            f"run {run.id} ({run.event} on {branch} @ {run.head_sha[:12]}, {run.created_at})"
+        )
+    raise BaselineMissing(
+        f"no baseline: no successful push/schedule/workflow_dispatch run of {workflow} on "
+        f"{repo}@{branch} has an unexpired artifact {artifact!r}; run {workflow} on {branch} "
+        "to record one (or, for a first run only, set allow-missing-baseline: true)"
     )
 
 

@@ -35,7 +35,7 @@ from .errors import (
     header_seconds,
     rate_limit_wait,
 )
-from .models import Artifact, IssueComment, PullRequest, RateLimit
+from .models import Artifact, IssueComment, PullRequest, RateLimit, WorkflowRun
 
 API_VERSION = "2022-11-28"
 USER_AGENT = f"compilegate/{__version__}"
@@ -154,6 +154,42 @@ class GitHubClient:
             if head_branch is not None and artifact.head_branch != head_branch:
                 continue
             yield artifact
+
+    def get_default_branch(self, repo: str) -> str:
+        """repos/get: the repository's default branch."""
+        path = _repo_path(repo)
+        payload = self._json(self._request("GET", path), "GET", path)
+        return str(self._parse(lambda p: p["default_branch"], payload, "GET", path))
+
+    def list_workflow_runs(
+        self, repo: str, workflow: str, *, branch: str, status: str = "success"
+    ) -> Iterator[WorkflowRun]:
+        """actions/list-workflow-runs: runs of one workflow (file name or id), newest first.
+        GitHub filters by branch and status; the caller still checks every run itself."""
+        path = f"{_repo_path(repo)}/actions/workflows/{quote(str(workflow), safe='')}/runs"
+        params = {"branch": branch, "status": status, "per_page": PER_PAGE_MAX}
+        for item in self._paginate(path, params, items_key="workflow_runs"):
+            yield self._parse(WorkflowRun.from_api, item, "GET", path)
+
+    def list_run_artifacts(self, repo: str, run_id: int, *, name: str) -> Iterator[Artifact]:
+        """actions/list-workflow-run-artifacts: one run's artifacts named `name`."""
+        path = f"{_repo_path(repo)}/actions/runs/{int(run_id)}/artifacts"
+        params = {"name": name, "per_page": PER_PAGE_MAX}
+        for item in self._paginate(path, params, items_key="artifacts"):
+            artifact = self._parse(Artifact.from_api, item, "GET", path)
+            if artifact.name == name:
+                yield artifact
+
+    def list_open_pull_requests(
+        self, repo: str, *, head: str | None = None
+    ) -> Iterator[PullRequest]:
+        """pulls/list: open pull requests, optionally those from `head` (`owner:branch`)."""
+        path = f"{_repo_path(repo)}/pulls"
+        params: dict[str, Any] = {"state": "open", "per_page": PER_PAGE_MAX}
+        if head:
+            params["head"] = head
+        for item in self._paginate(path, params, items_key=None):
+            yield self._parse(PullRequest.from_api, item, "GET", path)
 
     def download_artifact_zip(
         self, repo: str, artifact_id: int, *, max_bytes: int = 512 * 1024 * 1024

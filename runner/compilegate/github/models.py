@@ -116,3 +116,35 @@ class Artifact:
             head_branch=run.get("head_branch"),
             head_sha=run.get("head_sha"),
         )
+
+
+@dataclass(frozen=True)
+class WorkflowRun:
+    """One run of a workflow: what decides whether its artifacts may be trusted."""
+
+    id: int
+    event: str
+    status: str | None
+    conclusion: str | None
+    head_branch: str | None
+    head_sha: str
+    head_repo_full_name: str | None
+    """None when the repository the run's commit came from is gone."""
+    repo_full_name: str
+    path: str
+    created_at: str
+
+    @classmethod
+    def from_api(cls, payload: Mapping[str, Any]) -> WorkflowRun:
+        return cls(
+            id=int(payload["id"]),
+            event=str(payload["event"]),
+            status=payload.get("status"),
+            conclusion=payload.get("conclusion"),
+            head_branch=payload.get("head_branch"),
+            head_sha=str(payload["head_sha"]),
+            head_repo_full_name=(payload.get("head_repository") or {}).get("full_name"),
+            repo_full_name=str(payload["repository"]["full_name"]),
+            path=str(payload.get("path") or ""),
+            created_at=str(payload["created_at"]),
+        )

@@ -31,7 +31,7 @@ from requests.adapters import BaseAdapter
 from requests.structures import CaseInsensitiveDict
 
 SPEC_PATH = Path(__file__).with_name("github-rest-subset.openapi.json")
-SPEC_SHA256 = "a8928b8712e5bf0b7454044fa6e28fa63feca829f8cbc4c3156d0984b04c0337"
+SPEC_SHA256 = "3258a14025c18779beb8137f213b0e72d3a89251ed21063ccdbb47752a4054ee"
 # Test-only addition: the local fake server of tests/integration/github serves the API under
 # http://127.0.0.1:<port>/api/v3 (the layout of a GitHub Enterprise Server).
 LOOPBACK_SERVER = {

@@ -65,6 +65,7 @@ class FakeGitHub:
         self.comments: dict[int, list[dict[str, Any]]] = {}
         self.pulls: dict[int, dict[str, Any]] = {}
         self.artifacts: list[dict[str, Any]] = []
+        self.runs: list[dict[str, Any]] = []
         self.blobs: dict[str, bytes] = {}
         self.seen: list[Seen] = []
         self.blob_seen: list[Seen] = []
@@ -96,6 +97,7 @@ class FakeGitHub:
         pull["html_url"] = f"{self.web_url}/{self.repo}/pull/{number}"
         pull["head"]["sha"] = head_sha
         pull["head"]["repo"]["full_name"] = head_repo
+        pull["head"]["repo"]["owner"]["login"] = head_repo.split("/")[0]
         pull["base"]["repo"]["full_name"] = self.repo
         with self.lock:
             self.pulls[number] = pull
@@ -105,12 +107,48 @@ class FakeGitHub:
         with self.lock:
             return self._add_comment(number, body, login, kind)["id"]
 
-    def add_artifact(self, name: str, data: bytes, *, head_branch: str, expired: bool = False):
+    def add_workflow_run(
+        self,
+        workflow: str = "baseline-refresh.yml",
+        *,
+        event: str = "push",
+        conclusion: str | None = "success",
+        head_branch: str = "main",
+        head_repo: str | None = None,
+    ) -> int:
+        """A finished run of `.github/workflows/<workflow>`; by default a trusted one (a
+        successful push to main of this repository). Newest first, as GitHub lists them."""
+        run = example("/repos/{owner}/{repo}/actions/workflows/{workflow_id}/runs", "get", "200")
+        run = run["workflow_runs"][0]
+        with self.lock:
+            self._next_id += 1
+            run.update(
+                id=self._next_id, event=event, conclusion=conclusion, head_branch=head_branch,
+                status="completed", path=f".github/workflows/{workflow}",
+            )  # fmt: skip
+            run["head_repository"]["full_name"] = head_repo or self.repo
+            run["repository"]["full_name"] = self.repo
+            self.runs.insert(0, run)
+        return run["id"]
+
+    def add_artifact(
+        self,
+        name: str,
+        data: bytes,
+        *,
+        head_branch: str,
+        expired: bool = False,
+        run_id: int | None = None,
+    ):
+        """An artifact uploaded by run `run_id` (default: a new trusted baseline-workflow run
+        on `head_branch`)."""
+        if run_id is None:
+            run_id = self.add_workflow_run(head_branch=head_branch)
         artifact = example("/repos/{owner}/{repo}/actions/artifacts", "get", "200")["artifacts"][0]
         with self.lock:
             self._next_id += 1
             artifact.update(id=self._next_id, name=name, size_in_bytes=len(data), expired=expired)
-            artifact["workflow_run"]["head_branch"] = head_branch
+            artifact["workflow_run"].update(id=run_id, head_branch=head_branch)
             # Newest first, as GitHub lists them.
             self.artifacts.insert(0, artifact)
             self.blobs[str(self._next_id)] = data
@@ -191,6 +229,39 @@ class FakeGitHub:
             if int(m[1]) not in self.pulls:
                 raise _Answer(Reply(404, {"message": "Not Found", "documentation_url": DOCS}))
             return Reply(200, copy.deepcopy(self.pulls[int(m[1])]))
+        if path == repo and method == "GET":
+            found = example("/repos/{owner}/{repo}", "get", "200", "default-response")
+            for incomplete in ("source", "parent", "template_repository"):  # examples lack fields
+                found.pop(incomplete, None)
+            found.update(full_name=self.repo, default_branch="main", language="Python")
+            return Reply(200, found)
+        if (m := re.fullmatch(rf"{repo}/actions/workflows/([^/]+)/runs", path)) and method == "GET":
+            chosen = [
+                r for r in self.runs
+                if r["path"] == f".github/workflows/{m[1]}"
+                and query.get("branch") in (None, r["head_branch"])
+                and query.get("status") in (None, r["status"], r["conclusion"])
+            ]  # fmt: skip
+            page = self._page(target, chosen, query)
+            page.body = {"total_count": len(chosen), "workflow_runs": page.body}
+            return page
+        if (m := re.fullmatch(rf"{repo}/actions/runs/(\d+)/artifacts", path)) and method == "GET":
+            chosen = [
+                a for a in self.artifacts
+                if a["workflow_run"]["id"] == int(m[1]) and query.get("name") in (None, a["name"])
+            ]  # fmt: skip
+            page = self._page(target, chosen, query)
+            page.body = {"total_count": len(chosen), "artifacts": page.body}
+            return page
+        if path == f"{repo}/pulls" and method == "GET":
+            head = query.get("head")
+            chosen = [
+                pull for _, pull in sorted(self.pulls.items())
+                if pull["state"] == query.get("state", "open")
+                and head in (None, f"{pull['head']['repo']['owner']['login']}:"
+                                   f"{pull['head']['ref']}")
+            ]  # fmt: skip
+            return self._page(target, chosen, query)
         if path == f"{repo}/actions/artifacts" and method == "GET":
             chosen = [a for a in self.artifacts if query.get("name") in (None, a["name"])]
             page = self._page(target, chosen, query)

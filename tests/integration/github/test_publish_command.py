@@ -185,11 +185,56 @@ def test_baseline_fetch_takes_the_newest_main_artifact_and_verifies_it(
         "compilegate-baseline", zipped(tmp_path, "baseline.json", {"x": 1}), head_branch="feature"
     )
     out = tmp_path / "baseline.json"
-    done = fetch_cli(
-        fake_github, "--artifact", "compilegate-baseline", "--branch", "main", "--out", str(out)
-    )
+    done = fetch_cli(fake_github, "--artifact", "compilegate-baseline", "--out", str(out))
     assert done.returncode == 0, done.stderr
     assert json.loads(out.read_text()) == good
+    assert "push on main" in done.stdout
+
+
+def test_baseline_fetch_never_takes_a_poisoned_artifact(tmp_path: Path, fake_github: FakeGitHub):
+    """Every artifact named compilegate-baseline that a pull request (or anything but a good
+    push/schedule/dispatch run of the baseline workflow on this repository's main) could have
+    uploaded is newer than the trusted one, and every one of them is passed over."""
+    trusted = result(env=environment(torch="2.13.0"))
+    fake_github.add_artifact(
+        "compilegate-baseline", zipped(tmp_path, "b.json", trusted), head_branch="main"
+    )
+    poisoned = result(env=environment(torch="9.9.9"))
+    data = zipped(tmp_path, "b.json", poisoned)
+    untrusted_runs = [
+        # a fork's pull_request run, from a branch the fork named `main`
+        fake_github.add_workflow_run(event="pull_request", head_repo="mallory/trainer"),
+        # a same-repository pull_request run of a branch named main
+        fake_github.add_workflow_run(event="pull_request"),
+        fake_github.add_workflow_run(event="pull_request_target"),
+        fake_github.add_workflow_run(event="workflow_run"),
+        # a push run whose head repository is a fork (e.g. a deleted-and-recreated repo)
+        fake_github.add_workflow_run(event="push", head_repo="mallory/trainer"),
+        # the baseline workflow failed or was cancelled after uploading
+        fake_github.add_workflow_run(conclusion="failure"),
+        fake_github.add_workflow_run(conclusion="cancelled"),
+        # another workflow's run on main
+        fake_github.add_workflow_run("anything-else.yml"),
+    ]
+    for run_id in untrusted_runs:
+        fake_github.add_artifact("compilegate-baseline", data, head_branch="main", run_id=run_id)
+    out = tmp_path / "baseline.json"
+    done = fetch_cli(fake_github, "--artifact", "compilegate-baseline", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(out.read_text()) == trusted
+
+
+def test_baseline_fetch_without_a_trusted_baseline_exits_4_saying_how_to_make_one(
+    tmp_path: Path, fake_github: FakeGitHub
+):
+    poisoned = zipped(tmp_path, "b.json", result())
+    fork_run = fake_github.add_workflow_run(event="pull_request", head_repo="mallory/trainer")
+    fake_github.add_artifact("compilegate-baseline", poisoned, head_branch="main", run_id=fork_run)
+    out = tmp_path / "baseline.json"
+    done = fetch_cli(fake_github, "--artifact", "compilegate-baseline", "--out", str(out))
+    assert done.returncode == 4 and not out.exists()
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert "run baseline-refresh.yml on main to record one" in done.stderr
 
 
 def test_baseline_fetch_refuses_an_artifact_that_is_not_a_baseline(
@@ -203,4 +248,4 @@ def test_baseline_fetch_refuses_an_artifact_that_is_not_a_baseline(
     assert done.returncode == 2 and not out.exists()
     assert done.stderr.count("\n") == 1 and "not a valid compilegate baseline" in done.stderr
     missing = fetch_cli(fake_github, "--artifact", "nope", "--out", str(out))
-    assert missing.returncode == 2 and "no unexpired artifact named 'nope'" in missing.stderr
+    assert missing.returncode == 4 and "unexpired artifact 'nope'" in missing.stderr
