@@ -27,6 +27,7 @@ from ..run.child_env import child_environment, container_environment
 from .report_commands import links_from_environment
 
 BACKENDS = ("docker", "venv")
+PARTIAL_NAME = "partial-result.json"
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # pip colours its errors inside a build log
 
 
@@ -167,9 +168,14 @@ def _backend(args: argparse.Namespace, opt_in: list[str]) -> tuple[Any, dict[str
 
 def _keep_error(outcome: VersionOutcome, out_dir: Path) -> None:
     """A failed version leaves error.txt for the report: the build or run log's last lines,
-    then its one-line reason (the report shows the last line)."""
+    then its one-line reason (the report shows the last line). The folder is the host's own
+    (the run wrote into a staging folder, containers/collect.py)."""
     folder = out_dir / f"torch-{outcome.torch_version}"
     folder.mkdir(parents=True, exist_ok=True)
+    if outcome.result_path is not None and outcome.result_path.is_file():
+        # A partial document of a run that errored (killed, timed out) is kept for reading,
+        # under another name: the version is judged an error, never on what it got through.
+        outcome.result_path.replace(folder / PARTIAL_NAME)
     tail = "\n".join(_ANSI.sub("", line) for line in outcome.log_tail[-20:])
     text = f"{tail}\n{outcome.error}\n{_reason(outcome)}\n".lstrip()
     (folder / ERROR_NAME).write_text(text, encoding="utf-8")

@@ -48,6 +48,12 @@ def add_parser(subparsers: Any) -> None:
         help="the pull request to comment on, when the event names none",
     )
     cmd.add_argument(
+        "--pr-from-workflow-run",
+        action="store_true",
+        help="in a workflow_run job: comment on the open pull request whose head commit and "
+        "head repository are the triggering run's (only for a successful pull_request run)",
+    )
+    cmd.add_argument(
         "--report-out",
         type=Path,
         default=None,
@@ -68,13 +74,19 @@ def command_publish(args: argparse.Namespace) -> int:
         if args.pr < 1:
             raise UsageError(f"--pr {args.pr}: expected a pull request number")
         context = context.for_pull_request(args.pr)
+    post_comment = not args.no_comment
+    if args.pr_from_workflow_run:
+        context, why_not = _pull_request_of_the_run(context)
+        if why_not:
+            sys.stdout.write(f"compilegate: no comment: {why_not}\n")
+            post_comment = False
     run_set = build_run_set(args)
     links = LinkContext(context.server_url, context.repository, context.head_sha)
     markdown = render_comment(run_set, links=links)
     report_path = _keep_report(args, run_set, markdown)
     publish(
         context,
-        None if args.no_comment else make_client(context),
+        make_client(context) if post_comment else None,
         markdown=markdown,
         comment_key=args.comment_key,
         annotations=annotations_for(run_set),
@@ -82,7 +94,7 @@ def command_publish(args: argparse.Namespace) -> int:
         report_path=str(report_path),
         dry_run=args.dry_run,
         stream=sys.stdout,
-        post_comment=not args.no_comment,
+        post_comment=post_comment,
     )
     return run_set.exit_code
 
@@ -100,3 +112,40 @@ def _keep_report(args: argparse.Namespace, run_set: Any, markdown: str) -> Path:
     except OSError as exc:
         raise UsageError(f"{path}: cannot write the report: {exc.strerror or exc}") from None
     return path
+
+
+def _pull_request_of_the_run(context: ActionsContext) -> tuple[ActionsContext, str | None]:
+    """The context aimed at the pull request a `workflow_run` event's run measured, found
+    from what GitHub says about the run (never from its artifacts, which the pull request
+    wrote): the open pull request of this repository whose head commit is the run's head SHA
+    and whose head repository is the run's. Exactly one, or no comment."""
+    if context.event_name != "workflow_run" or context.event_path is None:
+        raise UsageError("--pr-from-workflow-run: this is not a workflow_run event")
+    try:
+        run = json.loads(context.event_path.read_text(encoding="utf-8"))["workflow_run"]
+        event, conclusion = run["event"], run["conclusion"]
+        head_sha, head_branch = str(run["head_sha"]), str(run["head_branch"])
+        head_repo = str((run.get("head_repository") or {})["full_name"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise UsageError(
+            f"GITHUB_EVENT_PATH: not a usable workflow_run payload ({exc!r})"
+        ) from None
+    if event != "pull_request":
+        return context, f"the triggering run was started by {event}, not by a pull request"
+    if conclusion != "success":
+        return context, f"the triggering run concluded {conclusion}"
+    client = make_client(context)
+    if client is None:
+        return context, f"no token in the environment to find the pull request of {head_sha[:12]}"
+    owner = head_repo.split("/")[0]
+    found = [
+        pr
+        for pr in client.list_open_pull_requests(context.repository, head=f"{owner}:{head_branch}")
+        if pr.head_sha == head_sha and pr.head_repo_full_name == head_repo
+    ]
+    if len(found) != 1:
+        return context, (
+            f"{len(found)} open pull requests have head {head_repo}@{head_sha[:12]}; "
+            "expected exactly one"
+        )
+    return context.for_pull_request(found[0].number, head_sha=head_sha), None

@@ -26,6 +26,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..paths import is_inside
+from ..run.relay import neutralise
 from .images import DEFAULT_BASE_IMAGE, BuiltImage, ImageSpec, ensure_image
 from .outcome import LogSink, RunCompleted, RunRequest
 
@@ -256,13 +257,13 @@ def _stream_logs(container: Any, prefix: str, log: LogSink, tail: deque[str]) ->
             buffer += chunk
             *lines, buffer = buffer.split(b"\n")
             for raw in lines:
-                line = raw.decode("utf-8", "replace").rstrip("\r")
+                line = neutralise(raw.decode("utf-8", "replace").rstrip("\r"))
                 tail.append(line)
                 log(f"{prefix} {line}" if prefix else line)
     except Exception:  # the container went away under us (stopped at the limit)
         pass
     if buffer:
-        line = buffer.decode("utf-8", "replace")
+        line = neutralise(buffer.decode("utf-8", "replace"))
         tail.append(line)
         log(f"{prefix} {line}" if prefix else line)
 

@@ -1,19 +1,24 @@
 """Run the same `compilegate run` once per PyTorch version, each in its own environment.
 
-Per version: prepare the environment (an image or a cached venv), run, collect
-`<out_dir>/torch-<version>/result.json`. A version whose environment cannot be built or whose
-run writes no result becomes an error outcome; the other versions still run. Merging the
-results into one report is the caller's (the CLI's) business.
+Per version: prepare the environment (an image or a cached venv), run it against a fresh
+staging folder, collect a clean copy of its `result.json` into
+`<out_dir>/torch-<version>/result.json` (collect.py: the staging folder is hostile, and is
+removed after the run; nothing but compilegate writes the results folder). A version whose
+environment cannot be built or whose run writes no result becomes an error outcome; the other
+versions still run. Merging the results into one report is the caller's (the CLI's) business.
 """
 
 from __future__ import annotations
 
 import re
+import shutil
 import time
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from pathlib import Path
 
 from ..errors import UsageError
+from .collect import collect_result, discard, staging_folder
 from .outcome import Backend, EnvironmentBuildError, LogSink, RunRequest, VersionOutcome
 
 # A release like 2.13.0, 2.6.0rc1, 2.5.0.dev20240901 or 2.13.0+cpu: it names a folder and a
@@ -53,7 +58,7 @@ def run_matrix(
         request = RunRequest(
             config=Path(config),
             repo=Path(repo),
-            out_dir=version_out_dir(out_dir, torch_version),
+            out_dir=version_out_dir(out_dir, torch_version),  # replaced by a staging folder
             env=dict(env or {}),
             steps=tuple(steps),
             extra_args=tuple(extra_args),
@@ -67,9 +72,7 @@ def _run_version(
     torch_version: str, backend: Backend, request: RunRequest, log: LogSink
 ) -> VersionOutcome:
     prefix = f"[torch {torch_version}]"
-    request.out_dir.mkdir(parents=True, exist_ok=True)
-    # A result left by an earlier run must not pass for this one's.
-    request.result_path.unlink(missing_ok=True)
+    clean = _fresh_results_folder(request.out_dir)
     started = time.perf_counter()
     try:
         environment = backend.prepare(torch_version)
@@ -89,28 +92,45 @@ def _run_version(
             time.perf_counter() - started, 0.0, tuple(tail),
         )  # fmt: skip
     prepare_s = time.perf_counter() - started
+    staging = staging_folder(torch_version)
     try:
-        completed = backend.run(torch_version, request)
+        completed = backend.run(torch_version, replace(request, out_dir=staging))
     except Exception as exc:
+        discard(staging)
         message = f"torch {torch_version}: run failed: {type(exc).__name__}: {exc}"
         log(f"{prefix} error: {message}")
         return VersionOutcome(
             torch_version, "error", environment, None, None, message, prepare_s,
             time.perf_counter() - started - prepare_s,
         )  # fmt: skip
-    if request.result_path.is_file() and completed.exit_code is not None:
+    collected = collect_result(staging, clean)
+    discard(staging)
+    if collected.result_path is not None and completed.exit_code is not None:
         return VersionOutcome(
-            torch_version, "ok", environment, request.result_path, completed.exit_code,
+            torch_version, "ok", environment, collected.result_path, completed.exit_code,
             completed.error, prepare_s, completed.wall_s, completed.log_tail,
         )  # fmt: skip
     # Killed at the wall-clock limit: compilegate rewrites result.json after every child, so
     # a partial document may be there; it is kept (result_path) but the version is an error.
-    partial = request.result_path if request.result_path.is_file() else None
+    partial = collected.result_path
     message = completed.error or f"compilegate exited {completed.exit_code}"
     what = "partial result kept" if partial else "no result written"
+    if collected.refused:
+        what = f"{what} ({collected.refused})"
     message = f"torch {torch_version}: {what}: {message}"
     log(f"{prefix} error: {message}")
     return VersionOutcome(
         torch_version, "error", environment, partial, completed.exit_code, message,
         prepare_s, completed.wall_s, completed.log_tail,
     )  # fmt: skip
+
+
+def _fresh_results_folder(folder: Path) -> Path:
+    """The version's results folder, emptied of what an earlier run left (a result left
+    there must not pass for this run's); a link in its place is removed, never followed."""
+    if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+        folder.unlink()
+    elif folder.is_dir():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    return folder

@@ -24,6 +24,7 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from ..run.relay import neutralise
 from .outcome import EnvironmentBuildError, LogSink, RunCompleted, RunRequest
 
 READY_MARKER = ".compilegate-ready"
@@ -150,7 +151,7 @@ def run_streaming(
     def pump() -> None:
         assert process.stdout is not None
         for raw in process.stdout:
-            line = raw.decode("utf-8", "replace").rstrip("\n")
+            line = neutralise(raw.decode("utf-8", "replace").rstrip("\n"))
             tail.append(line)
             log(f"{prefix} {line}")
 

@@ -31,6 +31,7 @@ from typing import Any, TextIO
 from ..child.protocol import PROGRESS_PREFIX
 from .child_env import child_environment, harness_variables
 from .progress import ElapsedTicker
+from .relay import neutralise
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 
@@ -169,7 +170,7 @@ class ChildLauncher:
         ticker = ElapsedTicker(self.stream)
         try:
             for line in process.stdout:
-                line = line.rstrip("\n")
+                line = neutralise(line.rstrip("\n"))
                 if line.startswith(PROGRESS_PREFIX):
                     message = line[len(PROGRESS_PREFIX) :]
                     outcome.last_phase = message.split("] ", 1)[-1]

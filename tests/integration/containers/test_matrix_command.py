@@ -88,9 +88,9 @@ def test_matrix_measures_each_version_in_its_image_and_reports_them_together(
         assert result["environment"]["torch"].split("+")[0] == version
         step = result["steps"][0]
         assert step["status"] == "ok", step["error"]  # the hostile step found no secret
-        seen = json.loads((folder / "env.json").read_text())
-        assert not set(SECRETS) & set(seen), sorted(seen)
-        assert not any(value in SECRETS.values() for value in seen.values())
+        # What the step wrote beside its result (/out/env.json) stays in the container's
+        # staging folder: only compilegate's clean copy of result.json reaches the results.
+        assert sorted(p.name for p in folder.iterdir()) == ["result.json"]
     assert (out_dir / "torch-0.0.0" / "error.txt").is_file()
     report = (out_dir / "report.md").read_text()
     for version in versions[:-1]:

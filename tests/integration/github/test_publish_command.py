@@ -43,7 +43,9 @@ def run_set(tmp_path: Path) -> tuple[Path, Path]:
     return baseline, results
 
 
-def publish_cli(tmp_path: Path, fake: FakeGitHub, *args: str) -> subprocess.CompletedProcess:
+def publish_cli(
+    tmp_path: Path, fake: FakeGitHub, *args: str, environ: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
     env = {
         "PATH": os.environ["PATH"],
         "PYTHONPATH": str(REPO_ROOT / "runner"),
@@ -59,6 +61,7 @@ def publish_cli(tmp_path: Path, fake: FakeGitHub, *args: str) -> subprocess.Comp
         "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
         "GITHUB_OUTPUT": str(tmp_path / "output"),
         "GITHUB_TOKEN": TOKEN,
+        **(environ or {}),
     }
     return subprocess.run(
         [sys.executable, "-m", "compilegate", "publish", *args],
@@ -95,6 +98,55 @@ def test_publish_posts_one_comment_summary_annotations_and_outputs(
     output = (tmp_path / "output").read_text()
     assert "verdict<<" in output and "regression" in output
     assert (results / "report.md").read_text().startswith("## ❌ compilegate: regression")
+
+
+def workflow_run_event(tmp_path: Path, **run: object) -> dict[str, str]:
+    """The environment of a fork-publish job triggered by a fork's measuring run."""
+    payload = {
+        "workflow_run": {
+            "id": 9, "event": "pull_request", "conclusion": "success", "head_sha": HEAD_SHA,
+            "head_branch": "new-topic", "head_repository": {"full_name": "mallory/trainer"},
+            "repository": {"full_name": REPO}, "pull_requests": [],
+            **run,
+        }
+    }  # fmt: skip
+    path = tmp_path / "workflow_run.json"
+    path.write_text(json.dumps(payload))
+    return {"GITHUB_EVENT_NAME": "workflow_run", "GITHUB_EVENT_PATH": str(path)}
+
+
+def test_fork_publish_finds_the_pull_request_by_head_sha_and_head_repository(
+    tmp_path: Path, fake_github: FakeGitHub, run_set: tuple[Path, Path]
+):
+    baseline, results = run_set
+    fake_github.open_pull_request(PR, HEAD_SHA, "mallory/trainer")
+    fake_github.open_pull_request(PR + 1, "f" * 40, "mallory/trainer")  # same branch, other head
+    args = ("--results-dir", str(results), "--baseline", str(baseline), "--pr-from-workflow-run")
+    done = publish_cli(tmp_path, fake_github, *args, environ=workflow_run_event(tmp_path))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert len(fake_github.comments_on(PR)) == 1 and fake_github.comments_on(PR + 1) == []
+    assert any("/pulls?" in seen.path and "head=mallory" in seen.path for seen in fake_github.seen)
+
+
+@pytest.mark.parametrize(
+    ("run", "why"),
+    [
+        ({"event": "push"}, "started by push, not by a pull request"),
+        ({"conclusion": "cancelled"}, "concluded cancelled"),
+        ({"head_repository": {"full_name": "eve/trainer"}}, "0 open pull requests"),
+        ({"head_sha": "e" * 40}, "0 open pull requests"),
+    ],
+)
+def test_fork_publish_comments_on_no_pull_request_it_cannot_tie_to_the_run(
+    tmp_path: Path, fake_github: FakeGitHub, run_set: tuple[Path, Path], run: dict, why: str
+):
+    baseline, results = run_set
+    fake_github.open_pull_request(PR, HEAD_SHA, "mallory/trainer")
+    args = ("--results-dir", str(results), "--baseline", str(baseline), "--pr-from-workflow-run")
+    done = publish_cli(tmp_path, fake_github, *args, environ=workflow_run_event(tmp_path, **run))
+    assert done.returncode == 1, done.stdout + done.stderr  # the gate's code, comment or not
+    assert "compilegate: no comment: " in done.stdout and why in done.stdout
+    assert fake_github.comments_on(PR) == []
 
 
 def test_a_forged_result_is_never_posted_as_markdown(
