@@ -139,7 +139,8 @@ def test_update_creates_the_baseline_from_the_result(tmp_path):
 def test_update_replaces_rerun_steps_and_keeps_the_others(tmp_path):
     old = result(step("a", eager_ms=10.0), step("b"), created_at="2026-01-01T00:00:00+00:00")
     new_env = environment(torch="2.11.0")
-    new = result(step("b", eager_ms=20.0), step("c"), env=new_env)
+    # `a` is still declared, left out of this run with --step
+    new = result(step("b", eager_ms=20.0), step("c"), env=new_env, declared_steps=["a", "b", "c"])
     target = write(tmp_path / "baseline.json", old)
     update = update_baseline(write(tmp_path / "result.json", new), target)
     merged = json.loads(target.read_text())
@@ -163,7 +164,8 @@ def test_a_failed_step_does_not_replace_a_good_baseline(tmp_path):
 def test_steps_from_another_gpu_are_dropped_not_relabelled(tmp_path):
     old = result(step("a"), step("b"), env=environment(gpu_name="NVIDIA A100"))
     target = write(tmp_path / "baseline.json", old)
-    update = update_baseline(write(tmp_path / "result.json", result(step("b"))), target)
+    new = result(step("b"), declared_steps=["a", "b"])
+    update = update_baseline(write(tmp_path / "result.json", new), target)
     assert names(json.loads(target.read_text())) == ["b"]
     assert update.dropped == ("a",) and "NVIDIA A100" in update.summary()
 
@@ -274,3 +276,13 @@ def test_a_variant_dropped_from_the_config_is_dropped_from_the_baseline():
     merged, update = merge_into_baseline(old, new, tmp_path_stub())
     assert [v["id"] for v in merged["steps"][0]["variants"]] == ["a"]
     assert update.variants_kept == ()
+
+
+def test_a_step_deleted_from_the_config_leaves_the_baseline_and_one_left_out_stays():
+    old = result(step(name="kept"), step(name="deleted"), step(name="left-out"))
+    # the default branch's config now declares kept and left-out; this run measured kept only
+    new = result(step(name="kept"), declared_steps=["kept", "left-out"])
+    merged, update = merge_into_baseline(old, new, tmp_path_stub())
+    assert [s["name"] for s in merged["steps"]] == ["kept", "left-out"]
+    assert update.no_longer_declared == ("deleted",)
+    assert "1 dropped (no longer in the config) (deleted)" in update.summary()

@@ -1,7 +1,9 @@
 """Record a new baseline: merge a result into the baseline file, atomically.
 
 `compilegate baseline update` merges a new result into the baseline: the result's steps
-replace same-named ones, steps it did not run are kept, and the document level
+replace same-named ones, steps it did not run are kept when its config still declares them
+(left out with `--step`) and dropped when it no longer does (deleted from the default
+branch's config: kept, every pull request would fail `removed`), and the document level
 (environment, created_at, tool, config, declared_steps) is the new result's. Three
 exceptions keep the baseline honest:
 
@@ -43,6 +45,7 @@ class BaselineUpdate:
     kept_over_error: tuple[str, ...] = ()
     dropped: tuple[str, ...] = ()
     dropped_reason: str | None = None
+    no_longer_declared: tuple[str, ...] = ()
     # `step/variant (why)`: a variant whose previous baseline was kept over this run's.
     variants_kept: tuple[str, ...] = ()
 
@@ -56,6 +59,10 @@ class BaselineUpdate:
                 (f"{len(self.kept)} kept (not run this time)", self.kept),
                 (f"{len(self.kept_over_error)} kept (failed in this run)", self.kept_over_error),
                 (f"{len(self.dropped)} dropped ({self.dropped_reason})", self.dropped),
+                (
+                    f"{len(self.no_longer_declared)} dropped (no longer in the config)",
+                    self.no_longer_declared,
+                ),
                 (
                     f"{len(self.variants_kept)} variant(s) kept from the previous baseline",
                     self.variants_kept,
@@ -79,11 +86,15 @@ def merge_into_baseline(
     steps: list[Mapping[str, Any]] = []
     outcome: dict[str, list[str]] = {k: [] for k in ("replaced", "kept", "kept_over_error")}
     dropped: list[str] = []
+    no_longer_declared: list[str] = []
+    declared = set(result.get("declared_steps") or ())
     variants_kept: list[str] = []
     for old_step in old.get("steps", []):
         name = old_step["name"]
         new_step = new_steps.pop(name, None)
-        if new_step is None and env_reason:
+        if new_step is None and declared and name not in declared:
+            no_longer_declared.append(name)
+        elif new_step is None and env_reason:
             dropped.append(name)
         elif new_step is None:
             steps.append(old_step)
@@ -109,6 +120,7 @@ def merge_into_baseline(
         kept_over_error=tuple(outcome["kept_over_error"]),
         dropped=tuple(dropped),
         dropped_reason=env_reason if dropped else None,
+        no_longer_declared=tuple(no_longer_declared),
         variants_kept=tuple(variants_kept),
     )
     return merged, update

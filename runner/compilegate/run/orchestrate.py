@@ -76,12 +76,19 @@ def run_config(config: Config, options: RunOptions) -> dict[str, Any]:
     declared = config.declared_steps or tuple(step.name for step in config.steps)
     environment["measurement_env"] = measurement_variables(launcher.host_env)
     document = new_document(environment, str(config.path), config.sha256, declared)
+    # Every selected step is in the document from the start, as not reached: a run killed
+    # where no handler runs (SIGKILL, the OOM killer, a cancelled job) leaves them as errors,
+    # never as steps missing from the result (which would read as "left out with --step").
+    for step in config.steps:
+        not_reached = step_skeleton(step)
+        _mark_not_run(step, not_reached, "not run: the run ended before this step")
+        document["steps"].append(not_reached)
     write_document(document, options.out_path)
     completed = 0
     try:
-        for step in config.steps:
+        for index, step in enumerate(config.steps):
             step_doc = step_skeleton(step)
-            document["steps"].append(step_doc)
+            document["steps"][index] = step_doc
             measure_step(
                 step,
                 entries[step.name],
@@ -95,13 +102,12 @@ def run_config(config: Config, options: RunOptions) -> dict[str, Any]:
             write_document(document, options.out_path)
     except (KeyboardInterrupt, RunInterrupted) as exc:
         stop = as_interrupted(exc)
-        if len(document["steps"]) > completed:
+        if completed < len(config.steps):
             _mark_interrupted(config.steps[completed], document["steps"][completed], stop)
             options.stream.write(f"[{config.steps[completed].name}] {_stopped(stop)}\n")
-        for step in config.steps[len(document["steps"]) :]:
-            step_doc = step_skeleton(step)
-            _mark_not_run(step, step_doc, f"not run: the run was {_stopped(stop)}")
-            document["steps"].append(step_doc)
+        for index in range(completed + 1, len(config.steps)):
+            step = config.steps[index]
+            _mark_not_run(step, document["steps"][index], f"not run: the run was {_stopped(stop)}")
         write_document(document, options.out_path)
         stop.result_path = str(options.out_path)
         raise stop from None
