@@ -23,7 +23,11 @@ from ..gate.documents import read_result_document
 from ..gate.run_set import ERROR_NAME, RESULT_NAME, ResultSource, judge_run_set
 from ..report.comment import render_comment
 from ..report.run_set_text import render_run_set_text
-from ..run.child_env import child_environment, container_environment
+from ..run.child_env import (
+    child_environment,
+    container_environment,
+    refuse_credential_values,
+)
 from .report_commands import links_from_environment
 
 BACKENDS = ("docker", "venv")
@@ -92,6 +96,10 @@ def add_parser(subparsers: Any) -> None:
 def command_matrix(args: argparse.Namespace) -> int:
     versions = [check_version(v) for v in args.torch]
     config = Config.from_file(args.config, repo_root=args.repo).select(args.step)
+    try:  # a credential under an opted-in name is refused before anything runs
+        refuse_credential_values(os.environ, [n for step in config.steps for n in step.env])
+    except ValueError as exc:
+        raise UsageError(f"{args.config}: {exc}") from None
     baseline = None
     if args.baseline is not None:  # a bad baseline is found before hours of measuring
         baseline = read_result_document(args.baseline, role="baseline")

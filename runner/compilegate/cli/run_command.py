@@ -76,6 +76,12 @@ def command_run(args: argparse.Namespace) -> int:
 
     python = _check_python(args.python)
     config = Config.from_file(args.config, repo_root=args.repo).select(args.step)
+    from ..run.child_env import refuse_credential_values
+
+    try:  # a credential under an opted-in name is refused before anything runs
+        refuse_credential_values(os.environ, [n for step in config.steps for n in step.env])
+    except ValueError as exc:
+        raise UsageError(f"{args.config}: {exc}") from None
     _check_out_path(args.out)
     baseline = _read_baseline(args.baseline, config)  # before anything is measured
     options = RunOptions(

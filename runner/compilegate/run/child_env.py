@@ -114,11 +114,12 @@ SECRET_WORDS = frozenset(
         "PAT",
         "COOKIE",
         "COOKIES",
+        "DSN",
     }
 )
 # ... also glued to another word (GHTOKEN, APIKEY), and these anywhere in a name:
 SECRET_ENDINGS = ("TOKEN", "TOKENS", "KEY", "KEYS", "SECRET", "SECRETS", "PASSWORD", "PASSWD")
-SECRET_FRAGMENTS = ("SECRET", "PASSWORD", "PASSWD", "CREDENTIAL")
+SECRET_FRAGMENTS = ("SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "WEBHOOK")
 RUNNER_PREFIXES = (
     "GITHUB_",
     "GH_",
@@ -143,6 +144,20 @@ RUNNER_PREFIXES = (
 
 _VALID_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
+# A value can carry a credential under an innocent name (PIP_INDEX_URL, DATABASE_URL,
+# SLACK_WEBHOOK_URL): a URL with user:password@, a URL with a secret-looking query parameter,
+# a webhook's URL (whoever holds it may post), or a token of a well-known shape.
+_URL_USERINFO = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#@\s]+@")
+_URL_SECRET_QUERY = re.compile(
+    r"://\S*[?&][A-Za-z_.-]*(token|key|secret|password|passwd|sig|signature|auth|credential)s?=",
+    re.IGNORECASE,
+)
+_URL_WEBHOOK = re.compile(r"://\S*/(hooks?|webhooks?)(/|$)", re.IGNORECASE)
+_TOKEN_SHAPES = re.compile(
+    r"(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,}|xox[abprs]-[\w-]{10,}|AKIA[0-9A-Z]{16}"
+    r"|hf_[A-Za-z0-9]{30,}|sk-[A-Za-z0-9_-]{20,}|glpat-[\w-]{20,})"
+)
+
 
 def secret_reason(name: str) -> str | None:
     """Why `name` looks like a secret or the runner's own variable, or None."""
@@ -157,6 +172,29 @@ def secret_reason(name: str) -> str | None:
     if fragment is not None:
         return f"a name containing {fragment} looks like a secret"
     return None
+
+
+def secret_value_reason(value: str) -> str | None:
+    """Why a variable's value looks like it carries a credential, or None. The value itself
+    is never quoted back."""
+    if _URL_USERINFO.search(value):
+        return "its value is a URL with credentials in it (user:password@host)"
+    if _URL_SECRET_QUERY.search(value):
+        return "its value is a URL with a secret-looking query parameter"
+    if _URL_WEBHOOK.search(value):
+        return "its value is a webhook URL (whoever holds it may post)"
+    if _TOKEN_SHAPES.search(value):
+        return "its value looks like an access token"
+    return None
+
+
+def refuse_credential_values(host_env: Mapping[str, str], step_opt_in: Sequence[str]) -> None:
+    """ValueError naming the first opted-in variable whose host value looks like a credential:
+    a step may opt in a name, never a secret under it."""
+    for name in sorted(set(step_opt_in)):
+        reason = secret_value_reason(host_env.get(name, ""))
+        if reason is not None:
+            raise ValueError(f"{name} is never passed to the measuring child: {reason}")
 
 
 def controlled_reason(name: str) -> str | None:
@@ -206,6 +244,7 @@ def child_environment(
     refused = [message for message in map(opt_in_refusal, step_opt_in) if message]
     if refused:
         raise ValueError(refused[0])
+    refuse_credential_values(host_env, step_opt_in)
     opted = set(step_opt_in)
     return {
         name: value
