@@ -215,3 +215,20 @@ def test_the_document_records_every_declared_step() -> None:
     doc = new_document(ENV, "compilegate.yml", "abc", ("a", "b"))
     assert doc["declared_steps"] == ["a", "b"]
     assert validation_errors(doc, "result") == []
+
+
+def test_diagnostics_cannot_overwrite_what_was_measured() -> None:
+    variant = Variant.from_dict({"mode": "default"})
+    child = child_output(10.0, 5.0)
+    honest = variant_entry(variant, child)
+    child["diagnostics"] = {
+        **child["diagnostics"],
+        "speedup": {"median": 99.0},
+        "status": "ok",
+        "step_ms": {"median": 0.001},
+    }
+    entry = variant_entry(variant, child)
+    assert entry["speedup"] == honest["speedup"] and entry["step_ms"] == honest["step_ms"]
+    assert entry["degraded"][-1] == (
+        "diagnostics tried to overwrite measured keys: speedup, status, step_ms"
+    )

@@ -162,12 +162,26 @@ def variant_entry(variant: Variant, child: dict[str, Any]) -> dict[str, Any]:
         )
     )
     entry["processes"] = [process_record(timed)]
-    entry.update(child.get("diagnostics", {}))
+    _merge_diagnostics(entry, child.get("diagnostics") or {})
     for key in ("recompiles", "graph_breaks", "fallbacks_to_eager"):
         entry.setdefault(key, None)  # null: not measured, the diagnostics failed (`degraded`)
     if "numerics" in child:
         entry["numerics"] = numerics_without_nan(child["numerics"])
     return entry
+
+
+def _merge_diagnostics(entry: dict[str, Any], diagnostics: dict[str, Any]) -> None:
+    """Add the child's diagnostics without letting them overwrite anything measured: they are
+    built in the process that ran the user's code, so a key that clashes with a timing, the
+    speedup or the status is refused, and the variant is marked degraded (not judged)."""
+    clashes = sorted(key for key in diagnostics if key in entry)
+    for key, value in diagnostics.items():
+        if key not in entry:
+            entry[key] = value
+    if clashes:
+        degraded = entry.get("degraded")
+        note = f"diagnostics tried to overwrite measured keys: {', '.join(clashes)[:200]}"
+        entry["degraded"] = [*(degraded if isinstance(degraded, list) else []), note]
 
 
 def numerics_without_nan(numerics: dict[str, Any]) -> dict[str, Any]:
