@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+CONFIG = str(REPO_ROOT / ".github/actionlint.yaml")
 WORKFLOWS = sorted((REPO_ROOT / ".github" / "workflows").glob("*.yml")) + sorted(
     (REPO_ROOT / "examples" / "workflows").glob("*.yml")
 )
@@ -28,7 +29,7 @@ def tool(name: str) -> str:
 
 def test_actionlint_and_shellcheck_find_nothing_in_the_workflows() -> None:
     done = subprocess.run(
-        [tool("actionlint"), "-no-color", "-config-file", str(REPO_ROOT / ".github/actionlint.yaml"),
+        [tool("actionlint"), "-no-color", "-config-file", CONFIG,
          "-shellcheck", tool("shellcheck"), *map(str, WORKFLOWS)],
         capture_output=True, text=True, check=False, cwd=REPO_ROOT,
     )  # fmt: skip
@@ -41,7 +42,7 @@ def test_actionlint_would_see_a_mistake() -> None:
         "      - run: echo ${{ github.event.pull_request.title }}\n"
     )
     done = subprocess.run(
-        [tool("actionlint"), "-no-color", "-config-file", str(REPO_ROOT / ".github/actionlint.yaml"),
+        [tool("actionlint"), "-no-color", "-config-file", CONFIG,
          "-"],
         input=bad, capture_output=True, text=True, check=False,
     )  # fmt: skip
