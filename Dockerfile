@@ -68,6 +68,16 @@ RUN set -eu; \
     /opt/compilegate/bin/pip install --no-cache-dir --progress-bar off "${index[@]}" "${torch}"; \
     /opt/compilegate/bin/python -c "import sys, torch; v = torch.__version__.split('+')[0]; \
 sys.exit(0 if v == '${TORCH_VERSION}'.split('+')[0] else 'installed torch ' + torch.__version__)"
+# The user's own dependencies (`compilegate matrix --requirements`, the action's
+# `requirements` input), installed here, at build time with the network, beside this torch,
+# which they may not replace; the measured run has no network.
+COPY pyproject.toml requirement[s] /tmp/requirements/
+RUN set -eu; \
+    if [ -s /tmp/requirements/requirements.txt ]; then \
+      echo "torch==${TORCH_VERSION}" > /tmp/torch-constraint.txt; \
+      /opt/compilegate/bin/pip install --no-cache-dir --progress-bar off \
+        --constraint /tmp/torch-constraint.txt --requirement /tmp/requirements/requirements.txt; \
+    fi
 COPY pyproject.toml README.md /src/
 COPY runner/ /src/runner/
 COPY schemas/ /src/schemas/

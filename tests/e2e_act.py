@@ -54,9 +54,9 @@ def user_repo(work: Path, marker: Path) -> Path:
     workflow = (ROOT / "examples/workflows/pr-gate.yml").read_text()
     # the self-hosted GPU runner is this CPU machine: no GPUs, the local base image
     workflow = workflow.replace(
-        '          baseline-workflow: baseline-refresh.yml\n',
+        "          baseline-workflow: baseline-refresh.yml\n",
         '          baseline-workflow: baseline-refresh.yml\n          gpus: ""\n'
-        '          base-image: compilegate-base:bookworm\n',
+        "          base-image: compilegate-base:bookworm\n",
     )
     (repo / ".github/workflows/pr-gate.yml").write_text(workflow)
     subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
@@ -116,8 +116,14 @@ def main() -> int:
     print(f"comments posted: {len(comments)}; contract violations: {fake.violations}")
     for comment in comments:
         print("--- first lines of the comment:\n" + "\n".join(comment["body"].splitlines()[:6]))
-    print(f"planted modules that ran on the host: {marker.read_text().split() if marker.exists() else []}")
-    uploaded = sorted(p for p in (work / "uploaded").rglob("*") if p.is_file()) if (work / "uploaded").exists() else []
+    print(
+        f"planted modules that ran on the host: {marker.read_text().split() if marker.exists() else []}"
+    )
+    uploaded = (
+        sorted(p for p in (work / "uploaded").rglob("*") if p.is_file())
+        if (work / "uploaded").exists()
+        else []
+    )
     print("uploaded:", [str(p.relative_to(work)) for p in uploaded])
     return done.returncode
 

@@ -80,6 +80,14 @@ def add_parser(subparsers: Any) -> None:
         help="where torch is installed from (a CUDA or CPU build index)",
     )
     cmd.add_argument(
+        "--requirements",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="docker: a pip requirements file installed into each image at build time (with "
+        "the network; the measured run has none), beside that image's torch",
+    )
+    cmd.add_argument(
         "--rebuild",
         action="store_true",
         help="rebuild images / venvs even when one with the same inputs exists",
@@ -103,6 +111,8 @@ def command_matrix(args: argparse.Namespace) -> int:
     baseline = None
     if args.baseline is not None:  # a bad baseline is found before hours of measuring
         baseline = read_result_document(args.baseline, role="baseline")
+    if args.requirements is not None and not args.requirements.is_file():
+        raise UsageError(f"--requirements {args.requirements}: no such file")
     if args.out_dir.exists() and not args.out_dir.is_dir():
         raise UsageError(f"--out-dir {args.out_dir}: exists and is not a directory")
     opt_in = sorted({name for step in config.steps for name in step.env})
@@ -168,6 +178,7 @@ def _backend(args: argparse.Namespace, opt_in: list[str]) -> tuple[Any, dict[str
         base_image=args.base_image or DEFAULT_BASE_IMAGE,
         index_url=args.index_url,
         gpus=args.gpus,
+        requirements=args.requirements,
         rebuild=args.rebuild,
         log=_log,
     )

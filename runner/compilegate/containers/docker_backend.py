@@ -148,6 +148,7 @@ class DockerBackend:
         gpus: str | None = None,
         wheel_dirs: Iterable[Path] | None = None,
         wheels_only: bool = False,
+        requirements: Path | None = None,
         rebuild: bool = False,
         log: LogSink = print,
         host_environ: Mapping[str, str] | None = None,
@@ -161,6 +162,7 @@ class DockerBackend:
         self.device_requests = parse_gpus(gpus)
         self.wheel_dirs = None if wheel_dirs is None else tuple(wheel_dirs)
         self.wheels_only = wheels_only
+        self.requirements = requirements
         self.rebuild = rebuild
         self.log = log
         self.host_environ = host_environ
@@ -175,6 +177,7 @@ class DockerBackend:
             wheel_dirs=self.wheel_dirs,
             wheels_only=self.wheels_only,
             environ=self.host_environ,
+            requirements=self.requirements,
         )
 
     def prepare(self, torch_version: str) -> str:

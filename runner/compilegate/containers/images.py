@@ -45,6 +45,8 @@ LOCAL_BASE_IMAGE = "compilegate-base:bookworm"
 SOURCE_FILES = ("Dockerfile", "pyproject.toml", "README.md")
 SOURCE_DIRS = ("runner", "schemas")
 CERT_NAME = "certs/pip-cert.pem"
+# The user's own dependencies, installed at build time (with the network) beside torch.
+REQUIREMENTS_NAME = "requirements/requirements.txt"
 LOG_TAIL_LINES = 30
 
 _WHEEL_NAME = re.compile(r"^(?P<name>[^-]+)-(?P<version>[^-]+)(-\d[^-]*)?-[^-]+-[^-]+-[^-]+\.whl$")
@@ -70,6 +72,7 @@ class ImageSpec:
     wheels: tuple[Path, ...] = ()
     ca_bundle: Path | None = None
     wheels_only: bool = False
+    requirements: Path | None = None
 
     @classmethod
     def from_host(
@@ -82,6 +85,7 @@ class ImageSpec:
         wheel_dirs: Iterable[Path] | None = None,
         wheels_only: bool = False,
         environ: Mapping[str, str] | None = None,
+        requirements: Path | None = None,
     ) -> ImageSpec:
         """The spec for `torch_version` with the host's CA bundle (`PIP_CERT`) and the local
         wheel of that torch (from `wheel_dirs`, by default the folders the host's pip
@@ -98,6 +102,7 @@ class ImageSpec:
             wheels=local_wheels_for(torch_version, dirs, with_dependencies=wheels_only),
             ca_bundle=ca_bundle,
             wheels_only=wheels_only,
+            requirements=None if requirements is None else Path(requirements).resolve(),
         )
 
     def build_args(self) -> dict[str, str]:
@@ -119,6 +124,8 @@ class ImageSpec:
         files.extend((f"wheels/{wheel.name}", wheel) for wheel in self.wheels)
         if self.ca_bundle is not None:
             files.append((CERT_NAME, self.ca_bundle))
+        if self.requirements is not None:
+            files.append((REQUIREMENTS_NAME, self.requirements))
         return sorted(files)
 
 

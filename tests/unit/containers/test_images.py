@@ -77,6 +77,15 @@ def test_digest_changes_with_every_input_and_only_then(tmp_path: Path) -> None:
     cert = tmp_path / "ca.pem"
     cert.write_text("CERT")
     changed(digest(ImageSpec("2.13.0", root, "compilegate-base:bookworm", ca_bundle=cert)))
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_text("transformers==5.0\n")
+    with_requirements = ImageSpec(
+        "2.13.0", root, "compilegate-base:bookworm", requirements=requirements
+    )
+    assert ("requirements/requirements.txt", requirements) in with_requirements.context_files()
+    changed(digest(with_requirements))
+    requirements.write_text("transformers==5.1\n")
+    changed(digest(with_requirements))  # another requirement is another image
     for name in ("Dockerfile", "pyproject.toml", "runner/compilegate/cli.py"):
         (root / name).write_text((root / name).read_text() + "# changed\n")
         changed(digest(spec))

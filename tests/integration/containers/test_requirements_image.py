@@ -1,0 +1,45 @@
+"""A step that imports more than torch runs in the container: its requirements file is
+installed into the image at build time (with the network), the measured run has none."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from docker_helpers import LOCAL_TORCH, REPO_ROOT, write_tiny_config
+
+pytestmark = pytest.mark.docker
+
+
+def test_requirements_are_installed_at_build_time_and_the_run_stays_offline(
+    local_torch_image: Any, base_image: str, tmp_path: Path
+) -> None:
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_text("six\n")
+    config = write_tiny_config(
+        tmp_path / "cfg",
+        name="needs_six",
+        entry="examples/test_steps/needs_a_dependency.py:make_step",
+    )
+    out_dir = tmp_path / "results"
+    command = [
+        sys.executable, "-I", "-m", "compilegate", "matrix", "--backend", "docker",
+        "--base-image", base_image, "--torch", LOCAL_TORCH, "--config", str(config),
+        "--repo", str(REPO_ROOT), "--out-dir", str(out_dir), "--requirements", str(requirements),
+        "--timeout-s", "900",
+    ]  # fmt: skip
+    done = subprocess.run(
+        command, capture_output=True, text=True, env=dict(os.environ), check=False, timeout=2400,
+        cwd=tmp_path,
+    )  # fmt: skip
+    sys.stderr.write(done.stdout[-1500:] + done.stderr[-1500:])
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    document = json.loads((out_dir / f"torch-{LOCAL_TORCH}" / "result.json").read_text())
+    step = document["steps"][0]
+    assert step["status"] == "ok", step["error"]
+    assert "Successfully installed six" in done.stderr
