@@ -116,9 +116,8 @@ def main() -> int:
     print(f"comments posted: {len(comments)}; contract violations: {fake.violations}")
     for comment in comments:
         print("--- first lines of the comment:\n" + "\n".join(comment["body"].splitlines()[:6]))
-    print(
-        f"planted modules that ran on the host: {marker.read_text().split() if marker.exists() else []}"
-    )
+    ran = marker.read_text().split() if marker.exists() else []
+    print(f"planted modules that ran on the host: {ran}")
     uploaded = (
         sorted(p for p in (work / "uploaded").rglob("*") if p.is_file())
         if (work / "uploaded").exists()
