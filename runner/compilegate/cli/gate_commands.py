@@ -21,7 +21,10 @@ from ..gate.compare import compare_to_baseline
 from ..gate.documents import check_result_document, read_result_document
 from ..gate.policy import validate_threshold_override
 from ..gate.verdict import VerdictReport
-from ..report.verdict_text import render_verdict_markdown, render_verdict_table
+from ..gate.run_set import RunSetVerdict, VersionOutcome
+from ..report.comment import render_comment
+from ..report.links import LinkContext
+from ..report.run_set_text import render_run_set_text
 from ..results.document import write_document
 
 FORMATS = ("table", "markdown", "json")
@@ -190,14 +193,40 @@ def parse_threshold_args(items: list[str]) -> dict[str, float]:
     return validate_threshold_override(parsed)
 
 
-def render_report(report: VerdictReport, fmt: str) -> str:
+def render_report(
+    report: VerdictReport,
+    fmt: str,
+    run_set: RunSetVerdict | None = None,
+) -> str:
+    """The verdicts as JSON, or the same report `compilegate report` and the PR comment give
+    (`run_set`: this comparison as a run set of one version)."""
     if fmt == "json":
         return json.dumps(report.to_dict(), indent=2) + "\n"
+    if run_set is None:
+        raise UsageError(f"--format {fmt}: needs the result document")
     if fmt == "markdown":
-        return render_verdict_markdown(report)
+        return render_comment(run_set, links=LinkContext.from_environ())
     if fmt == "table":
-        return render_verdict_table(report)
+        return render_run_set_text(run_set, LinkContext.from_environ())
     raise UsageError(f"--format {fmt}: expected one of {', '.join(FORMATS)}")
+
+
+def one_version_run_set(
+    report: VerdictReport,
+    result: Mapping[str, Any],
+    baseline: Mapping[str, Any],
+    paths: tuple[Path | str | None, Path | str | None] | None,
+) -> RunSetVerdict:
+    """A comparison of one result as the run set `compilegate report` would make of it."""
+    result_path, baseline_path = paths or (None, None)
+    torch = (result.get("environment") or {}).get("torch")
+    version = VersionOutcome(
+        f"torch {torch}" if torch else "this run",
+        str(result_path or "result.json"),
+        document=result,
+        verdict=report,
+    )
+    return RunSetVerdict((version,), str(baseline_path) if baseline_path else None, baseline)
 
 
 def _compare(
@@ -210,9 +239,9 @@ def _compare(
     paths: tuple[Path | str, Path | str] | None = None,
 ) -> int:
     report = compare_to_baseline(baseline, result, override)
-    if paths is not None:
+    if paths is not None and paths[0] is not None and paths[1] is not None:
         report = report.with_paths(*paths)
-    text = render_report(report, fmt)
+    text = render_report(report, fmt, one_version_run_set(report, result, baseline, paths))
     if out_path is not None:  # written before printing: nothing is lost if the stream fails
         try:
             write_document(report.to_dict(), Path(out_path))

@@ -1,20 +1,62 @@
-"""The one table helper: aligned plain-text tables and GitHub-flavoured markdown tables."""
+"""The one table helper: aligned plain-text tables (wrapped to a width) and GitHub-flavoured
+markdown tables."""
 
 from __future__ import annotations
 
+import textwrap
+import unicodedata
 from collections.abc import Sequence
 
 
-def text_table(rows: Sequence[Sequence[object]], *, indent: str = "") -> list[str]:
-    """Rows (the first is the header) as left-aligned columns separated by two spaces."""
+def display_width(text: str) -> int:
+    """Terminal columns: wide characters (❌, CJK) take two, joiners and selectors none."""
+    width = 0
+    for char in text:
+        if char in "\ufe0f\u200b\u2060" or unicodedata.combining(char):
+            continue
+        width += 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+    return width
+
+
+def _pad(text: str, width: int) -> str:
+    return text + " " * max(0, width - display_width(text))
+
+
+def text_table(
+    rows: Sequence[Sequence[object]], *, indent: str = "", width: int | None = None
+) -> list[str]:
+    """Rows (the first is the header) as left-aligned columns separated by two spaces. With
+    `width`, the widest columns are narrowed and their cells wrapped onto more lines until
+    every line fits (a single word longer than its column keeps its length)."""
     if not rows:
         return []
     cells = [[str(cell) for cell in row] for row in rows]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(cells[0]))]
-    return [
-        (indent + "  ".join(cell.ljust(width) for cell, width in zip(row, widths))).rstrip()
-        for row in cells
+    widths = [max(display_width(row[i]) for row in cells) for i in range(len(cells[0]))]
+    if width is not None:
+        widths = _narrow(cells, widths, width - len(indent))
+    lines = []
+    for row in cells:
+        wrapped = [textwrap.wrap(c, w, break_on_hyphens=False) or [""] for c, w in zip(row, widths)]
+        for k in range(max(len(parts) for parts in wrapped)):
+            parts = [p[k] if k < len(p) else "" for p in wrapped]
+            lines.append(
+                (indent + "  ".join(_pad(p, w) for p, w in zip(parts, widths))).rstrip()
+            )
+    return lines
+
+
+def _narrow(cells: list[list[str]], widths: list[int], room: int) -> list[int]:
+    widths = list(widths)
+    floors = [
+        max(6, *(display_width(word) for row in cells for word in row[i].split()))
+        for i in range(len(widths))
     ]
+    while sum(widths) + 2 * (len(widths) - 1) > room:
+        wide = max(range(len(widths)), key=lambda i: widths[i] - floors[i])
+        if widths[wide] <= floors[wide]:
+            break
+        widths[wide] -= 1
+    return widths
 
 
 def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:

@@ -1,0 +1,385 @@
+"""The first screen: what a reader sees before opening anything — may I merge, and if not, why.
+
+    headline    one sentence: what failed and where, and what did not move
+    context     head vs baseline commit, torch versions, the runner, links to the run
+    versions    one row per torch version × step: gate, what failed, best compiled vs eager,
+                when compiling pays off
+    attention   every failing and every inconclusive gate row: value, change, threshold, noise
+    advice      for a failure the noise or the load more likely explains, what to do (rerun),
+                and the command that accepts an intended change as the baseline
+    footnotes   the estimator behind the speeds, the yardstick, the icons
+
+`FirstScreen.of(run_set, links)` decides all of it from the run set; `markdown()` and
+`text()` only lay it out, so the PR comment and the terminal cannot say different things.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..gate.run_set import RunSetVerdict, VersionOutcome
+from ..gate.verdict import MetricVerdict, sorted_by_severity
+from . import wording as w
+from .advice import advice_for
+from .escape import cell, inert
+from .links import LinkContext
+from .speeds import best_speed_text, estimator_text, pays_off_text, variant_speed
+from .tables import markdown_table, text_table
+
+TEXT_WIDTH = 100
+SPEED_COLUMN = "best compiled vs eager"
+VERSION_HEADER = ("torch", "step", "gate", "what failed", SPEED_COLUMN, "pays off")
+ATTENTION_HEADER = ("where", "what", "baseline → now", "change", "limit", "noise")
+YARDSTICK_NOTE = (
+    "Step-time changes between runs on the same torch are judged against a fixed torch "
+    "workload timed beside the step (the yardstick), so a runner that is slower today does "
+    "not read as a slower step; the times shown are milliseconds per step."
+)
+
+
+@dataclass(frozen=True)
+class Item:
+    """A piece of text that may carry a link."""
+
+    text: str
+    url: str | None = None
+    style: str = ""  # "bold", "code" or plain
+
+
+@dataclass(frozen=True)
+class FirstScreen:
+    icon: str
+    headline: str
+    context: tuple[tuple[tuple[Item, ...], ...], ...]  # lines of groups of items
+    versions: tuple[tuple[str, ...], ...]
+    attention: tuple[tuple[str, ...], ...]
+    attention_with_torch: bool
+    advice: tuple[tuple[str, str | None], ...]
+    footnotes: tuple[str, ...]
+
+    @classmethod
+    def of(cls, run_set: RunSetVerdict, links: LinkContext | None = None) -> FirstScreen:
+        links = links or LinkContext()
+        icon, headline = headline_of(run_set)
+        several = len(run_set.versions) > 1
+        attention = tuple(
+            _attention_cells(version, row, several)
+            for version in run_set.versions
+            if version.verdict is not None
+            for row in sorted_by_severity(version.verdict.verdicts)
+            if row.verdict in w.FAILING or row.verdict == "inconclusive"
+        )
+        return cls(
+            icon=icon,
+            headline=headline,
+            context=_context(run_set, links),
+            versions=tuple(row for v in run_set.versions for row in _version_rows(v)),
+            attention=attention,
+            attention_with_torch=several,
+            advice=tuple(advice_for(run_set)),
+            footnotes=tuple(_footnotes(run_set)),
+        )
+
+    # -- layout -------------------------------------------------------------------------------
+
+    def markdown(self) -> str:
+        lines = [f"### {self.icon} compilegate {inert(self.headline)}".replace("  ", " ")]
+        for items in self.context:
+            lines += ["", " · ".join(" ".join(map(_md_item, group)) for group in items)]
+        lines += ["", *markdown_table(VERSION_HEADER, [[cell(c) for c in r] for r in self.versions])]
+        if self.attention:
+            header = (("torch",) if self.attention_with_torch else ()) + ATTENTION_HEADER
+            rows = [[cell(c) for c in r] for r in self.attention]
+            lines += ["", f"**Needs a look ({len(rows)})**", "", *markdown_table(header, rows)]
+        for sentence, command in self.advice:
+            lines += ["", f"> {inert(sentence)}" + (f"<br>`{command}`" if command else "")]
+        if self.footnotes:
+            lines += ["", "<sub>" + " ".join(inert(n) for n in self.footnotes) + "</sub>"]
+        return "\n".join(lines)
+
+    def text(self) -> str:
+        lines = [f"{self.icon} compilegate {self.headline}".strip()]
+        for items in self.context:
+            lines.append(" · ".join(" ".join(i.text for i in group) for group in items))
+        lines += ["", *fit_table([VERSION_HEADER, *self.versions])]
+        if self.attention:
+            header = (("torch",) if self.attention_with_torch else ()) + ATTENTION_HEADER
+            lines += ["", f"Needs a look ({len(self.attention)}):"]
+            lines += fit_table([header, *self.attention])
+        for sentence, command in self.advice:
+            lines += ["", *wrap(sentence)]
+            if command:
+                lines.append(f"  {command}")
+        if self.footnotes:
+            lines.append("")
+            for note in self.footnotes:
+                lines += wrap(note)
+        return "\n".join(lines)
+
+
+# -- the headline ---------------------------------------------------------------------------------
+
+
+def headline_of(run_set: RunSetVerdict) -> tuple[str, str]:
+    """(icon, `fails on compile time only (…); step speed, graph breaks, numerics unchanged`)."""
+    versions = run_set.versions
+    if not versions:
+        return w.FAIL_ICON, "fails: no result to report"
+    broken = [v for v in versions if v.document is None or v.overall == "error"]
+    judged = [v for v in versions if v.verdict is not None]
+    if not judged:
+        if broken:
+            return w.FAIL_ICON, f"fails: the run failed on {_torch_list(broken)}"
+        return "", f"measured only, no baseline to compare with ({_torch_list(versions)})"
+    by_family: dict[str, dict[str, set[str]]] = {}
+    for version in judged:
+        assert version.verdict is not None
+        for row in version.verdict.verdicts:
+            fam = by_family.setdefault(w.family(row.metric), {})
+            fam.setdefault(row.verdict, set()).add(version.label)
+    failing = [f for f in w.FAMILIES if _has(by_family.get(f), w.FAILING)]
+    failing += [f for f in by_family if f not in w.FAMILIES and _has(by_family[f], w.FAILING)]
+    unclear = [f for f in by_family if f not in failing and "inconclusive" in by_family[f]]
+    if broken and "the run" not in failing:
+        failing.append("the run")
+    rest = _rest(by_family, failing + unclear)
+    if failing:
+        where = _where(run_set, failing)
+        only = " only" if len(failing) == 1 and (rest or unclear) else ""
+        parts = [f"fails on {_and(failing)}{only}{where}"]
+        if unclear:
+            parts.append(f"{_and(unclear)} inside the noise")
+        return w.FAIL_ICON, "; ".join(parts + rest)
+    if unclear:
+        where = _torch_list([v for v in judged if v.overall == "inconclusive"])
+        head = f"passes, but {_and(unclear)} could not be judged on {where}: inside the noise"
+        return w.LOOK_ICON, "; ".join([head, *rest])
+    return "", "passes: " + "; ".join(rest or ["nothing compared"])
+
+
+def _has(verdicts: dict[str, set[str]] | None, wanted: frozenset[str]) -> bool:
+    return bool(verdicts) and any(v in wanted for v in verdicts)
+
+
+def _rest(by_family: dict[str, dict[str, set[str]]], skip: list[str]) -> list[str]:
+    better = [f for f in w.FAMILIES if f in by_family and f not in skip and "improvement" in by_family[f]]
+    same = [
+        f
+        for f in w.FAMILIES
+        if f in by_family and f not in skip and f not in better and f != "the run"
+        and set(by_family[f]) & {"pass", "skipped"}
+    ]
+    new = [
+        f for f in w.FAMILIES if f in by_family and f not in skip + better + same and "new" in by_family[f]
+    ]
+    out = []
+    if better:
+        out.append(f"{_and(better)} better")
+    if same:
+        out.append(f"{', '.join(same)} unchanged")
+    if new:
+        out.append(f"{', '.join(new)} new (no baseline)")
+    return out
+
+
+def _where(run_set: RunSetVerdict, failing: list[str]) -> str:
+    """` on torch 2.4.1 and 2.13.0` (and the steps when only a few failed)."""
+    hit_versions, steps = [], []
+    for version in run_set.versions:
+        rows = [r for r in (version.verdict.verdicts if version.verdict else ()) if r.verdict in w.FAILING]
+        if rows or version.document is None or version.overall == "error":
+            hit_versions.append(version)
+        steps += [r.step for r in rows if r.step not in steps]
+    where = f" in {_and(steps)}" if 0 < len(steps) <= 3 else ""
+    return where + (f" on {_torch_list(hit_versions)}" if hit_versions else "")
+
+
+def _torch_list(versions: Sequence[VersionOutcome]) -> str:
+    """`torch 2.4.1 and 2.13.0` (local version suffixes such as +cu128 left out)."""
+    labels = [_plain_torch(v.torch) if v.torch else v.label for v in versions]
+    return ("torch " if all(v.torch for v in versions) else "") + _and(labels)
+
+
+def _and(items: Sequence[str]) -> str:
+    items = list(items)
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+# -- context, versions, attention -------------------------------------------------------------
+
+
+def _context(run_set: RunSetVerdict, links: LinkContext) -> tuple:
+    """Two lines: the commits and the machine; the torch versions and the links."""
+    first = next((v.document for v in run_set.versions if v.document is not None), None) or {}
+    env = first.get("environment") or {}
+    base_env = (run_set.baseline or {}).get("environment") or {}
+    head = links.head_sha or env.get("commit")
+    base = base_env.get("commit")
+    groups: list[tuple[Item, ...]] = [
+        (Item("head", style="bold"), Item(_short(head), links.commit_url(head), "code"))
+    ]
+    if run_set.baseline is not None:
+        base_torch = f"(torch {_plain_torch(base_env['torch'])})" if base_env.get("torch") else ""
+        groups.append(
+            (
+                Item("baseline", style="bold"),
+                Item(_short(base), links.commit_url(base), "code"),
+                *([Item(base_torch)] if base_torch else []),
+            )
+        )
+    where = env.get("gpu_name") or (
+        f"CPU {env.get('cpu_model') or env.get('processor') or '?'}, "
+        f"{env.get('cpu_count') or '?'} cores"
+    )
+    runner = f"runner {links.runner}: {where}" if links.runner else f"measured on {where}"
+    groups.append((Item(runner),))
+    torches = [_plain_torch(v.torch) if v.torch else v.label for v in run_set.versions]
+    second: list[tuple[Item, ...]] = [(Item("torch", style="bold"), Item(", ".join(torches)))]
+    base_torch_plain = _plain_torch(base_env["torch"]) if base_env.get("torch") else None
+    other = [t for t in torches if base_torch_plain and t != base_torch_plain]
+    if other:
+        second.append((Item(f"{_and(other)}: an upgrade check against the baseline's torch"),))
+    second += [(Item(label, url),) for label, url in links.run_links()]
+    return (tuple(groups), tuple(second))
+
+
+def _version_rows(version: VersionOutcome) -> list[tuple[str, ...]]:
+    label = _plain_torch(version.torch) if version.torch else version.label
+    if version.document is None:
+        return [(label, "-", f"{w.FAIL_ICON} error", version.error or "no result", "-", "-")]
+    rows = []
+    verdicts = version.verdict.verdicts if version.verdict is not None else ()
+    for index, step in enumerate(version.document.get("steps", [])):
+        mine = [r for r in verdicts if r.step == step.get("name")]
+        rows.append(
+            (
+                label if index == 0 else "",
+                str(step.get("name")),
+                _gate(version, mine, step),
+                _what_failed(mine, step),
+                best_speed_text(step),
+                pays_off_text(step),
+            )
+        )
+    return rows
+
+
+def _gate(version: VersionOutcome, rows: list[MetricVerdict], step: dict) -> str:
+    if version.verdict is None:
+        return f"{w.FAIL_ICON} error" if step.get("status") != "ok" else "measured"
+    if not rows:
+        return "-"
+    top = sorted_by_severity(rows)[0].verdict
+    if top in w.FAILING:
+        return f"{w.FAIL_ICON} fails"
+    if top == "inconclusive":
+        return f"{w.LOOK_ICON} unclear"
+    return {"improvement": "pass (better)", "new": "new"}.get(top, "pass")
+
+
+def _what_failed(rows: list[MetricVerdict], step: dict) -> str:
+    names: list[str] = []
+    for row in sorted_by_severity(rows):
+        if row.verdict in w.FAILING:
+            name = w.metric_name(row.metric) if row.metric not in ("step", "variant") else row.verdict
+            if name not in names:
+                names.append(name)
+    unclear = sorted({w.metric_name(r.metric) for r in rows if r.verdict == "inconclusive"})
+    if not rows and step.get("status") != "ok":
+        names.append("the step failed")
+    text = ", ".join(names)
+    if unclear:
+        text += ("; " if text else "") + "unclear: " + ", ".join(unclear)
+    return text or "-"
+
+
+def _attention_cells(version: VersionOutcome, row: MetricVerdict, several: bool) -> tuple[str, ...]:
+    values = "-"
+    if row.baseline is not None or row.current is not None:
+        values = w.values_text(*_reader_values(row), row.noise_pct)
+    what = f"{w.icon(row.verdict)} {w.metric_name(row.metric)}"
+    if row.metric in ("step", "variant") or row.change is None:
+        what += f": {w.verdict_word(row.verdict)}"
+    cells = (w.row_subject(row), what, values, w.change_text(row), w.threshold_text(row), _noise(row))
+    torch = _plain_torch(version.torch) if version.torch else version.label
+    return ((torch,) if several else ()) + cells
+
+
+def _noise(row: MetricVerdict) -> str:
+    if row.unit in (None, "count", "status") or row.metric in ("step", "variant"):
+        return "-"  # counts and statuses are exact
+    return w.noise_words(row.noise_pct)
+
+
+def _reader_values(row: MetricVerdict) -> tuple[object, object, str | None]:
+    """Values in the reader's unit: step times judged in yardstick units are shown in the
+    milliseconds the gate's message gives for them."""
+    if row.unit == "yardsticks":
+        import re
+
+        found = re.search(r"raw ([0-9.]+) ms → ([0-9.]+) ms", row.message)
+        if found:
+            return float(found.group(1)), float(found.group(2)), "ms"
+    return row.baseline, row.current, row.unit
+
+
+def _footnotes(run_set: RunSetVerdict) -> list[str]:
+    estimators: list[str] = []
+    yardstick = False
+    for version in run_set.versions:
+        for step in (version.document or {}).get("steps", []):
+            for variant in step.get("variants", []):
+                speed = variant_speed(step, variant)
+                if speed is not None and speed.estimator not in estimators:
+                    estimators.append(speed.estimator)
+        if version.verdict is not None:
+            yardstick |= any(r.normalisation == "yardstick" for r in version.verdict.verdicts)
+    notes = []
+    if estimators:
+        described = "; ".join(estimator_text(e) for e in estimators)
+        notes.append(f"Compiled vs eager: {described}.")
+    if yardstick:
+        notes.append(YARDSTICK_NOTE)
+    notes.append(w.ICON_LEGEND + ".")
+    return notes
+
+
+# -- small helpers --------------------------------------------------------------------------------
+
+
+def _short(sha: object) -> str:
+    return str(sha)[:7] if sha else "(not recorded)"
+
+
+def _plain_torch(version: object) -> str:
+    return str(version).split("+")[0]
+
+
+def _md_item(item: Item) -> str:
+    text = inert(item.text)
+    if item.style == "code" and item.text.isalnum():
+        text = f"`{item.text}`"
+    elif item.style == "bold":
+        text = f"**{text}**"
+    return f"[{text}]({item.url})" if item.url else text
+
+
+def wrap(text: str, width: int = TEXT_WIDTH) -> list[str]:
+    """Words into lines of at most `width` columns (a longer word keeps its own line)."""
+    lines: list[str] = []
+    current = ""
+    for word in text.split():
+        if current and len(current) + 1 + len(word) > width:
+            lines.append(current)
+            current = word
+        else:
+            current = f"{current} {word}" if current else word
+    return [*lines, current] if current else lines
+
+
+def fit_table(rows: Sequence[Sequence[str]], width: int = TEXT_WIDTH) -> list[str]:
+    """An aligned table whose cells wrap so that no line is wider than `width` columns."""
+    return text_table(rows, indent="  ", width=width)
