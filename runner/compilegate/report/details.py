@@ -27,13 +27,11 @@ from .tables import markdown_table
 WORST_TENSORS_SHOWN = 3
 SITES_SHOWN = 20
 VARIANT_HEADER = (
-    "step",
-    "variant",
+    "step · variant",
     "compiled vs eager",
     "compile",
     "pays off after",
-    "graph breaks",
-    "recompiles",
+    "graph breaks, recompiles",
     "numerics",
     "peak memory",
 )
@@ -79,34 +77,49 @@ def variant_rows(steps: Sequence[Mapping[str, Any]]) -> list[list[str]]:
     rows = []
     for step in steps:
         if step.get("status") != "ok" and not step.get("variants"):
-            rows.append([str(step.get("name")), "-", f"failed: {step.get('error')}", *["-"] * 6])
+            rows.append([str(step.get("name")), "failed (below)", *["-"] * 5])
         for variant in step.get("variants", []):
             rows.append(_variant_row(step, variant))
     return rows
 
 
+def failures(steps: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """(where, error) for every step and variant that failed to run."""
+    out = []
+    for step in steps:
+        if step.get("status") != "ok" and not step.get("variants"):
+            out.append((str(step.get("name")), str(step.get("error") or "error")))
+        for variant in step.get("variants", []):
+            if variant.get("status") != "ok":
+                where = f"{step.get('name')} · {w.variant_name(variant)}"
+                out.append((where, str(variant.get("error") or "error")))
+    return out
+
+
 def _variant_row(step: Mapping[str, Any], variant: Mapping[str, Any]) -> list[str]:
-    name, label = str(step.get("name")), w.variant_name(variant)
+    name = f"{step.get('name')} · {w.variant_name(variant)}"
     if variant.get("status") != "ok":
-        return [name, label, f"failed: {variant.get('error') or 'error'}", *["-"] * 6]
+        return [name, "failed (below)", *["-"] * 5]
     speed = variant_speed(step, variant)
     compile_s = variant.get("compile_s")
     breaks = (variant.get("graph_breaks") or {}).get("count", "-")
     peak = variant.get("peak_bytes")
     return [
         name,
-        label,
         f"{speed.text()}: {speed.words()}" if speed else "-",
         f"{compile_s:.1f} s" if isinstance(compile_s, (int, float)) else "-",
         _pays_off(step, variant, speed),
-        str(breaks),
-        str((variant.get("recompiles") or {}).get("count", "-")),
+        f"{breaks}, {(variant.get('recompiles') or {}).get('count', '-')}",
         str((variant.get("numerics") or {}).get("status", "-")),
         "n/a (CPU)" if peak is None else format_bytes(peak),
     ]
 
 
 def _pays_off(step: Mapping[str, Any], variant: Mapping[str, Any], speed: Any) -> str:
+    recommendation = step.get("recommendation") or {}
+    decided = recommendation.get("break_even_steps")
+    if recommendation.get("variant") == variant.get("id") and isinstance(decided, Mapping):
+        return w.steps_text(decided.get("estimate"))
     if speed is None or speed.low is None:
         return "-"
     if speed.high is not None and speed.high < 1:
@@ -117,7 +130,7 @@ def _pays_off(step: Mapping[str, Any], variant: Mapping[str, Any], speed: Any) -
 
 
 def drop_constant_columns(
-    header: Sequence[str], rows: list[list[str]], keep: int = 3
+    header: Sequence[str], rows: list[list[str]], keep: int = 2
 ) -> tuple[list[str], list[list[str]], list[str]]:
     """Leave out columns (after the first `keep`) whose value is the same on every row; the
     third item says each left-out value once (`numerics: pass on every row`)."""
@@ -138,6 +151,9 @@ def variant_table_markdown(steps: Sequence[Mapping[str, Any]]) -> str:
     lines = markdown_table(header, [[cell(c) for c in r] for r in body])
     if said:
         lines += ["", inert("Same on every row: " + "; ".join(said) + ".")]
+    failed = failures(steps)
+    if failed:
+        lines += ["", *(f"- {inert(where)} failed: {inert(error, max_chars=500)}" for where, error in failed)]
     return "\n".join(lines)
 
 

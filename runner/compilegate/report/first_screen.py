@@ -99,9 +99,9 @@ class FirstScreen:
         return "\n".join(lines)
 
     def text(self) -> str:
-        lines = [f"{self.icon} compilegate {self.headline}".strip()]
+        lines = wrap(f"{self.icon} compilegate {self.headline}".strip())
         for items in self.context:
-            lines.append(" · ".join(" ".join(i.text for i in group) for group in items))
+            lines += wrap(" · ".join(" ".join(i.text for i in group) for group in items))
         lines += ["", *fit_table([VERSION_HEADER, *self.versions])]
         if self.attention:
             header = (("torch",) if self.attention_with_torch else ()) + ATTENTION_HEADER
@@ -190,7 +190,9 @@ def _where(run_set: RunSetVerdict, failing: list[str]) -> str:
         rows = [r for r in (version.verdict.verdicts if version.verdict else ()) if r.verdict in w.FAILING]
         if rows or version.document is None or version.overall == "error":
             hit_versions.append(version)
-        steps += [r.step for r in rows if r.step not in steps]
+        for row in rows:
+            if row.step not in steps:
+                steps.append(row.step)
     where = f" in {_and(steps)}" if 0 < len(steps) <= 3 else ""
     return where + (f" on {_torch_list(hit_versions)}" if hit_versions else "")
 

@@ -12,6 +12,7 @@ from . import wording as w
 from .details import (
     VARIANT_HEADER,
     drop_constant_columns,
+    failures,
     gate_rows,
     reproduce_commands,
     variant_rows,
@@ -23,7 +24,8 @@ from .links import LinkContext
 def render_run_set_text(run_set: RunSetVerdict, links: LinkContext | None = None) -> str:
     lines = [FirstScreen.of(run_set, links).text()]
     for version in run_set.versions:
-        lines += ["", f"== {version.label} ({version.source})"]
+        source = version.source if len(version.source) <= 90 else "…" + version.source[-89:]
+        lines += ["", f"== {version.label}", f"result: {source}"]
         if version.document is None:
             lines += wrap(f"error: {version.error}")
             continue
@@ -33,6 +35,8 @@ def render_run_set_text(run_set: RunSetVerdict, links: LinkContext | None = None
         lines += ["Every variant:", *fit_table([header, *body])]
         if said:
             lines += wrap("  same on every row: " + "; ".join(said))
+        for where, error in failures(version.document.get("steps", [])):
+            lines += wrap(f"- {where} failed: {error}")
         if version.verdict is not None:
             for note in version.verdict.notes:
                 lines += wrap(f"note: {note}")

@@ -12,7 +12,10 @@ def display_width(text: str) -> int:
     """Terminal columns: wide characters (❌, CJK) take two, joiners and selectors none."""
     width = 0
     for char in text:
-        if char in "\ufe0f\u200b\u2060" or unicodedata.combining(char):
+        if char == "\ufe0f":  # emoji presentation: the symbol before it takes two columns
+            width += 1
+            continue
+        if char in "\u200b\u2060" or unicodedata.combining(char):
             continue
         width += 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
     return width
@@ -48,7 +51,7 @@ def text_table(
 def _narrow(cells: list[list[str]], widths: list[int], room: int) -> list[int]:
     widths = list(widths)
     floors = [
-        max(6, *(display_width(word) for row in cells for word in row[i].split()))
+        max(4, min(12, max([display_width(word) for row in cells for word in row[i].split()] or [0])))
         for i in range(len(widths))
     ]
     while sum(widths) + 2 * (len(widths) - 1) > room:
