@@ -60,7 +60,8 @@ def _version_advice(version: VersionOutcome) -> Iterator[str]:
     if report is None or report.exit_code == EXIT_OK and not report.rows("inconclusive"):
         return
     failing = [r for r in report.verdicts if r.verdict in w.FAILING]
-    if failing and _same_code_and_torch(version):
+    timed = [r for r in failing if r.unit in TIMED_UNITS]
+    if timed and _same_code_and_torch(version):
         yield (
             "{on} measured the baseline's own commit on the baseline's torch: what moved "
             "is the machine, not the code. Rerun before acting on it."

@@ -165,7 +165,8 @@ def gate_rows(version: VersionOutcome) -> list[list[str]]:
     rows = []
     for row in sorted_by_severity(version.verdict.verdicts):
         cells = list(_attention_cells(version, row, False))
-        cells[1] = w.metric_name(row.metric)
+        if row.metric not in ("step", "variant"):
+            cells[1] = w.metric_name(row.metric)
         rows.append([*cells, f"{w.icon(row.verdict)} {w.verdict_word(row.verdict)}".strip()])
     return rows
 

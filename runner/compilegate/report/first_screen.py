@@ -136,16 +136,21 @@ def headline_of(run_set: RunSetVerdict) -> tuple[str, str]:
     for version in judged:
         assert version.verdict is not None
         for row in version.verdict.verdicts:
-            fam = by_family.setdefault(w.family(row.metric), {})
-            fam.setdefault(row.verdict, set()).add(version.label)
+            name = w.row_family(row)
+            if name is not None:
+                by_family.setdefault(name, {}).setdefault(row.verdict, set()).add(version.label)
     failing = [f for f in w.FAMILIES if _has(by_family.get(f), w.FAILING)]
     failing += [f for f in by_family if f not in w.FAMILIES and _has(by_family[f], w.FAILING)]
     unclear = [f for f in by_family if f not in failing and "inconclusive" in by_family[f]]
     if broken and "the run" not in failing:
         failing.append("the run")
     rest = _rest(by_family, failing + unclear)
+    if len(failing) == 1 and failing[0] in w.FAILING_ALONE:
+        rest_text = "".join(f"; {part}" for part in rest)
+        return w.FAIL_ICON, f"fails: {w.FAILING_ALONE[failing[0]]}{_where(run_set)}{rest_text}"
     if failing:
-        where = _where(run_set, failing)
+        where = _where(run_set)
+        failing = [w.FAILING_IN_LIST.get(f, f) for f in failing]
         only = " only" if len(failing) == 1 and (rest or unclear) else ""
         parts = [f"fails on {_and(failing)}{only}{where}"]
         if unclear:
@@ -167,7 +172,8 @@ def _rest(by_family: dict[str, dict[str, set[str]]], skip: list[str]) -> list[st
     same = [
         f
         for f in w.FAMILIES
-        if f in by_family and f not in skip and f not in better and f != "the run"
+        if f in by_family and f not in skip and f not in better
+        and f not in ("the run", "comparability", "removed steps")
         and set(by_family[f]) & {"pass", "skipped"}
     ]
     new = [
@@ -183,7 +189,7 @@ def _rest(by_family: dict[str, dict[str, set[str]]], skip: list[str]) -> list[st
     return out
 
 
-def _where(run_set: RunSetVerdict, failing: list[str]) -> str:
+def _where(run_set: RunSetVerdict) -> str:
     """` on torch 2.4.1 and 2.13.0` (and the steps when only a few failed)."""
     hit_versions, steps = [], []
     for version in run_set.versions:
@@ -199,8 +205,10 @@ def _where(run_set: RunSetVerdict, failing: list[str]) -> str:
 
 def _torch_list(versions: Sequence[VersionOutcome]) -> str:
     """`torch 2.4.1 and 2.13.0` (local version suffixes such as +cu128 left out)."""
-    labels = [_plain_torch(v.torch) if v.torch else v.label for v in versions]
-    return ("torch " if all(v.torch for v in versions) else "") + _and(labels)
+    labels = [f"torch {_plain_torch(v.torch)}" if v.torch else v.label for v in versions]
+    if all(label.startswith("torch ") for label in labels):
+        return "torch " + _and([label.removeprefix("torch ") for label in labels])
+    return _and(labels)
 
 
 def _and(items: Sequence[str]) -> str:
@@ -286,7 +294,11 @@ def _what_failed(rows: list[MetricVerdict], step: dict) -> str:
     names: list[str] = []
     for row in sorted_by_severity(rows):
         if row.verdict in w.FAILING:
-            name = w.metric_name(row.metric) if row.metric not in ("step", "variant") else row.verdict
+            name = (
+                w.metric_name(row.metric)
+                if row.metric not in ("step", "variant")
+                else w.verdict_word(row.verdict)
+            )
             if name not in names:
                 names.append(name)
     unclear = sorted({w.metric_name(r.metric) for r in rows if r.verdict == "inconclusive"})
@@ -300,12 +312,16 @@ def _what_failed(rows: list[MetricVerdict], step: dict) -> str:
 
 def _attention_cells(version: VersionOutcome, row: MetricVerdict, several: bool) -> tuple[str, ...]:
     values = "-"
-    if row.baseline is not None or row.current is not None:
-        values = w.values_text(*_reader_values(row), row.noise_pct)
-    what = f"{w.icon(row.verdict)} {w.metric_name(row.metric)}"
-    if row.metric in ("step", "variant") or row.change is None:
-        what += f": {w.verdict_word(row.verdict)}"
-    cells = (w.row_subject(row), what, values, w.change_text(row), w.threshold_text(row), _noise(row))
+    if row.metric in ("step", "variant"):  # about the whole step or variant: say why
+        what = f"{w.icon(row.verdict)} {w.verdict_word(row.verdict)}"
+        values = row.message if len(row.message) <= 160 else row.message[:159] + "…"
+    else:
+        what = f"{w.icon(row.verdict)} {w.metric_name(row.metric)}"
+        if row.baseline is not None or row.current is not None:
+            values = w.values_text(*_reader_values(row), row.noise_pct)
+        if row.change is None and row.verdict != "pass":
+            what += f": {w.verdict_word(row.verdict)}"
+    cells = (w.row_subject(row), what.strip(), values, w.change_text(row), w.threshold_text(row), _noise(row))
     torch = _plain_torch(version.torch) if version.torch else version.label
     return ((torch,) if several else ()) + cells
 

@@ -39,7 +39,7 @@ def text_table(
         widths = _narrow(cells, widths, width - len(indent))
     lines = []
     for row in cells:
-        wrapped = [textwrap.wrap(c, w, break_on_hyphens=False) or [""] for c, w in zip(row, widths)]
+        wrapped = [_wrap(c, w) for c, w in zip(row, widths)]
         for k in range(max(len(parts) for parts in wrapped)):
             parts = [p[k] if k < len(p) else "" for p in wrapped]
             lines.append(
@@ -48,10 +48,16 @@ def text_table(
     return lines
 
 
+def _wrap(text: str, width: int) -> list[str]:
+    # textwrap counts characters; a wide one (❌) takes a column more than it counts
+    extra = display_width(text) - len(text)
+    return textwrap.wrap(text, max(1, width - max(0, extra)), break_on_hyphens=False) or [""]
+
+
 def _narrow(cells: list[list[str]], widths: list[int], room: int) -> list[int]:
     widths = list(widths)
     floors = [
-        max(4, min(12, max([display_width(word) for row in cells for word in row[i].split()] or [0])))
+        max(3, min(10, max([display_width(word) for row in cells for word in row[i].split()] or [0])))
         for i in range(len(widths))
     ]
     while sum(widths) + 2 * (len(widths) - 1) > room:

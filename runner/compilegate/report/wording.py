@@ -53,6 +53,8 @@ FAMILIES = (
     "memory",
     "torch settings",
     "the run",
+    "comparability",
+    "removed steps",
 )
 _FAMILY_OF = {
     "speedup": "step speed",
@@ -87,6 +89,33 @@ VERDICT_WORDS = {
 
 def metric_name(metric: str) -> str:
     return METRIC_NAMES.get(metric, metric.replace("_", " "))
+
+
+# Rows about a whole step or variant: what kind of trouble, by verdict.
+_RUN_FAMILIES = {
+    "error": "the run",
+    "incomparable": "comparability",
+    "removed": "removed steps",
+    "missing": "the run",
+}
+# How the headline says a failing family when it is the only one, and in a list.
+FAILING_ALONE = {
+    "the run": "the run failed",
+    "comparability": "not comparable with the baseline",
+    "removed steps": "steps or variants of the baseline are gone",
+}
+FAILING_IN_LIST = {
+    "the run": "a failed run",
+    "comparability": "comparability with the baseline",
+    "removed steps": "removed steps or variants",
+}
+
+
+def row_family(row: MetricVerdict) -> str | None:
+    """The headline's family of a row; None for a step or variant row that is not trouble."""
+    if row.metric in ("step", "variant"):
+        return _RUN_FAMILIES.get(row.verdict)
+    return family(row.metric)
 
 
 def family(metric: str) -> str:
