@@ -18,8 +18,8 @@ import pytest
 from render_comment import STYLESHEET, find_chromium, render
 from report_runs import failing_rows, hostile, oversized, two_by_three
 
-from compilegate.gate.run_set import RunSetVerdict, find_results, judge_run_set
 from compilegate.gate.documents import read_result_document
+from compilegate.gate.run_set import RunSetVerdict, find_results, judge_run_set
 from compilegate.report.comment import render_comment
 
 pytestmark = pytest.mark.browser

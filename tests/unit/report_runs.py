@@ -1,10 +1,10 @@
 """Run sets the report tests render: written as result files and judged by the real gate.
 
-    two_by_three     2 torch versions × 3 steps, failing on compile time (same code and torch
-                     as the baseline on one version), step speed, a new graph break, and an
-                     inconclusive speedup
-    hostile          strings from user code that try to break out of the markdown
-    oversized        10 versions × 40 steps × 20 graph-break sites: over GitHub's limit
+two_by_three     2 torch versions × 3 steps, failing on compile time (same code and torch
+                 as the baseline on one version), step speed, a new graph break, and an
+                 inconclusive speedup
+hostile          strings from user code that try to break out of the markdown
+oversized        10 versions × 40 steps × 20 graph-break sites: over GitHub's limit
 """
 
 from __future__ import annotations
@@ -103,7 +103,10 @@ def oversized(tmp_path: Path) -> RunSetVerdict:
         for i in range(40)
     ]
     slower = [dict(s) for s in steps]
-    slower[3] = step("s3", variants=[variant(compile_s=40.0, sites=steps[3]["variants"][0]["graph_breaks"]["sites"])])
+    slower[3] = step(
+        "s3",
+        variants=[variant(compile_s=40.0, sites=steps[3]["variants"][0]["graph_breaks"]["sites"])],
+    )
     results = {
         f"torch-2.{v}.0": result(*(slower if v == 9 else steps), env=environment(torch=f"2.{v}.0"))
         for v in range(10)

@@ -9,9 +9,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from gate_docs import environment, recompile, result, site, step, variant
-
-from report_runs import HOSTILE, judge
+from gate_docs import environment, result, site, step, variant
+from report_runs import HOSTILE
 from report_runs import hostile as hostile_run_set
 
 from compilegate.gate.run_set import ResultSource, judge_run_set
@@ -109,7 +108,9 @@ def test_marker_headline_and_one_row_per_version(tmp_path: Path):
     )
     lines = markdown.splitlines()
     assert lines[0] == "<!-- compilegate: nightly -->"
-    assert lines[1].startswith("### ❌ compilegate fails on step speed only in train on torch 2.13.0")
+    assert lines[1].startswith(
+        "### ❌ compilegate fails on step speed only in train on torch 2.13.0"
+    )
     version_rows = [line for line in lines if line.startswith("| 2.1")]
     assert version_rows[0].startswith("| 2.12.0 | train | pass | - |")
     assert version_rows[1].startswith("| 2.13.0 | train | ❌ fails | speedup vs eager |")
@@ -128,8 +129,13 @@ def test_a_missing_version_is_a_row_with_its_error(tmp_path: Path):
     ]
     verdict = judge_run_set(sources, result(), "baseline.json")
     markdown = render_comment(verdict)
-    assert "| torch 9.9.9 | - | ❌ error | pip: no matching distribution for torch==9.9.9 |" in markdown
-    assert markdown.splitlines()[0].startswith("### ❌ compilegate fails: the run failed on torch 9.9.9")
+    assert (
+        "| torch 9.9.9 | - | ❌ error | pip: no matching distribution for torch==9.9.9 |"
+        in markdown
+    )
+    assert markdown.splitlines()[0].startswith(
+        "### ❌ compilegate fails: the run failed on torch 9.9.9"
+    )
     assert verdict.exit_code == 3
 
 

@@ -35,7 +35,11 @@ def test_text_starts_with_the_headline_and_lists_failing_rows_first():
     text = rendered("table")
     assert text.startswith("❌ compilegate fails on graph breaks only in tidy on torch 2.11.0;")
     attention = text.split("Needs a look (2):")[1].split("\n\n")[0]
-    rows = [line for line in attention.splitlines()[1:] if line.startswith("  tidy") or line.startswith("  noisy")]
+    rows = [
+        line
+        for line in attention.splitlines()[1:]
+        if line.startswith("  tidy") or line.startswith("  noisy")
+    ]
     assert "❌ graph breaks" in rows[0] and "⚠️ speedup vs eager" in rows[1]
     assert "- tidy · default: new graph break at model.py:42: Data-dependent branching" in text
 
@@ -75,7 +79,9 @@ def test_markdown_is_the_comment_and_json_the_verdicts():
 
 
 def test_markdown_escapes_what_user_code_wrote():
-    hostile = "a | b in <lambda> ![x](http://evil.example/p.png) [click](http://evil.example) @org/team"
+    hostile = (
+        "a | b in <lambda> ![x](http://evil.example/p.png) [click](http://evil.example) @org/team"
+    )
     baseline = result(step(variants=[variant()]))
     current = result(step(variants=[variant(status="error", error=hostile)]))
     stream = io.StringIO()

@@ -52,7 +52,9 @@ def test_first_screen_names_every_failing_and_inconclusive_row(tmp_path: Path):
     table = [line for line in screen.splitlines() if line.startswith("| 2.")]
     for version, row in rows:
         torch = version.torch.split("+")[0]
-        where = row.step if row.variant in (None, "default") else f"{row.step} · default, whole step"
+        where = (
+            row.step if row.variant in (None, "default") else f"{row.step} · default, whole step"
+        )
         assert any(
             torch in line and where in line and METRIC_WORDS[row.metric] in line for line in table
         ), (torch, where, row.metric)
@@ -91,7 +93,9 @@ def _version(rows: list[MetricVerdict], commits: tuple[str, str] = ("a", "b")) -
 
 def _row(metric: str, verdict: str, unit: str = "s", **fields) -> MetricVerdict:
     base = {"baseline": 10.0, "current": 20.0, "change": 100.0, "change_unit": "pct"}
-    return MetricVerdict("train", "default", metric, verdict, "msg", unit=unit, **{**base, **fields})
+    return MetricVerdict(
+        "train", "default", metric, verdict, "msg", unit=unit, **{**base, **fields}
+    )
 
 
 def test_wall_compile_time_that_moved_alone_is_called_load():
@@ -114,7 +118,9 @@ def test_one_speed_per_variant_with_its_estimator_named_once(tmp_path: Path):
     assert markdown.count("eager ÷ compiled median step time") == 1
     assert "Δ speedup" not in markdown
     # the first screen's speed for 2.4.1's transformer is the variant table's
-    screen_row = next(line for line in markdown.splitlines() if line.startswith("| 2.4.1 | transformer"))
+    screen_row = next(
+        line for line in markdown.splitlines() if line.startswith("| 2.4.1 | transformer")
+    )
     assert "1.25× (1.24–1.26) default: faster" in screen_row
     assert "| transformer · default | 1.25× (1.24–1.26): faster |" in markdown
 
@@ -128,7 +134,12 @@ def test_the_decision_s_own_speed_is_the_variant_s_speed(tmp_path: Path):
         "text": "use default",
         "decision": "compile",
         "steps_per_run": 20000,
-        "speedup": {"estimate": 1.40, "low": 1.11, "high": 1.77, "estimator": "mean over processes"},
+        "speedup": {
+            "estimate": 1.40,
+            "low": 1.11,
+            "high": 1.77,
+            "estimator": "mean over processes",
+        },
         "break_even_steps": {"estimate": 3120.0, "low": 2400.0, "high": 4800.0},
         "saving_s": {"estimate": 840.0, "low": 500.0, "high": 1000.0},
     }
@@ -147,7 +158,9 @@ def test_the_decision_s_own_speed_is_the_variant_s_speed(tmp_path: Path):
 
 def test_tables_are_narrow_and_leave_out_constant_columns(tmp_path: Path):
     markdown = render_comment(two_by_three(tmp_path))
-    headers = [line for line in markdown.splitlines() if line.startswith("| ") and "---" not in line]
+    headers = [
+        line for line in markdown.splitlines() if line.startswith("| ") and "---" not in line
+    ]
     widths = {line.count(" | ") + 1 for line in headers}
     assert max(widths) <= 7, widths
     variant_header = next(line for line in headers if line.startswith("| step · variant"))
@@ -167,7 +180,10 @@ def test_words_units_and_icons_have_one_meaning(tmp_path: Path):
     for line in markdown.splitlines():
         if "❌" in line:
             assert "pass" not in line.split("❌")[1].split("|")[0], line
-    assert "| 2.4.1 | transformer · default | ❌ compile time (wall) | 10.0 s → 25.0 s | +150 % | +25 % | not measured |" in screen
+    assert (
+        "| 2.4.1 | transformer · default | ❌ compile time (wall) | 10.0 s → 25.0 s | +150 % "
+        "| +25 % | not measured |" in screen
+    )
 
 
 def test_break_even_says_steps_and_is_not_given_for_a_variant_that_may_be_slower(tmp_path: Path):
@@ -181,13 +197,32 @@ def test_break_even_says_steps_and_is_not_given_for_a_variant_that_may_be_slower
 
 def test_unjudgeable_noise_is_words_and_step_times_are_milliseconds():
     rows = [
-        _row("speedup", "inconclusive", unit="x", baseline=0.62, current=0.84, change=36.4,
-             noise_pct=523.9, threshold=5.0, direction="higher_is_better"),
-        _row("compiled_step_ms", "regression", unit="yardsticks", baseline=19.2, current=23.0,
-             change=19.8, noise_pct=4.6, threshold=5.0, normalisation="yardstick"),
+        _row(
+            "speedup",
+            "inconclusive",
+            unit="x",
+            baseline=0.62,
+            current=0.84,
+            change=36.4,
+            noise_pct=523.9,
+            threshold=5.0,
+            direction="higher_is_better",
+        ),
+        _row(
+            "compiled_step_ms",
+            "regression",
+            unit="yardsticks",
+            baseline=19.2,
+            current=23.0,
+            change=19.8,
+            noise_pct=4.6,
+            threshold=5.0,
+            normalisation="yardstick",
+        ),
     ]
     rows[1] = dataclasses.replace(
-        rows[1], message="compiled step time 19.2 → 23.0 (+19.8 %; raw 10.90 ms → 12.50 ms, +14.7 %)"
+        rows[1],
+        message="compiled step time 19.2 → 23.0 (+19.8 %; raw 10.90 ms → 12.50 ms, +14.7 %)",
     )
     markdown = render_comment(RunSetVerdict((_version(rows),), "b.json"))
     screen = first_screen(markdown)
@@ -204,8 +239,13 @@ def test_context_names_commits_versions_runner_and_links(tmp_path: Path):
         "https://git.example", "acme/trainer", "0123456789abcdef", run_id="42", runner="gpu-1"
     )
     screen = first_screen(render_comment(two_by_three(tmp_path), links=links))
-    assert "**head** [`0123456`](https://git.example/acme/trainer/commit/0123456789abcdef)" in screen
-    assert "**baseline** [`c0ffee1`](https://git.example/acme/trainer/commit/c0ffee1) (torch 2.13.0)" in screen
+    assert (
+        "**head** [`0123456`](https://git.example/acme/trainer/commit/0123456789abcdef)" in screen
+    )
+    assert (
+        "**baseline** [`c0ffee1`](https://git.example/acme/trainer/commit/c0ffee1) (torch 2.13.0)"
+        in screen
+    )
     assert "runner gpu-1: NVIDIA H200" in screen
     assert "**torch** 2.4.1, 2.13.0" in screen
     assert "2.4.1: an upgrade check against the baseline's torch" in screen
@@ -268,7 +308,7 @@ def test_terminal_first_screen_says_what_the_comment_says(tmp_path: Path):
     headline = markdown.splitlines()[0].removeprefix("### ")
     words = " ".join(text.split("== torch")[0].split())
     assert words.startswith(headline)
-    for version, row in failing_rows(run_set):
+    for _version, row in failing_rows(run_set):
         assert METRIC_WORDS[row.metric] in words
     for sentence in re.findall(r"^> (.*?)(?:<br>|$)", markdown, re.M):
         assert " ".join(sentence.split()) in words, sentence

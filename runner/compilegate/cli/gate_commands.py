@@ -20,8 +20,8 @@ from ..gate.baseline import update_baseline
 from ..gate.compare import compare_to_baseline
 from ..gate.documents import check_result_document, read_result_document
 from ..gate.policy import validate_threshold_override
-from ..gate.verdict import VerdictReport
 from ..gate.run_set import RunSetVerdict, VersionOutcome
+from ..gate.verdict import VerdictReport
 from ..report.comment import render_comment
 from ..report.links import LinkContext
 from ..report.run_set_text import render_run_set_text

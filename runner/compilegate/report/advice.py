@@ -57,7 +57,7 @@ def refresh_command(version: VersionOutcome, run_set: RunSetVerdict) -> str:
 
 def _version_advice(version: VersionOutcome) -> Iterator[str]:
     report = version.verdict
-    if report is None or report.exit_code == EXIT_OK and not report.rows("inconclusive"):
+    if report is None or (report.exit_code == EXIT_OK and not report.rows("inconclusive")):
         return
     failing = [r for r in report.verdicts if r.verdict in w.FAILING]
     timed = [r for r in failing if r.unit in TIMED_UNITS]
@@ -67,7 +67,9 @@ def _version_advice(version: VersionOutcome) -> Iterator[str]:
             "is the machine, not the code. Rerun before acting on it."
         )
     compile_rows = [
-        r for r in report.verdicts if r.metric == "compile_s" and r.verdict in w.FAILING | {"inconclusive"}
+        r
+        for r in report.verdicts
+        if r.metric == "compile_s" and r.verdict in w.FAILING | {"inconclusive"}
     ]
     for row in compile_rows:
         if _compile_work_unmoved(report.verdicts, row):

@@ -61,7 +61,9 @@ def version_details(
         out.append(details("verdicts", f"{name}: every gate row", gate_rows_markdown(version)))
     breaks = _breaks_and_recompiles(steps, links)
     if breaks:
-        out.append(details("breaks", f"{name}: graph breaks and recompiles ({breaks[0]})", breaks[1]))
+        out.append(
+            details("breaks", f"{name}: graph breaks and recompiles ({breaks[0]})", breaks[1])
+        )
     numerics = _numerics(steps)
     if numerics:
         out.append(details("numerics", f"{name}: numerics, worst tensors", numerics))
@@ -153,7 +155,10 @@ def variant_table_markdown(steps: Sequence[Mapping[str, Any]]) -> str:
         lines += ["", inert("Same on every row: " + "; ".join(said) + ".")]
     failed = failures(steps)
     if failed:
-        lines += ["", *(f"- {inert(where)} failed: {inert(error, max_chars=500)}" for where, error in failed)]
+        lines += [
+            "",
+            *(f"- {inert(where)} failed: {inert(error, max_chars=500)}" for where, error in failed),
+        ]
     return "\n".join(lines)
 
 
@@ -181,7 +186,9 @@ def gate_rows_markdown(version: VersionOutcome) -> str:
         for r in sorted_by_severity(version.verdict.verdicts)
         if r.verdict != "pass"
     ]
-    return "\n".join([*notes, *([""] if notes else []), *table, *([""] if messages else []), *messages])
+    return "\n".join(
+        [*notes, *([""] if notes else []), *table, *([""] if messages else []), *messages]
+    )
 
 
 # -- graph breaks, recompiles, numerics -------------------------------------------------------
@@ -207,7 +214,9 @@ def _breaks_and_recompiles(
                     f"{inert(event.get('reason', ''), max_chars=400)}"
                 )
             if (variant.get("recompiles") or {}).get("limit_hit"):
-                lines.append(f"- {where}: {w.LOOK_ICON} recompile limit hit: that frame now runs eagerly")
+                lines.append(
+                    f"- {where}: {w.LOOK_ICON} recompile limit hit: that frame now runs eagerly"
+                )
     return (total, "\n".join(lines)) if lines else None
 
 
@@ -308,7 +317,9 @@ def reproduce_commands(version: VersionOutcome, run_set: RunSetVerdict) -> list[
     baseline = run_set.baseline_source
     if baseline:
         shown = baseline if _SAFE_ARG.match(baseline) else "baseline.json"
-        lines.append(shlex.join(["compilegate", "compare", "--baseline", shown, "--result", "result.json"]))
+        lines.append(
+            shlex.join(["compilegate", "compare", "--baseline", shown, "--result", "result.json"])
+        )
     return lines
 
 

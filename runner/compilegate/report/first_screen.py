@@ -28,6 +28,10 @@ from .speeds import best_speed_text, estimator_text, pays_off_text, variant_spee
 from .tables import markdown_table, text_table
 
 TEXT_WIDTH = 100
+# Past this many version × step rows, one row per version (the details keep every step).
+VERSION_ROWS_SHOWN = 24
+# Past this many failing or inconclusive rows, the rest are counted (every gate row details).
+ATTENTION_ROWS_SHOWN = 60
 SPEED_COLUMN = "best compiled vs eager"
 VERSION_HEADER = ("torch", "step", "gate", "what failed", SPEED_COLUMN, "pays off")
 ATTENTION_HEADER = ("where", "what", "baseline → now", "change", "limit", "noise")
@@ -74,7 +78,7 @@ class FirstScreen:
             icon=icon,
             headline=headline,
             context=_context(run_set, links),
-            versions=tuple(row for v in run_set.versions for row in _version_rows(v)),
+            versions=tuple(_versions(run_set)),
             attention=attention,
             attention_with_torch=several,
             advice=tuple(advice_for(run_set)),
@@ -87,11 +91,22 @@ class FirstScreen:
         lines = [f"### {self.icon} compilegate {inert(self.headline)}".replace("  ", " ")]
         for items in self.context:
             lines += ["", " · ".join(" ".join(map(_md_item, group)) for group in items)]
-        lines += ["", *markdown_table(VERSION_HEADER, [[cell(c) for c in r] for r in self.versions])]
+        lines += [
+            "",
+            *markdown_table(VERSION_HEADER, [[cell(c) for c in r] for r in self.versions]),
+        ]
         if self.attention:
             header = (("torch",) if self.attention_with_torch else ()) + ATTENTION_HEADER
-            rows = [[cell(c) for c in r] for r in self.attention]
-            lines += ["", f"**Needs a look ({len(rows)})**", "", *markdown_table(header, rows)]
+            rows = [[cell(c) for c in r] for r in self.attention[:ATTENTION_ROWS_SHOWN]]
+            lines += [
+                "",
+                f"**Needs a look ({len(self.attention)})**",
+                "",
+                *markdown_table(header, rows),
+            ]
+            if len(self.attention) > len(rows):
+                more = len(self.attention) - len(rows)
+                lines += ["", f"_and {more} more: each version's “every gate row” below._"]
         for sentence, command in self.advice:
             lines += ["", f"> {inert(sentence)}" + (f"<br>`{command}`" if command else "")]
         if self.footnotes:
@@ -168,16 +183,22 @@ def _has(verdicts: dict[str, set[str]] | None, wanted: frozenset[str]) -> bool:
 
 
 def _rest(by_family: dict[str, dict[str, set[str]]], skip: list[str]) -> list[str]:
-    better = [f for f in w.FAMILIES if f in by_family and f not in skip and "improvement" in by_family[f]]
+    better = [
+        f for f in w.FAMILIES if f in by_family and f not in skip and "improvement" in by_family[f]
+    ]
     same = [
         f
         for f in w.FAMILIES
-        if f in by_family and f not in skip and f not in better
+        if f in by_family
+        and f not in skip
+        and f not in better
         and f not in ("the run", "comparability", "removed steps")
         and set(by_family[f]) & {"pass", "skipped"}
     ]
     new = [
-        f for f in w.FAMILIES if f in by_family and f not in skip + better + same and "new" in by_family[f]
+        f
+        for f in w.FAMILIES
+        if f in by_family and f not in skip + better + same and "new" in by_family[f]
     ]
     out = []
     if better:
@@ -193,7 +214,11 @@ def _where(run_set: RunSetVerdict) -> str:
     """` on torch 2.4.1 and 2.13.0` (and the steps when only a few failed)."""
     hit_versions, steps = [], []
     for version in run_set.versions:
-        rows = [r for r in (version.verdict.verdicts if version.verdict else ()) if r.verdict in w.FAILING]
+        rows = [
+            r
+            for r in (version.verdict.verdicts if version.verdict else ())
+            if r.verdict in w.FAILING
+        ]
         if rows or version.document is None or version.overall == "error":
             hit_versions.append(version)
         for row in rows:
@@ -251,9 +276,32 @@ def _context(run_set: RunSetVerdict, links: LinkContext) -> tuple:
     base_torch_plain = _plain_torch(base_env["torch"]) if base_env.get("torch") else None
     other = [t for t in torches if base_torch_plain and t != base_torch_plain]
     if other:
-        second.append((Item(f"{_and(other)}: an upgrade check against the baseline's torch"),))
+        named = _and(other) if len(other) <= 3 else f"{len(other)} versions"
+        second.append((Item(f"{named}: an upgrade check against the baseline's torch"),))
     second += [(Item(label, url),) for label, url in links.run_links()]
     return (tuple(groups), tuple(second))
+
+
+def _versions(run_set: RunSetVerdict) -> list[tuple[str, ...]]:
+    rows = [row for version in run_set.versions for row in _version_rows(version)]
+    if len(rows) <= VERSION_ROWS_SHOWN:
+        return rows
+    return [_version_summary(version) for version in run_set.versions]
+
+
+def _version_summary(version: VersionOutcome) -> tuple[str, ...]:
+    """One row for a whole version: its worst gate and the steps that failed."""
+    rows = _version_rows(version)
+    label = rows[0][0]
+    if version.document is None:
+        return rows[0]
+    failed = [r for r in rows if r[2].startswith(w.FAIL_ICON)]
+    unclear = [r for r in rows if r[2].startswith(w.LOOK_ICON)]
+    gate = (failed or unclear or rows)[0][2]
+    what = "; ".join(f"{r[1]}: {r[3]}" for r in (failed or unclear)[:3])
+    if len(failed or unclear) > 3:
+        what += f"; and {len(failed or unclear) - 3} more steps"
+    return (label, f"{len(rows)} steps", gate, what or "-", "per step: see details", "-")
 
 
 def _version_rows(version: VersionOutcome) -> list[tuple[str, ...]]:
@@ -321,7 +369,14 @@ def _attention_cells(version: VersionOutcome, row: MetricVerdict, several: bool)
             values = w.values_text(*_reader_values(row), row.noise_pct)
         if row.change is None and row.verdict != "pass":
             what += f": {w.verdict_word(row.verdict)}"
-    cells = (w.row_subject(row), what.strip(), values, w.change_text(row), w.threshold_text(row), _noise(row))
+    cells = (
+        w.row_subject(row),
+        what.strip(),
+        values,
+        w.change_text(row),
+        w.threshold_text(row),
+        _noise(row),
+    )
     torch = _plain_torch(version.torch) if version.torch else version.label
     return ((torch,) if several else ()) + cells
 

@@ -40,12 +40,18 @@ def render_run_set_text(run_set: RunSetVerdict, links: LinkContext | None = None
         if version.verdict is not None:
             for note in version.verdict.notes:
                 lines += wrap(f"note: {note}")
-            lines += ["Every gate row:", *fit_table([(*ATTENTION_HEADER, "verdict"), *gate_rows(version)])]
+            lines += [
+                "Every gate row:",
+                *fit_table([(*ATTENTION_HEADER, "verdict"), *gate_rows(version)]),
+            ]
             for row in sorted_by_severity(version.verdict.verdicts):
                 if row.verdict != "pass":
                     lines += wrap(f"- {w.row_subject(row)}: {row.message}")
         lines += _breaks(version.document.get("steps", []))
-        lines += ["Reproduce:", *(f"  {command}" for command in reproduce_commands(version, run_set))]
+        lines += [
+            "Reproduce:",
+            *(f"  {command}" for command in reproduce_commands(version, run_set)),
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -59,5 +65,6 @@ def _breaks(steps: list) -> list[str]:
                 out += wrap(f"- {where}: graph break at {at}: {site.get('reason', '')}")
             for event in (variant.get("recompiles") or {}).get("events") or []:
                 at = f"{event.get('file')}:{event.get('line')}"
-                out += wrap(f"- {where}: recompile of {event.get('function')} at {at}: {event.get('reason', '')}")
+                what = f"recompile of {event.get('function')} at {at}"
+                out += wrap(f"- {where}: {what}: {event.get('reason', '')}")
     return ["Graph breaks and recompiles:", *out] if out else []

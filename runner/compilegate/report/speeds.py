@@ -112,7 +112,9 @@ def pays_off_text(step: Doc) -> str:
     if best is None:
         return "-"
     variant, speed = best
-    chosen = recommendation.get("variant") is not None and recommendation["variant"] == variant.get("id")
+    chosen = recommendation.get("variant") is not None and recommendation["variant"] == variant.get(
+        "id"
+    )
     if chosen or (speed.low is not None and speed.low > 1):
         return f"after {steps_text(_number(variant.get('break_even_steps')))}"
     if speed.high is not None and speed.high < 1:

@@ -42,9 +42,7 @@ def text_table(
         wrapped = [_wrap(c, w) for c, w in zip(row, widths)]
         for k in range(max(len(parts) for parts in wrapped)):
             parts = [p[k] if k < len(p) else "" for p in wrapped]
-            lines.append(
-                (indent + "  ".join(_pad(p, w) for p, w in zip(parts, widths))).rstrip()
-            )
+            lines.append((indent + "  ".join(_pad(p, w) for p, w in zip(parts, widths))).rstrip())
     return lines
 
 
@@ -57,7 +55,10 @@ def _wrap(text: str, width: int) -> list[str]:
 def _narrow(cells: list[list[str]], widths: list[int], room: int) -> list[int]:
     widths = list(widths)
     floors = [
-        max(3, min(10, max([display_width(word) for row in cells for word in row[i].split()] or [0])))
+        max(
+            3,
+            min(10, max([display_width(word) for row in cells for word in row[i].split()] or [0])),
+        )
         for i in range(len(widths))
     ]
     while sum(widths) + 2 * (len(widths) - 1) > room:

@@ -156,9 +156,7 @@ def variant_name(variant: Mapping[str, Any] | str | None) -> str:
     if variant.get("backend") not in (None, "inductor"):
         derived.append(str(variant["backend"]))
     vid = str(variant.get("id") or "")
-    generated = "+".join(
-        [derived[0], *[p.replace("whole step", "step") for p in derived[1:]]]
-    )
+    generated = "+".join([derived[0], *[p.replace("whole step", "step") for p in derived[1:]]])
     return ", ".join(derived) if vid in ("", generated) else vid
 
 
@@ -261,7 +259,10 @@ def values_text(base: Any, cur: Any, unit: str | None, noise_pct: float | None) 
         least = 1 if unit == "x" else 0
         places = decimals_for(spread, least=least, most=2 if unit == "x" else 3)
         suffix = "×" if unit == "x" else " ms"
-        shown = [f"{float(v):.{places}f}{suffix}" if isinstance(v, (int, float)) else value_text(v, unit) for v in (base, cur)]
+        shown = [
+            f"{float(v):.{places}f}{suffix}" if isinstance(v, (int, float)) else value_text(v, unit)
+            for v in (base, cur)
+        ]
         return " → ".join(shown)
     return f"{value_text(base, unit, noise_pct)} → {value_text(cur, unit, noise_pct)}"
 
