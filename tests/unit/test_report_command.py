@@ -65,7 +65,7 @@ def test_markdown_report_over_a_results_dir_names_every_version(tmp_path: Path):
     )
     assert "| 2.12.0 | train | ❌ fails | speedup vs eager |" in text
     assert "| 2.13.0 | train | pass | - |" in text
-    assert "| torch 9.9.9 | - | ❌ error | image build failed: no torch==9.9.9 |" in text
+    assert "| 9.9.9 | - | ❌ error | image build failed: no torch==9.9.9 |" in text
 
 
 def test_json_report_carries_each_versions_verdict(tmp_path: Path):

@@ -13,6 +13,7 @@ from ..gate.documents import read_result_document
 from ..gate.run_set import RunSetVerdict, find_results, judge_run_set
 from ..github.sticky_comment import comment_marker
 from ..report.comment import render_comment
+from ..report.first_screen import FirstScreen
 from ..report.links import LinkContext
 from ..report.run_set_text import render_run_set_text
 
@@ -119,5 +120,6 @@ def command_report(args: argparse.Namespace) -> int:
             args.out.write_text(text, encoding="utf-8")
         except OSError as exc:
             raise UsageError(f"--out {args.out}: cannot write: {exc.strerror or exc}") from None
-        sys.stdout.write(render_run_set_text(run_set).splitlines()[0] + f"\nreport: {args.out}\n")
+        headline = FirstScreen.of(run_set).headline_line()
+        sys.stdout.write(f"{headline}\nreport: {args.out}\n")
     return run_set.exit_code

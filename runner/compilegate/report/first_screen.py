@@ -85,6 +85,10 @@ class FirstScreen:
             footnotes=tuple(_footnotes(run_set)),
         )
 
+    def headline_line(self) -> str:
+        """The headline on one line (for a log line that points at the full report)."""
+        return f"{self.icon} compilegate {self.headline}".strip()
+
     # -- layout -------------------------------------------------------------------------------
 
     def markdown(self) -> str:
@@ -114,7 +118,7 @@ class FirstScreen:
         return "\n".join(lines)
 
     def text(self) -> str:
-        lines = wrap(f"{self.icon} compilegate {self.headline}".strip())
+        lines = wrap(self.headline_line())
         for items in self.context:
             lines += wrap(" · ".join(" ".join(i.text for i in group) for group in items))
         lines += ["", *fit_table([VERSION_HEADER, *self.versions])]
@@ -305,7 +309,7 @@ def _version_summary(version: VersionOutcome) -> tuple[str, ...]:
 
 
 def _version_rows(version: VersionOutcome) -> list[tuple[str, ...]]:
-    label = _plain_torch(version.torch) if version.torch else version.label
+    label = _plain_torch(version.torch) if version.torch else version.label.removeprefix("torch ")
     if version.document is None:
         return [(label, "-", f"{w.FAIL_ICON} error", version.error or "no result", "-", "-")]
     rows = []
