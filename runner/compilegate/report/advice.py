@@ -19,6 +19,7 @@ from ..errors import EXIT_OK
 from ..gate.run_set import RunSetVerdict, VersionOutcome
 from ..gate.verdict import REFRESH_TEMPLATE, MetricVerdict
 from . import wording as w
+from .wording import and_list as _and
 
 TIMED_UNITS = ("x", "ms", "s", "yardsticks", "bytes")
 
@@ -114,9 +115,3 @@ def _compile_work_unmoved(rows: tuple[MetricVerdict, ...], wall: MetricVerdict) 
 
 def _torch(version: VersionOutcome) -> str:
     return f"torch {version.torch.split('+')[0]}" if version.torch else version.label
-
-
-def _and(items: list[str]) -> str:
-    if len(items) <= 1:
-        return "".join(items)
-    return ", ".join(items[:-1]) + " and " + items[-1]

@@ -19,8 +19,8 @@ from ..gate.run_set import RunSetVerdict, VersionOutcome
 from ..gate.verdict import format_bytes, sorted_by_severity
 from . import wording as w
 from .escape import cell, inert
-from .first_screen import ATTENTION_HEADER, _attention_cells
 from .links import LinkContext
+from .row_cells import ROW_HEADER, row_cells
 from .speeds import variant_speed
 from .tables import markdown_table
 
@@ -169,7 +169,7 @@ def gate_rows(version: VersionOutcome) -> list[list[str]]:
     assert version.verdict is not None
     rows = []
     for row in sorted_by_severity(version.verdict.verdicts):
-        cells = list(_attention_cells(version, row, False))
+        cells = list(row_cells(version, row, False))
         if row.metric not in ("step", "variant"):
             cells[1] = w.metric_name(row.metric)
         rows.append([*cells, f"{w.icon(row.verdict)} {w.verdict_word(row.verdict)}".strip()])
@@ -180,7 +180,7 @@ def gate_rows_markdown(version: VersionOutcome) -> str:
     assert version.verdict is not None
     notes = [f"> {inert(note, max_chars=500)}" for note in version.verdict.notes]
     rows = gate_rows(version)
-    table = markdown_table((*ATTENTION_HEADER, "verdict"), [[cell(c) for c in r] for r in rows])
+    table = markdown_table((*ROW_HEADER, "verdict"), [[cell(c) for c in r] for r in rows])
     messages = [
         f"- {inert(w.row_subject(r))}: {inert(r.message, max_chars=400)}"
         for r in sorted_by_severity(version.verdict.verdicts)

@@ -23,9 +23,13 @@ from ..gate.verdict import MetricVerdict, sorted_by_severity
 from . import wording as w
 from .advice import advice_for
 from .escape import cell, inert
+from .headline import headline_of
 from .links import LinkContext
+from .row_cells import ROW_HEADER, row_cells
 from .speeds import best_speed_text, estimator_text, pays_off_text, variant_speed
 from .tables import markdown_table, text_table
+from .wording import and_list as _and
+from .wording import plain_torch as _plain_torch
 
 TEXT_WIDTH = 100
 # Past this many version × step rows, one row per version (the details keep every step).
@@ -34,7 +38,7 @@ VERSION_ROWS_SHOWN = 24
 ATTENTION_ROWS_SHOWN = 60
 SPEED_COLUMN = "best compiled vs eager"
 VERSION_HEADER = ("torch", "step", "gate", "what failed", SPEED_COLUMN, "pays off")
-ATTENTION_HEADER = ("where", "what", "baseline → now", "change", "limit", "noise")
+ATTENTION_HEADER = ROW_HEADER
 YARDSTICK_NOTE = (
     "Step-time changes between runs on the same torch are judged against a fixed torch "
     "workload timed beside the step (the yardstick), so a runner that is slower today does "
@@ -68,7 +72,7 @@ class FirstScreen:
         icon, headline = headline_of(run_set)
         several = len(run_set.versions) > 1
         attention = tuple(
-            _attention_cells(version, row, several)
+            row_cells(version, row, several)
             for version in run_set.versions
             if version.verdict is not None
             for row in sorted_by_severity(version.verdict.verdicts)
@@ -135,116 +139,6 @@ class FirstScreen:
             for note in self.footnotes:
                 lines += wrap(note)
         return "\n".join(lines)
-
-
-# -- the headline ---------------------------------------------------------------------------------
-
-
-def headline_of(run_set: RunSetVerdict) -> tuple[str, str]:
-    """(icon, `fails on compile time only (…); step speed, graph breaks, numerics unchanged`)."""
-    versions = run_set.versions
-    if not versions:
-        return w.FAIL_ICON, "fails: no result to report"
-    broken = [v for v in versions if v.document is None or v.overall == "error"]
-    judged = [v for v in versions if v.verdict is not None]
-    if not judged:
-        if broken:
-            return w.FAIL_ICON, f"fails: the run failed on {_torch_list(broken)}"
-        return "", f"measured only, no baseline to compare with ({_torch_list(versions)})"
-    by_family: dict[str, dict[str, set[str]]] = {}
-    for version in judged:
-        assert version.verdict is not None
-        for row in version.verdict.verdicts:
-            name = w.row_family(row)
-            if name is not None:
-                by_family.setdefault(name, {}).setdefault(row.verdict, set()).add(version.label)
-    failing = [f for f in w.FAMILIES if _has(by_family.get(f), w.FAILING)]
-    failing += [f for f in by_family if f not in w.FAMILIES and _has(by_family[f], w.FAILING)]
-    unclear = [f for f in by_family if f not in failing and "inconclusive" in by_family[f]]
-    if broken and "the run" not in failing:
-        failing.append("the run")
-    rest = _rest(by_family, failing + unclear)
-    if len(failing) == 1 and failing[0] in w.FAILING_ALONE:
-        rest_text = "".join(f"; {part}" for part in rest)
-        return w.FAIL_ICON, f"fails: {w.FAILING_ALONE[failing[0]]}{_where(run_set)}{rest_text}"
-    if failing:
-        where = _where(run_set)
-        failing = [w.FAILING_IN_LIST.get(f, f) for f in failing]
-        only = " only" if len(failing) == 1 and (rest or unclear) else ""
-        parts = [f"fails on {_and(failing)}{only}{where}"]
-        if unclear:
-            parts.append(f"{_and(unclear)} inside the noise")
-        return w.FAIL_ICON, "; ".join(parts + rest)
-    if unclear:
-        where = _torch_list([v for v in judged if v.overall == "inconclusive"])
-        head = f"passes, but {_and(unclear)} could not be judged on {where}: inside the noise"
-        return w.LOOK_ICON, "; ".join([head, *rest])
-    return "", "passes: " + "; ".join(rest or ["nothing compared"])
-
-
-def _has(verdicts: dict[str, set[str]] | None, wanted: frozenset[str]) -> bool:
-    return bool(verdicts) and any(v in wanted for v in verdicts)
-
-
-def _rest(by_family: dict[str, dict[str, set[str]]], skip: list[str]) -> list[str]:
-    better = [
-        f for f in w.FAMILIES if f in by_family and f not in skip and "improvement" in by_family[f]
-    ]
-    same = [
-        f
-        for f in w.FAMILIES
-        if f in by_family
-        and f not in skip
-        and f not in better
-        and f not in ("the run", "comparability", "removed steps")
-        and set(by_family[f]) & {"pass", "skipped"}
-    ]
-    new = [
-        f
-        for f in w.FAMILIES
-        if f in by_family and f not in skip + better + same and "new" in by_family[f]
-    ]
-    out = []
-    if better:
-        out.append(f"{_and(better)} better")
-    if same:
-        out.append(f"{', '.join(same)} unchanged")
-    if new:
-        out.append(f"{', '.join(new)} new (no baseline)")
-    return out
-
-
-def _where(run_set: RunSetVerdict) -> str:
-    """` on torch 2.4.1 and 2.13.0` (and the steps when only a few failed)."""
-    hit_versions, steps = [], []
-    for version in run_set.versions:
-        rows = [
-            r
-            for r in (version.verdict.verdicts if version.verdict else ())
-            if r.verdict in w.FAILING
-        ]
-        if rows or version.document is None or version.overall == "error":
-            hit_versions.append(version)
-        for row in rows:
-            if row.step not in steps:
-                steps.append(row.step)
-    where = f" in {_and(steps)}" if 0 < len(steps) <= 3 else ""
-    return where + (f" on {_torch_list(hit_versions)}" if hit_versions else "")
-
-
-def _torch_list(versions: Sequence[VersionOutcome]) -> str:
-    """`torch 2.4.1 and 2.13.0` (local version suffixes such as +cu128 left out)."""
-    labels = [f"torch {_plain_torch(v.torch)}" if v.torch else v.label for v in versions]
-    if all(label.startswith("torch ") for label in labels):
-        return "torch " + _and([label.removeprefix("torch ") for label in labels])
-    return _and(labels)
-
-
-def _and(items: Sequence[str]) -> str:
-    items = list(items)
-    if len(items) <= 1:
-        return "".join(items)
-    return ", ".join(items[:-1]) + " and " + items[-1]
 
 
 # -- context, versions, attention -------------------------------------------------------------
@@ -362,47 +256,6 @@ def _what_failed(rows: list[MetricVerdict], step: dict) -> str:
     return text or "-"
 
 
-def _attention_cells(version: VersionOutcome, row: MetricVerdict, several: bool) -> tuple[str, ...]:
-    values = "-"
-    if row.metric in ("step", "variant"):  # about the whole step or variant: say why
-        what = f"{w.icon(row.verdict)} {w.verdict_word(row.verdict)}"
-        values = row.message if len(row.message) <= 160 else row.message[:159] + "…"
-    else:
-        what = f"{w.icon(row.verdict)} {w.metric_name(row.metric)}"
-        if row.baseline is not None or row.current is not None:
-            values = w.values_text(*_reader_values(row), row.noise_pct)
-        if row.change is None and row.verdict != "pass":
-            what += f": {w.verdict_word(row.verdict)}"
-    cells = (
-        w.row_subject(row),
-        what.strip(),
-        values,
-        w.change_text(row),
-        w.threshold_text(row),
-        _noise(row),
-    )
-    torch = _plain_torch(version.torch) if version.torch else version.label
-    return ((torch,) if several else ()) + cells
-
-
-def _noise(row: MetricVerdict) -> str:
-    if row.unit in (None, "count", "status") or row.metric in ("step", "variant"):
-        return "-"  # counts and statuses are exact
-    return w.noise_words(row.noise_pct)
-
-
-def _reader_values(row: MetricVerdict) -> tuple[object, object, str | None]:
-    """Values in the reader's unit: step times judged in yardstick units are shown in the
-    milliseconds the gate's message gives for them."""
-    if row.unit == "yardsticks":
-        import re
-
-        found = re.search(r"raw ([0-9.]+) ms → ([0-9.]+) ms", row.message)
-        if found:
-            return float(found.group(1)), float(found.group(2)), "ms"
-    return row.baseline, row.current, row.unit
-
-
 def _footnotes(run_set: RunSetVerdict) -> list[str]:
     estimators: list[str] = []
     yardstick = False
@@ -429,10 +282,6 @@ def _footnotes(run_set: RunSetVerdict) -> list[str]:
 
 def _short(sha: object) -> str:
     return str(sha)[:7] if sha else "(not recorded)"
-
-
-def _plain_torch(version: object) -> str:
-    return str(version).split("+")[0]
 
 
 def _md_item(item: Item) -> str:

@@ -17,8 +17,9 @@ from .details import (
     reproduce_commands,
     variant_rows,
 )
-from .first_screen import ATTENTION_HEADER, FirstScreen, fit_table, wrap
+from .first_screen import FirstScreen, fit_table, wrap
 from .links import LinkContext
+from .row_cells import ROW_HEADER
 
 
 def render_run_set_text(run_set: RunSetVerdict, links: LinkContext | None = None) -> str:
@@ -42,7 +43,7 @@ def render_run_set_text(run_set: RunSetVerdict, links: LinkContext | None = None
                 lines += wrap(f"note: {note}")
             lines += [
                 "Every gate row:",
-                *fit_table([(*ATTENTION_HEADER, "verdict"), *gate_rows(version)]),
+                *fit_table([(*ROW_HEADER, "verdict"), *gate_rows(version)]),
             ]
             for row in sorted_by_severity(version.verdict.verdicts):
                 if row.verdict != "pass":

@@ -14,7 +14,7 @@ passes the gate and is still slower than eager).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..gate.verdict import VERDICT_EXIT_CODES, MetricVerdict, format_bytes
@@ -165,6 +165,19 @@ def row_subject(row: MetricVerdict) -> str:
     if row.variant is None:
         return row.step
     return f"{row.step} · {variant_name(row.variant)}"
+
+
+def and_list(items: Sequence[str]) -> str:
+    """`a`, `a and b`, `a, b and c`."""
+    items = list(items)
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def plain_torch(version: object) -> str:
+    """`2.4.1` for `2.4.1+cu121`: the local version suffix says how it was built."""
+    return str(version).split("+")[0]
 
 
 # -- numbers ------------------------------------------------------------------------------
