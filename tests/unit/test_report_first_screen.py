@@ -32,6 +32,11 @@ METRIC_WORDS = {
 INTERNAL_NAMES = ("graph_break_sites", "exit 1", "default+step", "compile_s", "eager_step_ms")
 
 
+def comment(run_set, **kwargs) -> str:
+    """The comment, its no-break spaces (number and unit) read as spaces."""
+    return render_comment(run_set, **kwargs).replace("\u00a0", " ")
+
+
 def first_screen(markdown: str) -> str:
     return markdown.split("<details>", 1)[0]
 
@@ -46,7 +51,7 @@ def plain(text: str) -> str:
 
 def test_first_screen_names_every_failing_and_inconclusive_row(tmp_path: Path):
     run_set = two_by_three(tmp_path)
-    screen = first_screen(render_comment(run_set))
+    screen = first_screen(comment(run_set))
     rows = failing_rows(run_set)
     assert len(rows) == 5
     table = [line for line in screen.splitlines() if line.startswith("| 2.")]
@@ -65,7 +70,7 @@ def test_headline_names_what_failed_where_and_what_did_not_move(tmp_path: Path):
     slower_compile = result(
         step("transformer", variants=[variant(compile_s=32.8)]), env=environment(commit="c0ffee2")
     )
-    markdown = render_comment(judge(tmp_path, baseline, **{"torch-2.10.0": slower_compile}))
+    markdown = comment(judge(tmp_path, baseline, **{"torch-2.10.0": slower_compile}))
     headline = markdown.splitlines()[0]
     assert headline.startswith("### ❌ compilegate fails on compile time only in transformer")
     assert "torch 2.10.0" in headline
@@ -77,7 +82,7 @@ def test_headline_names_what_failed_where_and_what_did_not_move(tmp_path: Path):
 
 
 def test_a_compile_time_failure_on_the_baseline_code_says_rerun(tmp_path: Path):
-    screen = plain(first_screen(render_comment(two_by_three(tmp_path))))
+    screen = plain(first_screen(comment(two_by_three(tmp_path))))
     assert "Compile time (wall) on torch 2.4.1 and torch 2.13.0 has no noise estimate" in screen
     assert "Torch 2.13.0 measured the baseline's own commit on the baseline's torch" in screen
     assert "Rerun before acting on it" in screen
@@ -104,7 +109,7 @@ def test_wall_compile_time_that_moved_alone_is_called_load():
         _row("compile_cpu_s", "pass", baseline=9.0, current=9.1, change=1.0),
         _row("compile_work", "pass", unit="count", change=0.0, change_unit="count"),
     ]
-    screen = plain(first_screen(render_comment(RunSetVerdict((_version(rows),), "b.json"))))
+    screen = plain(first_screen(comment(RunSetVerdict((_version(rows),), "b.json"))))
     assert "the compile's wall time moved, but its CPU time and work counts did not" in screen
     assert "load on the runner is the likelier cause. Rerun." in screen
 
@@ -113,7 +118,7 @@ def test_wall_compile_time_that_moved_alone_is_called_load():
 
 
 def test_one_speed_per_variant_with_its_estimator_named_once(tmp_path: Path):
-    markdown = render_comment(two_by_three(tmp_path))
+    markdown = comment(two_by_three(tmp_path))
     assert markdown.count("Compiled vs eager:") == 1
     assert markdown.count("eager ÷ compiled median step time") == 1
     assert "Δ speedup" not in markdown
@@ -143,7 +148,7 @@ def test_the_decision_s_own_speed_is_the_variant_s_speed(tmp_path: Path):
         "break_even_steps": {"estimate": 3120.0, "low": 2400.0, "high": 4800.0},
         "saving_s": {"estimate": 840.0, "low": 500.0, "high": 1000.0},
     }
-    markdown = render_comment(judge(tmp_path, None, **{"torch-2.13.0": result(chosen)}))
+    markdown = comment(judge(tmp_path, None, **{"torch-2.13.0": result(chosen)}))
     assert "1.4× (1.1–1.8) default: faster" in markdown
     assert "1.31" not in markdown
     assert "after 3,100 steps (2,400–4,800 steps); saves ~14 min in a 20,000-step run" in plain(
@@ -157,7 +162,7 @@ def test_the_decision_s_own_speed_is_the_variant_s_speed(tmp_path: Path):
 
 
 def test_tables_are_narrow_and_leave_out_constant_columns(tmp_path: Path):
-    markdown = render_comment(two_by_three(tmp_path))
+    markdown = comment(two_by_three(tmp_path))
     headers = [
         line for line in markdown.splitlines() if line.startswith("| ") and "---" not in line
     ]
@@ -172,7 +177,7 @@ def test_tables_are_narrow_and_leave_out_constant_columns(tmp_path: Path):
 
 
 def test_words_units_and_icons_have_one_meaning(tmp_path: Path):
-    markdown = render_comment(two_by_three(tmp_path))
+    markdown = comment(two_by_three(tmp_path))
     screen = first_screen(markdown)
     assert "✅" not in markdown  # a pass is the word, never a celebration
     for name in INTERNAL_NAMES:
@@ -188,7 +193,7 @@ def test_words_units_and_icons_have_one_meaning(tmp_path: Path):
 
 def test_break_even_says_steps_and_is_not_given_for_a_variant_that_may_be_slower(tmp_path: Path):
     unclear = step("transformer", variants=[variant(speedup=1.32, speedup_half_width_pct=50)])
-    markdown = render_comment(judge(tmp_path, None, **{"torch-2.13.0": result(unclear)}))
+    markdown = comment(judge(tmp_path, None, **{"torch-2.13.0": result(unclear)}))
     assert "5,000" not in markdown
     assert "unclear: may be slower" in markdown
     for number in re.findall(r"\b\d{1,3}(?:,\d{3})+\b(?! steps)", markdown):
@@ -224,7 +229,7 @@ def test_unjudgeable_noise_is_words_and_step_times_are_milliseconds():
         rows[1],
         message="compiled step time 19.2 → 23.0 (+19.8 %; raw 10.90 ms → 12.50 ms, +14.7 %)",
     )
-    markdown = render_comment(RunSetVerdict((_version(rows),), "b.json"))
+    markdown = comment(RunSetVerdict((_version(rows),), "b.json"))
     screen = first_screen(markdown)
     assert "too noisy to judge" in screen and "523" not in markdown.split("every gate row")[0]
     assert "10.9 ms → 12.5 ms" in screen and "yardsticks" not in markdown
@@ -238,7 +243,7 @@ def test_context_names_commits_versions_runner_and_links(tmp_path: Path):
     links = LinkContext(
         "https://git.example", "acme/trainer", "0123456789abcdef", run_id="42", runner="gpu-1"
     )
-    screen = first_screen(render_comment(two_by_three(tmp_path), links=links))
+    screen = first_screen(comment(two_by_three(tmp_path), links=links))
     assert (
         "**head** [`0123456`](https://git.example/acme/trainer/commit/0123456789abcdef)" in screen
     )
@@ -268,7 +273,7 @@ def test_links_come_from_the_github_actions_environment(tmp_path: Path):
 
 
 def test_reproduce_commands_parse_and_need_nothing_from_the_runner(tmp_path: Path):
-    markdown = render_comment(two_by_three(tmp_path))
+    markdown = comment(two_by_three(tmp_path))
     block = markdown.split("reproduce locally</summary>", 1)[1].split("```sh\n", 1)[1]
     commands = block.split("```", 1)[0].splitlines()
     assert commands[0] == "git checkout c0ffee1"
@@ -304,7 +309,7 @@ def test_terminal_lines_fit_100_columns_except_commands(tmp_path: Path):
 def test_terminal_first_screen_says_what_the_comment_says(tmp_path: Path):
     run_set = two_by_three(tmp_path)
     text = render_run_set_text(run_set)
-    markdown = plain(first_screen(render_comment(run_set)))
+    markdown = plain(first_screen(comment(run_set)))
     headline = markdown.splitlines()[0].removeprefix("### ")
     words = " ".join(text.split("== torch")[0].split())
     assert words.startswith(headline)

@@ -35,12 +35,12 @@ def advice_for(run_set: RunSetVerdict) -> list[tuple[str, str | None]]:
         sentence = template.replace("{on}", _and(labels))
         out.append((sentence[0].upper() + sentence[1:], None))
     refresh = [v for v in run_set.versions if v.verdict and v.verdict.failing_refresh_command]
-    if refresh:
+    for version in refresh:
         out.append(
             (
-                f"If the change on {_and([_torch(v) for v in refresh])} is intended, accept it "
-                "as the baseline on the default branch:",
-                refresh_command(refresh[0], run_set),
+                f"If the change on {_torch(version)} is intended, accept its result as the "
+                "baseline on the default branch:",
+                refresh_command(version, run_set),
             )
         )
     return out

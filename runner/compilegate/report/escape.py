@@ -20,6 +20,8 @@ _MAX_CELL_CHARS = 300
 # past the 780 px conversation column (tests/browser), so it gets an invisible break point.
 _LONG_RUN = re.compile(r"(\S{16})(?=\S)")
 _ZERO_WIDTH_SPACE = "\u200b"
+# A number keeps its unit on its line (`+25 %`, `36.2 s`, `3,100 steps`): a no-break space.
+_NUMBER_UNIT = re.compile(r"(\d) (ms|s|%|GiB|MiB|KiB|B|steps)(?=$|[\s),;.])")
 
 
 def inert(text: object, *, max_chars: int | None = None) -> str:
@@ -42,4 +44,6 @@ def cell(text: object) -> str:
     flat = " ".join(str(text).split())
     if len(flat) > _MAX_CELL_CHARS:
         flat = flat[: _MAX_CELL_CHARS - 1] + "…"
-    return inert(_LONG_RUN.sub(r"\1" + _ZERO_WIDTH_SPACE, flat))
+    flat = inert(_LONG_RUN.sub(r"\1" + _ZERO_WIDTH_SPACE, flat))
+    # after inert(), which folds whitespace (a no-break space too)
+    return _NUMBER_UNIT.sub("\\1\u00a0\\2", flat)

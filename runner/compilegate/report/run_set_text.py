@@ -63,7 +63,12 @@ def _breaks(steps: list) -> list[str]:
             where = f"{step.get('name')} · {w.variant_name(variant)}"
             for site in (variant.get("graph_breaks") or {}).get("sites") or []:
                 at = f"{site.get('file')}:{site.get('line')}"
-                out += wrap(f"- {where}: graph break at {at}: {site.get('reason', '')}")
+                kind = "graph break inside torch (not gated)"
+                if (
+                    site.get("origin") or ("repo" if site.get("in_repo") else "library")
+                ) != "torch":
+                    kind = "graph break"
+                out += wrap(f"- {where}: {kind} at {at}: {site.get('reason', '')}")
             for event in (variant.get("recompiles") or {}).get("events") or []:
                 at = f"{event.get('file')}:{event.get('line')}"
                 what = f"recompile of {event.get('function')} at {at}"

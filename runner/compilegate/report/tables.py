@@ -3,9 +3,14 @@ markdown tables."""
 
 from __future__ import annotations
 
+import re
 import textwrap
 import unicodedata
 from collections.abc import Sequence
+
+# A number and its unit stay on one line when a cell wraps (`36.2 s`, not `36.2` / `s`).
+_NUMBER_UNIT = re.compile(r"(\d) (ms|s|%|GiB|MiB|KiB|B|steps)\b")
+_GLUE = "\u00a0"
 
 
 def display_width(text: str) -> int:
@@ -46,10 +51,15 @@ def text_table(
     return lines
 
 
+def _glued(text: str) -> str:
+    return _NUMBER_UNIT.sub(r"\1" + _GLUE + r"\2", text)
+
+
 def _wrap(text: str, width: int) -> list[str]:
     # textwrap counts characters; a wide one (❌) takes a column more than it counts
     extra = display_width(text) - len(text)
-    return textwrap.wrap(text, max(1, width - max(0, extra)), break_on_hyphens=False) or [""]
+    lines = textwrap.wrap(_glued(text), max(1, width - max(0, extra)), break_on_hyphens=False)
+    return [line.replace(_GLUE, " ") for line in lines] or [""]
 
 
 def _narrow(cells: list[list[str]], widths: list[int], room: int) -> list[int]:
@@ -57,7 +67,12 @@ def _narrow(cells: list[list[str]], widths: list[int], room: int) -> list[int]:
     floors = [
         max(
             3,
-            min(10, max([display_width(word) for row in cells for word in row[i].split()] or [0])),
+            min(
+                10,
+                max(
+                    [display_width(word) for row in cells for word in _glued(row[i]).split()] or [0]
+                ),
+            ),
         )
         for i in range(len(widths))
     ]
