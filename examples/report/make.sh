@@ -31,6 +31,7 @@ fi
 "$bin/compilegate" report --results-dir "$here/results" --baseline "$here/baseline.json" \
   --format markdown --out "$here/comment.md" || true
 "$bin/python" tests/browser/render_comment.py "$here/comment.md" "$here/comment.png"
-"$bin/python" tests/browser/render_comment.py "$here/comment.md" "$here/comment-open.png" --open
+mkdir -p out/example-report  # every <details> open: a tall picture, kept out of the repository
+"$bin/python" tests/browser/render_comment.py "$here/comment.md" out/example-report/comment-open.png --open
 "$bin/compilegate" report --results-dir "$here/results" --baseline "$here/baseline.json" \
   --format text || true
