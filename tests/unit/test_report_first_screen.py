@@ -29,6 +29,7 @@ METRIC_WORDS = {
     "recompiles": "recompiles",
     "numerics": "numerics",
 }
+STEP = {"compile_target": "step"}
 INTERNAL_NAMES = ("graph_break_sites", "exit 1", "default+step", "compile_s", "eager_step_ms")
 
 
@@ -156,6 +157,45 @@ def test_the_decision_s_own_speed_is_the_variant_s_speed(tmp_path: Path):
     )
     assert "5,000" not in markdown  # the variant's own break-even would be a second answer
     assert markdown.count("mean over processes") == 1
+
+
+def _payoff(decision: str, estimate: float, low: float, high: float, steps: float | None):
+    return {
+        "decision": decision,
+        "steps_per_run": 20000,
+        "speedup": {
+            "estimate": estimate,
+            "low": low,
+            "high": high,
+            "estimator": "mean per process",
+        },
+        "break_even_steps": None
+        if steps is None
+        else {"estimate": steps, "low": steps * 0.8, "high": steps * 1.5},
+        "warm_break_even_steps": None,
+        "saving_s": None,
+        "processes_needed": None,
+    }
+
+
+def test_every_variant_s_speed_is_its_payoff_when_the_result_has_one(tmp_path: Path):
+    """Issue 17's per-variant payoff: one estimator for every variant, the in-process ratio
+    of medians nowhere."""
+    fast = variant(speedup=1.31, payoff=_payoff("compile", 1.52, 1.31, 1.77, 3120.0))
+    slow = variant(
+        "default+step",
+        **STEP,
+        speedup=0.97,
+        payoff=_payoff("stay_eager", 1.04, 1.01, 1.08, 48000.0),
+    )
+    chosen = step("mlp", variants=[fast, slow])
+    chosen["recommendation"] = {**fast["payoff"], "variant": "default", "text": "compile"}
+    markdown = comment(judge(tmp_path, None, **{"torch-2.13.0": result(chosen)}))
+    assert "| mlp · default | 1.5× (1.3–1.8): faster |" in markdown
+    assert "| mlp · default, whole step | 1.04× (1.01–1.08): faster |" in markdown
+    assert "48,000 steps (38,000–72,000 steps), beyond a 20,000-step run: stay eager" in markdown
+    assert "1.31" not in markdown and "0.97" not in markdown
+    assert markdown.count("mean per process") == 1
 
 
 # -- 4. the tables fit: few columns, none constant -------------------------------------------

@@ -21,7 +21,7 @@ from . import wording as w
 from .escape import cell, inert
 from .links import LinkContext
 from .row_cells import ROW_HEADER, row_cells
-from .speeds import variant_speed
+from .speeds import variant_pays_off, variant_speed
 from .tables import markdown_table
 
 WORST_TENSORS_SHOWN = 3
@@ -110,25 +110,11 @@ def _variant_row(step: Mapping[str, Any], variant: Mapping[str, Any]) -> list[st
         name,
         f"{speed.text()}: {speed.words()}" if speed else "-",
         f"{compile_s:.1f} s" if isinstance(compile_s, (int, float)) else "-",
-        _pays_off(step, variant, speed),
+        variant_pays_off(step, variant, speed),
         f"{breaks}, {(variant.get('recompiles') or {}).get('count', '-')}",
         str((variant.get("numerics") or {}).get("status", "-")),
         "n/a (CPU)" if peak is None else format_bytes(peak),
     ]
-
-
-def _pays_off(step: Mapping[str, Any], variant: Mapping[str, Any], speed: Any) -> str:
-    recommendation = step.get("recommendation") or {}
-    decided = recommendation.get("break_even_steps")
-    if recommendation.get("variant") == variant.get("id") and isinstance(decided, Mapping):
-        return w.steps_text(decided.get("estimate"))
-    if speed is None or speed.low is None:
-        return "-"
-    if speed.high is not None and speed.high < 1:
-        return "never: slower"
-    if speed.low <= 1:
-        return "unclear: may be slower"
-    return w.steps_text(variant.get("break_even_steps"))
 
 
 def drop_constant_columns(

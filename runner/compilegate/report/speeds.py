@@ -1,8 +1,9 @@
 """One speed per variant: compiled vs eager, from one estimator, named once in the report.
 
-A variant's speed is the step's decision's own number when the decision (the step's
-`recommendation`) is about that variant and quotes one; otherwise the variant's in-process
-ratio of medians with its interval over rounds. The gate's speedup rows compare a third
+A variant's speed is the decision's own number: the variant's `payoff` (the estimate the
+step's `recommendation` is made from, the same for every variant), or the recommendation's
+when it is about that variant and quotes one; for a result without them, the variant's
+in-process ratio of medians with its interval over rounds. The gate's speedup rows compare a third
 estimate between runs (each process's fastest iterations, which move least with load); the
 report shows those only as changes against the baseline, never as the variant's speed.
 
@@ -59,15 +60,17 @@ def variant_speed(step: Doc, variant: Doc) -> Speed | None:
     if variant.get("status") != "ok":
         return None
     recommendation = step.get("recommendation") or {}
-    quoted = recommendation.get("speedup")
-    if recommendation.get("variant") == variant.get("id") and isinstance(quoted, Mapping):
-        estimate = _number(quoted.get("estimate"))
-        if estimate is not None:
+    quoted = [(variant.get("payoff") or {}).get("speedup")]
+    if recommendation.get("variant") == variant.get("id"):
+        quoted.append(recommendation.get("speedup"))
+    for speed in quoted:
+        estimate = _number(speed.get("estimate")) if isinstance(speed, Mapping) else None
+        if isinstance(speed, Mapping) and estimate is not None:
             return Speed(
                 estimate,
-                _number(quoted.get("low")),
-                _number(quoted.get("high")),
-                str(quoted.get("estimator") or "the decision's estimate"),
+                _number(speed.get("low")),
+                _number(speed.get("high")),
+                str(speed.get("estimator") or "the decision's estimate"),
             )
     ratio = variant.get("speedup") or {}
     estimate = _number(ratio.get("median"))
@@ -122,6 +125,24 @@ def pays_off_text(step: Doc) -> str:
     return "unclear: may be slower" if speed.low is not None else "-"
 
 
+def variant_pays_off(step: Doc, variant: Doc, speed: Speed | None) -> str:
+    """The per-variant table's pay-off: the variant's own `payoff` decision when it has one."""
+    payoff = variant.get("payoff")
+    if isinstance(payoff, Mapping) and payoff.get("decision"):
+        return _decision_pays_off(payoff, payoff["decision"]).removeprefix("after ")
+    recommendation = step.get("recommendation") or {}
+    decided = recommendation.get("break_even_steps")
+    if recommendation.get("variant") == variant.get("id") and isinstance(decided, Mapping):
+        return steps_text(_number(decided.get("estimate")))
+    if speed is None or speed.low is None:
+        return "-"
+    if speed.high is not None and speed.high < 1:
+        return "never: slower"
+    if speed.low <= 1:
+        return "unclear: may be slower"
+    return steps_text(_number(variant.get("break_even_steps")))
+
+
 def _decision_pays_off(recommendation: Doc, decision: str) -> str:
     interval = recommendation.get("break_even_steps") or {}
     estimate = _number(interval.get("estimate"))
@@ -137,7 +158,9 @@ def _decision_pays_off(recommendation: Doc, decision: str) -> str:
             text += f"; saves ~{_duration(float(saving))} in a {per_run:,.0f}-step run"
         return text
     if decision == "stay_eager":
-        return "never within the run: stay eager" if per_run else "never: stay eager"
+        if steps and per_run is not None:
+            return f"{steps}, beyond a {per_run:,.0f}-step run: stay eager"
+        return "never: stay eager"
     needed = recommendation.get("processes_needed")
     more = f": {needed} more processes to decide" if isinstance(needed, int) else ""
     return f"undecided{more}" + (f"; {steps}" if steps else "")
