@@ -372,3 +372,22 @@ def test_compare_and_report_print_the_same_first_screen(tmp_path: Path, capsys):
     assert compared.split("\n== ")[0] == reported.split("\n== ")[0]
     assert compared.startswith("❌ compilegate fails on step speed, compile time")
     assert long_lines(compared) == []
+
+
+def test_new_gate_rows_read_as_words_and_ungated_rows_decide_nothing():
+    """Issue 14's rows: compile CPU time and work counts, a percentile of step time, and a
+    wall compile time the baseline's policy does not gate."""
+    rows = [
+        _row("compile_cpu_s", "regression", threshold=50.0, noise_pct=12.0),
+        _row("compiled_step_ms_p25", "inconclusive", unit="ms", noise_pct=30.0, threshold=5.0),
+        _row("compile_s", "pass", baseline=10.0, current=35.0, change=250.0, threshold=25.0),
+    ]
+    rows[2] = dataclasses.replace(rows[2], gated=False) if hasattr(rows[2], "gated") else rows[2]
+    markdown = comment(RunSetVerdict((_version(rows),), "b.json"))
+    screen = first_screen(markdown)
+    assert "❌ compile time (CPU)" in screen
+    assert "⚠️ compiled step time, 25th percentile" in screen
+    assert markdown.splitlines()[0].startswith("### ❌ compilegate fails on compile time only")
+    if hasattr(rows[2], "gated"):
+        assert "| compile time (wall) | 10.0 s → 35.0 s | +250 % | +25 % |" in markdown
+        assert "reported, not gated |" in markdown

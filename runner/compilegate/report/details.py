@@ -158,7 +158,8 @@ def gate_rows(version: VersionOutcome) -> list[list[str]]:
         cells = list(row_cells(version, row, False))
         if row.metric not in ("step", "variant"):
             cells[1] = w.metric_name(row.metric)
-        rows.append([*cells, f"{w.icon(row.verdict)} {w.verdict_word(row.verdict)}".strip()])
+        verdict = f"{w.icon(row.verdict)} {w.verdict_word(row.verdict)}".strip()
+        rows.append([*cells, verdict if w.gated(row) else "reported, not gated"])
     return rows
 
 

@@ -33,6 +33,8 @@ def headline_of(run_set: RunSetVerdict) -> tuple[str, str]:
     for version in judged:
         assert version.verdict is not None
         for row in version.verdict.verdicts:
+            if not w.gated(row):
+                continue  # reported beside the others, never judged: it decides nothing
             name = w.row_family(row)
             if name is not None:
                 by_family.setdefault(name, {}).setdefault(row.verdict, set()).add(version.label)

@@ -14,6 +14,7 @@ passes the gate and is still slower than eager).
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -87,8 +88,22 @@ VERDICT_WORDS = {
 }
 
 
+_QUANTILE = re.compile(r"^(?P<base>.+)_p(?P<q>\d{1,2})$")
+
+
 def metric_name(metric: str) -> str:
-    return METRIC_NAMES.get(metric, metric.replace("_", " "))
+    """`compile time (wall)`; `compiled step time, 25th percentile` for `compiled_step_ms_p25`."""
+    if metric in METRIC_NAMES:
+        return METRIC_NAMES[metric]
+    quantile = _QUANTILE.match(metric)
+    if quantile and quantile["base"] in METRIC_NAMES:
+        return f"{METRIC_NAMES[quantile['base']]}, {int(quantile['q'])}th percentile"
+    return metric.replace("_", " ")
+
+
+def gated(row: MetricVerdict) -> bool:
+    """False for a row the gate reports and never judges (issue 14's `gated` field)."""
+    return getattr(row, "gated", True) is not False
 
 
 # Rows about a whole step or variant: what kind of trouble, by verdict.
