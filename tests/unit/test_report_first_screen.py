@@ -135,10 +135,10 @@ def test_the_decision_s_own_speed_is_the_variant_s_speed(tmp_path: Path):
     """A decision (issue 17's recommendation) that quotes an estimate: that one is shown, and
     the in-process ratio of the same variant nowhere."""
     chosen = step("mlp", variants=[variant(speedup=1.31, speedup_half_width_pct=3)])
-    chosen["recommendation"] = {
+    chosen["recommendation"] = {  # the shape of the shared contract (issue 17 writes it)
+        "decision": "compile",
         "variant": "default",
         "text": "use default",
-        "decision": "compile",
         "steps_per_run": 20000,
         "speedup": {
             "estimate": 1.40,
@@ -147,7 +147,9 @@ def test_the_decision_s_own_speed_is_the_variant_s_speed(tmp_path: Path):
             "estimator": "mean over processes",
         },
         "break_even_steps": {"estimate": 3120.0, "low": 2400.0, "high": 4800.0},
+        "warm_break_even_steps": None,
         "saving_s": {"estimate": 840.0, "low": 500.0, "high": 1000.0},
+        "processes_needed": None,
     }
     markdown = comment(judge(tmp_path, None, **{"torch-2.13.0": result(chosen)}))
     assert "1.4× (1.1–1.8) default: faster" in markdown
