@@ -27,7 +27,7 @@ from .headline import headline_of
 from .links import LinkContext
 from .row_cells import ROW_HEADER, row_cells
 from .speeds import best_speed_text, estimator_text, pays_off_text, variant_speed
-from .tables import markdown_table, text_table
+from .tables import display_width, markdown_table, text_table
 from .wording import and_list as _and
 from .wording import plain_torch as _plain_torch
 
@@ -298,7 +298,7 @@ def wrap(text: str, width: int = TEXT_WIDTH) -> list[str]:
     lines: list[str] = []
     current = ""
     for word in text.split():
-        if current and len(current) + 1 + len(word) > width:
+        if current and display_width(current) + 1 + display_width(word) > width:
             lines.append(current)
             current = word
         else:
