@@ -5,6 +5,7 @@ are used (render_comment, render_run_set_text, the CLI), so these fail on the ol
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 import shlex
 from pathlib import Path
@@ -410,3 +411,13 @@ def test_new_gate_rows_read_as_words_and_ungated_rows_decide_nothing():
     if hasattr(rows[2], "gated"):
         assert "| compile time (wall) | 10.0 s → 35.0 s | +250 % | +25 % |" in markdown
         assert "reported, not gated |" in markdown
+
+
+def test_the_run_table_fits_100_columns(repo_root: Path):
+    """`compilegate run` prints the result table: its step headers and notes wrap too."""
+    from compilegate.report.result_table import render_result_table
+
+    for path in sorted((repo_root / "examples" / "report" / "results").glob("*/result.json")):
+        text = render_result_table(json.loads(path.read_text(encoding="utf-8")))
+        assert long_lines(text) == [], path
+        assert "stay eager" in text  # the decision is still there

@@ -85,6 +85,16 @@ def variant_rows(steps: Sequence[Mapping[str, Any]]) -> list[list[str]]:
     return rows
 
 
+def decisions(steps: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """(step, the decision's own line) for every step that has one."""
+    out = []
+    for step in steps:
+        text = (step.get("recommendation") or {}).get("text")
+        if step.get("status") == "ok" and text:
+            out.append((str(step.get("name")), str(text)))
+    return out
+
+
 def failures(steps: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
     """(where, error) for every step and variant that failed to run."""
     out = []
@@ -139,6 +149,9 @@ def variant_table_markdown(steps: Sequence[Mapping[str, Any]]) -> str:
     lines = markdown_table(header, [[cell(c) for c in r] for r in body])
     if said:
         lines += ["", inert("Same on every row: " + "; ".join(said) + ".")]
+    decided = decisions(steps)
+    if decided:
+        lines += ["", *(f"- {inert(name)}: {inert(text, max_chars=500)}" for name, text in decided)]
     failed = failures(steps)
     if failed:
         lines += [

@@ -27,7 +27,7 @@ from .headline import headline_of
 from .links import LinkContext
 from .row_cells import ROW_HEADER, row_cells
 from .speeds import best_speed_text, estimator_text, pays_off_text, variant_speed
-from .tables import display_width, markdown_table, text_table
+from .tables import markdown_table, text_table, wrap
 from .wording import and_list as _and
 from .wording import plain_torch as _plain_torch
 
@@ -291,19 +291,6 @@ def _md_item(item: Item) -> str:
     elif item.style == "bold":
         text = f"**{text}**"
     return f"[{text}]({item.url})" if item.url else text
-
-
-def wrap(text: str, width: int = TEXT_WIDTH) -> list[str]:
-    """Words into lines of at most `width` columns (a longer word keeps its own line)."""
-    lines: list[str] = []
-    current = ""
-    for word in text.split():
-        if current and display_width(current) + 1 + display_width(word) > width:
-            lines.append(current)
-            current = word
-        else:
-            current = f"{current} {word}" if current else word
-    return [*lines, current] if current else lines
 
 
 def fit_table(rows: Sequence[Sequence[str]], width: int = TEXT_WIDTH) -> list[str]:

@@ -11,15 +11,17 @@ from ..gate.verdict import sorted_by_severity
 from . import wording as w
 from .details import (
     VARIANT_HEADER,
+    decisions,
     drop_constant_columns,
     failures,
     gate_rows,
     reproduce_commands,
     variant_rows,
 )
-from .first_screen import FirstScreen, fit_table, wrap
+from .first_screen import FirstScreen, fit_table
 from .links import LinkContext
 from .row_cells import ROW_HEADER
+from .tables import wrap
 
 
 def render_run_set_text(run_set: RunSetVerdict, links: LinkContext | None = None) -> str:
@@ -36,6 +38,8 @@ def render_run_set_text(run_set: RunSetVerdict, links: LinkContext | None = None
         lines += ["Every variant:", *fit_table([header, *body])]
         if said:
             lines += wrap("  same on every row: " + "; ".join(said))
+        for name, text in decisions(version.document.get("steps", [])):
+            lines += wrap(f"- {name}: {text}", hanging="    ")
         for where, error in failures(version.document.get("steps", [])):
             lines += wrap(f"- {where} failed: {error}")
         if version.verdict is not None:

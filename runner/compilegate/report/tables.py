@@ -11,6 +11,8 @@ from collections.abc import Sequence
 # A number and its unit stay on one line when a cell wraps (`36.2 s`, not `36.2` / `s`).
 _NUMBER_UNIT = re.compile(r"(\d) (ms|s|%|GiB|MiB|KiB|B|steps)\b")
 _GLUE = "\u00a0"
+# A word longer than this may be broken to fit a column.
+WORD_CAP = 24
 
 
 def display_width(text: str) -> int:
@@ -63,25 +65,37 @@ def _wrap(text: str, width: int) -> list[str]:
 
 
 def _narrow(cells: list[list[str]], widths: list[int], room: int) -> list[int]:
+    """Narrow the columns with the most room to spare first; break words only when every
+    column is down to its longest word (at most WORD_CAP columns)."""
     widths = list(widths)
-    floors = [
-        max(
-            3,
-            min(
-                10,
-                max(
-                    [display_width(word) for row in cells for word in _glued(row[i]).split()] or [0]
-                ),
-            ),
-        )
+    longest = [
+        max([display_width(word) for row in cells for word in _glued(row[i]).split()] or [0])
         for i in range(len(widths))
     ]
-    while sum(widths) + 2 * (len(widths) - 1) > room:
-        wide = max(range(len(widths)), key=lambda i: widths[i] - floors[i])
-        if widths[wide] <= floors[wide]:
-            break
-        widths[wide] -= 1
+    for floors in ([max(3, min(WORD_CAP, n)) for n in longest], [3] * len(widths)):
+        while sum(widths) + 2 * (len(widths) - 1) > room:
+            wide = max(range(len(widths)), key=lambda i: widths[i] - floors[i])
+            if widths[wide] <= floors[wide]:
+                break
+            widths[wide] -= 1
     return widths
+
+
+def wrap(text: str, width: int = 100, *, indent: str = "", hanging: str = "") -> list[str]:
+    """Words into lines of at most `width` terminal columns: the first line starts with
+    `indent`, the others with `hanging` (a longer word keeps its own line)."""
+    lines: list[str] = []
+    current = ""
+    for word in text.split():
+        lead = indent if not lines else hanging
+        if current and display_width(lead + current) + 1 + display_width(word) > width:
+            lines.append(lead + current)
+            current = word
+        else:
+            current = f"{current} {word}" if current else word
+    if current:
+        lines.append((indent if not lines else hanging) + current)
+    return lines
 
 
 def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
