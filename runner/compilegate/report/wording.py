@@ -215,10 +215,10 @@ def noise_words(noise_pct: float | None) -> str:
 
 
 def speedup_text(estimate: float, low: float | None = None, high: float | None = None) -> str:
-    """`0.92× (0.88–0.97)`, `1.3× (0.9–2.0)`: as many decimals as the interval supports."""
+    """`0.92× (0.88–0.97)`; one decimal only when the interval is wider than ±1."""
     if low is None or high is None:
         return f"{estimate:.2f}×"
-    places = decimals_for((high - low) / 2, least=1, most=2)
+    places = 2 if (high - low) / 2 < 1 else 1  # a ratio near 1: 0.95 is not 1.0
     return f"{estimate:.{places}f}× ({low:.{places}f}–{high:.{places}f})"
 
 
