@@ -421,3 +421,19 @@ def test_the_run_table_fits_100_columns(repo_root: Path):
         text = render_result_table(json.loads(path.read_text(encoding="utf-8")))
         assert long_lines(text) == [], path
         assert "stay eager" in text  # the decision is still there
+
+
+def test_terminal_output_never_carries_control_characters(tmp_path: Path):
+    """An exception message from user code must not rewrite the reader's terminal."""
+    escape = "boom \x1b[2J\x1b]0;owned\x07 \x9b31m"
+    broken = result(step(variants=[variant(status="error", error=escape)]))
+    run_set = judge(tmp_path, result(), **{"torch-2.10.0": broken})
+    text = render_run_set_text(run_set)
+    assert "boom" in text and not any(c in text for c in "\x1b\x07\x9b")
+
+
+def test_a_refresh_command_that_could_end_a_code_span_is_plain_text(tmp_path: Path):
+    run_set = two_by_three(tmp_path / "a`b")
+    markdown = comment(run_set)
+    assert "`compilegate baseline update" not in markdown
+    assert "compilegate baseline update --result" in plain(markdown)

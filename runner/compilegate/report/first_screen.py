@@ -116,7 +116,7 @@ class FirstScreen:
                 more = len(self.attention) - len(rows)
                 lines += ["", f"_and {more} more: each version's “every gate row” below._"]
         for sentence, command in self.advice:
-            lines += ["", f"> {inert(sentence)}" + (f"<br>`{command}`" if command else "")]
+            lines += ["", f"> {inert(sentence)}" + (f"<br>{_code(command)}" if command else "")]
         if self.footnotes:
             lines += ["", "<sub>" + " ".join(inert(n) for n in self.footnotes) + "</sub>"]
         return "\n".join(lines)
@@ -282,6 +282,13 @@ def _footnotes(run_set: RunSetVerdict) -> list[str]:
 
 def _short(sha: object) -> str:
     return str(sha)[:7] if sha else "(not recorded)"
+
+
+def _code(command: str) -> str:
+    """A command as a code span, unless its text (paths the operator gave) could end one."""
+    if "`" in command or not command.isprintable():
+        return inert(command)
+    return f"`{command}`"
 
 
 def _md_item(item: Item) -> str:

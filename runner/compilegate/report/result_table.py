@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .tables import text_table, wrap
+from .tables import printable, text_table, wrap
 
 WIDTH = 100
 
@@ -35,7 +35,7 @@ def render_result_table(document: dict[str, Any]) -> str:
     for step in document["steps"]:
         lines.append("")
         lines.extend(render_step(step))
-    return "\n".join(lines) + "\n"
+    return printable("\n".join(lines) + "\n")
 
 
 def render_step(step: dict[str, Any]) -> list[str]:

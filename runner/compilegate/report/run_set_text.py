@@ -21,7 +21,7 @@ from .details import (
 from .first_screen import FirstScreen, fit_table
 from .links import LinkContext
 from .row_cells import ROW_HEADER
-from .tables import wrap
+from .tables import printable, wrap
 
 
 def render_run_set_text(run_set: RunSetVerdict, links: LinkContext | None = None) -> str:
@@ -57,7 +57,7 @@ def render_run_set_text(run_set: RunSetVerdict, links: LinkContext | None = None
             "Reproduce:",
             *(f"  {command}" for command in reproduce_commands(version, run_set)),
         ]
-    return "\n".join(lines) + "\n"
+    return printable("\n".join(lines) + "\n")
 
 
 def _breaks(steps: list) -> list[str]:

@@ -15,6 +15,15 @@ _GLUE = "\u00a0"
 WORD_CAP = 24
 
 
+_CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """Text for a terminal: control characters from user code (an escape sequence in an
+    exception message could rewrite the screen) shown as `?`; line breaks kept."""
+    return _CONTROL.sub("?", text)
+
+
 def display_width(text: str) -> int:
     """Terminal columns: wide characters (❌, CJK) take two, joiners and selectors none."""
     width = 0
