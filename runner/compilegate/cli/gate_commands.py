@@ -166,13 +166,14 @@ def compare_and_report(
     fmt: str = "table",
     thresholds_override: Mapping[str, float] | None = None,
     result_path: Path | str | None = None,
+    baseline_path: Path | str | None = None,
 ) -> int:
     """Compare an in-memory result (checked like a result file) with the baseline (a file, or
     a document already read with read_result_document); write the verdicts; the exit code.
     `result_path`, where the result was written, goes into the command that would refresh
-    the baseline from it."""
-    baseline_path = baseline if not isinstance(baseline, Mapping) else None
+    the baseline from it; `baseline_path`, where an in-memory baseline was read from."""
     if not isinstance(baseline, Mapping):
+        baseline_path = baseline
         baseline = read_result_document(baseline, role="baseline")
     check_result_document(result_doc, str(result_path or "result"), role="result")
     paths = (result_path, baseline_path) if result_path is not None else None

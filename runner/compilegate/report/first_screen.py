@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -87,7 +88,14 @@ class FirstScreen:
             attention_with_torch=several,
             advice=tuple(advice_for(run_set)),
             footnotes=tuple(_footnotes(run_set)),
-        )
+        )._with_icon_legend()
+
+    def _with_icon_legend(self) -> FirstScreen:
+        """The icons explained once, when the screen shows any."""
+        shown = self.markdown()
+        if w.FAIL_ICON in shown or w.LOOK_ICON in shown:
+            return dataclasses.replace(self, footnotes=(*self.footnotes, w.ICON_LEGEND + "."))
+        return self
 
     def headline_line(self) -> str:
         """The headline on one line (for a log line that points at the full report)."""
@@ -273,7 +281,6 @@ def _footnotes(run_set: RunSetVerdict) -> list[str]:
         notes.append(f"Compiled vs eager: {described}.")
     if yardstick:
         notes.append(YARDSTICK_NOTE)
-    notes.append(w.ICON_LEGEND + ".")
     return notes
 
 

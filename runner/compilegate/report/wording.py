@@ -154,13 +154,25 @@ def verdict_word(verdict: str) -> str:
     return VERDICT_WORDS.get(verdict, verdict)
 
 
+# The parts config/model.py's Variant adds to a derived id, as the reader says them.
+_DERIVED_OPTIONS = {
+    "dynamic": "dynamic",
+    "static": "static",
+    "step": "whole step",
+    "fullgraph": "fullgraph",
+}
+
+
 def variant_name(variant: Mapping[str, Any] | str | None) -> str:
     """`default`, `default, whole step` (compile: step), `reduce-overhead, dynamic`; a
     variant the config named keeps its name."""
     if variant is None:
         return "-"
     if isinstance(variant, str):
-        return variant.replace("+step", ", whole step").replace("+", ", ")
+        mode, *options = variant.split("+")
+        if options and all(option in _DERIVED_OPTIONS for option in options):
+            return ", ".join([mode, *(_DERIVED_OPTIONS[option] for option in options)])
+        return variant  # a name the config gave (or the bare mode)
     derived = [str(variant.get("mode") or "default")]
     if variant.get("dynamic") is not None:
         derived.append("dynamic" if variant["dynamic"] else "static")
