@@ -417,7 +417,9 @@ def test_the_run_table_fits_100_columns(repo_root: Path):
     """`compilegate run` prints the result table: its step headers and notes wrap too."""
     from compilegate.report.result_table import render_result_table
 
-    for path in sorted((repo_root / "examples" / "report" / "results").glob("*/result.json")):
+    paths = sorted((repo_root / "examples" / "report" / "results").glob("*/result.json"))
+    assert len(paths) == 2  # the example's two torch versions
+    for path in paths:
         text = render_result_table(json.loads(path.read_text(encoding="utf-8")))
         assert long_lines(text) == [], path
         assert "stay eager" in text  # the decision is still there
