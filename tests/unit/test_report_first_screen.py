@@ -287,13 +287,18 @@ def test_unjudgeable_noise_is_words_and_step_times_are_milliseconds():
     ]
     rows[1] = dataclasses.replace(
         rows[1],
-        message="compiled step time 19.2 → 23.0 (+19.8 %; raw 10.90 ms → 12.50 ms, +14.7 %)",
+        message=(
+            "compiled step time 19.2 → 23.0 (+19.8 %; fastest iterations, 4 processes → 4; "
+            "raw 10.90 ms → 12.50 ms, +14.7 %)"
+        ),
     )
     markdown = comment(RunSetVerdict((_version(rows),), "b.json"))
     screen = first_screen(markdown)
     assert "too noisy to judge" in screen and "523" not in markdown.split("every gate row")[0]
     assert "10.9 ms → 12.5 ms" in screen and "yardsticks" not in markdown
     assert "the yardstick" in screen  # the normalisation is explained once, in a footnote
+    # the gate's estimator for changes is named too, apart from the compiled-vs-eager one
+    assert "compare each process's fastest iterations" in screen
 
 
 # -- 6. context: commits, versions, runner, links; a reproduction that works ---------------------

@@ -40,6 +40,10 @@ ATTENTION_ROWS_SHOWN = 60
 SPEED_COLUMN = "best compiled vs eager"
 VERSION_HEADER = ("torch", "step", "gate", "what failed", SPEED_COLUMN, "pays off")
 ATTENTION_HEADER = ROW_HEADER
+PROCESSES_NOTE = (
+    "Speed rows against the baseline compare each process's fastest iterations (what load "
+    "moves least), so their values are not the compiled-vs-eager speeds above."
+)
 YARDSTICK_NOTE = (
     "Step-time changes between runs on the same torch are judged against a fixed torch "
     "workload timed beside the step (the yardstick), so a runner that is slower today does "
@@ -266,7 +270,7 @@ def _what_failed(rows: list[MetricVerdict], step: dict) -> str:
 
 def _footnotes(run_set: RunSetVerdict) -> list[str]:
     estimators: list[str] = []
-    yardstick = False
+    yardstick = processes = False
     for version in run_set.versions:
         for step in (version.document or {}).get("steps", []):
             for variant in step.get("variants", []):
@@ -275,10 +279,13 @@ def _footnotes(run_set: RunSetVerdict) -> list[str]:
                     estimators.append(speed.estimator)
         if version.verdict is not None:
             yardstick |= any(r.normalisation == "yardstick" for r in version.verdict.verdicts)
+            processes |= any("fastest iterations" in r.message for r in version.verdict.verdicts)
     notes = []
     if estimators:
         described = "; ".join(estimator_text(e) for e in estimators)
         notes.append(f"Compiled vs eager: {described}.")
+    if processes:
+        notes.append(PROCESSES_NOTE)
     if yardstick:
         notes.append(YARDSTICK_NOTE)
     return notes
