@@ -47,7 +47,7 @@ def test_every_verdict_has_one_documented_exit_code():
     ],
 )
 def test_the_overall_verdict_is_the_most_severe(verdicts, overall):
-    from compilegate.gate.metric_rules import Subject
+    from compilegate.gate.rules import Subject
     from compilegate.gate.verdict import EnvironmentSummary, VerdictReport
 
     report = VerdictReport(

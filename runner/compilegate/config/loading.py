@@ -137,6 +137,7 @@ def _build_step(
         numerics=numerics,
         thresholds=thresholds,
         env=tuple(merged["env"]),
+        gate_compile_wall_time=merged["gate_compile_wall_time"],
     )
 
 

@@ -28,6 +28,7 @@ DEFAULT_STEP_SETTINGS: dict[str, Any] = {
     "eager_processes": 1,
     "variant_processes": 4,
     "env": [],
+    "gate_compile_wall_time": False,
 }
 DEFAULT_NUMERICS: dict[str, Any] = {"enabled": True, "steps": 2, "tol": 1e-4, "cosine_min": 0.99}
 DEFAULT_THRESHOLDS: dict[str, float] = {
@@ -39,6 +40,10 @@ DEFAULT_THRESHOLDS: dict[str, float] = {
     "recompiles_increase": 0,
     "graph_break_sites_increase": 0,
     "fallbacks_increase": 0,
+    # Compile cost (gate/judges/compile_cost.py): the work counts are deterministic, so a
+    # small tolerance; the CPU seconds are judged against their own noise too.
+    "compile_work_growth_pct": 5.0,
+    "compile_cpu_time_growth_pct": 25.0,
 }
 # The settings that make two measurements of a step comparable: one changed, and the
 # baseline of that step says nothing about this run. The gate names the one that changed.
@@ -52,6 +57,9 @@ COMPARABLE_SETTINGS = (
     "threads",
     "numerics",
 )
+# The settings that set the gate's power: a run may use more processes than its baseline,
+# never fewer (gate/policy.py). warmup, iterations and rounds are comparable settings above.
+POWER_SETTINGS = ("eager_processes", "variant_processes")
 # reduce-overhead records CUDA graphs on the 2nd call and replays from the 3rd (cudagraph_trees.py).
 MIN_WARMUP_REDUCE_OVERHEAD = 5
 
@@ -124,6 +132,8 @@ class StepConfig:
     variant_processes: int = DEFAULT_STEP_SETTINGS["variant_processes"]
     # Host variables this step's child may see beyond the allow-list (run/child_env.py).
     env: tuple[str, ...] = ()
+    # Policy, read from the baseline's step: may compile wall time fail the job?
+    gate_compile_wall_time: bool = False
 
     def comparable_settings(self) -> dict[str, Any]:
         """The settings that make two measurements of this step comparable (COMPARABLE_SETTINGS):

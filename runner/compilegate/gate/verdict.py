@@ -100,6 +100,9 @@ class MetricVerdict:
     `detectable_change_pct` the smallest change this comparison could call a regression.
     `normalisation` says how step times were compared: "yardstick" (in units of the machine
     yardstick timed beside them) or "raw" (milliseconds; e.g. across torch versions).
+    `gated` is False for a row that is reported and never judged (its verdict is then
+    `pass` whatever the change): compile wall time unless the baseline's policy gates it,
+    compile-work counts across torch versions, what the step changed in torch's state.
     """
 
     step: str
@@ -117,6 +120,7 @@ class MetricVerdict:
     noise_pct: float | None = None
     detectable_change_pct: float | None = None
     normalisation: str | None = None
+    gated: bool = True
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:

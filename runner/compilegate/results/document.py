@@ -66,6 +66,7 @@ def step_skeleton(step: StepConfig) -> dict[str, Any]:
             "variant_processes": step.variant_processes,
             "timeout_s": step.timeout_s,
             "thresholds": dict(step.thresholds),
+            "gate_compile_wall_time": step.gate_compile_wall_time,
             "env": list(step.env),
         },
         "eager": None,
