@@ -19,6 +19,8 @@ DEFAULT_SETTINGS = {
     "threads": None,
     "timeout_s": 600.0,
     "device": "auto",
+    "eager_processes": 1,
+    "variant_processes": 4,
     "numerics": {"enabled": True, "steps": 2, "tol": 1e-4, "cosine_min": 0.99},
     "thresholds": {
         "speedup_drop_pct": 5.0,
@@ -206,4 +208,61 @@ def result(
         ),
         "environment": env if env is not None else environment(),
         "steps": run_steps,
+    }
+
+
+def process(
+    eager: list[float],
+    compiled: list[float] | None = None,
+    yardstick: list[float] | None = None,
+) -> dict[str, Any]:
+    """A process record (results/processes.py) from raw samples (ms); the eager twin times
+    like eager, the yardstick 2 ms flat unless given."""
+    samples = {"eager": list(eager), "eager_b": list(eager)}
+    if compiled is not None:
+        samples["compiled"] = list(compiled)
+    samples["yardstick"] = list(yardstick) if yardstick is not None else [2.0] * len(eager)
+    return {
+        "step_ms": sorted(eager)[len(eager) // 2],
+        "fastest_ms": {side: min(values) for side, values in samples.items()},
+        "samples_ms": samples,
+    }
+
+
+def with_processes(
+    doc: dict[str, Any], eager: list[dict[str, Any]], variants: list[list[dict[str, Any]]]
+) -> dict[str, Any]:
+    """`doc` (a step) with these eager-reference and per-variant process records."""
+    doc["eager"]["processes"] = eager
+    for entry, records in zip(doc["variants"], variants):
+        entry["processes"] = records
+    return doc
+
+
+def compile_cost(
+    cpu_s: float = 20.0,
+    *,
+    cold_cpu_s: list[float] | None = None,
+    wall_s: float = 10.0,
+    cpu_noise_pct: float | None = None,
+    **counts: int | None,
+) -> dict[str, Any]:
+    """The contract's `compile_cost` object of a variant; counts default to the issue's MLP."""
+    all_counts: dict[str, int | None] = {
+        "graphs": 1,
+        "fx_nodes": 33,
+        "guards": 199,
+        "generated_kernels": 61,
+        "compile_records": 2,
+        "backward_compile_records": 1,
+    }
+    all_counts.update(counts)
+    cold = cold_cpu_s if cold_cpu_s is not None else [cpu_s]
+    return {
+        "wall_s": wall_s,
+        "cpu_s": cpu_s,
+        "counts": all_counts,
+        "cold_samples": [{"wall_s": wall_s, "cpu_s": c} for c in cold],
+        "cpu_noise_pct": cpu_noise_pct,
+        "warm_wall_s": None,
     }

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from gate_docs import environment, result, step, variant
+from gate_docs import environment, process, result, step, variant, with_processes
 
 from compilegate.errors import EXIT_CODES, EXIT_NOT_JUDGED, EXIT_OK, EXIT_USAGE
 from compilegate.gate.compare import compare_to_baseline
@@ -103,6 +103,53 @@ def test_a_changed_numerics_tolerance_is_incomparable_naming_both():
     (row,) = rows(report)
     assert row.verdict == "incomparable" and report.exit_code == EXIT_NOT_JUDGED
     assert "'tol': 0.0001" in row.message and "'tol': 1.0" in row.message
+
+
+# -- the gate's power comes from the baseline ----------------------------------------------------
+
+WIDE = (0.88, 1.12, 0.92, 1.08)  # processes that disagree by ±12 %
+
+
+def timed_step(compiled_ms: float, processes: int, **settings: int) -> dict:
+    """A step whose variant was timed in `processes` processes, recording that setting."""
+    doc = step(variants=[variant(step_ms=compiled_ms)], settings=settings or None)
+    doc["settings"]["variant_processes"] = processes
+    records = [process([10.0] * 30, [compiled_ms * s] * 30) for s in WIDE[:processes]]
+    return with_processes(doc, [process([10.0] * 30)], [records])
+
+
+def test_a_pr_that_times_its_variant_in_one_process_cannot_turn_a_regression_into_a_pass():
+    """Issue 14 item 2: +24 % in the compiled step gave REGRESSION at the default four
+    processes and INCONCLUSIVE (exit 0) when the pull request's config said
+    `variant_processes: 1`: one process leaves the noise to the baseline's spread alone."""
+    base = timed_step(8.0, 4)
+    assert compare_to_baseline(result(base), result(timed_step(8.0 * 1.24, 4))).exit_code == 1
+    report = compare_to_baseline(result(base), result(timed_step(8.0 * 1.24, 1)))
+    assert report.exit_code == EXIT_NOT_JUDGED, [(r.metric, r.verdict) for r in report.verdicts]
+    (row,) = rows(report)
+    assert row.verdict == "incomparable"
+    assert "variant_processes 4 → 1" in row.message and "power" in row.message
+
+
+@pytest.mark.parametrize("key", ["eager_processes", "variant_processes"])
+def test_more_processes_than_the_baseline_stay_comparable(key):
+    cur = step()
+    cur["settings"][key] += 2
+    assert step_config_mismatch(step(), cur) is None
+    cur["settings"][key] = 0
+    assert f"{key} " in step_config_mismatch(step(), cur)
+
+
+def test_a_baseline_that_predates_the_process_settings_sets_no_floor():
+    base = step()
+    del base["settings"]["variant_processes"], base["settings"]["eager_processes"]
+    assert step_config_mismatch(base, step(settings={"variant_processes": 1})) is None
+
+
+def test_a_result_that_hides_its_process_count_is_incomparable():
+    cur = step()
+    del cur["settings"]["variant_processes"]
+    assert "variant_processes 4 → (not recorded)" in step_config_mismatch(step(), cur)
 
 
 # -- the machine -------------------------------------------------------------------------------

@@ -44,6 +44,9 @@ DEFAULT_THRESHOLDS: dict[str, float] = {
     # small tolerance; the CPU seconds are judged against their own noise too.
     "compile_work_growth_pct": 5.0,
     "compile_cpu_time_growth_pct": 25.0,
+    # The 25th percentile of each process's step times (gate/judges/distribution.py):
+    # above what a shared runner's load moves it.
+    "step_time_quantile_growth_pct": 20.0,
 }
 # The settings that make two measurements of a step comparable: one changed, and the
 # baseline of that step says nothing about this run. The gate names the one that changed.

@@ -3,17 +3,27 @@
 The fastest iteration (speed.py) is the least disturbed measurement there is, which makes it
 blind to a regression that hits most iterations but not all: a longer sequence in most
 batches, a periodic synchronize, a log line every step. So each process's samples are also
-summarised by a low quantile (p25) and the median, and each summary is judged like the
-fastest iteration: one value per process, both runs' processes pooled in a two-sample t
-interval (stats.compare_processes), the noise rule on the change of the geometric mean.
+summarised by their 25th percentile, judged like the fastest iteration: one value per
+process, both runs' processes pooled in a two-sample t interval (stats.compare_processes),
+the noise rule on the change of the geometric mean. It sees a regression that hits more
+than 3 iterations in 4.
 
-Robustness to load: a neighbour that preempts the step lengthens some iterations, which
-moves a quantile where the fastest iteration stays. Two things keep that from reading as a
-regression. The quantile is taken in units of the same quantile of the yardstick, timed in
-the same rounds of the same process (same torch only; else raw milliseconds, as for the
-fastest iteration): a machine that is busier today lengthens both. And what load is left
-shows up as spread between processes, so the noise widens and the verdict is at worst
-`inconclusive`, never a regression on noise.
+Robustness to load. A neighbour that preempts the step lengthens some iterations, which
+moves a quantile where the fastest iteration stays. Measured on the shared 2-core machine
+(4 runs × 4 processes of bench/gate_power.py's step, load average 5–7 from other jobs, two
+of the runs with two more busy loops): between runs of unchanged code the geometric mean
+over processes moved by up to 6 % for the fastest iteration, 15 % for p10, 18 % for p25
+and 33 % for the median; the spread between processes of one run (sd of the logs) reached
+9 %, 15 %, 33 % and 76 %. So:
+
+- the median is not judged: on a shared runner it measures the neighbours;
+- the 25th percentile is judged against its own threshold,
+  `step_time_quantile_growth_pct` (20 % by default, from the baseline's policy), above what
+  load moved it, and against the noise of both runs' processes, so what load is left
+  widens the noise (`inconclusive`, exit 0) rather than reading as a regression;
+- the quantile is taken in units of the same quantile of the yardstick timed in the same
+  rounds of the same process (same torch only; else raw milliseconds, as for the fastest
+  iteration).
 
 Per process (results/processes.py keeps every side's raw samples):
 
@@ -35,12 +45,12 @@ from .speed import has_degrees_of_freedom, judge_processes, units_of
 
 Doc = Mapping[str, Any]
 # (metric suffix, quantile, how the message names it)
-QUANTILES = (("p25", 0.25, "25th percentile"), ("median", 0.5, "median"))
+QUANTILES = (("p25", 0.25, "25th percentile"),)
 
 
 def judge_eager(sides: Sides) -> list[MetricVerdict]:
     records = (eager_records(sides.base_step), eager_records(sides.head_step))
-    threshold = sides.policy.thresholds["eager_step_time_growth_pct"]
+    threshold = sides.policy.thresholds["step_time_quantile_growth_pct"]
     return _judge(
         sides, "eager_step_ms", "eager step time", ("eager", "eager_b"), records, threshold
     )
@@ -48,7 +58,7 @@ def judge_eager(sides: Sides) -> list[MetricVerdict]:
 
 def judge_compiled(sides: Sides) -> list[MetricVerdict]:
     records = (variant_records(sides.base), variant_records(sides.head))
-    threshold = sides.policy.thresholds["compiled_step_time_growth_pct"]
+    threshold = sides.policy.thresholds["step_time_quantile_growth_pct"]
     return _judge(
         sides, "compiled_step_ms", "compiled step time", ("compiled",), records, threshold
     )
