@@ -66,9 +66,12 @@ def process_compile(measured: dict[str, Any], cache_dir: str) -> dict[str, Any]:
 
 
 def compile_cost(
-    records: Sequence[dict[str, Any]], counts: dict[str, Any] | None
+    records: Sequence[dict[str, Any]],
+    counts: dict[str, Any] | None,
+    cpu_method: str | None = None,
 ) -> dict[str, Any]:
-    """The variant's compile_cost from its process records (the first one first)."""
+    """The variant's compile_cost from its process records (the first one first), the first
+    process's work counts and how its CPU time was read."""
     first = records[0]
     cold = [r for r in records if r.get("cache") == "cold" and _number(r.get("compile_cpu_s"))]
     warm = [r["compile_wall_s"] for r in records[1:] if r.get("cache") == "warm"]
@@ -81,6 +84,7 @@ def compile_cost(
         ],
         "cpu_noise_pct": half_width_pct([r["compile_cpu_s"] for r in cold]),
         "warm_wall_s": statistics.median(warm) if warm else None,
+        **({"cpu_method": cpu_method} if cpu_method else {}),
     }
 
 

@@ -102,7 +102,8 @@ def add_process(entry: dict[str, Any], measured: dict[str, Any], cache_dir: str 
     entry["processes"].append(
         {**process_record(measured["timed"]), **process_compile(measured, cache_dir)}
     )
-    entry["compile_cost"] = compile_cost(entry["processes"], entry["compile_cost"]["counts"])
+    cost = entry["compile_cost"]
+    entry["compile_cost"] = compile_cost(entry["processes"], cost["counts"], cost.get("cpu_method"))
 
 
 def yardstick_entries(timed: dict[str, Any], ratios: dict[str, str]) -> dict[str, Any]:
@@ -147,7 +148,8 @@ def variant_entry(
     step_ms = summarize(compiled["samples"], compiled["rounds"])
     eager_ms = summarize(eager["samples"], eager["rounds"])
     first = {**process_record(timed), **process_compile(measured, cache_dir)}
-    cost = compile_cost([first], (measured.get("compile") or {}).get("counts"))
+    compile_info = measured.get("compile") or {}
+    cost = compile_cost([first], compile_info.get("counts"), compile_info.get("cpu_method"))
     compile_s = cost["wall_s"]
     noise_pct = aa.distance_from_one_pct
     entry = variant_skeleton(variant)
@@ -155,7 +157,7 @@ def variant_entry(
         {
             "compile_s": compile_s,
             "compile_cost": cost,
-            "compile_call_s": (measured.get("compile") or {}).get("call_s"),
+            "compile_call_s": compile_info.get("call_s"),
             "warmup_s": measured["warmup_s"],
             "eager_warmup_s": measured["eager_warmup_s"],
             "step_ms": step_ms,
