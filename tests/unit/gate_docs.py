@@ -90,6 +90,7 @@ def compile_cost(
     cpu_s: float | None = None,
     counts: dict[str, int | None] | None = None,
     cold_cpu_s: list[float] | None = None,
+    cpu_noise_pct: float | None = None,
 ) -> dict[str, Any]:
     """A variant's compile_cost: one cold sample unless `cold_cpu_s` lists several."""
     cpu = cpu_s if cpu_s is not None else (None if wall_s is None else wall_s * 0.8)
@@ -104,7 +105,7 @@ def compile_cost(
             **(counts or {}),
         },
         "cold_samples": samples if wall_s is not None and cpu is not None else [],
-        "cpu_noise_pct": None,
+        "cpu_noise_pct": cpu_noise_pct,
         "warm_wall_s": None,
     }
 
@@ -264,32 +265,3 @@ def with_processes(
     for entry, records in zip(doc["variants"], variants):
         entry["processes"] = records
     return doc
-
-
-def compile_cost(
-    cpu_s: float = 20.0,
-    *,
-    cold_cpu_s: list[float] | None = None,
-    wall_s: float = 10.0,
-    cpu_noise_pct: float | None = None,
-    **counts: int | None,
-) -> dict[str, Any]:
-    """The contract's `compile_cost` object of a variant; counts default to the issue's MLP."""
-    all_counts: dict[str, int | None] = {
-        "graphs": 1,
-        "fx_nodes": 33,
-        "guards": 199,
-        "generated_kernels": 61,
-        "compile_records": 2,
-        "backward_compile_records": 1,
-    }
-    all_counts.update(counts)
-    cold = cold_cpu_s if cold_cpu_s is not None else [cpu_s]
-    return {
-        "wall_s": wall_s,
-        "cpu_s": cpu_s,
-        "counts": all_counts,
-        "cold_samples": [{"wall_s": wall_s, "cpu_s": c} for c in cold],
-        "cpu_noise_pct": cpu_noise_pct,
-        "warm_wall_s": None,
-    }

@@ -52,6 +52,8 @@ def test_identical_runs_pass_every_metric():
         "speedup",
         "compiled_step_ms",
         "compile_s",
+        "compile_work",
+        "compile_cpu_s",
         "recompiles",
         "graph_break_sites",
         "fallbacks_to_eager",

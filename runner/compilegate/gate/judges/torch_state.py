@@ -47,7 +47,7 @@ def judge(sides: Sides) -> list[MetricVerdict]:
         elif cur:
             message = f"the step changes torch state as in the baseline: {_listing(cur)}"
         else:
-            message = "the step leaves torch state as it found it, as in the baseline"
+            return []  # neither step touched it: nothing to say
     return [
         sides.subject.row(
             "torch_state",
