@@ -1,21 +1,28 @@
-"""Does the gate cry wolf, and does it catch real regressions? Measured, printed as a table.
+"""Does the gate cry wolf when the machine is busy, and does it still catch real regressions?
+Measured with real `compilegate run`s, printed as a table.
 
-1. False alarms: the same config and code, run N times against a baseline from one run of
-   that same code. Counts runs with any `regression` verdict (target 0) and runs with any
-   `inconclusive` one, naming the metrics.
-2. Step-time slowdowns planted on one side only: a busy-wait of a given share of the
-   baseline's step time (as the gate measures it: the fastest iterations, geometric mean
-   over the baseline's processes), in the eager step only or in the compiled step only
-   (examples/test_steps/gate_step.py). M runs each: the fraction flagged `regression`,
-   and the change the gate measured (median over the runs), checked to be within
-   ±3 points of the planted size (flagged OFF-TARGET otherwise).
-3. Planted new graph break, recompile and numerics error: the fraction flagged.
+The baseline is recorded with no extra load; every pull-request-side run is measured while
+`--load N` busy-loop processes spin (the machine's other jobs come on top: the load average
+is printed with the table). Each run compiles cold (a fresh Inductor cache per variant, as
+`compilegate run` does by default), so compile cost is judged as in CI.
 
-Every run is a real `compilegate run` (child processes, torch.compile with Inductor) sharing
-one Inductor cache, since compile time is not what this measures. The load average of the
-machine is printed with the table: on a shared runner it is part of the result.
+    case                        planted (examples/test_steps/gate_step.py)    flagged when
+    unchanged code (A/A)        nothing                                       any regression
+    eager-only slowdown         eager steps busy-wait 10 % of the baseline's  eager_step_ms
+                                fastest eager iteration
+    compiled-only slowdown      the same, compiled steps only                 speedup or
+                                                                              compiled_step_ms
+    compile-only plant          300 element-wise ops traced only while        compile_work or
+                                compiling (COMPILEGATE_PLANT=compile_only)    compile_cpu_s
+    most iterations slower      9 loss calls in 10 wait 50 % of the fastest   eager_step_ms_p25 or
+                                eager iteration more (the fastest untouched)  compiled_step_ms_p25
 
-    python bench/gate_power.py [--runs 10] [--detect-runs 5] [--levels 10,25] [--python PATH]
+For the unchanged code the table counts runs with any `regression` row (target 0, compile
+cost included) and with any `inconclusive` row, naming the metrics; for each plant, the runs
+that flagged it as a regression (target ≥ 4/5) and the change the gate measured (median).
+
+    python bench/gate_power.py [--load 2] [--runs 10] [--detect-runs 5] [--iterations 60]
+    python bench/gate_power.py --load 2 --runs 1 --detect-runs 1 --iterations 20   # smoke
 """
 
 from __future__ import annotations
@@ -28,6 +35,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -42,10 +51,17 @@ from compilegate.results.processes import (  # noqa: E402
     variant_records,
 )
 
-SPEED_METRICS = ("speedup", "compiled_step_ms", "eager_step_ms")
 # A step of about a millisecond on one CPU thread (examples/test_steps/gate_step.py).
 STEP_SIZE = {"COMPILEGATE_GATE_WIDTH": "512", "COMPILEGATE_GATE_ROWS": "64"}
 SIZE_TOLERANCE_POINTS = 3.0
+PLANT_VARIABLES = (
+    "COMPILEGATE_PLANT",
+    "COMPILEGATE_PLANT_EAGER_MS",
+    "COMPILEGATE_PLANT_COMPILED_MS",
+    "COMPILEGATE_PLANT_MOST_MS",
+    "COMPILEGATE_GATE_WIDTH",
+    "COMPILEGATE_GATE_ROWS",
+)
 CONFIG = """\
 version: 1
 steps:
@@ -57,30 +73,37 @@ steps:
     iterations: {iterations}
     rounds: 10
     threads: {threads}
-    env: [COMPILEGATE_PLANT, COMPILEGATE_PLANT_PRODUCTS, COMPILEGATE_GATE_WIDTH,
-          COMPILEGATE_GATE_ROWS]
+    numerics: {{enabled: false}}
+    env: [{env}]
 """
+BUSY_LOOP = "while True: pass"
 
 
-def run_once(config: Path, out: Path, cache: Path, python: str, plant: dict[str, str]) -> dict:
+@contextmanager
+def busy_loops(count: int) -> Iterator[None]:
+    """`count` processes spinning on a core each, for the duration of the block."""
+    spinners = [subprocess.Popen([sys.executable, "-c", BUSY_LOOP]) for _ in range(count)]
+    try:
+        yield
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+        for spinner in spinners:
+            spinner.wait()
+
+
+def run_once(config: Path, out: Path, python: str, plant: dict[str, str], load: int) -> dict:
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT / "runner"), **STEP_SIZE, **plant}
+    for name in PLANT_VARIABLES:
+        if name not in plant and name not in STEP_SIZE:
+            env.pop(name, None)
     command = [
-        sys.executable,
-        "-m",
-        "compilegate",
-        "run",
-        "--config",
-        str(config),
-        "--repo",
-        str(REPO_ROOT),
-        "--out",
-        str(out),
-        "--python",
-        python,
-        "--inductor-cache",
-        str(cache),
+        *(sys.executable, "-m", "compilegate", "run"),
+        *("--config", str(config), "--repo", str(REPO_ROOT)),
+        *("--out", str(out), "--python", python),
     ]
-    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    with busy_loops(load):
+        done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
     if not out.is_file():
         raise SystemExit(f"gate_power: run failed: {done.stderr.strip().splitlines()[-1:]}")
     return json.loads(out.read_text())
@@ -95,28 +118,39 @@ def fastest_ms(document: dict, side: str) -> float:
     return geometric_mean(compiled_values(records, per_yardstick=False))
 
 
-def rows_of(report, metric: str) -> list:
-    return [r for r in report.rows() if r.metric == metric]
-
-
 def flagged(report, metrics: tuple[str, ...] | None = None, verdict: str = "regression") -> bool:
     return any(
         r.verdict == verdict and (metrics is None or r.metric in metrics) for r in report.rows()
     )
 
 
-def size_check(measured: float, planted: float) -> str:
+def change_of(reports: list, metrics: tuple[str, ...]) -> str:
+    """The median change the gate measured on the first of `metrics` every report has."""
+    for metric in metrics:
+        changes = [
+            row.change for r in reports for row in r.rows(metric=metric) if row.change is not None
+        ]
+        if len(changes) == len(reports) and changes:
+            return f"{metric} {statistics.median(changes):+.1f}%"
+    return "-"
+
+
+def size_check(reports: list, metric: str, planted: float) -> str:
+    changes = [row.change for r in reports for row in r.rows(metric=metric)]
+    if not changes:
+        return "-"
+    measured = statistics.median(changes)
     off = abs(measured - planted) > SIZE_TOLERANCE_POINTS
-    return f"{measured:+.1f}%" + (f" OFF-TARGET (want {planted:g}±3)" if off else " (ok)")
+    return f"{metric} {measured:+.1f}%" + (f" OFF-TARGET (want {planted:g}±3)" if off else "")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--load", type=int, default=2, help="busy loops on the PR side")
     parser.add_argument("--runs", type=int, default=10, help="A/A runs against the baseline")
-    parser.add_argument("--detect-runs", type=int, default=5, help="runs per planted slowdown")
-    parser.add_argument("--plant-runs", type=int, default=3, help="runs per planted break kind")
-    parser.add_argument("--levels", default="10,25", help="compiled-only slowdowns, percent")
-    parser.add_argument("--eager-level", type=float, default=10, help="eager-only slowdown, %%")
+    parser.add_argument("--detect-runs", type=int, default=5, help="runs per plant")
+    parser.add_argument("--level", type=float, default=10, help="eager/compiled slowdown, %%")
+    parser.add_argument("--most-level", type=float, default=50, help="most-iterations plant, %%")
     parser.add_argument("--iterations", type=int, default=60)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--device", default="cpu")
@@ -127,108 +161,103 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="gate-power-"))
     config = work / "compilegate.yml"
     config.write_text(
-        CONFIG.format(device=args.device, iterations=args.iterations, threads=args.threads)
+        CONFIG.format(
+            device=args.device,
+            iterations=args.iterations,
+            threads=args.threads,
+            env=", ".join(PLANT_VARIABLES),
+        )
     )
-    cache = work / "inductor-cache"
     counter = iter(range(10_000))
 
-    def run(plant: dict[str, str] | None = None) -> dict:
-        return run_once(config, work / f"r{next(counter)}.json", cache, args.python, plant or {})
+    def run(plant: dict[str, str] | None = None, load: int = args.load) -> dict:
+        out = work / f"r{next(counter)}.json"
+        return run_once(config, out, args.python, plant or {}, load)
 
-    print("warming the shared Inductor cache ...", file=sys.stderr)
-    run()
-    baseline = run()
+    log = sys.stderr
+    print(f"baseline (no extra load) in {work} ...", file=log)
+    baseline = run(load=0)
     rows = []
 
-    print(f"false alarms: {args.runs} runs of unchanged code ...", file=sys.stderr)
-    aa_reports = [compare_to_baseline(baseline, run()) for _ in range(args.runs)]
-    regressions = sum(flagged(r) for r in aa_reports)
-    inconclusive = sum(flagged(r, verdict="inconclusive") for r in aa_reports)
-    hits = sorted({x.metric for r in aa_reports for x in r.rows() if x.verdict == "regression"})
-    shrugs = sorted({x.metric for r in aa_reports for x in r.rows() if x.verdict == "inconclusive"})
-    detail = f"regression: {', '.join(hits) or '-'}; inconclusive: {', '.join(shrugs) or '-'}"
-    aa_noise = {
-        metric: statistics.median(
-            row.noise_pct for r in aa_reports for row in rows_of(r, metric) if row.noise_pct
-        )
-        for metric in SPEED_METRICS
-    }
+    print(f"unchanged code: {args.runs} runs under load {args.load} ...", file=log)
+    aa = [compare_to_baseline(baseline, run()) for _ in range(args.runs)]
+    hits = sorted({x.metric for r in aa for x in r.rows(verdict="regression")})
+    shrugs = sorted({x.metric for r in aa for x in r.rows(verdict="inconclusive")})
     rows.append(
         (
             "unchanged code (A/A)",
             args.runs,
-            f"{regressions}/{args.runs}",
-            f"{inconclusive}/{args.runs}",
-            detail,
-            "-",
+            f"{sum(flagged(r) for r in aa)}/{args.runs}",
+            f"{sum(flagged(r, verdict='inconclusive') for r in aa)}/{args.runs}",
+            f"regression: {', '.join(hits) or '-'}; inconclusive: {', '.join(shrugs) or '-'}",
+            change_of(aa, ("compile_cpu_s",)) + "; " + change_of(aa, ("eager_step_ms_p25",)),
         )
     )
 
-    plants = [("eager", args.eager_level)] + [
-        ("compiled", float(x)) for x in args.levels.split(",")
+    eager_ms, compiled_ms = fastest_ms(baseline, "eager"), fastest_ms(baseline, "compiled")
+    plants = [
+        (
+            f"eager-only slowdown {args.level:g}%",
+            {"COMPILEGATE_PLANT_EAGER_MS": f"{eager_ms * args.level / 100:.6f}"},
+            ("eager_step_ms",),
+            lambda reports: size_check(reports, "eager_step_ms", args.level),
+        ),
+        (
+            f"compiled-only slowdown {args.level:g}%",
+            {"COMPILEGATE_PLANT_COMPILED_MS": f"{compiled_ms * args.level / 100:.6f}"},
+            ("speedup", "compiled_step_ms"),
+            lambda reports: size_check(reports, "compiled_step_ms", args.level),
+        ),
+        (
+            "compile-only plant (300 ops)",
+            {"COMPILEGATE_PLANT": "compile_only"},
+            ("compile_work", "compile_cpu_s"),
+            lambda reports: (
+                change_of(reports, ("compile_work",))
+                + "; "
+                + change_of(reports, ("compile_cpu_s",))
+            ),
+        ),
+        (
+            f"9 in 10 iterations +{args.most_level:g}%",
+            {"COMPILEGATE_PLANT_MOST_MS": f"{eager_ms * args.most_level / 100:.6f}"},
+            ("eager_step_ms_p25", "compiled_step_ms_p25"),
+            lambda reports: (
+                change_of(reports, ("eager_step_ms_p25",))
+                + "; fastest: "
+                + change_of(reports, ("eager_step_ms",))
+            ),
+        ),
     ]
-    for side, level in plants:
-        wait_ms = fastest_ms(baseline, side) * level / 100
-        metric = f"{side}_step_ms"
-        judged_by = (metric,) if side == "eager" else ("speedup", metric)
-        print(f"planted {side}-only {level:g}% slowdown ({wait_ms:.3f} ms) ...", file=sys.stderr)
-        variable = (
-            "COMPILEGATE_PLANT_EAGER_MS" if side == "eager" else "COMPILEGATE_PLANT_COMPILED_MS"
-        )
-        reports = [
-            compare_to_baseline(baseline, run({variable: f"{wait_ms:.6f}"}))
-            for _ in range(args.detect_runs)
-        ]
-        measured = statistics.median(rows_of(r, metric)[0].change for r in reports)
+    for label, plant, judged_by, measured in plants:
+        print(f"{label}: {args.detect_runs} runs under load {args.load} ...", file=log)
+        reports = [compare_to_baseline(baseline, run(plant)) for _ in range(args.detect_runs)]
         rows.append(
             (
-                f"{side}-only slowdown {level:g}%",
+                label,
                 args.detect_runs,
                 f"{sum(flagged(r, judged_by) for r in reports)}/{args.detect_runs}",
                 f"{sum(flagged(r, judged_by, 'inconclusive') for r in reports)}/{args.detect_runs}",
                 " or ".join(judged_by),
-                size_check(measured, level),
-            )
-        )
-
-    for plant, metric in (
-        ("graph_break", "graph_break_sites"),
-        ("recompile", "recompiles"),
-        ("numerics", "numerics"),
-    ):
-        print(f"planted {plant} ...", file=sys.stderr)
-        reports = [
-            compare_to_baseline(baseline, run({"COMPILEGATE_PLANT": plant}))
-            for _ in range(args.plant_runs)
-        ]
-        hits = sum(flagged(r, (metric,)) for r in reports)
-        rows.append(
-            (
-                f"planted {plant.replace('_', ' ')}",
-                args.plant_runs,
-                f"{hits}/{args.plant_runs}",
-                "-",
-                metric,
-                "-",
+                measured(reports),
             )
         )
 
     env = baseline["environment"]
     step = baseline["steps"][0]
     load_after = os.getloadavg()
+    cost = step["variants"][0].get("compile_cost") or {}
     print(
-        f"\ngate power · torch {env['torch']} · {env.get('gpu_name') or 'CPU'} "
-        f"({env.get('cpu_count')} cores) · {args.iterations} iterations x 10 rounds · "
-        f"threads {args.threads} · processes: eager {len(eager_records(step))}, "
-        f"variant {len(variant_records(step['variants'][0]))} · baseline fastest eager "
-        f"{fastest_ms(baseline, 'eager'):.3f} ms, "
-        f"compiled {fastest_ms(baseline, 'compiled'):.3f} ms"
-        f" · median A/A noise: "
-        + ", ".join(f"{m} ±{n:.1f}%" for m, n in aa_noise.items())
-        + f" · load average {load_before[0]:.1f} → {load_after[0]:.1f} · "
+        f"\ngate power · --load {args.load} on the PR side (baseline without) · torch "
+        f"{env['torch']} · {env.get('gpu_name') or 'CPU'} ({env.get('cpu_count')} cores) · "
+        f"{args.iterations} iterations x 10 rounds · threads {args.threads} · processes: eager "
+        f"{len(eager_records(step))}, variant {len(variant_records(step['variants'][0]))} · "
+        f"baseline fastest eager {eager_ms:.3f} ms, compiled {compiled_ms:.3f} ms, compile "
+        f"{step['variants'][0].get('compile_s') or 0:.1f} s wall / {cost.get('cpu_s') or 0:.1f} s "
+        f"CPU · load average {load_before[0]:.1f} → {load_after[0]:.1f} · "
         f"{time.perf_counter() - started:.0f} s"
     )
-    header = ("case", "runs", "flagged regression", "inconclusive", "metric", "measured change")
+    header = ("case", "runs", "flagged regression", "inconclusive", "metric", "measured")
     table = [header, *rows]
     widths = [max(len(str(r[i])) for r in table) for i in range(len(header))]
     for row in table:

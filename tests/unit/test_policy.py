@@ -7,9 +7,11 @@ from pathlib import Path
 import pytest
 from gate_docs import environment, process, result, step, variant, with_processes
 
+from compilegate.config import Config
 from compilegate.errors import EXIT_CODES, EXIT_NOT_JUDGED, EXIT_OK, EXIT_USAGE
 from compilegate.gate.compare import compare_to_baseline
 from compilegate.gate.policy import (
+    adopt_baseline_power,
     environment_mismatch,
     environment_notes,
     resolve_thresholds,
@@ -150,6 +152,37 @@ def test_a_result_that_hides_its_process_count_is_incomparable():
     cur = step()
     del cur["settings"]["variant_processes"]
     assert "variant_processes 4 → (not recorded)" in step_config_mismatch(step(), cur)
+
+
+POWERLESS_CONFIG = """\
+version: 1
+steps:
+  - name: train
+    entry: examples/test_steps/tiny_mlp.py:make_step
+    iterations: 10
+    rounds: 2
+    variant_processes: 1
+    eager_processes: 3
+  - name: other
+    entry: examples/test_steps/tiny_mlp.py:make_step
+"""
+
+
+def test_run_with_a_baseline_measures_with_the_baselines_power(repo_root: Path):
+    """`compilegate run --baseline` does not let its config lower the gate's power: it
+    measures with the baseline's iterations, rounds and process counts, and says so."""
+    config = Config.from_text(POWERLESS_CONFIG, source="compilegate.yml", repo_root=repo_root)
+    baseline = result(step())  # step "train": warmup 5, 40 iterations, 4 rounds, 1 + 4 processes
+    adopted, notes = adopt_baseline_power(config, baseline)
+    train, other = adopted.steps
+    assert (train.warmup, train.iterations, train.rounds) == (5, 40, 4)
+    assert (train.variant_processes, train.eager_processes) == (4, 3)  # more is kept
+    assert other == config.steps[1]  # not in the baseline: nothing to hold it to
+    (note,) = notes
+    assert "step train: measured with the baseline's" in note
+    assert "iterations 40 (config: 10)" in note and "variant_processes 4 (config: 1)" in note
+    measured = step(settings=train.comparable_settings() | {"variant_processes": 4})
+    assert step_config_mismatch(step(), measured) is None
 
 
 # -- the machine -------------------------------------------------------------------------------

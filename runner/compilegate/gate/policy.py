@@ -19,6 +19,8 @@ thresholds, a PR could pass any regression by loosening them. So:
   baseline's. A pull request that times its step in fewer processes widens the noise until
   a regression reads `inconclusive` (exit 0); the gate calls that `incomparable` instead,
   naming the setting. More processes than the baseline's only narrow the noise.
+  `compilegate run --baseline` measures with the baseline's values instead, and says so
+  (`adopt_baseline_power`): the run it makes is then comparable.
 - Compile wall time fails the job only where the baseline's step records
   `gate_compile_wall_time: true` (a dedicated runner): it moves with the machine's load
   (judges/compile_cost.py).
@@ -34,11 +36,13 @@ fingerprint) cannot slip past the check.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..config import COMPARABLE_SETTINGS, DEFAULT_THRESHOLDS, POWER_SETTINGS
+from ..config import COMPARABLE_SETTINGS, DEFAULT_THRESHOLDS, POWER_SETTINGS, Config
+from ..config.model import MIN_WARMUP_REDUCE_OVERHEAD
 from ..errors import UsageError
 from .rules import is_number
 
@@ -213,3 +217,45 @@ def _less_power(base_set: Doc, cur_set: Doc) -> list[str]:
 
 def _shown(doc: Doc, key: str) -> str:
     return repr(doc[key]) if key in doc else NOT_RECORDED
+
+
+def adopt_baseline_power(config: Config, baseline: Doc) -> tuple[Config, list[str]]:
+    """The config with each step's power settings raised to its baseline's: `warmup`,
+    `iterations` and `rounds` as the baseline recorded them, process counts at least the
+    baseline's. Returns the config to measure with and one note per step changed."""
+    base_steps = {s.get("name"): s for s in baseline.get("steps") or [] if isinstance(s, Mapping)}
+    steps, notes = [], []
+    for step in config.steps:
+        settings = (base_steps.get(step.name) or {}).get("settings") or {}
+        wanted = {
+            key: settings[key]
+            for key in ("warmup", "iterations", "rounds")
+            if _count(settings.get(key)) and settings[key] != getattr(step, key)
+        }
+        wanted.update(
+            (key, settings[key])
+            for key in POWER_SETTINGS
+            if _count(settings.get(key)) and settings[key] > getattr(step, key)
+        )
+        if any(v.mode == "reduce-overhead" for v in step.variants):
+            if wanted.get("warmup", step.warmup) < MIN_WARMUP_REDUCE_OVERHEAD:
+                wanted.pop("warmup", None)  # CUDA graphs need it: the gate names the change
+        if wanted.get("rounds", step.rounds) > wanted.get("iterations", step.iterations):
+            wanted.pop("rounds", None)
+            wanted.pop("iterations", None)
+        if not wanted:
+            steps.append(step)
+            continue
+        shown = ", ".join(
+            f"{key} {value} (config: {getattr(step, key)})" for key, value in wanted.items()
+        )
+        notes.append(
+            f"step {step.name}: measured with the baseline's {shown}: the gate's power comes "
+            "from the baseline, not from this config"
+        )
+        steps.append(dataclasses.replace(step, **wanted))
+    return dataclasses.replace(config, steps=tuple(steps)), notes
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
