@@ -49,8 +49,9 @@ def test_an_old_baseline_tolerates_only_the_keys_it_could_not_know(tmp_path):
     document = recorded_before_compile_cost()
     del document["steps"][0]["variants"][0]["compile_s"]
     path = write(tmp_path / "baseline.json", document)
-    with pytest.raises(BaselineError, match="'compile_s' is a required property"):
+    with pytest.raises(BaselineError) as raised:
         read_result_document(path, role="baseline")
+    assert str(raised.value).endswith("'compile_s' is a required property")
 
 
 def test_missing_file_names_the_file(tmp_path):
