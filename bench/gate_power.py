@@ -23,6 +23,7 @@ that flagged it as a regression (target ≥ 4/5) and the change the gate measure
 
     python bench/gate_power.py [--load 2] [--runs 10] [--detect-runs 5] [--iterations 60]
     python bench/gate_power.py --load 2 --runs 1 --detect-runs 1 --iterations 20   # smoke
+    python bench/gate_power.py --judge-only DIR   # the table again, from the kept results
 """
 
 from __future__ import annotations
@@ -144,6 +145,150 @@ def size_check(reports: list, metric: str, planted: float) -> str:
     return f"{metric} {measured:+.1f}%" + (f" OFF-TARGET (want {planted:g}±3)" if off else "")
 
 
+def plants(args: argparse.Namespace, baseline: dict) -> list[dict]:
+    """The planted cases: label, environment, the metrics that flag it, how to size it."""
+    eager_ms, compiled_ms = fastest_ms(baseline, "eager"), fastest_ms(baseline, "compiled")
+    return [
+        {
+            "label": f"eager-only slowdown {args.level:g}%",
+            "plant": {"COMPILEGATE_PLANT_EAGER_MS": f"{eager_ms * args.level / 100:.6f}"},
+            "judged_by": ["eager_step_ms"],
+            "size": ["eager_step_ms", args.level],
+        },
+        {
+            "label": f"compiled-only slowdown {args.level:g}%",
+            "plant": {"COMPILEGATE_PLANT_COMPILED_MS": f"{compiled_ms * args.level / 100:.6f}"},
+            "judged_by": ["speedup", "compiled_step_ms"],
+            "size": ["compiled_step_ms", args.level],
+        },
+        {
+            "label": "compile-only plant (300 ops)",
+            "plant": {"COMPILEGATE_PLANT": "compile_only"},
+            "judged_by": ["compile_work", "compile_cpu_s"],
+            "shown": ["compile_work", "compile_cpu_s", "compile_s"],
+        },
+        {
+            "label": f"9 in 10 iterations +{args.most_level:g}%",
+            "plant": {"COMPILEGATE_PLANT_MOST_MS": f"{eager_ms * args.most_level / 100:.6f}"},
+            "judged_by": ["eager_step_ms_p25", "compiled_step_ms_p25"],
+            "shown": ["eager_step_ms_p25", "eager_step_ms"],
+        },
+    ]
+
+
+def measure(args: argparse.Namespace, work: Path) -> None:
+    """Every run, each result kept in `work` and listed in work/manifest.json as it lands."""
+    config = work / "compilegate.yml"
+    config.write_text(
+        CONFIG.format(
+            device=args.device,
+            iterations=args.iterations,
+            threads=args.threads,
+            env=", ".join(PLANT_VARIABLES),
+        )
+    )
+    manifest: dict = {
+        "command": " ".join(sys.argv),
+        "load": args.load,
+        "iterations": args.iterations,
+        "threads": args.threads,
+        "load_before": os.getloadavg()[0],
+        "started": time.time(),
+        "cases": [],
+    }
+    counter = iter(range(10_000))
+
+    def run(plant: dict[str, str] | None = None, load: int = args.load) -> str:
+        out = work / f"r{next(counter)}.json"
+        run_once(config, out, args.python, plant or {}, load)
+        return out.name
+
+    def save() -> None:
+        manifest["load_after"] = os.getloadavg()[0]
+        manifest["seconds"] = time.time() - manifest["started"]
+        (work / "manifest.json").write_text(json.dumps(manifest, indent=1))
+
+    log = sys.stderr
+    print(f"baseline (no extra load) in {work} ...", file=log)
+    manifest["baseline"] = run(load=0)
+    save()
+    baseline = json.loads((work / manifest["baseline"]).read_text())
+    cases = [{"label": "unchanged code (A/A)", "plant": {}, "aa": True, "runs": args.runs}]
+    cases += [dict(case, runs=args.detect_runs) for case in plants(args, baseline)]
+    for case in cases:
+        case = dict(case, files=[])
+        manifest["cases"].append(case)
+        print(f"{case['label']}: {case['runs']} runs under load {args.load} ...", file=log)
+        for _ in range(case["runs"]):
+            case["files"].append(run(case["plant"]))
+            save()
+
+
+def judge(work: Path) -> None:
+    """The table, from the results listed in work/manifest.json, with the gate as it is now."""
+    manifest = json.loads((work / "manifest.json").read_text())
+    baseline = json.loads((work / manifest["baseline"]).read_text())
+    rows = []
+    for case in manifest["cases"]:
+        reports = [
+            compare_to_baseline(baseline, json.loads((work / name).read_text()))
+            for name in case["files"]
+        ]
+        n = len(reports)
+        if case.get("aa"):
+            hits = sorted({x.metric for r in reports for x in r.rows(verdict="regression")})
+            shrugs = sorted({x.metric for r in reports for x in r.rows(verdict="inconclusive")})
+            rows.append(
+                (
+                    case["label"],
+                    n,
+                    f"{sum(flagged(r) for r in reports)}/{n}",
+                    f"{sum(flagged(r, verdict='inconclusive') for r in reports)}/{n}",
+                    f"regression: {', '.join(hits) or '-'}; "
+                    f"inconclusive: {', '.join(shrugs) or '-'}",
+                    "; ".join(
+                        change_of(reports, (m,))
+                        for m in ("compile_cpu_s", "compile_s", "eager_step_ms_p25")
+                    ),
+                )
+            )
+            continue
+        judged_by = tuple(case["judged_by"])
+        if "size" in case:
+            measured = size_check(reports, *case["size"])
+        else:
+            measured = "; ".join(change_of(reports, (m,)) for m in case["shown"])
+        rows.append(
+            (
+                case["label"],
+                n,
+                f"{sum(flagged(r, judged_by) for r in reports)}/{n}",
+                f"{sum(flagged(r, judged_by, 'inconclusive') for r in reports)}/{n}",
+                " or ".join(judged_by),
+                measured,
+            )
+        )
+    env = baseline["environment"]
+    step = baseline["steps"][0]
+    cost = step["variants"][0].get("compile_cost") or {}
+    print(
+        f"gate power · `{manifest['command']}` · --load {manifest['load']} on the PR side "
+        f"(baseline without) · torch {env['torch']} · {env.get('gpu_name') or 'CPU'} "
+        f"({env.get('cpu_count')} cores) · {manifest['iterations']} iterations x 10 rounds · "
+        f"threads {manifest['threads']} · processes: eager {len(eager_records(step))}, variant "
+        f"{len(variant_records(step['variants'][0]))} · baseline fastest eager "
+        f"{fastest_ms(baseline, 'eager'):.3f} ms, compiled {fastest_ms(baseline, 'compiled'):.3f} "
+        f"ms, compile {step['variants'][0].get('compile_s') or 0:.1f} s wall / "
+        f"{cost.get('cpu_s') or 0:.1f} s CPU · load average {manifest['load_before']:.1f} → "
+        f"{manifest.get('load_after', 0):.1f} · {manifest.get('seconds', 0):.0f} s"
+    )
+    header = ("case", "runs", "flagged regression", "inconclusive", "metric", "measured")
+    table = [header, *rows]
+    widths = [max(len(str(r[i])) for r in table) for i in range(len(header))]
+    for row in table:
+        print("  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--load", type=int, default=2, help="busy loops on the PR side")
@@ -155,113 +300,23 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--python", default=sys.executable)
+    parser.add_argument("--work", type=Path, default=None, help="folder for the results")
+    parser.add_argument(
+        "--judge-only",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="re-judge the results an earlier run kept in DIR (its manifest.json)",
+    )
     args = parser.parse_args()
-    started = time.perf_counter()
-    load_before = os.getloadavg()
-    work = Path(tempfile.mkdtemp(prefix="gate-power-"))
-    config = work / "compilegate.yml"
-    config.write_text(
-        CONFIG.format(
-            device=args.device,
-            iterations=args.iterations,
-            threads=args.threads,
-            env=", ".join(PLANT_VARIABLES),
-        )
-    )
-    counter = iter(range(10_000))
-
-    def run(plant: dict[str, str] | None = None, load: int = args.load) -> dict:
-        out = work / f"r{next(counter)}.json"
-        return run_once(config, out, args.python, plant or {}, load)
-
-    log = sys.stderr
-    print(f"baseline (no extra load) in {work} ...", file=log)
-    baseline = run(load=0)
-    rows = []
-
-    print(f"unchanged code: {args.runs} runs under load {args.load} ...", file=log)
-    aa = [compare_to_baseline(baseline, run()) for _ in range(args.runs)]
-    hits = sorted({x.metric for r in aa for x in r.rows(verdict="regression")})
-    shrugs = sorted({x.metric for r in aa for x in r.rows(verdict="inconclusive")})
-    rows.append(
-        (
-            "unchanged code (A/A)",
-            args.runs,
-            f"{sum(flagged(r) for r in aa)}/{args.runs}",
-            f"{sum(flagged(r, verdict='inconclusive') for r in aa)}/{args.runs}",
-            f"regression: {', '.join(hits) or '-'}; inconclusive: {', '.join(shrugs) or '-'}",
-            change_of(aa, ("compile_cpu_s",)) + "; " + change_of(aa, ("eager_step_ms_p25",)),
-        )
-    )
-
-    eager_ms, compiled_ms = fastest_ms(baseline, "eager"), fastest_ms(baseline, "compiled")
-    plants = [
-        (
-            f"eager-only slowdown {args.level:g}%",
-            {"COMPILEGATE_PLANT_EAGER_MS": f"{eager_ms * args.level / 100:.6f}"},
-            ("eager_step_ms",),
-            lambda reports: size_check(reports, "eager_step_ms", args.level),
-        ),
-        (
-            f"compiled-only slowdown {args.level:g}%",
-            {"COMPILEGATE_PLANT_COMPILED_MS": f"{compiled_ms * args.level / 100:.6f}"},
-            ("speedup", "compiled_step_ms"),
-            lambda reports: size_check(reports, "compiled_step_ms", args.level),
-        ),
-        (
-            "compile-only plant (300 ops)",
-            {"COMPILEGATE_PLANT": "compile_only"},
-            ("compile_work", "compile_cpu_s"),
-            lambda reports: (
-                change_of(reports, ("compile_work",))
-                + "; "
-                + change_of(reports, ("compile_cpu_s",))
-            ),
-        ),
-        (
-            f"9 in 10 iterations +{args.most_level:g}%",
-            {"COMPILEGATE_PLANT_MOST_MS": f"{eager_ms * args.most_level / 100:.6f}"},
-            ("eager_step_ms_p25", "compiled_step_ms_p25"),
-            lambda reports: (
-                change_of(reports, ("eager_step_ms_p25",))
-                + "; fastest: "
-                + change_of(reports, ("eager_step_ms",))
-            ),
-        ),
-    ]
-    for label, plant, judged_by, measured in plants:
-        print(f"{label}: {args.detect_runs} runs under load {args.load} ...", file=log)
-        reports = [compare_to_baseline(baseline, run(plant)) for _ in range(args.detect_runs)]
-        rows.append(
-            (
-                label,
-                args.detect_runs,
-                f"{sum(flagged(r, judged_by) for r in reports)}/{args.detect_runs}",
-                f"{sum(flagged(r, judged_by, 'inconclusive') for r in reports)}/{args.detect_runs}",
-                " or ".join(judged_by),
-                measured(reports),
-            )
-        )
-
-    env = baseline["environment"]
-    step = baseline["steps"][0]
-    load_after = os.getloadavg()
-    cost = step["variants"][0].get("compile_cost") or {}
-    print(
-        f"\ngate power · --load {args.load} on the PR side (baseline without) · torch "
-        f"{env['torch']} · {env.get('gpu_name') or 'CPU'} ({env.get('cpu_count')} cores) · "
-        f"{args.iterations} iterations x 10 rounds · threads {args.threads} · processes: eager "
-        f"{len(eager_records(step))}, variant {len(variant_records(step['variants'][0]))} · "
-        f"baseline fastest eager {eager_ms:.3f} ms, compiled {compiled_ms:.3f} ms, compile "
-        f"{step['variants'][0].get('compile_s') or 0:.1f} s wall / {cost.get('cpu_s') or 0:.1f} s "
-        f"CPU · load average {load_before[0]:.1f} → {load_after[0]:.1f} · "
-        f"{time.perf_counter() - started:.0f} s"
-    )
-    header = ("case", "runs", "flagged regression", "inconclusive", "metric", "measured")
-    table = [header, *rows]
-    widths = [max(len(str(r[i])) for r in table) for i in range(len(header))]
-    for row in table:
-        print("  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip())
+    if args.judge_only is not None:
+        judge(args.judge_only)
+        return
+    work = args.work or Path(tempfile.mkdtemp(prefix="gate-power-"))
+    work.mkdir(parents=True, exist_ok=True)
+    measure(args, work)
+    print(file=sys.stderr)
+    judge(work)
 
 
 if __name__ == "__main__":
