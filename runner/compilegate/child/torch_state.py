@@ -67,8 +67,12 @@ def changed(before: State, after: State) -> dict[str, dict[str, Any]]:
     }
 
 
-def apply(state: State) -> None:
-    """Set every setting `state` holds a value for (interop threads excepted)."""
+def apply(state: State, current: State | None = None) -> None:
+    """Set every setting `state` holds a value for that differs from `current` (default:
+    capture()); interop threads excepted. Only what differs is touched: on 2.9+ writing a
+    TF32 flag (the legacy API) after the new one was used makes torch refuse to read the
+    matmul precision."""
+    current = capture() if current is None else current
     setters: dict[str, Callable[[Any], None]] = {
         "num_threads": torch.set_num_threads,
         "float32_matmul_precision": _set_matmul_precision,
@@ -79,7 +83,9 @@ def apply(state: State) -> None:
     }
     for name, setter in setters.items():
         value = state.get(name)
-        if value is not None:
+        if name == "cuda.matmul.allow_tf32":  # follows the matmul precision just set
+            current = capture()
+        if value is not None and value != current.get(name):
             with contextlib.suppress(Exception):
                 setter(value)
 
@@ -91,11 +97,11 @@ def pinned(state: State) -> Iterator[None]:
     if all(saved[name] == state.get(name) for name in saved if name != "num_interop_threads"):
         yield
         return
-    apply(state)
+    apply(state, saved)
     try:
         yield
     finally:
-        apply(saved)
+        apply(saved, state)
 
 
 def _set_matmul_precision(value: str) -> None:

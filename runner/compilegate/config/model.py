@@ -27,6 +27,7 @@ DEFAULT_STEP_SETTINGS: dict[str, Any] = {
     "threads": None,
     "eager_processes": 1,
     "variant_processes": 4,
+    "cold_compiles": 1,
     "env": [],
     "gate_compile_wall_time": False,
 }
@@ -63,7 +64,7 @@ COMPARABLE_SETTINGS = (
 )
 # The settings that set the gate's power: a run may use more processes than its baseline,
 # never fewer (gate/policy.py). warmup, iterations and rounds are comparable settings above.
-POWER_SETTINGS = ("eager_processes", "variant_processes")
+POWER_SETTINGS = ("eager_processes", "variant_processes", "cold_compiles")
 # reduce-overhead records CUDA graphs on the 2nd call and replays from the 3rd (cudagraph_trees.py).
 MIN_WARMUP_REDUCE_OVERHEAD = 5
 
@@ -134,6 +135,9 @@ class StepConfig:
     numerics: NumericsSettings
     thresholds: dict[str, float] = field(default_factory=dict)
     variant_processes: int = DEFAULT_STEP_SETTINGS["variant_processes"]
+    # How many of a variant's processes compile cold, each with a fresh Inductor cache: more
+    # than one gives the compile CPU time a noise estimate (results/compile_cost.py).
+    cold_compiles: int = DEFAULT_STEP_SETTINGS["cold_compiles"]
     # Host variables this step's child may see beyond the allow-list (run/child_env.py).
     env: tuple[str, ...] = ()
     # Policy, read from the baseline's step: may compile wall time fail the job?

@@ -15,8 +15,8 @@ thresholds, a PR could pass any regression by loosening them. So:
   the run's own tolerance, so a run with other tolerances is `incomparable`, naming both.
 - The gate's power: `warmup`, `iterations` and `rounds` are comparable settings (equal on
   both sides: each changes what a process's fastest iteration and quantiles estimate), and
-  `eager_processes` / `variant_processes` (POWER_SETTINGS) may not fall below the
-  baseline's. A pull request that times its step in fewer processes widens the noise until
+  `eager_processes` / `variant_processes` / `cold_compiles` (POWER_SETTINGS) may not fall
+  below the baseline's. A pull request that times its step in fewer processes widens the noise until
   a regression reads `inconclusive` (exit 0); the gate calls that `incomparable` instead,
   naming the setting. More processes than the baseline's only narrow the noise.
   `compilegate run --baseline` measures with the baseline's values instead, and says so

@@ -65,6 +65,7 @@ def step_skeleton(step: StepConfig) -> dict[str, Any]:
             **step.comparable_settings(),
             "eager_processes": step.eager_processes,
             "variant_processes": step.variant_processes,
+            "cold_compiles": step.cold_compiles,
             "timeout_s": step.timeout_s,
             "thresholds": dict(step.thresholds),
             "gate_compile_wall_time": step.gate_compile_wall_time,
