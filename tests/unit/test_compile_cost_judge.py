@@ -184,3 +184,13 @@ def test_gated_wall_time_uses_the_noise_of_both_runs_cold_compiles():
     report = compare_to_baseline(result(base_step), result(cur_step))
     (row,) = report.rows(metric="compile_s")
     assert row.verdict == "inconclusive" and row.noise_pct > 40
+
+
+def test_a_run_that_compiled_from_a_warm_shared_cache_is_not_judged_on_cpu_time():
+    warm = compile_cost(cpu_s=2.0)
+    warm["cold_samples"] = []  # --inductor-cache: every process hit the shared cache
+    report, rows = judge(compile_cost(cpu_s=20.0), warm)
+    row = rows["compile_cpu_s"]
+    assert (row.verdict, row.gated) == ("pass", False)
+    assert "this run compiled from a shared, warm Inductor cache" in row.message
+    assert rows["compile_work"].verdict == "pass" and report.exit_code == EXIT_OK

@@ -26,6 +26,8 @@ Not judged, and said so in the row:
   the version's own, so the counts are reported beside each other (`gated` false); the
   CPU seconds still judge the upgrade's compile cost;
 - generated kernels under max-autotune modes: autotuning may pick another kernel mix;
+- CPU seconds of a side that compiled from a shared, warm Inductor cache (--inductor-cache:
+  no cold samples): a warm compile is not a cold one;
 - a baseline that predates compile cost (no `compile_cost`): the counts and CPU seconds
   are `new` (nothing to compare with; exit 0) and the row says to refresh the baseline.
   A run that lacks them while its baseline has them is `missing` (exit 4), as for any
@@ -228,6 +230,28 @@ def judge_cpu_time(sides: Sides) -> MetricVerdict | None:
     if unjudged is not None or base_s is None or cur_s is None:
         return unjudged
     threshold_pct = sides.policy.thresholds["compile_cpu_time_growth_pct"]
+    warm = [
+        side
+        for side, cost in (("the baseline", base_cost), ("this run", cur_cost))
+        if not cost.get("cold_samples")
+    ]
+    if warm:
+        change_pct = (cur_s - base_s) / base_s * 100
+        message = (
+            f"compile CPU time {base_s:.1f} s → {cur_s:.1f} s ({change_pct:+.1f} %): reported, "
+            f"not judged: {' and '.join(warm)} compiled from a shared, warm Inductor cache "
+            "(--inductor-cache), not cold"
+        )
+        return subject.measured(
+            "compile_cpu_s",
+            "pass",
+            message,
+            (base_s, cur_s),
+            "s",
+            change_pct,
+            threshold_pct,
+            gated=False,
+        )
     samples = (_cold(base_cost, "cpu_s") or [base_s], _cold(cur_cost, "cpu_s") or [cur_s])
     comparison = compare_processes(*samples)
     noise = comparison.noise_pct
