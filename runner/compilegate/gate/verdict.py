@@ -13,7 +13,8 @@ One `MetricVerdict` per step × variant × metric, with one of these verdicts:
                   no good measurement of it
     inconclusive  beyond the threshold but inside the noise: the runs cannot tell
     improvement   better by more than the threshold and than the noise of both runs
-    new           nothing to compare with: a step or variant this run adds
+    new           nothing to compare with: a step or variant this run adds, or a
+                  measurement the baseline predates (compile cost, in an old baseline)
     skipped       in the baseline, left out of this run with --step: not compared
     pass          within the threshold (or a possible improvement still inside the noise)
 
