@@ -594,3 +594,21 @@ def test_process_to_process_noise_widens_step_time_judgement_in_yardstick_units(
     cur["process_noise_pct"] = 20.0
     row = only(compare(base_step=base, cur_step=cur), "eager_step_ms", "eager")
     assert row.verdict == "inconclusive" and row.noise_pct == pytest.approx(20.0, abs=0.1)
+
+
+def test_a_new_metric_is_one_new_judge(monkeypatch):
+    """The extension point: a judge sees both sides and the baseline's policy once per
+    variant, and its rows join the report."""
+    from compilegate.gate import compare as compare_module
+
+    seen = []
+
+    def judge_answer(sides):
+        seen.append((sides.subject.variant, sides.policy.thresholds["speedup_drop_pct"]))
+        return [sides.subject.row("answer", "pass", f"42 for {sides.head['id']}")]
+
+    judges = (*compare_module.VARIANT_JUDGES, judge_answer)
+    monkeypatch.setattr(compare_module, "VARIANT_JUDGES", judges)
+    report = compare(base_step=step(variants=[variant()], thresholds={"speedup_drop_pct": 7}))
+    assert seen == [("default", 7.0)]
+    assert only(report, "answer").message == "42 for default"
