@@ -123,6 +123,7 @@ def test_compile_wall_time_never_fails_the_job_unless_the_baseline_gates_it():
     assert (row.verdict, row.gated, report.exit_code) == ("pass", False, EXIT_OK)
     assert row.change == pytest.approx(300.0)
     assert "reported, not gated" in row.message and "gate_compile_wall_time" in row.message
+    assert any("gate_compile_wall_time True (applied: False)" in n for n in report.notes)
 
 
 def test_more_recompiles_is_a_regression_naming_the_new_one():

@@ -117,6 +117,10 @@ def threshold_notes(step_name: str, base_step: Doc, cur_step: Doc, applied: Doc)
         for name in DEFAULT_THRESHOLDS
         if name in asked and asked[name] != applied[name]
     ]
+    wall_asked = ((cur_step or {}).get("settings") or {}).get("gate_compile_wall_time")
+    wall_applied = ((base_step or {}).get("settings") or {}).get("gate_compile_wall_time") is True
+    if isinstance(wall_asked, bool) and wall_asked != wall_applied:
+        differ.append(f"gate_compile_wall_time {wall_asked} (applied: {wall_applied})")
     if not differ:
         return []
     return [
