@@ -200,7 +200,7 @@ def numerics_without_nan(numerics: dict[str, Any]) -> dict[str, Any]:
 
 def finish_step(step_doc: dict[str, Any]) -> None:
     """Once every process of a step has reported: the noise its processes' spread gives a
-    comparison with an identical run (gate/step_times.py pools both runs' instead), and
+    comparison with an identical run (gate/judges/speed.py pools both runs' instead), and
     the recommendation."""
     records = eager_records(step_doc)
     per_yardstick = all_timed_yardstick(records)
