@@ -1,21 +1,29 @@
-"""Does the gate cry wolf, and does it catch real regressions? Measured, printed as a table.
+"""Does the gate cry wolf when the machine is busy, and does it still catch real regressions?
+Measured with real `compilegate run`s, printed as a table.
 
-1. False alarms: the same config and code, run N times against a baseline from one run of
-   that same code. Counts runs with any `regression` verdict (target 0) and runs with any
-   `inconclusive` one, naming the metrics.
-2. Step-time slowdowns planted on one side only: a busy-wait of a given share of the
-   baseline's step time (as the gate measures it: the fastest iterations, geometric mean
-   over the baseline's processes), in the eager step only or in the compiled step only
-   (examples/test_steps/gate_step.py). M runs each: the fraction flagged `regression`,
-   and the change the gate measured (median over the runs), checked to be within
-   ±3 points of the planted size (flagged OFF-TARGET otherwise).
-3. Planted new graph break, recompile and numerics error: the fraction flagged.
+The baseline is recorded with no extra load; every pull-request-side run is measured while
+`--load N` busy-loop processes spin (the machine's other jobs come on top: the load average
+is printed with the table). Each run compiles cold (a fresh Inductor cache per variant, as
+`compilegate run` does by default), so compile cost is judged as in CI.
 
-Every run is a real `compilegate run` (child processes, torch.compile with Inductor) sharing
-one Inductor cache, since compile time is not what this measures. The load average of the
-machine is printed with the table: on a shared runner it is part of the result.
+    case                        planted (examples/test_steps/gate_step.py)    flagged when
+    unchanged code (A/A)        nothing                                       any regression
+    eager-only slowdown         eager steps busy-wait 10 % of the baseline's  eager_step_ms
+                                fastest eager iteration
+    compiled-only slowdown      the same, compiled steps only                 speedup or
+                                                                              compiled_step_ms
+    compile-only plant          300 element-wise ops traced only while        compile_work or
+                                compiling (COMPILEGATE_PLANT=compile_only)    compile_cpu_s
+    most iterations slower      9 loss calls in 10 wait 50 % of the fastest   eager_step_ms_p25 or
+                                eager iteration more (the fastest untouched)  compiled_step_ms_p25
 
-    python bench/gate_power.py [--runs 10] [--detect-runs 5] [--levels 10,25] [--python PATH]
+For the unchanged code the table counts runs with any `regression` row (target 0, compile
+cost included) and with any `inconclusive` row, naming the metrics; for each plant, the runs
+that flagged it as a regression (target ≥ 4/5) and the change the gate measured (median).
+
+    python bench/gate_power.py [--load 2] [--runs 10] [--detect-runs 5] [--iterations 60]
+    python bench/gate_power.py --load 2 --runs 1 --detect-runs 1 --iterations 20   # smoke
+    python bench/gate_power.py --judge-only DIR   # the table again, from the kept results
 """
 
 from __future__ import annotations
@@ -28,6 +36,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -42,10 +52,17 @@ from compilegate.results.processes import (  # noqa: E402
     variant_records,
 )
 
-SPEED_METRICS = ("speedup", "compiled_step_ms", "eager_step_ms")
 # A step of about a millisecond on one CPU thread (examples/test_steps/gate_step.py).
 STEP_SIZE = {"COMPILEGATE_GATE_WIDTH": "512", "COMPILEGATE_GATE_ROWS": "64"}
 SIZE_TOLERANCE_POINTS = 3.0
+PLANT_VARIABLES = (
+    "COMPILEGATE_PLANT",
+    "COMPILEGATE_PLANT_EAGER_MS",
+    "COMPILEGATE_PLANT_COMPILED_MS",
+    "COMPILEGATE_PLANT_MOST_MS",
+    "COMPILEGATE_GATE_WIDTH",
+    "COMPILEGATE_GATE_ROWS",
+)
 CONFIG = """\
 version: 1
 steps:
@@ -57,30 +74,37 @@ steps:
     iterations: {iterations}
     rounds: 10
     threads: {threads}
-    env: [COMPILEGATE_PLANT, COMPILEGATE_PLANT_PRODUCTS, COMPILEGATE_GATE_WIDTH,
-          COMPILEGATE_GATE_ROWS]
+    numerics: {{enabled: false}}
+    env: [{env}]
 """
+BUSY_LOOP = "while True: pass"
 
 
-def run_once(config: Path, out: Path, cache: Path, python: str, plant: dict[str, str]) -> dict:
+@contextmanager
+def busy_loops(count: int) -> Iterator[None]:
+    """`count` processes spinning on a core each, for the duration of the block."""
+    spinners = [subprocess.Popen([sys.executable, "-c", BUSY_LOOP]) for _ in range(count)]
+    try:
+        yield
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+        for spinner in spinners:
+            spinner.wait()
+
+
+def run_once(config: Path, out: Path, python: str, plant: dict[str, str], load: int) -> dict:
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT / "runner"), **STEP_SIZE, **plant}
+    for name in PLANT_VARIABLES:
+        if name not in plant and name not in STEP_SIZE:
+            env.pop(name, None)
     command = [
-        sys.executable,
-        "-m",
-        "compilegate",
-        "run",
-        "--config",
-        str(config),
-        "--repo",
-        str(REPO_ROOT),
-        "--out",
-        str(out),
-        "--python",
-        python,
-        "--inductor-cache",
-        str(cache),
+        *(sys.executable, "-m", "compilegate", "run"),
+        *("--config", str(config), "--repo", str(REPO_ROOT)),
+        *("--out", str(out), "--python", python),
     ]
-    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    with busy_loops(load):
+        done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
     if not out.is_file():
         raise SystemExit(f"gate_power: run failed: {done.stderr.strip().splitlines()[-1:]}")
     return json.loads(out.read_text())
@@ -95,144 +119,204 @@ def fastest_ms(document: dict, side: str) -> float:
     return geometric_mean(compiled_values(records, per_yardstick=False))
 
 
-def rows_of(report, metric: str) -> list:
-    return [r for r in report.rows() if r.metric == metric]
-
-
 def flagged(report, metrics: tuple[str, ...] | None = None, verdict: str = "regression") -> bool:
     return any(
         r.verdict == verdict and (metrics is None or r.metric in metrics) for r in report.rows()
     )
 
 
-def size_check(measured: float, planted: float) -> str:
+def change_of(reports: list, metrics: tuple[str, ...]) -> str:
+    """The median change the gate measured on the first of `metrics` every report has."""
+    for metric in metrics:
+        changes = [
+            row.change for r in reports for row in r.rows(metric=metric) if row.change is not None
+        ]
+        if len(changes) == len(reports) and changes:
+            return f"{metric} {statistics.median(changes):+.1f}%"
+    return "-"
+
+
+def size_check(reports: list, metric: str, planted: float) -> str:
+    changes = [row.change for r in reports for row in r.rows(metric=metric)]
+    if not changes:
+        return "-"
+    measured = statistics.median(changes)
     off = abs(measured - planted) > SIZE_TOLERANCE_POINTS
-    return f"{measured:+.1f}%" + (f" OFF-TARGET (want {planted:g}±3)" if off else " (ok)")
+    return f"{metric} {measured:+.1f}%" + (f" OFF-TARGET (want {planted:g}±3)" if off else "")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=10, help="A/A runs against the baseline")
-    parser.add_argument("--detect-runs", type=int, default=5, help="runs per planted slowdown")
-    parser.add_argument("--plant-runs", type=int, default=3, help="runs per planted break kind")
-    parser.add_argument("--levels", default="10,25", help="compiled-only slowdowns, percent")
-    parser.add_argument("--eager-level", type=float, default=10, help="eager-only slowdown, %%")
-    parser.add_argument("--iterations", type=int, default=60)
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--device", default="cpu")
-    parser.add_argument("--python", default=sys.executable)
-    args = parser.parse_args()
-    started = time.perf_counter()
-    load_before = os.getloadavg()
-    work = Path(tempfile.mkdtemp(prefix="gate-power-"))
+def plants(args: argparse.Namespace, baseline: dict) -> list[dict]:
+    """The planted cases: label, environment, the metrics that flag it, how to size it."""
+    eager_ms, compiled_ms = fastest_ms(baseline, "eager"), fastest_ms(baseline, "compiled")
+    return [
+        {
+            "label": f"eager-only slowdown {args.level:g}%",
+            "plant": {"COMPILEGATE_PLANT_EAGER_MS": f"{eager_ms * args.level / 100:.6f}"},
+            "judged_by": ["eager_step_ms"],
+            "size": ["eager_step_ms", args.level],
+        },
+        {
+            "label": f"compiled-only slowdown {args.level:g}%",
+            "plant": {"COMPILEGATE_PLANT_COMPILED_MS": f"{compiled_ms * args.level / 100:.6f}"},
+            "judged_by": ["speedup", "compiled_step_ms"],
+            "size": ["compiled_step_ms", args.level],
+        },
+        {
+            "label": "compile-only plant (300 ops)",
+            "plant": {"COMPILEGATE_PLANT": "compile_only"},
+            "judged_by": ["compile_work", "compile_cpu_s"],
+            "shown": ["compile_work", "compile_cpu_s", "compile_s"],
+        },
+        {
+            "label": f"9 in 10 iterations +{args.most_level:g}%",
+            "plant": {"COMPILEGATE_PLANT_MOST_MS": f"{eager_ms * args.most_level / 100:.6f}"},
+            "judged_by": ["eager_step_ms_p25", "compiled_step_ms_p25"],
+            "shown": ["eager_step_ms_p25", "eager_step_ms"],
+        },
+    ]
+
+
+def measure(args: argparse.Namespace, work: Path) -> None:
+    """Every run, each result kept in `work` and listed in work/manifest.json as it lands."""
     config = work / "compilegate.yml"
     config.write_text(
-        CONFIG.format(device=args.device, iterations=args.iterations, threads=args.threads)
+        CONFIG.format(
+            device=args.device,
+            iterations=args.iterations,
+            threads=args.threads,
+            env=", ".join(PLANT_VARIABLES),
+        )
     )
-    cache = work / "inductor-cache"
+    manifest: dict = {
+        "command": " ".join(sys.argv),
+        "load": args.load,
+        "iterations": args.iterations,
+        "threads": args.threads,
+        "load_before": os.getloadavg()[0],
+        "started": time.time(),
+        "cases": [],
+    }
     counter = iter(range(10_000))
 
-    def run(plant: dict[str, str] | None = None) -> dict:
-        return run_once(config, work / f"r{next(counter)}.json", cache, args.python, plant or {})
+    def run(plant: dict[str, str] | None = None, load: int = args.load) -> str:
+        out = work / f"r{next(counter)}.json"
+        run_once(config, out, args.python, plant or {}, load)
+        return out.name
 
-    print("warming the shared Inductor cache ...", file=sys.stderr)
-    run()
-    baseline = run()
+    def save() -> None:
+        manifest["load_after"] = os.getloadavg()[0]
+        manifest["seconds"] = time.time() - manifest["started"]
+        (work / "manifest.json").write_text(json.dumps(manifest, indent=1))
+
+    log = sys.stderr
+    print(f"baseline (no extra load) in {work} ...", file=log)
+    manifest["baseline"] = run(load=0)
+    save()
+    baseline = json.loads((work / manifest["baseline"]).read_text())
+    cases = [{"label": "unchanged code (A/A)", "plant": {}, "aa": True, "runs": args.runs}]
+    cases += [dict(case, runs=args.detect_runs) for case in plants(args, baseline)]
+    for case in cases:
+        case = dict(case, files=[])
+        manifest["cases"].append(case)
+        print(f"{case['label']}: {case['runs']} runs under load {args.load} ...", file=log)
+        for _ in range(case["runs"]):
+            case["files"].append(run(case["plant"]))
+            save()
+
+
+def judge(work: Path) -> None:
+    """The table, from the results listed in work/manifest.json, with the gate as it is now."""
+    manifest = json.loads((work / "manifest.json").read_text())
+    baseline = json.loads((work / manifest["baseline"]).read_text())
     rows = []
-
-    print(f"false alarms: {args.runs} runs of unchanged code ...", file=sys.stderr)
-    aa_reports = [compare_to_baseline(baseline, run()) for _ in range(args.runs)]
-    regressions = sum(flagged(r) for r in aa_reports)
-    inconclusive = sum(flagged(r, verdict="inconclusive") for r in aa_reports)
-    hits = sorted({x.metric for r in aa_reports for x in r.rows() if x.verdict == "regression"})
-    shrugs = sorted({x.metric for r in aa_reports for x in r.rows() if x.verdict == "inconclusive"})
-    detail = f"regression: {', '.join(hits) or '-'}; inconclusive: {', '.join(shrugs) or '-'}"
-    aa_noise = {
-        metric: statistics.median(
-            row.noise_pct for r in aa_reports for row in rows_of(r, metric) if row.noise_pct
-        )
-        for metric in SPEED_METRICS
-    }
-    rows.append(
-        (
-            "unchanged code (A/A)",
-            args.runs,
-            f"{regressions}/{args.runs}",
-            f"{inconclusive}/{args.runs}",
-            detail,
-            "-",
-        )
-    )
-
-    plants = [("eager", args.eager_level)] + [
-        ("compiled", float(x)) for x in args.levels.split(",")
-    ]
-    for side, level in plants:
-        wait_ms = fastest_ms(baseline, side) * level / 100
-        metric = f"{side}_step_ms"
-        judged_by = (metric,) if side == "eager" else ("speedup", metric)
-        print(f"planted {side}-only {level:g}% slowdown ({wait_ms:.3f} ms) ...", file=sys.stderr)
-        variable = (
-            "COMPILEGATE_PLANT_EAGER_MS" if side == "eager" else "COMPILEGATE_PLANT_COMPILED_MS"
-        )
+    for case in manifest["cases"]:
         reports = [
-            compare_to_baseline(baseline, run({variable: f"{wait_ms:.6f}"}))
-            for _ in range(args.detect_runs)
+            compare_to_baseline(baseline, json.loads((work / name).read_text()))
+            for name in case["files"]
         ]
-        measured = statistics.median(rows_of(r, metric)[0].change for r in reports)
+        n = len(reports)
+        if case.get("aa"):
+            hits = sorted({x.metric for r in reports for x in r.rows(verdict="regression")})
+            shrugs = sorted({x.metric for r in reports for x in r.rows(verdict="inconclusive")})
+            rows.append(
+                (
+                    case["label"],
+                    n,
+                    f"{sum(flagged(r) for r in reports)}/{n}",
+                    f"{sum(flagged(r, verdict='inconclusive') for r in reports)}/{n}",
+                    f"regression: {', '.join(hits) or '-'}; "
+                    f"inconclusive: {', '.join(shrugs) or '-'}",
+                    "; ".join(
+                        change_of(reports, (m,))
+                        for m in ("compile_cpu_s", "compile_s", "eager_step_ms_p25")
+                    ),
+                )
+            )
+            continue
+        judged_by = tuple(case["judged_by"])
+        if "size" in case:
+            measured = size_check(reports, *case["size"])
+        else:
+            measured = "; ".join(change_of(reports, (m,)) for m in case["shown"])
         rows.append(
             (
-                f"{side}-only slowdown {level:g}%",
-                args.detect_runs,
-                f"{sum(flagged(r, judged_by) for r in reports)}/{args.detect_runs}",
-                f"{sum(flagged(r, judged_by, 'inconclusive') for r in reports)}/{args.detect_runs}",
+                case["label"],
+                n,
+                f"{sum(flagged(r, judged_by) for r in reports)}/{n}",
+                f"{sum(flagged(r, judged_by, 'inconclusive') for r in reports)}/{n}",
                 " or ".join(judged_by),
-                size_check(measured, level),
+                measured,
             )
         )
-
-    for plant, metric in (
-        ("graph_break", "graph_break_sites"),
-        ("recompile", "recompiles"),
-        ("numerics", "numerics"),
-    ):
-        print(f"planted {plant} ...", file=sys.stderr)
-        reports = [
-            compare_to_baseline(baseline, run({"COMPILEGATE_PLANT": plant}))
-            for _ in range(args.plant_runs)
-        ]
-        hits = sum(flagged(r, (metric,)) for r in reports)
-        rows.append(
-            (
-                f"planted {plant.replace('_', ' ')}",
-                args.plant_runs,
-                f"{hits}/{args.plant_runs}",
-                "-",
-                metric,
-                "-",
-            )
-        )
-
     env = baseline["environment"]
     step = baseline["steps"][0]
-    load_after = os.getloadavg()
+    cost = step["variants"][0].get("compile_cost") or {}
     print(
-        f"\ngate power · torch {env['torch']} · {env.get('gpu_name') or 'CPU'} "
-        f"({env.get('cpu_count')} cores) · {args.iterations} iterations x 10 rounds · "
-        f"threads {args.threads} · processes: eager {len(eager_records(step))}, "
-        f"variant {len(variant_records(step['variants'][0]))} · baseline fastest eager "
-        f"{fastest_ms(baseline, 'eager'):.3f} ms, "
-        f"compiled {fastest_ms(baseline, 'compiled'):.3f} ms"
-        f" · median A/A noise: "
-        + ", ".join(f"{m} ±{n:.1f}%" for m, n in aa_noise.items())
-        + f" · load average {load_before[0]:.1f} → {load_after[0]:.1f} · "
-        f"{time.perf_counter() - started:.0f} s"
+        f"gate power · `{manifest['command']}` · --load {manifest['load']} on the PR side "
+        f"(baseline without) · torch {env['torch']} · {env.get('gpu_name') or 'CPU'} "
+        f"({env.get('cpu_count')} cores) · {manifest['iterations']} iterations x 10 rounds · "
+        f"threads {manifest['threads']} · processes: eager {len(eager_records(step))}, variant "
+        f"{len(variant_records(step['variants'][0]))} · baseline fastest eager "
+        f"{fastest_ms(baseline, 'eager'):.3f} ms, compiled {fastest_ms(baseline, 'compiled'):.3f} "
+        f"ms, compile {step['variants'][0].get('compile_s') or 0:.1f} s wall / "
+        f"{cost.get('cpu_s') or 0:.1f} s CPU · load average {manifest['load_before']:.1f} → "
+        f"{manifest.get('load_after', 0):.1f} · {manifest.get('seconds', 0):.0f} s"
     )
-    header = ("case", "runs", "flagged regression", "inconclusive", "metric", "measured change")
+    header = ("case", "runs", "flagged regression", "inconclusive", "metric", "measured")
     table = [header, *rows]
     widths = [max(len(str(r[i])) for r in table) for i in range(len(header))]
     for row in table:
         print("  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--load", type=int, default=2, help="busy loops on the PR side")
+    parser.add_argument("--runs", type=int, default=10, help="A/A runs against the baseline")
+    parser.add_argument("--detect-runs", type=int, default=5, help="runs per plant")
+    parser.add_argument("--level", type=float, default=10, help="eager/compiled slowdown, %%")
+    parser.add_argument("--most-level", type=float, default=50, help="most-iterations plant, %%")
+    parser.add_argument("--iterations", type=int, default=60)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--python", default=sys.executable)
+    parser.add_argument("--work", type=Path, default=None, help="folder for the results")
+    parser.add_argument(
+        "--judge-only",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="re-judge the results an earlier run kept in DIR (its manifest.json)",
+    )
+    args = parser.parse_args()
+    if args.judge_only is not None:
+        judge(args.judge_only)
+        return
+    work = args.work or Path(tempfile.mkdtemp(prefix="gate-power-"))
+    work.mkdir(parents=True, exist_ok=True)
+    measure(args, work)
+    print(file=sys.stderr)
+    judge(work)
 
 
 if __name__ == "__main__":

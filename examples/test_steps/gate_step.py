@@ -8,6 +8,11 @@ COMPILEGATE_PLANT_COMPILED_MS=X     the same, only when the model is compiled (c
 COMPILEGATE_PLANT=graph_break       a new graph break in forward (torch._dynamo.graph_break())
 COMPILEGATE_PLANT=recompile         from iteration 8 on, batches have 8 more rows
 COMPILEGATE_PLANT=numerics          compiled forward scales its output by 1.05
+COMPILEGATE_PLANT=compile_only      300 more element-wise ops on the logits, traced only while
+                                    compiling: more graph to compile (FX nodes, guards, code),
+                                    one fused kernel over 512 numbers more to run
+COMPILEGATE_PLANT_MOST_MS=X         9 loss calls in 10 wait X ms more (a busy-wait), eager and
+                                    compiled alike: most iterations slower, the fastest not
 COMPILEGATE_GATE_WIDTH, _ROWS        hidden width and batch rows (default 128 and 16; the gate
                                     power bench uses a bigger step, see bench/gate_power.py)
 
@@ -24,6 +29,8 @@ from torch import nn
 PLANT = os.environ.get("COMPILEGATE_PLANT", "")
 PLANT_EAGER_MS = float(os.environ.get("COMPILEGATE_PLANT_EAGER_MS", "0"))
 PLANT_COMPILED_MS = float(os.environ.get("COMPILEGATE_PLANT_COMPILED_MS", "0"))
+PLANT_MOST_MS = float(os.environ.get("COMPILEGATE_PLANT_MOST_MS", "0"))
+COMPILE_ONLY_OPS = 300
 WIDTH = int(os.environ.get("COMPILEGATE_GATE_WIDTH", "128"))
 ROWS = int(os.environ.get("COMPILEGATE_GATE_ROWS", "16"))
 
@@ -63,6 +70,10 @@ class GateModel(nn.Module):
         out = self.out(h)
         if PLANT == "numerics" and _is_compiling():
             out = out * 1.05
+        if PLANT == "compile_only" and _is_compiling():
+            for index in range(COMPILE_ONLY_OPS):
+                # Not x*1 or x+0, which Inductor removes: each op stays in the graph.
+                out = out * 0.999 + 0.001 * (index % 3)
         return out
 
 
@@ -77,8 +88,13 @@ def make_step(device="cpu"):
         rows = ROWS + 8 if PLANT == "recompile" and i >= 8 else ROWS
         return xs[i % 4, :rows], ys[i % 4, :rows]
 
+    calls = [0]
+
     def loss(model, inputs):
         wait_ms = PLANT_COMPILED_MS if _is_compiled(model) else PLANT_EAGER_MS
+        calls[0] += 1
+        if PLANT_MOST_MS and calls[0] % 10:
+            wait_ms += PLANT_MOST_MS
         if wait_ms:
             _busy_wait(wait_ms)
         x, y = inputs

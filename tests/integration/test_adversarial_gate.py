@@ -26,7 +26,7 @@ import pytest
 from cli_helpers import REPO_ROOT, CliRun, run_cli
 
 sys.path.insert(0, str(REPO_ROOT / "tests" / "unit"))
-from gate_docs import environment, result, step, variant
+from gate_docs import compile_cost, environment, process, result, step, variant, with_processes
 
 from compilegate.errors import (
     EXIT_NOT_JUDGED,
@@ -95,6 +95,25 @@ def strip(*keys: str) -> Callable[[Doc], None]:
     return edit
 
 
+def timed_in(processes: int, compiled_ms: float) -> Doc:
+    """A run whose variant was timed in `processes` processes that disagree by ±12 %."""
+    doc = step(variants=[variant(step_ms=compiled_ms)], settings={"variant_processes": processes})
+    scatter = (0.88, 1.12, 0.92, 1.08)[:processes]
+    records = [process([10.0] * 30, [compiled_ms * s] * 30) for s in scatter]
+    return result(with_processes(doc, [process([10.0] * 30)], [records]))
+
+
+def wall_time_gated(gated: bool, compile_s: float) -> Doc:
+    settings = {"gate_compile_wall_time": gated}
+    return result(step(variants=[variant(compile_s=compile_s)], settings=settings))
+
+
+def more_compile_work() -> Doc:
+    document = one_variant()
+    first_variant(document)["compile_cost"] = compile_cost(10.0, counts={"fx_nodes": 300})
+    return document
+
+
 def nan_token(token: str) -> str:
     """A result whose speedup is a bare JSON token (json.dumps writes NaN as `NaN`)."""
     document = one_variant(speedup=0.5)
@@ -121,6 +140,24 @@ ATTACKS = {
         edited(one_variant(speedup=0.5), without_settings),
         EXIT_NOT_JUDGED,
         ("warmup 5 → (not recorded)",),
+    ),
+    "1 the PR's config switches the compile wall-time gate off": Attempt(
+        wall_time_gated(True, 10.0),
+        wall_time_gated(False, 40.0),
+        EXIT_REGRESSION,
+        ("compile time 10.0 s → 40.0 s",),
+    ),
+    "1 fewer timing processes than the baseline's (variant_processes: 1)": Attempt(
+        timed_in(4, 8.0),
+        timed_in(1, 8.0 * 1.24),
+        EXIT_NOT_JUDGED,
+        ("variant_processes 4 → 1", "fewer processes lower the gate's power"),
+    ),
+    "1 more compile work, whatever the machine's load": Attempt(
+        result(),
+        more_compile_work(),
+        EXIT_REGRESSION,
+        ("compile work: FX nodes 1 → 300",),
     ),
     # 2. Steps and variants vanish.
     "2 a step deleted from the config": Attempt(

@@ -19,6 +19,8 @@ DEFAULT_SETTINGS = {
     "threads": None,
     "timeout_s": 600.0,
     "device": "auto",
+    "eager_processes": 1,
+    "variant_processes": 4,
     "numerics": {"enabled": True, "steps": 2, "tol": 1e-4, "cosine_min": 0.99},
     "thresholds": {
         "speedup_drop_pct": 5.0,
@@ -82,6 +84,32 @@ def recompile(
     return {"function": function, "file": file, "line": line, "reason": reason}
 
 
+def compile_cost(
+    wall_s: float | None,
+    *,
+    cpu_s: float | None = None,
+    counts: dict[str, int | None] | None = None,
+    cold_cpu_s: list[float] | None = None,
+    cpu_noise_pct: float | None = None,
+) -> dict[str, Any]:
+    """A variant's compile_cost: one cold sample unless `cold_cpu_s` lists several."""
+    cpu = cpu_s if cpu_s is not None else (None if wall_s is None else wall_s * 0.8)
+    keys = ("graphs", "fx_nodes", "guards", "generated_kernels", "compile_records")
+    samples = [{"wall_s": wall_s, "cpu_s": c} for c in (cold_cpu_s or [cpu])]
+    return {
+        "wall_s": wall_s,
+        "cpu_s": cpu,
+        "counts": {
+            **dict.fromkeys(keys, 1),
+            "backward_compile_records": 1,
+            **(counts or {}),
+        },
+        "cold_samples": samples if wall_s is not None and cpu is not None else [],
+        "cpu_noise_pct": cpu_noise_pct,
+        "warm_wall_s": None,
+    }
+
+
 def variant(
     vid: str = "default",
     *,
@@ -121,6 +149,8 @@ def variant(
     doc.update(
         {
             "compile_s": compile_s,
+            "compile_cost": compile_cost(compile_s),
+            "torch_state": {"changed": {}},
             "step_ms": timing(step_ms, spread_pct=step_spread_pct),
             "eager_step_ms": timing(step_ms * speedup),
             "speedup": ratio(speedup, speedup_half_width_pct),
@@ -207,3 +237,31 @@ def result(
         "environment": env if env is not None else environment(),
         "steps": run_steps,
     }
+
+
+def process(
+    eager: list[float],
+    compiled: list[float] | None = None,
+    yardstick: list[float] | None = None,
+) -> dict[str, Any]:
+    """A process record (results/processes.py) from raw samples (ms); the eager twin times
+    like eager, the yardstick 2 ms flat unless given."""
+    samples = {"eager": list(eager), "eager_b": list(eager)}
+    if compiled is not None:
+        samples["compiled"] = list(compiled)
+    samples["yardstick"] = list(yardstick) if yardstick is not None else [2.0] * len(eager)
+    return {
+        "step_ms": sorted(eager)[len(eager) // 2],
+        "fastest_ms": {side: min(values) for side, values in samples.items()},
+        "samples_ms": samples,
+    }
+
+
+def with_processes(
+    doc: dict[str, Any], eager: list[dict[str, Any]], variants: list[list[dict[str, Any]]]
+) -> dict[str, Any]:
+    """`doc` (a step) with these eager-reference and per-variant process records."""
+    doc["eager"]["processes"] = eager
+    for entry, records in zip(doc["variants"], variants):
+        entry["processes"] = records
+    return doc

@@ -26,6 +26,34 @@ def test_reads_a_valid_document(tmp_path):
     assert read_result_document(path, role="baseline")["steps"][0]["name"] == "train"
 
 
+def recorded_before_compile_cost() -> dict:
+    """A baseline an earlier compilegate wrote: no compile_cost, no torch_state."""
+    document = result()
+    for variant_doc in document["steps"][0]["variants"]:
+        del variant_doc["compile_cost"], variant_doc["torch_state"]
+    return document
+
+
+def test_a_baseline_from_before_compile_cost_is_still_a_baseline(tmp_path):
+    path = write(tmp_path / "baseline.json", recorded_before_compile_cost())
+    assert read_result_document(path, role="baseline")["steps"][0]["name"] == "train"
+
+
+def test_a_result_must_carry_compile_cost(tmp_path):
+    path = write(tmp_path / "result.json", recorded_before_compile_cost())
+    with pytest.raises(BaselineError, match="'compile_cost' is a required property"):
+        read_result_document(path, role="result")
+
+
+def test_an_old_baseline_tolerates_only_the_keys_it_could_not_know(tmp_path):
+    document = recorded_before_compile_cost()
+    del document["steps"][0]["variants"][0]["compile_s"]
+    path = write(tmp_path / "baseline.json", document)
+    with pytest.raises(BaselineError) as raised:
+        read_result_document(path, role="baseline")
+    assert str(raised.value).endswith("'compile_s' is a required property")
+
+
 def test_missing_file_names_the_file(tmp_path):
     path = tmp_path / "nope.json"
     with pytest.raises(BaselineError) as err:

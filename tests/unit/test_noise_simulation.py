@@ -22,7 +22,7 @@ import random
 
 import pytest
 
-from compilegate.gate.metric_rules import classify_speed_change
+from compilegate.gate.rules import classify_speed_change
 from compilegate.results.stats import compare_processes, fastest, ratio_of_medians
 
 THRESHOLD_PCT = 5.0

@@ -5,11 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from gate_docs import environment, result, step, variant
+from gate_docs import environment, process, result, step, variant, with_processes
 
+from compilegate.config import Config
 from compilegate.errors import EXIT_CODES, EXIT_NOT_JUDGED, EXIT_OK, EXIT_USAGE
 from compilegate.gate.compare import compare_to_baseline
 from compilegate.gate.policy import (
+    adopt_baseline_power,
     environment_mismatch,
     environment_notes,
     resolve_thresholds,
@@ -47,7 +49,7 @@ def test_every_verdict_has_one_documented_exit_code():
     ],
 )
 def test_the_overall_verdict_is_the_most_severe(verdicts, overall):
-    from compilegate.gate.metric_rules import Subject
+    from compilegate.gate.rules import Subject
     from compilegate.gate.verdict import EnvironmentSummary, VerdictReport
 
     report = VerdictReport(
@@ -103,6 +105,84 @@ def test_a_changed_numerics_tolerance_is_incomparable_naming_both():
     (row,) = rows(report)
     assert row.verdict == "incomparable" and report.exit_code == EXIT_NOT_JUDGED
     assert "'tol': 0.0001" in row.message and "'tol': 1.0" in row.message
+
+
+# -- the gate's power comes from the baseline ----------------------------------------------------
+
+WIDE = (0.88, 1.12, 0.92, 1.08)  # processes that disagree by ±12 %
+
+
+def timed_step(compiled_ms: float, processes: int, **settings: int) -> dict:
+    """A step whose variant was timed in `processes` processes, recording that setting."""
+    doc = step(variants=[variant(step_ms=compiled_ms)], settings=settings or None)
+    doc["settings"]["variant_processes"] = processes
+    records = [process([10.0] * 30, [compiled_ms * s] * 30) for s in WIDE[:processes]]
+    return with_processes(doc, [process([10.0] * 30)], [records])
+
+
+def test_a_pr_that_times_its_variant_in_one_process_cannot_turn_a_regression_into_a_pass():
+    """Issue 14 item 2: +24 % in the compiled step gave REGRESSION at the default four
+    processes and INCONCLUSIVE (exit 0) when the pull request's config said
+    `variant_processes: 1`: one process leaves the noise to the baseline's spread alone."""
+    base = timed_step(8.0, 4)
+    assert compare_to_baseline(result(base), result(timed_step(8.0 * 1.24, 4))).exit_code == 1
+    report = compare_to_baseline(result(base), result(timed_step(8.0 * 1.24, 1)))
+    assert report.exit_code == EXIT_NOT_JUDGED, [(r.metric, r.verdict) for r in report.verdicts]
+    (row,) = rows(report)
+    assert row.verdict == "incomparable"
+    assert "variant_processes 4 → 1" in row.message and "power" in row.message
+
+
+@pytest.mark.parametrize("key", ["eager_processes", "variant_processes"])
+def test_more_processes_than_the_baseline_stay_comparable(key):
+    cur = step()
+    cur["settings"][key] += 2
+    assert step_config_mismatch(step(), cur) is None
+    cur["settings"][key] = 0
+    assert f"{key} " in step_config_mismatch(step(), cur)
+
+
+def test_a_baseline_that_predates_the_process_settings_sets_no_floor():
+    base = step()
+    del base["settings"]["variant_processes"], base["settings"]["eager_processes"]
+    assert step_config_mismatch(base, step(settings={"variant_processes": 1})) is None
+
+
+def test_a_result_that_hides_its_process_count_is_incomparable():
+    cur = step()
+    del cur["settings"]["variant_processes"]
+    assert "variant_processes 4 → (not recorded)" in step_config_mismatch(step(), cur)
+
+
+POWERLESS_CONFIG = """\
+version: 1
+steps:
+  - name: train
+    entry: examples/test_steps/tiny_mlp.py:make_step
+    iterations: 10
+    rounds: 2
+    variant_processes: 1
+    eager_processes: 3
+  - name: other
+    entry: examples/test_steps/tiny_mlp.py:make_step
+"""
+
+
+def test_run_with_a_baseline_measures_with_the_baselines_power(repo_root: Path):
+    """`compilegate run --baseline` does not let its config lower the gate's power: it
+    measures with the baseline's iterations, rounds and process counts, and says so."""
+    config = Config.from_text(POWERLESS_CONFIG, source="compilegate.yml", repo_root=repo_root)
+    baseline = result(step())  # step "train": warmup 5, 40 iterations, 4 rounds, 1 + 4 processes
+    adopted, notes = adopt_baseline_power(config, baseline)
+    train, other = adopted.steps
+    assert (train.warmup, train.iterations, train.rounds) == (5, 40, 4)
+    assert (train.variant_processes, train.eager_processes) == (4, 3)  # more is kept
+    assert other == config.steps[1]  # not in the baseline: nothing to hold it to
+    (note,) = notes
+    assert "step train: measured with the baseline's" in note
+    assert "iterations 40 (config: 10)" in note and "variant_processes 4 (config: 1)" in note
+    measured = step(settings=train.comparable_settings() | {"variant_processes": 4})
+    assert step_config_mismatch(step(), measured) is None
 
 
 # -- the machine -------------------------------------------------------------------------------

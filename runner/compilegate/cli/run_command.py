@@ -84,6 +84,12 @@ def command_run(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.config}: {exc}") from None
     _check_out_path(args.out)
     baseline = _read_baseline(args.baseline, config)  # before anything is measured
+    if baseline is not None:
+        from ..gate.policy import adopt_baseline_power
+
+        config, notes = adopt_baseline_power(config, baseline)
+        for note in notes:
+            sys.stderr.write(f"note: {note}\n")
     options = RunOptions(
         out_path=args.out,
         python=python,

@@ -27,7 +27,9 @@ DEFAULT_STEP_SETTINGS: dict[str, Any] = {
     "threads": None,
     "eager_processes": 1,
     "variant_processes": 4,
+    "cold_compiles": 1,
     "env": [],
+    "gate_compile_wall_time": False,
 }
 DEFAULT_NUMERICS: dict[str, Any] = {"enabled": True, "steps": 2, "tol": 1e-4, "cosine_min": 0.99}
 DEFAULT_THRESHOLDS: dict[str, float] = {
@@ -39,6 +41,14 @@ DEFAULT_THRESHOLDS: dict[str, float] = {
     "recompiles_increase": 0,
     "graph_break_sites_increase": 0,
     "fallbacks_increase": 0,
+    # Compile cost (gate/judges/compile_cost.py): the work counts are deterministic, so a
+    # small tolerance; the CPU seconds are judged against their own noise too, above what
+    # a shared runner's load alone moved them (x1.04-1.45 with two busy neighbours).
+    "compile_work_growth_pct": 5.0,
+    "compile_cpu_time_growth_pct": 50.0,
+    # The 25th percentile of each process's step times (gate/judges/distribution.py):
+    # above what a shared runner's load moves it.
+    "step_time_quantile_growth_pct": 20.0,
 }
 # The settings that make two measurements of a step comparable: one changed, and the
 # baseline of that step says nothing about this run. The gate names the one that changed.
@@ -52,6 +62,9 @@ COMPARABLE_SETTINGS = (
     "threads",
     "numerics",
 )
+# The settings that set the gate's power: a run may use more processes than its baseline,
+# never fewer (gate/policy.py). warmup, iterations and rounds are comparable settings above.
+POWER_SETTINGS = ("eager_processes", "variant_processes", "cold_compiles")
 # reduce-overhead records CUDA graphs on the 2nd call and replays from the 3rd (cudagraph_trees.py).
 MIN_WARMUP_REDUCE_OVERHEAD = 5
 
@@ -122,8 +135,13 @@ class StepConfig:
     numerics: NumericsSettings
     thresholds: dict[str, float] = field(default_factory=dict)
     variant_processes: int = DEFAULT_STEP_SETTINGS["variant_processes"]
+    # How many of a variant's processes compile cold, each with a fresh Inductor cache: more
+    # than one gives the compile CPU time a noise estimate (results/compile_cost.py).
+    cold_compiles: int = DEFAULT_STEP_SETTINGS["cold_compiles"]
     # Host variables this step's child may see beyond the allow-list (run/child_env.py).
     env: tuple[str, ...] = ()
+    # Policy, read from the baseline's step: may compile wall time fail the job?
+    gate_compile_wall_time: bool = False
 
     def comparable_settings(self) -> dict[str, Any]:
         """The settings that make two measurements of this step comparable (COMPARABLE_SETTINGS):

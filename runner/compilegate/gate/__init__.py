@@ -1,1 +1,2 @@
-"""The regression gate: documents, baseline, comparison, per-metric rules, verdicts."""
+"""The regression gate: documents, baseline, policy, one-pass comparison, one judge per
+metric family (judges/), verdicts."""

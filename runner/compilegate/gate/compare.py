@@ -1,12 +1,10 @@
 """Compare a result document with its baseline: a verdict per step × variant × metric.
 
-The per-metric rules — directions, thresholds and the noise rule (a speed change is a
-regression only when it is beyond the threshold *and* beyond the noise; beyond the
-threshold but inside the noise it is `inconclusive`) — live in metric_rules.py; how step
-times and speedups are compared across runs (both runs' processes pooled, in yardstick
-units or raw) in step_times.py; the policy (thresholds from the baseline side, which
-environments and configurations are comparable) in policy.py; which verdict fails the job
-in verdict.py. This module decides what is compared with what, and what is not:
+One pass: for each step, the policy is read from the baseline's side once
+(policy.StepPolicy), then every judge of judges/ gets the baseline's and this run's
+documents of its subject (judges.Sides) and returns its rows: the eager judges once per
+step, the variant judges once per variant present on both sides. How a metric is judged
+lives in its judge; this module decides what is compared with what, and what is not:
 
 - Environment guard (policy.environment_mismatch): another device type, GPU model or CPU
   model makes every step present in both `incomparable`, with the reason.
@@ -22,35 +20,25 @@ in verdict.py. This module decides what is compared with what, and what is not:
   measurement, so this only happens when it never had one). A step or variant that failed
   in this run is `error`, whatever the baseline says.
 - A gated metric measured on one side only, or not a finite number, is `missing`; so are
-  numerics when the baseline's policy checks them and this run has no pass/fail verdict.
+  numerics when the baseline's policy checks them and this run has no pass/fail verdict
+  (gate/rules.py).
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from .metric_rules import (
-    HIGHER_IS_BETTER,
-    Subject,
-    get_path,
-    judge_compile_time,
-    judge_count,
-    judge_graph_breaks,
-    judge_numerics,
-    judge_peak_memory,
-    recompile_detail,
-)
+from .judges import EAGER_JUDGES, VARIANT_JUDGES, Sides, SpeedUnits
 from .policy import (
+    StepPolicy,
     environment_mismatch,
     environment_notes,
-    resolve_thresholds,
     step_config_mismatch,
     threshold_notes,
     validate_threshold_override,
 )
-from .step_times import SpeedComparison
+from .rules import HIGHER_IS_BETTER, Subject, get_path
 from .verdict import EnvironmentSummary, MetricVerdict, VerdictReport
 
 VARIANT_DEFINITION = {
@@ -59,13 +47,6 @@ VARIANT_DEFINITION = {
     "compile_target": "model",
     "fullgraph": False,
     "backend": "inductor",
-}
-# Variant metrics the compile diagnostics produce, and their keys: when one is missing, the
-# variant's `degraded` reasons say why (e.g. "compile diagnostics failed: ...").
-DIAGNOSTIC_METRICS = {
-    "recompiles": "recompiles",
-    "graph_break_sites": "graph_breaks",
-    "fallbacks_to_eager": "fallbacks_to_eager",
 }
 
 Doc = Mapping[str, Any]
@@ -87,12 +68,12 @@ def compare_to_baseline(
     if override:
         shown = ", ".join(f"{name} {value:g}" for name, value in override.items())
         notes.append(f"thresholds set on the command line, for every step: {shown}")
-    speeds = SpeedComparison.between(baseline_doc, result_doc)
+    units = SpeedUnits.between(baseline_doc, result_doc)
     base_steps = {step["name"]: step for step in baseline_doc.get("steps", [])}
     rows: list[MetricVerdict] = []
     for cur in result_doc.get("steps", []):
         base = base_steps.get(cur["name"])
-        rows.extend(_compare_step(base, cur, env_reason, override, notes, speeds))
+        rows.extend(_compare_step(base, cur, env_reason, override, notes, units))
     current_names = {step["name"] for step in result_doc.get("steps", [])}
     declared = set(result_doc.get("declared_steps") or ())
     for name in base_steps:
@@ -118,7 +99,7 @@ def _compare_step(
     env_reason: str | None,
     override: dict[str, float],
     notes: list[str],
-    speeds: SpeedComparison,
+    units: SpeedUnits,
 ) -> list[MetricVerdict]:
     step = Subject(cur["name"])
     if cur.get("status") == "error":
@@ -144,25 +125,28 @@ def _compare_step(
             f"step {step.step}: the baseline records neither settings nor a fingerprint; "
             "its configuration could not be checked"
         )
-    thresholds = resolve_thresholds(base, override)
-    notes.extend(threshold_notes(step.step, base, cur, thresholds))
-    numerics_required = _numerics_enabled(base)
-    rows: list[MetricVerdict | None] = [
-        speeds.eager(
-            Subject(step.step, "eager"), (base, cur), thresholds["eager_step_time_growth_pct"]
-        )
-    ]
+    policy = StepPolicy.from_baseline(base, override)
+    notes.extend(threshold_notes(step.step, base, cur, policy.thresholds))
+    eager = Sides(
+        Subject(step.step, "eager"),
+        base.get("eager") or {},
+        cur.get("eager") or {},
+        base,
+        cur,
+        policy,
+        units,
+    )
+    rows = [row for judge in EAGER_JUDGES for row in judge(eager)]
     base_variants = {v["id"]: v for v in base.get("variants", [])}
     for variant in variants:
         rows.extend(
             _compare_variant(
-                step.step,
+                Subject(step.step, variant["id"]),
                 base_variants.get(variant["id"]),
                 variant,
-                thresholds,
                 (base, cur),
-                speeds,
-                numerics_required=numerics_required,
+                policy,
+                units,
             )
         )
     current_ids = {v["id"] for v in variants}
@@ -173,24 +157,21 @@ def _compare_step(
                     "variant", "removed", "variant removed: in the baseline, not run now"
                 )
             )
-    return [row for row in rows if row is not None]
+    return rows
 
 
 def _compare_variant(
-    step: str,
+    subject: Subject,
     base: Doc | None,
     cur: Doc,
-    thresholds: dict[str, float],
     steps: tuple[Doc, Doc],
-    speeds: SpeedComparison,
-    *,
-    numerics_required: bool = False,
+    policy: StepPolicy,
+    units: SpeedUnits,
 ) -> list[MetricVerdict]:
-    subject = Subject(step, cur["id"])
     if cur.get("status") == "error":
-        return [_variant_error(step, cur)]
+        return [_variant_error(subject.step, cur)]
     if base is None:
-        return _new_rows(step, [cur], "new variant: not in the baseline")
+        return _new_rows(subject.step, [cur], "new variant: not in the baseline")
     if base.get("status") == "error":
         why = (
             "no usable baseline: the baseline run of this variant failed "
@@ -202,71 +183,8 @@ def _compare_variant(
         changed = [f"{k} {before[k]!r} → {after[k]!r}" for k in before if before[k] != after[k]]
         why = "not compared: the variant's definition changed: " + ", ".join(changed)
         return [subject.row("variant", "incomparable", why)]
-    judged = [
-        speeds.speedup(subject, (base, cur), thresholds["speedup_drop_pct"]),
-        speeds.compiled(subject, (base, cur), steps, thresholds["compiled_step_time_growth_pct"]),
-        judge_compile_time(
-            subject,
-            base.get("compile_s"),
-            cur.get("compile_s"),
-            thresholds["compile_time_growth_pct"],
-        ),
-        judge_count(
-            subject,
-            "recompiles",
-            "recompiles",
-            get_path(base, "recompiles", "count"),
-            get_path(cur, "recompiles", "count"),
-            thresholds["recompiles_increase"],
-            recompile_detail(base, cur),
-        ),
-        judge_graph_breaks(
-            subject,
-            base.get("graph_breaks"),
-            cur.get("graph_breaks"),
-            thresholds["graph_break_sites_increase"],
-        ),
-        judge_count(
-            subject,
-            "fallbacks_to_eager",
-            "fallbacks to eager",
-            base.get("fallbacks_to_eager"),
-            cur.get("fallbacks_to_eager"),
-            thresholds["fallbacks_increase"],
-            "".join(f"; {r}" for r in (cur.get("fallback_reasons") or [])[:1]),
-        ),
-        judge_numerics(
-            subject, base.get("numerics"), cur.get("numerics"), required=numerics_required
-        ),
-        judge_peak_memory(
-            subject,
-            base.get("peak_bytes"),
-            cur.get("peak_bytes"),
-            thresholds["peak_memory_growth_pct"],
-        ),
-    ]
-    return [_explain_missing(row, cur) for row in judged if row is not None]
-
-
-def _explain_missing(row: MetricVerdict, cur: Doc) -> MetricVerdict:
-    """A diagnostic metric this run lacks: add why, when the variant says (`degraded`)."""
-    key = DIAGNOSTIC_METRICS.get(row.metric)
-    if row.verdict != "missing" or key is None or cur.get(key) is not None:
-        return row
-    failures = [reason for reason in cur.get("degraded") or [] if "diagnostics" in reason]
-    if not failures:
-        return row
-    return dataclasses.replace(row, message=f"{row.message} ({failures[0]})")
-
-
-def _numerics_enabled(base_step: Doc) -> bool:
-    """Whether the baseline's policy checks numerics (settings.numerics, enabled, steps > 0)."""
-    numerics = (base_step.get("settings") or {}).get("numerics")
-    return (
-        isinstance(numerics, Mapping)
-        and bool(numerics.get("enabled"))
-        and (numerics.get("steps", 1) != 0)
-    )
+    sides = Sides(subject, base, cur, steps[0], steps[1], policy, units)
+    return [row for judge in VARIANT_JUDGES for row in judge(sides)]
 
 
 def _variant_error(step: str, variant: Doc) -> MetricVerdict:

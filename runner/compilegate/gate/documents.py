@@ -20,6 +20,11 @@ from ..results.document import non_finite_paths
 from ..schemas import validation_errors
 
 ROLES = ("result", "baseline")
+# Keys a baseline recorded by an earlier compilegate lacks (compile cost and torch state
+# came later): read as a baseline, such a document is still judged against, and the gate
+# says those measurements are new (gate/judges/compile_cost.py) instead of refusing it.
+# A result — this run's — must carry them.
+KEYS_OLD_BASELINES_LACK = ("compile_cost", "torch_state")
 MAX_DETAIL_CHARS = 200
 
 
@@ -61,7 +66,8 @@ def check_result_document(document: Any, source: str, *, role: str = "result") -
             f"{source}: not a valid compilegate {role} document: at {where}: {value} is not a "
             f"finite number (JSON has no NaN or Infinity){more}"
         )
-    problems = validation_errors(document, role) + _duplicate_names(document)
+    may_lack = KEYS_OLD_BASELINES_LACK if role == "baseline" else ()
+    problems = validation_errors(document, role, may_lack=may_lack) + _duplicate_names(document)
     if problems:
         where, _, message = problems[0].partition(": ")
         more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""

@@ -13,6 +13,17 @@ thresholds, a PR could pass any regression by loosening them. So:
 - Numerics tolerances (`numerics.tol`, `cosine_min`, `steps`, `enabled`) are comparable
   settings (config.COMPARABLE_SETTINGS): the compiled-vs-eager check runs in the child with
   the run's own tolerance, so a run with other tolerances is `incomparable`, naming both.
+- The gate's power: `warmup`, `iterations` and `rounds` are comparable settings (equal on
+  both sides: each changes what a process's fastest iteration and quantiles estimate), and
+  `eager_processes` / `variant_processes` / `cold_compiles` (POWER_SETTINGS) may not fall
+  below the baseline's. A pull request that times its step in fewer processes widens the noise until
+  a regression reads `inconclusive` (exit 0); the gate calls that `incomparable` instead,
+  naming the setting. More processes than the baseline's only narrow the noise.
+  `compilegate run --baseline` measures with the baseline's values instead, and says so
+  (`adopt_baseline_power`): the run it makes is then comparable.
+- Compile wall time fails the job only where the baseline's step records
+  `gate_compile_wall_time: true` (a dedicated runner): it moves with the machine's load
+  (judges/compile_cost.py).
 - What fails the job is not configurable at all (gate/verdict.py VERDICT_EXIT_CODES).
 
 Comparability. Timings from another device type, GPU model or, on CPU, another CPU model
@@ -25,15 +36,46 @@ fingerprint) cannot slip past the check.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-from ..config import COMPARABLE_SETTINGS, DEFAULT_THRESHOLDS
+from ..config import COMPARABLE_SETTINGS, DEFAULT_THRESHOLDS, POWER_SETTINGS, Config
+from ..config.model import MIN_WARMUP_REDUCE_OVERHEAD
 from ..errors import UsageError
-from .metric_rules import is_number
+from .rules import is_number
 
 Doc = Mapping[str, Any]
 NOT_RECORDED = "(not recorded)"
+
+
+@dataclass(frozen=True)
+class StepPolicy:
+    """The rules one step is judged by, all from the baseline side (and the operator's
+    --threshold): thresholds, whether numerics must be checked, whether compile wall time
+    may fail the job."""
+
+    thresholds: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_THRESHOLDS))
+    numerics_required: bool = False
+    gate_compile_wall_time: bool = False
+
+    @classmethod
+    def from_baseline(
+        cls, base_step: Doc | None, override: Mapping[str, float] | None = None
+    ) -> StepPolicy:
+        settings = (base_step or {}).get("settings") or {}
+        numerics = settings.get("numerics")
+        numerics_required = (
+            isinstance(numerics, Mapping)
+            and bool(numerics.get("enabled"))
+            and numerics.get("steps", 1) != 0
+        )
+        return cls(
+            thresholds=resolve_thresholds(base_step, override),
+            numerics_required=numerics_required,
+            gate_compile_wall_time=settings.get("gate_compile_wall_time") is True,
+        )
 
 
 def validate_threshold_override(override: Mapping[str, Any] | None) -> dict[str, float]:
@@ -75,6 +117,10 @@ def threshold_notes(step_name: str, base_step: Doc, cur_step: Doc, applied: Doc)
         for name in DEFAULT_THRESHOLDS
         if name in asked and asked[name] != applied[name]
     ]
+    wall_asked = ((cur_step or {}).get("settings") or {}).get("gate_compile_wall_time")
+    wall_applied = ((base_step or {}).get("settings") or {}).get("gate_compile_wall_time") is True
+    if isinstance(wall_asked, bool) and wall_asked != wall_applied:
+        differ.append(f"gate_compile_wall_time {wall_asked} (applied: {wall_applied})")
     if not differ:
         return []
     return [
@@ -150,10 +196,70 @@ def step_config_mismatch(base_step: Doc, cur_step: Doc) -> str | None:
         base_fp, cur_fp = base_step.get("config_fingerprint"), cur_step.get("config_fingerprint")
         if base_fp and base_fp != cur_fp:
             return f"the step's configuration changed (fingerprint {base_fp} → {cur_fp})"
+    changed.extend(_less_power(base_set, cur_set))
     if changed:
         return "the step's configuration changed: " + ", ".join(changed)
     return None
 
 
+def _less_power(base_set: Doc, cur_set: Doc) -> list[str]:
+    """POWER_SETTINGS this run lowered below the baseline's (a baseline that predates them
+    sets no floor)."""
+    lowered = []
+    for key in POWER_SETTINGS:
+        floor = base_set.get(key)
+        if not is_number(floor):
+            continue
+        asked = cur_set.get(key)
+        if not is_number(asked) or asked < floor:
+            lowered.append(
+                f"{key} {floor!r} → {_shown(cur_set, key)} (the baseline's policy times the "
+                f"step in at least {floor!r}: fewer processes lower the gate's power)"
+            )
+    return lowered
+
+
 def _shown(doc: Doc, key: str) -> str:
     return repr(doc[key]) if key in doc else NOT_RECORDED
+
+
+def adopt_baseline_power(config: Config, baseline: Doc) -> tuple[Config, list[str]]:
+    """The config with each step's power settings raised to its baseline's: `warmup`,
+    `iterations` and `rounds` as the baseline recorded them, process counts at least the
+    baseline's. Returns the config to measure with and one note per step changed."""
+    base_steps = {s.get("name"): s for s in baseline.get("steps") or [] if isinstance(s, Mapping)}
+    steps, notes = [], []
+    for step in config.steps:
+        settings = (base_steps.get(step.name) or {}).get("settings") or {}
+        wanted = {
+            key: settings[key]
+            for key in ("warmup", "iterations", "rounds")
+            if _count(settings.get(key)) and settings[key] != getattr(step, key)
+        }
+        wanted.update(
+            (key, settings[key])
+            for key in POWER_SETTINGS
+            if _count(settings.get(key)) and settings[key] > getattr(step, key)
+        )
+        if any(v.mode == "reduce-overhead" for v in step.variants):
+            if wanted.get("warmup", step.warmup) < MIN_WARMUP_REDUCE_OVERHEAD:
+                wanted.pop("warmup", None)  # CUDA graphs need it: the gate names the change
+        if wanted.get("rounds", step.rounds) > wanted.get("iterations", step.iterations):
+            wanted.pop("rounds", None)
+            wanted.pop("iterations", None)
+        if not wanted:
+            steps.append(step)
+            continue
+        shown = ", ".join(
+            f"{key} {value} (config: {getattr(step, key)})" for key, value in wanted.items()
+        )
+        notes.append(
+            f"step {step.name}: measured with the baseline's {shown}: the gate's power comes "
+            "from the baseline, not from this config"
+        )
+        steps.append(dataclasses.replace(step, **wanted))
+    return dataclasses.replace(config, steps=tuple(steps)), notes
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1

@@ -13,7 +13,8 @@ One `MetricVerdict` per step × variant × metric, with one of these verdicts:
                   no good measurement of it
     inconclusive  beyond the threshold but inside the noise: the runs cannot tell
     improvement   better by more than the threshold and than the noise of both runs
-    new           nothing to compare with: a step or variant this run adds
+    new           nothing to compare with: a step or variant this run adds, or a
+                  measurement the baseline predates (compile cost, in an old baseline)
     skipped       in the baseline, left out of this run with --step: not compared
     pass          within the threshold (or a possible improvement still inside the noise)
 
@@ -100,6 +101,9 @@ class MetricVerdict:
     `detectable_change_pct` the smallest change this comparison could call a regression.
     `normalisation` says how step times were compared: "yardstick" (in units of the machine
     yardstick timed beside them) or "raw" (milliseconds; e.g. across torch versions).
+    `gated` is False for a row that is reported and never judged (its verdict is then
+    `pass` whatever the change): compile wall time unless the baseline's policy gates it,
+    compile-work counts across torch versions, what the step changed in torch's state.
     """
 
     step: str
@@ -117,6 +121,7 @@ class MetricVerdict:
     noise_pct: float | None = None
     detectable_change_pct: float | None = None
     normalisation: str | None = None
+    gated: bool = True
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:

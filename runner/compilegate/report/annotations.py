@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..gate.metric_rules import diff_graph_break_sites
+from ..gate.judges.diagnostics import diff_graph_break_sites
 from ..gate.run_set import RunSetVerdict
 from ..github.actions_env import Annotation
 

@@ -11,7 +11,7 @@ the eager median kept for reading, and the raw samples. From the records of one 
     speedup          one value per process of the variant: eager / compiled, as above
 
 Step times are divided by the fastest yardstick iteration of the same process when the
-comparison normalises (gate/step_times.py decides); a speedup needs no yardstick.
+comparison normalises (gate/judges/speed.py decides); a speedup needs no yardstick.
 """
 
 from __future__ import annotations

@@ -1,0 +1,29 @@
+"""Memory: peak allocated bytes of the compiled copy (CUDA), growth against the threshold.
+
+Peak memory is not timed in rounds and carries no noise estimate: it is judged on
+`peak_memory_growth_pct` alone. On CPU neither run measures it and there is no row.
+"""
+
+from __future__ import annotations
+
+from ..rules import missing, moved, threshold_verdict
+from ..verdict import MetricVerdict
+from .sides import Sides
+
+
+def judge(sides: Sides) -> list[MetricVerdict]:
+    base_bytes, cur_bytes = sides.base.get("peak_bytes"), sides.head.get("peak_bytes")
+    subject = sides.subject
+    unjudged = missing(subject, "peak_bytes", "peak memory", base_bytes, cur_bytes, positive=True)
+    if unjudged is not None or base_bytes is None or cur_bytes is None:
+        return [unjudged] if unjudged is not None else []
+    threshold_pct = sides.policy.thresholds["peak_memory_growth_pct"]
+    change_pct = (cur_bytes - base_bytes) / base_bytes * 100
+    verdict, why = threshold_verdict(change_pct, threshold_pct)
+    shown = moved("peak memory", base_bytes, cur_bytes, "bytes", change_pct)
+    values = (base_bytes, cur_bytes)
+    return [
+        subject.measured(
+            "peak_bytes", verdict, f"{shown}: {why}", values, "bytes", change_pct, threshold_pct
+        )
+    ]

@@ -1,0 +1,73 @@
+"""What one judge sees: the baseline's and this run's documents of one subject, their steps,
+the policy (from the baseline side) and the units step times are compared in."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ..policy import StepPolicy
+from ..rules import Subject
+from ..verdict import MetricVerdict
+
+Doc = Mapping[str, Any]
+YARDSTICK = "yardstick"
+RAW = "raw"
+
+
+@dataclass(frozen=True)
+class SpeedUnits:
+    """How two runs' step times are compared: in yardstick units or raw, and why raw.
+
+    yardstick   step times divided by the yardstick timed in the same process
+                (child/timing.yardstick): a runner that is slower today moves both
+    raw         milliseconds; when the runs used different torch versions, since the
+                yardstick is a torch workload and would change with the version under
+                test, or when a run did not time the yardstick
+    """
+
+    normalisation: str = YARDSTICK
+    why_raw: str = ""
+
+    @classmethod
+    def between(cls, baseline_doc: Doc, result_doc: Doc) -> SpeedUnits:
+        base = (baseline_doc.get("environment") or {}).get("torch")
+        cur = (result_doc.get("environment") or {}).get("torch")
+        if base and cur and base != cur:
+            return cls(
+                RAW,
+                f"torch {base} → {cur}: the yardstick runs on torch, so it is not a fixed "
+                "unit across versions",
+            )
+        return cls()
+
+    @property
+    def same_torch(self) -> bool:
+        return self.normalisation == YARDSTICK
+
+
+@dataclass(frozen=True)
+class Sides:
+    """One subject of the comparison. For a variant, `base`/`head` are the variant entries;
+    for the eager rows (subject variant "eager") they are the steps' `eager` entries."""
+
+    subject: Subject
+    base: Doc
+    head: Doc
+    base_step: Doc
+    head_step: Doc
+    policy: StepPolicy
+    units: SpeedUnits
+
+    @property
+    def steps(self) -> tuple[Doc, Doc]:
+        return self.base_step, self.head_step
+
+    @property
+    def pair(self) -> tuple[Doc, Doc]:
+        return self.base, self.head
+
+
+# A judge: one metric family's rows for one subject (none when it measured nothing).
+Judge = Callable[[Sides], "list[MetricVerdict]"]

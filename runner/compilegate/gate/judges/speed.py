@@ -1,0 +1,194 @@
+"""Speed: eager step time, compiled step time and speedup, on each process's fastest iteration.
+
+Each run times the step in several processes (results/processes.py): eager references, and
+every variant's own processes. A metric's value per process is its fastest iteration
+(stats.fastest; a speedup is eager / compiled of the same process), and the two runs are
+compared with a two-sample t interval over their processes (stats.compare_processes):
+the change of the geometric mean, judged by the noise rule (gate/rules.py) against the
+95 % half-width from both runs' pooled spread. A process's own luck and what the machine
+did while it ran are in that spread; the baseline's processes add degrees of freedom.
+
+Step times are in yardstick units or raw milliseconds (sides.SpeedUnits); a speedup is a
+ratio inside one process and needs no yardstick. Runs without process records (results
+written before them), or with one process on each side (no degrees of freedom), are judged
+on medians and the noise estimates each run made (speed_medians.py).
+
+How the rest of each process's samples moved (a regression on most iterations that leaves
+the fastest alone) is judged in distribution.py, with the same machinery (`judge_processes`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ...results.processes import (
+    all_timed_yardstick,
+    compiled_values,
+    eager_records,
+    eager_values,
+    geometric_mean,
+    speedup_values,
+    variant_records,
+)
+from ...results.stats import ProcessComparison, compare_processes
+from ..rules import (
+    HIGHER_IS_BETTER,
+    LOWER_IS_BETTER,
+    classify_speed_change,
+    get_path,
+    noise_rule_message,
+)
+from ..verdict import MetricVerdict, format_value
+from .sides import RAW, YARDSTICK, Sides
+from .speed_medians import judge_from_medians, judge_speed, speedup_noise_pct
+
+Doc = Mapping[str, Any]
+YARDSTICK_UNIT = "yardsticks"  # a step time divided by the yardstick's: no physical unit
+# metric -> (label, unit, direction)
+SPEED_METRICS = {
+    "speedup": ("speedup", "x", HIGHER_IS_BETTER),
+    "eager_step_ms": ("eager step time", "ms", LOWER_IS_BETTER),
+    "compiled_step_ms": ("compiled step time", "ms", LOWER_IS_BETTER),
+}
+Records = tuple[list[Doc], list[Doc]]
+
+
+def judge_eager(sides: Sides) -> list[MetricVerdict]:
+    """The step's eager time, over every process of each run that timed eager."""
+    records = (eager_records(sides.base_step), eager_records(sides.head_step))
+    threshold = sides.policy.thresholds["eager_step_time_growth_pct"]
+    if has_degrees_of_freedom(records):
+        normalisation, units = units_of(sides, records)
+        per_yardstick = normalisation == YARDSTICK
+        row = judge_processes(
+            sides,
+            "eager_step_ms",
+            [eager_values(r, per_yardstick=per_yardstick) for r in records],
+            [eager_values(r, per_yardstick=False) for r in records],
+            threshold,
+            (normalisation, units),
+        )
+        return [row]
+    return _listed(judge_from_medians(sides, "eager_step_ms", threshold))
+
+
+def judge_variant(sides: Sides) -> list[MetricVerdict]:
+    """Speedup and compiled step time of one variant."""
+    records = (variant_records(sides.base), variant_records(sides.head))
+    thresholds = sides.policy.thresholds
+    if not has_degrees_of_freedom(records):
+        speedup = judge_speed(
+            sides.subject,
+            "speedup",
+            get_path(sides.base, "speedup", "median"),
+            get_path(sides.head, "speedup", "median"),
+            thresholds["speedup_drop_pct"],
+            (speedup_noise_pct(sides.base), speedup_noise_pct(sides.head)),
+        )
+        compiled = judge_from_medians(
+            sides, "compiled_step_ms", thresholds["compiled_step_time_growth_pct"]
+        )
+        return _listed(speedup, compiled)
+    speedups = [speedup_values(r) for r in records]
+    speedup = judge_processes(
+        sides, "speedup", speedups, speedups, thresholds["speedup_drop_pct"], (None, "")
+    )
+    normalisation, units = units_of(sides, records)
+    per_yardstick = normalisation == YARDSTICK
+    compiled = judge_processes(
+        sides,
+        "compiled_step_ms",
+        [compiled_values(r, per_yardstick=per_yardstick) for r in records],
+        [compiled_values(r, per_yardstick=False) for r in records],
+        thresholds["compiled_step_time_growth_pct"],
+        (normalisation, units),
+    )
+    return [speedup, compiled]
+
+
+# -- shared with distribution.py --------------------------------------------------------------
+
+
+def has_degrees_of_freedom(records: Records) -> bool:
+    return bool(records[0]) and bool(records[1]) and len(records[0]) + len(records[1]) > 2
+
+
+def units_of(sides: Sides, records: Records) -> tuple[str, str]:
+    """(the normalisation, how the message says it)."""
+    if sides.units.normalisation == RAW:
+        return RAW, f"raw milliseconds ({sides.units.why_raw})"
+    if not all(all_timed_yardstick(r) for r in records):
+        return RAW, "raw milliseconds (a run did not time the yardstick)"
+    return YARDSTICK, "in units of the yardstick timed beside them"
+
+
+def judge_processes(
+    sides: Sides,
+    metric: str,
+    judged: Sequence[Sequence[float]],
+    shown: Sequence[Sequence[float]],
+    threshold_pct: float,
+    units: tuple[str | None, str],
+    *,
+    label: str | None = None,
+    statistic: str = "fastest iterations",
+) -> MetricVerdict:
+    """One row from both runs' per-process values: `judged` in the units compared, `shown`
+    in the row's own unit (ms, or x for a speedup). `metric` may name a distribution
+    metric (`eager_step_ms_median`): its family's label, unit and direction apply."""
+    family = next(name for name in SPEED_METRICS if metric.startswith(name))
+    family_label, unit, direction = SPEED_METRICS[family]
+    label = label or family_label
+    comparison = compare_processes(judged[0], judged[1])
+    raw = compare_processes(shown[0], shown[1])
+    change = comparison.change_pct
+    worse_by = -change if direction == HIGHER_IS_BETTER else change
+    noise = comparison.noise_pct
+    assert noise is not None  # has_degrees_of_freedom
+    verdict = classify_speed_change(worse_by, threshold_pct, noise)
+    normalisation, units_text = units
+    shown_values = (geometric_mean(shown[0]), geometric_mean(shown[1]))
+    unit_text = f", {units_text}" if units_text else ""
+    if normalisation == YARDSTICK:
+        # The row's values, change and threshold are all in yardstick units; the
+        # milliseconds they came from are in the message.
+        values = (geometric_mean(judged[0]), geometric_mean(judged[1]))
+        unit = YARDSTICK_UNIT
+        unit_text += (
+            f"; raw {format_value(shown_values[0], 'ms')} → "
+            f"{format_value(shown_values[1], 'ms')}, {raw.change_pct:+.1f} %"
+        )
+    else:
+        values = shown_values
+    moved = (
+        f"{label} {format_value(values[0], unit)} → {format_value(values[1], unit)} "
+        f"({change:+.1f} %; {_what(comparison, statistic)}{unit_text})"
+    )
+    message = noise_rule_message(
+        moved, verdict, change, threshold_pct, noise, "between the processes of both runs"
+    )
+    if verdict == "inconclusive":
+        message += "; rerun with more processes (variant_processes) or iterations to decide"
+    return sides.subject.measured(
+        metric,
+        verdict,
+        message,
+        values,
+        unit,
+        change,
+        threshold_pct,
+        direction=direction,
+        noise_pct=noise,
+        detectable_change_pct=max(threshold_pct, noise),
+        normalisation=normalisation,
+    )
+
+
+def _what(comparison: ProcessComparison, statistic: str) -> str:
+    n_base, n_cur = comparison.processes
+    return f"{statistic}, {n_base} processes → {n_cur}"
+
+
+def _listed(*rows: MetricVerdict | None) -> list[MetricVerdict]:
+    return [row for row in rows if row is not None]

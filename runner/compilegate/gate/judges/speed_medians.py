@@ -1,0 +1,223 @@
+"""Speed for results without per-process records (written before them), or with one process
+a side: medians, and the noise each run measured of itself.
+
+For one run and metric the noise is the largest of the estimates the run offers (95 %
+half-widths, percent):
+
+    speedup           the speedup CI half-width, noise_pct (A/A), detectable_change_pct
+    compiled time     noise_pct, detectable_change_pct, half-range of its round medians,
+                      the step's process_noise_pct
+    eager time        eager.noise_pct, half-range of its round medians, process_noise_pct
+                      (else the variants' noise_pct)
+
+The round-median spread is there because an absolute time has no interleaved partner to
+cancel drift against (the A/A ratio and the speedup have one): a host that drifts ±8 %
+from round to round drifts as much from one run to the next. The two runs are
+independent: the comparison's noise is the root sum of squares (rules.combined_noise_pct).
+A run without any noise estimate contributes nothing; when neither has one the change is
+judged on the threshold alone and the message says so.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import statistics
+from collections.abc import Mapping
+from typing import Any
+
+from ..rules import (
+    HIGHER_IS_BETTER,
+    LOWER_IS_BETTER,
+    Subject,
+    classify_speed_change,
+    combined_noise_pct,
+    get_path,
+    largest,
+    missing,
+    moved,
+)
+from ..verdict import MetricVerdict
+from .sides import RAW, YARDSTICK, Sides
+
+Doc = Mapping[str, Any]
+SPEED_VERDICTS = ("regression", "improvement", "inconclusive", "pass")
+# metric -> (label, unit, direction)
+_METRICS = {
+    "speedup": ("speedup", "x", HIGHER_IS_BETTER),
+    "eager_step_ms": ("eager step time", "ms", LOWER_IS_BETTER),
+    "compiled_step_ms": ("compiled step time", "ms", LOWER_IS_BETTER),
+}
+
+
+def judge_from_medians(sides: Sides, metric: str, threshold_pct: float) -> MetricVerdict | None:
+    """Step time from medians: in yardstick units when both runs timed it on the same
+    torch, with the run-to-run drift each run could see counted as noise."""
+    if metric == "eager_step_ms":
+        docs = (sides.base_step.get("eager") or {}, sides.head_step.get("eager") or {})
+        ratio_key = "per_yardstick"
+        raw_noise = (eager_noise_pct(sides.base_step), eager_noise_pct(sides.head_step))
+    else:
+        docs = sides.pair
+        ratio_key = "compiled_per_yardstick"
+        raw_noise = (
+            compiled_noise_pct(sides.base, sides.base_step),
+            compiled_noise_pct(sides.head, sides.head_step),
+        )
+    base, cur = docs
+    values = (get_path(base, "step_ms", "median"), get_path(cur, "step_ms", "median"))
+    ratios = (base.get(ratio_key), cur.get(ratio_key))
+    steps = sides.steps
+    if sides.units.normalisation == YARDSTICK and ratios[0] and ratios[1]:
+        noise = (
+            yardstick_noise_pct(
+                ratios[0], base.get("noise_pct"), steps[0].get("process_noise_pct")
+            ),
+            yardstick_noise_pct(ratios[1], cur.get("noise_pct"), steps[1].get("process_noise_pct")),
+        )
+        per_yardstick = (ratios[0]["median"], ratios[1]["median"])
+        row = judge_speed(
+            sides.subject, metric, *values, threshold_pct, noise, per_yardstick=per_yardstick
+        )
+        return row and dataclasses.replace(row, normalisation=YARDSTICK)
+    row = judge_speed(sides.subject, metric, *values, threshold_pct, raw_noise)
+    if row is None or row.verdict not in SPEED_VERDICTS:
+        return row
+    why = f" (raw milliseconds: {sides.units.why_raw})" if sides.units.why_raw else ""
+    return dataclasses.replace(row, normalisation=RAW, message=row.message + why)
+
+
+def judge_speed(
+    subject: Subject,
+    metric: str,
+    base_value: float | None,
+    cur_value: float | None,
+    threshold_pct: float,
+    noise_pct: tuple[float | None, float | None],
+    *,
+    per_yardstick: tuple[float, float] | None = None,
+) -> MetricVerdict | None:
+    """A speed metric under the noise rule; noise_pct is (baseline, current).
+
+    With `per_yardstick` (the step time in units of the machine yardstick, baseline and
+    current), the change is judged on those, so a machine that runs slower today does not
+    read as a slower step; the raw times are still shown.
+    """
+    label, unit, direction = _METRICS[metric]
+    unjudged = missing(subject, metric, label, base_value, cur_value, positive=True)
+    if unjudged is not None or base_value is None or cur_value is None:
+        return unjudged
+    change_pct = (cur_value - base_value) / base_value * 100
+    adjusted = ""
+    if per_yardstick is not None:
+        raw_change_pct = change_pct
+        change_pct = (per_yardstick[1] - per_yardstick[0]) / per_yardstick[0] * 100
+        adjusted = (
+            f"; {change_pct:+.1f} % against the machine yardstick timed beside it "
+            f"(raw {raw_change_pct:+.1f} %)"
+        )
+    worse_by = -change_pct if direction == HIGHER_IS_BETTER else change_pct
+    noise = combined_noise_pct(*noise_pct)
+    verdict = classify_speed_change(worse_by, threshold_pct, noise)
+    shown = moved(label, base_value, cur_value, unit, change_pct) + adjusted
+    limit = f"the {threshold_pct:g} % threshold"
+    if noise is None:
+        beyond, caveat = limit, " (no noise measured in either run: judged on the threshold alone)"
+    else:
+        beyond = f"{limit} and the ±{noise:.1f} % noise of both runs"
+        unmeasured = [side for side, n in zip(("the baseline", "this run"), noise_pct) if n is None]
+        caveat = f" (no noise measured in {unmeasured[0]})" if unmeasured else ""
+    if verdict == "regression":
+        message = f"{shown}: worse by more than {beyond}{caveat}"
+    elif verdict == "improvement":
+        message = f"{shown}: better by more than {beyond}{caveat}"
+    elif verdict == "inconclusive":
+        message = (
+            f"{shown}: beyond {limit} but inside the ±{noise:.1f} % noise of both runs, which "
+            f"can only detect changes above {noise:.1f} %; rerun with more iterations or "
+            f"rounds to decide{caveat}"
+        )
+    elif abs(change_pct) > threshold_pct:
+        message = f"{shown}: better, but inside the ±{noise:.1f} % noise: not a clear improvement"
+    else:
+        message = f"{shown}: within {limit}"
+    detectable = threshold_pct if noise is None else max(threshold_pct, noise)
+    return subject.measured(
+        metric,
+        verdict,
+        message,
+        (base_value, cur_value),
+        unit,
+        change_pct,
+        threshold_pct,
+        direction=direction,
+        noise_pct=noise,
+        detectable_change_pct=detectable,
+    )
+
+
+# -- each run's own noise ---------------------------------------------------------------------
+
+
+def ratio_half_width_pct(ratio: Doc | None) -> float | None:
+    """Half-width of a ratio's CI in percent of its median (the wider side).
+
+    None for a zero-width interval: that is what a single round gives (stats.py), not a
+    measurement of zero noise.
+    """
+    if not ratio or not ratio.get("median") or ratio["ci_low"] == ratio["ci_high"]:
+        return None
+    median = ratio["median"]
+    return max(median - ratio["ci_low"], ratio["ci_high"] - median) / median * 100
+
+
+def round_spread_pct(timing: Doc | None) -> float | None:
+    """Half-range of the per-round medians in percent of the overall median (≥2 rounds)."""
+    if not timing or not timing.get("rounds") or not timing.get("median"):
+        return None
+    by_round: dict[int, list[float]] = {}
+    for value, round_no in zip(timing["samples"], timing["rounds"]):
+        by_round.setdefault(round_no, []).append(value)
+    if len(by_round) < 2:
+        return None
+    medians = [statistics.median(values) for values in by_round.values()]
+    spread = (max(medians) - min(medians)) / 2 / timing["median"] * 100
+    return spread or None  # identical rounds: nothing measured, not zero noise
+
+
+def yardstick_noise_pct(
+    ratio: Doc | None, aa_noise_pct: float | None, process_noise: float | None
+) -> float | None:
+    """Noise of a step time in yardstick units: its interval, the A/A noise, or the spread
+    between the run's processes, whichever is largest."""
+    return largest(ratio_half_width_pct(ratio), aa_noise_pct, process_noise)
+
+
+def speedup_noise_pct(variant: Doc) -> float | None:
+    return largest(
+        ratio_half_width_pct(variant.get("speedup")),
+        variant.get("noise_pct"),
+        variant.get("detectable_change_pct"),
+    )
+
+
+def compiled_noise_pct(variant: Doc, step: Doc | None = None) -> float | None:
+    """An absolute time has no interleaved partner across runs: besides the run's own noise,
+    count how far one process's timing lands from another's (process_noise_pct)."""
+    return largest(
+        variant.get("noise_pct"),
+        variant.get("detectable_change_pct"),
+        round_spread_pct(variant.get("step_ms")),
+        (step or {}).get("process_noise_pct"),
+    )
+
+
+def eager_noise_pct(step: Doc) -> float | None:
+    eager = step.get("eager") or {}
+    own = largest(
+        eager.get("noise_pct"),
+        round_spread_pct(eager.get("step_ms")),
+        step.get("process_noise_pct"),
+    )
+    if own is not None:
+        return own
+    return largest(*(v.get("noise_pct") for v in step.get("variants", [])))

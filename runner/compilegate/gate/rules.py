@@ -1,0 +1,190 @@
+"""What every judge shares: the subject of a row, the noise rule, and the `missing` rule.
+
+The noise rule (speed, compile CPU time): each run states its noise as a 95 % half-width in
+percent, or both runs' samples are pooled into one two-sample t interval (judges/speed.py,
+judges/compile_cost.py). Then
+
+    worse  by > threshold and > noise      → regression
+    worse  by > threshold but ≤ noise      → inconclusive, stating the smallest change
+                                             these two runs can detect (= noise)
+    better by > threshold and > noise      → improvement
+    otherwise                              → pass (a gain inside the noise says so)
+
+"Beyond the threshold" makes a change matter, "beyond the noise" makes it real; a
+regression needs both. When two runs' noises are independent estimates, the noise of the
+comparison is their root sum of squares.
+
+The missing rule: a gated metric that cannot be judged — measured on one side only, or not
+a finite number (NaN compares false with everything, so it would read as a pass) — is
+`missing`, which fails the job; a metric neither run measured (peak memory on CPU) has no
+row.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .verdict import MetricVerdict, format_value
+
+HIGHER_IS_BETTER = "higher_is_better"
+LOWER_IS_BETTER = "lower_is_better"
+MUST_PASS = "must_pass"
+
+Doc = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Subject:
+    """What a row is about: a step, and a variant of it ("eager", or None for the whole step)."""
+
+    step: str
+    variant: str | None = None
+
+    def row(self, metric: str, verdict: str, message: str, **fields: Any) -> MetricVerdict:
+        return MetricVerdict(self.step, self.variant, metric, verdict, message, **fields)
+
+    def measured(
+        self,
+        metric: str,
+        verdict: str,
+        message: str,
+        values: tuple[Any, Any],
+        unit: str,
+        change: float,
+        threshold: float,
+        **fields: Any,
+    ) -> MetricVerdict:
+        """A row with (baseline, current) values; lower is better unless `direction` says so."""
+        fields.setdefault("direction", LOWER_IS_BETTER)
+        fields.setdefault("change_unit", "count" if unit == "count" else "pct")
+        return self.row(
+            metric,
+            verdict,
+            message,
+            unit=unit,
+            baseline=values[0],
+            current=values[1],
+            change=change,
+            threshold=threshold,
+            **fields,
+        )
+
+
+# -- the noise rule ---------------------------------------------------------------------------
+
+
+def combined_noise_pct(base_noise_pct: float | None, cur_noise_pct: float | None) -> float | None:
+    """Root sum of squares of the two runs' noise; None when neither run measured any."""
+    known = [n for n in (base_noise_pct, cur_noise_pct) if n is not None]
+    return math.sqrt(sum(n * n for n in known)) if known else None
+
+
+def classify_speed_change(
+    worse_by_pct: float, threshold_pct: float, noise_pct: float | None
+) -> str:
+    """The noise rule; `worse_by_pct` is the change in the bad direction (negative: better)."""
+    if worse_by_pct > threshold_pct:
+        return "regression" if noise_pct is None or worse_by_pct > noise_pct else "inconclusive"
+    if -worse_by_pct > threshold_pct and (noise_pct is None or -worse_by_pct > noise_pct):
+        return "improvement"
+    return "pass"
+
+
+def noise_rule_message(
+    moved: str, verdict: str, change_pct: float, threshold_pct: float, noise: float, where: str
+) -> str:
+    """The message of a row judged by the noise rule; `where` says whose noise it is."""
+    limit = f"the {threshold_pct:g} % threshold"
+    beyond = f"{limit} and the ±{noise:.1f} % noise {where}"
+    if verdict == "regression":
+        return f"{moved}: worse by more than {beyond}"
+    if verdict == "improvement":
+        return f"{moved}: better by more than {beyond}"
+    if verdict == "inconclusive":
+        return (
+            f"{moved}: beyond {limit} but inside the ±{noise:.1f} % noise {where}, which "
+            f"can only detect changes above {noise:.1f} %"
+        )
+    if abs(change_pct) > threshold_pct:
+        return f"{moved}: better, but inside the ±{noise:.1f} % noise: not a clear improvement"
+    return f"{moved}: within {limit} (noise ±{noise:.1f} %)"
+
+
+def threshold_verdict(change_pct: float, threshold_pct: float) -> tuple[str, str]:
+    """A metric judged on its threshold alone (memory; a deterministic count)."""
+    if change_pct > threshold_pct:
+        return "regression", f"grew by more than the {threshold_pct:g} % threshold"
+    if -change_pct > threshold_pct:
+        return "improvement", f"fell by more than the {threshold_pct:g} % threshold"
+    return "pass", f"within the {threshold_pct:g} % threshold"
+
+
+def moved(label: str, base: float, cur: float, unit: str, change_pct: float) -> str:
+    return f"{label} {format_value(base, unit)} → {format_value(cur, unit)} ({change_pct:+.1f} %)"
+
+
+# -- the missing rule -------------------------------------------------------------------------
+
+
+def missing(
+    subject: Subject,
+    metric: str,
+    label: str,
+    base: Any,
+    cur: Any,
+    *,
+    numeric: bool = True,
+    positive: bool = False,
+) -> MetricVerdict | None:
+    """A gated metric that cannot be judged is `missing`: absent on one side, or (`numeric`)
+    not a finite number. None when it can be judged, or when neither run measured it."""
+    if base is None and cur is None:
+        return None
+    cur_defect, base_defect = _defect(cur, numeric, False), _defect(base, numeric, positive)
+    if cur_defect == "absent":
+        message = f"{label}: not measured in this run"
+    elif base_defect == "absent":
+        message = f"{label}: not in the baseline, nothing to judge this run's against"
+    elif cur_defect or base_defect:
+        side = "this run" if cur_defect else "the baseline"
+        message = (
+            f"{label}: {cur_defect or base_defect} in {side} ({cur if cur_defect else base!r})"
+        )
+    else:
+        return None
+    values = [v if is_number(v) else None for v in (base, cur)]
+    return subject.row(metric, "missing", message, baseline=values[0], current=values[1])
+
+
+def _defect(value: Any, numeric: bool, positive: bool) -> str | None:
+    if value is None:
+        return "absent"
+    if numeric and not is_number(value):
+        return "not a finite number"
+    if numeric and positive and value <= 0:
+        return "not a positive number"
+    return None
+
+
+# -- small helpers ----------------------------------------------------------------------------
+
+
+def largest(*values: Any) -> float | None:
+    known = [float(v) for v in values if is_number(v)]
+    return max(known) if known else None
+
+
+def is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def get_path(doc: Doc | None, *keys: str) -> Any:
+    """`doc[k1][k2]…`, or None where a level is missing or not a mapping."""
+    for key in keys:
+        if not isinstance(doc, Mapping):
+            return None
+        doc = doc.get(key)
+    return doc
