@@ -137,6 +137,8 @@ def _build_step(
         numerics=numerics,
         thresholds=thresholds,
         env=tuple(merged["env"]),
+        steps_per_run=merged["steps_per_run"],
+        epoch_length=(merged["epoch"] or {}).get("length"),
     )
 
 

@@ -18,6 +18,7 @@ from typing import Any
 from .. import __version__
 from ..config import StepConfig, Variant
 from ..schemas import format_key_path
+from .payoff import measure
 from .processes import (
     all_timed_yardstick,
     compiled_values,
@@ -27,7 +28,7 @@ from .processes import (
     speedup_values,
     variant_records,
 )
-from .recommendation import recommend
+from .recommendation import DEFAULT_STEPS_PER_RUN, analyse, recommend
 from .stats import break_even_steps, process_noise_pct, ratio_of_medians, summarize
 
 SCHEMA_VERSION = 1
@@ -67,6 +68,8 @@ def step_skeleton(step: StepConfig) -> dict[str, Any]:
             "timeout_s": step.timeout_s,
             "thresholds": dict(step.thresholds),
             "env": list(step.env),
+            "steps_per_run": step.steps_per_run,
+            "epoch_length": step.epoch_length,
         },
         "eager": None,
         "variants": [],
@@ -182,8 +185,9 @@ def numerics_without_nan(numerics: dict[str, Any]) -> dict[str, Any]:
 
 def finish_step(step_doc: dict[str, Any]) -> None:
     """Once every process of a step has reported: the noise its processes' spread gives a
-    comparison with an identical run (gate/step_times.py pools both runs' instead), and
-    the recommendation."""
+    comparison with an identical run (gate/step_times.py pools both runs' instead), each
+    variant's payoff against the run length (payoff.py; its `break_even_steps` becomes that
+    estimate, from every process's mean step times), and the recommendation."""
     records = eager_records(step_doc)
     per_yardstick = all_timed_yardstick(records)
     step_doc["process_noise_pct"] = process_noise_pct(
@@ -197,7 +201,14 @@ def finish_step(step_doc: dict[str, Any]) -> None:
             compiled_values(mine, per_yardstick=all_timed_yardstick(mine))
         )
         variant["speedup_process_noise_pct"] = process_noise_pct(speedup_values(mine))
-    step_doc["recommendation"] = recommend(step_doc["variants"])
+    steps = step_doc.get("settings", {}).get("steps_per_run") or DEFAULT_STEPS_PER_RUN
+    for variant in step_doc["variants"]:
+        measured = measure(variant) if variant.get("status") == "ok" else None
+        if measured is not None:
+            payoff = analyse(variant, measured, steps)
+            variant["payoff"] = {k: v for k, v in payoff.items() if k not in ("variant", "text")}
+            variant["break_even_steps"] = (payoff["break_even_steps"] or {}).get("estimate")
+    step_doc["recommendation"] = recommend(step_doc["variants"], steps)
 
 
 def write_document(document: dict[str, Any], path: Path) -> None:
