@@ -160,10 +160,43 @@ def measure_variant(
             on_round=lambda r: progress(f"round {r + 1}/{rounds}"),
         )
         peak = peak_step_bytes(compiled, end, device)
+        late = epoch_end(compiled, eager_a, end + 1, settings.get("epoch_length"), progress)
     return {
         "warmup_s": warmup_s,
         "eager_warmup_s": eager_warmup_s,
         "timed": timed,
         "peak_bytes": peak,
         "eager_peak_bytes": peak_step_bytes(eager_a, end, device),
+        **late,
+    }
+
+
+def epoch_indices(first: int, epoch_length: int) -> list[int]:
+    """The first epoch end at or after `first`, and the next epoch's first batch."""
+    last = -(-(first + 1) // epoch_length) * epoch_length - 1
+    return [last, last + 1]
+
+
+def epoch_end(
+    compiled: TrainingStep,
+    eager: TrainingStep,
+    first: int,
+    epoch_length: int | None,
+    progress: Progress,
+) -> dict[str, Any]:
+    """Run the epoch's last batch (and the next epoch's first) in the compiled copy and in
+    eager, after everything timed: the step's own batch(i) decides their shapes, so a last
+    batch of another size (a loader with drop_last=False) recompiles here, inside the
+    probe, which counts it. Charged: each index's compiled wall time beyond eager's (0 when
+    nothing recompiled). {} without an epoch schedule."""
+    if not epoch_length:
+        return {}
+    indices = epoch_indices(first, epoch_length)
+    progress(f"epoch end: batches {indices[0]} and {indices[1]} (epoch length {epoch_length})")
+    device = compiled.device
+    compiled_s = timed_warmup(_checked(compiled), indices, device)
+    eager_s = timed_warmup(_checked(eager), indices, device)
+    return {
+        "epoch_indices": indices,
+        "late_recompile_s": sum(max(c - e, 0.0) for c, e in zip(compiled_s, eager_s)),
     }
