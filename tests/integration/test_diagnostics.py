@@ -218,3 +218,15 @@ def test_an_interpreter_with_torch_and_nothing_else_measures_normally(diagnostic
         assert step["status"] == "ok", step["error"]
         assert step["eager"]["step_ms"]["n"] > 0
         assert [v["status"] for v in step["variants"]] == ["ok"] * len(step["variants"])
+
+
+def test_compile_work_counts_exist_on_this_torch(diagnostics_run):
+    """All six counts on 2.4.1 and on the current torch (child/compile_cost.py's table); an
+    MLP's forward and its lazily compiled backward are one record each."""
+    cost = diagnostics_run.variant("fp32_mlp")["compile_cost"]
+    counts = cost["counts"]
+    assert counts["graphs"] == 1
+    assert counts["compile_records"] == 1 and counts["backward_compile_records"] == 1
+    assert counts["fx_nodes"] >= 3 and counts["guards"] >= 3
+    assert counts["generated_kernels"] >= 1
+    assert cost["cpu_s"] > 0 and cost["cpu_method"] == "rusage+proc"

@@ -73,3 +73,24 @@ def test_table_and_progress_are_printed(engine_run) -> None:
     assert "step mlp (cpu)" in engine_run.stdout or "step mlp (cuda)" in engine_run.stdout
     assert "default+step" in engine_run.stdout and "→ " in engine_run.stdout
     assert "compiled warm-up 1/2" in engine_run.stderr
+
+
+def test_compile_cost_is_measured_three_ways_cold_then_warm(engine_run) -> None:
+    """Wall and CPU seconds per process (cold first, then from its warm cache) and torch's
+    work counts; the torch.compile() call and the lazy backward are in the compile."""
+    for variant in engine_run.result["steps"][0]["variants"]:
+        cost = variant["compile_cost"]
+        first, second = variant["processes"]
+        assert (first["cache"], second["cache"]) == ("cold", "warm")
+        assert cost["wall_s"] == variant["compile_s"] == first["compile_wall_s"]
+        assert 0 < variant["compile_call_s"] < variant["compile_s"]
+        assert cost["cpu_s"] == first["compile_cpu_s"] and cost["cpu_s"] > 1.0
+        assert cost["cpu_method"] == "rusage+proc"
+        assert cost["cold_samples"] == [{"wall_s": cost["wall_s"], "cpu_s": cost["cpu_s"]}]
+        assert cost["cpu_noise_pct"] is None
+        assert cost["warm_wall_s"] == second["compile_wall_s"] < cost["wall_s"]
+        counts = cost["counts"]
+        assert all(isinstance(n, int) and n >= 1 for n in counts.values()), counts
+        assert counts["backward_compile_records"] >= 1  # the lazily compiled backward
+        assert variant["torch_state"] == {"changed": {}}
+    assert engine_run.result["steps"][0]["eager"]["torch_state"] == {"changed": {}}

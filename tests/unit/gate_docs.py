@@ -82,6 +82,31 @@ def recompile(
     return {"function": function, "file": file, "line": line, "reason": reason}
 
 
+def compile_cost(
+    wall_s: float | None,
+    *,
+    cpu_s: float | None = None,
+    counts: dict[str, int | None] | None = None,
+    cold_cpu_s: list[float] | None = None,
+) -> dict[str, Any]:
+    """A variant's compile_cost: one cold sample unless `cold_cpu_s` lists several."""
+    cpu = cpu_s if cpu_s is not None else (None if wall_s is None else wall_s * 0.8)
+    keys = ("graphs", "fx_nodes", "guards", "generated_kernels", "compile_records")
+    samples = [{"wall_s": wall_s, "cpu_s": c} for c in (cold_cpu_s or [cpu])]
+    return {
+        "wall_s": wall_s,
+        "cpu_s": cpu,
+        "counts": {
+            **dict.fromkeys(keys, 1),
+            "backward_compile_records": 1,
+            **(counts or {}),
+        },
+        "cold_samples": samples if wall_s is not None and cpu is not None else [],
+        "cpu_noise_pct": None,
+        "warm_wall_s": None,
+    }
+
+
 def variant(
     vid: str = "default",
     *,
@@ -121,6 +146,8 @@ def variant(
     doc.update(
         {
             "compile_s": compile_s,
+            "compile_cost": compile_cost(compile_s),
+            "torch_state": {"changed": {}},
             "step_ms": timing(step_ms, spread_pct=step_spread_pct),
             "eager_step_ms": timing(step_ms * speedup),
             "speedup": ratio(speedup, speedup_half_width_pct),

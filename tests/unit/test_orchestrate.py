@@ -87,10 +87,10 @@ def test_a_parent_side_failure_recording_one_variant_is_that_variants_error(
 ) -> None:
     real = result_document.variant_entry
 
-    def breaks_on_b(variant, child):
+    def breaks_on_b(variant, child, *cache):
         if variant.id == "b":
             raise KeyError("speedup")
-        return real(variant, child)
+        return real(variant, child, *cache)
 
     monkeypatch.setattr(orchestrate, "variant_entry", breaks_on_b)
     document = run(tmp_path, StandInLauncher())

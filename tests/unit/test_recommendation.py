@@ -159,9 +159,14 @@ def test_warm_cache_break_even_beside_the_cold_one():
     )
 
 
-def test_a_late_recompile_is_charged_to_the_break_even():
-    plain = variant("default", [1.5] * 4, cold_samples=[20.0])
-    charged = {**variant("default", [1.5] * 4, cold_samples=[20.0]), "late_recompile_s": 10.0}
+def test_a_late_recompile_is_charged_to_every_cold_compile():
+    """The first process ran the epoch end: its sample (= compile_s) holds the recompile;
+    the other cold processes are charged the same seconds."""
+    plain = variant("default", [1.5] * 4, cold_samples=[20.0, 20.0])
+    charged = {
+        **variant("default", [1.5] * 4, cold_samples=[30.0, 20.0], compile_s=30.0),
+        "late_recompile_s": 10.0,
+    }
     be_plain = recommend([plain])["break_even_steps"]["estimate"]
     assert recommend([charged])["break_even_steps"]["estimate"] == pytest.approx(be_plain * 1.5)
 

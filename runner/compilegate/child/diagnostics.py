@@ -32,6 +32,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from .compile_cost import KernelCounter, work_counts
 from .diagnostics_report import build_report
 from .dynamo_logs import (
     PathClassifier,
@@ -57,9 +58,12 @@ class CompileProbe:
         self._quiet = _DropProbeRecords()
         self._skip_level: int | None = None
         self._snapshot: dict[str, Any] | None = None
+        self._kernels: KernelCounter | None = None
+        self._kernel_count: int | None = None
 
     def __enter__(self) -> CompileProbe:
         _clear_dynamo_state()
+        self._kernels = KernelCounter()
         _set_logs(graph_breaks=True, recompiles=True)
         dynamo_log = logging.getLogger("torch._dynamo")
         for handler in dynamo_log.handlers:
@@ -73,6 +77,7 @@ class CompileProbe:
 
     def __exit__(self, *exc: object) -> None:
         try:
+            self._kernel_count = self._kernels.count() if self._kernels is not None else None
             self._snapshot = take_snapshot(self._collector.records)
         finally:
             dynamo_log = logging.getLogger("torch._dynamo")
@@ -82,6 +87,14 @@ class CompileProbe:
             if self._skip_level is not None:
                 logging.getLogger(_SKIP_LOGGER).setLevel(self._skip_level)
             _set_logs()
+
+    def work_counts(self) -> dict[str, Any]:
+        """Compile-work counts of the compiled copy's run (compile_cost.work_counts)."""
+        snapshot = self._snapshot or take_snapshot(self._collector.records)
+        try:
+            return work_counts(snapshot, self._kernel_count)
+        except Exception:  # never cost the user the measurement
+            return work_counts({}, None)
 
     def report(self) -> dict[str, Any]:
         """The variant's diagnostics (schemas/result.schema.json); never raises."""
@@ -181,6 +194,7 @@ def take_snapshot(records: list[dict[str, Any]]) -> dict[str, Any]:
         return snap
     with contextlib.suppress(Exception):
         snap["counters"] = {k: dict(v) for k, v in du.counters.items()}
+        snap["counters_available"] = True
     for reason in list(getattr(du, "graph_break_reasons", []) or []):
         # user_stack: the compiled frame's position first, then each inlined call, innermost
         # (the cause) last.
@@ -210,15 +224,30 @@ def take_snapshot(records: list[dict[str, Any]]) -> dict[str, Any]:
         "fail_reason",
         "recompile_reason",
         "graph_op_count",  # 0: the frame's graph before its break was empty (2.3+)
+        "graph_node_count",  # compile_cost.work_counts
+        "guard_count",
     )
     for entry in metrics:
-        snap["metrics"].append({f: _plain(getattr(entry, f, None)) for f in fields})
+        record = {f: _plain(getattr(entry, f, None)) for f in fields}
+        record["kind"] = _record_kind(entry)
+        snap["metrics"].append(record)
+    snap["metrics_available"] = hasattr(du, "get_compilation_metrics") or hasattr(
+        du, "_compilation_metrics"
+    )
     # The metrics deque holds the newest 64 compiles: once full, the oldest are gone and its
     # entries can no longer be lined up with graph_break_reasons.
     maxlen = getattr(getattr(du, "_compilation_metrics", None), "maxlen", None)
     snap["metrics_complete"] = not (maxlen and len(snap["metrics"]) >= maxlen)
     snap["phases_s"] = _compile_phases(du)
     return snap
+
+
+def _record_kind(entry: Any) -> str:
+    """ "backward" for the lazily compiled backward's record (BwdCompilationMetrics on 2.3-2.5,
+    a CompilationMetrics with is_forward=False later), else "forward"."""
+    if type(entry).__name__.startswith("Bwd") or getattr(entry, "is_forward", True) is False:
+        return "backward"
+    return "forward"
 
 
 def _plain(value: Any) -> Any:

@@ -108,6 +108,7 @@ class Child:
             "variant": measure_variant(builder, settings, variant, self.progress, probe)
         }
         result["diagnostics"] = probe.report()
+        result["variant"]["compile"]["counts"] = probe.work_counts()
         numerics = settings.get("numerics", {})
         if numerics.get("enabled"):
             result["numerics"] = run_numerics(builder, settings, variant, self.progress)

@@ -8,11 +8,14 @@ statistics (stats.py): this module only runs and times.
 from __future__ import annotations
 
 import contextlib
+import time
 from pathlib import Path
 from typing import Any, Callable
 
 import torch
 
+from . import torch_state
+from .compile_cost import cpu_method, elapsed, now
 from .protocol import EntryPoint
 from .timing import interleaved_rounds, synchronize, timed_warmup, timer_for, yardstick
 from .training import TrainingStep, seed_everything
@@ -22,11 +25,19 @@ Progress = Callable[[str], None]
 
 
 class StepBuilder:
-    """Builds fresh, identical copies of the user's step (same seed each time)."""
+    """Builds fresh, identical copies of the user's step (same seed each time).
+
+    `clean_state` is torch's global state from before user code was imported: the state the
+    yardstick is timed in, and what `torch_state_record` compares against."""
 
     def __init__(self, entry: EntryPoint, repo_root: Path, device: str, seed: int) -> None:
         self.entry, self.repo_root, self.device, self.seed = entry, repo_root, device, seed
+        self.clean_state = torch_state.capture()
         self._factory = load_factory(entry, repo_root)
+
+    def torch_state_record(self) -> dict[str, Any]:
+        """What user code (the factory, its module, the step) changed in torch's settings."""
+        return {"changed": torch_state.changed(self.clean_state, torch_state.capture())}
 
     def build(self) -> StepParts:
         seed_everything(self.seed)
@@ -94,7 +105,7 @@ def measure_eager(builder: StepBuilder, settings: dict[str, Any], progress: Prog
     timed_warmup(_checked(eager_b), range(warmup), device)
     progress(f"measuring eager A/A: {iterations} iterations per copy in {rounds} rounds")
     timed = interleaved_rounds(
-        {"eager": eager_a, "eager_b": eager_b, "yardstick": yardstick(device)},
+        {"eager": eager_a, "eager_b": eager_b, "yardstick": yardstick(device, builder.clean_state)},
         first_index=warmup,
         iterations=iterations,
         rounds=rounds,
@@ -106,6 +117,7 @@ def measure_eager(builder: StepBuilder, settings: dict[str, Any], progress: Prog
         "warmup_s": warmup_s,
         "timed": timed,
         "peak_bytes": peak_step_bytes(eager_a, end, device),
+        "torch_state": builder.torch_state_record(),
     }
 
 
@@ -119,8 +131,10 @@ def measure_variant(
     """Eager (A and B) and one compiled variant, interleaved in the same process.
 
     `probe` is a context manager (diagnostics.CompileProbe) wrapped around everything the
-    compiled copy does, or None. compile_s = compiled warm-up minus eager warm-up, as in
-    PyTorch's own benchmark harness.
+    compiled copy does, or None. The compile window runs from the torch.compile() call to
+    the end of the compiled warm-up (the lazily compiled backward is in its first
+    iteration); the compile cost is that window minus eager's warm-up, in wall and in CPU
+    seconds of the process tree (compile_cost.py), as in PyTorch's own benchmark harness.
     """
     device, amp = builder.device, settings["amp"]
     warmup, iterations, rounds = settings["warmup"], settings["iterations"], settings["rounds"]
@@ -129,9 +143,14 @@ def measure_variant(
     eager_b = TrainingStep(builder.build(), device=device, amp=amp)
     compiled_parts = builder.build()
     progress(f"eager warm-up ({warmup} iterations)")
+    eager_start = now()
     eager_warmup_s = timed_warmup(_checked(eager_a), range(warmup), device)
+    eager_window = elapsed(eager_start, now())
     timed_warmup(_checked(eager_b), range(warmup), device)
     end = warmup + iterations
+    # The window opens before the probe: its set-up imports torch._dynamo, which a user's
+    # first torch.compile() pays too (seconds; a timing-only process pays it in the call).
+    start = now()
     with probe if probe is not None else contextlib.nullcontext():
         compiled = TrainingStep(
             compiled_parts,
@@ -140,18 +159,21 @@ def measure_variant(
             compile_kwargs=variant["compile_kwargs"],
             compile_target=variant["compile_target"],
         )
+        call_s = time.perf_counter() - start.wall_s
         progress(f"compiling: warm-up 1/{warmup} includes the compile")
         warmup_s = []
         for index in range(warmup):
             warmup_s.extend(timed_warmup(_checked(compiled), [index], device))
             progress(f"compiled warm-up {index + 1}/{warmup}: {warmup_s[-1]:.2f} s")
+        window = elapsed(start, now())
+        cache_hits = compile_cache_hits()
         progress(f"measuring: {iterations} iterations per side in {rounds} rounds")
         timed = interleaved_rounds(
             {
                 "eager": eager_a,
                 "eager_b": eager_b,
                 "compiled": compiled,
-                "yardstick": yardstick(device),
+                "yardstick": yardstick(device, builder.clean_state),
             },
             first_index=warmup,
             iterations=iterations,
@@ -167,6 +189,14 @@ def measure_variant(
         "timed": timed,
         "peak_bytes": peak,
         "eager_peak_bytes": peak_step_bytes(eager_a, end, device),
+        "compile": {
+            "call_s": call_s,
+            "window": {"wall_s": window.wall_s, "cpu_s": window.cpu_s},
+            "eager_window": {"wall_s": eager_window.wall_s, "cpu_s": eager_window.cpu_s},
+            "cpu_method": cpu_method(),
+            "cache_hits": cache_hits,
+        },
+        "torch_state": builder.torch_state_record(),
         **late,
     }
 
@@ -200,3 +230,16 @@ def epoch_end(
         "epoch_indices": indices,
         "late_recompile_s": sum(max(c - e, 0.0) for c, e in zip(compiled_s, eager_s)),
     }
+
+
+def compile_cache_hits() -> int | None:
+    """Inductor FX-graph and AOTAutograd cache hits so far in this process (None: torch has
+    no such counters). A compile that hit a cache is warm."""
+    try:
+        from torch._dynamo.utils import counters
+    except Exception:
+        return None
+    return int(
+        counters["inductor"].get("fxgraph_cache_hit", 0)
+        + counters["aot_autograd"].get("autograd_cache_hit", 0)
+    )

@@ -8,11 +8,14 @@ kernels, Inductor's included, run synchronously.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Sequence
 from typing import Any, Callable
 
 import torch
+
+from .torch_state import State, pinned
 
 Iteration = Callable[[int], Any]
 
@@ -84,7 +87,9 @@ def interleaved_rounds(
         indices = list(range(index, index + size))
         shift = round_no % len(names)
         for name in names[shift:] + names[:shift]:
-            samples = timer.time_block(sides[name], indices)
+            block = getattr(sides[name], "block", contextlib.nullcontext)
+            with block():
+                samples = timer.time_block(sides[name], indices)
             out[name]["samples"].extend(samples)
             out[name]["rounds"].extend([round_no] * len(samples))
         index += size
@@ -105,7 +110,7 @@ def timed_warmup(step: Iteration, indices: Sequence[int], device: str) -> list[f
     return out
 
 
-def yardstick(device: str) -> Iteration:
+class Yardstick:
     """A fixed workload timed in the same rounds as the step: the machine's own speed.
 
     Step times compared across runs (days apart, maybe another runner of the same model)
@@ -113,18 +118,33 @@ def yardstick(device: str) -> Iteration:
     this workload moves with it, so step time divided by yardstick time cancels that drift
     the way the speedup ratio does. Matrix products plus a chain of small element-wise
     kernels, to feel both compute and per-kernel overhead.
-    """
-    size = 1024 if device == "cuda" else 160
-    generator = torch.Generator().manual_seed(0)
-    a = torch.randn(size, size, generator=generator).to(device)
-    b = torch.randn(size, size, generator=generator).to(device) / size**0.5
 
-    def run(index: int) -> None:
-        x = a
+    It must not move with the user's code: it is built, and each of its blocks timed, under
+    `clean` (torch_state.capture() from before the factory ran: threads, matmul precision,
+    TF32, deterministic algorithms, default dtype); interleaved_rounds enters `block()`
+    around its blocks, outside the timed iterations.
+    """
+
+    def __init__(self, device: str, clean: State | None = None) -> None:
+        self.clean = clean
+        size = 1024 if device == "cuda" else 160
+        with self.block():
+            generator = torch.Generator().manual_seed(0)
+            self.a = torch.randn(size, size, generator=generator, dtype=torch.float32).to(device)
+            b = torch.randn(size, size, generator=generator, dtype=torch.float32).to(device)
+            self.b = b / size**0.5
+
+    def block(self) -> Any:
+        return contextlib.nullcontext() if self.clean is None else pinned(self.clean)
+
+    def __call__(self, index: int) -> None:
+        x = self.a
         for _ in range(4):
-            x = torch.tanh(x @ b)
+            x = torch.tanh(x @ self.b)
         for _ in range(8):
             x = x * 0.5 + 0.25
         x.sum()
 
-    return run
+
+def yardstick(device: str, clean: State | None = None) -> Yardstick:
+    return Yardstick(device, clean)

@@ -18,6 +18,7 @@ from typing import Any
 from .. import __version__
 from ..config import StepConfig, Variant
 from ..schemas import format_key_path
+from .compile_cost import FRESH, REUSED, compile_cost, process_compile
 from .payoff import measure
 from .processes import (
     all_timed_yardstick,
@@ -89,6 +90,7 @@ def eager_entry(measured: dict[str, Any]) -> dict[str, Any]:
     }
     entry.update(yardstick_entries(timed, {"per_yardstick": "eager"}))
     entry["processes"] = [process_record(timed)]
+    entry["torch_state"] = measured.get("torch_state")
     return entry
 
 
@@ -97,9 +99,14 @@ def process_summary(entry: dict[str, Any]) -> dict[str, Any]:
     return entry["processes"][0]
 
 
-def add_process(entry: dict[str, Any], measured: dict[str, Any]) -> None:
-    """A variant's later, timing-only process: one more record of its timing."""
-    entry["processes"].append(process_record(measured["timed"]))
+def add_process(entry: dict[str, Any], measured: dict[str, Any], cache_dir: str = REUSED) -> None:
+    """A variant's later, timing-only process: one more record of its timing and compile
+    (`cache_dir`: compile_cost.FRESH, REUSED or SHARED); the compile cost is pooled again."""
+    entry["processes"].append(
+        {**process_record(measured["timed"]), **process_compile(measured, cache_dir)}
+    )
+    cost = entry["compile_cost"]
+    entry["compile_cost"] = compile_cost(entry["processes"], cost["counts"], cost.get("cpu_method"))
 
 
 def yardstick_entries(timed: dict[str, Any], ratios: dict[str, str]) -> dict[str, Any]:
@@ -129,8 +136,11 @@ def variant_skeleton(variant: Variant) -> dict[str, Any]:
     }
 
 
-def variant_entry(variant: Variant, child: dict[str, Any]) -> dict[str, Any]:
-    """A measured variant: timings, speedup with CI, noise, compile cost, diagnostics."""
+def variant_entry(
+    variant: Variant, child: dict[str, Any], cache_dir: str = FRESH
+) -> dict[str, Any]:
+    """A measured variant: timings, speedup with CI, noise, compile cost, diagnostics, from
+    its first process (`cache_dir`: how its Inductor cache came to it, compile_cost.py)."""
     measured = child["variant"]
     timed = measured["timed"]
     eager, eager_b, compiled = timed["eager"], timed["eager_b"], timed["compiled"]
@@ -140,15 +150,20 @@ def variant_entry(variant: Variant, child: dict[str, Any]) -> dict[str, Any]:
     aa = ratio_of_medians(eager["samples"], eager["rounds"], eager_b["samples"], eager_b["rounds"])
     step_ms = summarize(compiled["samples"], compiled["rounds"])
     eager_ms = summarize(eager["samples"], eager["rounds"])
-    late_recompile_s = measured.get("late_recompile_s")  # config epoch: charged
-    compile_s = (
-        sum(measured["warmup_s"]) - sum(measured["eager_warmup_s"]) + (late_recompile_s or 0)
-    )
+    first = {**process_record(timed), **process_compile(measured, cache_dir)}
+    late_recompile_s = measured.get("late_recompile_s")  # config epoch: charged to this process
+    if late_recompile_s and first.get("compile_wall_s") is not None:
+        first["compile_wall_s"] += late_recompile_s
+    compile_info = measured.get("compile") or {}
+    cost = compile_cost([first], compile_info.get("counts"), compile_info.get("cpu_method"))
+    compile_s = cost["wall_s"]
     noise_pct = aa.distance_from_one_pct
     entry = variant_skeleton(variant)
     entry.update(
         {
             "compile_s": compile_s,
+            "compile_cost": cost,
+            "compile_call_s": compile_info.get("call_s"),
             "late_recompile_s": late_recompile_s,
             "warmup_s": measured["warmup_s"],
             "eager_warmup_s": measured["eager_warmup_s"],
@@ -168,7 +183,8 @@ def variant_entry(variant: Variant, child: dict[str, Any]) -> dict[str, Any]:
             timed, {"eager_per_yardstick": "eager", "compiled_per_yardstick": "compiled"}
         )
     )
-    entry["processes"] = [process_record(timed)]
+    entry["processes"] = [first]
+    entry["torch_state"] = measured.get("torch_state")
     entry.update(child.get("diagnostics", {}))
     for key in ("recompiles", "graph_breaks", "fallbacks_to_eager"):
         entry.setdefault(key, None)  # null: not measured, the diagnostics failed (`degraded`)

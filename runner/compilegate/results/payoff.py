@@ -15,7 +15,7 @@ what an interval for the next run must carry, so the processes are pooled:
     saving per step  d = eager × (1 − 1/speedup), ms
     compile cost     mean wall seconds of every cold compile measured (compile_cost's
                      cold_samples, else compile_s), t interval on the logs from ≥ 2 samples,
-                     plus the late recompiles an epoch schedule charged (late_recompile_s)
+                     the late recompiles an epoch schedule found included (late_recompile_s)
     break-even       compile cost / d steps; its interval adds the log half-widths of the
                      compile cost, the speedup's (1 − 1/speedup) and the eager step in
                      quadrature (delta method); unbounded above when the speedup's interval
@@ -149,16 +149,18 @@ def _one_process_speedup(variant: Doc, pair: tuple[float, float]) -> LogEstimate
 
 
 def cold_compile_samples(variant: Doc) -> list[float]:
-    """Wall seconds of every cold compile of the variant, each charged the late recompiles
-    the epoch schedule found (late_recompile_s, measured once, in the first process)."""
+    """Wall seconds of every cold compile of the variant. The late recompiles an epoch
+    schedule found (late_recompile_s) were measured in the first process and are in its
+    sample (its compile_wall_s, so compile_s); the other cold processes did not run the
+    epoch end and are charged the same."""
     cost = variant.get("compile_cost") or {}
     walls = [s.get("wall_s") for s in cost.get("cold_samples") or [] if isinstance(s, Mapping)]
     walls = [w for w in walls if _positive(w)]
-    if not walls and _positive(variant.get("compile_s")):
-        walls = [variant["compile_s"]]
+    if not walls:
+        return [variant["compile_s"]] if _positive(variant.get("compile_s")) else []
     late = variant.get("late_recompile_s")
-    late = late if _positive(late) and cost.get("cold_samples") else 0.0
-    return [w + late for w in walls]
+    late = late if _positive(late) else 0.0
+    return [walls[0], *(w + late for w in walls[1:])]
 
 
 def warm_compile_samples(variant: Doc) -> list[float]:

@@ -20,6 +20,7 @@ from typing import Any, Callable, TextIO
 from ..child.protocol import EntryPoint
 from ..config import Config, StepConfig
 from ..errors import RunInterrupted, UsageError
+from ..results.compile_cost import FRESH, REUSED, SHARED
 from ..results.document import (
     add_process,
     eager_entry,
@@ -287,11 +288,12 @@ def _measure_variant(
     now and then is an error, not a smaller sample. A measurement that is not a finite
     number is that variant's error, found before the statistics (which it would crash)."""
     label = f"{step.name}/{variant.id}"
+    first_cache, later_cache = (FRESH, REUSED) if cache_dir is not None else (SHARED, SHARED)
     document, error = _run_child(launcher, spec, step, label, cache_dir=cache_dir)
     if error is None:
         error = non_finite_error(document["variant"])
     if error is None:
-        entry, error = _record(variant_entry, variant, document)
+        entry, error = _record(variant_entry, variant, document, first_cache)
     if error is not None:
         return None, error
     total = step.variant_processes
@@ -304,7 +306,7 @@ def _measure_variant(
         if error is None:
             error = non_finite_error(document["variant"])
         if error is None:
-            _, error = _record(add_process, entry, document["variant"])
+            _, error = _record(add_process, entry, document["variant"], later_cache)
         if error is not None:
             return None, f"timing process {number}/{total}: {error}"
     error = non_finite_error(entry)

@@ -1,0 +1,107 @@
+"""A variant's compile cost in the result: wall, CPU and work counts, per process and pooled.
+
+Each variant process reports its compile window (child/measure.py: from the torch.compile()
+call to the end of the compiled warm-up, so the lazily compiled backward is in it) and eager's
+warm-up window, in wall and CPU seconds of the process tree (child/compile_cost.py). The
+compile cost is their difference. A process compiled cold when its Inductor cache directory
+was fresh, or when it hit no compile cache (torch 2.4 has the FX-graph cache off by default:
+every process compiles cold); otherwise warm.
+
+    compile_s / compile_cost.wall_s   the first process's compile wall seconds
+    compile_cost.cpu_s                its CPU seconds (process + compile workers)
+    compile_cost.counts               torch's work counts, from the first process
+    compile_cost.cold_samples         [{wall_s, cpu_s}] of every cold process
+    compile_cost.cpu_noise_pct        95 % half-width of cpu_s over those, percent of the mean
+    compile_cost.warm_wall_s          median compile wall seconds of the warm processes
+
+Pure functions over plain dicts.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from typing import Any
+
+from .stats import CONFIDENCE, t_quantile
+
+COUNT_KEYS = (
+    "graphs",
+    "fx_nodes",
+    "guards",
+    "generated_kernels",
+    "compile_records",
+    "backward_compile_records",
+)
+# How a process's Inductor cache directory came to it (run/orchestrate.py).
+FRESH, REUSED, SHARED = "fresh", "reused", "shared"
+
+
+def cache_label(cache_dir: str, hits: int | None) -> str:
+    """ "cold" or "warm": cold by construction (a fresh directory) or by what torch counted."""
+    if cache_dir == FRESH:
+        return "cold"
+    if hits is None:  # a torch without cache counters: not cold by construction
+        return "warm"
+    return "warm" if hits > 0 else "cold"
+
+
+def process_compile(measured: dict[str, Any], cache_dir: str) -> dict[str, Any]:
+    """The process record's compile fields: compile_wall_s, compile_cpu_s, cache.
+
+    A child document without a compile window (a test's stand-in child) gives the wall time
+    from the warm-up lists, the way compilegate measured it before the window existed."""
+    compile_info = measured.get("compile") or {}
+    window = compile_info.get("window") or {}
+    eager = compile_info.get("eager_window") or {}
+    wall_s = _difference(window.get("wall_s"), eager.get("wall_s"))
+    if wall_s is None and "warmup_s" in measured and "eager_warmup_s" in measured:
+        wall_s = math.fsum(measured["warmup_s"]) - math.fsum(measured["eager_warmup_s"])
+    return {
+        "compile_wall_s": wall_s,
+        "compile_cpu_s": _difference(window.get("cpu_s"), eager.get("cpu_s")),
+        "cache": cache_label(cache_dir, compile_info.get("cache_hits")),
+    }
+
+
+def compile_cost(
+    records: Sequence[dict[str, Any]],
+    counts: dict[str, Any] | None,
+    cpu_method: str | None = None,
+) -> dict[str, Any]:
+    """The variant's compile_cost from its process records (the first one first), the first
+    process's work counts and how its CPU time was read."""
+    first = records[0]
+    cold = [r for r in records if r.get("cache") == "cold" and _number(r.get("compile_cpu_s"))]
+    warm = [r["compile_wall_s"] for r in records[1:] if r.get("cache") == "warm"]
+    return {
+        "wall_s": first.get("compile_wall_s"),
+        "cpu_s": first.get("compile_cpu_s"),
+        "counts": {key: (counts or {}).get(key) for key in COUNT_KEYS},
+        "cold_samples": [
+            {"wall_s": r["compile_wall_s"], "cpu_s": r["compile_cpu_s"]} for r in cold
+        ],
+        "cpu_noise_pct": half_width_pct([r["compile_cpu_s"] for r in cold]),
+        "warm_wall_s": statistics.median(warm) if warm else None,
+        **({"cpu_method": cpu_method} if cpu_method else {}),
+    }
+
+
+def half_width_pct(values: Sequence[float]) -> float | None:
+    """95 % confidence half-width of the mean, percent of the mean; None below two values."""
+    if len(values) < 2:
+        return None
+    mean = statistics.fmean(values)
+    if mean <= 0:
+        return None
+    t = t_quantile(0.5 + CONFIDENCE / 2, len(values) - 1)
+    return 100.0 * t * statistics.stdev(values) / math.sqrt(len(values)) / mean
+
+
+def _difference(a: Any, b: Any) -> float | None:
+    return float(a) - float(b) if _number(a) and _number(b) else None
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)

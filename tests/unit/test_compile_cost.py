@@ -1,0 +1,183 @@
+"""Compile cost: the process-tree CPU reading, torch's work counts, and their pooling in the
+result (child/compile_cost.py, results/compile_cost.py)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from compilegate.child.compile_cost import (
+    live_descendants_cpu_s,
+    parse_stat,
+    tree_cpu_s,
+    work_counts,
+)
+from compilegate.results.compile_cost import (
+    cache_label,
+    compile_cost,
+    half_width_pct,
+    process_compile,
+)
+
+
+def stat_line(pid: int, comm: str, ppid: int, utime: int, stime: int, cu: int = 0, cs: int = 0):
+    # pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime ...
+    return f"{pid} ({comm}) S {ppid} 1 1 0 -1 0 0 0 0 0 {utime} {stime} {cu} {cs} 20 0 1 0\n"
+
+
+def fake_proc(tmp_path: Path, rows: list[tuple[int, str, int, int, int, int, int]]) -> Path:
+    for pid, comm, ppid, ut, st, cu, cs in rows:
+        folder = tmp_path / str(pid)
+        folder.mkdir()
+        (folder / "stat").write_text(stat_line(pid, comm, ppid, ut, st, cu, cs))
+    (tmp_path / "self").mkdir()
+    (tmp_path / "meminfo").write_text("not a process\n")
+    return tmp_path
+
+
+def test_a_command_name_with_spaces_and_parentheses_is_parsed_from_the_last_paren() -> None:
+    ticks = 100
+    assert parse_stat(stat_line(7, "a) (b c", 3, 150, 50, 10, 0), ticks) == (3, 2.1)
+    assert parse_stat("garbage", ticks) is None
+    assert parse_stat(None, ticks) is None
+
+
+def test_live_descendants_are_summed_through_the_tree_and_strangers_are_not(
+    tmp_path: Path,
+) -> None:
+    ticks = os.sysconf("SC_CLK_TCK")
+    proc = fake_proc(
+        tmp_path,
+        [
+            (100, "python", 1, 999, 999, 0, 0),  # the root itself: RUSAGE_SELF counts it
+            (200, "compile_worker", 100, ticks, 0, 0, 0),  # sidecar: 1 s
+            (300, "pool worker", 200, 2 * ticks, ticks, 0, 0),  # its worker: 3 s
+            (301, "pool worker", 200, 0, 0, ticks, ticks),  # reaped g++ children: 2 s
+            (400, "stranger", 1, 50 * ticks, 0, 0, 0),
+        ],
+    )
+    assert live_descendants_cpu_s(100, str(proc)) == pytest.approx(6.0)
+    assert live_descendants_cpu_s(400, str(proc)) == 0.0
+    assert live_descendants_cpu_s(100, str(tmp_path / "missing")) == 0.0
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+def test_a_live_childs_cpu_is_counted_before_it_exits_which_rusage_children_misses() -> None:
+    """What RUSAGE_CHILDREN misses: a worker that burnt CPU and is still alive."""
+    import resource
+
+    burn = "import time\nt=time.process_time()\nwhile time.process_time()-t<0.6: pass\n"
+    burn += "import sys\nsys.stdout.write('done\\n'); sys.stdout.flush()\ntime.sleep(30)\n"
+    start_tree = tree_cpu_s()
+    start_reaped = resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime
+    child = subprocess.Popen(
+        [sys.executable, "-c", burn], stdout=subprocess.PIPE, text=True
+    )  # a live "worker"
+    try:
+        assert child.stdout is not None and child.stdout.readline() == "done\n"
+        reaped = resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime - start_reaped
+        live = tree_cpu_s() - start_tree
+        assert reaped == 0.0
+        assert live >= 0.5
+    finally:
+        child.kill()
+        child.wait()
+    # reaped now: counted once, through RUSAGE_CHILDREN
+    assert tree_cpu_s() - start_tree >= 0.5
+
+
+def snapshot(records: list[dict], *, available: bool = True, graphs: int | None = 2) -> dict:
+    counters = {"stats": {"unique_graphs": graphs}} if graphs is not None else {}
+    return {
+        "counters": counters,
+        "counters_available": True,
+        "metrics": records,
+        "metrics_available": available,
+    }
+
+
+def test_work_counts_split_forward_and_backward_records_and_sum_nodes_and_guards() -> None:
+    records = [
+        {"kind": "forward", "graph_node_count": 33, "guard_count": 199},
+        {"kind": "backward", "graph_node_count": None, "guard_count": None},
+        {"kind": "forward", "graph_node_count": 7, "guard_count": 10},  # a recompile
+    ]
+    assert work_counts(snapshot(records), 61) == {
+        "graphs": 2,
+        "fx_nodes": 40,
+        "guards": 209,
+        "generated_kernels": 61,
+        "compile_records": 2,
+        "backward_compile_records": 1,
+    }
+
+
+def test_a_torch_without_compilation_metrics_leaves_those_counts_null() -> None:
+    counts = work_counts(snapshot([], available=False), 4)
+    assert counts["graphs"] == 2 and counts["generated_kernels"] == 4
+    assert counts["fx_nodes"] is None and counts["compile_records"] is None
+    assert work_counts({}, None)["graphs"] is None
+    # records without the fields (2.2's private records): null, not 0
+    assert work_counts(snapshot([{"kind": "forward"}]), 1)["guards"] is None
+    # nothing compiled: counters cleared, no unique_graphs key → 0 graphs
+    assert work_counts(snapshot([], graphs=None), 0)["graphs"] == 0
+
+
+def test_a_fresh_directory_is_cold_and_a_reused_one_is_warm_only_if_torch_hit_a_cache() -> None:
+    assert cache_label("fresh", 3) == "cold"
+    assert cache_label("reused", 2) == "warm"
+    assert cache_label("reused", 0) == "cold"  # torch 2.4: FX-graph cache off by default
+    assert cache_label("shared", None) == "warm"
+
+
+def child_compile(wall: float, cpu: float, eager_wall: float = 1.0, eager_cpu: float = 1.5):
+    return {
+        "compile": {
+            "window": {"wall_s": wall + eager_wall, "cpu_s": cpu + eager_cpu},
+            "eager_window": {"wall_s": eager_wall, "cpu_s": eager_cpu},
+            "cache_hits": 0,
+        }
+    }
+
+
+def test_the_compile_is_the_window_minus_eagers_warm_up_in_wall_and_cpu() -> None:
+    record = process_compile(child_compile(20.0, 30.0), "fresh")
+    assert record == {
+        "compile_wall_s": pytest.approx(20.0),
+        "compile_cpu_s": pytest.approx(30.0),
+        "cache": "cold",
+    }
+    legacy = process_compile({"warmup_s": [5.0, 0.1], "eager_warmup_s": [0.1, 0.1]}, "fresh")
+    assert legacy["compile_wall_s"] == pytest.approx(4.9) and legacy["compile_cpu_s"] is None
+
+
+def test_cold_samples_give_the_cpu_noise_and_warm_processes_the_warm_wall_time() -> None:
+    counts = {"graphs": 1}
+    records = [
+        {"compile_wall_s": 50.0, "compile_cpu_s": 20.0, "cache": "cold"},
+        {"compile_wall_s": 5.0, "compile_cpu_s": 4.0, "cache": "warm"},
+        {"compile_wall_s": 7.0, "compile_cpu_s": 5.0, "cache": "warm"},
+        {"compile_wall_s": 9.0, "compile_cpu_s": 6.0, "cache": "warm"},
+    ]
+    cost = compile_cost(records, counts, "rusage+proc")
+    assert cost["wall_s"] == 50.0 and cost["cpu_s"] == 20.0
+    assert cost["cold_samples"] == [{"wall_s": 50.0, "cpu_s": 20.0}]
+    assert cost["cpu_noise_pct"] is None  # one cold sample: no estimate
+    assert cost["warm_wall_s"] == 7.0
+    assert cost["counts"]["graphs"] == 1 and cost["counts"]["guards"] is None
+    assert cost["cpu_method"] == "rusage+proc"
+    cold = [dict(r, cache="cold") for r in records]
+    assert compile_cost(cold, counts)["warm_wall_s"] is None
+    assert len(compile_cost(cold, counts)["cold_samples"]) == 4
+
+
+def test_half_width_is_the_t_interval_of_the_mean_in_percent() -> None:
+    # mean 20, sd 2, n 4: t(0.975, 3) = 3.182 → 3.182 * 2 / 2 / 20 = 15.9 %
+    values = [18.0, 22.0, 18.0, 22.0]
+    sd = (4 * 4 / 3) ** 0.5
+    assert half_width_pct(values) == pytest.approx(3.1824 * sd / 2 / 20 * 100, rel=1e-3)
+    assert half_width_pct([20.0]) is None
