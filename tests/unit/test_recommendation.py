@@ -219,3 +219,21 @@ def test_every_quoted_number_is_in_the_keys():
             "4",
             "20",
         }, number
+
+
+def test_one_cold_compile_borrows_the_warm_compiles_spread():
+    """Issue 17 item 5: one cold compile has no noise of its own; the warm compiles, timed
+    in processes minutes apart, show how much the machine moved a compile's wall time."""
+    doc = variant("default", FLIPPING, warm_s=3.0)
+    for record, wall in zip(doc["processes"][1:], (2.0, 3.0, 4.5)):
+        record["compile_wall_s"] = wall
+    advice = recommend([doc], 50_000)
+    charged = advice["compile_s"]
+    assert charged["estimate"] == pytest.approx(20.0)
+    assert charged["low"] < 12 and charged["high"] > 33
+    assert "cold compile 20 s, 95 % CI" in advice["text"]
+    assert "from the warm compiles' spread" in advice["text"]
+    steady = recommend([variant("default", FLIPPING, warm_s=3.0)], 50_000)
+    assert steady["compile_s"]["low"] == steady["compile_s"]["high"] == pytest.approx(20.0)
+    wide, narrow = advice["break_even_steps"], steady["break_even_steps"]
+    assert wide["low"] < narrow["low"] and wide["high"] > narrow["high"]

@@ -14,7 +14,8 @@ what an interval for the next run must carry, so the processes are pooled:
     eager step       geometric mean of eager_p, t interval on the logs likewise
     saving per step  d = eager × (1 − 1/speedup), ms
     compile cost     mean wall seconds of every cold compile measured (compile_cost's
-                     cold_samples, else compile_s), t interval on the logs from ≥ 2 samples,
+                     cold_samples, else compile_s), t interval on the logs from ≥ 2 samples;
+                     from one, the warm compiles' spread (cold_compile_estimate);
                      the late recompiles an epoch schedule found included (late_recompile_s)
     break-even       compile cost / d steps; its interval adds the log half-widths of the
                      compile cost, the speedup's (1 − 1/speedup) and the eager step in
@@ -106,6 +107,7 @@ def measure(variant: Doc) -> Measured | None:
     pairs = process_means(variant)
     if not pairs:
         return None
+    warm = warm_compile_samples(variant)
     eager_ms = log_estimate([e for e, _ in pairs])
     if len(pairs) > 1:
         speedup = log_estimate([e / c for e, c in pairs])
@@ -119,8 +121,8 @@ def measure(variant: Doc) -> Measured | None:
     return Measured(
         speedup=speedup,
         eager_ms=eager_ms,
-        compile_s=_compile_estimate(cold_compile_samples(variant)),
-        warm_compile_s=_compile_estimate(warm_compile_samples(variant)),
+        compile_s=cold_compile_estimate(cold_compile_samples(variant), warm),
+        warm_compile_s=_compile_estimate(warm),
         estimator=estimator,
     )
 
@@ -178,6 +180,19 @@ def warm_compile_samples(variant: Doc) -> list[float]:
 
 def _compile_estimate(samples: Sequence[float]) -> LogEstimate | None:
     return log_estimate(samples) if samples else None
+
+
+def cold_compile_estimate(cold: Sequence[float], warm: Sequence[float]) -> LogEstimate | None:
+    """The cold compile's wall seconds with their 95 % interval. From one cold compile,
+    the interval borrows the spread of the warm compiles' wall seconds (the same pipeline,
+    timed in processes minutes apart: on a shared machine their spread is mostly the load,
+    which moves a cold compile's wall time the same way): t(warm − 1) × their log-sd. A point
+    when there are fewer than two warm compiles either."""
+    if len(cold) != 1 or len(warm) < 2:
+        return _compile_estimate(cold)
+    spread = log_estimate(warm).sd_log
+    half = t_quantile(1 - (1 - CONFIDENCE) / 2, len(warm) - 1) * spread
+    return LogEstimate(cold[0], spread, 1, half)
 
 
 def _positive(value: Any) -> bool:

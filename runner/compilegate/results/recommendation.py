@@ -176,6 +176,11 @@ def _compile(m: Measured) -> str:
             f"cold compile {cold.estimate:.0f} s, 95 % CI {cold.low:.0f}–{cold.high:.0f} s "
             f"over {cold.n} cold compiles"
         )
+    if cold.half_width > 0:
+        return (
+            f"cold compile {cold.estimate:.0f} s, 95 % CI {cold.low:.0f}–{cold.high:.0f} s "
+            "from the warm compiles' spread"
+        )
     return f"cold compile {cold.estimate:.0f} s"
 
 
