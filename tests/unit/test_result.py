@@ -11,7 +11,9 @@ import pytest
 from compilegate.config import Config, Variant
 from compilegate.report.result_table import render_result_table
 from compilegate.results.document import (
+    add_process,
     eager_entry,
+    finish_step,
     new_document,
     non_finite_error,
     step_skeleton,
@@ -201,4 +203,28 @@ def test_failed_diagnostics_are_explicit_nulls_and_nan_numerics_distances_are_nu
 def test_the_document_records_every_declared_step() -> None:
     doc = new_document(ENV, "compilegate.yml", "abc", ("a", "b"))
     assert doc["declared_steps"] == ["a", "b"]
+    assert validation_errors(doc, "result") == []
+
+
+def test_finish_step_gives_each_variant_the_payoff_the_decision_quotes(tmp_path: Path) -> None:
+    """Issue 15 item 8: the decision quoted one speedup (a row's 1.40x, 95 % CI 1.11-1.77)
+    and decided on another (each process's fastest iteration). Now the recommendation, the
+    variant's `payoff` and its `break_even_steps` are one set of numbers, from every
+    process, against the step's steps_per_run."""
+    doc = make_document(tmp_path)
+    step_doc = doc["steps"][0]
+    step_doc["settings"]["steps_per_run"] = 50_000
+    fast = step_doc["variants"][0]
+    for seed in (4, 5, 6):
+        later = child_output(10.0, 5.2)["variant"]
+        later["timed"]["compiled"] = timed(5.2, seed=seed)
+        add_process(fast, later)
+    finish_step(step_doc)
+    advice, payoff = step_doc["recommendation"], fast["payoff"]
+    assert advice["decision"] == payoff["decision"] == "compile"
+    assert advice["steps_per_run"] == 50_000 and "a 50,000-step run" in advice["text"]
+    assert advice["speedup"] == payoff["speedup"]
+    assert "over 4 processes" in advice["speedup"]["estimator"]
+    assert fast["break_even_steps"] == advice["break_even_steps"]["estimate"]
+    assert f"{advice['speedup']['estimate']:.2f}×" in advice["text"]
     assert validation_errors(doc, "result") == []
