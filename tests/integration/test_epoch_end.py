@@ -51,8 +51,12 @@ def test_the_late_recompile_is_reported_and_charged(document: dict) -> None:
     late = variant(document, "epoch")
     assert late["recompiles"]["count"] == 1, late["recompiles"]
     assert late["late_recompile_s"] > 0.05  # Dynamo and Inductor ran again
+    # The compile window (torch.compile() to the end of the compiled warm-up, less eager's
+    # warm-up) covers at least the warm-up difference; the late recompile comes on top.
     warmup_s = sum(late["warmup_s"]) - sum(late["eager_warmup_s"])
-    assert late["compile_s"] == pytest.approx(warmup_s + late["late_recompile_s"])
+    assert late["compile_s"] - late["late_recompile_s"] >= warmup_s - 0.05
+    assert late["compile_s"] == late["processes"][0]["compile_wall_s"]
+    assert late["compile_cost"]["cold_samples"][0]["wall_s"] == late["compile_s"]
     charged = late["payoff"]["compile_s"]["estimate"]
     assert charged == pytest.approx(late["compile_s"])
 
