@@ -174,6 +174,11 @@ def test_correct_steps_pass_numerics_in_fp32_and_with_dropout(diagnostics_run):
         assert {w["kind"] for w in numerics["worst"]} <= {"loss", "grad", "param", "buffer"}
     checked = diagnostics_run.variant("dropout_mlp")["numerics"]["checked"]
     assert {"0.weight.grad", "0.weight", "1.running_mean"} <= set(checked)
+    # Dropout draws random numbers: compiled again with fallback_random. The fp32 MLP draws
+    # none: checked with the timed compile's code, no second compile.
+    assert diagnostics_run.variant("dropout_mlp")["numerics"]["fallback_random"] is True
+    assert diagnostics_run.variant("fp32_mlp")["numerics"]["fallback_random"] is False
+    assert "(default, the timed code)" in diagnostics_run.child_output
 
 
 def test_float64_reference_sees_eagers_batch_so_a_few_percent_compiled_error_fails(

@@ -9,7 +9,6 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from compilegate.child.numerics import (  # noqa: E402 - after the torch skip
-    _numerics_environment,
     compare_runs,
     judge,
     summarize_checks,
@@ -163,11 +162,28 @@ def test_to_float64_casts_floating_tensors_in_any_structure():
 def test_environment_sets_fallback_random_and_tf32_off_then_restores():
     import torch._inductor.config as inductor_config
 
+    from compilegate.child.numerics_env import fresh_dynamo, tf32_off
+
     torch.backends.cuda.matmul.allow_tf32 = True
     before = inductor_config.fallback_random
-    with _numerics_environment():
+    with tf32_off("cuda") as changed, fresh_dynamo(fallback_random=True):
+        assert changed is True
         assert inductor_config.fallback_random is True
         assert torch.backends.cuda.matmul.allow_tf32 is False
     assert inductor_config.fallback_random == before
     assert torch.backends.cuda.matmul.allow_tf32 is True
+    with tf32_off("cpu") as changed:  # TF32 is CUDA-only: nothing to touch on CPU
+        assert changed is False and torch.backends.cuda.matmul.allow_tf32 is True
     torch.backends.cuda.matmul.allow_tf32 = False
+
+
+def test_the_rng_watch_sees_dropout_and_not_a_plain_layer():
+    from compilegate.child.numerics_env import RngWatch
+
+    x = torch.ones(4, 8)
+    for layer, draws in ((torch.nn.Dropout(0.5), True), (torch.nn.Linear(8, 2), False)):
+        watch = RngWatch("cpu")
+        watch.start()
+        layer(x).sum()
+        watch.stop()
+        assert watch.drew is draws

@@ -52,6 +52,7 @@ class FakeLauncher:
 
     shared_cache_dir: Path | None = None
     fail_at: int | None = None
+    cold_hits: bool = False  # every child reports no compile-cache hit (torch 2.4)
     calls: list[dict[str, Any]] = field(default_factory=list)
 
     def run(self, spec, *, label, timeout_s, cache_dir=None, env_opt_in=()) -> ChildOutcome:
@@ -65,6 +66,11 @@ class FakeLauncher:
             "timed": sides(number, spec["kind"] == "variant"),
             "peak_bytes": None,
             "eager_peak_bytes": None,
+            "compile": {
+                "window": {"wall_s": 6.0 + number, "cpu_s": 9.0 + number},
+                "eager_window": {"wall_s": 1.0, "cpu_s": 1.5},
+                "cache_hits": 0 if self.cold_hits else 3,
+            },
         }
         key = "eager" if spec["kind"] == "eager" else "variant"
         return ChildOutcome({"status": "ok", "device": "cpu", key: measured}, None)
@@ -99,6 +105,35 @@ def test_later_processes_reuse_the_first_ones_cache_and_only_time(tmp_path: Path
     assert len(variant["processes"]) == 4 and len(step_doc["eager"]["processes"]) == 1
     assert variant["compiled_process_noise_pct"] is not None
     assert step_doc["settings"]["variant_processes"] == 4
+
+
+def test_cold_compiles_gives_the_first_processes_fresh_caches_and_a_cpu_noise(
+    tmp_path: Path,
+) -> None:
+    launcher = FakeLauncher()
+    step_doc = measure(config(tmp_path, "    cold_compiles: 2\n"), launcher)
+    _, first, second, *later = launcher.calls
+    assert second["cache_dir"] not in (None, first["cache_dir"])
+    assert all(c["cache_dir"] == first["cache_dir"] for c in later)
+    variant = step_doc["variants"][0]
+    assert [p["cache"] for p in variant["processes"]] == ["cold", "cold", "warm", "warm"]
+    cost = variant["compile_cost"]
+    assert [s["cpu_s"] for s in cost["cold_samples"]] == [9.5, 10.5]
+    assert cost["cpu_noise_pct"] is not None and cost["warm_wall_s"] == 9.5
+    assert step_doc["settings"]["cold_compiles"] == 2
+
+
+def test_a_reused_cache_that_torch_never_hit_counts_as_cold(tmp_path: Path) -> None:
+    """torch 2.4 keeps the FX-graph cache off: every process compiles cold."""
+    step_doc = measure(config(tmp_path), FakeLauncher(cold_hits=True))
+    cost = step_doc["variants"][0]["compile_cost"]
+    assert len(cost["cold_samples"]) == 4 and cost["warm_wall_s"] is None
+
+
+def test_more_cold_compiles_than_processes_is_a_one_line_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as info:
+        config(tmp_path, "    variant_processes: 2\n    cold_compiles: 3\n")
+    assert "steps[0].cold_compiles" in str(info.value) and "\n" not in str(info.value)
 
 
 def test_a_shared_cache_is_used_as_it_is(tmp_path: Path) -> None:

@@ -20,10 +20,10 @@ values per dtype from 16 elements on, so a batch drawn at call time differed fro
 loss to within rounding (REFERENCE_LOSS_REL_TOL), or it is discarded, and said so.
 
 Dropout: Inductor draws its own random numbers unless `fallback_random` is set, which would
-fail every dropout model; it is set here and each side is seeded identically per iteration.
-`torch._dynamo.reset()` first: the timed compile's code must not be reused, because Dynamo's
-guards do not see Inductor config, so the fallback_random setting would be silently ignored.
-TF32 is off on every side (as in PyTorch's accuracy runs): equal settings, comparable errors.
+fail every dropout model; it is set (after a Dynamo reset) when the eager copy's forward, loss
+or backward drew random numbers, and each side is seeded identically per iteration. A step
+that draws none is checked with the code the timed compile produced, without compiling it
+again (numerics_env.py). TF32 is off on every side on a GPU: comparable errors.
 
 Standard library and torch only; never raises (a failure becomes status "error").
 """
@@ -32,11 +32,11 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Iterator
 from typing import Any, Callable
 
 import torch
 
+from .numerics_env import RngWatch, fresh_dynamo, tf32_off
 from .training import TrainingStep, seed_everything
 
 WORST_SHOWN = 5
@@ -59,13 +59,18 @@ def check_numerics(
     if steps < 1:
         return {**base, "status": "skipped", "reason": "numerics.steps is 0"}
     try:
-        with _numerics_environment():
+        with tf32_off(builder.device) as tf32_changed:
             progress(f"numerics: eager copy, {steps} step(s)")
-            eager = run_copy(builder, settings, steps)
-            progress(f"numerics: compiled copy ({variant['id']}), {steps} step(s)")
-            compiled = run_copy(builder, settings, steps, variant=variant)
+            watch = RngWatch(builder.device)
+            eager = run_copy(builder, settings, steps, rng_watch=watch)
+            recompile = watch.drew or tf32_changed
+            how = "compiled again with fallback_random" if watch.drew else "the timed code"
+            progress(f"numerics: compiled copy ({variant['id']}, {how}), {steps} step(s)")
+            with fresh_dynamo(watch.drew) if recompile else contextlib.nullcontext():
+                compiled = run_copy(builder, settings, steps, variant=variant)
             progress("numerics: float64 reference")
             reference, ref_error = _try_reference(builder, settings, steps)
+        base["fallback_random"] = watch.drew
         loss_rel_diff = None
         if reference is not None:
             loss_rel_diff, disagreement = reference_disagreement(
@@ -87,41 +92,6 @@ def check_numerics(
         return {**base, "status": "error", "reason": f"{type(exc).__name__}: {exc}"[:500]}
 
 
-@contextlib.contextmanager
-def _numerics_environment() -> Iterator[None]:
-    """fallback_random on, TF32 off, fresh Dynamo state; everything restored afterwards."""
-    import torch._dynamo
-
-    inductor_config = None
-    with contextlib.suppress(Exception):
-        import torch._inductor.config as inductor_config
-    saved_random = getattr(inductor_config, "fallback_random", None)
-    saved_matmul = torch.backends.cuda.matmul.allow_tf32
-    saved_cudnn = torch.backends.cudnn.allow_tf32
-    saved_precision = (
-        torch.get_float32_matmul_precision()
-        if hasattr(torch, "get_float32_matmul_precision")
-        else None
-    )
-    torch._dynamo.reset()
-    try:
-        if inductor_config is not None:
-            inductor_config.fallback_random = True
-        torch.backends.cuda.matmul.allow_tf32 = False
-        torch.backends.cudnn.allow_tf32 = False
-        if saved_precision is not None:
-            torch.set_float32_matmul_precision("highest")
-        yield
-    finally:
-        torch._dynamo.reset()
-        if inductor_config is not None and saved_random is not None:
-            inductor_config.fallback_random = saved_random
-        torch.backends.cuda.matmul.allow_tf32 = saved_matmul
-        torch.backends.cudnn.allow_tf32 = saved_cudnn
-        if saved_precision is not None:
-            torch.set_float32_matmul_precision(saved_precision)
-
-
 def run_copy(
     builder: Any,
     settings: dict[str, Any],
@@ -129,8 +99,10 @@ def run_copy(
     *,
     variant: dict[str, Any] | None = None,
     float64: bool = False,
+    rng_watch: RngWatch | None = None,
 ) -> list[Snapshot]:
-    """Build a fresh copy, run `steps` iterations, return what each iteration produced."""
+    """Build a fresh copy, run `steps` iterations, return what each iteration produced;
+    `rng_watch` sees whether forward, loss and backward drew random numbers."""
     parts = builder.build()  # under eager's default dtype: the same initial values
     if float64:
         parts.model.double()  # cast, never re-drawn
@@ -151,6 +123,7 @@ def run_copy(
             grads[f"{name}.grad"] = ("grad", _keep(grad))
 
     step.before_optimizer_step = snapshot_grads
+    step.rng_watch = rng_watch
     out = []
     for index in range(steps):
         grads.clear()

@@ -47,6 +47,8 @@ class TrainingStep:
         self.compiled = compile_kwargs is not None
         # Called between backward and optimizer.step (numerics reads the grads there).
         self.before_optimizer_step: Callable[[], None] | None = None
+        # Sees whether forward, loss and backward draw random numbers (numerics_env.RngWatch).
+        self.rng_watch: Any = None
         self._mark_step_begin = (
             cudagraph_mark_step_begin()
             if compile_kwargs and compile_kwargs.get("mode") == "reduce-overhead"
@@ -81,11 +83,15 @@ class TrainingStep:
             self._mark_step_begin()
         parts.optimizer.zero_grad(set_to_none=True)
         inputs = parts.batch(index)
+        if self.rng_watch is not None:
+            self.rng_watch.start()
         with autocast_context(self.device, self.amp):
             loss = self._forward_loss(inputs)
         if check:
             check_loss(loss, index)
         loss.backward()
+        if self.rng_watch is not None:
+            self.rng_watch.stop()
         if self.before_optimizer_step is not None:
             self.before_optimizer_step()
         self._optimizer_step()

@@ -105,6 +105,12 @@ def _build_step(
             f"{source}:{line}: steps[{index}].rounds: {merged['rounds']} rounds need at least "
             f"as many iterations, got iterations: {merged['iterations']}"
         )
+    if merged["cold_compiles"] > merged["variant_processes"]:
+        line = _line_of(node, ["steps", index])
+        raise ConfigError(
+            f"{source}:{line}: steps[{index}].cold_compiles: {merged['cold_compiles']} cold "
+            f"compiles need as many variant_processes, got {merged['variant_processes']}"
+        )
     env_path: list[Any] = ["steps", index, "env"] if "env" in step_raw else ["defaults", "env"]
     for ni, name in enumerate(merged["env"]):
         refusal = opt_in_refusal(name)
@@ -134,6 +140,7 @@ def _build_step(
         threads=merged["threads"],
         eager_processes=merged["eager_processes"],
         variant_processes=merged["variant_processes"],
+        cold_compiles=merged["cold_compiles"],
         numerics=numerics,
         thresholds=thresholds,
         env=tuple(merged["env"]),

@@ -27,6 +27,7 @@ DEFAULT_STEP_SETTINGS: dict[str, Any] = {
     "threads": None,
     "eager_processes": 1,
     "variant_processes": 4,
+    "cold_compiles": 1,
     "env": [],
     "steps_per_run": 10_000,
     "epoch": None,
@@ -127,6 +128,9 @@ class StepConfig:
     numerics: NumericsSettings
     thresholds: dict[str, float] = field(default_factory=dict)
     variant_processes: int = DEFAULT_STEP_SETTINGS["variant_processes"]
+    # How many of a variant's processes compile cold, each with a fresh Inductor cache: more
+    # than one gives the compile CPU time a noise estimate (results/compile_cost.py).
+    cold_compiles: int = DEFAULT_STEP_SETTINGS["cold_compiles"]
     # Host variables this step's child may see beyond the allow-list (run/child_env.py).
     env: tuple[str, ...] = ()
     # Training steps one run of the user's job takes: what the recommendation decides for.

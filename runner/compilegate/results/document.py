@@ -66,6 +66,7 @@ def step_skeleton(step: StepConfig) -> dict[str, Any]:
             **step.comparable_settings(),
             "eager_processes": step.eager_processes,
             "variant_processes": step.variant_processes,
+            "cold_compiles": step.cold_compiles,
             "timeout_s": step.timeout_s,
             "thresholds": dict(step.thresholds),
             "env": list(step.env),

@@ -282,8 +282,10 @@ def _measure_variant(
     stream: TextIO,
 ) -> tuple[dict[str, Any] | None, str | None]:
     """The variant's first process (cold compile, diagnostics, numerics), then its
-    timing-only processes, which reuse the Inductor cache the first one compiled into: each
-    adds a process record, and their spread is the run-to-run noise of the variant's speed.
+    timing-only processes, which reuse the Inductor cache the first one compiled into (the
+    first `cold_compiles` of them compile cold, each in a fresh cache, for the compile's
+    noise): each adds a process record, and their spread is the run-to-run noise of the
+    variant's speed.
     A later process that fails fails the variant: a compiled step that crashes or hangs
     now and then is an error, not a smaller sample. A measurement that is not a finite
     number is that variant's error, found before the statistics (which it would crash)."""
@@ -298,15 +300,19 @@ def _measure_variant(
         return None, error
     total = step.variant_processes
     for number in range(2, total + 1):
-        stream.write(f"[{step.name}] variant {variant.id}: timing process {number}/{total}\n")
+        cold = number <= step.cold_compiles and cache_dir is not None
+        how = "cold compile, " if cold else ""
+        stream.write(f"[{step.name}] variant {variant.id}: {how}timing process {number}/{total}\n")
         timing_spec = {**spec, "timing_only": True}
-        document, error = _run_child(
-            launcher, timing_spec, step, f"{label}#{number}", cache_dir=cache_dir
-        )
+        with _variant_cache(launcher) if cold else contextlib.nullcontext(cache_dir) as own:
+            document, error = _run_child(
+                launcher, timing_spec, step, f"{label}#{number}", cache_dir=own
+            )
         if error is None:
             error = non_finite_error(document["variant"])
         if error is None:
-            _, error = _record(add_process, entry, document["variant"], later_cache)
+            cache = FRESH if cold else later_cache
+            _, error = _record(add_process, entry, document["variant"], cache)
         if error is not None:
             return None, f"timing process {number}/{total}: {error}"
     error = non_finite_error(entry)
