@@ -7,7 +7,8 @@ every step, N = 2 × the first run's predicted break-even (a step with no break-
 --steps). From each pair's timestamps:
 
     crossover      the step after which the compiled run became and stayed ahead, counting
-                   its compile (none: it never did within N)
+                   its compile (none: it never did within N; in parentheses, where it
+                   would at the pace of the run's second half: a projection, not counted)
     inside         the crossover lies inside the predicted 95 % interval (a step predicted
                    never to pay: no crossover)
     at k × BE      for k = 0.5, 1, 2: seconds the compiled run is ahead, the decision the
@@ -60,6 +61,9 @@ def main() -> None:
     parser.add_argument("--variant-processes", type=int, default=4)
     parser.add_argument("--log", type=Path, help="append progress here as well")
     parser.add_argument("--out", type=Path, help="write every figure as JSON here")
+    parser.add_argument(
+        "--table", type=Path, nargs="+", help="print the table of saved --out files"
+    )
     parser.add_argument("--train", help=argparse.SUPPRESS)  # worker: entry spec
     parser.add_argument("--compiled", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--n", type=int, help=argparse.SUPPRESS)
@@ -67,6 +71,10 @@ def main() -> None:
     args = parser.parse_args()
     if args.train:
         train(args.train, args.compiled, args.n, args.stamps)
+        return
+    if args.table:
+        figures = [fig for path in args.table for fig in json.loads(path.read_text())]
+        print("\n".join(table(figures)))
         return
     log = Logger(args.log)
     log(f"decision_check: {' '.join(sys.argv[1:])}; cores {os.cpu_count()}, load {_load()}")
@@ -223,6 +231,7 @@ def judge(
         )
     summary = {
         "crossover": crossed,
+        "projected": projected_crossover(at),
         "inside": inside,
         "ahead_s": [round(a["ahead_s"], 1) for a in at],
         "decisions": [a["decisions"] for a in at],
@@ -236,6 +245,17 @@ def judge(
         "compiled_total_s": compiled[-1],
         "summary": summary,
     }
+
+
+def projected_crossover(at: list[dict[str, Any]]) -> float | None:
+    """Not crossed within the run: where the compiled run would catch up if the second
+    half's pace held (the gap at the end over the gap's shrinking rate from 1x to 2x). None
+    when it crossed, or the gap did not shrink. A projection, never counted as observed."""
+    half, end = at[-2], at[-1]
+    if end["ahead_s"] > 0:
+        return None
+    rate = (end["ahead_s"] - half["ahead_s"]) / (end["steps"] - half["steps"])
+    return end["steps"] - end["ahead_s"] / rate if rate > 0 else None
 
 
 def _inside(found: dict[str, Any] | None, crossed: int | None, total: int) -> bool | None:
@@ -292,7 +312,12 @@ def table(figures: list[dict[str, Any]]) -> list[str]:
                 f"{','.join(_yes(r) for r in a['right'])}"
                 for a in pair["at"]
             ]
-            crossed = "none" if pair["crossover"] is None else f"{pair['crossover']:,}"
+            projected = projected_crossover(pair["at"])
+            crossed = (
+                f"{pair['crossover']:,}"
+                if pair["crossover"] is not None
+                else ("none" if projected is None else f"(~{fmt_steps(projected)})")
+            )
             inside = ",".join(_yes(x) for x in pair["inside"])
             lines.append(f"  {number:>4}  {crossed:>9}  {inside:>17}  " + "  ".join(cells))
     inside = [x for fig in figures for p in fig["pairs"] for x in p["inside"][:1] if x is not None]

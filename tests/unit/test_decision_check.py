@@ -57,3 +57,11 @@ def test_a_step_predicted_never_to_pay_is_inside_when_it_never_crossed():
     judged = check.judge(eager, compiled, 1000, [never])
     assert judged["crossover"] is None and judged["inside"] == [True]
     assert all(a["right"] == [True] for a in judged["at"])
+
+
+def test_a_run_too_short_to_cross_projects_the_crossover_without_counting_it():
+    eager = cumulative(0.0, 0.010, 4000)
+    compiled = cumulative(30.0, 0.005, 4000)  # 30 s / 5 ms: crosses at 6,000
+    judged = check.judge(eager, compiled, 2000, [])
+    assert judged["crossover"] is None
+    assert judged["summary"]["projected"] == pytest.approx(6000)
