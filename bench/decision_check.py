@@ -4,7 +4,10 @@ For each step: compilegate runs twice (two predictions, each its own cold compil
 in fresh processes with empty Inductor caches, pairs of training runs: N steps eager
 (E) and torch.compile-then-N steps (C), alternating E C C E E C ..., a timestamp after
 every step, N = 2 × the first run's predicted break-even (a step with no break-even:
---steps). From each pair's timestamps:
+--steps; capped at --max-steps). With --concurrent a pair's E and C run at the same time:
+on a machine whose neighbours' load swings (2 cores at load 6 one minute, 16 the next), a
+sequential pair measures the neighbours as much as the compile. From each pair's
+timestamps:
 
     crossover      the step after which the compiled run became and stayed ahead, counting
                    its compile (none: it never did within N; in parentheses, where it
@@ -59,6 +62,11 @@ def main() -> None:
     parser.add_argument("--max-steps", type=int, default=20000, help="cap on 2 x break-even")
     parser.add_argument("--iterations", type=int, default=50, help="compilegate iterations")
     parser.add_argument("--variant-processes", type=int, default=4)
+    parser.add_argument(
+        "--concurrent",
+        action="store_true",
+        help="run a pair's E and C at the same time (both see the same neighbours' load)",
+    )
     parser.add_argument("--log", type=Path, help="append progress here as well")
     parser.add_argument("--out", type=Path, help="write every figure as JSON here")
     parser.add_argument(
@@ -120,10 +128,11 @@ def check_step(name: str, args: argparse.Namespace, log: Logger) -> dict[str, An
     order = ["EC", "CE"]
     for number in range(args.pairs):
         runs: dict[str, list[float]] = {}
-        for side in order[number % 2]:
-            log(f"{name}: pair {number + 1}: {side} run of {total:,} steps (load {_load()})")
-            runs[side] = run_training(STEPS[name], side == "C", total)
-            log(f"{name}: pair {number + 1}: {side} took {runs[side][-1]:.1f} s")
+        for sides in [order[0]] if args.concurrent else order[number % 2]:
+            log(f"{name}: pair {number + 1}: {sides} run of {total:,} steps (load {_load()})")
+            runs.update(run_training(STEPS[name], sides, total))
+            for side in sides:
+                log(f"{name}: pair {number + 1}: {side} took {runs[side][-1]:.1f} s")
         pairs.append(judge(runs["E"], runs["C"], reference, predictions))
         log(f"{name}: pair {number + 1}: {json.dumps(pairs[-1]['summary'])}")
     return {"step": name, "reference_steps": reference, "predictions": predictions, "pairs": pairs}
@@ -161,26 +170,26 @@ def predict(name: str, args: argparse.Namespace) -> dict[str, Any]:
     return {**step["recommendation"], "wall_s": time.perf_counter() - started}
 
 
-def run_training(entry: str, compiled: bool, n: int) -> list[float]:
-    """A fresh process with an empty Inductor cache: seconds since the step was built, after
-    every training step (the compiled run's first steps include its compile)."""
+def run_training(entry: str, sides: str, n: int) -> dict[str, list[float]]:
+    """Fresh processes with empty Inductor caches, one per side ("E" eager, "C" compiled),
+    started together when `sides` holds both: seconds since the step was built, after every
+    training step (the compiled run's first steps include its compile)."""
     with tempfile.TemporaryDirectory(prefix="decision-check-run-") as tmp:
-        stamps = Path(tmp) / "stamps.bin"
-        env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(Path(tmp) / "inductor")}
-        command = [
-            sys.executable,
-            __file__,
-            "--train",
-            entry,
-            "--n",
-            str(n),
-            "--stamps",
-            str(stamps),
-        ]
-        subprocess.run([*command, *(["--compiled"] if compiled else [])], env=env, check=True)
-        values = array("d")
-        values.frombytes(stamps.read_bytes())
-    return list(values)
+        running = {}
+        for side in sides:
+            stamps = Path(tmp) / f"{side}.bin"
+            env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(Path(tmp) / f"inductor-{side}")}
+            command = [sys.executable, __file__, "--train", entry, "--n", str(n)]
+            command += ["--stamps", str(stamps), *(["--compiled"] if side == "C" else [])]
+            running[side] = (subprocess.Popen(command, env=env), stamps)
+        out = {}
+        for side, (process, stamps) in running.items():
+            if process.wait() != 0:
+                raise SystemExit(f"the {side} training run failed (exit {process.returncode})")
+            values = array("d")
+            values.frombytes(stamps.read_bytes())
+            out[side] = list(values)
+    return out
 
 
 def train(entry_spec: str, compiled: bool, n: int, stamps_path: Path) -> None:
