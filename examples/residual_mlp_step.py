@@ -3,10 +3,10 @@
 Narrow layers and many element-wise operations per block (LayerNorm, GELU, a scaled
 residual): eager runs one kernel per operation, forward and backward, and spends most of a
 step dispatching; Inductor fuses each block's element-wise work into a few C++ loops.
-`make_step`, with `threads: 1`, takes ~15-30 ms a step on a loaded 2-core runner;
-compiled alone in a process it ran ~1.7x faster, inside compilegate's interleaved
-measurement (three copies, by mean step time) 1.06-1.13x, and compilegate predicted a
-break-even after ~21,000-32,000 steps (bench/decision_check.py).
+`make_step`, with `threads: 1`, takes ~15-50 ms a step on a loaded 2-core runner.
+There compilegate measured 1.06-1.13x by mean step time and predicted a break-even after
+21,000-32,000 steps; eager and compiled training runs side by side crossed at 26,141
+(bench/decision_check.py; ~1.05-1.10x once compiled).
 
 compilegate calls `make_step(device=...)`; nothing here imports compilegate.
 """
