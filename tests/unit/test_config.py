@@ -198,3 +198,23 @@ def test_env_opt_in_of_a_secret_or_controlled_name_is_a_config_error(
 def test_env_opt_in_in_defaults_is_checked_too(tmp_path: Path) -> None:
     message = error_of(ENV_STEP.replace("[DATA_DIR]", "[DATA_DIR, SSH_AUTH_SOCK]"), tmp_path)
     assert "compilegate.yml:2: defaults.env[1]: SSH_AUTH_SOCK is never passed" in message
+
+
+def test_steps_per_run_and_epoch_default_and_per_step(tmp_path: Path) -> None:
+    config = load(
+        GOOD.replace("defaults: {warmup: 6,", "defaults: {steps_per_run: 250000, warmup: 6,")
+        + "    epoch: {length: 100}\n",
+        tmp_path,
+    )
+    transformer, small = config.steps
+    assert transformer.steps_per_run == small.steps_per_run == 250_000
+    assert (transformer.epoch_length, small.epoch_length) == (None, 100)
+    assert small.measurement_settings()["epoch_length"] == 100
+    assert load(GOOD, tmp_path).steps[0].steps_per_run == 10_000  # documented default
+
+
+def test_bad_steps_per_run_and_epoch_name_their_line(tmp_path: Path) -> None:
+    message = error_of(GOOD + "    steps_per_run: 0\n", tmp_path)
+    assert message.endswith(":18: steps[1].steps_per_run: 0 is less than the minimum of 1")
+    message = error_of(GOOD + "    epoch: {every: 100}\n", tmp_path)
+    assert ":18: steps[1].epoch" in message

@@ -11,7 +11,9 @@ import pytest
 from compilegate.config import Config, Variant
 from compilegate.report.result_table import render_result_table
 from compilegate.results.document import (
+    add_process,
     eager_entry,
+    finish_step,
     new_document,
     non_finite_error,
     step_skeleton,
@@ -112,24 +114,11 @@ def test_variant_numbers(tmp_path: Path) -> None:
     assert variant["noise_pct"] < 3
 
 
-def test_recommendation_requires_speedup_beyond_noise() -> None:
-    def variant(vid: str, low: float, median: float, high: float, noise: float) -> dict:
-        return {
-            "id": vid,
-            "status": "ok",
-            "compile_s": 10.0,
-            "break_even_steps": 100.0,
-            "noise_pct": noise,
-            "speedup": {"median": median, "ci_low": low, "ci_high": high},
-        }
-
-    assert (
-        recommend([variant("a", 1.2, 1.3, 1.4, 2.0), variant("b", 1.5, 1.6, 1.7, 2.0)])["variant"]
-        == "b"
-    )
-    stay = recommend([variant("a", 1.01, 1.05, 1.09, 5.0)])
-    assert stay["variant"] is None and stay["text"].startswith("stay eager")
-    assert recommend([{"id": "x", "status": "error"}])["variant"] is None
+def test_the_document_recommends_the_variant_that_pays_off(tmp_path: Path) -> None:
+    advice = make_document(tmp_path)["steps"][0]["recommendation"]
+    assert advice["decision"] == "compile" and advice["variant"] == "default"
+    assert advice["steps_per_run"] == 10_000
+    assert 3500 < advice["break_even_steps"]["estimate"] < 4500  # 20 s / 5 ms saved
 
 
 def test_table_shows_speedup_error_and_recommendation(tmp_path: Path) -> None:
@@ -137,7 +126,7 @@ def test_table_shows_speedup_error_and_recommendation(tmp_path: Path) -> None:
     assert "step s (cpu)" in text
     assert "default+dynamic  ERROR" in text
     assert "timed out after 600 s" in text
-    assert "→ use default: 1.9" in text or "→ use default: 2.0" in text
+    assert "→ a 10,000-step run: compiling with default saves ~" in text
 
 
 def test_variant_ids_are_stable() -> None:
@@ -232,3 +221,27 @@ def test_diagnostics_cannot_overwrite_what_was_measured() -> None:
     assert entry["degraded"][-1] == (
         "diagnostics tried to overwrite measured keys: speedup, status, step_ms"
     )
+
+
+def test_finish_step_gives_each_variant_the_payoff_the_decision_quotes(tmp_path: Path) -> None:
+    """Issue 15 item 8: the decision quoted one speedup (a row's 1.40x, 95 % CI 1.11-1.77)
+    and decided on another (each process's fastest iteration). Now the recommendation, the
+    variant's `payoff` and its `break_even_steps` are one set of numbers, from every
+    process, against the step's steps_per_run."""
+    doc = make_document(tmp_path)
+    step_doc = doc["steps"][0]
+    step_doc["settings"]["steps_per_run"] = 50_000
+    fast = step_doc["variants"][0]
+    for seed in (4, 5, 6):
+        later = child_output(10.0, 5.2)["variant"]
+        later["timed"]["compiled"] = timed(5.2, seed=seed)
+        add_process(fast, later)
+    finish_step(step_doc)
+    advice, payoff = step_doc["recommendation"], fast["payoff"]
+    assert advice["decision"] == payoff["decision"] == "compile"
+    assert advice["steps_per_run"] == 50_000 and "a 50,000-step run" in advice["text"]
+    assert advice["speedup"] == payoff["speedup"]
+    assert "over 4 processes" in advice["speedup"]["estimator"]
+    assert fast["break_even_steps"] == advice["break_even_steps"]["estimate"]
+    assert f"{advice['speedup']['estimate']:.2f}×" in advice["text"]
+    assert validation_errors(doc, "result") == []

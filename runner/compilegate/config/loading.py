@@ -145,6 +145,8 @@ def _build_step(
         thresholds=thresholds,
         env=tuple(merged["env"]),
         gate_compile_wall_time=merged["gate_compile_wall_time"],
+        steps_per_run=merged["steps_per_run"],
+        epoch_length=(merged["epoch"] or {}).get("length"),
     )
 
 

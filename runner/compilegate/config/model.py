@@ -30,7 +30,12 @@ DEFAULT_STEP_SETTINGS: dict[str, Any] = {
     "cold_compiles": 1,
     "env": [],
     "gate_compile_wall_time": False,
+    "steps_per_run": 10_000,
+    "epoch": None,
 }
+# What the decision is stated against when a step does not say: the length of a short
+# fine-tuning run. A step sets its own `steps_per_run` (training steps one job runs).
+DEFAULT_STEPS_PER_RUN: int = DEFAULT_STEP_SETTINGS["steps_per_run"]
 DEFAULT_NUMERICS: dict[str, Any] = {"enabled": True, "steps": 2, "tol": 1e-4, "cosine_min": 0.99}
 DEFAULT_THRESHOLDS: dict[str, float] = {
     "speedup_drop_pct": 5.0,
@@ -142,6 +147,11 @@ class StepConfig:
     env: tuple[str, ...] = ()
     # Policy, read from the baseline's step: may compile wall time fail the job?
     gate_compile_wall_time: bool = False
+    # Training steps one run of the user's job takes: what the recommendation decides for.
+    steps_per_run: int = DEFAULT_STEPS_PER_RUN
+    # Batches per epoch: the compiled copy also runs the epoch's last batch (and the next
+    # epoch's first), so a late recompile on another batch shape is seen and charged.
+    epoch_length: int | None = None
 
     def comparable_settings(self) -> dict[str, Any]:
         """The settings that make two measurements of this step comparable (COMPARABLE_SETTINGS):
@@ -163,6 +173,7 @@ class StepConfig:
         """What the child process needs to measure this step."""
         settings = self.comparable_settings()
         del settings["device"]  # the child gets the device resolved, separately
+        settings["epoch_length"] = self.epoch_length
         return settings
 
     def fingerprint(self) -> str:

@@ -19,6 +19,7 @@ from .. import __version__
 from ..config import StepConfig, Variant
 from ..schemas import format_key_path
 from .compile_cost import FRESH, REUSED, compile_cost, process_compile
+from .payoff import measure
 from .processes import (
     all_timed_yardstick,
     compiled_values,
@@ -28,7 +29,7 @@ from .processes import (
     speedup_values,
     variant_records,
 )
-from .recommendation import recommend
+from .recommendation import DEFAULT_STEPS_PER_RUN, analyse, recommend
 from .stats import break_even_steps, process_noise_pct, ratio_of_medians, summarize
 
 SCHEMA_VERSION = 1
@@ -70,6 +71,8 @@ def step_skeleton(step: StepConfig) -> dict[str, Any]:
             "thresholds": dict(step.thresholds),
             "gate_compile_wall_time": step.gate_compile_wall_time,
             "env": list(step.env),
+            "steps_per_run": step.steps_per_run,
+            "epoch_length": step.epoch_length,
         },
         "eager": None,
         "variants": [],
@@ -150,6 +153,9 @@ def variant_entry(
     step_ms = summarize(compiled["samples"], compiled["rounds"])
     eager_ms = summarize(eager["samples"], eager["rounds"])
     first = {**process_record(timed), **process_compile(measured, cache_dir)}
+    late_recompile_s = measured.get("late_recompile_s")  # config epoch: charged to this process
+    if late_recompile_s and first.get("compile_wall_s") is not None:
+        first["compile_wall_s"] += late_recompile_s
     compile_info = measured.get("compile") or {}
     cost = compile_cost([first], compile_info.get("counts"), compile_info.get("cpu_method"))
     compile_s = cost["wall_s"]
@@ -160,6 +166,7 @@ def variant_entry(
             "compile_s": compile_s,
             "compile_cost": cost,
             "compile_call_s": compile_info.get("call_s"),
+            "late_recompile_s": late_recompile_s,
             "warmup_s": measured["warmup_s"],
             "eager_warmup_s": measured["eager_warmup_s"],
             "step_ms": step_ms,
@@ -214,8 +221,9 @@ def numerics_without_nan(numerics: dict[str, Any]) -> dict[str, Any]:
 
 def finish_step(step_doc: dict[str, Any]) -> None:
     """Once every process of a step has reported: the noise its processes' spread gives a
-    comparison with an identical run (gate/judges/speed.py pools both runs' instead), and
-    the recommendation."""
+    comparison with an identical run (gate/judges/speed.py pools both runs' instead), each
+    variant's payoff against the run length (payoff.py; its `break_even_steps` becomes that
+    estimate, from every process's mean step times), and the recommendation."""
     records = eager_records(step_doc)
     per_yardstick = all_timed_yardstick(records)
     step_doc["process_noise_pct"] = process_noise_pct(
@@ -229,7 +237,14 @@ def finish_step(step_doc: dict[str, Any]) -> None:
             compiled_values(mine, per_yardstick=all_timed_yardstick(mine))
         )
         variant["speedup_process_noise_pct"] = process_noise_pct(speedup_values(mine))
-    step_doc["recommendation"] = recommend(step_doc["variants"])
+    steps = step_doc.get("settings", {}).get("steps_per_run") or DEFAULT_STEPS_PER_RUN
+    for variant in step_doc["variants"]:
+        measured = measure(variant) if variant.get("status") == "ok" else None
+        if measured is not None:
+            payoff = analyse(variant, measured, steps)
+            variant["payoff"] = {k: v for k, v in payoff.items() if k not in ("variant", "text")}
+            variant["break_even_steps"] = (payoff["break_even_steps"] or {}).get("estimate")
+    step_doc["recommendation"] = recommend(step_doc["variants"], steps)
 
 
 def write_document(document: dict[str, Any], path: Path) -> None:

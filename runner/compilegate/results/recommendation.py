@@ -1,71 +1,231 @@
-"""The one-line decision for a step: which compiled variant to use, or why to stay eager."""
+"""The decision for a step, in the user's terms: does compiling pay off within their run?
+
+Every measured variant whose numerics did not fail or error gets its payoff (payoff.py:
+speedup from mean step times over every process, break-even as a 95 % interval). Against
+the step's `steps_per_run`:
+
+    compile      some variant's whole break-even interval lies within the run; among
+                 those, the one that saves most
+    stay_eager   no variant's interval reaches into the run (or none can be trusted)
+    undecided    otherwise: the most promising variant, and how many more processes (or
+                 how long a run) would decide
+
+The one-line `text` quotes exactly the numbers the decision used, estimator named; the
+other keys carry them for the renderers (the shape is in schemas/result.schema.json).
+`variant` names the variant those numbers belong to (None when there is none); only
+`decision` says what to do.
+"""
 
 from __future__ import annotations
 
 from typing import Any
+
+from ..config.model import DEFAULT_STEPS_PER_RUN
+from .payoff import (
+    MAX_PROCESSES,
+    Measured,
+    break_even,
+    measure,
+    processes_needed,
+    saving_s,
+    verdict,
+)
 
 # Numerics statuses that rule a variant out: it computes something else than eager, or
 # nobody could tell whether it does.
 DISQUALIFYING_NUMERICS = {"fail": "its numerics fail", "error": "its numerics check errored"}
 
 
-def recommend(variants: list[dict[str, Any]]) -> dict[str, Any]:
-    """One line: the variant to use, or why to stay eager.
+def recommend(
+    variants: list[dict[str, Any]], steps_per_run: int = DEFAULT_STEPS_PER_RUN
+) -> dict[str, Any]:
+    """The step's `recommendation` object."""
+    ok = [v for v in variants if v.get("status") == "ok"]
+    measured = {v["id"]: measure(v) for v in ok}
+    timed = [v for v in ok if measured[v["id"]] is not None]
+    if not timed:
+        return _empty(steps_per_run, "no compiled variant ran successfully")
+    trusted = [v for v in timed if _numerics_problem(v) is None]
+    ruled_out = _ruled_out(timed, trusted, measured)
+    if not trusted:
+        return _empty(steps_per_run, "stay eager: no variant's numerics can be trusted" + ruled_out)
+    analyses = [analyse(v, measured[v["id"]], steps_per_run) for v in trusted]
+    chosen = _choose(analyses)
+    variant = next(v for v in trusted if v["id"] == chosen["variant"])
+    text = _text(chosen, measured[variant["id"]])
+    chosen["text"] = text + _caveats(chosen, variant) + ruled_out
+    return chosen
 
-    A variant is recommended only when its numerics did not fail or error, and its whole
-    speedup interval lies above 1 and above the run's own A/A noise; among those, the
-    fastest. A degraded one (graph breaks, fallbacks, failed diagnostics) says so, and so
-    does one whose numerics were not checked. A faster variant ruled out by its numerics is
-    named, so nobody picks it by hand from the table.
-    """
-    ok = [v for v in variants if v["status"] == "ok"]
-    if not ok:
-        return {"variant": None, "text": "no compiled variant ran successfully"}
-    trusted = [v for v in ok if _numerics_problem(v) is None]
-    convincing = [
-        v for v in trusted if v["speedup"]["ci_low"] > 1.0 + (v.get("noise_pct") or 0.0) / 100
-    ]
-    fastest = max(ok, key=lambda v: v["speedup"]["median"])
-    ruled_out = ""
-    if _numerics_problem(fastest) is not None and (
-        not convincing or fastest["speedup"]["median"] > _best(convincing)["speedup"]["median"]
-    ):
-        ruled_out = (
-            f"; {fastest['id']} ({fastest['speedup']['median']:.2f}x) is not recommended: "
-            f"{_numerics_problem(fastest)}"
+
+def _choose(analyses: list[dict[str, Any]]) -> dict[str, Any]:
+    """The variant that pays off and saves most; else the most promising open one; else
+    the one that comes nearest to paying off (earliest break-even), or the fastest."""
+    paying = [a for a in analyses if a["decision"] == "compile"]
+    if paying:
+        return max(paying, key=lambda a: (a["saving_s"]["estimate"], a["variant"]))
+    undecided = [a for a in analyses if a["decision"] == "undecided"]
+    if undecided:
+        return max(undecided, key=lambda a: (a["speedup"]["estimate"], a["variant"]))
+    near = [a for a in analyses if a["break_even_steps"] is not None]
+    if near:
+        return min(near, key=lambda a: (a["break_even_steps"]["low"], a["variant"]))
+    return max(analyses, key=lambda a: (a["speedup"]["estimate"], a["variant"]))
+
+
+def analyse(variant: dict[str, Any], m: Measured, steps: int) -> dict[str, Any]:
+    """One variant's payoff against a `steps`-step run (the recommendation's keys)."""
+    speedup = {**m.speedup.to_dict(), "estimator": m.estimator}
+    if m.compile_s is None:  # no compile seconds measured: the speedup alone decides
+        decision = "stay_eager" if m.speedup.high <= 1 else "undecided"
+        found = warm = None
+        saving = None
+    else:
+        found = break_even(m.speedup, m.eager_ms, m.compile_s)
+        decision = verdict(found, steps)
+        warm = (
+            break_even(m.speedup, m.eager_ms, m.warm_compile_s)
+            if m.warm_compile_s is not None
+            else None
         )
-    if not convincing:
-        if not trusted:
-            return {
-                "variant": None,
-                "text": "stay eager: no variant's numerics can be trusted" + ruled_out,
-            }
-        best = _best(trusted)
-        sp = best["speedup"]
-        return {
-            "variant": None,
-            "text": (
-                f"stay eager: no variant is measurably faster (best {best['id']} "
-                f"{sp['median']:.2f}x, 95% CI {sp['ci_low']:.2f}-{sp['ci_high']:.2f}, "
-                f"noise {best.get('noise_pct') or 0:.1f}%){ruled_out}"
-            ),
-        }
-    best = _best(convincing)
-    sp = best["speedup"]
-    steps = best["break_even_steps"]
-    pays = f"pays off after {steps:,.0f} steps" if steps is not None else "pays off at once"
+        saving = saving_s(m.speedup, m.eager_ms, m.compile_s, steps)
     return {
-        "variant": best["id"],
-        "text": (
-            f"use {best['id']}: {sp['median']:.2f}x faster (95% CI {sp['ci_low']:.2f}-"
-            f"{sp['ci_high']:.2f}), compile {best['compile_s']:.1f} s, {pays}"
-            f"{_caveats(best)}{ruled_out}"
-        ),
+        "decision": decision,
+        "variant": variant["id"],
+        "text": "",
+        "steps_per_run": steps,
+        "speedup": speedup,
+        "break_even_steps": found.to_dict() if found else None,
+        "warm_break_even_steps": warm.to_dict() if warm else None,
+        "saving_s": saving,
+        "processes_needed": processes_needed(m, steps) if decision == "undecided" else None,
+        "processes": m.processes,
+        "compile_s": m.compile_s.to_dict() if m.compile_s else None,
     }
 
 
-def _best(variants: list[dict[str, Any]]) -> dict[str, Any]:
-    return max(variants, key=lambda v: v["speedup"]["median"])
+def _empty(steps: int, text: str) -> dict[str, Any]:
+    return {
+        "decision": "stay_eager",
+        "variant": None,
+        "text": text,
+        "steps_per_run": steps,
+        "speedup": None,
+        "break_even_steps": None,
+        "warm_break_even_steps": None,
+        "saving_s": None,
+        "processes_needed": None,
+    }
+
+
+def _text(a: dict[str, Any], m: Measured) -> str:
+    run = f"a {a['steps_per_run']:,}-step run"
+    name = a["variant"]
+    speed = _speedup(a["speedup"], m)
+    found = a["break_even_steps"]
+    if a["decision"] == "compile":
+        saving = a["saving_s"]
+        return (
+            f"{run}: compiling with {name} saves ~{duration(saving['estimate'])} "
+            f"(break-even after {steps(found['estimate'])} steps, 95 % interval "
+            f"{_range(found)}; {speed}; {_compile(m)}{_warm(a)})"
+        )
+    if a["decision"] == "stay_eager":
+        if found is None:
+            best = speed.replace("speedup ", "", 1)
+            return f"keep torch.compile off: no variant beats eager (best {name} {best})"
+        when = (
+            f"only after {steps(found['estimate'])} steps"
+            if found["estimate"] is not None
+            else f"after {steps(found['low'])} steps at the earliest"
+        )
+        return (
+            f"keep torch.compile off for {run}: {name} breaks even {when} (95 % interval "
+            f"{_range(found)}; {speed}; {_compile(m)})"
+        )
+    if found is None:
+        return f"undecided for {run}: {name} {speed}; its compile time was not measured"
+    estimate = "" if found["estimate"] is None else f" after {steps(found['estimate'])} steps"
+    more = a["processes_needed"]
+    if more is not None:
+        total = a["processes"] + more
+        plural = "process" if more == 1 else "processes"
+        advice = f"{more} more {plural} would decide (variant_processes: {total})"
+    else:
+        advice = f"even {MAX_PROCESSES} processes would not decide"
+    if found["high"] is not None:
+        advice += f"; a run of {steps(found['high'])} steps or more pays off"
+    return (
+        f"undecided for {run}: {name} breaks even{estimate} (95 % interval {_range(found)}; "
+        f"{speed}; {_compile(m)}); {advice}"
+    )
+
+
+def _speedup(sp: dict[str, Any], m: Measured) -> str:
+    where = f"{m.processes} processes" if m.processes > 1 else "1 process"
+    return (
+        f"speedup {sp['estimate']:.2f}×, 95 % CI {sp['low']:.2f}–{sp['high']:.2f}, "
+        f"by mean step time over {where}"
+    )
+
+
+def _compile(m: Measured) -> str:
+    cold = m.compile_s
+    assert cold is not None
+    if cold.n > 1:
+        return (
+            f"cold compile {cold.estimate:.0f} s, 95 % CI {cold.low:.0f}–{cold.high:.0f} s "
+            f"over {cold.n} cold compiles"
+        )
+    if cold.half_width > 0:
+        return (
+            f"cold compile {cold.estimate:.0f} s, 95 % CI {cold.low:.0f}–{cold.high:.0f} s "
+            "from the warm compiles' spread"
+        )
+    return f"cold compile {cold.estimate:.0f} s"
+
+
+def _warm(a: dict[str, Any]) -> str:
+    warm = a["warm_break_even_steps"]
+    if not warm or warm["estimate"] is None:
+        return ""
+    return f"; from a warm cache: break-even after {steps(warm['estimate'])} steps"
+
+
+def _range(found: dict[str, Any]) -> str:
+    high = "never" if found["high"] is None else steps(found["high"])
+    return f"{steps(found['low'])}–{high}"
+
+
+def steps(value: float) -> str:
+    """A step count to the two significant figures an interval this wide supports."""
+    if value < 100:
+        return f"{value:,.0f}"
+    digits = len(str(int(value))) - 2
+    return f"{round(value, -digits):,.0f}"
+
+
+def duration(seconds: float) -> str:
+    """Seconds as a reader reads them: 45 s, 14 min, 3.2 h."""
+    if abs(seconds) < 120:
+        return f"{seconds:.0f} s"
+    if abs(seconds) < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def _ruled_out(
+    timed: list[dict[str, Any]], trusted: list[dict[str, Any]], measured: dict[str, Any]
+) -> str:
+    """A faster variant ruled out by its numerics is named, so nobody picks it by hand."""
+
+    def speed(v: dict[str, Any]) -> float:
+        return measured[v["id"]].speedup.estimate
+
+    fastest = max(timed, key=speed)
+    problem = _numerics_problem(fastest)
+    if problem is None or (trusted and speed(max(trusted, key=speed)) >= speed(fastest)):
+        return ""
+    return f"; {fastest['id']} ({speed(fastest):.2f}×) is not recommended: {problem}"
 
 
 def _numerics_problem(variant: dict[str, Any]) -> str | None:
@@ -73,8 +233,10 @@ def _numerics_problem(variant: dict[str, Any]) -> str | None:
     return DISQUALIFYING_NUMERICS.get(status or "")
 
 
-def _caveats(variant: dict[str, Any]) -> str:
+def _caveats(a: dict[str, Any], variant: dict[str, Any]) -> str:
     """What the user must know before following the advice: degradation, unchecked numerics."""
+    if a["decision"] == "stay_eager":
+        return ""
     out = ""
     degraded = variant.get("degraded") or []
     if degraded:

@@ -105,10 +105,56 @@ def ratio_of_medians(
     seed: int = 0,
 ) -> RatioEstimate:
     """median(numerator)/median(denominator) with a round-block bootstrap CI."""
+    return _ratio_bootstrap(
+        statistics.median,
+        numerator,
+        numerator_rounds,
+        denominator,
+        denominator_rounds,
+        resamples=resamples,
+        seed=seed,
+        method=BOOTSTRAP_METHOD,
+    )
+
+
+def ratio_of_means(
+    numerator: Sequence[float],
+    numerator_rounds: Sequence[int],
+    denominator: Sequence[float],
+    denominator_rounds: Sequence[int],
+    *,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = 0,
+) -> RatioEstimate:
+    """mean(numerator)/mean(denominator) (totals: outliers included), round-block bootstrap
+    CI as in ratio_of_medians."""
+    return _ratio_bootstrap(
+        statistics.fmean,
+        numerator,
+        numerator_rounds,
+        denominator,
+        denominator_rounds,
+        resamples=resamples,
+        seed=seed,
+        method=BOOTSTRAP_METHOD.replace("median", "mean"),
+    )
+
+
+def _ratio_bootstrap(
+    center: Any,
+    numerator: Sequence[float],
+    numerator_rounds: Sequence[int],
+    denominator: Sequence[float],
+    denominator_rounds: Sequence[int],
+    *,
+    resamples: int,
+    seed: int,
+    method: str,
+) -> RatioEstimate:
     by_round_num = _group(numerator, numerator_rounds)
     by_round_den = _group(denominator, denominator_rounds)
     round_ids = sorted(set(by_round_num) & set(by_round_den))
-    point = statistics.median(numerator) / statistics.median(denominator)
+    point = center(numerator) / center(denominator)
     if len(round_ids) < 2:
         return RatioEstimate(point, point, point, method="single round: no interval")
     rng = random.Random(seed)
@@ -117,12 +163,12 @@ def ratio_of_medians(
         picked = [rng.choice(round_ids) for _ in round_ids]
         num = [x for r in picked for x in by_round_num[r]]
         den = [x for r in picked for x in by_round_den[r]]
-        estimates.append(statistics.median(num) / statistics.median(den))
+        estimates.append(center(num) / center(den))
     blocks = len(round_ids)
     spread = statistics.stdev(math.log(e) for e in estimates) * math.sqrt(blocks / (blocks - 1))
     half_width = t_quantile(1 - (1 - CONFIDENCE) / 2, blocks - 1) * spread
     return RatioEstimate(
-        point, point * math.exp(-half_width), point * math.exp(half_width), method=BOOTSTRAP_METHOD
+        point, point * math.exp(-half_width), point * math.exp(half_width), method=method
     )
 
 
