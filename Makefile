@@ -12,8 +12,11 @@ BIN           := $(VENV)/bin
 # SECOND_TORCH adds a second real version to the matrix test (a 6 GB CUDA image).
 REQUIRE_DOCKER ?= 0
 SECOND_TORCH  ?=
+# The browser test of the PR comment needs Chromium (scripts/browser-setup.sh installs it);
+# REQUIRE_BROWSER=1 turns "no Chromium" from a loud skip into a failure (CI sets it).
+REQUIRE_BROWSER ?= 0
 
-.PHONY: demo test test-fast lint venv old-torch-env docker-env gpu-check bench clean
+.PHONY: demo test test-fast lint venv old-torch-env docker-env browser-env gpu-check bench clean
 
 venv: $(VENV)/.installed
 
@@ -39,9 +42,13 @@ $(OLD_VENV)/.installed:
 docker-env:
 	bash scripts/docker-setup.sh || [ "$(REQUIRE_DOCKER)" != "1" ]
 
-test: venv old-torch-env docker-env
+browser-env:
+	bash scripts/browser-setup.sh || [ "$(REQUIRE_BROWSER)" != "1" ]
+
+test: venv old-torch-env docker-env browser-env
 	COMPILEGATE_OLD_PYTHON=$(OLD_VENV)/bin/python \
 	COMPILEGATE_REQUIRE_DOCKER=$(REQUIRE_DOCKER) \
+	REQUIRE_BROWSER=$(REQUIRE_BROWSER) \
 	COMPILEGATE_DOCKER_SECOND_TORCH=$(SECOND_TORCH) \
 	bash scripts/run-tests.sh $(BIN)/python
 

@@ -49,8 +49,9 @@ def test_item_and_data_dependent_branch_are_both_reported_at_their_lines(diagnos
     assert variant["fallbacks_to_eager"] == 0
     note = next(n for n in variant["degraded"] if "graph break" in n)
     assert note.startswith("2 graph breaks in your code")
-    assert f"item_branch.py:{item}" in diagnostics_run.table
-    assert "item_branch.py" in note and "degraded: 2 graph breaks" in diagnostics_run.table
+    table = " ".join(diagnostics_run.table.split())  # the table wraps at 100 columns
+    assert f"item_branch.py:{item}" in table
+    assert "item_branch.py" in note and "degraded: 2 graph breaks" in table
 
 
 def test_whole_step_compile_counts_only_the_users_sites(diagnostics_run):
@@ -74,7 +75,7 @@ def test_print_in_a_layer_loop_reports_the_fallback_to_eager(diagnostics_run):
     assert reason.startswith(f"forward in {STEPS}/print_in_loop.py fell back to eager")
     assert f"graph break in a loop at {STEPS}/print_in_loop.py:{line}" in reason
     assert any("fell back to eager" in note for note in variant["degraded"])
-    assert "fell back to eager" in diagnostics_run.table
+    assert "fell back to eager" in " ".join(diagnostics_run.table.split())
 
 
 def test_changing_batch_shape_recompiles_exactly_once_and_dynamic_true_never(diagnostics_run):

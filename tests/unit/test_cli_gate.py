@@ -42,7 +42,7 @@ def test_compare_identical_exits_0_and_prints_the_table(tmp_path, baseline, caps
     res = write(tmp_path / "result.json", result())
     code, error = invoke("compare", "--baseline", baseline, "--result", res)
     assert (code, error) == (0, None)
-    assert capsys.readouterr().out.startswith("compilegate: PASS (exit 0)")
+    assert capsys.readouterr().out.startswith("compilegate passes: step speed, compile time")
 
 
 def test_compare_regression_exits_1_and_writes_verdict_json(tmp_path, baseline, capsys):
@@ -53,7 +53,7 @@ def test_compare_regression_exits_1_and_writes_verdict_json(tmp_path, baseline, 
     verdict = json.loads(out.read_text())
     assert verdict["overall"] == "regression" and verdict["exit_code"] == 1
     assert [p.name for p in out.parent.iterdir()] == ["verdict.json"]  # no temp file left
-    assert "REGRESSION" in capsys.readouterr().out
+    assert capsys.readouterr().out.startswith("❌ compilegate fails on step speed only in train")
 
 
 def test_compare_run_error_exits_3(tmp_path, baseline):
@@ -69,7 +69,9 @@ def test_compare_json_and_markdown_formats(tmp_path, baseline, capsys):
     invoke("compare", "--baseline", baseline, "--result", res, "--format", "json")
     assert json.loads(capsys.readouterr().out)["overall"] == "pass"
     invoke("compare", "--baseline", baseline, "--result", res, "--format", "markdown")
-    assert "| step | variant | metric |" in capsys.readouterr().out
+    markdown = capsys.readouterr().out
+    assert markdown.startswith("### compilegate passes")
+    assert "| where | what | baseline → now | change | limit | noise | verdict |" in markdown
 
 
 def test_threshold_flag_overrides_every_step(tmp_path, baseline):
@@ -127,7 +129,7 @@ def test_compare_and_report_for_run_with_baseline(tmp_path, baseline):
     doc = result(step(variants=[variant(speedup=1.0)]))
     out = tmp_path / "verdict.json"
     assert compare_and_report(baseline, doc, out, stream) == 1
-    assert stream.getvalue().startswith("compilegate: REGRESSION")
+    assert stream.getvalue().startswith("❌ compilegate fails on step speed only")
     assert json.loads(out.read_text())["counts"]["regression"] == 1
 
 
@@ -135,8 +137,10 @@ def test_compare_and_report_other_gpu_is_incomparable_and_fails(tmp_path):
     other = write(tmp_path / "baseline.json", result(env=environment(gpu_name="NVIDIA A100")))
     stream = io.StringIO()
     assert compare_and_report(other, result(), None, stream, result_path="r.json") == 4
-    assert stream.getvalue().startswith("compilegate: INCOMPARABLE (exit 4)")
-    assert "NVIDIA A100" in stream.getvalue()
+    text = stream.getvalue()
+    assert text.startswith("❌ compilegate fails: not comparable with the baseline in train")
+    first_screen = " ".join(text.split("\n== ")[0].split())
+    assert "❌ not comparable" in first_screen and "A100" in first_screen
     assert f"compilegate baseline update --result r.json --baseline {other}" in stream.getvalue()
 
 

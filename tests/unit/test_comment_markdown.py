@@ -9,23 +9,17 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from gate_docs import environment, recompile, result, site, step, variant
+from gate_docs import environment, result, site, step, variant
+from report_runs import HOSTILE
+from report_runs import hostile as hostile_run_set
 
 from compilegate.gate.run_set import ResultSource, judge_run_set
-from compilegate.report.comment import (
-    COMMENT_LIMIT_CHARS,
-    TABLE_HEADER,
-    LinkContext,
-    render_comment,
-)
+from compilegate.report.comment import COMMENT_LIMIT_CHARS, render_comment
+from compilegate.report.links import LinkContext
 
 cmarkgfm = pytest.importorskip("cmarkgfm")
 from cmarkgfm.cmark import Options  # noqa: E402
 
-HOSTILE = (
-    "x | y </details> <script>alert(1)</script> @octo-org/team ![x](http://evil.example/p.png) "
-    "[click](https://evil.example) ``` `tick` **bold** # heading www.evil.example"
-)
 LINKS = LinkContext("https://git.example", "acme/trainer", "0123456789abcdef")
 
 
@@ -82,39 +76,18 @@ def run_set(tmp_path: Path, baseline: dict | None, **results: dict):
     return judge_run_set(sources, baseline, "baseline.json" if baseline else None)
 
 
-def hostile_result(torch: str = "2.13.0") -> dict:
-    hostile_variant = variant(
-        speedup=0.95,
-        sites=[site("train/model.py", 21, HOSTILE), site("/usr/lib/x.py", 3, HOSTILE)],
-        recompile_events=[recompile(reason=HOSTILE, function="forward|x")],
-        numerics="fail",
-        failed_tensors=["w"],
-    )
-    hostile_variant["numerics"]["reason"] = HOSTILE
-    hostile_variant["numerics"]["worst"] = [{"tensor": HOSTILE, "kind": "grad"}]
-    bad = step("bad|step", variants=[hostile_variant])
-    bad["recommendation"] = {"variant": None, "text": HOSTILE}
-    failed = step(
-        "broken",
-        variants=[variant("default", status="error", error=HOSTILE)],
-    )
-    return result(bad, failed, env=environment(torch=torch, commit=HOSTILE))
-
-
 def test_hostile_strings_stay_inert(tmp_path: Path):
-    baseline = result(step("bad|step"), step("broken"))
-    markdown = render_comment(
-        run_set(tmp_path, baseline, **{"torch-2.13.0": hostile_result()}), links=LINKS
-    )
+    markdown = render_comment(hostile_run_set(tmp_path), links=LINKS)
     html = render_html(markdown)
     parsed = parse(markdown)
+    assert HOSTILE.split()[0] in "".join(parsed.text)  # shown, as text
     assert "<script" not in html and "<img" not in html
     assert "@octo-org/team" not in "".join(parsed.text)  # a joiner breaks the mention
     assert not any("evil" in href for href in parsed.links), parsed.links
     assert parsed.tags.count("details") == parsed.closed.count("details") >= 3
-    assert "h1" not in parsed.tags and "strong" in parsed.tags  # only our own bold
-    # every table row has as many cells as its header
-    assert set(parsed.rows) <= {len(TABLE_HEADER), 8}, parsed.rows
+    assert "h1" not in parsed.tags and "h2" not in parsed.tags
+    # every table row has as many cells as its header: no cell was split by a `|`
+    assert len(set(parsed.rows)) > 1 and all(n in (6, 7, 8) for n in parsed.rows), parsed.rows
 
 
 def test_in_repo_sites_link_to_the_head_commit(tmp_path: Path):
@@ -125,21 +98,23 @@ def test_in_repo_sites_link_to_the_head_commit(tmp_path: Path):
     )
 
 
-def test_marker_headline_and_one_line_per_version(tmp_path: Path):
+def test_marker_headline_and_one_row_per_version(tmp_path: Path):
     baseline = result(step(variants=[variant(speedup=1.25)]))
     slower = result(step(variants=[variant(speedup=0.95)]), env=environment(torch="2.13.0"))
     same = result(step(variants=[variant(speedup=1.25)]), env=environment(torch="2.12.0"))
     markdown = render_comment(
         run_set(tmp_path, baseline, **{"torch-2.13.0": slower, "torch-2.12.0": same}),
         marker="<!-- compilegate: nightly -->",
-    )
+    ).replace("\u00a0", " ")  # the no-break space between a number and its unit
     lines = markdown.splitlines()
     assert lines[0] == "<!-- compilegate: nightly -->"
-    assert "❌ compilegate: regression (exit 1)" in lines[1]
-    version_lines = [line for line in lines if line.startswith("- **torch")]
-    assert version_lines[0].startswith("- **torch 2.12.0** ✅ pass")
-    assert version_lines[1].startswith("- **torch 2.13.0** ❌ regression")
-    assert "speedup 1.25x → 0.95x" in version_lines[1]
+    assert lines[1].startswith(
+        "### ❌ compilegate fails on step speed only in train on torch 2.13.0"
+    )
+    version_rows = [line for line in lines if line.startswith("| 2.1")]
+    assert version_rows[0].startswith("| 2.12.0 | train | pass | - |")
+    assert version_rows[1].startswith("| 2.13.0 | train | ❌ fails | speedup vs eager |")
+    assert "| train · default | ❌ speedup vs eager | 1.25× → 0.95× | −24.0 % | −5 % |" in markdown
 
 
 def test_a_missing_version_is_a_row_with_its_error(tmp_path: Path):
@@ -154,7 +129,10 @@ def test_a_missing_version_is_a_row_with_its_error(tmp_path: Path):
     ]
     verdict = judge_run_set(sources, result(), "baseline.json")
     markdown = render_comment(verdict)
-    assert "**torch 9.9.9** 💥 error: pip: no matching distribution" in markdown
+    assert "| 9.9.9 | - | ❌ error | pip: no matching distribution for torch==9.9.9 |" in markdown
+    assert markdown.splitlines()[0].startswith(
+        "### ❌ compilegate fails: the run failed on torch 9.9.9"
+    )
     assert verdict.exit_code == 3
 
 
@@ -165,7 +143,9 @@ def test_ten_versions_by_twenty_steps_stay_under_the_cap(tmp_path: Path):
     }
     markdown = render_comment(run_set(tmp_path, result(*steps), **results), links=LINKS)
     assert len(markdown) < COMMENT_LIMIT_CHARS
-    assert markdown.count("- **torch 2") == 10
+    markdown = markdown.replace("\u00a0", " ")
+    first_screen = markdown.split("<details>")[0]
+    assert all(f"| 2.{v}.0 | 20 steps | pass |" in first_screen for v in range(10))
 
 
 def test_an_oversized_report_drops_sections_in_order_and_says_so(tmp_path: Path):
@@ -181,7 +161,9 @@ def test_an_oversized_report_drops_sections_in_order_and_says_so(tmp_path: Path)
     }
     markdown = render_comment(run_set(tmp_path, result(*steps), **results), links=LINKS)
     assert len(markdown) < COMMENT_LIMIT_CHARS
+    markdown = markdown.replace("\u00a0", " ")
     assert "Shortened to stay under GitHub's 65,536-character limit" in markdown
-    assert markdown.count("- **torch 2") == 10  # the per-version verdicts are never dropped
+    first_screen = markdown.split("<details>")[0]
+    assert all(f"| 2.{v}.0 | 40 steps |" in first_screen for v in range(10))  # never dropped
     parsed = parse(markdown)
     assert parsed.tags.count("details") == parsed.closed.count("details")

@@ -20,8 +20,11 @@ from ..gate.baseline import update_baseline
 from ..gate.compare import compare_to_baseline
 from ..gate.documents import check_result_document, read_result_document
 from ..gate.policy import validate_threshold_override
+from ..gate.run_set import RunSetVerdict, VersionOutcome
 from ..gate.verdict import VerdictReport
-from ..report.verdict_text import render_verdict_markdown, render_verdict_table
+from ..report.comment import render_comment
+from ..report.links import LinkContext
+from ..report.run_set_text import render_run_set_text
 from ..results.document import write_document
 
 FORMATS = ("table", "markdown", "json")
@@ -163,13 +166,14 @@ def compare_and_report(
     fmt: str = "table",
     thresholds_override: Mapping[str, float] | None = None,
     result_path: Path | str | None = None,
+    baseline_path: Path | str | None = None,
 ) -> int:
     """Compare an in-memory result (checked like a result file) with the baseline (a file, or
     a document already read with read_result_document); write the verdicts; the exit code.
     `result_path`, where the result was written, goes into the command that would refresh
-    the baseline from it."""
-    baseline_path = baseline if not isinstance(baseline, Mapping) else None
+    the baseline from it; `baseline_path`, where an in-memory baseline was read from."""
     if not isinstance(baseline, Mapping):
+        baseline_path = baseline
         baseline = read_result_document(baseline, role="baseline")
     check_result_document(result_doc, str(result_path or "result"), role="result")
     paths = (result_path, baseline_path) if result_path is not None else None
@@ -190,14 +194,40 @@ def parse_threshold_args(items: list[str]) -> dict[str, float]:
     return validate_threshold_override(parsed)
 
 
-def render_report(report: VerdictReport, fmt: str) -> str:
+def render_report(
+    report: VerdictReport,
+    fmt: str,
+    run_set: RunSetVerdict | None = None,
+) -> str:
+    """The verdicts as JSON, or the same report `compilegate report` and the PR comment give
+    (`run_set`: this comparison as a run set of one version)."""
     if fmt == "json":
         return json.dumps(report.to_dict(), indent=2) + "\n"
+    if run_set is None:
+        raise UsageError(f"--format {fmt}: needs the result document")
     if fmt == "markdown":
-        return render_verdict_markdown(report)
+        return render_comment(run_set, links=LinkContext.from_environ())
     if fmt == "table":
-        return render_verdict_table(report)
+        return render_run_set_text(run_set, LinkContext.from_environ())
     raise UsageError(f"--format {fmt}: expected one of {', '.join(FORMATS)}")
+
+
+def one_version_run_set(
+    report: VerdictReport,
+    result: Mapping[str, Any],
+    baseline: Mapping[str, Any],
+    paths: tuple[Path | str | None, Path | str | None] | None,
+) -> RunSetVerdict:
+    """A comparison of one result as the run set `compilegate report` would make of it."""
+    result_path, baseline_path = paths or (None, None)
+    torch = (result.get("environment") or {}).get("torch")
+    version = VersionOutcome(
+        f"torch {torch}" if torch else "this run",
+        str(result_path or "result.json"),
+        document=result,
+        verdict=report,
+    )
+    return RunSetVerdict((version,), str(baseline_path) if baseline_path else None, baseline)
 
 
 def _compare(
@@ -210,9 +240,9 @@ def _compare(
     paths: tuple[Path | str, Path | str] | None = None,
 ) -> int:
     report = compare_to_baseline(baseline, result, override)
-    if paths is not None:
+    if paths is not None and paths[0] is not None and paths[1] is not None:
         report = report.with_paths(*paths)
-    text = render_report(report, fmt)
+    text = render_report(report, fmt, one_version_run_set(report, result, baseline, paths))
     if out_path is not None:  # written before printing: nothing is lost if the stream fails
         try:
             write_document(report.to_dict(), Path(out_path))

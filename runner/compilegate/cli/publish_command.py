@@ -8,6 +8,7 @@ posted. Posting problems are reported and never change the exit code, which is t
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -18,7 +19,8 @@ from ..errors import UsageError
 from ..github.actions_env import ActionsContext
 from ..github.publish import make_client, publish
 from ..report.annotations import annotations_for
-from ..report.comment import LinkContext, render_comment
+from ..report.comment import render_comment
+from ..report.links import LinkContext
 from .report_commands import add_run_set_arguments, build_run_set, checked_marker
 
 
@@ -69,7 +71,12 @@ def command_publish(args: argparse.Namespace) -> int:
             raise UsageError(f"--pr {args.pr}: expected a pull request number")
         context = context.for_pull_request(args.pr)
     run_set = build_run_set(args)
-    links = LinkContext(context.server_url, context.repository, context.head_sha)
+    links = dataclasses.replace(
+        LinkContext.from_environ(os.environ),
+        server_url=context.server_url,
+        repository=context.repository,
+        head_sha=context.head_sha,
+    )
     markdown = render_comment(run_set, links=links)
     report_path = _keep_report(args, run_set, markdown)
     publish(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -13,7 +12,9 @@ from ..errors import UsageError
 from ..gate.documents import read_result_document
 from ..gate.run_set import RunSetVerdict, find_results, judge_run_set
 from ..github.sticky_comment import comment_marker
-from ..report.comment import LinkContext, render_comment
+from ..report.comment import render_comment
+from ..report.first_screen import FirstScreen
+from ..report.links import LinkContext
 from ..report.run_set_text import render_run_set_text
 
 FORMATS = ("markdown", "text", "json")
@@ -82,13 +83,8 @@ def build_run_set(args: argparse.Namespace) -> RunSetVerdict:
 
 
 def links_from_environment(environ: dict[str, str] | None = None) -> LinkContext:
-    """Links to the head commit when run inside GitHub Actions; none otherwise."""
-    env = os.environ if environ is None else environ
-    return LinkContext(
-        server_url=env.get("GITHUB_SERVER_URL"),
-        repository=env.get("GITHUB_REPOSITORY"),
-        head_sha=_head_sha(env),
-    )
+    """Links to the head commit and the run when inside GitHub Actions; none otherwise."""
+    return LinkContext.from_environ(environ)
 
 
 def render_run_set(run_set: RunSetVerdict, fmt: str, comment_key: str) -> str:
@@ -99,7 +95,7 @@ def render_run_set(run_set: RunSetVerdict, fmt: str, comment_key: str) -> str:
             run_set, marker=checked_marker(comment_key), links=links_from_environment()
         )
     if fmt == "text":
-        return render_run_set_text(run_set)
+        return render_run_set_text(run_set, links_from_environment())
     raise UsageError(f"--format {fmt}: expected one of {', '.join(FORMATS)}")
 
 
@@ -124,19 +120,6 @@ def command_report(args: argparse.Namespace) -> int:
             args.out.write_text(text, encoding="utf-8")
         except OSError as exc:
             raise UsageError(f"--out {args.out}: cannot write: {exc.strerror or exc}") from None
-        sys.stdout.write(render_run_set_text(run_set).splitlines()[0] + f"\nreport: {args.out}\n")
+        headline = FirstScreen.of(run_set).headline_line()
+        sys.stdout.write(f"{headline}\nreport: {args.out}\n")
     return run_set.exit_code
-
-
-def _head_sha(env: Any) -> str | None:
-    """The pull request's head commit from the event payload, else GITHUB_SHA."""
-    path = env.get("GITHUB_EVENT_PATH")
-    if path:
-        try:
-            event = json.loads(Path(path).read_text(encoding="utf-8"))
-            sha = ((event.get("pull_request") or {}).get("head") or {}).get("sha")
-            if isinstance(sha, str) and sha:
-                return sha
-        except (OSError, ValueError):
-            pass
-    return env.get("GITHUB_SHA")

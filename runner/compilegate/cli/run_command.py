@@ -104,7 +104,10 @@ def command_run(args: argparse.Namespace) -> int:
     if baseline is not None:
         from .gate_commands import compare_and_report
 
-        return compare_and_report(baseline, document, None, sys.stdout, result_path=args.out)
+        where = args.baseline if args.baseline is not None else config.repo_root / config.baseline
+        return compare_and_report(
+            baseline, document, None, sys.stdout, result_path=args.out, baseline_path=where
+        )
     return EXIT_RUN_ERROR if failed else EXIT_OK
 
 

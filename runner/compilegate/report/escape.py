@@ -16,6 +16,12 @@ import re
 _MARKDOWN_PUNCTUATION = re.compile(r"([\\`*_\[\]!|~])")
 _WORD_JOINER = "\u2060"  # invisible; breaks @mentions, #refs and autolinks without a visible mark
 _MAX_CELL_CHARS = 300
+# A table cell wraps only at spaces: a longer run of other characters would widen the table
+# past the 780 px conversation column (tests/browser), so it gets an invisible break point.
+_LONG_RUN = re.compile(r"(\S{16})(?=\S)")
+_ZERO_WIDTH_SPACE = "\u200b"
+# A number keeps its unit on its line (`+25 %`, `36.2 s`, `3,100 steps`): a no-break space.
+_NUMBER_UNIT = re.compile(r"(\d) (ms|s|%|GiB|MiB|KiB|B|steps)(?=$|[\s),;.])")
 
 
 def inert(text: object, *, max_chars: int | None = None) -> str:
@@ -34,5 +40,10 @@ def inert(text: object, *, max_chars: int | None = None) -> str:
 
 
 def cell(text: object) -> str:
-    """A table cell: inert, and short enough to keep the table readable."""
-    return inert(text, max_chars=_MAX_CELL_CHARS)
+    """A table cell: inert, short enough to keep the table readable, and breakable."""
+    flat = " ".join(str(text).split())
+    if len(flat) > _MAX_CELL_CHARS:
+        flat = flat[: _MAX_CELL_CHARS - 1] + "…"
+    flat = inert(_LONG_RUN.sub(r"\1" + _ZERO_WIDTH_SPACE, flat))
+    # after inert(), which folds whitespace (a no-break space too)
+    return _NUMBER_UNIT.sub("\\1\u00a0\\2", flat)

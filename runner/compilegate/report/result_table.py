@@ -1,10 +1,13 @@
-"""Render a result document as the plain-text table the CLI prints."""
+"""Render a result document as the plain-text table `compilegate run` prints: no line wider
+than 100 columns (cells and notes wrap)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from .tables import text_table
+from .tables import printable, text_table, wrap
+
+WIDTH = 100
 
 COLUMNS = (
     "variant",
@@ -15,43 +18,46 @@ COLUMNS = (
     "break-even",
     "noise",
     "peak MB",
-    "breaks",
-    "recompiles",
+    "breaks, recompiles",
     "numerics",
 )
+PEAK = COLUMNS.index("peak MB")
 
 
 def render_result_table(document: dict[str, Any]) -> str:
     env = document["environment"]
     where = env.get("gpu_name") or f"CPU ({env.get('cpu_count')} cores)"
-    lines = [
+    lines = wrap(
         f"compilegate {document['tool']['version']} · torch {env.get('torch')} · "
-        f"{where} · Python {env.get('python')} · inductor cache {env.get('inductor_cache')}"
-    ]
+        f"{where} · Python {env.get('python')} · inductor cache {env.get('inductor_cache')}",
+        WIDTH,
+    )
     for step in document["steps"]:
         lines.append("")
         lines.extend(render_step(step))
-    return "\n".join(lines) + "\n"
+    return printable("\n".join(lines) + "\n")
 
 
 def render_step(step: dict[str, Any]) -> list[str]:
     header = f"step {step['name']} ({step.get('device') or '?'})"
     if step["status"] == "error":
-        return [header, f"  ERROR {step['error']}"]
+        return [header, *wrap(f"ERROR {step['error']}", WIDTH, indent="  ", hanging="    ")]
     eager = step["eager"]
     per_process = [p["step_ms"] for p in eager.get("processes") or [] if p.get("step_ms")]
     shown = ", ".join(f"{ms:.3f}" for ms in per_process) or f"{eager['step_ms']['median']:.3f}"
-    lines = [
+    lines = wrap(
         f"{header}: eager {shown} ms/step in {max(len(per_process), 1)} reference "
         f"process(es) (A/A noise {_pct(eager.get('noise_pct'))}); each variant row re-times "
-        "eager in its own process, interleaved with the compiled copy"
-    ]
+        "eager in its own process, interleaved with the compiled copy",
+        WIDTH,
+        hanging="  ",
+    )
     rows = [COLUMNS]
     notes = []
     for v in step["variants"]:
         if v["status"] != "ok":
             rows.append((v["id"], "ERROR", *["-"] * (len(COLUMNS) - 2)))
-            notes.append(f"  {v['id']}: {v['error']}")
+            notes += wrap(f"{v['id']}: {v['error']}", WIDTH, indent="  ", hanging="    ")
             continue
         sp = v["speedup"]
         rows.append(
@@ -64,18 +70,19 @@ def render_step(step: dict[str, Any]) -> list[str]:
                 _steps(v.get("break_even_steps")),
                 _pct(v.get("noise_pct")),
                 _megabytes(v.get("peak_bytes"), v.get("eager_peak_bytes")),
-                _count(v.get("graph_breaks")),
-                _count(v.get("recompiles")),
+                f"{_count(v.get('graph_breaks'))}, {_count(v.get('recompiles'))}",
                 (v.get("numerics") or {}).get("status", "-"),
             )
         )
         for reason in v.get("degraded") or []:
-            notes.append(f"  {v['id']}: degraded: {reason}")
-    lines.extend(text_table(rows, indent="  "))
+            notes += wrap(f"{v['id']}: degraded: {reason}", WIDTH, indent="  ", hanging="    ")
+    if all(row[PEAK] in ("n/a", "-") for row in rows[1:]):  # CPU: no peak memory measured
+        rows = [(*row[:PEAK], *row[PEAK + 1 :]) for row in rows]
+    lines.extend(text_table(rows, indent="  ", width=WIDTH))
     lines.extend(notes)
     recommendation = step.get("recommendation")
     if recommendation:
-        lines.append(f"  → {recommendation['text']}")
+        lines += wrap(f"→ {recommendation['text']}", WIDTH, indent="  ", hanging="    ")
     return lines
 
 

@@ -1,39 +1,80 @@
-"""A run set for the terminal: the verdict per version, then each version's verdict table
-(or its result table, without a baseline)."""
+"""A run set for the terminal: the comment's first screen as text, then per version what the
+comment keeps behind <details> — every variant, every gate row with its message, the graph
+breaks and recompiles, the commands that reproduce it. No line is wider than 100 columns,
+except a command, which must stay one line to be copied.
+"""
 
 from __future__ import annotations
 
 from ..gate.run_set import RunSetVerdict
-from .comment import ICONS, deciding_reason
-from .result_table import render_result_table
-from .verdict_text import render_verdict_table
+from ..gate.verdict import sorted_by_severity
+from . import wording as w
+from .details import (
+    VARIANT_HEADER,
+    decisions,
+    drop_constant_columns,
+    failures,
+    gate_rows,
+    reproduce_commands,
+    variant_rows,
+)
+from .first_screen import FirstScreen, fit_table
+from .links import LinkContext
+from .row_cells import ROW_HEADER
+from .tables import printable, wrap
 
 
-def render_run_set_text(run_set: RunSetVerdict) -> str:
-    lines = [f"compilegate: {run_set.overall.upper()} (exit {run_set.exit_code})"]
+def render_run_set_text(run_set: RunSetVerdict, links: LinkContext | None = None) -> str:
+    lines = [FirstScreen.of(run_set, links).text()]
     for version in run_set.versions:
-        reason = _plain(deciding_reason(version))
-        lines.append(
-            f"  {version.label} {ICONS.get(version.overall, '')} {version.overall}: {reason}"
-        )
-    for version in run_set.versions:
-        lines += ["", f"== {version.label} ({version.source})"]
-        if version.error is not None:
-            lines.append(f"error: {version.error}")
-        elif version.verdict is not None:
-            lines.append(render_verdict_table(version.verdict).rstrip())
-        elif version.document is not None:
-            lines.append(render_result_table(dict(version.document)).rstrip())
-    return "\n".join(lines) + "\n"
-
-
-def _plain(markdown_text: str) -> str:
-    """Undo report/escape.py's markdown escapes for a terminal line."""
-    out, escaped = [], False
-    for char in markdown_text.replace("\u2060", ""):
-        if char == "\\" and not escaped:
-            escaped = True
+        source = version.source if len(version.source) <= 90 else "…" + version.source[-89:]
+        lines += ["", f"== {version.label}", f"result: {source}"]
+        if version.document is None:
+            lines += wrap(f"error: {version.error}")
             continue
-        out.append(char)
-        escaped = False
-    return "".join(out).replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+        header, body, said = drop_constant_columns(
+            VARIANT_HEADER, variant_rows(version.document.get("steps", []))
+        )
+        lines += ["Every variant:", *fit_table([header, *body])]
+        if said:
+            lines += wrap("  same on every row: " + "; ".join(said))
+        for name, text in decisions(version.document.get("steps", [])):
+            lines += wrap(f"- {name}: {text}", hanging="    ")
+        for where, error in failures(version.document.get("steps", [])):
+            lines += wrap(f"- {where} failed: {error}")
+        if version.verdict is not None:
+            for note in version.verdict.notes:
+                lines += wrap(f"note: {note}")
+            lines += [
+                "Every gate row:",
+                *fit_table([(*ROW_HEADER, "verdict"), *gate_rows(version)]),
+            ]
+            for row in sorted_by_severity(version.verdict.verdicts):
+                if row.verdict != "pass":
+                    lines += wrap(f"- {w.row_subject(row)}: {row.message}")
+        lines += _breaks(version.document.get("steps", []))
+        lines += [
+            "Reproduce:",
+            *(f"  {command}" for command in reproduce_commands(version, run_set)),
+        ]
+    return printable("\n".join(lines) + "\n")
+
+
+def _breaks(steps: list) -> list[str]:
+    out = []
+    for step in steps:
+        for variant in step.get("variants", []):
+            where = f"{step.get('name')} · {w.variant_name(variant)}"
+            for site in (variant.get("graph_breaks") or {}).get("sites") or []:
+                at = f"{site.get('file')}:{site.get('line')}"
+                kind = "graph break inside torch (not gated)"
+                if (
+                    site.get("origin") or ("repo" if site.get("in_repo") else "library")
+                ) != "torch":
+                    kind = "graph break"
+                out += wrap(f"- {where}: {kind} at {at}: {site.get('reason', '')}")
+            for event in (variant.get("recompiles") or {}).get("events") or []:
+                at = f"{event.get('file')}:{event.get('line')}"
+                what = f"recompile of {event.get('function')} at {at}"
+                out += wrap(f"- {where}: {what}: {event.get('reason', '')}")
+    return ["Graph breaks and recompiles:", *out] if out else []

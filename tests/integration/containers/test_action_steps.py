@@ -193,9 +193,9 @@ def test_the_composite_action_measures_publishes_and_fails_per_the_verdict(
     assert len(comments) == 1 and comments[0]["body"].startswith(
         "<!-- compilegate: action-test -->"
     )
-    assert "**torch 2.13.0" in comments[0]["body"]
+    assert "| 2.13.0 |" in comments[0]["body"]
     assert runner.steps["publish"]["comment-url"] == comments[0]["html_url"]
-    assert "compilegate: " in summary.read_text()
+    assert "### ❌ compilegate fails" in summary.read_text()
     assert by_name["Upload the result documents"]["skipped"].startswith("uses:")
     final = by_name["Fail the job per the verdict"]
     assert final["returncode"] == 4 and "::error title=compilegate::" in final["stdout"]

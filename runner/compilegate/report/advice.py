@@ -1,0 +1,117 @@
+"""What to do about a failure, said where it decides: a rerun when noise or load more likely
+explains it than the code, and the command that accepts an intended change as the baseline.
+
+A failure is more likely load than code when
+- this run measured the baseline's own commit on the baseline's torch (nothing changed but
+  the machine's state),
+- a compile's wall time moved while the compile's CPU time and its work counts (graphs,
+  guards, kernels: deterministic) did not, or
+- the metric has no noise estimate at all (a compile time is one cold compile per run), so
+  nothing says how far it moves between identical runs.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Iterator
+
+from ..errors import EXIT_OK
+from ..gate.run_set import RunSetVerdict, VersionOutcome
+from ..gate.verdict import REFRESH_TEMPLATE, MetricVerdict
+from . import wording as w
+from .wording import and_list as _and
+
+TIMED_UNITS = ("x", "ms", "s", "yardsticks", "bytes")
+
+
+def advice_for(run_set: RunSetVerdict) -> list[tuple[str, str | None]]:
+    """(sentence, command or None), each said once for all the versions it applies to."""
+    grouped: dict[str, list[str]] = {}
+    for version in run_set.versions:
+        for template in _version_advice(version):
+            grouped.setdefault(template, []).append(_torch(version))
+    out: list[tuple[str, str | None]] = []
+    for template, labels in grouped.items():
+        sentence = template.replace("{on}", _and(labels))
+        out.append((sentence[0].upper() + sentence[1:], None))
+    refresh = [v for v in run_set.versions if v.verdict and v.verdict.failing_refresh_command]
+    for version in refresh:
+        out.append(
+            (
+                f"If the change on {_torch(version)} is intended, accept its result as the "
+                "baseline on the default branch:",
+                refresh_command(version, run_set),
+            )
+        )
+    return out
+
+
+def refresh_command(version: VersionOutcome, run_set: RunSetVerdict) -> str:
+    """The command that accepts this version's result as the baseline."""
+    if version.verdict is not None and version.verdict.refresh_command:
+        return version.verdict.refresh_command
+    if run_set.baseline_source:
+        args = ["--result", version.source, "--baseline", run_set.baseline_source]
+        return shlex.join(["compilegate", "baseline", "update", *args])
+    return REFRESH_TEMPLATE
+
+
+def _version_advice(version: VersionOutcome) -> Iterator[str]:
+    report = version.verdict
+    if report is None or (report.exit_code == EXIT_OK and not report.rows("inconclusive")):
+        return
+    failing = [r for r in report.verdicts if r.verdict in w.FAILING]
+    timed = [r for r in failing if r.unit in TIMED_UNITS]
+    if timed and _same_code_and_torch(version):
+        yield (
+            "{on} measured the baseline's own commit on the baseline's torch: what moved "
+            "is the machine, not the code. Rerun before acting on it."
+        )
+    compile_rows = [
+        r
+        for r in report.verdicts
+        if r.metric == "compile_s" and r.verdict in w.FAILING | {"inconclusive"}
+    ]
+    for row in compile_rows:
+        if _compile_work_unmoved(report.verdicts, row):
+            yield (
+                f"{w.row_subject(row)} on {{on}}: the compile's wall time moved, but its CPU "
+                "time and work counts did not: load on the runner is the likelier cause. Rerun."
+            )
+    unmeasured = [r for r in failing if r.unit in TIMED_UNITS and r.noise_pct is None]
+    names = sorted({w.metric_name(r.metric) for r in unmeasured})
+    if names:
+        yield (
+            f"{_and(names)} on {{on}} has no noise estimate (one measurement a run), so a "
+            "change there was judged on its threshold alone: rerun to see whether it repeats."
+        )
+    unclear = report.rows("inconclusive")
+    if unclear:
+        names = sorted({w.metric_name(r.metric) for r in unclear})
+        yield (
+            f"{_and(names)} on {{on}} moved beyond the limit but inside the noise: the job "
+            "does not fail on it; rerun with more processes or iterations to decide."
+        )
+
+
+def _same_code_and_torch(version: VersionOutcome) -> bool:
+    report = version.verdict
+    if report is None:
+        return False
+    base, cur = report.baseline, report.current
+    return bool(base.commit and base.commit == cur.commit and base.torch == cur.torch)
+
+
+def _compile_work_unmoved(rows: tuple[MetricVerdict, ...], wall: MetricVerdict) -> bool:
+    """True when the same variant's compile CPU time and work counts were judged and held."""
+    siblings = {
+        r.metric: r.verdict
+        for r in rows
+        if (r.step, r.variant) == (wall.step, wall.variant)
+        and r.metric in ("compile_cpu_s", "compile_work")
+    }
+    return bool(siblings) and all(v in ("pass", "improvement") for v in siblings.values())
+
+
+def _torch(version: VersionOutcome) -> str:
+    return f"torch {version.torch.split('+')[0]}" if version.torch else version.label

@@ -1,0 +1,335 @@
+"""What sits behind `<details>` for each torch version: every variant, every gate row, graph
+breaks and recompiles at file:line (linked to the head commit), numerics' worst tensors, the
+notes, the environment, and the commands that reproduce the run from a clean checkout.
+
+Tables drop columns that are the same on every row and say the value once below, so they fit
+the 780 px conversation column. Every string that came from user code or torch goes through
+report/escape.py.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..gate.run_set import RunSetVerdict, VersionOutcome
+from ..gate.verdict import format_bytes, sorted_by_severity
+from . import wording as w
+from .escape import cell, inert
+from .links import LinkContext
+from .row_cells import ROW_HEADER, row_cells
+from .speeds import variant_pays_off, variant_speed
+from .tables import markdown_table
+
+WORST_TENSORS_SHOWN = 3
+SITES_SHOWN = 20
+VARIANT_HEADER = (
+    "step · variant",
+    "compiled vs eager",
+    "compile",
+    "pays off after",
+    "graph breaks, recompiles",
+    "numerics",
+    "peak memory",
+)
+_SAFE_ARG = re.compile(r"^[A-Za-z0-9_./+=-]+$")
+
+
+@dataclass(frozen=True)
+class Section:
+    kind: str
+    text: str
+
+
+def details(kind: str, summary: str, body: str) -> Section:
+    # Blank lines around the body let GitHub render markdown inside the HTML block.
+    return Section(kind, f"<details><summary>{summary}</summary>\n\n{body}\n\n</details>")
+
+
+def version_details(
+    version: VersionOutcome, run_set: RunSetVerdict, links: LinkContext
+) -> list[Section]:
+    name = inert(version.label)
+    if version.document is None:
+        return []
+    steps = version.document.get("steps", [])
+    out = [details("table", f"{name}: every variant", variant_table_markdown(steps))]
+    if version.verdict is not None:
+        out.append(details("verdicts", f"{name}: every gate row", gate_rows_markdown(version)))
+    breaks = _breaks_and_recompiles(steps, links)
+    if breaks:
+        out.append(
+            details("breaks", f"{name}: graph breaks and recompiles ({breaks[0]})", breaks[1])
+        )
+    numerics = _numerics(steps)
+    if numerics:
+        out.append(details("numerics", f"{name}: numerics, worst tensors", numerics))
+    out.append(details("environment", f"{name}: environment", _environment(version.document)))
+    out.append(details("reproduce", f"{name}: reproduce locally", reproduce(version, run_set)))
+    return out
+
+
+# -- the variant table ----------------------------------------------------------------------
+
+
+def variant_rows(steps: Sequence[Mapping[str, Any]]) -> list[list[str]]:
+    rows = []
+    for step in steps:
+        if step.get("status") != "ok" and not step.get("variants"):
+            rows.append([str(step.get("name")), "failed (below)", *["-"] * 5])
+        for variant in step.get("variants", []):
+            rows.append(_variant_row(step, variant))
+    return rows
+
+
+def decisions(steps: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """(step, the decision's own line) for every step that has one."""
+    out = []
+    for step in steps:
+        text = (step.get("recommendation") or {}).get("text")
+        if step.get("status") == "ok" and text:
+            out.append((str(step.get("name")), str(text)))
+    return out
+
+
+def failures(steps: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """(where, error) for every step and variant that failed to run."""
+    out = []
+    for step in steps:
+        if step.get("status") != "ok" and not step.get("variants"):
+            out.append((str(step.get("name")), str(step.get("error") or "error")))
+        for variant in step.get("variants", []):
+            if variant.get("status") != "ok":
+                where = f"{step.get('name')} · {w.variant_name(variant)}"
+                out.append((where, str(variant.get("error") or "error")))
+    return out
+
+
+def _variant_row(step: Mapping[str, Any], variant: Mapping[str, Any]) -> list[str]:
+    name = f"{step.get('name')} · {w.variant_name(variant)}"
+    if variant.get("status") != "ok":
+        return [name, "failed (below)", *["-"] * 5]
+    speed = variant_speed(step, variant)
+    compile_s = variant.get("compile_s")
+    breaks = (variant.get("graph_breaks") or {}).get("count", "-")
+    peak = variant.get("peak_bytes")
+    return [
+        name,
+        f"{speed.text()}: {speed.words()}" if speed else "-",
+        f"{compile_s:.1f} s" if isinstance(compile_s, (int, float)) else "-",
+        variant_pays_off(step, variant, speed),
+        f"{breaks}, {(variant.get('recompiles') or {}).get('count', '-')}",
+        str((variant.get("numerics") or {}).get("status", "-")),
+        "n/a (CPU)" if peak is None else format_bytes(peak),
+    ]
+
+
+def drop_constant_columns(
+    header: Sequence[str], rows: list[list[str]], keep: int = 2
+) -> tuple[list[str], list[list[str]], list[str]]:
+    """Leave out columns (after the first `keep`) whose value is the same on every row; the
+    third item says each left-out value once (`numerics: pass on every row`)."""
+    if len(rows) < 2:
+        return list(header), rows, []
+    columns = range(len(header))
+    constant = [i for i in columns if i >= keep and len({r[i] for r in rows}) == 1]
+    said = [f"{header[i]}: {rows[0][i]}" for i in constant]
+    kept = [i for i in columns if i not in constant]
+    return [header[i] for i in kept], [[r[i] for i in kept] for r in rows], said
+
+
+def variant_table_markdown(steps: Sequence[Mapping[str, Any]]) -> str:
+    rows = variant_rows(steps)
+    if not rows:
+        return "_No variants measured._"
+    header, body, said = drop_constant_columns(VARIANT_HEADER, rows)
+    lines = markdown_table(header, [[cell(c) for c in r] for r in body])
+    if said:
+        lines += ["", inert("Same on every row: " + "; ".join(said) + ".")]
+    decided = decisions(steps)
+    if decided:
+        lines += ["", *(f"- {inert(name)}: {inert(text, max_chars=500)}" for name, text in decided)]
+    failed = failures(steps)
+    if failed:
+        lines += [
+            "",
+            *(f"- {inert(where)} failed: {inert(error, max_chars=500)}" for where, error in failed),
+        ]
+    return "\n".join(lines)
+
+
+# -- every gate row -------------------------------------------------------------------------
+
+
+def gate_rows(version: VersionOutcome) -> list[list[str]]:
+    assert version.verdict is not None
+    rows = []
+    for row in sorted_by_severity(version.verdict.verdicts):
+        cells = list(row_cells(version, row, False))
+        if row.metric not in ("step", "variant"):
+            cells[1] = w.metric_name(row.metric)
+        verdict = f"{w.icon(row.verdict)} {w.verdict_word(row.verdict)}".strip()
+        rows.append([*cells, verdict if w.gated(row) else "reported, not gated"])
+    return rows
+
+
+def gate_rows_markdown(version: VersionOutcome) -> str:
+    assert version.verdict is not None
+    notes = [f"> {inert(note, max_chars=500)}" for note in version.verdict.notes]
+    rows = gate_rows(version)
+    table = markdown_table((*ROW_HEADER, "verdict"), [[cell(c) for c in r] for r in rows])
+    messages = [
+        f"- {inert(w.row_subject(r))}: {inert(r.message, max_chars=400)}"
+        for r in sorted_by_severity(version.verdict.verdicts)
+        if r.verdict != "pass"
+    ]
+    return "\n".join(
+        [*notes, *([""] if notes else []), *table, *([""] if messages else []), *messages]
+    )
+
+
+# -- graph breaks, recompiles, numerics -------------------------------------------------------
+
+
+def _breaks_and_recompiles(
+    steps: Sequence[Mapping[str, Any]], links: LinkContext
+) -> tuple[int, str] | None:
+    lines = []
+    total = 0
+    for step in steps:
+        for variant in step.get("variants", []):
+            where = inert(f"{step.get('name')} · {w.variant_name(variant)}")
+            for site in ((variant.get("graph_breaks") or {}).get("sites") or [])[:SITES_SHOWN]:
+                total += 1
+                lines.append(f"- {where}: {_site_line(site, links)}")
+            events = (variant.get("recompiles") or {}).get("events") or []
+            for event in events[:SITES_SHOWN]:
+                total += 1
+                lines.append(
+                    f"- {where}: recompile of {inert(event.get('function', '?'))} at "
+                    f"{_site_link(event, links)}: guard "
+                    f"{inert(event.get('reason', ''), max_chars=400)}"
+                )
+            if (variant.get("recompiles") or {}).get("limit_hit"):
+                lines.append(
+                    f"- {where}: {w.LOOK_ICON} recompile limit hit: that frame now runs eagerly"
+                )
+    return (total, "\n".join(lines)) if lines else None
+
+
+def _site_line(site: Mapping[str, Any], links: LinkContext) -> str:
+    """`graph break at model.py:24 (caused at layers.py:61): reason`; torch's own are marked."""
+    origin = site.get("origin") or ("repo" if site.get("in_repo") else "library")
+    kind = "graph break inside torch (not gated)" if origin == "torch" else "graph break"
+    text = f"{kind} at {_site_link(site, links)}"
+    cause = site.get("cause") or {}
+    if cause and (cause.get("file"), cause.get("line")) != (site.get("file"), site.get("line")):
+        cause_site = {**cause, "origin": origin if cause.get("file") == site.get("file") else None}
+        text += f" (caused at {_site_link(cause_site, links)})"
+    reason = cause.get("reason") or site.get("reason", "")
+    return f"{text}: {inert(reason, max_chars=400)}"
+
+
+def _site_link(site: Mapping[str, Any], links: LinkContext) -> str:
+    """`file:line`, linked to the head commit when the file is the repository's."""
+    path, line = str(site.get("file") or "?"), site.get("line")
+    text = inert(f"{path}:{line}" if line is not None else path)
+    in_repo = site.get("origin") == "repo" or (
+        site.get("origin") is None and site.get("in_repo", False)
+    )
+    url = links.blob_url(path, line) if in_repo else None
+    return f"[{text}]({url})" if url else text
+
+
+def _numerics(steps: Sequence[Mapping[str, Any]]) -> str:
+    lines = []
+    for step in steps:
+        for variant in step.get("variants", []):
+            numerics = variant.get("numerics") or {}
+            if numerics.get("status") not in ("fail", "error"):
+                continue
+            where = inert(f"{step.get('name')} · {w.variant_name(variant)}")
+            reason = numerics.get("reason")
+            lines.append(
+                f"- {where}: {inert(numerics['status'])}"
+                + (f": {inert(reason, max_chars=300)}" if reason else "")
+            )
+            for worst in (numerics.get("worst") or [])[:WORST_TENSORS_SHOWN]:
+                lines.append(
+                    f"  - {inert(worst.get('kind', ''))} {inert(worst.get('tensor', ''))}: "
+                    f"rmse compiled {_number(worst.get('rmse_compiled'), '{:.3g}')} vs eager "
+                    f"{_number(worst.get('rmse_eager'), '{:.3g}')}, cosine "
+                    f"{_number(worst.get('cosine'), '{:.4f}')}"
+                )
+    return "\n".join(lines)
+
+
+def _number(value: Any, fmt: str) -> str:
+    return fmt.format(value) if isinstance(value, (int, float)) else "-"
+
+
+# -- environment and reproduction -------------------------------------------------------------
+
+
+def _environment(document: Mapping[str, Any]) -> str:
+    env = document.get("environment") or {}
+    fields = (
+        ("GPU", env.get("gpu_name") or "none"),
+        ("driver", env.get("driver") or "-"),
+        ("CUDA", env.get("cuda") or "-"),
+        ("torch", env.get("torch")),
+        ("Python", env.get("python")),
+        ("CPU", env.get("cpu_model") or env.get("processor")),
+        ("CPU cores", env.get("cpu_count")),
+        ("device", env.get("device")),
+        ("commit", env.get("commit")),
+        ("Inductor cache", env.get("inductor_cache")),
+        ("measured at", document.get("created_at")),
+    )
+    return "\n".join(
+        f"- {name}: {inert(value if value is not None else '-')}" for name, value in fields
+    )
+
+
+def reproduce_commands(version: VersionOutcome, run_set: RunSetVerdict) -> list[str]:
+    """Shell lines that measure this version again from a clean checkout of the measured
+    commit and judge it against the same baseline. Only arguments that are plain paths or
+    versions are written; anything else becomes the documented default."""
+    document = version.document or {}
+    env = document.get("environment") or {}
+    config = (document.get("config") or {}).get("path") or "compilegate.yml"
+    config = config if _SAFE_ARG.match(config) and ".." not in config else "compilegate.yml"
+    commit = str(env.get("commit") or "")
+    torch = str(env.get("torch") or "").split("+")[0]
+    lines = []
+    if re.fullmatch(r"[0-9a-f]{7,64}", commit):
+        lines.append(f"git checkout {commit}")
+    run = ["compilegate", "run", "--config", config, "--out", "result.json"]
+    if torch and _SAFE_ARG.match(torch):
+        lines.append(
+            f'python -m venv torch-{torch} && torch-{torch}/bin/pip install "torch=={torch}"'
+        )
+        run += ["--python", f"torch-{torch}/bin/python"]
+    lines.append(shlex.join(run))
+    baseline = run_set.baseline_source
+    if baseline:
+        shown = baseline if _SAFE_ARG.match(baseline) else "baseline.json"
+        lines.append(
+            shlex.join(["compilegate", "compare", "--baseline", shown, "--result", "result.json"])
+        )
+    return lines
+
+
+def reproduce(version: VersionOutcome, run_set: RunSetVerdict) -> str:
+    lines = reproduce_commands(version, run_set)
+    note = ""
+    if run_set.baseline_source:
+        note = (
+            f"\n\n{inert(run_set.baseline_source)} is the baseline the gate was given. In "
+            "GitHub Actions it is the default branch's baseline artifact: "
+            "`compilegate baseline fetch --artifact NAME --out baseline.json` downloads it."
+        )
+    return "```sh\n" + "\n".join(lines) + "\n```" + note

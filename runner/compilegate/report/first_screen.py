@@ -1,0 +1,319 @@
+"""The first screen: what a reader sees before opening anything — may I merge, and if not, why.
+
+    headline    one sentence: what failed and where, and what did not move
+    context     head vs baseline commit, torch versions, the runner, links to the run
+    versions    one row per torch version × step: gate, what failed, best compiled vs eager,
+                when compiling pays off
+    attention   every failing and every inconclusive gate row: value, change, threshold, noise
+    advice      for a failure the noise or the load more likely explains, what to do (rerun),
+                and the command that accepts an intended change as the baseline
+    footnotes   the estimator behind the speeds, the yardstick, the icons
+
+`FirstScreen.of(run_set, links)` decides all of it from the run set; `markdown()` and
+`text()` only lay it out, so the PR comment and the terminal cannot say different things.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..gate.run_set import RunSetVerdict, VersionOutcome
+from ..gate.verdict import MetricVerdict, sorted_by_severity
+from . import wording as w
+from .advice import advice_for
+from .escape import cell, inert
+from .headline import headline_of
+from .links import LinkContext
+from .row_cells import ROW_HEADER, row_cells
+from .speeds import best_speed_text, estimator_text, pays_off_text, variant_speed
+from .tables import markdown_table, text_table, wrap
+from .wording import and_list as _and
+from .wording import plain_torch as _plain_torch
+
+TEXT_WIDTH = 100
+# Past this many version × step rows, one row per version (the details keep every step).
+VERSION_ROWS_SHOWN = 24
+# Past this many failing or inconclusive rows, the rest are counted (every gate row details).
+ATTENTION_ROWS_SHOWN = 60
+SPEED_COLUMN = "best compiled vs eager"
+VERSION_HEADER = ("torch", "step", "gate", "what failed", SPEED_COLUMN, "pays off")
+ATTENTION_HEADER = ROW_HEADER
+PROCESSES_NOTE = (
+    "Speed rows against the baseline compare each process's fastest iterations (what load "
+    "moves least), so their values are not the compiled-vs-eager speeds above."
+)
+YARDSTICK_NOTE = (
+    "Step-time changes between runs on the same torch are judged against a fixed torch "
+    "workload timed beside the step (the yardstick), so a runner that is slower today does "
+    "not read as a slower step; the times shown are milliseconds per step."
+)
+
+
+@dataclass(frozen=True)
+class Item:
+    """A piece of text that may carry a link."""
+
+    text: str
+    url: str | None = None
+    style: str = ""  # "bold", "code" or plain
+
+
+@dataclass(frozen=True)
+class FirstScreen:
+    icon: str
+    headline: str
+    context: tuple[tuple[tuple[Item, ...], ...], ...]  # lines of groups of items
+    versions: tuple[tuple[str, ...], ...]
+    attention: tuple[tuple[str, ...], ...]
+    attention_with_torch: bool
+    advice: tuple[tuple[str, str | None], ...]
+    footnotes: tuple[str, ...]
+
+    @classmethod
+    def of(cls, run_set: RunSetVerdict, links: LinkContext | None = None) -> FirstScreen:
+        links = links or LinkContext()
+        icon, headline = headline_of(run_set)
+        several = len(run_set.versions) > 1
+        attention = tuple(
+            row_cells(version, row, several)
+            for version in run_set.versions
+            if version.verdict is not None
+            for row in sorted_by_severity(version.verdict.verdicts)
+            if row.verdict in w.FAILING or row.verdict == "inconclusive"
+        )
+        return cls(
+            icon=icon,
+            headline=headline,
+            context=_context(run_set, links),
+            versions=tuple(_versions(run_set)),
+            attention=attention,
+            attention_with_torch=several,
+            advice=tuple(advice_for(run_set)),
+            footnotes=tuple(_footnotes(run_set)),
+        )._with_icon_legend()
+
+    def _with_icon_legend(self) -> FirstScreen:
+        """The icons explained once, when the screen shows any."""
+        shown = self.markdown()
+        if w.FAIL_ICON in shown or w.LOOK_ICON in shown:
+            return dataclasses.replace(self, footnotes=(*self.footnotes, w.ICON_LEGEND + "."))
+        return self
+
+    def headline_line(self) -> str:
+        """The headline on one line (for a log line that points at the full report)."""
+        return f"{self.icon} compilegate {self.headline}".strip()
+
+    # -- layout -------------------------------------------------------------------------------
+
+    def markdown(self) -> str:
+        lines = [f"### {self.icon} compilegate {inert(self.headline)}".replace("  ", " ")]
+        for items in self.context:
+            lines += ["", " · ".join(" ".join(map(_md_item, group)) for group in items)]
+        lines += [
+            "",
+            *markdown_table(VERSION_HEADER, [[cell(c) for c in r] for r in self.versions]),
+        ]
+        if self.attention:
+            header = (("torch",) if self.attention_with_torch else ()) + ATTENTION_HEADER
+            rows = [[cell(c) for c in r] for r in self.attention[:ATTENTION_ROWS_SHOWN]]
+            lines += [
+                "",
+                f"**Needs a look ({len(self.attention)})**",
+                "",
+                *markdown_table(header, rows),
+            ]
+            if len(self.attention) > len(rows):
+                more = len(self.attention) - len(rows)
+                lines += ["", f"_and {more} more: each version's “every gate row” below._"]
+        for sentence, command in self.advice:
+            lines += ["", f"> {inert(sentence)}" + (f"<br>{_code(command)}" if command else "")]
+        if self.footnotes:
+            lines += ["", "<sub>" + " ".join(inert(n) for n in self.footnotes) + "</sub>"]
+        return "\n".join(lines)
+
+    def text(self) -> str:
+        lines = wrap(self.headline_line())
+        for items in self.context:
+            lines += wrap(" · ".join(" ".join(i.text for i in group) for group in items))
+        lines += ["", *fit_table([VERSION_HEADER, *self.versions])]
+        if self.attention:
+            header = (("torch",) if self.attention_with_torch else ()) + ATTENTION_HEADER
+            lines += ["", f"Needs a look ({len(self.attention)}):"]
+            lines += fit_table([header, *self.attention])
+        for sentence, command in self.advice:
+            lines += ["", *wrap(sentence)]
+            if command:
+                lines.append(f"  {command}")
+        if self.footnotes:
+            lines.append("")
+            for note in self.footnotes:
+                lines += wrap(note)
+        return "\n".join(lines)
+
+
+# -- context, versions, attention -------------------------------------------------------------
+
+
+def _context(run_set: RunSetVerdict, links: LinkContext) -> tuple:
+    """Two lines: the commits and the machine; the torch versions and the links."""
+    first = next((v.document for v in run_set.versions if v.document is not None), None) or {}
+    env = first.get("environment") or {}
+    base_env = (run_set.baseline or {}).get("environment") or {}
+    head = links.head_sha or env.get("commit")
+    base = base_env.get("commit")
+    groups: list[tuple[Item, ...]] = [
+        (Item("head", style="bold"), Item(_short(head), links.commit_url(head), "code"))
+    ]
+    if run_set.baseline is not None:
+        base_torch = f"(torch {_plain_torch(base_env['torch'])})" if base_env.get("torch") else ""
+        groups.append(
+            (
+                Item("baseline", style="bold"),
+                Item(_short(base), links.commit_url(base), "code"),
+                *([Item(base_torch)] if base_torch else []),
+            )
+        )
+    where = env.get("gpu_name") or (
+        f"CPU {env.get('cpu_model') or env.get('processor') or '?'}, "
+        f"{env.get('cpu_count') or '?'} cores"
+    )
+    runner = f"runner {links.runner}: {where}" if links.runner else f"measured on {where}"
+    groups.append((Item(runner),))
+    torches = [_plain_torch(v.torch) if v.torch else v.label for v in run_set.versions]
+    second: list[tuple[Item, ...]] = [(Item("torch", style="bold"), Item(", ".join(torches)))]
+    base_torch_plain = _plain_torch(base_env["torch"]) if base_env.get("torch") else None
+    other = [t for t in torches if base_torch_plain and t != base_torch_plain]
+    if other:
+        named = _and(other) if len(other) <= 3 else f"{len(other)} versions"
+        second.append((Item(f"{named}: an upgrade check against the baseline's torch"),))
+    second += [(Item(label, url),) for label, url in links.run_links()]
+    return (tuple(groups), tuple(second))
+
+
+def _versions(run_set: RunSetVerdict) -> list[tuple[str, ...]]:
+    rows = [row for version in run_set.versions for row in _version_rows(version)]
+    if len(rows) <= VERSION_ROWS_SHOWN:
+        return rows
+    return [_version_summary(version) for version in run_set.versions]
+
+
+def _version_summary(version: VersionOutcome) -> tuple[str, ...]:
+    """One row for a whole version: its worst gate and the steps that failed."""
+    rows = _version_rows(version)
+    label = rows[0][0]
+    if version.document is None:
+        return rows[0]
+    failed = [r for r in rows if r[2].startswith(w.FAIL_ICON)]
+    unclear = [r for r in rows if r[2].startswith(w.LOOK_ICON)]
+    gate = (failed or unclear or rows)[0][2]
+    what = "; ".join(f"{r[1]}: {r[3]}" for r in (failed or unclear)[:3])
+    if len(failed or unclear) > 3:
+        what += f"; and {len(failed or unclear) - 3} more steps"
+    return (label, f"{len(rows)} steps", gate, what or "-", "per step: see details", "-")
+
+
+def _version_rows(version: VersionOutcome) -> list[tuple[str, ...]]:
+    label = _plain_torch(version.torch) if version.torch else version.label.removeprefix("torch ")
+    if version.document is None:
+        return [(label, "-", f"{w.FAIL_ICON} error", version.error or "no result", "-", "-")]
+    rows = []
+    verdicts = version.verdict.verdicts if version.verdict is not None else ()
+    for index, step in enumerate(version.document.get("steps", [])):
+        mine = [r for r in verdicts if r.step == step.get("name")]
+        rows.append(
+            (
+                label if index == 0 else "",
+                str(step.get("name")),
+                _gate(version, mine, step),
+                _what_failed(mine, step),
+                best_speed_text(step),
+                pays_off_text(step),
+            )
+        )
+    return rows
+
+
+def _gate(version: VersionOutcome, rows: list[MetricVerdict], step: dict) -> str:
+    if version.verdict is None:
+        return f"{w.FAIL_ICON} error" if step.get("status") != "ok" else "measured"
+    if not rows:
+        return "-"
+    top = sorted_by_severity(rows)[0].verdict
+    if top in w.FAILING:
+        return f"{w.FAIL_ICON} fails"
+    if top == "inconclusive":
+        return f"{w.LOOK_ICON} unclear"
+    return {"improvement": "pass (better)", "new": "new"}.get(top, "pass")
+
+
+def _what_failed(rows: list[MetricVerdict], step: dict) -> str:
+    names: list[str] = []
+    for row in sorted_by_severity(rows):
+        if row.verdict in w.FAILING:
+            name = (
+                w.metric_name(row.metric)
+                if row.metric not in ("step", "variant")
+                else w.verdict_word(row.verdict)
+            )
+            if name not in names:
+                names.append(name)
+    unclear = sorted({w.metric_name(r.metric) for r in rows if r.verdict == "inconclusive"})
+    if not rows and step.get("status") != "ok":
+        names.append("the step failed")
+    text = ", ".join(names)
+    if unclear:
+        text += ("; " if text else "") + "unclear: " + ", ".join(unclear)
+    return text or "-"
+
+
+def _footnotes(run_set: RunSetVerdict) -> list[str]:
+    estimators: list[str] = []
+    yardstick = processes = False
+    for version in run_set.versions:
+        for step in (version.document or {}).get("steps", []):
+            for variant in step.get("variants", []):
+                speed = variant_speed(step, variant)
+                if speed is not None and speed.estimator not in estimators:
+                    estimators.append(speed.estimator)
+        if version.verdict is not None:
+            yardstick |= any(r.normalisation == "yardstick" for r in version.verdict.verdicts)
+            processes |= any("fastest iterations" in r.message for r in version.verdict.verdicts)
+    notes = []
+    if estimators:
+        described = "; ".join(estimator_text(e) for e in estimators)
+        notes.append(f"Compiled vs eager: {described}.")
+    if processes:
+        notes.append(PROCESSES_NOTE)
+    if yardstick:
+        notes.append(YARDSTICK_NOTE)
+    return notes
+
+
+# -- small helpers --------------------------------------------------------------------------------
+
+
+def _short(sha: object) -> str:
+    return str(sha)[:7] if sha else "(not recorded)"
+
+
+def _code(command: str) -> str:
+    """A command as a code span, unless its text (paths the operator gave) could end one."""
+    if "`" in command or not command.isprintable():
+        return inert(command)
+    return f"`{command}`"
+
+
+def _md_item(item: Item) -> str:
+    text = inert(item.text)
+    if item.style == "code" and item.text.isalnum():
+        text = f"`{item.text}`"
+    elif item.style == "bold":
+        text = f"**{text}**"
+    return f"[{text}]({item.url})" if item.url else text
+
+
+def fit_table(rows: Sequence[Sequence[str]], width: int = TEXT_WIDTH) -> list[str]:
+    """An aligned table whose cells wrap so that no line is wider than `width` columns."""
+    return text_table(rows, indent="  ", width=width)

@@ -1,0 +1,120 @@
+"""The headline: one sentence naming what failed and where, and what did not move.
+
+    fails on compile time only in transformer on torch 2.4.1; step speed, graph breaks,
+    recompiles, numerics unchanged
+
+Rows are grouped into the families a reader thinks in (wording.FAMILIES): step speed,
+compile time, graph breaks, recompiles, numerics, memory; a step or variant that failed to
+run, could not be compared, or is gone has its own words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..gate.run_set import RunSetVerdict, VersionOutcome
+from . import wording as w
+from .wording import and_list as _and
+from .wording import plain_torch as _plain_torch
+
+
+def headline_of(run_set: RunSetVerdict) -> tuple[str, str]:
+    """(icon, `fails on compile time only (…); step speed, graph breaks, numerics unchanged`)."""
+    versions = run_set.versions
+    if not versions:
+        return w.FAIL_ICON, "fails: no result to report"
+    broken = [v for v in versions if v.document is None or v.overall == "error"]
+    judged = [v for v in versions if v.verdict is not None]
+    if not judged:
+        if broken:
+            return w.FAIL_ICON, f"fails: the run failed on {torch_list(broken)}"
+        return "", f"measured only, no baseline to compare with ({torch_list(versions)})"
+    by_family: dict[str, dict[str, set[str]]] = {}
+    for version in judged:
+        assert version.verdict is not None
+        for row in version.verdict.verdicts:
+            if not w.gated(row):
+                continue  # reported beside the others, never judged: it decides nothing
+            name = w.row_family(row)
+            if name is not None:
+                by_family.setdefault(name, {}).setdefault(row.verdict, set()).add(version.label)
+    failing = [f for f in w.FAMILIES if _has(by_family.get(f), w.FAILING)]
+    failing += [f for f in by_family if f not in w.FAMILIES and _has(by_family[f], w.FAILING)]
+    unclear = [f for f in by_family if f not in failing and "inconclusive" in by_family[f]]
+    if broken and "the run" not in failing:
+        failing.append("the run")
+    rest = _rest(by_family, failing + unclear)
+    if len(failing) == 1 and failing[0] in w.FAILING_ALONE:
+        rest_text = "".join(f"; {part}" for part in rest)
+        return w.FAIL_ICON, f"fails: {w.FAILING_ALONE[failing[0]]}{_where(run_set)}{rest_text}"
+    if failing:
+        where = _where(run_set)
+        failing = [w.FAILING_IN_LIST.get(f, f) for f in failing]
+        only = " only" if len(failing) == 1 and (rest or unclear) else ""
+        parts = [f"fails on {_and(failing)}{only}{where}"]
+        if unclear:
+            parts.append(f"{_and(unclear)} inside the noise")
+        return w.FAIL_ICON, "; ".join(parts + rest)
+    if unclear:
+        where = torch_list([v for v in judged if v.overall == "inconclusive"])
+        head = f"passes, but {_and(unclear)} could not be judged on {where}: inside the noise"
+        return w.LOOK_ICON, "; ".join([head, *rest])
+    return "", "passes: " + "; ".join(rest or ["nothing compared"])
+
+
+def _has(verdicts: dict[str, set[str]] | None, wanted: frozenset[str]) -> bool:
+    return bool(verdicts) and any(v in wanted for v in verdicts)
+
+
+def _rest(by_family: dict[str, dict[str, set[str]]], skip: list[str]) -> list[str]:
+    better = [
+        f for f in w.FAMILIES if f in by_family and f not in skip and "improvement" in by_family[f]
+    ]
+    same = [
+        f
+        for f in w.FAMILIES
+        if f in by_family
+        and f not in skip
+        and f not in better
+        and f not in ("the run", "comparability", "removed steps")
+        and set(by_family[f]) & {"pass", "skipped"}
+    ]
+    new = [
+        f
+        for f in w.FAMILIES
+        if f in by_family and f not in skip + better + same and "new" in by_family[f]
+    ]
+    out = []
+    if better:
+        out.append(f"{_and(better)} better")
+    if same:
+        out.append(f"{', '.join(same)} unchanged")
+    if new:
+        out.append(f"{', '.join(new)} new (no baseline)")
+    return out
+
+
+def _where(run_set: RunSetVerdict) -> str:
+    """` on torch 2.4.1 and 2.13.0` (and the steps when only a few failed)."""
+    hit_versions, steps = [], []
+    for version in run_set.versions:
+        rows = [
+            r
+            for r in (version.verdict.verdicts if version.verdict else ())
+            if r.verdict in w.FAILING
+        ]
+        if rows or version.document is None or version.overall == "error":
+            hit_versions.append(version)
+        for row in rows:
+            if row.step not in steps:
+                steps.append(row.step)
+    where = f" in {_and(steps)}" if 0 < len(steps) <= 3 else ""
+    return where + (f" on {torch_list(hit_versions)}" if hit_versions else "")
+
+
+def torch_list(versions: Sequence[VersionOutcome]) -> str:
+    """`torch 2.4.1 and 2.13.0` (local version suffixes such as +cu128 left out)."""
+    labels = [f"torch {_plain_torch(v.torch)}" if v.torch else v.label for v in versions]
+    if all(label.startswith("torch ") for label in labels):
+        return "torch " + _and([label.removeprefix("torch ") for label in labels])
+    return _and(labels)

@@ -1,0 +1,316 @@
+"""Words and numbers for the reader: metric names, variant names, icons, and numbers rounded to
+what their noise supports. Shared by the PR comment and the terminal, so both say the same.
+
+Icons have one meaning each, in the comment and in the terminal:
+
+    ❌  this fails the job (a regression, an error, something the gate could not judge)
+    ⚠️  this does not fail the job but needs a look (inside the noise: rerun to decide)
+
+Nothing else gets an icon: a pass is the word "pass", an improvement the word "better", and
+a speed is a number with its interval, never a green tick (a variant 0.92× as fast as eager
+passes the gate and is still slower than eager).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..gate.verdict import VERDICT_EXIT_CODES, MetricVerdict, format_bytes
+
+FAIL_ICON = "❌"
+LOOK_ICON = "⚠️"
+ICON_LEGEND = f"{FAIL_ICON} fails the job · {LOOK_ICON} does not fail it, but needs a look"
+# Beyond this 95 % half-width a change cannot be judged at all: say so in words.
+UNJUDGEABLE_NOISE_PCT = 50.0
+TOO_NOISY = "too noisy to judge"
+
+# metric -> what a reader calls it
+METRIC_NAMES = {
+    "speedup": "speedup vs eager",
+    "eager_step_ms": "eager step time",
+    "compiled_step_ms": "compiled step time",
+    "compile_s": "compile time (wall)",
+    "compile_cpu_s": "compile time (CPU)",
+    "compile_work": "compile work",
+    "recompiles": "recompiles",
+    "graph_break_sites": "graph breaks",
+    "fallbacks_to_eager": "fallbacks to eager",
+    "numerics": "numerics",
+    "peak_bytes": "peak memory",
+    "torch_state": "torch settings",
+    "step": "the step",
+    "variant": "the variant",
+}
+# The families the headline speaks of, in the order it names them.
+FAMILIES = (
+    "step speed",
+    "compile time",
+    "graph breaks",
+    "recompiles",
+    "numerics",
+    "memory",
+    "torch settings",
+    "the run",
+    "comparability",
+    "removed steps",
+)
+_FAMILY_OF = {
+    "speedup": "step speed",
+    "eager_step_ms": "step speed",
+    "compiled_step_ms": "step speed",
+    "compile_s": "compile time",
+    "compile_cpu_s": "compile time",
+    "compile_work": "compile time",
+    "graph_break_sites": "graph breaks",
+    "fallbacks_to_eager": "graph breaks",
+    "recompiles": "recompiles",
+    "numerics": "numerics",
+    "peak_bytes": "memory",
+    "torch_state": "torch settings",
+    "step": "the run",
+    "variant": "the run",
+}
+FAILING = frozenset(v for v, code in VERDICT_EXIT_CODES.items() if code != 0)
+VERDICT_WORDS = {
+    "regression": "worse",
+    "error": "failed to run",
+    "missing": "not measured",
+    "removed": "removed",
+    "incomparable": "not comparable",
+    "inconclusive": "inside the noise",
+    "improvement": "better",
+    "new": "new",
+    "skipped": "skipped",
+    "pass": "pass",
+}
+
+
+_QUANTILE = re.compile(r"^(?P<base>.+)_p(?P<q>\d{1,2})$")
+
+
+def metric_name(metric: str) -> str:
+    """`compile time (wall)`; `compiled step time, 25th percentile` for `compiled_step_ms_p25`."""
+    if metric in METRIC_NAMES:
+        return METRIC_NAMES[metric]
+    quantile = _QUANTILE.match(metric)
+    if quantile and quantile["base"] in METRIC_NAMES:
+        return f"{METRIC_NAMES[quantile['base']]}, {int(quantile['q'])}th percentile"
+    return metric.replace("_", " ")
+
+
+def gated(row: MetricVerdict) -> bool:
+    """False for a row the gate reports and never judges (issue 14's `gated` field)."""
+    return getattr(row, "gated", True) is not False
+
+
+# Rows about a whole step or variant: what kind of trouble, by verdict.
+_RUN_FAMILIES = {
+    "error": "the run",
+    "incomparable": "comparability",
+    "removed": "removed steps",
+    "missing": "the run",
+}
+# How the headline says a failing family when it is the only one, and in a list.
+FAILING_ALONE = {
+    "the run": "the run failed",
+    "comparability": "not comparable with the baseline",
+    "removed steps": "steps or variants of the baseline are gone",
+}
+FAILING_IN_LIST = {
+    "the run": "a failed run",
+    "comparability": "comparability with the baseline",
+    "removed steps": "removed steps or variants",
+}
+
+
+def row_family(row: MetricVerdict) -> str | None:
+    """The headline's family of a row; None for a step or variant row that is not trouble."""
+    if row.metric in ("step", "variant"):
+        return _RUN_FAMILIES.get(row.verdict)
+    return family(row.metric)
+
+
+def family(metric: str) -> str:
+    if metric in _FAMILY_OF:
+        return _FAMILY_OF[metric]
+    if "step_ms" in metric or "speedup" in metric:
+        return "step speed"
+    if metric.startswith("compile"):
+        return "compile time"
+    return metric.replace("_", " ")
+
+
+def icon(verdict: str) -> str:
+    """❌ for what fails the job, ⚠️ for inconclusive, nothing otherwise."""
+    if verdict in FAILING:
+        return FAIL_ICON
+    return LOOK_ICON if verdict == "inconclusive" else ""
+
+
+def verdict_word(verdict: str) -> str:
+    return VERDICT_WORDS.get(verdict, verdict)
+
+
+# The parts config/model.py's Variant adds to a derived id, as the reader says them.
+_DERIVED_OPTIONS = {
+    "dynamic": "dynamic",
+    "static": "static",
+    "step": "whole step",
+    "fullgraph": "fullgraph",
+}
+
+
+def variant_name(variant: Mapping[str, Any] | str | None) -> str:
+    """`default`, `default, whole step` (compile: step), `reduce-overhead, dynamic`; a
+    variant the config named keeps its name."""
+    if variant is None:
+        return "-"
+    if isinstance(variant, str):
+        mode, *options = variant.split("+")
+        if options and all(option in _DERIVED_OPTIONS for option in options):
+            return ", ".join([mode, *(_DERIVED_OPTIONS[option] for option in options)])
+        return variant  # a name the config gave (or the bare mode)
+    derived = [str(variant.get("mode") or "default")]
+    if variant.get("dynamic") is not None:
+        derived.append("dynamic" if variant["dynamic"] else "static")
+    if variant.get("compile_target") == "step":
+        derived.append("whole step")
+    if variant.get("fullgraph"):
+        derived.append("fullgraph")
+    if variant.get("backend") not in (None, "inductor"):
+        derived.append(str(variant["backend"]))
+    vid = str(variant.get("id") or "")
+    generated = "+".join([derived[0], *[p.replace("whole step", "step") for p in derived[1:]]])
+    return ", ".join(derived) if vid in ("", generated) else vid
+
+
+def row_subject(row: MetricVerdict) -> str:
+    """`transformer · default, whole step`, `transformer · eager`, `transformer`."""
+    if row.variant is None:
+        return row.step
+    return f"{row.step} · {variant_name(row.variant)}"
+
+
+def and_list(items: Sequence[str]) -> str:
+    """`a`, `a and b`, `a, b and c`."""
+    items = list(items)
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def plain_torch(version: object) -> str:
+    """`2.4.1` for `2.4.1+cu121`: the local version suffix says how it was built."""
+    return str(version).split("+")[0]
+
+
+# -- numbers ------------------------------------------------------------------------------
+
+
+def decimals_for(uncertainty: float | None, *, least: int = 0, most: int = 3) -> int:
+    """Decimal places whose last digit is about the size of `uncertainty`."""
+    if uncertainty is None or not math.isfinite(uncertainty) or uncertainty <= 0:
+        return most
+    return max(least, min(most, -math.floor(math.log10(uncertainty))))
+
+
+def noise_words(noise_pct: float | None) -> str:
+    """`±7.4 %`, `±46 %`, `too noisy to judge`, or `not measured`."""
+    if noise_pct is None:
+        return "not measured"
+    if noise_pct >= UNJUDGEABLE_NOISE_PCT:
+        return TOO_NOISY
+    return f"±{noise_pct:.1f} %" if noise_pct < 10 else f"±{noise_pct:.0f} %"
+
+
+def speedup_text(estimate: float, low: float | None = None, high: float | None = None) -> str:
+    """`0.92× (0.88–0.97)`; one decimal only when the interval is wider than ±1."""
+    if low is None or high is None:
+        return f"{estimate:.2f}×"
+    places = 2 if (high - low) / 2 < 1 else 1  # a ratio near 1: 0.95 is not 1.0
+    return f"{estimate:.{places}f}× ({low:.{places}f}–{high:.{places}f})"
+
+
+def speed_words(low: float | None, high: float | None) -> str:
+    """What an interval of compiled ÷ eager speed says, in words."""
+    if low is None or high is None:
+        return "no interval"
+    if high < 1:
+        return "slower"
+    if low > 1:
+        return "faster"
+    return "no clear gain"
+
+
+def change_text(row: MetricVerdict) -> str:
+    """`+270 %`, `−8.6 %`, `+2`, or `-`, rounded to the noise the row was judged on."""
+    if row.change is None:
+        return "-"
+    if row.change_unit != "pct":
+        return f"{row.change:+.0f}"
+    noise = row.noise_pct
+    places = 0 if abs(row.change) >= 100 or (noise is not None and noise >= 2) else 1
+    return f"{row.change:+.{places}f} %".replace("-", "−")
+
+
+def threshold_text(row: MetricVerdict) -> str:
+    """What a row's change was allowed to be: `−5 %` (a drop), `+25 %` (growth), `no new`."""
+    if row.direction == "must_pass":
+        return "must pass"
+    if row.threshold is None:
+        return "-"
+    if row.change_unit != "pct":
+        return "no increase" if row.threshold == 0 else f"+{row.threshold:g} at most"
+    sign = "−" if row.direction == "higher_is_better" else "+"
+    return f"{sign}{row.threshold:g} %"
+
+
+def value_text(value: Any, unit: str | None, noise_pct: float | None = None) -> str:
+    """A row value in the reader's unit, rounded to its noise: `6.9 ms`, `59.9 s`, `3`."""
+    if value is None:
+        return "-"
+    if isinstance(value, str):
+        return value
+    number = float(value)
+    if unit == "x":
+        spread = abs(number) * noise_pct / 100 if noise_pct else None
+        return f"{number:.{decimals_for(spread, least=1, most=2)}f}×"
+    if unit == "ms":
+        if noise_pct:
+            return f"{number:.{decimals_for(abs(number) * noise_pct / 100, most=3)}f} ms"
+        return f"{number:.3g} ms" if number < 10 else f"{number:.1f} ms"
+    if unit == "s":
+        return f"{number:.1f} s" if number < 100 else f"{number:.0f} s"
+    if unit == "bytes":
+        return format_bytes(number)
+    if unit == "count":
+        return f"{number:.0f}"
+    return f"{number:g}"
+
+
+def values_text(base: Any, cur: Any, unit: str | None, noise_pct: float | None) -> str:
+    """`16.2 s → 59.9 s`: both sides rounded alike, to the noise of the larger."""
+    numbers = [abs(float(v)) for v in (base, cur) if isinstance(v, (int, float))]
+    if unit in ("x", "ms") and noise_pct and numbers:
+        spread = max(numbers) * noise_pct / 100
+        least = 1 if unit == "x" else 0
+        places = decimals_for(spread, least=least, most=2 if unit == "x" else 3)
+        suffix = "×" if unit == "x" else " ms"
+        shown = [
+            f"{float(v):.{places}f}{suffix}" if isinstance(v, (int, float)) else value_text(v, unit)
+            for v in (base, cur)
+        ]
+        return " → ".join(shown)
+    return f"{value_text(base, unit, noise_pct)} → {value_text(cur, unit, noise_pct)}"
+
+
+def steps_text(value: float | None) -> str:
+    """`3,100 steps`; break-evens are rounded to two significant digits (they are ratios of
+    two noisy numbers)."""
+    if value is None or not math.isfinite(value):
+        return "never"
+    rounded = float(f"{value:.2g}") if value >= 100 else round(value)
+    return f"{rounded:,.0f} steps"

@@ -1,0 +1,89 @@
+"""The PR comment as a reader meets it: cmark-gfm (GitHub's renderer), GitHub's markdown
+stylesheet and headless Chromium in a 780 px conversation column (render_comment.py).
+
+For the committed example, a 2-version × 3-step failing run, a run full of hostile strings and
+a run set over GitHub's size limit, closed and with every <details> open: no table is wider
+than the column, and the first screen (before the first <details>) names every failing and
+inconclusive row. Without Chromium the tests skip, loudly; REQUIRE_BROWSER=1 (CI) makes that
+a failure. `make browser-env` installs Chromium.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import pytest
+from render_comment import STYLESHEET, find_chromium, render
+from report_runs import failing_rows, hostile, oversized, two_by_three
+
+from compilegate.gate.documents import read_result_document
+from compilegate.gate.run_set import RunSetVerdict, find_results, judge_run_set
+from compilegate.report.comment import render_comment
+
+pytestmark = pytest.mark.browser
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "examples" / "report"
+STYLESHEET_SHA256 = "de2d14b5290b8cf2af74c95e92560d9c00642ae72de0b856cece3e4eddb2d885"
+METRIC_WORDS = {
+    "compile_s": "compile time (wall)",
+    "compile_cpu_s": "compile time (CPU)",
+    "speedup": "speedup vs eager",
+    "eager_step_ms": "eager step time",
+    "compiled_step_ms": "compiled step time",
+    "graph_break_sites": "graph breaks",
+    "recompiles": "recompiles",
+    "numerics": "numerics",
+    "fallbacks_to_eager": "fallbacks to eager",
+    "peak_bytes": "peak memory",
+}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def chromium() -> None:
+    if find_chromium() is None:
+        message = "no Chromium: the comment was not rendered (apt-get install -y chromium)"
+        if os.environ.get("REQUIRE_BROWSER") == "1":
+            pytest.fail(message + "; REQUIRE_BROWSER=1")
+        pytest.skip("SKIPPED LOUDLY: " + message)
+
+
+def example_run_set() -> RunSetVerdict:
+    baseline = read_result_document(EXAMPLE / "baseline.json", role="baseline")
+    sources = find_results([], EXAMPLE / "results")
+    return judge_run_set(sources, baseline, "examples/report/baseline.json")
+
+
+MAKERS = {"2 × 3 failing": two_by_three, "hostile": hostile, "oversized": oversized}
+
+
+def case(name: str, tmp_path: Path) -> tuple[str, RunSetVerdict]:
+    if name == "committed example":
+        return (EXAMPLE / "comment.md").read_text(encoding="utf-8"), example_run_set()
+    run_set = MAKERS[name](tmp_path / "docs")
+    return render_comment(run_set), run_set
+
+
+def test_the_vendored_stylesheet_is_the_one_recorded():
+    assert hashlib.sha256(STYLESHEET.read_bytes()).hexdigest() == STYLESHEET_SHA256
+
+
+@pytest.mark.parametrize("name", ["committed example", "2 × 3 failing", "hostile", "oversized"])
+def test_tables_fit_and_the_first_screen_names_every_failing_row(name: str, tmp_path: Path):
+    markdown, run_set = case(name, tmp_path)
+    closed = render(markdown, tmp_path / "closed.png")
+    opened = render(markdown, tmp_path / "open.png", expand=True)
+    assert closed["column_px"] >= 740  # the 780 px column, less its padding
+    for seen in (closed, opened):
+        wide = [t for t in seen["tables"] if t["overflows"]]
+        assert not wide, f"{name}: {len(wide)} table(s) wider than the column: {wide}"
+    screen = " ".join(closed["first_screen_text"].split())
+    assert screen, "nothing before the first <details>"
+    for version, row in failing_rows(run_set):
+        torch = (version.torch or version.label).split("+")[0]
+        step = " ".join(row.step.split())[:20]
+        what = METRIC_WORDS.get(row.metric, row.metric.replace("_", " "))
+        if row.metric in ("step", "variant"):
+            what = {"error": "failed to run"}.get(row.verdict, row.verdict)
+        assert torch in screen and step in screen and what in screen, (name, torch, step, what)

@@ -1,0 +1,127 @@
+"""Run sets the report tests render: written as result files and judged by the real gate.
+
+two_by_three     2 torch versions × 3 steps, failing on compile time (same code and torch
+                 as the baseline on one version), step speed, a new graph break, and an
+                 inconclusive speedup
+hostile          strings from user code that try to break out of the markdown
+oversized        10 versions × 40 steps × 20 graph-break sites: over GitHub's limit
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from gate_docs import environment, recompile, result, site, step, variant
+
+from compilegate.gate.run_set import ResultSource, RunSetVerdict, judge_run_set
+
+HOSTILE = (
+    "x | y </details> <script>alert(1)</script> @octo-org/team ![x](http://evil.example/p.png) "
+    "[click](https://evil.example) ``` `tick` **bold** # heading www.evil.example "
+    "a_very_long_identifier_without_any_space_that_would_stretch_a_table_cell_far_beyond_the_column"
+)
+STEP_VARIANT = {"mode": "default", "compile_target": "step"}
+
+
+def write(path: Path, document: dict) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(document), encoding="utf-8")
+    return path
+
+
+def judge(tmp_path: Path, baseline: dict | None, **results: dict) -> RunSetVerdict:
+    sources = [
+        ResultSource(write(tmp_path / name / "result.json", doc), name)
+        for name, doc in results.items()
+    ]
+    if baseline is not None:
+        write(tmp_path / "baseline.json", baseline)
+    return judge_run_set(sources, baseline, str(tmp_path / "baseline.json") if baseline else None)
+
+
+def _steps(**changes: dict) -> list[dict]:
+    """transformer (default, default+step), mlp, gpt; `changes[step]` overrides variants."""
+    transformer = changes.get("transformer", {})
+    return [
+        step(
+            "transformer",
+            variants=[
+                variant(**transformer.get("default", {})),
+                variant("default+step", **{**STEP_VARIANT, **transformer.get("step", {})}),
+            ],
+        ),
+        step("mlp", variants=[variant(**changes.get("mlp", {}))]),
+        step("gpt", variants=[variant(**changes.get("gpt", {}))]),
+    ]
+
+
+def two_by_three(tmp_path: Path) -> RunSetVerdict:
+    baseline = result(*_steps(), env=environment(torch="2.13.0+cpu", commit="c0ffee1"))
+    same_code = result(
+        *_steps(transformer={"default": {"compile_s": 31.0, "speedup": 1.0}}),
+        env=environment(torch="2.13.0+cpu", commit="c0ffee1"),
+    )
+    upgrade = result(
+        *_steps(
+            transformer={
+                "default": {"compile_s": 25.0},
+                "step": {"speedup": 0.92, "speedup_half_width_pct": 4.0},
+            },
+            mlp={"speedup": 1.12, "noise_pct": 12.0, "detectable_change_pct": 12.0},
+            gpt={"sites": [site("train/gpt.py", 42, "Data-dependent branching")]},
+        ),
+        env=environment(torch="2.4.1+cu121", commit="c0ffee1"),
+    )
+    return judge(tmp_path, baseline, **{"torch-2.13.0": same_code, "torch-2.4.1": upgrade})
+
+
+def hostile(tmp_path: Path) -> RunSetVerdict:
+    bad_variant = variant(
+        speedup=0.95,
+        sites=[site("train/model.py", 21, HOSTILE), site("/usr/lib/x.py", 3, HOSTILE)],
+        recompile_events=[recompile(reason=HOSTILE, function="forward|x")],
+        numerics="fail",
+        failed_tensors=["w"],
+    )
+    bad_variant["numerics"]["reason"] = HOSTILE
+    bad_variant["numerics"]["worst"] = [{"tensor": HOSTILE, "kind": "grad"}]
+    bad = step("bad|step" + HOSTILE[:40], variants=[bad_variant])
+    bad["recommendation"] = {"variant": None, "text": HOSTILE}
+    failed = step("broken", variants=[variant("default", status="error", error=HOSTILE)])
+    current = result(bad, failed, env=environment(torch="2.13.0", commit=HOSTILE))
+    baseline = result(step(bad["name"]), step("broken"))
+    return judge(tmp_path, baseline, **{"torch-2.13.0": current})
+
+
+def oversized(tmp_path: Path) -> RunSetVerdict:
+    long_reason = "graph break " * 40
+    steps = [
+        step(
+            f"s{i}", variants=[variant(sites=[site(f"m{j}.py", j, long_reason) for j in range(20)])]
+        )
+        for i in range(40)
+    ]
+    slower = [dict(s) for s in steps]
+    slower[3] = step(
+        "s3",
+        variants=[variant(compile_s=40.0, sites=steps[3]["variants"][0]["graph_breaks"]["sites"])],
+    )
+    results = {
+        f"torch-2.{v}.0": result(*(slower if v == 9 else steps), env=environment(torch=f"2.{v}.0"))
+        for v in range(10)
+    }
+    return judge(tmp_path, result(*steps), **results)
+
+
+def failing_rows(run_set: RunSetVerdict) -> list:
+    """(version, row) for every row that fails the job or is inconclusive."""
+    from compilegate.gate.verdict import VERDICT_EXIT_CODES
+
+    return [
+        (version, row)
+        for version in run_set.versions
+        if version.verdict is not None
+        for row in version.verdict.verdicts
+        if VERDICT_EXIT_CODES[row.verdict] != 0 or row.verdict == "inconclusive"
+    ]
