@@ -151,6 +151,9 @@ class ChildLauncher:
             process.wait()
             reader.join(timeout=5)
             raise
+        # What the child left running (a compile-worker pool: the child leaves with os._exit)
+        # must neither burn CPU during the next measurement nor hold the output pipe open.
+        _kill_group(process)
         reader.join(timeout=5)
         outcome.output_tail = list(tail)
         if returncode < 0:
@@ -203,5 +206,5 @@ def _read_child_document(out_path: Path) -> tuple[dict[str, Any] | None, str | N
 def _kill_group(process: subprocess.Popen[str]) -> None:
     try:
         os.killpg(process.pid, signal.SIGKILL)
-    except ProcessLookupError:
+    except (ProcessLookupError, PermissionError):  # nothing left in the group
         pass
