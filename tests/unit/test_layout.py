@@ -124,3 +124,16 @@ def test_every_child_module_imports_where_parent_libraries_cannot():
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert f"imported {len(names)}" in done.stdout
+
+
+def test_test_modules_have_unique_names() -> None:
+    """pytest imports test modules by basename (rootdir mode, no __init__.py in tests/): two
+    files of one name in different folders stop the whole collection."""
+    tests = Path(__file__).resolve().parents[1]
+    seen: dict[str, Path] = {}
+    clashes = []
+    for path in sorted(tests.rglob("test_*.py")):
+        if path.name in seen:
+            clashes.append(f"{seen[path.name].relative_to(tests)} and {path.relative_to(tests)}")
+        seen.setdefault(path.name, path)
+    assert clashes == []
