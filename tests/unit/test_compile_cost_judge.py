@@ -194,3 +194,15 @@ def test_a_run_that_compiled_from_a_warm_shared_cache_is_not_judged_on_cpu_time(
     assert (row.verdict, row.gated) == ("pass", False)
     assert "this run compiled from a shared, warm Inductor cache" in row.message
     assert rows["compile_work"].verdict == "pass" and report.exit_code == EXIT_OK
+
+
+def test_cpu_time_values_are_the_ones_the_change_is_computed_from():
+    """On torch < 2.5 every process compiles cold: the first one's CPU time (33.7 s) shown
+    beside a change computed over all of them (-23 %) read as a contradiction."""
+    base = compile_cost(cpu_s=24.7, cold_cpu_s=[24.7])
+    cur = compile_cost(cpu_s=33.7, cold_cpu_s=[33.7, 12.0, 12.0, 12.0])
+    _, rows = judge(base, cur)
+    row = rows["compile_cpu_s"]
+    expected = (row.current / row.baseline - 1) * 100
+    assert row.change == pytest.approx(expected) and row.change < 0
+    assert f"{row.baseline:.1f} s → {row.current:.1f} s ({row.change:+.1f} %" in row.message

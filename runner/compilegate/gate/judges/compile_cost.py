@@ -40,6 +40,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ...results.processes import geometric_mean
 from ...results.stats import compare_processes
 from ..rules import (
     classify_speed_change,
@@ -259,9 +260,12 @@ def judge_cpu_time(sides: Sides) -> MetricVerdict | None:
         noise = combined_noise_pct(base_cost.get("cpu_noise_pct"), cur_cost.get("cpu_noise_pct"))
     change_pct = comparison.change_pct
     n_base, n_cur = comparison.processes
+    # The values shown are the ones the change is computed from: the geometric mean of each
+    # side's cold compiles (on torch < 2.5 every process compiles cold, not only the first).
+    base_s, cur_s = geometric_mean(samples[0]), geometric_mean(samples[1])
     shown = (
-        f"compile CPU time {base_s:.1f} s → {cur_s:.1f} s ({change_pct:+.1f} % over "
-        f"{n_base} → {n_cur} cold compiles)"
+        f"compile CPU time {base_s:.1f} s → {cur_s:.1f} s ({change_pct:+.1f} %, geometric "
+        f"means of {n_base} → {n_cur} cold compiles)"
     )
     verdict = classify_speed_change(change_pct, threshold_pct, noise)
     if noise is None:
