@@ -162,7 +162,11 @@ def _decision_pays_off(recommendation: Doc, decision: str) -> str:
             return f"{steps}, beyond a {per_run:,.0f}-step run: stay eager"
         return "never: stay eager"
     needed = recommendation.get("processes_needed")
-    more = f": {needed} more processes to decide" if isinstance(needed, int) else ""
+    more = (
+        f": {needed} more process{'' if needed == 1 else 'es'} to decide"
+        if isinstance(needed, int)
+        else ""
+    )
     return f"undecided{more}" + (f"; {steps}" if steps else "")
 
 
