@@ -429,8 +429,9 @@ def test_the_run_table_fits_100_columns(repo_root: Path):
         text = render_result_table(document)
         assert long_lines(text) == [], path
         flat = " ".join(text.split())
-        for step in document["steps"]:  # each step's decision is still there, whole
-            assert " ".join(step["recommendation"]["text"].split()) in flat, step["name"]
+        for step_doc in document["steps"]:  # each step's decision is still there, whole
+            decision = " ".join(step_doc["recommendation"]["text"].split())
+            assert decision in flat, step_doc["name"]
 
 
 def test_terminal_output_never_carries_control_characters(tmp_path: Path):
@@ -447,3 +448,21 @@ def test_a_refresh_command_that_could_end_a_code_span_is_plain_text(tmp_path: Pa
     markdown = comment(run_set)
     assert "`compilegate baseline update" not in markdown
     assert "compilegate baseline update --result" in plain(markdown)
+
+
+def test_the_run_table_shows_the_speed_the_decision_uses(repo_root: Path):
+    """`compilegate run` printed the first process's median ratio (1.30x) beside a decision
+    that quoted 0.88x for the same variant: one speed per variant, the payoff's."""
+    from compilegate.report.result_table import render_step
+    from compilegate.report.speeds import variant_speed
+
+    path = repo_root / "examples" / "report" / "results" / "torch-2.13.0" / "result.json"
+    document = json.loads(path.read_text(encoding="utf-8"))
+    for step_doc in document["steps"]:
+        for variant_doc in step_doc["variants"]:
+            speed = variant_speed(step_doc, variant_doc)
+            assert speed is not None and speed.estimator != "in_process_median"
+            row = next(
+                line for line in render_step(step_doc) if line.strip().startswith(variant_doc["id"])
+            )
+            assert speed.text().split(" ")[0] in row, (variant_doc["id"], row)

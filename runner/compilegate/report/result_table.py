@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .speeds import estimator_text, variant_speed
 from .tables import printable, text_table, wrap
 
 WIDTH = 100
@@ -15,8 +16,7 @@ COLUMNS = (
     "eager ms",
     "compiled ms",
     "compile s",
-    "break-even",
-    "noise",
+    "break-even steps (95% CI)",
     "peak MB",
     "breaks, recompiles",
     "numerics",
@@ -54,21 +54,23 @@ def render_step(step: dict[str, Any]) -> list[str]:
     )
     rows = [COLUMNS]
     notes = []
+    estimators: set[str] = set()
     for v in step["variants"]:
         if v["status"] != "ok":
             rows.append((v["id"], "ERROR", *["-"] * (len(COLUMNS) - 2)))
             notes += wrap(f"{v['id']}: {v['error']}", WIDTH, indent="  ", hanging="    ")
             continue
-        sp = v["speedup"]
+        speed = variant_speed(step, v)
+        if speed is not None:
+            estimators.add(speed.estimator)
         rows.append(
             (
                 v["id"],
-                f"{sp['median']:.2f}x ({sp['ci_low']:.2f}-{sp['ci_high']:.2f})",
+                "-" if speed is None else speed.text(),
                 f"{v['eager_step_ms']['median']:.3f}",
                 f"{v['step_ms']['median']:.3f}",
                 f"{v['compile_s']:.1f}",
-                _steps(v.get("break_even_steps")),
-                _pct(v.get("noise_pct")),
+                _break_even(v),
                 _megabytes(v.get("peak_bytes"), v.get("eager_peak_bytes")),
                 f"{_count(v.get('graph_breaks'))}, {_count(v.get('recompiles'))}",
                 (v.get("numerics") or {}).get("status", "-"),
@@ -80,10 +82,34 @@ def render_step(step: dict[str, Any]) -> list[str]:
         rows = [(*row[:PEAK], *row[PEAK + 1 :]) for row in rows]
     lines.extend(text_table(rows, indent="  ", width=WIDTH))
     lines.extend(notes)
+    for estimator in sorted(estimators):  # one speed per variant, its estimator named once
+        lines += wrap(
+            f"speedup: {estimator_text(estimator)}; eager/compiled ms: medians of the first "
+            "process; break-even: estimate (95 % interval)",
+            WIDTH,
+            indent="  ",
+            hanging="    ",
+        )
     recommendation = step.get("recommendation")
     if recommendation:
         lines += wrap(f"→ {recommendation['text']}", WIDTH, indent="  ", hanging="    ")
     return lines
+
+
+def _break_even(variant: dict[str, Any]) -> str:
+    """The break-even the decision uses (payoff), with its interval when there is one."""
+    interval = (variant.get("payoff") or {}).get("break_even_steps")
+    if not isinstance(interval, dict):
+        return _count_of_steps(variant.get("break_even_steps"))
+    shown = _count_of_steps(interval.get("estimate"))
+    low, high = interval.get("low"), interval.get("high")
+    if low is None and high is None:
+        return shown
+    return f"{shown} ({_count_of_steps(low)}-{_count_of_steps(high)})"
+
+
+def _count_of_steps(value: float | None) -> str:
+    return "never" if value is None else f"{value:,.0f}"
 
 
 def _pct(value: float | None) -> str:
