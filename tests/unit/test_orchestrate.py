@@ -16,7 +16,7 @@ from test_result import ENV, child_output, timed
 from compilegate.config import Config
 from compilegate.errors import RunInterrupted
 from compilegate.results import document as result_document
-from compilegate.run import orchestrate
+from compilegate.run import step_measurement
 from compilegate.run.launcher import ChildOutcome
 from compilegate.run.orchestrate import RunOptions, run_config
 from compilegate.schemas import validation_errors
@@ -92,7 +92,7 @@ def test_a_parent_side_failure_recording_one_variant_is_that_variants_error(
             raise KeyError("speedup")
         return real(variant, child, *cache)
 
-    monkeypatch.setattr(orchestrate, "variant_entry", breaks_on_b)
+    monkeypatch.setattr(step_measurement, "variant_entry", breaks_on_b)
     document = run(tmp_path, StandInLauncher())
     first, second = document["steps"]
     a, b, c = first["variants"]
@@ -109,7 +109,7 @@ def test_a_parent_side_failure_recording_eager_is_that_steps_error(
     def broken(measured):
         raise ValueError("no samples")
 
-    monkeypatch.setattr(orchestrate, "eager_entry", broken)
+    monkeypatch.setattr(step_measurement, "eager_entry", broken)
     first, second = run(tmp_path, StandInLauncher())["steps"]
     assert first["status"] == "error" and "ValueError: no samples" in first["error"]
     assert all(v["error"] == "not run: the step failed eagerly" for v in first["variants"])

@@ -12,7 +12,7 @@ from compilegate.child.protocol import EntryPoint
 from compilegate.config import Config
 from compilegate.results.document import new_document, step_skeleton, write_document
 from compilegate.run.launcher import ChildOutcome
-from compilegate.run.orchestrate import measure_step
+from compilegate.run.step_measurement import StepSide, measure_step
 from compilegate.schemas import validation_errors
 
 CONFIG = (
@@ -45,15 +45,9 @@ def measure(tmp_path: Path, *documents: dict) -> dict:
     (tmp_path / "c.yml").write_text(CONFIG)
     step = Config.from_file(tmp_path / "c.yml").steps[0]
     step_doc = step_skeleton(step)
-    measure_step(
-        step,
-        EntryPoint("a.py:f", "a.py", "f", 1),
-        tmp_path,
-        FakeLauncher(*documents),
-        step_doc,
-        save=lambda: None,
-        stream=io.StringIO(),
-    )
+    entry = EntryPoint("a.py:f", "a.py", "f", 1)
+    side = StepSide(step, entry, tmp_path, FakeLauncher(*documents), step_doc)
+    measure_step([side], stream=io.StringIO())
     document = new_document(ENV, "c.yml", "abc", ("s",))
     document["steps"].append(step_doc)
     write_document(document, tmp_path / "result.json")  # must not raise

@@ -16,7 +16,7 @@ from compilegate.config import Config
 from compilegate.errors import ConfigError
 from compilegate.results.document import step_skeleton
 from compilegate.run.launcher import ChildOutcome
-from compilegate.run.orchestrate import measure_step
+from compilegate.run.step_measurement import StepSide, measure_step
 
 CONFIG = """\
 version: 1
@@ -80,9 +80,7 @@ def measure(cfg: Config, launcher: FakeLauncher) -> dict[str, Any]:
     step = cfg.steps[0]
     step_doc = step_skeleton(step)
     entry = EntryPoint("a.py:f", "a.py", "f", 1)
-    measure_step(
-        step, entry, cfg.repo_root, launcher, step_doc, save=lambda: None, stream=io.StringIO()
-    )
+    measure_step([StepSide(step, entry, cfg.repo_root, launcher, step_doc)], stream=io.StringIO())
     return step_doc
 
 

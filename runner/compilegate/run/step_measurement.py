@@ -1,0 +1,320 @@
+"""Measure one step on one or several sides: the eager references, then each variant, each
+process in its own child; with several sides (a paired run), each process once per side, the
+sides alternating A B B A A B … so that what the machine does meanwhile falls on all alike.
+
+A failure of one child, or of the parent while recording what it returned, becomes that
+side's step's or variant's error; the others still run. An interruption propagates (the
+launcher has killed the child): the orchestration (orchestrate.py) marks what it cut short.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import tempfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, TextIO
+
+from ..child.protocol import EntryPoint
+from ..config import StepConfig, Variant
+from ..results.compile_cost import FRESH, REUSED, SHARED
+from ..results.document import (
+    add_process,
+    eager_entry,
+    finish_step,
+    non_finite_error,
+    process_summary,
+    variant_entry,
+    variant_skeleton,
+)
+from .launcher import ChildLauncher, ChildOutcome
+
+
+@dataclass
+class StepSide:
+    """One side's measurement of one step: what `measure_step` needs and fills in."""
+
+    step: StepConfig
+    entry: EntryPoint
+    repo_root: Path
+    launcher: ChildLauncher
+    step_doc: dict[str, Any]
+    label: str = ""
+    save: Callable[[], None] = lambda: None
+
+    @property
+    def tag(self) -> str:
+        """How progress lines name the step: `[gate]`, or `[gate · base]` in a paired run."""
+        return f"[{self.step.name} · {self.label}]" if self.label else f"[{self.step.name}]"
+
+    @property
+    def child_label(self) -> str:
+        return f"{self.step.name}@{self.label}" if self.label else self.step.name
+
+
+def alternate(sides: Sequence[Any], slot: int) -> list[Any]:
+    """The order the sides run in at this slot of a step's schedule: A B, then B A, then
+    A B … (A B B A A B B A: a drift over the run falls on both sides alike)."""
+    return list(sides) if slot % 2 == 0 else list(reversed(sides))
+
+
+def measure_step(sides: Sequence[StepSide], *, stream: TextIO) -> None:
+    """Eager references, then each variant, each process in its own child, into each side's
+    `step_doc`; with several sides, each process is run once per side, alternating.
+
+    A failure of one child, or of the parent while recording what it returned, becomes that
+    side's step's or variant's error; the others still run. An interruption propagates
+    (the launcher has killed the child): run_sides marks what it cut short.
+    """
+    slot = 0
+    eager_docs: dict[int, list[dict[str, Any]]] = {id(s): [] for s in sides}
+    errors: dict[int, str | None] = {id(s): None for s in sides}
+    processes = max(s.step.eager_processes for s in sides)
+    for number in range(1, processes + 1):
+        for side in alternate(sides, slot):
+            if errors[id(side)] is not None or number > side.step.eager_processes:
+                continue
+            total = side.step.eager_processes
+            stream.write(f"{side.tag} eager reference {number}/{total}\n")
+            document, errors[id(side)] = _run_child(
+                side.launcher,
+                {**_base_spec(side), "kind": "eager"},
+                side.step,
+                f"{side.child_label}/eager#{number}",
+            )
+            if document is not None:
+                eager_docs[id(side)].append(document)
+        slot += 1
+    measuring = [
+        s for s in sides if _record_eager_side(s, eager_docs[id(s)], errors[id(s)], stream)
+    ]
+    for side in measuring:
+        side.save()
+    for variant_id in dict.fromkeys(v.id for s in measuring for v in s.step.variants):
+        slot = _measure_variant_sides(measuring, variant_id, slot, stream)
+    for side in measuring:
+        finish_step_doc(side.step_doc, stream)
+
+
+def _base_spec(side: StepSide) -> dict[str, Any]:
+    return {
+        "repo_root": str(side.repo_root),
+        "entry": side.entry.to_dict(),
+        "step": side.step.name,
+        "device": side.step.device,
+        "settings": side.step.measurement_settings(),
+    }
+
+
+def _record_eager_side(
+    side: StepSide, eager_docs: list[dict[str, Any]], error: str | None, stream: TextIO
+) -> bool:
+    """Record a side's eager references into its step; False (the step marked as failed)
+    when a child failed or what it measured cannot be recorded."""
+    step_doc = side.step_doc
+    for raw in eager_docs:  # checked before the statistics, which a NaN sample would crash
+        error = error or non_finite_error(raw["eager"], "eager.")
+    if error is None:
+        _, error = _record(_record_eager, step_doc, eager_docs)
+    if error is None:
+        error = non_finite_error(step_doc["eager"], "eager.")
+    if error is None:
+        return True
+    step_doc["eager"] = None  # whatever was recorded may hold the NaN
+    mark_not_run(side.step, step_doc, "not run: the step failed eagerly")
+    step_doc["error"] = f"eager: {error}"
+    stream.write(f"{side.tag} error: {step_doc['error']}\n")
+    return False
+
+
+@dataclass
+class _VariantRun:
+    """One side's measurement of one variant, a process at a time (see
+    `_measure_variant_sides`)."""
+
+    side: StepSide
+    variant: Variant
+    cache_dir: Path | None
+    entry: dict[str, Any] | None = None
+    error: str | None = None
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        return {
+            **_base_spec(self.side),
+            "kind": "variant",
+            "device": self.side.step_doc["device"],
+            "variant": {
+                "id": self.variant.id,
+                "compile_kwargs": self.variant.compile_kwargs(),
+                "compile_target": self.variant.compile_target,
+            },
+        }
+
+    def run_process(self, number: int, stream: TextIO) -> None:
+        """The variant's process `number`: the first compiles cold with every diagnostic and
+        the numerics; the first `cold_compiles` compile cold, each in a fresh cache; the
+        others reuse the cache the first compiled into and only time."""
+        step, launcher = self.side.step, self.side.launcher
+        label = f"{self.side.child_label}/{self.variant.id}"
+        if number == 1:
+            document, error = _run_child(launcher, self.spec, step, label, cache_dir=self.cache_dir)
+            if error is None:
+                error = non_finite_error(document["variant"])
+            if error is None:
+                first_cache = FRESH if self.cache_dir is not None else SHARED
+                self.entry, error = _record(variant_entry, self.variant, document, first_cache)
+            self.error = error
+            return
+        total = step.variant_processes
+        cold = number <= step.cold_compiles and self.cache_dir is not None
+        how = "cold compile, " if cold else ""
+        stream.write(
+            f"{self.side.tag} variant {self.variant.id}: {how}timing process {number}/{total}\n"
+        )
+        timing_spec = {**self.spec, "timing_only": True}
+        launcher_cache = (
+            _variant_cache(launcher) if cold else contextlib.nullcontext(self.cache_dir)
+        )
+        with launcher_cache as own:
+            document, error = _run_child(
+                launcher, timing_spec, step, f"{label}#{number}", cache_dir=own
+            )
+        if error is None:
+            error = non_finite_error(document["variant"])
+        if error is None:
+            cache = FRESH if cold else (REUSED if self.cache_dir is not None else SHARED)
+            _, error = _record(add_process, self.entry, document["variant"], cache)
+        if error is not None:
+            self.error = f"timing process {number}/{total}: {error}"
+
+    def finish(self, stream: TextIO) -> None:
+        """Into the step's document: the entry, or the variant's error."""
+        if self.error is None and self.entry is not None:
+            self.error = non_finite_error(self.entry)
+        entry = self.entry
+        if self.error is not None:
+            entry = variant_skeleton(self.variant)
+            entry.update(status="error", error=self.error)
+            stream.write(f"{self.side.tag} variant {self.variant.id} error: {self.error}\n")
+        self.side.step_doc["variants"].append(entry)
+        self.side.save()
+
+
+def _measure_variant_sides(
+    sides: Sequence[StepSide], variant_id: str, slot: int, stream: TextIO
+) -> int:
+    """One variant on every side that declares it: process 1 of each side, then process 2 …,
+    the sides alternating. A later process that fails fails that side's variant: a compiled
+    step that crashes or hangs now and then is an error, not a smaller sample. A
+    measurement that is not a finite number is that variant's error, found before the
+    statistics (which it would crash). Returns the next slot of the step's schedule."""
+    with contextlib.ExitStack() as stack:
+        runs = []
+        for side in sides:
+            variant = next((v for v in side.step.variants if v.id == variant_id), None)
+            if variant is not None:
+                cache_dir = stack.enter_context(_variant_cache(side.launcher))
+                runs.append(_VariantRun(side, variant, cache_dir))
+        for run in runs:
+            stream.write(f"{run.side.tag} variant {variant_id}\n")
+        processes = max(run.side.step.variant_processes for run in runs)
+        for number in range(1, processes + 1):
+            for run in alternate(runs, slot):
+                if run.error is None and number <= run.side.step.variant_processes:
+                    run.run_process(number, stream)
+            slot += 1
+        for run in runs:
+            run.finish(stream)
+    return slot
+
+
+def _run_child(
+    launcher: ChildLauncher,
+    spec: dict[str, Any],
+    step: StepConfig,
+    label: str,
+    *,
+    cache_dir: Path | None = None,
+) -> tuple[dict[str, Any] | None, str | None]:
+    """One child's document, or the one-line error it ended with."""
+    try:
+        outcome = launcher.run(
+            spec, label=label, timeout_s=step.timeout_s, env_opt_in=step.env, cache_dir=cache_dir
+        )
+    except Exception as exc:  # the parent's own failure to run it: this child's error only
+        return None, f"compilegate could not run this child: {one_line(exc)}"
+    error = _outcome_error(outcome)
+    return (outcome.document if error is None else None), error
+
+
+def _record(record: Callable[..., Any], *args: Any) -> tuple[Any, str | None]:
+    """The parent-side recording of a child's document: its value, or its exception as the
+    one-line error of that step or variant (never the end of the whole run)."""
+    try:
+        return record(*args), None
+    except Exception as exc:
+        return None, f"compilegate could not record this measurement: {one_line(exc)}"
+
+
+def _record_eager(step_doc: dict[str, Any], eager_docs: list[dict[str, Any]]) -> None:
+    eager = eager_entry(eager_docs[0]["eager"])
+    for other in eager_docs[1:]:
+        eager["processes"].append(process_summary(eager_entry(other["eager"])))
+    step_doc["device"] = eager_docs[0]["device"]
+    step_doc["eager"] = eager
+
+
+def finish_step_doc(step_doc: dict[str, Any], stream: TextIO) -> None:
+    _, error = _record(finish_step, step_doc)
+    if error is not None:
+        step_doc.update(status="error", error=f"summary: {error}")
+        stream.write(f"[{step_doc['name']}] error: {step_doc['error']}\n")
+
+
+def mark_not_run(step: StepConfig, step_doc: dict[str, Any], reason: str) -> None:
+    """The step failed or was never reached: it and every variant are errors."""
+    step_doc.update(status="error", error=reason)
+    step_doc["variants"] = []
+    for variant in step.variants:
+        skipped = variant_skeleton(variant)
+        skipped.update(status="error", error=reason)
+        step_doc["variants"].append(skipped)
+
+
+def one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())[:300]
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+@contextlib.contextmanager
+def _variant_cache(launcher: ChildLauncher) -> Iterator[Path | None]:
+    """An Inductor cache for one variant's processes: empty for its first (a cold compile),
+    kept for the others. None when the run shares one cache (--inductor-cache)."""
+    if launcher.shared_cache_dir is not None:
+        yield None
+        return
+    folder = Path(tempfile.mkdtemp(prefix="compilegate-cache-"))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _outcome_error(outcome: ChildOutcome) -> str | None:
+    if outcome.error is not None:
+        last = last_line(outcome)
+        return outcome.error + (f" (last output: {last})" if last else "")
+    assert outcome.document is not None
+    if outcome.document.get("status") != "ok":
+        return " ".join(str(outcome.document.get("error")).split())
+    return None
+
+
+def last_line(outcome: ChildOutcome) -> str:
+    for line in reversed(outcome.output_tail):
+        if line.strip():
+            return line.strip()[:300]
+    return ""
