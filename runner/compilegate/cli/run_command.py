@@ -63,6 +63,14 @@ def add_parser(commands: Any) -> None:
         help="compare the result with this baseline (exit codes as for compare)",
     )
     run.add_argument(
+        "--against",
+        default=None,
+        metavar="REF",
+        help="paired mode: measure REF (a commit, branch or tag; its config is the policy) "
+        "and this checkout in one job, their processes alternating, and compare them; the "
+        "base's result goes beside --out (result.base.json)",
+    )
+    run.add_argument(
         "--verbose", action="store_true", help="also show the child processes' own output"
     )
     run.set_defaults(func=command_run)
@@ -83,6 +91,8 @@ def command_run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UsageError(f"{args.config}: {exc}") from None
     _check_out_path(args.out)
+    if args.against is not None:
+        return _run_against(args, config, python)
     baseline = _read_baseline(args.baseline, config)  # before anything is measured
     if baseline is not None:
         from ..gate.policy import adopt_baseline_power
@@ -121,6 +131,45 @@ def command_run(args: argparse.Namespace) -> int:
             baseline, document, None, sys.stdout, result_path=args.out, baseline_path=where
         )
     return EXIT_RUN_ERROR if failed else EXIT_OK
+
+
+def _run_against(args: argparse.Namespace, config: Config, python: str) -> int:
+    """Paired mode (run/paired.py): both sides measured, then the head judged against the
+    base on paired differences; exit codes as for compare."""
+    from ..report.result_table import render_result_table
+    from ..run.interrupts import signals_interrupt_the_run
+    from ..run.orchestrate import RunOptions
+    from ..run.paired import run_against
+    from .gate_commands import compare_and_report
+
+    if args.baseline is not None:
+        raise UsageError("--against and --baseline: give one (paired or stored baseline)")
+    options = RunOptions(
+        out_path=args.out,
+        python=python,
+        inductor_cache_dir=args.inductor_cache,
+        verbose=args.verbose,
+    )
+    try:
+        with signals_interrupt_the_run():
+            paired = run_against(config, args.against, options)
+    except RunInterrupted as stop:
+        sys.stderr.write(f"compilegate: {stop}; what was measured is in {args.out} and beside it\n")
+        return stop.exit_code
+    for note in paired.notes:
+        sys.stderr.write(f"note: {note}\n")
+    sys.stdout.write(render_result_table(paired.head))
+    sys.stdout.write(
+        f"\nresults written to {paired.head_path} (head) and {paired.base_path} (base)\n"
+    )
+    return compare_and_report(
+        paired.base,
+        paired.head,
+        None,
+        sys.stdout,
+        result_path=paired.head_path,
+        baseline_path=paired.base_path,
+    )
 
 
 def _check_python(python: str) -> str:

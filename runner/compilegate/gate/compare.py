@@ -30,6 +30,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .judges import EAGER_JUDGES, VARIANT_JUDGES, Sides, SpeedUnits
+from .pairing import Pairing
 from .policy import (
     StepPolicy,
     environment_mismatch,
@@ -61,6 +62,10 @@ def compare_to_baseline(
     base_env = baseline_doc.get("environment") or {}
     cur_env = result_doc.get("environment") or {}
     notes: list[str] = []
+    pairing = Pairing.between(baseline_doc, result_doc)
+    pairs = _pairs(baseline_doc)
+    if pairing is not None:
+        notes.append(pairing.note(pairs))
     env_reason = environment_mismatch(base_env, cur_env)
     if env_reason:
         notes.append(f"baseline not compared: {env_reason}; record a baseline on this runner")
@@ -73,7 +78,7 @@ def compare_to_baseline(
     rows: list[MetricVerdict] = []
     for cur in result_doc.get("steps", []):
         base = base_steps.get(cur["name"])
-        rows.extend(_compare_step(base, cur, env_reason, override, notes, units))
+        rows.extend(_compare_step(base, cur, env_reason, override, notes, (units, pairing)))
     current_names = {step["name"] for step in result_doc.get("steps", [])}
     declared = set(result_doc.get("declared_steps") or ())
     for name in base_steps:
@@ -90,6 +95,7 @@ def compare_to_baseline(
         baseline=EnvironmentSummary.from_document(baseline_doc),
         current=EnvironmentSummary.from_document(result_doc),
         notes=tuple(notes),
+        paired=pairing.summary(pairs) if pairing is not None else None,
     )
 
 
@@ -99,7 +105,7 @@ def _compare_step(
     env_reason: str | None,
     override: dict[str, float],
     notes: list[str],
-    units: SpeedUnits,
+    how: tuple[SpeedUnits, Pairing | None],
 ) -> list[MetricVerdict]:
     step = Subject(cur["name"])
     if cur.get("status") == "error":
@@ -134,7 +140,7 @@ def _compare_step(
         base,
         cur,
         policy,
-        units,
+        *how,
     )
     rows = [row for judge in EAGER_JUDGES for row in judge(eager)]
     base_variants = {v["id"]: v for v in base.get("variants", [])}
@@ -146,7 +152,7 @@ def _compare_step(
                 variant,
                 (base, cur),
                 policy,
-                units,
+                how,
             )
         )
     current_ids = {v["id"] for v in variants}
@@ -166,7 +172,7 @@ def _compare_variant(
     cur: Doc,
     steps: tuple[Doc, Doc],
     policy: StepPolicy,
-    units: SpeedUnits,
+    how: tuple[SpeedUnits, Pairing | None],
 ) -> list[MetricVerdict]:
     if cur.get("status") == "error":
         return [_variant_error(subject.step, cur)]
@@ -183,7 +189,7 @@ def _compare_variant(
         changed = [f"{k} {before[k]!r} → {after[k]!r}" for k in before if before[k] != after[k]]
         why = "not compared: the variant's definition changed: " + ", ".join(changed)
         return [subject.row("variant", "incomparable", why)]
-    sides = Sides(subject, base, cur, steps[0], steps[1], policy, units)
+    sides = Sides(subject, base, cur, steps[0], steps[1], policy, *how)
     return [row for judge in VARIANT_JUDGES for row in judge(sides)]
 
 
@@ -207,6 +213,17 @@ def _new_rows(step: str, variants: list[Doc], why: str) -> list[MetricVerdict]:
         )
         for v in variants
     ]
+
+
+def _pairs(baseline_doc: Doc) -> int | None:
+    """How many pairs each variant was timed in (the fewest over the steps)."""
+    counts = [
+        (step.get("settings") or {}).get("variant_processes")
+        for step in baseline_doc.get("steps") or []
+        if step.get("status") != "error"
+    ]
+    counts = [c for c in counts if isinstance(c, int)]
+    return min(counts) if counts else None
 
 
 def variant_definition(variant: Doc) -> dict[str, Any]:

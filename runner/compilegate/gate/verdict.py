@@ -141,6 +141,9 @@ class VerdictReport:
     notes: tuple[str, ...] = ()
     # The command that accepts this result as the baseline, when the CLI knows both paths.
     refresh_command: str | None = None
+    # A paired comparison (gate/pairing.py): how it was paired ("4 pairs, same machine"),
+    # else None. Nothing to refresh then: the base is measured anew in every paired run.
+    paired: str | None = None
 
     def with_paths(self, result_path: str | Path, baseline_path: str | Path) -> VerdictReport:
         """This report, knowing the command that would refresh the baseline from the result."""
@@ -163,7 +166,7 @@ class VerdictReport:
         the gate could not judge): refreshing the baseline on the default branch accepts it.
         None when the job passes or failed on an error, which a refresh does not accept (a
         failed variant keeps its last good baseline)."""
-        if self.exit_code not in (EXIT_REGRESSION, EXIT_NOT_JUDGED):
+        if self.exit_code not in (EXIT_REGRESSION, EXIT_NOT_JUDGED) or self.paired:
             return None
         return self.refresh_command or REFRESH_TEMPLATE
 
@@ -204,6 +207,7 @@ class VerdictReport:
             "exit_code": self.exit_code,
             "counts": self.counts(),
             "notes": list(self.notes),
+            "paired": self.paired,
             "refresh_command": self.failing_refresh_command,
             "baseline": dataclasses.asdict(self.baseline),
             "current": dataclasses.asdict(self.current),

@@ -15,13 +15,14 @@ from __future__ import annotations
 import shlex
 from collections.abc import Iterator
 
-from ..errors import EXIT_OK
+from ..errors import EXIT_NOT_JUDGED, EXIT_OK, EXIT_REGRESSION
 from ..gate.run_set import RunSetVerdict, VersionOutcome
 from ..gate.verdict import REFRESH_TEMPLATE, MetricVerdict
 from . import wording as w
 from .wording import and_list as _and
 
 TIMED_UNITS = ("x", "ms", "s", "yardsticks", "bytes")
+REFRESHABLE = (EXIT_REGRESSION, EXIT_NOT_JUDGED)
 
 
 def advice_for(run_set: RunSetVerdict) -> list[tuple[str, str | None]]:
@@ -34,6 +35,20 @@ def advice_for(run_set: RunSetVerdict) -> list[tuple[str, str | None]]:
     for template, labels in grouped.items():
         sentence = template.replace("{on}", _and(labels))
         out.append((sentence[0].upper() + sentence[1:], None))
+    paired = [
+        _torch(v)
+        for v in run_set.versions
+        if v.verdict and v.verdict.paired and v.verdict.exit_code in REFRESHABLE
+    ]
+    if paired:
+        out.append(
+            (
+                f"Paired run on {_and(paired)}: the base was measured in this job, beside the "
+                "head, so there is no stored baseline to refresh. If the change is intended, "
+                "it is accepted by merging it; the base's next paired runs measure it.",
+                None,
+            )
+        )
     refresh = [v for v in run_set.versions if v.verdict and v.verdict.failing_refresh_command]
     for version in refresh:
         out.append(

@@ -168,11 +168,13 @@ def _context(run_set: RunSetVerdict, links: LinkContext) -> tuple:
     ]
     if run_set.baseline is not None:
         base_torch = f"(torch {_plain_torch(base_env['torch'])})" if base_env.get("torch") else ""
+        paired = next((v.verdict.paired for v in run_set.versions if v.verdict), None)
         groups.append(
             (
-                Item("baseline", style="bold"),
+                Item("base" if paired else "baseline", style="bold"),
                 Item(_short(base), links.commit_url(base), "code"),
                 *([Item(base_torch)] if base_torch else []),
+                *([Item(f"({paired})")] if paired else []),
             )
         )
     where = env.get("gpu_name") or (

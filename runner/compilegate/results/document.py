@@ -54,6 +54,18 @@ def new_document(
     }
 
 
+def pairing_entry(pairing_id: str, role: str, base_label: str, head_label: str) -> dict[str, Any]:
+    """The `pairing` entry of each side's document in a paired run (gate/pairing.py reads it):
+    one id for the run, this side's role (`base` or `head`), how the sides are named."""
+    return {
+        "id": pairing_id,
+        "role": role,
+        "base_label": base_label,
+        "head_label": head_label,
+        "order": "A B B A",
+    }
+
+
 def step_skeleton(step: StepConfig) -> dict[str, Any]:
     return {
         "name": step.name,

@@ -40,16 +40,46 @@ def process_record(timed: Doc) -> dict[str, Any]:
 
 def eager_records(step: Doc) -> list[Doc]:
     """Every process of this step that timed eager: eager references and variants'."""
-    records = list((step.get("eager") or {}).get("processes") or [])
-    for variant in step.get("variants") or []:
-        if variant.get("status") != "error":
-            records.extend(variant.get("processes") or [])
-    return [r for r in records if _fastest(r, "eager")]
+    return [record for _, record in keyed_eager_records(step)]
 
 
 def variant_records(variant: Doc | None) -> list[Doc]:
+    return [record for _, record in keyed_variant_records(variant)]
+
+
+Key = tuple[str, int]
+
+
+def keyed_eager_records(step: Doc) -> list[tuple[Key, Doc]]:
+    """eager_records, each with where it came from: ("eager", i) for the i-th eager
+    reference, (variant id, i) for the i-th process of a variant. In a paired run, the
+    processes with the same key on both sides ran next to each other."""
+    keyed = [
+        (("eager", i), r) for i, r in enumerate((step.get("eager") or {}).get("processes") or [])
+    ]
+    for variant in step.get("variants") or []:
+        if variant.get("status") != "error":
+            keyed += [((variant["id"], i), r) for i, r in enumerate(variant.get("processes") or [])]
+    return [(key, r) for key, r in keyed if _fastest(r, "eager")]
+
+
+def keyed_variant_records(variant: Doc | None) -> list[tuple[Key, Doc]]:
     records = (variant or {}).get("processes") or []
-    return [r for r in records if _fastest(r, "eager") and _fastest(r, "compiled")]
+    vid = str((variant or {}).get("id"))
+    return [
+        ((vid, i), r)
+        for i, r in enumerate(records)
+        if _fastest(r, "eager") and _fastest(r, "compiled")
+    ]
+
+
+def paired_records(
+    base: Sequence[tuple[Key, Doc]], head: Sequence[tuple[Key, Doc]]
+) -> tuple[list[Doc], list[Doc]]:
+    """The records of both sides that ran as pairs (the same key), in the base's order."""
+    heads = dict(head)
+    pairs = [(record, heads[key]) for key, record in base if key in heads]
+    return [b for b, _ in pairs], [h for _, h in pairs]
 
 
 def eager_values(records: Sequence[Doc], *, per_yardstick: bool) -> list[float]:

@@ -226,6 +226,7 @@ class ProcessComparison:
     noise_pct: float | None
     df: int
     processes: tuple[int, int]
+    paired: bool = False
 
 
 def compare_processes(base: Sequence[float], current: Sequence[float]) -> ProcessComparison:
@@ -253,6 +254,40 @@ def compare_processes(base: Sequence[float], current: Sequence[float]) -> Proces
         )
         noise_pct = math.expm1(half_width) * 100
     return ProcessComparison(math.expm1(change) * 100, noise_pct, df, (n_base, n_cur))
+
+
+def compare_sides(
+    base: Sequence[float], current: Sequence[float], *, paired: bool
+) -> ProcessComparison:
+    """Paired (compare_pairs) when the values are pairs of a paired run, at least two of
+    them; else the two-sample interval (compare_processes)."""
+    if paired and len(base) == len(current) >= 2:
+        return compare_pairs(base, current)
+    return compare_processes(base, current)
+
+
+def compare_pairs(base: Sequence[float], current: Sequence[float]) -> ProcessComparison:
+    """Paired t interval on the log ratios current[i] / base[i] (a paired run: process i of
+    each side ran next to the other, on one machine, the sides alternating A B B A).
+
+    What the machine did while a pair ran (load, clock, heat) falls on both of its
+    processes and leaves their ratio; only what differs within a pair is noise. The change
+    is the geometric mean of the ratios, the noise the 95 % half-width of the mean log ratio
+    (exact t quantile, pairs − 1 degrees of freedom). With few pairs a sign or Wilcoxon test
+    cannot decide at all (four pairs: p ≥ 0.125 whatever they show), the t interval can.
+    None noise for one pair.
+    """
+    if len(base) != len(current) or not base:
+        raise ValueError("compare_pairs needs the same number (≥ 1) of values on each side")
+    logs = [math.log(c) - math.log(b) for b, c in zip(base, current)]
+    n = len(logs)
+    change = statistics.fmean(logs)
+    noise_pct = None
+    if n >= 2:
+        sd = math.sqrt(_sum_of_squares(logs) / (n - 1))
+        half_width = t_quantile(1 - (1 - CONFIDENCE) / 2, n - 1) * sd / math.sqrt(n)
+        noise_pct = math.expm1(half_width) * 100
+    return ProcessComparison(math.expm1(change) * 100, noise_pct, n - 1, (n, n), paired=True)
 
 
 def process_noise_pct(values: Sequence[float]) -> float | None:

@@ -160,6 +160,7 @@ class _VariantRun:
         step, launcher = self.side.step, self.side.launcher
         label = f"{self.side.child_label}/{self.variant.id}"
         if number == 1:
+            stream.write(f"{self.side.tag} variant {self.variant.id}\n")
             document, error = _run_child(launcher, self.spec, step, label, cache_dir=self.cache_dir)
             if error is None:
                 error = non_finite_error(document["variant"])
@@ -218,8 +219,6 @@ def _measure_variant_sides(
             if variant is not None:
                 cache_dir = stack.enter_context(_variant_cache(side.launcher))
                 runs.append(_VariantRun(side, variant, cache_dir))
-        for run in runs:
-            stream.write(f"{run.side.tag} variant {variant_id}\n")
         processes = max(run.side.step.variant_processes for run in runs)
         for number in range(1, processes + 1):
             for run in alternate(runs, slot):

@@ -41,7 +41,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...results.processes import geometric_mean
-from ...results.stats import compare_processes
+from ...results.stats import compare_sides
 from ..rules import (
     classify_speed_change,
     combined_noise_pct,
@@ -254,7 +254,7 @@ def judge_cpu_time(sides: Sides) -> MetricVerdict | None:
             gated=False,
         )
     samples = (_cold(base_cost, "cpu_s") or [base_s], _cold(cur_cost, "cpu_s") or [cur_s])
-    comparison = compare_processes(*samples)
+    comparison = compare_sides(*samples, paired=sides.paired)
     noise = comparison.noise_pct
     if noise is None:
         noise = combined_noise_pct(base_cost.get("cpu_noise_pct"), cur_cost.get("cpu_noise_pct"))
@@ -263,9 +263,14 @@ def judge_cpu_time(sides: Sides) -> MetricVerdict | None:
     # The values shown are the ones the change is computed from: the geometric mean of each
     # side's cold compiles (on torch < 2.5 every process compiles cold, not only the first).
     base_s, cur_s = geometric_mean(samples[0]), geometric_mean(samples[1])
+    compiles = (
+        f"{n_base} pairs of cold compiles"
+        if comparison.paired
+        else f"{n_base} → {n_cur} cold compiles"
+    )
     shown = (
         f"compile CPU time {base_s:.1f} s → {cur_s:.1f} s ({change_pct:+.1f} %, geometric "
-        f"means of {n_base} → {n_cur} cold compiles)"
+        f"means of {compiles})"
     )
     verdict = classify_speed_change(change_pct, threshold_pct, noise)
     if noise is None:
@@ -299,7 +304,7 @@ def _pooled_noise_pct(sides: Sides, key: str) -> float | None:
     cur = _cold(sides.head.get("compile_cost"), key)
     if not base or not cur or len(base) + len(cur) < 3:
         return None
-    return compare_processes(base, cur).noise_pct
+    return compare_sides(base, cur, paired=sides.paired).noise_pct
 
 
 def _cold(cost: Doc | None, key: str) -> list[float]:

@@ -37,11 +37,17 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...results.processes import eager_records, variant_records
 from ...results.stats import quantile
 from ..verdict import MetricVerdict
 from .sides import YARDSTICK, Sides
-from .speed import has_degrees_of_freedom, judge_processes, units_of
+from .speed import (
+    eager_records_of,
+    has_degrees_of_freedom,
+    judge_processes,
+    keep_records,
+    units_of,
+    variant_records_of,
+)
 
 Doc = Mapping[str, Any]
 # (metric suffix, quantile, how the message names it)
@@ -49,7 +55,7 @@ QUANTILES = (("p25", 0.25, "25th percentile"),)
 
 
 def judge_eager(sides: Sides) -> list[MetricVerdict]:
-    records = (eager_records(sides.base_step), eager_records(sides.head_step))
+    records = eager_records_of(sides)
     threshold = sides.policy.thresholds["step_time_quantile_growth_pct"]
     return _judge(
         sides, "eager_step_ms", "eager step time", ("eager", "eager_b"), records, threshold
@@ -57,7 +63,7 @@ def judge_eager(sides: Sides) -> list[MetricVerdict]:
 
 
 def judge_compiled(sides: Sides) -> list[MetricVerdict]:
-    records = (variant_records(sides.base), variant_records(sides.head))
+    records = variant_records_of(sides)
     threshold = sides.policy.thresholds["step_time_quantile_growth_pct"]
     return _judge(
         sides, "compiled_step_ms", "compiled step time", ("compiled",), records, threshold
@@ -72,7 +78,7 @@ def _judge(
     records: tuple[list[Doc], list[Doc]],
     threshold_pct: float,
 ) -> list[MetricVerdict]:
-    with_samples = (_sampled(records[0], copies[0]), _sampled(records[1], copies[0]))
+    with_samples = keep_records(sides, records, lambda record: _sampled(record, copies[0]))
     if not has_degrees_of_freedom(with_samples):
         return []
     normalisation, units = units_of(sides, with_samples)
@@ -114,19 +120,13 @@ def quantile_values(
     return values
 
 
-def _sampled(records: list[Doc], side: str) -> list[Doc]:
-    """The records that kept their raw samples of `side` (and of the yardstick, when timed)."""
-    kept = []
-    for record in records:
-        samples = record.get("samples_ms") or {}
-        if not _positive(samples.get(side)):
-            continue
-        if "yardstick" in (record.get("fastest_ms") or {}) and not _positive(
-            samples.get("yardstick")
-        ):
-            continue
-        kept.append(record)
-    return kept
+def _sampled(record: Doc, side: str) -> bool:
+    """Whether the record kept its raw samples of `side` (and of the yardstick, when timed)."""
+    samples = record.get("samples_ms") or {}
+    if not _positive(samples.get(side)):
+        return False
+    timed_yardstick = "yardstick" in (record.get("fastest_ms") or {})
+    return not timed_yardstick or _positive(samples.get("yardstick"))
 
 
 def _positive(samples: Any) -> bool:

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from ..pairing import Pairing
 from ..policy import StepPolicy
 from ..rules import Subject
 from ..verdict import MetricVerdict
@@ -59,6 +60,11 @@ class Sides:
     head_step: Doc
     policy: StepPolicy
     units: SpeedUnits
+    pairing: Pairing | None = None  # both sides measured in one job, alternating
+
+    @property
+    def paired(self) -> bool:
+        return self.pairing is not None
 
     @property
     def steps(self) -> tuple[Doc, Doc]:

@@ -20,18 +20,19 @@ the fastest alone) is judged in distribution.py, with the same machinery (`judge
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Callable
 
 from ...results.processes import (
     all_timed_yardstick,
     compiled_values,
-    eager_records,
     eager_values,
     geometric_mean,
+    keyed_eager_records,
+    keyed_variant_records,
+    paired_records,
     speedup_values,
-    variant_records,
 )
-from ...results.stats import ProcessComparison, compare_processes
+from ...results.stats import ProcessComparison, compare_sides
 from ..rules import (
     HIGHER_IS_BETTER,
     LOWER_IS_BETTER,
@@ -56,7 +57,7 @@ Records = tuple[list[Doc], list[Doc]]
 
 def judge_eager(sides: Sides) -> list[MetricVerdict]:
     """The step's eager time, over every process of each run that timed eager."""
-    records = (eager_records(sides.base_step), eager_records(sides.head_step))
+    records = eager_records_of(sides)
     threshold = sides.policy.thresholds["eager_step_time_growth_pct"]
     if has_degrees_of_freedom(records):
         normalisation, units = units_of(sides, records)
@@ -75,7 +76,7 @@ def judge_eager(sides: Sides) -> list[MetricVerdict]:
 
 def judge_variant(sides: Sides) -> list[MetricVerdict]:
     """Speedup and compiled step time of one variant."""
-    records = (variant_records(sides.base), variant_records(sides.head))
+    records = variant_records_of(sides)
     thresholds = sides.policy.thresholds
     if not has_degrees_of_freedom(records):
         speedup = judge_speed(
@@ -110,6 +111,32 @@ def judge_variant(sides: Sides) -> list[MetricVerdict]:
 # -- shared with distribution.py --------------------------------------------------------------
 
 
+def eager_records_of(sides: Sides) -> Records:
+    """Each run's processes that timed eager; in a paired comparison, the pairs (the same
+    process of both sides, in the same order)."""
+    keyed = (keyed_eager_records(sides.base_step), keyed_eager_records(sides.head_step))
+    return _records(sides, keyed)
+
+
+def variant_records_of(sides: Sides) -> Records:
+    keyed = (keyed_variant_records(sides.base), keyed_variant_records(sides.head))
+    return _records(sides, keyed)
+
+
+def keep_records(sides: Sides, records: Records, keep: Callable[[Doc], bool]) -> Records:
+    """The records `keep` accepts; in a paired comparison a pair stays only whole."""
+    if sides.paired:
+        pairs = [(b, h) for b, h in zip(*records) if keep(b) and keep(h)]
+        return [b for b, _ in pairs], [h for _, h in pairs]
+    return [r for r in records[0] if keep(r)], [r for r in records[1] if keep(r)]
+
+
+def _records(sides: Sides, keyed: tuple[Any, Any]) -> Records:
+    if sides.paired:
+        return paired_records(*keyed)
+    return [r for _, r in keyed[0]], [r for _, r in keyed[1]]
+
+
 def has_degrees_of_freedom(records: Records) -> bool:
     return bool(records[0]) and bool(records[1]) and len(records[0]) + len(records[1]) > 2
 
@@ -140,8 +167,8 @@ def judge_processes(
     family = next(name for name in SPEED_METRICS if metric.startswith(name))
     family_label, unit, direction = SPEED_METRICS[family]
     label = label or family_label
-    comparison = compare_processes(judged[0], judged[1])
-    raw = compare_processes(shown[0], shown[1])
+    comparison = compare_sides(judged[0], judged[1], paired=sides.paired)
+    raw = compare_sides(shown[0], shown[1], paired=sides.paired)
     change = comparison.change_pct
     worse_by = -change if direction == HIGHER_IS_BETTER else change
     noise = comparison.noise_pct
@@ -166,7 +193,7 @@ def judge_processes(
         f"({change:+.1f} %; {_what(comparison, statistic)}{unit_text})"
     )
     message = noise_rule_message(
-        moved, verdict, change, threshold_pct, noise, "between the processes of both runs"
+        moved, verdict, change, threshold_pct, noise, _noise_source(comparison)
     )
     if verdict == "inconclusive":
         message += "; rerun with more processes (variant_processes) or iterations to decide"
@@ -187,7 +214,15 @@ def judge_processes(
 
 def _what(comparison: ProcessComparison, statistic: str) -> str:
     n_base, n_cur = comparison.processes
+    if comparison.paired:
+        return f"{statistic}, {n_base} pairs of processes"
     return f"{statistic}, {n_base} processes → {n_cur}"
+
+
+def _noise_source(comparison: ProcessComparison) -> str:
+    if comparison.paired:
+        return "of the paired differences (each head process against the base process beside it)"
+    return "between the processes of both runs"
 
 
 def _listed(*rows: MetricVerdict | None) -> list[MetricVerdict]:

@@ -1,0 +1,67 @@
+"""Is this comparison paired? Both sides measured in one job, alternating (`run --against`,
+`matrix --paired`): then the judges compare process i of the head with process i of the
+base (stats.compare_pairs), so that what the machine did while a pair ran cancels.
+
+A paired run writes the same `pairing` record into both sides' documents, with its own id
+and each side's role. Two documents are paired only when both carry it, with one id, the
+baseline's as `base` and the result's as `head`; anything else (a stored baseline, one
+document of a paired run against another run's) is judged as unpaired runs are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+Doc = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """What the two sides of a paired comparison were."""
+
+    id: str
+    base_label: str
+    head_label: str
+    base_commit: str | None
+    head_commit: str | None
+    order: str
+
+    @classmethod
+    def between(cls, baseline_doc: Doc, result_doc: Doc) -> Pairing | None:
+        base, head = baseline_doc.get("pairing"), result_doc.get("pairing")
+        if not isinstance(base, Mapping) or not isinstance(head, Mapping):
+            return None
+        if not base.get("id") or base.get("id") != head.get("id"):
+            return None
+        if base.get("role") != "base" or head.get("role") != "head":
+            return None
+        return cls(
+            id=str(base["id"]),
+            base_label=str(base.get("base_label") or "base"),
+            head_label=str(head.get("head_label") or "head"),
+            base_commit=(baseline_doc.get("environment") or {}).get("commit"),
+            head_commit=(result_doc.get("environment") or {}).get("commit"),
+            order=str(base.get("order") or "A B B A"),
+        )
+
+    def summary(self, pairs: int | None) -> str:
+        """For the first screen: "paired, 4 pairs, same machine"."""
+        return f"paired, {pairs} pairs, same machine" if pairs else "paired, same machine"
+
+    def note(self, pairs: int | None) -> str:
+        """The comparison's first note: "paired: 4 pairs, base `abc1234`, head `def5678`,
+        same machine"."""
+        counted = f"{pairs} pairs" if pairs else "pairs"
+        sides = f"{self.base_label} {_short(self.base_commit)}, {self.head_label} " + _short(
+            self.head_commit
+        )
+        return (
+            f"paired: {counted}, {sides}, same machine, processes alternating {self.order}: "
+            "each head process judged against the base process next to it"
+        )
+
+
+def _short(commit: str | None) -> str:
+    return f"`{commit[:7]}`" if commit else "(no commit)"

@@ -1,0 +1,208 @@
+"""`compilegate run --against REF`: the base (REF) and the head (this checkout) measured in
+one job, on one machine, their processes alternating A B B A (orchestrate.run_sides).
+
+- REF is checked out into a temporary worktree (git hooks off) that goes with the run; the
+  head is the checkout as it is. Each side's children run in their own tree, with their own
+  Inductor caches and output folders: nothing the head writes reaches the base's side.
+- The policy is REF's: each step the head shares with REF is measured with REF's settings
+  (warm-up, iterations, rounds, seed, amp, threads, numerics, process counts, cold
+  compiles, timeout, the opted-in environment, the epoch), so that both sides run the same
+  schedule and the head cannot ask for less power or for a host variable REF does not
+  give; the head keeps its own entry and variants (what the pull request changes). The
+  gate reads the thresholds from the base's document (gate/policy.py), where REF's config
+  put them; the head's differing settings are named in a note, never applied.
+- A step only the head declares is measured on the head alone (`new`); one only REF
+  declares is not measured and reads `removed`.
+
+REF's own config is the base's (`<config path>` inside REF's tree); when REF has none, the
+base has no steps and every step of the head is `new`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import shutil
+import subprocess
+import tempfile
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..config import Config, StepConfig
+from ..errors import UsageError
+from ..results.document import pairing_entry, step_skeleton
+from .launcher import ChildLauncher
+from .orchestrate import RunOptions, RunSide, run_sides
+from .step_measurement import mark_not_run
+
+# What REF's step decides for a head step of the same name: everything but what the pull
+# request is about (its entry, its variants) and the thresholds it asks for (shown, not
+# applied: the gate reads the thresholds from the base's document).
+HEAD_OWN_FIELDS = ("name", "entry", "variants", "thresholds")
+GIT_TIMEOUT_S = 120
+
+
+@dataclass(frozen=True)
+class PairedConfigs:
+    """What each side measures: the base only the steps the head shares with it; `removed`
+    the base's steps the head does not declare (not measured: they read `removed`)."""
+
+    base: Config
+    head: Config
+    notes: tuple[str, ...]
+    removed: tuple[StepConfig, ...] = ()
+
+
+@dataclass(frozen=True)
+class PairedRun:
+    """What a paired run measured: both sides' documents and where they were written."""
+
+    base: dict[str, Any]
+    head: dict[str, Any]
+    base_path: Path
+    head_path: Path
+    notes: tuple[str, ...]
+
+
+def run_against(head: Config, ref: str, options: RunOptions) -> PairedRun:
+    """Measure REF and the head side by side (module docstring). The head's document goes
+    to options.out_path, the base's beside it (base_result_path). An interruption marks
+    both, as run_sides says."""
+    base_path = base_result_path(options.out_path)
+    with checkout(head.repo_root, ref) as (tree, _):
+        configs = paired_configs(tree, head)
+        pairing_id = new_pairing_id()
+        sides = [
+            RunSide(
+                config,
+                _launcher(options, role),
+                path,
+                role,
+                python=options.python,
+                extra={"pairing": pairing_entry(pairing_id, role, "base", "head")},
+            )
+            for config, role, path in (
+                (configs.base, "base", base_path),
+                (configs.head, "head", options.out_path),
+            )
+        ]
+        run_sides(sides, options.stream)
+    base_doc = sides[0].document
+    for step in configs.removed:  # in the base only: not measured, read as removed
+        stub = step_skeleton(step)
+        mark_not_run(step, stub, "not measured: the head does not declare this step")
+        base_doc["steps"].append(stub)
+    sides[0].save()
+    return PairedRun(base_doc, sides[1].document, base_path, options.out_path, configs.notes)
+
+
+def _launcher(options: RunOptions, role: str) -> ChildLauncher:
+    """Each side its own launcher; a shared Inductor cache (--inductor-cache DIR) becomes one
+    folder per side (DIR/base, DIR/head), so the head never compiles into the base's."""
+    if options.launcher is not None:
+        return options.launcher
+    cache = options.inductor_cache_dir / role if options.inductor_cache_dir else None
+    if cache is not None:
+        cache.mkdir(parents=True, exist_ok=True)
+    return dataclasses.replace(options, inductor_cache_dir=cache).make_launcher()
+
+
+def base_result_path(out_path: Path) -> Path:
+    """Where the base's result goes beside the head's: result.json → result.base.json."""
+    return out_path.with_name(f"{out_path.stem}.base{out_path.suffix or '.json'}")
+
+
+def new_pairing_id() -> str:
+    return uuid.uuid4().hex
+
+
+@contextlib.contextmanager
+def checkout(repo_root: Path, ref: str) -> Iterator[tuple[Path, str]]:
+    """REF's tree in a temporary worktree, and REF's commit; removed afterwards."""
+    sha = resolve_commit(repo_root, ref)
+    folder = Path(tempfile.mkdtemp(prefix="compilegate-base-"))
+    tree = folder / "tree"
+    try:
+        _git(repo_root, "worktree", "add", "--detach", "--force", str(tree), sha)
+        yield tree, sha
+    finally:
+        with contextlib.suppress(UsageError):
+            _git(repo_root, "worktree", "remove", "--force", str(tree))
+        shutil.rmtree(folder, ignore_errors=True)
+        with contextlib.suppress(UsageError):
+            _git(repo_root, "worktree", "prune")
+
+
+def resolve_commit(repo_root: Path, ref: str) -> str:
+    if not ref or ref.startswith("-"):
+        raise UsageError(f"--against {ref!r}: expected a commit, branch or tag")
+    try:
+        return _git(
+            repo_root, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"
+        )
+    except UsageError:
+        raise UsageError(
+            f"--against {ref}: not a commit of the repository at {repo_root} (a shallow clone "
+            "may not have it: fetch it, e.g. actions/checkout with fetch-depth: 0)"
+        ) from None
+
+
+def paired_configs(base_tree: Path, head: Config) -> PairedConfigs:
+    """REF's config (from its tree) and the head's (after --step) under REF's policy, with
+    the notes. A base step the head declares but did not select is left out of the base
+    too (the gate reads it as `skipped`, from the head's declared steps)."""
+    relative = head.path.resolve().relative_to(head.repo_root.resolve())
+    base_file = base_tree / relative
+    notes: list[str] = []
+    if base_file.is_file():
+        base = Config.from_file(base_file, repo_root=base_tree)
+    else:
+        notes.append(f"the base has no {relative}: every step is new, measured on the head alone")
+        base = dataclasses.replace(head, path=base_file, repo_root=base_tree, steps=(), sha256="")
+    base_steps = {step.name: step for step in base.steps}
+    steps = []
+    head_names = {step.name for step in head.steps}
+    measured_base = tuple(s for s in base.steps if s.name in head_names)
+    only_base = tuple(s for s in base.steps if s.name not in head_names)
+    for step in head.steps:
+        ref_step = base_steps.get(step.name)
+        if ref_step is None:
+            steps.append(step)
+            continue
+        adopted = dataclasses.replace(
+            ref_step, **{name: getattr(step, name) for name in HEAD_OWN_FIELDS}
+        )
+        changed = [
+            f"{f.name} {getattr(step, f.name)!r} (base: {getattr(ref_step, f.name)!r})"
+            for f in dataclasses.fields(StepConfig)
+            if f.name not in HEAD_OWN_FIELDS and getattr(step, f.name) != getattr(ref_step, f.name)
+        ]
+        if changed:
+            notes.append(
+                f"step {step.name}: measured with the base's settings, not the head's "
+                f"{', '.join(changed)}: the policy comes from the base"
+            )
+        steps.append(adopted)
+    return PairedConfigs(
+        dataclasses.replace(base, steps=measured_base),
+        dataclasses.replace(head, steps=tuple(steps)),
+        tuple(notes),
+        only_base,
+    )
+
+
+def _git(repo_root: Path, *args: str) -> str:
+    command = ["git", "-c", "core.hooksPath=/dev/null", "-C", str(repo_root), *args]
+    try:
+        done = subprocess.run(
+            command, capture_output=True, text=True, timeout=GIT_TIMEOUT_S, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise UsageError(f"git {args[0]}: {exc}") from None
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or [""])[-1]
+        raise UsageError(f"git {args[0]} failed in {repo_root}: {last}")
+    return done.stdout.strip()
