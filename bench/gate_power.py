@@ -24,6 +24,7 @@ that flagged it as a regression (target ≥ 4/5) and the change the gate measure
     python bench/gate_power.py [--load 2] [--runs 10] [--detect-runs 5] [--iterations 60]
     python bench/gate_power.py --load 2 --runs 1 --detect-runs 1 --iterations 20   # smoke
     python bench/gate_power.py --judge-only DIR   # the table again, from the kept results
+    python bench/gate_power.py --paired [--load 2]  # paired mode vs stored (paired_power.py)
 """
 
 from __future__ import annotations
@@ -302,6 +303,12 @@ def main() -> None:
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--work", type=Path, default=None, help="folder for the results")
     parser.add_argument(
+        "--paired",
+        action="store_true",
+        help="paired mode (run --against) vs a stored baseline on the same runs "
+        "(bench/paired_power.py)",
+    )
+    parser.add_argument(
         "--judge-only",
         type=Path,
         default=None,
@@ -309,6 +316,13 @@ def main() -> None:
         help="re-judge the results an earlier run kept in DIR (its manifest.json)",
     )
     args = parser.parse_args()
+    if args.paired:
+        import paired_power
+
+        work = args.work or Path(tempfile.mkdtemp(prefix="gate-power-paired-"))
+        work.mkdir(parents=True, exist_ok=True)
+        paired_power.main(args, work)
+        return
     if args.judge_only is not None:
         judge(args.judge_only)
         return

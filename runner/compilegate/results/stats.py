@@ -27,6 +27,7 @@ are compared with a two-sample t interval (`compare_processes`).
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 import statistics
@@ -187,6 +188,7 @@ def break_even_steps(compile_s: float | None, eager_ms: float, compiled_ms: floa
     return max(compile_s, 0.0) / saving_s
 
 
+@functools.lru_cache(maxsize=256)
 def t_quantile(probability: float, df: int) -> float:
     """The Student t quantile for `df` degrees of freedom (exact, by bisection on the CDF)."""
     if not 0.5 <= probability < 1 or df < 1:

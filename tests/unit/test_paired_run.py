@@ -1,0 +1,203 @@
+"""Paired mode's parent side with a stand-in launcher (no child processes): the schedule
+alternates A B B A, each side has its own tree, caches and document, and the head is
+measured under the base's policy whatever its own config asks."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_result import ENV, child_output, timed
+
+from compilegate.config import Config
+from compilegate.errors import UsageError
+from compilegate.gate.compare import compare_to_baseline
+from compilegate.run.launcher import ChildOutcome
+from compilegate.run.orchestrate import RunOptions
+from compilegate.run.paired import base_result_path, paired_configs, run_against
+from compilegate.schemas import validation_errors
+
+BASE_CONFIG = """\
+version: 1
+steps:
+  - name: train
+    entry: step.py:make_step
+    variants: [{mode: default}]
+    iterations: 40
+    eager_processes: 2
+    variant_processes: 3
+    env: [HF_HOME]
+    thresholds: {compiled_step_time_growth_pct: 5}
+  - name: old
+    entry: step.py:make_step
+"""
+# The pull request asks for less power, another host variable and looser thresholds, and
+# adds a step.
+HEAD_CONFIG = """\
+version: 1
+steps:
+  - name: train
+    entry: step.py:make_step
+    variants: [{mode: default}]
+    iterations: 10
+    rounds: 2
+    eager_processes: 1
+    variant_processes: 1
+    env: [WANDB_PROJECT]
+    thresholds: {compiled_step_time_growth_pct: 500}
+  - name: added
+    entry: step.py:make_step
+"""
+
+
+class StandInLauncher:
+    """Answers like ChildLauncher.run and records every child it was asked for."""
+
+    python = "python"
+    shared_cache_dir = None
+
+    def __init__(self) -> None:
+        self.host_env = {"PATH": "/bin"}
+        self.calls: list[dict[str, Any]] = []
+
+    def run(self, spec, *, label, timeout_s, env_opt_in=(), cache_dir=None):
+        self.calls.append(
+            {"label": label, "spec": spec, "cache_dir": cache_dir, "env": tuple(env_opt_in)}
+        )
+        if spec["kind"] == "probe":
+            environment = {**ENV, "cpu_model": "Stand-in CPU"}
+            return ChildOutcome({"status": "ok", "environment": environment}, None)
+        if spec["kind"] == "eager":
+            eager = {
+                "warmup_s": [0.1],
+                "peak_bytes": None,
+                "timed": {"eager": timed(10), "eager_b": timed(10, seed=9)},
+            }
+            return ChildOutcome({"status": "ok", "device": "cpu", "eager": eager}, None)
+        return ChildOutcome({"status": "ok", **child_output(10.0, 5.0)}, None)
+
+
+def git(repo: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(repo), *args],
+        check=True,
+        capture_output=True,
+    )
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    (repo / "step.py").write_text("def make_step(device='cpu'):\n    pass\n")
+    (repo / "compilegate.yml").write_text(BASE_CONFIG)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "base")
+    (repo / "compilegate.yml").write_text(HEAD_CONFIG)
+    git(repo, "commit", "-qam", "head")
+    return repo
+
+
+def run(repo: Path, tmp_path: Path) -> tuple[Any, StandInLauncher]:
+    launcher = StandInLauncher()
+    head = Config.from_file(repo / "compilegate.yml")
+    options = RunOptions(tmp_path / "out" / "result.json", stream=io.StringIO(), launcher=launcher)
+    (tmp_path / "out").mkdir()
+    return run_against(head, "HEAD~1", options), launcher
+
+
+def test_the_sides_alternate_a_b_b_a_each_in_its_own_tree_and_caches(
+    repo: Path, tmp_path: Path
+) -> None:
+    _, launcher = run(repo, tmp_path)
+    train = [c for c in launcher.calls if c["label"].startswith("train@")]
+    assert [c["label"] for c in train] == [
+        "train@base/eager#1",
+        "train@head/eager#1",
+        "train@head/eager#2",
+        "train@base/eager#2",
+        "train@base/default",
+        "train@head/default",
+        "train@head/default#2",
+        "train@base/default#2",
+        "train@base/default#3",
+        "train@head/default#3",
+    ]
+    trees = {c["label"].split("/")[0]: c["spec"]["repo_root"] for c in train}
+    assert trees["train@head"] == str(repo)
+    assert trees["train@base"] != str(repo) and not Path(trees["train@base"]).exists()
+    caches = {c["label"].split("/")[0]: c["cache_dir"] for c in train if c["cache_dir"]}
+    assert caches["train@base"] != caches["train@head"]
+    worktrees = subprocess.run(
+        ["git", "-C", str(repo), "worktree", "list"], capture_output=True, text=True
+    ).stdout
+    assert len(worktrees.splitlines()) == 1, "the base's worktree is removed after the run"
+
+
+def test_the_head_is_measured_under_the_base_policy(repo: Path, tmp_path: Path) -> None:
+    paired, launcher = run(repo, tmp_path)
+    head_train = paired.head["steps"][0]
+    assert head_train["name"] == "train"
+    settings = head_train["settings"]
+    assert (settings["iterations"], settings["eager_processes"]) == (40, 2)
+    assert settings["variant_processes"] == 3 and settings["env"] == ["HF_HOME"]
+    opted_in = {c["env"] for c in launcher.calls if c["label"].startswith("train@head")}
+    assert opted_in == {("HF_HOME",)}, "the head's child never sees the variable it asked for"
+    assert any("iterations 10 (base: 40)" in note for note in paired.notes)
+    report = compare_to_baseline(paired.base, paired.head)
+    compiled = report.rows(metric="compiled_step_ms")[0]
+    assert compiled.threshold == 5, "thresholds come from the base's document"
+    assert any("paired: 3 pairs" in note for note in report.notes)
+    assert report.paired and report.failing_refresh_command is None
+
+
+def test_both_documents_carry_one_pairing_and_are_schema_valid(repo: Path, tmp_path: Path) -> None:
+    paired, _ = run(repo, tmp_path)
+    assert paired.base_path == base_result_path(paired.head_path)
+    base = json.loads(paired.base_path.read_text())
+    head = json.loads(paired.head_path.read_text())
+    assert base["pairing"]["id"] == head["pairing"]["id"]
+    assert (base["pairing"]["role"], head["pairing"]["role"]) == ("base", "head")
+    assert validation_errors(base, "result") == [] and validation_errors(head, "result") == []
+
+
+def test_a_step_only_one_side_declares_is_new_or_removed(repo: Path, tmp_path: Path) -> None:
+    paired, launcher = run(repo, tmp_path)
+    assert not [c for c in launcher.calls if c["label"].startswith("old@")], "not measured"
+    added = [c["label"] for c in launcher.calls if c["label"].startswith("added")]
+    assert added[:2] == ["added@head/eager#1", "added@head/default"], "on the head alone"
+    verdicts = {(r.step, r.verdict) for r in compare_to_baseline(paired.base, paired.head).verdicts}
+    assert ("old", "removed") in verdicts and ("added", "new") in verdicts
+
+
+def test_a_forged_or_partial_pairing_is_judged_unpaired(repo: Path, tmp_path: Path) -> None:
+    paired, _ = run(repo, tmp_path)
+    forged = {**paired.head, "pairing": {**paired.head["pairing"], "id": "other"}}
+    assert not compare_to_baseline(paired.base, forged).paired
+    swapped = {**paired.head, "pairing": {**paired.head["pairing"], "role": "base"}}
+    assert not compare_to_baseline(paired.base, swapped).paired
+
+
+def test_a_ref_that_is_not_a_commit_is_a_usage_error(repo: Path, tmp_path: Path) -> None:
+    head = Config.from_file(repo / "compilegate.yml")
+    options = RunOptions(tmp_path / "r.json", stream=io.StringIO(), launcher=StandInLauncher())
+    for ref in ("no-such-branch", "--output=/tmp/x"):
+        with pytest.raises(UsageError, match="--against"):
+            run_against(head, ref, options)
+
+
+def test_a_base_without_the_config_makes_every_step_new(tmp_path: Path, repo: Path) -> None:
+    git(repo, "rm", "-q", "compilegate.yml")
+    git(repo, "commit", "-qm", "no config")
+    (repo / "compilegate.yml").write_text(HEAD_CONFIG)
+    head = Config.from_file(repo / "compilegate.yml")
+    worktree = tmp_path / "base-tree"
+    git(repo, "worktree", "add", "-q", "--detach", str(worktree), "HEAD")
+    configs = paired_configs(worktree, head)
+    assert configs.base.steps == () and len(configs.head.steps) == 2
+    assert "every step is new" in configs.notes[0]
