@@ -18,7 +18,7 @@ from typing import Any
 from ..config import Config
 from ..containers.matrix import check_version, run_matrix
 from ..containers.outcome import VersionOutcome
-from ..errors import UsageError
+from ..errors import RunInterrupted, UsageError
 from ..gate.documents import read_result_document
 from ..gate.run_set import ERROR_NAME, RESULT_NAME, ResultSource, judge_run_set
 from ..report.comment import render_comment
@@ -88,6 +88,20 @@ def add_parser(subparsers: Any) -> None:
         "the network; the measured run has none), beside that image's torch",
     )
     cmd.add_argument(
+        "--paired",
+        action="store_true",
+        help="measure the versions side by side on this machine, their processes alternating, "
+        "and judge each later version against the first on paired differences (instead of "
+        "against --baseline)",
+    )
+    cmd.add_argument(
+        "--against",
+        default=None,
+        metavar="REF",
+        help="per version, measure REF (its config is the policy) and this checkout side by "
+        "side, their processes alternating, and judge the checkout against it",
+    )
+    cmd.add_argument(
         "--rebuild",
         action="store_true",
         help="rebuild images / venvs even when one with the same inputs exists",
@@ -115,6 +129,8 @@ def command_matrix(args: argparse.Namespace) -> int:
         raise UsageError(f"--requirements {args.requirements}: no such file")
     if args.out_dir.exists() and not args.out_dir.is_dir():
         raise UsageError(f"--out-dir {args.out_dir}: exists and is not a directory")
+    if args.paired or args.against:
+        return _command_matrix_paired(args, versions, config)
     opt_in = sorted({name for step in config.steps for name in step.env})
     backend, env = _backend(args, opt_in)
     outcomes = run_matrix(
@@ -145,6 +161,87 @@ def command_matrix(args: argparse.Namespace) -> int:
         )
     sys.stdout.write(f"report: {args.out_dir / 'report.md'}\n")
     return run_set.exit_code
+
+
+def _command_matrix_paired(args: argparse.Namespace, versions: list[str], config: Config) -> int:
+    """`matrix --paired` or `matrix --against REF` (run/paired.py): every version's image or
+    venv first, then the children of the sides alternating, each child in a fresh container
+    of its side's image (docker) or under its venv's interpreter (venv).
+
+    --paired      one run, the versions alternating; each later version judged against the
+                  first (`OUT_DIR/torch-V/result.json` each)
+    --against     per version, REF and this checkout alternating; each version's head judged
+                  against its own base (`result.json` and `result.base.json`)
+    """
+    from ..run.interrupts import signals_interrupt_the_run
+    from ..run.orchestrate import RunOptions
+    from ..run.paired import run_against, run_versions_paired
+
+    ordered = list(dict.fromkeys(versions))
+    if args.paired and args.against:
+        raise UsageError("--paired and --against: give one (versions side by side, or commits)")
+    if args.paired and len(ordered) < 2:
+        raise UsageError("--paired: give at least two --torch versions (the first is the base)")
+    if args.baseline is not None:
+        flag = "--paired" if args.paired else "--against"
+        raise UsageError(f"{flag} and --baseline: give one (paired or stored baseline)")
+    launchers = _paired_launchers(args, ordered)
+    out_paths = [args.out_dir / f"torch-{v}" / RESULT_NAME for v in ordered]
+    for path in out_paths:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    sources = []
+    try:
+        with signals_interrupt_the_run():
+            if args.paired:
+                documents = run_versions_paired(config, launchers, out_paths, sys.stderr)
+                base = documents[0]
+                sources = [ResultSource(p, p.parent.name) for p in out_paths[1:]]
+                baseline_source = str(out_paths[0])
+            else:
+                for (_, launcher), path in zip(launchers, out_paths):
+                    options = RunOptions(out_path=path, launcher=launcher)
+                    paired = run_against(config, args.against, options)
+                    sources.append(ResultSource(path, path.parent.name, paired.base))
+                    for note in paired.notes:
+                        _log(f"note: {note}")
+                base = sources[0].baseline
+                baseline_source = str(out_paths[0].with_name("result.base.json"))
+    except RunInterrupted as stop:
+        sys.stderr.write(f"compilegate: {stop}; what was measured is in {args.out_dir}\n")
+        return stop.exit_code
+    run_set = judge_run_set(sources, base, baseline_source)
+    markdown = render_comment(run_set, links=links_from_environment())
+    (args.out_dir / "report.md").write_text(markdown, encoding="utf-8")
+    sys.stdout.write("\n" + render_run_set_text(run_set))
+    sys.stdout.write(f"report: {args.out_dir / 'report.md'}\n")
+    return run_set.exit_code
+
+
+def _paired_launchers(args: argparse.Namespace, versions: list[str]) -> list[tuple[str, Any]]:
+    """Each version's launcher, its environment built first: a fresh container of its image
+    per child (docker), or its venv's interpreter (venv). A version that cannot be built
+    stops the run before anything is measured: a paired run needs every side."""
+    from ..containers.outcome import EnvironmentBuildError
+
+    backend, _ = _backend(args, [])
+    launchers = []
+    for version in versions:
+        try:
+            prepared = backend.prepare(version)
+        except EnvironmentBuildError as exc:
+            raise UsageError(f"torch {version}: {exc}") from None
+        if args.backend == "venv":
+            from ..run.launcher import ChildLauncher
+
+            launcher: Any = ChildLauncher(python=str(backend.python(version)))
+        else:
+            from ..containers.child_launcher import ContainerLauncher
+
+            launcher = ContainerLauncher(
+                backend.client, prepared, device_requests=tuple(backend.device_requests)
+            )
+        launchers.append((version, launcher))
+    return launchers
 
 
 def _backend(args: argparse.Namespace, opt_in: list[str]) -> tuple[Any, dict[str, str]]:

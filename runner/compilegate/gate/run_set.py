@@ -31,6 +31,9 @@ class ResultSource:
 
     path: Path
     label_hint: str
+    # A paired run's own base for this version (its result.base.json), judged against in
+    # place of the run set's baseline.
+    baseline: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -160,6 +163,7 @@ def _judge_one(source: ResultSource, baseline: Mapping[str, Any] | None) -> Vers
         return VersionOutcome(label, str(source.path), error=str(exc))
     torch = (document.get("environment") or {}).get("torch")
     label = f"torch {torch}" if torch else label
+    baseline = source.baseline if source.baseline is not None else baseline
     verdict = compare_to_baseline(baseline, document) if baseline is not None else None
     return VersionOutcome(label, str(source.path), document=document, verdict=verdict)
 

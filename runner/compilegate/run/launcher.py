@@ -23,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -170,24 +170,38 @@ class ChildLauncher:
         self, process: subprocess.Popen[str], outcome: ChildOutcome, tail: collections.deque[str]
     ) -> None:
         assert process.stdout is not None
-        ticker = ElapsedTicker(self.stream)
-        try:
-            for line in process.stdout:
-                line = neutralise(line.rstrip("\n"))
-                if line.startswith(PROGRESS_PREFIX):
-                    message = line[len(PROGRESS_PREFIX) :]
-                    outcome.last_phase = message.split("] ", 1)[-1]
+        relay_output(process.stdout, outcome, tail, self.stream, show_output=self.show_output)
+
+
+def relay_output(
+    lines: Iterable[str],
+    outcome: ChildOutcome,
+    tail: collections.deque[str],
+    stream: TextIO,
+    *,
+    show_output: bool = False,
+) -> None:
+    """A child's output, line by line: its progress lines shown (and the last phase kept in
+    `outcome`), the rest kept in `tail` (shown with `show_output`); nothing relayed can be
+    a workflow command (relay.neutralise)."""
+    ticker = ElapsedTicker(stream)
+    try:
+        for line in lines:
+            line = neutralise(line.rstrip("\n"))
+            if line.startswith(PROGRESS_PREFIX):
+                message = line[len(PROGRESS_PREFIX) :]
+                outcome.last_phase = message.split("] ", 1)[-1]
+                ticker.stop()
+                stream.write(f"  {message}\n")
+                stream.flush()
+                ticker.follow(message)
+            else:
+                tail.append(line)
+                if show_output:
                     ticker.stop()
-                    self.stream.write(f"  {message}\n")
-                    self.stream.flush()
-                    ticker.follow(message)
-                else:
-                    tail.append(line)
-                    if self.show_output:
-                        ticker.stop()
-                        self.stream.write(f"    | {line}\n")
-        finally:
-            ticker.stop()
+                    stream.write(f"    | {line}\n")
+    finally:
+        ticker.stop()
 
 
 def _read_child_document(out_path: Path) -> tuple[dict[str, Any] | None, str | None]:

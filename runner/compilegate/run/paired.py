@@ -1,5 +1,9 @@
-"""`compilegate run --against REF`: the base (REF) and the head (this checkout) measured in
-one job, on one machine, their processes alternating A B B A (orchestrate.run_sides).
+"""Paired runs: both sides of the question measured in one job, on one machine, their
+processes alternating A B B A (orchestrate.run_sides).
+
+`compilegate run --against REF`: the base (REF) and the head (this checkout).
+`compilegate matrix --paired --torch A --torch B`: the same code under each version
+(run_versions_paired), each later version judged against the first.
 
 - REF is checked out into a temporary worktree (git hooks off) that goes with the run; the
   head is the checkout as it is. Each side's children run in their own tree, with their own
@@ -26,10 +30,10 @@ import shutil
 import subprocess
 import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from ..config import Config, StepConfig
 from ..errors import UsageError
@@ -75,20 +79,18 @@ def run_against(head: Config, ref: str, options: RunOptions) -> PairedRun:
     with checkout(head.repo_root, ref) as (tree, _):
         configs = paired_configs(tree, head)
         pairing_id = new_pairing_id()
-        sides = [
-            RunSide(
-                config,
-                _launcher(options, role),
-                path,
-                role,
-                python=options.python,
-                extra={"pairing": pairing_entry(pairing_id, role, "base", "head")},
+        sides = []
+        for config, role, path in (
+            (configs.base, "base", base_path),
+            (configs.head, "head", options.out_path),
+        ):
+            launcher = _launcher(options, role)
+            entry = pairing_entry(pairing_id, role, "base", "head")
+            sides.append(
+                RunSide(
+                    config, launcher, path, role, python=launcher.python, extra={"pairing": entry}
+                )
             )
-            for config, role, path in (
-                (configs.base, "base", base_path),
-                (configs.head, "head", options.out_path),
-            )
-        ]
         run_sides(sides, options.stream)
     base_doc = sides[0].document
     for step in configs.removed:  # in the base only: not measured, read as removed
@@ -97,6 +99,30 @@ def run_against(head: Config, ref: str, options: RunOptions) -> PairedRun:
         base_doc["steps"].append(stub)
     sides[0].save()
     return PairedRun(base_doc, sides[1].document, base_path, options.out_path, configs.notes)
+
+
+def run_versions_paired(
+    config: Config,
+    launchers: Sequence[tuple[str, ChildLauncher]],
+    out_paths: Sequence[Path],
+    stream: TextIO,
+) -> list[dict[str, Any]]:
+    """`matrix --paired`: the same config under each (torch version, its launcher: a venv's
+    interpreter or a container image), one machine, the versions' processes alternating
+    (A B C, C B A, …); the first version is the base every later one is judged against. One
+    document per version, at `out_paths`."""
+    pairing_id = new_pairing_id()
+    base_label = f"torch {launchers[0][0]}"
+    sides = []
+    for index, ((version, launcher), path) in enumerate(zip(launchers, out_paths)):
+        label = f"torch {version}"
+        role = "base" if index == 0 else "head"
+        entry = pairing_entry(pairing_id, role, base_label, label if index else "later versions")
+        sides.append(
+            RunSide(config, launcher, path, label, python=launcher.python, extra={"pairing": entry})
+        )
+    run_sides(sides, stream)
+    return [side.document for side in sides]
 
 
 def _launcher(options: RunOptions, role: str) -> ChildLauncher:

@@ -1,0 +1,230 @@
+"""Each measuring child in a fresh container: the launcher of a paired run whose sides are
+pull-request code (`matrix --against REF`, `matrix --paired` with the docker backend).
+
+A paired run alternates single child processes between its sides, so the sides cannot each
+be one long `compilegate run` in a container (docker_backend.py). Instead the parent, on
+the host, schedules the children (run/step_measurement.py) and `ContainerLauncher.run` —
+the interface of run/launcher.ChildLauncher — starts every one of them in its own
+container of its side's image, with the isolation of a container run:
+
+- the child's tree read-only at /workspace; its spec read-only; a fresh HOME, its own output
+  folder and its Inductor cache (a variant's later processes reuse the one its first
+  compiled into, never another side's) writable — no other host path;
+- `network_mode="none"`, a non-root user, no capabilities, no privilege escalation, an init;
+- the environment: the container allow-list (child_env.container_environment) and the
+  harness's own variables, never the host's paths or a token;
+- the output folder is hostile: only `result.json`, a regular file, is read, without
+  following links (collect.py); the container is always removed, and killed at the
+  child's timeout or when the parent is interrupted.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from ..run.child_env import container_environment, harness_variables
+from ..run.launcher import TAIL_LINES, ChildOutcome, relay_output
+from .collect import RESULT_NAME, collect_result
+from .docker_backend import IMAGE_UID, STOP_GRACE_S, WORKSPACE
+
+IMAGE_PYTHON = "/opt/compilegate/bin/python"  # the image's venv: torch and compilegate
+HARNESS = "/harness"  # spec, home, output folder
+CACHE = "/inductor-cache"
+# The child's entry, with the working directory (the repository) off sys.path first, as the
+# host launcher's bootstrap does: a repository file named like a standard-library module
+# must not replace the harness's imports.
+BOOTSTRAP = """\
+import sys
+sys.path[:] = [entry for entry in sys.path if entry not in ("", ".")]
+from compilegate.child.main import main
+main(sys.argv[1])
+"""
+
+
+@dataclass(frozen=True)
+class ContainerLauncher:
+    """Starts measuring children, each in a fresh container of `image`."""
+
+    client: Any
+    image: str
+    device_requests: Sequence[Any] = ()
+    stream: TextIO = sys.stderr
+    show_output: bool = False
+    host_env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    shared_cache_dir: Path | None = None  # never shared: every side compiles into its own
+
+    @property
+    def python(self) -> str:
+        return f"{self.image}:{IMAGE_PYTHON}"
+
+    def run(
+        self,
+        spec: dict[str, Any],
+        *,
+        label: str,
+        timeout_s: float,
+        env_opt_in: Sequence[str] = (),
+        cache_dir: Path | None = None,
+    ) -> ChildOutcome:
+        """Run one child to completion in its own container (see the module docstring)."""
+        workdir = Path(tempfile.mkdtemp(prefix="compilegate-child-"))
+        try:
+            harness, cache = _prepare(workdir, cache_dir)
+            repo = spec.get("repo_root")
+            inside = {**spec, "out": f"{HARNESS}/out/{RESULT_NAME}", "label": label}
+            if repo:
+                inside["repo_root"] = WORKSPACE
+            (harness / "spec.json").write_text(json.dumps(inside), encoding="utf-8")
+            volumes = {
+                str(harness): {"bind": HARNESS, "mode": "rw"},
+                str(cache): {"bind": CACHE, "mode": "rw"},
+            }
+            if repo:
+                volumes[str(Path(repo).resolve())] = {"bind": WORKSPACE, "mode": "ro"}
+            env = container_environment(self.host_env, env_opt_in)
+            env.update(harness_variables(Path(f"{HARNESS}/home"), Path(CACHE), {}))
+            started = time.perf_counter()
+            outcome = self._run_container(volumes, env, timeout_s, bool(repo))
+            outcome.wall_s = time.perf_counter() - started
+            if outcome.error is None:
+                outcome.document, outcome.error = _read_result(harness / "out", workdir)
+            if outcome.error is not None and outcome.last_phase:
+                outcome.error += f" while {outcome.last_phase}"
+            return outcome
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+    def _run_container(
+        self, volumes: dict[str, dict[str, str]], env: dict[str, str], timeout_s: float, repo: bool
+    ) -> ChildOutcome:
+        kwargs: dict[str, Any] = {
+            "image": self.image,
+            "entrypoint": [IMAGE_PYTHON, "-c", BOOTSTRAP],
+            "command": [f"{HARNESS}/spec.json"],
+            "volumes": volumes,
+            "working_dir": WORKSPACE if repo else HARNESS,
+            "environment": env,
+            "network_mode": "none",
+            "user": _user(),
+            "init": True,
+            "cap_drop": ["ALL"],
+            "security_opt": ["no-new-privileges"],
+            "detach": True,
+            "auto_remove": False,
+            "labels": {"compilegate.role": "child"},
+        }
+        if self.device_requests:
+            kwargs["device_requests"] = list(self.device_requests)
+        outcome = ChildOutcome(None, None)
+        try:
+            container = self.client.containers.run(**kwargs)
+        except Exception as exc:  # image gone, bad device request, engine error
+            outcome.error = f"container did not start: {' '.join(str(exc).split())[:300]}"
+            return outcome
+        tail: collections.deque[str] = collections.deque(maxlen=TAIL_LINES)
+        relay = threading.Thread(
+            target=relay_output,
+            args=(_log_lines(container), outcome, tail, self.stream),
+            kwargs={"show_output": self.show_output},
+            daemon=True,
+        )
+        relay.start()
+        try:
+            try:
+                status = container.wait(timeout=timeout_s)
+            except Exception:  # the engine's wait timed out: the child's limit
+                _kill(container)
+                relay.join(timeout=STOP_GRACE_S)
+                outcome.output_tail = list(tail)
+                outcome.error = f"timed out after {timeout_s:g} s (timeout_s)"
+                return outcome
+            except BaseException:  # interrupted (RunInterrupted): the child must not outlive us
+                _kill(container)
+                raise
+            relay.join(timeout=STOP_GRACE_S)
+            outcome.output_tail = list(tail)
+            code = int(status.get("StatusCode", -1))
+            if code != 0:
+                last = next((line for line in reversed(tail) if line.strip()), "")
+                outcome.error = f"child process exited with code {code}" + (
+                    f": {last.strip()}" if last else ""
+                )
+            return outcome
+        finally:
+            try:
+                container.remove(force=True)
+            except Exception:  # already gone
+                pass
+
+
+def _log_lines(container: Any) -> Iterator[str]:
+    buffer = b""
+    try:
+        for chunk in container.logs(stream=True, follow=True):
+            buffer += chunk
+            *lines, buffer = buffer.split(b"\n")
+            for raw in lines:
+                yield raw.decode("utf-8", "replace").rstrip("\r")
+    except Exception:  # the container went away under us
+        pass
+    if buffer:
+        yield buffer.decode("utf-8", "replace")
+
+
+def _read_result(out_dir: Path, workdir: Path) -> tuple[dict[str, Any] | None, str | None]:
+    """The child's result, taken as collect.py takes a run's: the output folder is hostile."""
+    collected = collect_result(out_dir, workdir / "clean")
+    if collected.refused:
+        return None, f"child process result {collected.refused}"
+    if collected.result_path is None:
+        return None, "child process exited without writing its result"
+    try:
+        document = json.loads(collected.result_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        return None, f"child process wrote an unreadable result ({type(exc).__name__})"
+    if not isinstance(document, dict):
+        return None, "child process wrote a result that is not a JSON object"
+    return document, None
+
+
+def _prepare(workdir: Path, cache_dir: Path | None) -> tuple[Path, Path]:
+    """The child's harness folder (spec, home, out) and its cache, writable by the
+    container's user (the image's user when the host runs as root); the cache is
+    `cache_dir` when given (a variant's processes share it), else a fresh one."""
+    harness = workdir / "harness"
+    cache = cache_dir or workdir / "cache"
+    cache.mkdir(exist_ok=True)
+    for folder in (harness, harness / "home", harness / "out"):
+        folder.mkdir()
+    for folder in (harness, harness / "home", harness / "out", cache):
+        _hand_over(folder)
+    return harness, cache
+
+
+def _user() -> str:
+    uid, gid = os.getuid(), os.getgid()
+    return f"{IMAGE_UID}:{IMAGE_UID}" if uid == 0 else f"{uid}:{gid}"
+
+
+def _hand_over(folder: Path) -> None:
+    """As root, the image's user must write there (docker_backend.container_user)."""
+    if os.getuid() == 0:
+        os.chown(folder, IMAGE_UID, IMAGE_UID)
+
+
+def _kill(container: Any) -> None:
+    try:
+        container.kill()
+    except Exception:  # already stopped
+        pass

@@ -1,0 +1,103 @@
+"""`compilegate run --against REF` on a real repository, with real torch.compile: the base
+commit and the pull request's commit measured in one job, alternating, the pull request's
+config asking for less power and looser thresholds, its code for a slower compiled step."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from cli_helpers import REPO_ROOT, run_cli
+
+pytestmark = pytest.mark.compile
+
+CONFIG = """\
+version: 1
+steps:
+  - name: gate
+    entry: step.py:make_step
+    device: cpu
+    variants: [{{mode: default}}]
+    warmup: 2
+    iterations: 16
+    rounds: 4
+    threads: 1
+    eager_processes: 1
+    variant_processes: {processes}
+    numerics: {{enabled: false}}
+{extra}"""
+HOSTILE = (
+    "    thresholds: {compiled_step_time_growth_pct: 1000, speedup_drop_pct: 1000,\n"
+    "                 step_time_quantile_growth_pct: 1000}\n"
+)
+SLOWER = "PLANT_COMPILED_MS = 2.0  # the pull request's change: 2 ms more per compiled step\n"
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(repo), *args],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return done.stdout
+
+
+@pytest.fixture(scope="module")
+def paired_run(tmp_path_factory: pytest.TempPathFactory):
+    tmp = tmp_path_factory.mktemp("against")
+    repo = tmp / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    source = (REPO_ROOT / "examples/test_steps/gate_step.py").read_text()
+    (repo / "step.py").write_text(source)
+    (repo / ".gitignore").write_text("__pycache__/\n")
+    (repo / "compilegate.yml").write_text(CONFIG.format(processes=2, extra=""))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "base")
+    planted = source.replace(
+        'PLANT_COMPILED_MS = float(os.environ.get("COMPILEGATE_PLANT_COMPILED_MS", "0"))\n', SLOWER
+    )
+    assert planted != source
+    (repo / "step.py").write_text(planted)
+    (repo / "compilegate.yml").write_text(CONFIG.format(processes=1, extra=HOSTILE))
+    git(repo, "commit", "-qam", "head: a slower compiled step, and a config to hide it")
+    out = tmp / "out" / "result.json"
+    run = run_cli(
+        "run",
+        *("--config", str(repo / "compilegate.yml"), "--against", "HEAD~1"),
+        *("--out", str(out)),
+        cwd=tmp,
+    )
+    return repo, run, out
+
+
+def test_the_slower_head_fails_against_its_base_despite_its_own_config(paired_run) -> None:
+    _, run, _ = paired_run
+    assert run.returncode == 1, run.stdout[-3000:] + run.stderr[-3000:]
+    text = " ".join(run.stdout.split())
+    assert "compiled step time" in text and "base" in text
+    assert "paired, 2 pairs, same machine" in text
+    assert "measured with the base's settings" in run.stderr
+    assert "baseline update" not in text
+
+
+def test_both_sides_are_recorded_with_the_base_policy(paired_run) -> None:
+    repo, run, out = paired_run
+    head = run.result
+    base = json.loads(out.with_name("result.base.json").read_text())
+    assert head["pairing"]["id"] == base["pairing"]["id"]
+    assert head["environment"]["commit"] == git(repo, "rev-parse", "HEAD").strip()
+    assert base["environment"]["commit"] == git(repo, "rev-parse", "HEAD~1").strip()
+    settings = head["steps"][0]["settings"]
+    assert settings["variant_processes"] == 2, "the pull request cannot ask for less power"
+    assert len(head["steps"][0]["variants"][0]["processes"]) == 2
+    assert settings["thresholds"]["compiled_step_time_growth_pct"] == 1000  # asked, shown
+    assert base["steps"][0]["settings"]["thresholds"]["compiled_step_time_growth_pct"] == 5
+
+
+def test_the_base_worktree_is_gone_after_the_run(paired_run) -> None:
+    repo, _, _ = paired_run
+    assert len(git(repo, "worktree", "list").splitlines()) == 1
