@@ -10,7 +10,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..gate.documents import read_result_document
-from ..gate.run_set import RunSetVerdict, find_results, judge_run_set
+from ..gate.run_set import BASE_SUFFIX, RunSetVerdict, find_results, judge_run_set
 from ..github.sticky_comment import comment_marker
 from ..report.comment import render_comment
 from ..report.first_screen import FirstScreen
@@ -78,8 +78,20 @@ def build_run_set(args: argparse.Namespace) -> RunSetVerdict:
     baseline = None
     if args.baseline is not None:
         baseline = read_result_document(args.baseline, role="baseline")
-    sources = find_results(args.result, args.results_dir)
-    return judge_run_set(sources, baseline, str(args.baseline) if args.baseline else None)
+    # A paired run's bases (result.base.json) judge its results unless a baseline is given.
+    sources = find_results(args.result, args.results_dir, paired_bases=baseline is None)
+    if baseline is None:
+        baseline = next((s.baseline for s in sources if s.baseline is not None), None)
+        where = next(
+            (
+                str(s.path.with_name(s.path.stem + BASE_SUFFIX))
+                for s in sources
+                if s.baseline is not None
+            ),
+            None,
+        )
+        return judge_run_set(sources, baseline, where)
+    return judge_run_set(sources, baseline, str(args.baseline))
 
 
 def links_from_environment(environ: dict[str, str] | None = None) -> LinkContext:

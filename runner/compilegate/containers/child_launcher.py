@@ -84,7 +84,7 @@ class ContainerLauncher:
             repo = spec.get("repo_root")
             inside = {**spec, "out": f"{HARNESS}/out/{RESULT_NAME}", "label": label}
             if repo:
-                inside["repo_root"] = WORKSPACE
+                inside.update(_in_workspace(spec, Path(repo)))
             (harness / "spec.json").write_text(json.dumps(inside), encoding="utf-8")
             volumes = {
                 str(harness): {"bind": HARNESS, "mode": "rw"},
@@ -166,6 +166,17 @@ class ContainerLauncher:
                 container.remove(force=True)
             except Exception:  # already gone
                 pass
+
+
+def _in_workspace(spec: Mapping[str, Any], repo: Path) -> dict[str, Any]:
+    """The spec's host paths as the container sees them: the tree at /workspace, the entry's
+    file inside it."""
+    moved: dict[str, Any] = {"repo_root": WORKSPACE}
+    entry = spec.get("entry")
+    if isinstance(entry, Mapping) and entry.get("file"):
+        relative = Path(entry["file"]).resolve().relative_to(repo.resolve())
+        moved["entry"] = {**entry, "file": f"{WORKSPACE}/{relative.as_posix()}"}
+    return moved
 
 
 def _log_lines(container: Any) -> Iterator[str]:

@@ -20,6 +20,7 @@ from .documents import read_result_document
 from .verdict import VerdictReport
 
 RESULT_NAME = "result.json"
+BASE_SUFFIX = ".base.json"  # a paired run's base beside its result (run/paired.py)
 # Written by `compilegate matrix` beside (instead of) result.json when a version failed.
 ERROR_NAME = "error.txt"
 _VERSION_FOLDER = re.compile(r"^torch-(?P<version>.+)$")
@@ -118,19 +119,35 @@ class RunSetVerdict:
         }
 
 
-def find_results(result_paths: Sequence[Path], results_dir: Path | None) -> list[ResultSource]:
+def find_results(
+    result_paths: Sequence[Path], results_dir: Path | None, *, paired_bases: bool = True
+) -> list[ResultSource]:
     """Named result files, then one source per version folder (`torch-X/`) and per
     `result*.json` file under `results_dir` (the reports written beside them are not results).
-    A results dir that does not exist is a usage error."""
-    sources = [ResultSource(Path(p), Path(p).stem) for p in result_paths]
+    A results dir that does not exist is a usage error.
+
+    A paired run writes its base beside each result (`result.base.json`, run/paired.py):
+    with `paired_bases` it is that result's baseline, never a result of its own. Without
+    (an explicit --baseline, e.g. a trusted one a fork's results are judged against), the
+    base documents are ignored: they come from the same run as the results."""
+    named = [Path(p) for p in result_paths]
+    candidates = [(p, p.stem) for p in named]
     if results_dir is not None:
         if not results_dir.is_dir():
             raise UsageError(f"--results-dir {results_dir}: no such directory")
         for entry in sorted(results_dir.iterdir()):
             if entry.is_dir():
-                sources.append(ResultSource(entry / RESULT_NAME, entry.name))
+                candidates.append((entry / RESULT_NAME, entry.name))
             elif entry.suffix == ".json" and entry.name.startswith("result"):
-                sources.append(ResultSource(entry, entry.stem))
+                if not entry.name.endswith(BASE_SUFFIX):
+                    candidates.append((entry, entry.stem))
+    sources = []
+    for path, hint in candidates:
+        base = path.with_name(path.stem + BASE_SUFFIX)
+        baseline = None
+        if paired_bases and base.is_file():
+            baseline = read_result_document(base, role="baseline")
+        sources.append(ResultSource(path, hint, baseline))
     if not sources:
         raise UsageError("no result documents given: pass --result PATH or --results-dir DIR")
     return sources

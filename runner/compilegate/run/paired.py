@@ -138,7 +138,7 @@ def _launcher(options: RunOptions, role: str) -> ChildLauncher:
 
 def base_result_path(out_path: Path) -> Path:
     """Where the base's result goes beside the head's: result.json → result.base.json."""
-    return out_path.with_name(f"{out_path.stem}.base{out_path.suffix or '.json'}")
+    return out_path.with_name(f"{out_path.stem}.base.json")
 
 
 def new_pairing_id() -> str:

@@ -1,0 +1,126 @@
+"""Each child of a paired docker run in its own container: what it may see and do, how its
+result is read (as hostile input), its time limit — with a fake engine."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from compilegate.containers.child_launcher import ContainerLauncher
+
+
+class FakeContainer:
+    def __init__(self, client: FakeClient, kwargs: dict[str, Any]) -> None:
+        self.client, self.kwargs = client, kwargs
+        self.removed = self.killed = False
+
+    def logs(self, stream: bool, follow: bool):
+        yield b"compilegate-progress: [x] measuring\nplain line\n"
+
+    def wait(self, timeout: float) -> dict[str, int]:
+        if self.client.hang:
+            raise TimeoutError("read timed out")
+        harness = next(h for h, m in self.kwargs["volumes"].items() if m["bind"] == "/harness")
+        self.client.write(Path(harness) / "out")
+        return {"StatusCode": self.client.exit_code}
+
+    def kill(self) -> None:
+        self.killed = True
+
+    def remove(self, force: bool) -> None:
+        self.removed = True
+
+
+class FakeClient:
+    def __init__(self, write=None, exit_code: int = 0, hang: bool = False) -> None:
+        self.containers = self
+        self.started: list[FakeContainer] = []
+        self.write = write or (lambda out: (out / "result.json").write_text('{"status": "ok"}'))
+        self.exit_code, self.hang = exit_code, hang
+
+    def run(self, **kwargs: Any) -> FakeContainer:
+        container = FakeContainer(self, kwargs)
+        self.started.append(container)
+        return container
+
+
+def launch(client: FakeClient, tmp_path: Path, **kwargs: Any):
+    repo = tmp_path / "repo"
+    repo.mkdir(exist_ok=True)
+    host_env = {"PATH": "/usr/bin", "HOME": "/root", "GITHUB_TOKEN": "ghp_x", "LANG": "C.UTF-8"}
+    launcher = ContainerLauncher(client, "compilegate:torch-2.13.0", host_env=host_env)
+    (repo / "step.py").write_text("")
+    entry = {"spec": "step.py:f", "file": str(repo / "step.py"), "function": "f", "line": 1}
+    spec = {"kind": "eager", "repo_root": str(repo), "step": "s", "entry": entry}
+    return launcher.run(spec, label="s@head/eager#1", timeout_s=30, **kwargs)
+
+
+def test_the_child_sees_its_tree_read_only_and_nothing_of_the_host(tmp_path: Path) -> None:
+    client = FakeClient()
+    cache = tmp_path / "variant-cache"
+    cache.mkdir()
+    outcome = launch(client, tmp_path, cache_dir=cache)
+    assert outcome.error is None and outcome.document == {"status": "ok"}
+    assert outcome.last_phase == "measuring" and outcome.output_tail == ["plain line"]
+    (container,) = client.started
+    kwargs = container.kwargs
+    binds = {m["bind"]: (path, m["mode"]) for path, m in kwargs["volumes"].items()}
+    assert binds["/workspace"] == (str((tmp_path / "repo").resolve()), "ro")
+    assert binds["/inductor-cache"] == (str(cache), "rw"), "the side's own variant cache"
+    assert set(binds) == {"/workspace", "/harness", "/inductor-cache"}
+    assert kwargs["network_mode"] == "none" and kwargs["cap_drop"] == ["ALL"]
+    assert kwargs["security_opt"] == ["no-new-privileges"] and kwargs["init"] is True
+    assert not kwargs["user"].startswith("0"), "never root"
+    env = kwargs["environment"]
+    assert "GITHUB_TOKEN" not in env and env["HOME"] == "/harness/home"
+    assert env["TORCHINDUCTOR_CACHE_DIR"] == "/inductor-cache"
+    assert "/root" not in json.dumps(env), "no host path"
+    assert container.removed
+    harness = next(p for p, m in kwargs["volumes"].items() if m["bind"] == "/harness")
+    assert not Path(harness).exists(), "the harness folder goes with the child"
+
+
+def test_the_spec_names_the_tree_as_the_container_sees_it(tmp_path: Path) -> None:
+    seen = {}
+
+    def write(out: Path) -> None:
+        seen.update(json.loads((out.parent / "spec.json").read_text()))
+        (out / "result.json").write_text("{}")
+
+    launch(FakeClient(write=write), tmp_path)
+    assert seen["repo_root"] == "/workspace" and seen["entry"]["file"] == "/workspace/step.py"
+    assert seen["out"] == "/harness/out/result.json"
+
+
+def test_a_result_that_is_a_link_is_refused(tmp_path: Path) -> None:
+    secret = tmp_path / "credentials"
+    secret.write_text('{"token": "ghp_secret"}')
+    client = FakeClient(write=lambda out: os.symlink(secret, out / "result.json"))
+    outcome = launch(client, tmp_path)
+    assert outcome.document is None and "not a regular file" in (outcome.error or "")
+
+
+def test_a_child_past_its_limit_is_killed_and_removed(tmp_path: Path) -> None:
+    client = FakeClient(hang=True)
+    outcome = launch(client, tmp_path)
+    assert outcome.error == "timed out after 30 s (timeout_s) while measuring"
+    assert client.started[0].killed and client.started[0].removed
+
+
+def test_a_failing_child_names_its_exit_code_and_last_line(tmp_path: Path) -> None:
+    outcome = launch(FakeClient(exit_code=3), tmp_path)
+    assert outcome.error == "child process exited with code 3: plain line while measuring"
+
+
+def test_the_folders_go_with_the_child(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    launch(FakeClient(), tmp_path)
+    assert list((tmp_path / "tmp").iterdir()) == []
