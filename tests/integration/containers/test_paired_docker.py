@@ -35,6 +35,7 @@ PLACES = [os.environ["TORCHINDUCTOR_CACHE_DIR"], os.environ["HOME"], "/tmp"]
 def make_step(device="cpu"):
     if ROLE == "head":
         for place in PLACES:
+            Path(place).mkdir(parents=True, exist_ok=True)
             Path(place, MARKER).write_text("x")
         try:
             Path("/workspace/step.py").write_text("# rewritten by the head")
