@@ -3,7 +3,11 @@
 and the real Docker engine. Not part of `make test` (one cold image build and one measured
 run: minutes on 2 cores); run it by hand:
 
-    .venv/bin/python tests/e2e_act.py [WORKDIR]
+    .venv/bin/python tests/e2e_act.py [WORKDIR] [--paired]
+
+With --paired the scratch repository has two commits, the base on main and the pull
+request's head, and the event names the base: the action's default `against: auto` measures
+both in one job (paired mode), so no baseline artifact is fetched.
 
 The user repository is a scratch git repo with the tiny step, examples/workflows/pr-gate.yml
 and, at its root, planted venv.py/site.py/sitecustomize.py/json.py that record any import on
@@ -37,7 +41,15 @@ CHECKOUT = "actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683"
 PLANTED = ("venv", "site", "sitecustomize", "json")
 
 
-def user_repo(work: Path, marker: Path) -> Path:
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.name=e2e", "-c", "user.email=e@x", *args],
+        check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    return done.stdout.strip()
+
+
+def user_repo(work: Path, marker: Path, paired: bool = False) -> tuple[Path, str | None]:
     repo = work / "repo"
     (repo / "train").mkdir(parents=True)
     for name in ("tiny_mlp.py", "classification.py"):
@@ -60,10 +72,16 @@ def user_repo(work: Path, marker: Path) -> Path:
     )
     (repo / ".github/workflows/pr-gate.yml").write_text(workflow)
     subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
-    subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True)
-    subprocess.run(["git", "-C", str(repo), "-c", "user.name=e2e", "-c", "user.email=e@x",
-                    "commit", "-qm", "pr"], check=True)  # fmt: skip
-    return repo
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "base" if paired else "pr")
+    if not paired:
+        return repo, None
+    base = git(repo, "rev-parse", "HEAD")
+    git(repo, "checkout", "-q", "-b", "feature")
+    (repo / "train" / "notes.md").write_text("the pull request's change: documentation only\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "pr")
+    return repo, base
 
 
 def stand_in_upload(work: Path) -> Path:
@@ -80,14 +98,19 @@ def stand_in_upload(work: Path) -> Path:
 
 
 def main() -> int:
-    work = Path(sys.argv[1] if len(sys.argv) > 1 else "/tmp/compilegate-act-e2e")
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    work = Path(args[0] if args else "/tmp/compilegate-act-e2e")
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     marker = work / "planted-modules-that-ran.txt"
-    repo = user_repo(work, marker)
+    paired = "--paired" in sys.argv
+    repo, base_sha = user_repo(work, marker, paired)
     fake = FakeGitHub(REPO, token=TOKEN)
     event = json.loads((ROOT / "tests/integration/github/data/pull_request.synchronize.json")
                        .read_text())  # fmt: skip
+    if base_sha is not None:
+        event["pull_request"]["base"]["sha"] = base_sha
+        event["pull_request"]["head"]["sha"] = git(repo, "rev-parse", "HEAD")
     fake.open_pull_request(event["number"], event["pull_request"]["head"]["sha"], REPO)
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:  # a baseline from another machine

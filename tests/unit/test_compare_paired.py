@@ -68,6 +68,6 @@ def test_the_first_screen_names_the_base_and_the_pairing(tmp_path: Path) -> None
     head.write_text(json.dumps(side(5.5, "head", [10.2, 12.6, 9.1])))
     run_set = judge_run_set([ResultSource(head, "result")], base, "result.base.json")
     text = " ".join(FirstScreen.of(run_set).text().split())
-    assert "base bbbbbbb" in text and "(paired, 4 pairs, same machine)" in text
+    assert "base bbbbbbb (torch 2.10.0; paired, 4 pairs, same machine)" in text
     assert "baseline update" not in text, "nothing to refresh: the base is measured each run"
-    assert "no stored baseline to refresh" in text
+    assert "no stored baseline to refresh" in text and "Paired: the base was measured" in text

@@ -48,12 +48,12 @@ class Pairing:
 
     def summary(self, pairs: int | None) -> str:
         """For the first screen: "paired, 4 pairs, same machine"."""
-        return f"paired, {pairs} pairs, same machine" if pairs else "paired, same machine"
+        return f"paired, {_pairs(pairs)}, same machine" if pairs else "paired, same machine"
 
     def note(self, pairs: int | None) -> str:
         """The comparison's first note: "paired: 4 pairs, base `abc1234`, head `def5678`,
         same machine"."""
-        counted = f"{pairs} pairs" if pairs else "pairs"
+        counted = _pairs(pairs) if pairs else "pairs"
         sides = f"{self.base_label} {_short(self.base_commit)}, {self.head_label} " + _short(
             self.head_commit
         )
@@ -61,6 +61,10 @@ class Pairing:
             f"paired: {counted}, {sides}, same machine, processes alternating {self.order}: "
             "each head process judged against the base process next to it"
         )
+
+
+def _pairs(count: int | None) -> str:
+    return "1 pair" if count == 1 else f"{count} pairs"
 
 
 def _short(commit: str | None) -> str:

@@ -44,6 +44,12 @@ PROCESSES_NOTE = (
     "Speed rows against the baseline compare each process's fastest iterations (what load "
     "moves least), so their values are not the compiled-vs-eager speeds above."
 )
+PAIRED_NOTE = (
+    "Paired: the base was measured in this job, on this machine, its processes alternating "
+    "with the head's (A B B A); each head process is judged against the base process beside "
+    "it, so what the machine did meanwhile cancels, and the noise is the 95 % interval of "
+    "those paired differences."
+)
 YARDSTICK_NOTE = (
     "Step-time changes between runs on the same torch are judged against a fixed torch "
     "workload timed beside the step (the yardstick), so a runner that is slower today does "
@@ -167,14 +173,14 @@ def _context(run_set: RunSetVerdict, links: LinkContext) -> tuple:
         (Item("head", style="bold"), Item(_short(head), links.commit_url(head), "code"))
     ]
     if run_set.baseline is not None:
-        base_torch = f"(torch {_plain_torch(base_env['torch'])})" if base_env.get("torch") else ""
         paired = next((v.verdict.paired for v in run_set.versions if v.verdict), None)
+        about = [f"torch {_plain_torch(base_env['torch'])}"] if base_env.get("torch") else []
+        about += [paired] if paired else []
         groups.append(
             (
                 Item("base" if paired else "baseline", style="bold"),
                 Item(_short(base), links.commit_url(base), "code"),
-                *([Item(base_torch)] if base_torch else []),
-                *([Item(f"({paired})")] if paired else []),
+                *([Item(f"({'; '.join(about)})")] if about else []),
             )
         )
     where = env.get("gpu_name") or (
@@ -272,7 +278,7 @@ def _what_failed(rows: list[MetricVerdict], step: dict) -> str:
 
 def _footnotes(run_set: RunSetVerdict) -> list[str]:
     estimators: list[str] = []
-    yardstick = processes = False
+    yardstick = processes = paired = False
     for version in run_set.versions:
         for step in (version.document or {}).get("steps", []):
             for variant in step.get("variants", []):
@@ -282,12 +288,15 @@ def _footnotes(run_set: RunSetVerdict) -> list[str]:
         if version.verdict is not None:
             yardstick |= any(r.normalisation == "yardstick" for r in version.verdict.verdicts)
             processes |= any("fastest iterations" in r.message for r in version.verdict.verdicts)
+            paired |= version.verdict.paired is not None
     notes = []
     if estimators:
         described = "; ".join(estimator_text(e) for e in estimators)
         notes.append(f"Compiled vs eager: {described}.")
     if processes:
         notes.append(PROCESSES_NOTE)
+    if paired:
+        notes.append(PAIRED_NOTE)
     if yardstick:
         notes.append(YARDSTICK_NOTE)
     return notes

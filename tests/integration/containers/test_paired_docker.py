@@ -132,3 +132,40 @@ def test_the_hostile_head_cannot_touch_the_base(
     assert [line.split("·")[1].split("]")[0].strip() for line in order] == [
         "base", "head", "head", "base",
     ]  # fmt: skip
+
+
+def test_two_versions_alternate_each_child_in_its_versions_image(
+    local_torch_image: Any, base_image: str, tmp_path: Path
+) -> None:
+    """`matrix --paired`: the upgrade question on one machine. With one real version (no
+    COMPILEGATE_DOCKER_SECOND_TORCH) it must refuse: a paired run needs two."""
+    second = os.environ.get("COMPILEGATE_DOCKER_SECOND_TORCH")
+    config = tmp_path / "compilegate.yml"
+    config.write_text(
+        CONFIG.replace("step.py:make_step", "examples/test_steps/tiny_mlp.py:make_step")
+    )
+    out_dir = tmp_path / "results"
+    versions = [LOCAL_TORCH, *([second] if second else [])]
+    command = [
+        sys.executable, "-I", "-m", "compilegate", "matrix", "--backend", "docker", "--paired",
+        "--base-image", base_image, "--config", str(config), "--repo", str(REPO_ROOT),
+        "--out-dir", str(out_dir),
+    ]  # fmt: skip
+    for version in versions:
+        command += ["--torch", version]
+    done = subprocess.run(
+        command, capture_output=True, text=True, check=False, timeout=3000, cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT / "runner")},
+    )  # fmt: skip
+    output = done.stdout[-4000:] + done.stderr[-4000:]
+    if not second:
+        assert done.returncode == 2 and "at least two --torch versions" in done.stderr, output
+        pytest.skip("SECOND TORCH NOT TESTED: set COMPILEGATE_DOCKER_SECOND_TORCH (CI does)")
+    base = json.loads((out_dir / f"torch-{LOCAL_TORCH}" / "result.json").read_text())
+    head = json.loads((out_dir / f"torch-{second}" / "result.json").read_text())
+    assert head["environment"]["torch"].split("+")[0] == second, output
+    for side in (base, head):
+        assert side["steps"][0]["status"] == "ok", (side["steps"][0].get("error"), output)
+    assert (base["pairing"]["role"], head["pairing"]["role"]) == ("base", "head")
+    assert done.returncode in (0, 1), output
+    assert "paired, 2 pairs, same machine" in " ".join(done.stdout.split()), output
