@@ -90,6 +90,23 @@ def test_usage_mistakes_exit_2(tmp_path: Path) -> None:
         )
         assert_one_line_error(run, 2, f"{baseline}: ", fragment)
         assert not out.exists(), "nothing is measured before the baseline is known good"
+    # Paired mode's mistakes, found before anything is measured.
+    out = tmp_path / "paired.json"
+    common = ("--config", str(config), "--repo", str(REPO_ROOT), "--out", str(out))
+    for args, fragment in [
+        (("--against", "no-such-ref-anywhere"), "--against no-such-ref-anywhere: not a commit"),
+        (("--against=--output=/tmp/x",), "--against '--output=/tmp/x': expected a commit"),
+        (("--against", "HEAD", "--baseline", str(config)), "--against and --baseline"),
+    ]:
+        run = run_cli("run", *common, *args)
+        assert_one_line_error(run, 2, fragment)
+        assert not out.exists()
+    for args, fragment in [
+        (("--paired", "--torch", "2.13.0"), "--paired: give at least two --torch versions"),
+        (("--paired", "--against", "HEAD", "--torch", "1.0", "--torch", "2.0"), "give one"),
+    ]:
+        run = run_cli("matrix", "--config", str(config), "--repo", str(REPO_ROOT), *args)
+        assert_one_line_error(run, 2, fragment)
     python_without_torch = tmp_path / "python"
     python_without_torch.write_text('#!/bin/sh\nexec /usr/bin/env python3 -S "$@"\n')
     python_without_torch.chmod(0o755)

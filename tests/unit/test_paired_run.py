@@ -201,3 +201,16 @@ def test_a_base_without_the_config_makes_every_step_new(tmp_path: Path, repo: Pa
     configs = paired_configs(worktree, head)
     assert configs.base.steps == () and len(configs.head.steps) == 2
     assert "every step is new" in configs.notes[0]
+
+
+def test_a_config_outside_the_repository_is_a_usage_error(repo: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere.yml"
+    outside.write_text(HEAD_CONFIG)
+    head = Config.from_file(outside, repo_root=repo)
+    options = RunOptions(tmp_path / "r.json", stream=io.StringIO(), launcher=StandInLauncher())
+    with pytest.raises(UsageError, match="outside the repository"):
+        run_against(head, "HEAD~1", options)
+    worktrees = subprocess.run(
+        ["git", "-C", str(repo), "worktree", "list"], capture_output=True, text=True
+    ).stdout
+    assert len(worktrees.splitlines()) == 1

@@ -180,7 +180,13 @@ def paired_configs(base_tree: Path, head: Config) -> PairedConfigs:
     """REF's config (from its tree) and the head's (after --step) under REF's policy, with
     the notes. A base step the head declares but did not select is left out of the base
     too (the gate reads it as `skipped`, from the head's declared steps)."""
-    relative = head.path.resolve().relative_to(head.repo_root.resolve())
+    try:
+        relative = head.path.resolve().relative_to(head.repo_root.resolve())
+    except ValueError:
+        raise UsageError(
+            f"--against: the config {head.path} is outside the repository {head.repo_root}: "
+            "paired mode reads the base's config from the same path in the base's tree"
+        ) from None
     base_file = base_tree / relative
     notes: list[str] = []
     if base_file.is_file():
