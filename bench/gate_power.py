@@ -177,6 +177,19 @@ def plants(args: argparse.Namespace, baseline: dict) -> list[dict]:
     ]
 
 
+def new_manifest(args: argparse.Namespace) -> dict:
+    """What a bench run records beside its results: how it was run and the machine's load."""
+    return {
+        "command": " ".join(sys.argv),
+        "load": args.load,
+        "iterations": args.iterations,
+        "threads": args.threads,
+        "load_before": os.getloadavg()[0],
+        "started": time.time(),
+        "cases": [],
+    }
+
+
 def measure(args: argparse.Namespace, work: Path) -> None:
     """Every run, each result kept in `work` and listed in work/manifest.json as it lands."""
     config = work / "compilegate.yml"
@@ -188,15 +201,7 @@ def measure(args: argparse.Namespace, work: Path) -> None:
             env=", ".join(PLANT_VARIABLES),
         )
     )
-    manifest: dict = {
-        "command": " ".join(sys.argv),
-        "load": args.load,
-        "iterations": args.iterations,
-        "threads": args.threads,
-        "load_before": os.getloadavg()[0],
-        "started": time.time(),
-        "cases": [],
-    }
+    manifest = new_manifest(args)
     counter = iter(range(10_000))
 
     def run(plant: dict[str, str] | None = None, load: int = args.load) -> str:

@@ -40,7 +40,7 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT / "runner"))
 
-from gate_power import busy_loops, change_of, fastest_ms, flagged  # noqa: E402
+from gate_power import busy_loops, change_of, fastest_ms, flagged, new_manifest  # noqa: E402
 
 from compilegate.gate.compare import compare_to_baseline  # noqa: E402
 
@@ -121,15 +121,7 @@ def measure(args: argparse.Namespace, work: Path) -> None:
     (repo / "compilegate.yml").write_text(config)
     (repo / ".gitignore").write_text("__pycache__/\n")
     base = commit(repo, step_source(), "base")
-    manifest: dict = {
-        "command": " ".join(sys.argv),
-        "load": args.load,
-        "iterations": args.iterations,
-        "threads": args.threads,
-        "load_before": os.getloadavg()[0],
-        "started": time.time(),
-        "cases": [],
-    }
+    manifest = new_manifest(args)
 
     def save() -> None:
         manifest["load_after"] = os.getloadavg()[0]

@@ -13,6 +13,7 @@ from ..errors import EXIT_OK, EXIT_RUN_ERROR, RunInterrupted, UsageError
 
 if TYPE_CHECKING:
     from ..config import Config
+    from ..run.orchestrate import RunOptions
 
 
 def add_parser(commands: Any) -> None:
@@ -80,7 +81,7 @@ def command_run(args: argparse.Namespace) -> int:
     from ..config import Config
     from ..report.result_table import render_result_table
     from ..run.interrupts import signals_interrupt_the_run
-    from ..run.orchestrate import RunOptions, run_config
+    from ..run.orchestrate import run_config
 
     python = _check_python(args.python)
     config = Config.from_file(args.config, repo_root=args.repo).select(args.step)
@@ -100,12 +101,7 @@ def command_run(args: argparse.Namespace) -> int:
         config, notes = adopt_baseline_power(config, baseline)
         for note in notes:
             sys.stderr.write(f"note: {note}\n")
-    options = RunOptions(
-        out_path=args.out,
-        python=python,
-        inductor_cache_dir=args.inductor_cache,
-        verbose=args.verbose,
-    )
+    options = _run_options(args, python)
     try:
         with signals_interrupt_the_run():
             document = run_config(config, options)
@@ -138,18 +134,12 @@ def _run_against(args: argparse.Namespace, config: Config, python: str) -> int:
     base on paired differences; exit codes as for compare."""
     from ..report.result_table import render_result_table
     from ..run.interrupts import signals_interrupt_the_run
-    from ..run.orchestrate import RunOptions
     from ..run.paired import run_against
     from .gate_commands import compare_and_report
 
     if args.baseline is not None:
         raise UsageError("--against and --baseline: give one (paired or stored baseline)")
-    options = RunOptions(
-        out_path=args.out,
-        python=python,
-        inductor_cache_dir=args.inductor_cache,
-        verbose=args.verbose,
-    )
+    options = _run_options(args, python)
     try:
         with signals_interrupt_the_run():
             paired = run_against(config, args.against, options)
@@ -169,6 +159,17 @@ def _run_against(args: argparse.Namespace, config: Config, python: str) -> int:
         sys.stdout,
         result_path=paired.head_path,
         baseline_path=paired.base_path,
+    )
+
+
+def _run_options(args: argparse.Namespace, python: str) -> RunOptions:
+    from ..run.orchestrate import RunOptions
+
+    return RunOptions(
+        out_path=args.out,
+        python=python,
+        inductor_cache_dir=args.inductor_cache,
+        verbose=args.verbose,
     )
 
 
