@@ -11,6 +11,10 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TORCH_PYTHON = os.environ.get("COMPILEGATE_TORCH_PYTHON", sys.executable)
+# An older PyTorch's interpreter, cached outside the repository (`make old-torch-env`).
+OLD_TORCH_PYTHON = os.environ.get(
+    "COMPILEGATE_OLD_PYTHON", str(Path.home() / ".cache/compilegate/torch-2.4.1/bin/python")
+)
 # A step measured in seconds: backend eager (no compile), one eager process, no numerics.
 QUICK_STEP_SETTINGS = (
     "    variants: [{backend: eager}]\n    warmup: 1\n    iterations: 4\n    rounds: 2\n"

@@ -12,15 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import REPO_ROOT, TORCH_PYTHON, write_config
+from cli_helpers import OLD_TORCH_PYTHON, REPO_ROOT, TORCH_PYTHON, write_config
 
 # --- Compile diagnostics: one real run per PyTorch version, shared by test_diagnostics.py and
 # test_explain_crosscheck.py. The old version's environment lives outside the repository
 # (`make old-torch-env`); without it the old-torch half is skipped, loudly.
 
-OLD_TORCH_PYTHON = os.environ.get(
-    "COMPILEGATE_OLD_PYTHON", str(Path.home() / ".cache/compilegate/torch-2.4.1/bin/python")
-)
 
 # Tiny steps, short schedules: warm-up 2 (the compile), 4 timed iterations in 2 rounds.
 # Numerics only where it is the point (each check compiles the step once more).

@@ -9,13 +9,12 @@ import io
 from pathlib import Path
 
 import pytest
-from cli_helpers import QUICK_STEP_SETTINGS, REPO_ROOT, TORCH_PYTHON, write_config
+from cli_helpers import OLD_TORCH_PYTHON, QUICK_STEP_SETTINGS, REPO_ROOT, TORCH_PYTHON, write_config
 
 from compilegate.config import Config
 from compilegate.gate.compare import compare_to_baseline
 from compilegate.run.launcher import ChildLauncher
 from compilegate.run.paired import run_versions_paired
-from conftest import OLD_TORCH_PYTHON
 
 pytestmark = [pytest.mark.compile, pytest.mark.old_torch]
 
