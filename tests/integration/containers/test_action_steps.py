@@ -90,12 +90,12 @@ def test_the_composite_action_measures_publishes_and_fails_per_the_verdict(
         outputs = runner.run_action(
             {"torch": "2.13.0", "backend": "docker", "gpus": "", "base-image": base_image,
              "baseline-artifact": "compilegate-baseline", "comment-key": "action-test",
-             "github-token": TOKEN}
+             "github-token": TOKEN, "against": "none"}
         )  # fmt: skip
     finally:
         fake.close()
     by_name = {r.name.split(" (")[0]: r for r in runner.records}
-    for name in ("Install compilegate", "Find the baseline"):
+    for name in ("Install compilegate", "Find the base"):
         assert by_name[name].returncode == 0, by_name[name].stderr[-3000:]
     measure = by_name["Measure"]
     assert "GITHUB_TOKEN" not in measure.env and TOKEN not in measure.env.values()
@@ -113,4 +113,79 @@ def test_the_composite_action_measures_publishes_and_fails_per_the_verdict(
     assert by_name["Upload the result documents"].skipped.startswith("uses:")
     final = by_name["Fail the job per the verdict"]
     assert final.returncode == 4 and "::error title=compilegate::" in final.stdout
+    assert fake.violations == []
+
+
+def git(repo: Path, *args: str) -> str:
+    import subprocess
+
+    done = subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", *args],
+        check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    return done.stdout.strip()
+
+
+def test_a_pull_request_to_the_default_branch_is_measured_beside_its_base(
+    tmp_path: Path, local_torch_image: Any, base_image: str
+) -> None:
+    """`against: auto`: the event's base commit is measured beside the head in the same job,
+    no baseline artifact is fetched, and the comment says the comparison was paired."""
+    repo = repository(tmp_path)
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "base")
+    base_sha = git(repo, "rev-parse", "HEAD")
+    (repo / "train" / "notes.md").write_text("a change that does not touch the step\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "head")
+    event = json.loads(json.dumps(EVENT))
+    event["pull_request"]["base"]["sha"] = base_sha
+    event["pull_request"]["base"]["ref"] = "main"
+    fake = FakeGitHub(REPO, token=TOKEN)
+    try:
+        pr = event["number"]
+        fake.open_pull_request(pr, event["pull_request"]["head"]["sha"], REPO)
+        event_path = tmp_path / "event.json"
+        event_path.write_text(json.dumps(event))
+        runner_temp = tmp_path / "runner-temp"
+        runner_temp.mkdir()
+        base_env = {
+            "PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/root"),
+            "LANG": "C.UTF-8", "GITHUB_ACTIONS": "true",
+            "GITHUB_API_URL": fake.api_url, "GITHUB_SERVER_URL": fake.web_url,
+            "GITHUB_REPOSITORY": REPO, "GITHUB_EVENT_NAME": "pull_request",
+            "GITHUB_EVENT_PATH": str(event_path), "GITHUB_SHA": "5" * 40,
+            "GITHUB_RUN_ID": "78", "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+            "NO_PROXY": "127.0.0.1",
+            **{k: v for k, v in os.environ.items() if k.startswith(("PIP_", "DOCKER_"))},
+        }  # fmt: skip
+        runner = Runner(
+            workspace=repo, runner_temp=runner_temp, base_env=base_env,
+            github={"event": {**event, "repository": {"default_branch": "main"}},
+                    "repository": REPO, "token": TOKEN},
+            action_root=REPO_ROOT,
+        )  # fmt: skip
+        outputs = runner.run_action(
+            {"torch": "2.13.0", "backend": "docker", "gpus": "", "base-image": base_image,
+             "baseline-artifact": "compilegate-baseline", "comment-key": "paired-test",
+             "github-token": TOKEN}
+        )  # fmt: skip
+    finally:
+        fake.close()
+    by_name = {r.name.split(" (")[0]: r for r in runner.records}
+    found = by_name["Find the base"]
+    assert found.returncode == 0 and f"paired mode: measuring {base_sha}" in found.stdout
+    measure = by_name["Measure"]
+    results = Path(
+        Path(measure.env["GITHUB_OUTPUT"]).read_text().split("results-dir=")[1].split()[0]
+    )
+    head = json.loads((results / "torch-2.13.0" / "result.json").read_text())
+    base = json.loads((results / "torch-2.13.0" / "result.base.json").read_text())
+    assert base["environment"]["commit"] == base_sha
+    assert head["pairing"]["id"] == base["pairing"]["id"]
+    assert outputs["verdict"] in ("pass", "inconclusive", "improvement", "regression")
+    (comment,) = fake.comments_on(pr)
+    assert "paired, 1 pair, same machine" in comment["body"]
+    assert not [s for s in fake.seen if "artifacts" in s.path], "no baseline fetched"
     assert fake.violations == []
