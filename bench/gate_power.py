@@ -94,6 +94,36 @@ def busy_loops(count: int) -> Iterator[None]:
             spinner.wait()
 
 
+@contextmanager
+def intermittent_busy_loops(count: int, period_s: float) -> Iterator[None]:
+    """`count` busy loops that come and go: on for `period_s`, off for `period_s`, … — a
+    neighbour's jobs starting and ending on a shared runner. Without a period, always on."""
+    if not period_s:
+        with busy_loops(count):
+            yield
+        return
+    import threading
+
+    stop = threading.Event()
+
+    def cycle() -> None:
+        while not stop.is_set():
+            spinners = [subprocess.Popen([sys.executable, "-c", BUSY_LOOP]) for _ in range(count)]
+            stop.wait(period_s)
+            for spinner in spinners:
+                spinner.kill()
+                spinner.wait()
+            stop.wait(period_s)
+
+    worker = threading.Thread(target=cycle, daemon=True)
+    worker.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        worker.join()
+
+
 def run_once(config: Path, out: Path, python: str, plant: dict[str, str], load: int) -> dict:
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT / "runner"), **STEP_SIZE, **plant}
     for name in PLANT_VARIABLES:
@@ -307,6 +337,13 @@ def main() -> None:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--work", type=Path, default=None, help="folder for the results")
+    parser.add_argument(
+        "--load-period",
+        type=float,
+        default=0.0,
+        metavar="S",
+        help="with --paired: the busy loops come and go, on for S seconds, off for S",
+    )
     parser.add_argument(
         "--paired",
         action="store_true",

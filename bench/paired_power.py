@@ -40,7 +40,13 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT / "runner"))
 
-from gate_power import busy_loops, change_of, fastest_ms, flagged, new_manifest  # noqa: E402
+from gate_power import (  # noqa: E402
+    change_of,
+    fastest_ms,
+    flagged,
+    intermittent_busy_loops,
+    new_manifest,
+)
 
 from compilegate.gate.compare import compare_to_baseline  # noqa: E402
 
@@ -122,6 +128,7 @@ def measure(args: argparse.Namespace, work: Path) -> None:
     (repo / ".gitignore").write_text("__pycache__/\n")
     base = commit(repo, step_source(), "base")
     manifest = new_manifest(args)
+    manifest["load_period_s"] = args.load_period
 
     def save() -> None:
         manifest["load_after"] = os.getloadavg()[0]
@@ -173,7 +180,7 @@ def measure(args: argparse.Namespace, work: Path) -> None:
             counter += 1
             out = work / f"p{counter}.json"
             started = time.perf_counter()
-            with busy_loops(args.load):
+            with intermittent_busy_loops(args.load, args.load_period):
                 done = compilegate(
                     "run",
                     "--config",
@@ -249,7 +256,7 @@ def judge(work: Path) -> None:
     env = stored["environment"]
     print(
         f"gate power, paired vs stored · `{manifest['command']}` · --load {manifest['load']} "
-        "busy loops through every paired run (stored baseline recorded without) · torch "
+        f"busy loops {_pattern(manifest)} (stored baseline recorded without) · torch "
         f"{env['torch']} "
         f"· {env.get('gpu_name') or 'CPU'} ({env.get('cpu_count')} cores) · "
         f"{manifest['iterations']} iterations x 10 rounds · threads {manifest['threads']} · "
@@ -277,6 +284,13 @@ def judge(work: Path) -> None:
         f"of it (about {statistics.median(seconds) / 2:.0f} s under the same load; the stored "
         f"baseline itself took {base_s:.0f} s idle)"
     )
+
+
+def _pattern(manifest: dict) -> str:
+    period = manifest.get("load_period_s")
+    if period:
+        return f"on {period:g} s, off {period:g} s, through every paired run"
+    return "through every paired run"
 
 
 def table(header: tuple[str, ...], rows: list[tuple]) -> None:
