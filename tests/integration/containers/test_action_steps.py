@@ -51,6 +51,31 @@ def repository(tmp: Path) -> Path:
     return repo
 
 
+def action_runner(
+    tmp_path: Path, workspace: Path, event: dict, fake: FakeGitHub, summary: Path
+) -> Runner:
+    """The composite action's runner for `event`, against the local GitHub."""
+    event_path = tmp_path / "event.json"
+    event_path.write_text(json.dumps(event))
+    runner_temp = tmp_path / "runner-temp"
+    runner_temp.mkdir()
+    base_env = {  # what a runner gives every step; GITHUB_TOKEN is not among them
+        "PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/root"),
+        "LANG": "C.UTF-8", "GITHUB_ACTIONS": "true",
+        "GITHUB_API_URL": fake.api_url, "GITHUB_SERVER_URL": fake.web_url,
+        "GITHUB_REPOSITORY": REPO, "GITHUB_EVENT_NAME": "pull_request",
+        "GITHUB_EVENT_PATH": str(event_path), "GITHUB_SHA": "5" * 40,
+        "GITHUB_RUN_ID": "77", "GITHUB_STEP_SUMMARY": str(summary), "NO_PROXY": "127.0.0.1",
+        **{k: v for k, v in os.environ.items() if k.startswith(("PIP_", "DOCKER_"))},
+    }  # fmt: skip
+    return Runner(
+        workspace=workspace, runner_temp=runner_temp, base_env=base_env,
+        github={"event": {**event, "repository": {"default_branch": "main"}},
+                "repository": REPO, "token": TOKEN},
+        action_root=REPO_ROOT,
+    )  # fmt: skip
+
+
 def zipped(document: dict) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
@@ -67,26 +92,8 @@ def test_the_composite_action_measures_publishes_and_fails_per_the_verdict(
         fake.open_pull_request(pr, head_sha, REPO)
         # A baseline from another machine: the gate cannot judge against it and must say so.
         fake.add_artifact("compilegate-baseline", zipped(result()), head_branch="main")
-        event_path = tmp_path / "event.json"
-        event_path.write_text(json.dumps(EVENT))
-        runner_temp = tmp_path / "runner-temp"
-        runner_temp.mkdir()
         summary = tmp_path / "summary.md"
-        base_env = {  # what a runner gives every step; GITHUB_TOKEN is not among them
-            "PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/root"),
-            "LANG": "C.UTF-8", "GITHUB_ACTIONS": "true",
-            "GITHUB_API_URL": fake.api_url, "GITHUB_SERVER_URL": fake.web_url,
-            "GITHUB_REPOSITORY": REPO, "GITHUB_EVENT_NAME": "pull_request",
-            "GITHUB_EVENT_PATH": str(event_path), "GITHUB_SHA": "5" * 40,
-            "GITHUB_RUN_ID": "77", "GITHUB_STEP_SUMMARY": str(summary), "NO_PROXY": "127.0.0.1",
-            **{k: v for k, v in os.environ.items() if k.startswith(("PIP_", "DOCKER_"))},
-        }  # fmt: skip
-        runner = Runner(
-            workspace=repository(tmp_path), runner_temp=runner_temp, base_env=base_env,
-            github={"event": {**EVENT, "repository": {"default_branch": "main"}},
-                    "repository": REPO, "token": TOKEN},
-            action_root=REPO_ROOT,
-        )  # fmt: skip
+        runner = action_runner(tmp_path, repository(tmp_path), EVENT, fake, summary)
         outputs = runner.run_action(
             {"torch": "2.13.0", "backend": "docker", "gpus": "", "base-image": base_image,
              "baseline-artifact": "compilegate-baseline", "comment-key": "action-test",
@@ -146,26 +153,7 @@ def test_a_pull_request_to_the_default_branch_is_measured_beside_its_base(
     try:
         pr = event["number"]
         fake.open_pull_request(pr, event["pull_request"]["head"]["sha"], REPO)
-        event_path = tmp_path / "event.json"
-        event_path.write_text(json.dumps(event))
-        runner_temp = tmp_path / "runner-temp"
-        runner_temp.mkdir()
-        base_env = {
-            "PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/root"),
-            "LANG": "C.UTF-8", "GITHUB_ACTIONS": "true",
-            "GITHUB_API_URL": fake.api_url, "GITHUB_SERVER_URL": fake.web_url,
-            "GITHUB_REPOSITORY": REPO, "GITHUB_EVENT_NAME": "pull_request",
-            "GITHUB_EVENT_PATH": str(event_path), "GITHUB_SHA": "5" * 40,
-            "GITHUB_RUN_ID": "78", "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
-            "NO_PROXY": "127.0.0.1",
-            **{k: v for k, v in os.environ.items() if k.startswith(("PIP_", "DOCKER_"))},
-        }  # fmt: skip
-        runner = Runner(
-            workspace=repo, runner_temp=runner_temp, base_env=base_env,
-            github={"event": {**event, "repository": {"default_branch": "main"}},
-                    "repository": REPO, "token": TOKEN},
-            action_root=REPO_ROOT,
-        )  # fmt: skip
+        runner = action_runner(tmp_path, repo, event, fake, tmp_path / "summary.md")
         outputs = runner.run_action(
             {"torch": "2.13.0", "backend": "docker", "gpus": "", "base-image": base_image,
              "baseline-artifact": "compilegate-baseline", "comment-key": "paired-test",
