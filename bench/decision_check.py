@@ -47,6 +47,7 @@ from compilegate.results.payoff import BreakEven, verdict  # noqa: E402
 from compilegate.results.recommendation import steps as fmt_steps  # noqa: E402
 
 STEPS = {
+    "pointwise_mlp": "examples/pointwise_mlp_step.py:make_step",
     "residual_mlp": "examples/residual_mlp_step.py:make_step",
     "transformer": "examples/transformer_step.py:make_step",
 }
