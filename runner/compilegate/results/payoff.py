@@ -17,11 +17,20 @@ what an interval for the next run must carry, so the processes are pooled:
                      cold_samples, else compile_s), t interval on the logs from ≥ 2 samples;
                      from one, the warm compiles' spread (cold_compile_estimate);
                      the late recompiles an epoch schedule found included (late_recompile_s)
-    break-even       compile cost / d steps; its interval adds the log half-widths of the
-                     compile cost, the speedup's (1 − 1/speedup) and the eager step in
-                     quadrature (delta method); unbounded above when the speedup's interval
-                     reaches 1 (it may never pay off)
-    saving over S    S·d − C, low S·d_low − C_high, high S·d_high − C_low (seconds)
+    break-even       compile cost / d steps, with a 95 % interval for the next run (a
+                     prediction interval): the user's training run is one eager or one
+                     compiled process with one cold compile, and lands off the mean by
+                     as much as one process does. On the log scale it adds the
+                     uncertainty of the means (the paired speedup's gain and the eager
+                     step, over √processes; the compile cost over √compiles) to one new
+                     draw of each: the spread of the processes' mean eager and mean
+                     compiled step times (independent: two training runs are two
+                     processes) and of the cold compiles; t quantile at the
+                     Welch–Satterthwaite degrees of freedom. Unbounded above when the
+                     speedup's interval reaches 1 or one run's saving may reach zero
+    saving over S    S·d − C; its interval C·(S/high − 1) … C·(S/low − 1) from the
+                     break-even's, so it is above zero exactly when the whole break-even
+                     interval lies within S
 
 The warm-cache break-even does the same with the compile seconds of the later processes,
 which compile from the cache the first one filled: what a second run of the same job pays.
@@ -55,6 +64,11 @@ class LogEstimate:
     sd_log: float
     n: int
     half_width: float
+    df: int | None = None  # degrees of freedom of sd_log; None: n − 1 (0: no spread known)
+
+    @property
+    def spread_df(self) -> int:
+        return self.n - 1 if self.df is None else self.df
 
     @property
     def low(self) -> float:
@@ -66,7 +80,8 @@ class LogEstimate:
 
     def with_samples(self, n: int) -> LogEstimate:
         """The same estimate and spread as if `n` samples had been taken."""
-        return replace(self, n=n, half_width=_t_half_width(self.sd_log, n))
+        df = None if self.df is None else self.df + n - self.n
+        return replace(self, n=n, half_width=_t_half_width(self.sd_log, n), df=df)
 
     def to_dict(self) -> dict[str, float]:
         return {"estimate": self.estimate, "low": self.low, "high": self.high}
@@ -93,6 +108,7 @@ class Measured:
 
     speedup: LogEstimate
     eager_ms: LogEstimate
+    compiled_ms: LogEstimate
     compile_s: LogEstimate | None
     warm_compile_s: LogEstimate | None
     estimator: str
@@ -100,6 +116,15 @@ class Measured:
     @property
     def processes(self) -> int:
         return self.speedup.n
+
+    def with_processes(self, n: int) -> Measured:
+        """The same estimates and spreads as if `n` processes had been timed."""
+        return replace(
+            self,
+            speedup=self.speedup.with_samples(n),
+            eager_ms=self.eager_ms.with_samples(n),
+            compiled_ms=self.compiled_ms.with_samples(n),
+        )
 
 
 def measure(variant: Doc) -> Measured | None:
@@ -121,6 +146,7 @@ def measure(variant: Doc) -> Measured | None:
     return Measured(
         speedup=speedup,
         eager_ms=eager_ms,
+        compiled_ms=log_estimate([c for _, c in pairs]),
         compile_s=cold_compile_estimate(cold_compile_samples(variant), warm),
         warm_compile_s=_compile_estimate(warm),
         estimator=estimator,
@@ -192,7 +218,7 @@ def cold_compile_estimate(cold: Sequence[float], warm: Sequence[float]) -> LogEs
         return _compile_estimate(cold)
     spread = log_estimate(warm).sd_log
     half = t_quantile(1 - (1 - CONFIDENCE) / 2, len(warm) - 1) * spread
-    return LogEstimate(cold[0], spread, 1, half)
+    return LogEstimate(cold[0], spread, 1, half, df=len(warm) - 1)
 
 
 def _positive(value: Any) -> bool:
@@ -201,8 +227,9 @@ def _positive(value: Any) -> bool:
 
 @dataclass(frozen=True)
 class BreakEven:
-    """Steps after which compiling has paid for itself: estimate and 95 % interval.
-    `estimate` None: the speedup's estimate is ≤ 1; `high` None: it may never pay off."""
+    """Steps after which compiling has paid for itself in one run: estimate and 95 %
+    interval. `estimate` None: the speedup's estimate is ≤ 1; `high` None: it may never
+    pay off."""
 
     estimate: float | None
     low: float
@@ -217,49 +244,106 @@ def _gain(speedup: float) -> float:
     return 1 - 1 / speedup
 
 
-def break_even(
-    speedup: LogEstimate, eager_ms: LogEstimate, compile_s: LogEstimate
-) -> BreakEven | None:
-    """None when the whole speedup interval is ≤ 1: compiling never pays off."""
+@dataclass(frozen=True)
+class _Variance:
+    """Variance components of a log quantity, each with its degrees of freedom (None:
+    known exactly enough to take the normal quantile)."""
+
+    parts: tuple[tuple[float, int | None], ...] = ()
+
+    def plus(self, variance: float, df: int | None) -> _Variance:
+        return _Variance((*self.parts, (variance, df))) if variance > 0 else self
+
+    @property
+    def total(self) -> float:
+        return sum(v for v, _ in self.parts)
+
+    def quantile(self) -> float:
+        """The two-sided 95 % t quantile at the Welch–Satterthwaite degrees of freedom."""
+        finite = [(v, df) for v, df in self.parts if df is not None]
+        if not finite:
+            return NORMAL_95
+        if any(df < 1 for _, df in finite):
+            return math.inf  # a spread that could not be measured at all
+        df = self.total**2 / sum(v * v / df for v, df in finite)
+        return t_quantile(1 - (1 - CONFIDENCE) / 2, max(1, math.floor(df)))
+
+    def half_width(self) -> float:
+        return self.quantile() * math.sqrt(self.total)
+
+
+def _df(estimate: LogEstimate) -> int | None:
+    """Degrees of freedom of an estimate's spread; None for a one-process bootstrap."""
+    return None if estimate.n < 2 and estimate.df is None else estimate.spread_df
+
+
+def _compile_variance(compile_s: LogEstimate) -> _Variance:
+    """The next run's compile seconds: the estimate's own uncertainty plus one new draw."""
+    return _Variance().plus(compile_s.sd_log**2 * (1 + 1 / compile_s.n), _df(compile_s))
+
+
+def _saving_variance(m: Measured) -> _Variance:
+    """The log of the next run's saving per step, eager − compiled: the uncertainty of the
+    mean saving (the paired speedup and the eager step, each over √processes) plus one new
+    draw of each — a training run is one eager or one compiled process, and the spread of
+    the processes' mean step times is how much one such process lands off the mean."""
+    s, n = m.speedup.estimate, m.processes
+    eager, compiled = m.eager_ms.estimate, m.eager_ms.estimate / s
+    saving = eager - compiled
+    mean_gain = (m.speedup.sd_log / (s - 1)) ** 2 / n
+    mean_eager = m.eager_ms.sd_log**2 / n
+    new_eager = (eager * m.eager_ms.sd_log / saving) ** 2
+    new_compiled = (compiled * m.compiled_ms.sd_log / saving) ** 2
+    return (
+        _Variance()
+        .plus(mean_gain, _df(m.speedup))
+        .plus(mean_eager, _df(m.eager_ms))
+        .plus(new_eager, _df(m.eager_ms))
+        .plus(new_compiled, _df(m.compiled_ms))
+    )
+
+
+def _predicted_low(compile_s: LogEstimate) -> float:
+    return compile_s.estimate * math.exp(-_compile_variance(compile_s).half_width())
+
+
+def break_even(m: Measured, compile_s: LogEstimate) -> BreakEven | None:
+    """The break-even of the next run, with its 95 % prediction interval; None when the
+    whole speedup interval is ≤ 1: compiling never pays off."""
+    speedup, eager = m.speedup, m.eager_ms.estimate
     if speedup.high <= 1:
         return None
     if speedup.estimate <= 1:
-        best_saving_ms = eager_ms.high * _gain(speedup.high)
-        return BreakEven(None, compile_s.low * 1e3 / best_saving_ms, None)
-    saving_ms = eager_ms.estimate * _gain(speedup.estimate)
-    steps = compile_s.estimate * 1e3 / saving_ms
-    up = math.log(_gain(speedup.high) / _gain(speedup.estimate))
-    low = steps * math.exp(-math.hypot(up, eager_ms.half_width, compile_s.half_width))
-    if speedup.low <= 1:
+        best_saving_ms = m.eager_ms.high * _gain(speedup.high)
+        return BreakEven(None, _predicted_low(compile_s) * 1e3 / best_saving_ms, None)
+    steps = compile_s.estimate * 1e3 / (eager * _gain(speedup.estimate))
+    saving = _saving_variance(m)
+    both = _Variance((*saving.parts, *_compile_variance(compile_s).parts))
+    half = both.half_width()
+    low = steps * math.exp(-half)
+    # The saving itself may reach zero: then no run length is sure to pay off.
+    if speedup.low <= 1 or both.quantile() * math.sqrt(saving.total) >= 1:
         return BreakEven(steps, low, None)
-    down = math.log(_gain(speedup.estimate) / _gain(speedup.low))
-    high = steps * math.exp(math.hypot(down, eager_ms.half_width, compile_s.half_width))
-    return BreakEven(steps, low, high)
+    return BreakEven(steps, low, steps * math.exp(half))
 
 
 def saving_s(
-    speedup: LogEstimate, eager_ms: LogEstimate, compile_s: LogEstimate, steps: int
+    m: Measured, compile_s: LogEstimate, steps: int, found: BreakEven | None
 ) -> dict[str, float]:
-    """Seconds a `steps`-step run saves by compiling (negative: it loses), 95 % interval."""
-    saving_ms = eager_ms.estimate * _gain(speedup.estimate)
-    if speedup.estimate > 1:
-        up = math.hypot(
-            math.log(_gain(speedup.high) / _gain(speedup.estimate)), eager_ms.half_width
-        )
-        best_ms = saving_ms * math.exp(up)
-        if speedup.low > 1:
-            down = math.log(_gain(speedup.estimate) / _gain(speedup.low))
-            worst_ms = saving_ms * math.exp(-math.hypot(down, eager_ms.half_width))
-        else:
-            worst_ms = eager_ms.estimate * _gain(speedup.low)
-    else:
-        best_ms = eager_ms.estimate * _gain(speedup.high)
-        worst_ms = eager_ms.estimate * _gain(speedup.low)
-    return {
-        "estimate": steps * saving_ms / 1e3 - compile_s.estimate,
-        "low": steps * worst_ms / 1e3 - compile_s.high,
-        "high": steps * best_ms / 1e3 - compile_s.low,
-    }
+    """Seconds the next `steps`-step run saves by compiling (negative: it loses), with a 95 %
+    interval read off the break-even's (`found`): saving = compile × (steps / break-even − 1),
+    so its low end is ≥ 0 exactly when the whole break-even interval lies within the run.
+    Where the break-even is unbounded, the low end is the slowest speedup's saving less the
+    dearest compile."""
+    saving_ms = m.eager_ms.estimate * _gain(m.speedup.estimate)
+    estimate = steps * saving_ms / 1e3 - compile_s.estimate
+    worst = steps * m.eager_ms.estimate * _gain(m.speedup.low) / 1e3 - compile_s.high
+    best = steps * m.eager_ms.estimate * _gain(m.speedup.high) / 1e3 - _predicted_low(compile_s)
+    if found is None or found.estimate is None:
+        return {"estimate": estimate, "low": worst, "high": best}
+    cost = compile_s.estimate
+    low = worst if found.high is None else cost * (steps / found.high - 1)
+    return {"estimate": estimate, "low": low, "high": cost * (steps / found.low - 1)}
 
 
 def verdict(found: BreakEven | None, steps: int) -> str:
@@ -275,18 +359,15 @@ def verdict(found: BreakEven | None, steps: int) -> str:
 def processes_needed(measured: Measured, steps: int) -> int | None:
     """How many more processes of the variant, with the spread seen so far, would make the
     interval decide (all of it within `steps` or none of it); None when no number up to
-    MAX_PROCESSES would (the estimate sits on the run length, or the compile cost's own
-    noise is what keeps it open)."""
+    MAX_PROCESSES would: the estimate sits on the run length, or what keeps the interval
+    open is what more processes cannot shrink — the compile cost's noise, or how far one
+    run's step times land from the mean."""
     if measured.compile_s is None or (
         measured.speedup.sd_log == 0 and measured.eager_ms.sd_log == 0
     ):
         return None
     for total in range(measured.processes + 1, MAX_PROCESSES + 1):
-        found = break_even(
-            measured.speedup.with_samples(total),
-            measured.eager_ms.with_samples(total),
-            measured.compile_s,
-        )
+        found = break_even(measured.with_processes(total), measured.compile_s)
         if verdict(found, steps) != "undecided":
             return total - measured.processes
     return None

@@ -80,14 +80,10 @@ def analyse(variant: dict[str, Any], m: Measured, steps: int) -> dict[str, Any]:
         found = warm = None
         saving = None
     else:
-        found = break_even(m.speedup, m.eager_ms, m.compile_s)
+        found = break_even(m, m.compile_s)
         decision = verdict(found, steps)
-        warm = (
-            break_even(m.speedup, m.eager_ms, m.warm_compile_s)
-            if m.warm_compile_s is not None
-            else None
-        )
-        saving = saving_s(m.speedup, m.eager_ms, m.compile_s, steps)
+        warm = break_even(m, m.warm_compile_s) if m.warm_compile_s is not None else None
+        saving = saving_s(m, m.compile_s, steps, found)
     return {
         "decision": decision,
         "variant": variant["id"],
@@ -126,7 +122,7 @@ def _text(a: dict[str, Any], m: Measured) -> str:
         saving = a["saving_s"]
         return (
             f"{run}: compiling with {name} saves ~{duration(saving['estimate'])} "
-            f"(break-even after {steps(found['estimate'])} steps, 95 % interval "
+            f"(break-even after {steps(found['estimate'])} steps, 95 % interval for a run "
             f"{_range(found)}; {speed}; {_compile(m)}{_warm(a)})"
         )
     if a["decision"] == "stay_eager":
@@ -139,7 +135,7 @@ def _text(a: dict[str, Any], m: Measured) -> str:
             else f"after {steps(found['low'])} steps at the earliest"
         )
         return (
-            f"keep torch.compile off for {run}: {name} breaks even {when} (95 % interval "
+            f"keep torch.compile off for {run}: {name} breaks even {when} (95 % interval for a run "
             f"{_range(found)}; {speed}; {_compile(m)})"
         )
     if found is None:
@@ -155,8 +151,8 @@ def _text(a: dict[str, Any], m: Measured) -> str:
     if found["high"] is not None:
         advice += f"; a run of {steps(found['high'])} steps or more pays off"
     return (
-        f"undecided for {run}: {name} breaks even{estimate} (95 % interval {_range(found)}; "
-        f"{speed}; {_compile(m)}); {advice}"
+        f"undecided for {run}: {name} breaks even{estimate} (95 % interval for a run "
+        f"{_range(found)}; {speed}; {_compile(m)}); {advice}"
     )
 
 
