@@ -85,7 +85,7 @@ def render_step(step: dict[str, Any]) -> list[str]:
     for estimator in sorted(estimators):  # one speed per variant, its estimator named once
         lines += wrap(
             f"speedup: {estimator_text(estimator)}; eager/compiled ms: medians of the first "
-            "process; break-even: estimate (95 % interval)",
+            "process; break-even: estimate (95 % interval for a run)",
             WIDTH,
             indent="  ",
             hanging="    ",
