@@ -16,7 +16,7 @@ from test_result import ENV, child_output, timed
 from compilegate.config import Config
 from compilegate.errors import UsageError
 from compilegate.gate.compare import compare_to_baseline
-from compilegate.run.launcher import ChildOutcome
+from compilegate.run.launcher import ChildOutcome, DeadlineLauncher
 from compilegate.run.orchestrate import RunOptions
 from compilegate.run.paired import base_result_path, paired_configs, run_against
 from compilegate.schemas import validation_errors
@@ -214,3 +214,60 @@ def test_a_config_outside_the_repository_is_a_usage_error(repo: Path, tmp_path: 
         ["git", "-C", str(repo), "worktree", "list"], capture_output=True, text=True
     ).stdout
     assert len(worktrees.splitlines()) == 1
+
+
+class Clock:
+    """time.monotonic for DeadlineLauncher: each child the stand-in runs takes 10 s."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_matrix_timeout_bounds_the_whole_paired_run(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`matrix --paired/--against --timeout-s`: one limit over every child of both sides;
+    a child's own timeout is cut to what is left, the children due after it are not
+    started, and what was measured is kept with each unstarted child named."""
+    clock = Clock()
+    monkeypatch.setattr("time.monotonic", clock)
+    inner = StandInLauncher()
+    timeouts: list[float] = []
+    answer = inner.run
+
+    def timed_run(spec, *, label, timeout_s, **kw):
+        timeouts.append(timeout_s)
+        clock.now += 10
+        return answer(spec, label=label, timeout_s=timeout_s, **kw)
+
+    inner.run = timed_run  # type: ignore[method-assign]
+    launcher = DeadlineLauncher(inner, 45.0)
+    head = Config.from_file(repo / "compilegate.yml")
+    (tmp_path / "out").mkdir()
+    options = RunOptions(tmp_path / "out" / "result.json", stream=io.StringIO(), launcher=launcher)
+    paired = run_against(head, "HEAD~1", options)
+    assert timeouts[:5] == [45.0, 35.0, 25.0, 15.0, 5.0], "each child gets what is left"
+    assert len(timeouts) == 5, "no child starts after the limit"
+    errors = [
+        step.get("error") or ""
+        for document in (paired.base, paired.head)
+        for step in document["steps"]
+    ]
+    assert any("--timeout-s 45 s ran out" in e for e in errors), errors
+
+
+def test_a_child_cut_short_by_the_limit_says_which_limit() -> None:
+    class Sleeper:
+        python = "python"
+
+        def run(self, spec, *, label, timeout_s, **kw):
+            return ChildOutcome(None, f"timed out after {timeout_s:g} s (timeout_s)")
+
+    cut = DeadlineLauncher(Sleeper(), 5.0).run({}, label="x", timeout_s=600)
+    assert cut.error == "timed out: --timeout-s 5 s ran out"
+    own = DeadlineLauncher(Sleeper(), 5000.0).run({}, label="x", timeout_s=600)
+    assert own.error == "timed out after 600 s (timeout_s)", "the step's own limit is named"
+    assert DeadlineLauncher(Sleeper(), 5.0).python == "python"

@@ -110,7 +110,8 @@ def add_parser(subparsers: Any) -> None:
         "--timeout-s",
         type=float,
         default=3600.0,
-        help="wall-clock limit of each version's run (default 3600)",
+        help="wall-clock limit of each version's run; with --paired or --against, of the "
+        "whole paired run, the images built first (default 3600)",
     )
     cmd.set_defaults(func=command_matrix)
 
@@ -185,7 +186,11 @@ def _command_matrix_paired(args: argparse.Namespace, versions: list[str], config
     if args.baseline is not None:
         flag = "--paired" if args.paired else "--against"
         raise UsageError(f"{flag} and --baseline: give one (paired or stored baseline)")
-    launchers = _paired_launchers(args, ordered)
+    from ..run.launcher import DeadlineLauncher
+
+    built = _paired_launchers(args, ordered)  # building them does not count against the limit
+    deadline = DeadlineLauncher(None, args.timeout_s).deadline
+    launchers = [(v, DeadlineLauncher(launcher, args.timeout_s, deadline)) for v, launcher in built]
     out_paths = [args.out_dir / f"torch-{v}" / RESULT_NAME for v in ordered]
     for path in out_paths:
         path.parent.mkdir(parents=True, exist_ok=True)

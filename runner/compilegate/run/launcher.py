@@ -61,6 +61,39 @@ class ChildOutcome:
     wall_s: float = 0.0
 
 
+@dataclass
+class DeadlineLauncher:
+    """Another launcher under one wall-clock limit shared by many children (`matrix
+    --timeout-s` in paired mode, where one run holds every version's children): each child's
+    own timeout is cut to what is left, and a child due after the limit is not started."""
+
+    inner: Any
+    limit_s: float
+    deadline: float = 0.0  # time.monotonic() at which the limit runs out; 0: limit_s from now
+
+    def __post_init__(self) -> None:
+        import time
+
+        if not self.deadline:
+            self.deadline = time.monotonic() + self.limit_s
+
+    def __getattr__(self, name: str) -> Any:  # python, host_env, shared_cache_dir, ...
+        if name == "inner":
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+    def run(self, spec: dict[str, Any], *, label: str, timeout_s: float, **kw: Any) -> ChildOutcome:
+        import time
+
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            return ChildOutcome(None, f"not started: --timeout-s {self.limit_s:g} s ran out")
+        outcome = self.inner.run(spec, label=label, timeout_s=min(timeout_s, left), **kw)
+        if left < timeout_s and (outcome.error or "").startswith("timed out"):
+            outcome.error = f"timed out: --timeout-s {self.limit_s:g} s ran out"
+        return outcome
+
+
 @dataclass(frozen=True)
 class ChildLauncher:
     """Starts measuring children. `host_env` is the environment the allow-list is taken from
