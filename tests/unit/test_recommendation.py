@@ -243,3 +243,16 @@ def test_one_cold_compile_borrows_the_warm_compiles_spread():
     assert steady["compile_s"]["low"] == steady["compile_s"]["high"] == pytest.approx(20.0)
     wide, narrow = advice["break_even_steps"], steady["break_even_steps"]
     assert wide["low"] < narrow["low"] and wide["high"] > narrow["high"]
+
+
+def test_more_processes_bring_more_warm_compiles_to_the_borrowed_spread():
+    """processes_needed asks what N processes would show: each one more compiles warm, so
+    the spread a single cold compile borrows has more degrees of freedom."""
+    doc = variant("default", STEADY, warm_s=3.0)
+    for record, wall in zip(doc["processes"][1:], (2.5, 3.0, 3.6)):
+        record["compile_wall_s"] = wall
+    now = measure(doc)
+    assert now is not None and now.compile_s is not None and now.compile_s.df == 2
+    later = now.with_processes(8).compile_s
+    assert later is not None and later.df == 6 and later.n == 1
+    assert later.sd_log == now.compile_s.sd_log and later.half_width < now.compile_s.half_width

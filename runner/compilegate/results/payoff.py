@@ -118,12 +118,19 @@ class Measured:
         return self.speedup.n
 
     def with_processes(self, n: int) -> Measured:
-        """The same estimates and spreads as if `n` processes had been timed."""
+        """The same estimates and spreads as if `n` processes had been timed. A compile
+        cost that borrows the warm compiles' spread gets one more warm compile a process."""
+        compile_s = self.compile_s
+        if compile_s is not None and compile_s.n == 1 and compile_s.df is not None:
+            df = compile_s.df + n - self.processes
+            half = t_quantile(1 - (1 - CONFIDENCE) / 2, df) * compile_s.sd_log
+            compile_s = replace(compile_s, df=df, half_width=half)
         return replace(
             self,
             speedup=self.speedup.with_samples(n),
             eager_ms=self.eager_ms.with_samples(n),
             compiled_ms=self.compiled_ms.with_samples(n),
+            compile_s=compile_s,
         )
 
 
@@ -367,7 +374,9 @@ def processes_needed(measured: Measured, steps: int) -> int | None:
     ):
         return None
     for total in range(measured.processes + 1, MAX_PROCESSES + 1):
-        found = break_even(measured.with_processes(total), measured.compile_s)
+        more = measured.with_processes(total)
+        assert more.compile_s is not None
+        found = break_even(more, more.compile_s)
         if verdict(found, steps) != "undecided":
             return total - measured.processes
     return None
