@@ -18,16 +18,19 @@ what an interval for the next run must carry, so the processes are pooled:
                      from one, the warm compiles' spread (cold_compile_estimate);
                      the late recompiles an epoch schedule found included (late_recompile_s)
     break-even       compile cost / d steps, with a 95 % interval for the next run (a
-                     prediction interval): the user's training run is one eager or one
-                     compiled process with one cold compile, and lands off the mean by
-                     as much as one process does. On the log scale it adds the
-                     uncertainty of the means (the paired speedup's gain and the eager
-                     step, over √processes; the compile cost over √compiles) to one new
-                     draw of each: the spread of the processes' mean eager and mean
-                     compiled step times (independent: two training runs are two
-                     processes) and of the cold compiles; t quantile at the
-                     Welch–Satterthwaite degrees of freedom. Unbounded above when the
-                     speedup's interval reaches 1 or one run's saving may reach zero
+                     prediction interval): the user's run lands off the mean by its own
+                     luck. Whichever way they run it, compiled or eager, the run has the
+                     same conditions (the machine's mood slows its steps and its compile
+                     alike: that cancels); what does not cancel is how far its speedup
+                     lands off the mean and how long its compile takes against its steps.
+                     On the log scale: the uncertainty of the means (the speedup's gain,
+                     the eager step, over √processes; the compile over √compiles) plus one
+                     new draw of the gain (the processes' speedup spread) and of the
+                     compile relative to the step (the spread of warm compile seconds over
+                     their own process's eager step time; else the compile's own spread);
+                     t quantile at the Welch–Satterthwaite degrees of freedom. Unbounded
+                     above when the speedup's interval reaches 1 or one run's saving may
+                     reach zero
     saving over S    S·d − C; its interval C·(S/high − 1) … C·(S/low − 1) from the
                      break-even's, so it is above zero exactly when the whole break-even
                      interval lies within S
@@ -112,6 +115,7 @@ class Measured:
     compile_s: LogEstimate | None
     warm_compile_s: LogEstimate | None
     estimator: str
+    compile_per_step: LogEstimate | None = None  # warm compile s ÷ its process's eager ms
 
     @property
     def processes(self) -> int:
@@ -131,6 +135,11 @@ class Measured:
             eager_ms=self.eager_ms.with_samples(n),
             compiled_ms=self.compiled_ms.with_samples(n),
             compile_s=compile_s,
+            compile_per_step=self.compile_per_step.with_samples(
+                self.compile_per_step.n + n - self.processes
+            )
+            if self.compile_per_step is not None
+            else None,
         )
 
 
@@ -157,6 +166,7 @@ def measure(variant: Doc) -> Measured | None:
         compile_s=cold_compile_estimate(cold_compile_samples(variant), warm),
         warm_compile_s=_compile_estimate(warm),
         estimator=estimator,
+        compile_per_step=_compile_estimate(warm_compile_per_step(variant)),
     )
 
 
@@ -209,6 +219,20 @@ def warm_compile_samples(variant: Doc) -> list[float]:
     if not walls and _positive((variant.get("compile_cost") or {}).get("warm_wall_s")):
         walls = [variant["compile_cost"]["warm_wall_s"]]
     return walls
+
+
+def warm_compile_per_step(variant: Doc) -> list[float]:
+    """Each warm process's compile wall seconds over its own mean eager step (ms)."""
+    out = []
+    for record in variant_records(variant):
+        samples = record.get("samples_ms") or {}
+        eager = [*(samples.get("eager") or []), *(samples.get("eager_b") or [])]
+        wall = record.get("compile_wall_s")
+        if record.get("cache") == "warm" and eager and _positive(wall):
+            mean = statistics.fmean(eager)
+            if mean > 0:
+                out.append(wall / mean)
+    return out
 
 
 def _compile_estimate(samples: Sequence[float]) -> LogEstimate | None:
@@ -284,34 +308,39 @@ def _df(estimate: LogEstimate) -> int | None:
     return None if estimate.n < 2 and estimate.df is None else estimate.spread_df
 
 
-def _compile_variance(compile_s: LogEstimate) -> _Variance:
-    """The next run's compile seconds: the estimate's own uncertainty plus one new draw."""
-    return _Variance().plus(compile_s.sd_log**2 * (1 + 1 / compile_s.n), _df(compile_s))
-
-
-def _saving_variance(m: Measured) -> _Variance:
-    """The log of the next run's saving per step, eager − compiled: the uncertainty of the
-    mean saving (the paired speedup and the eager step, each over √processes) plus one new
-    draw of each — a training run is one eager or one compiled process, and the spread of
-    the processes' mean step times is how much one such process lands off the mean."""
-    s, n = m.speedup.estimate, m.processes
-    eager, compiled = m.eager_ms.estimate, m.eager_ms.estimate / s
-    saving = eager - compiled
-    mean_gain = (m.speedup.sd_log / (s - 1)) ** 2 / n
-    mean_eager = m.eager_ms.sd_log**2 / n
-    new_eager = (eager * m.eager_ms.sd_log / saving) ** 2
-    new_compiled = (compiled * m.compiled_ms.sd_log / saving) ** 2
+def _compile_variance(m: Measured, compile_s: LogEstimate) -> _Variance:
+    """The log of the next run's compile seconds against its step speed: the estimate's own
+    uncertainty (over √compiles) plus one new draw. The new draw is the spread of compile
+    seconds relative to the same process's eager step time (`compile_per_step`, from the
+    warm compiles): what makes the machine slower today makes both the compile and the
+    steps slower, and cancels in the break-even; else the compile's own spread."""
+    relative = m.compile_per_step
+    new = relative if relative is not None and relative.n > 1 else compile_s
     return (
         _Variance()
-        .plus(mean_gain, _df(m.speedup))
-        .plus(mean_eager, _df(m.eager_ms))
-        .plus(new_eager, _df(m.eager_ms))
-        .plus(new_compiled, _df(m.compiled_ms))
+        .plus(compile_s.sd_log**2 / compile_s.n, _df(compile_s))
+        .plus(new.sd_log**2, _df(new))
     )
 
 
-def _predicted_low(compile_s: LogEstimate) -> float:
-    return compile_s.estimate * math.exp(-_compile_variance(compile_s).half_width())
+def _gain_variance(m: Measured) -> _Variance:
+    """The log of the next run's saving per step, eager × (1 − 1/speedup): the uncertainty
+    of the mean (the paired speedup's gain and the eager step, over √processes) plus one
+    new draw of the speedup — one run lands off the mean speedup by as much as one process
+    does. The speedup is a ratio timed under one process's conditions, so the machine's
+    mood, common to whichever way the user runs, is not in it."""
+    s, n = m.speedup.estimate, m.processes
+    gain = (m.speedup.sd_log / (s - 1)) ** 2
+    return (
+        _Variance()
+        .plus(gain / n, _df(m.speedup))
+        .plus(m.eager_ms.sd_log**2 / n, _df(m.eager_ms))
+        .plus(gain, _df(m.speedup))
+    )
+
+
+def _predicted_low(m: Measured, compile_s: LogEstimate) -> float:
+    return compile_s.estimate * math.exp(-_compile_variance(m, compile_s).half_width())
 
 
 def break_even(m: Measured, compile_s: LogEstimate) -> BreakEven | None:
@@ -322,10 +351,10 @@ def break_even(m: Measured, compile_s: LogEstimate) -> BreakEven | None:
         return None
     if speedup.estimate <= 1:
         best_saving_ms = m.eager_ms.high * _gain(speedup.high)
-        return BreakEven(None, _predicted_low(compile_s) * 1e3 / best_saving_ms, None)
+        return BreakEven(None, _predicted_low(m, compile_s) * 1e3 / best_saving_ms, None)
     steps = compile_s.estimate * 1e3 / (eager * _gain(speedup.estimate))
-    saving = _saving_variance(m)
-    both = _Variance((*saving.parts, *_compile_variance(compile_s).parts))
+    saving = _gain_variance(m)
+    both = _Variance((*saving.parts, *_compile_variance(m, compile_s).parts))
     half = both.half_width()
     low = steps * math.exp(-half)
     # The saving itself may reach zero: then no run length is sure to pay off.
@@ -345,7 +374,7 @@ def saving_s(
     saving_ms = m.eager_ms.estimate * _gain(m.speedup.estimate)
     estimate = steps * saving_ms / 1e3 - compile_s.estimate
     worst = steps * m.eager_ms.estimate * _gain(m.speedup.low) / 1e3 - compile_s.high
-    best = steps * m.eager_ms.estimate * _gain(m.speedup.high) / 1e3 - _predicted_low(compile_s)
+    best = steps * m.eager_ms.estimate * _gain(m.speedup.high) / 1e3 - _predicted_low(m, compile_s)
     if found is None or found.estimate is None:
         return {"estimate": estimate, "low": worst, "high": best}
     cost = compile_s.estimate
