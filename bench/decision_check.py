@@ -6,7 +6,10 @@ in fresh processes with empty Inductor caches, pairs of training runs: N steps e
 every step, N = 2 × the first run's predicted break-even (a step with no break-even:
 --steps; capped at --max-steps). With --concurrent a pair's E and C run at the same time:
 on a machine whose neighbours' load swings (2 cores at load 6 one minute, 16 the next), a
-sequential pair measures the neighbours as much as the compile. From each pair's
+sequential pair measures the neighbours as much as the compile (an eager run here took
+12.8 ms a step in one pair and 18.3 ms in the next, minutes apart, on an idle machine).
+With --concurrent, --compile-threads 1 keeps the compiled run's compile workers off the
+eager run's core, in compilegate's measurement too. From each pair's
 timestamps:
 
     crossover      the step after which the compiled run became and stayed ahead, counting
@@ -67,6 +70,13 @@ def main() -> None:
         "--concurrent",
         action="store_true",
         help="run a pair's E and C at the same time (both see the same neighbours' load)",
+    )
+    parser.add_argument(
+        "--compile-threads",
+        type=int,
+        help="Inductor's compile workers (TORCHINDUCTOR_COMPILE_THREADS) for compilegate's "
+        "children and the training runs alike; 1 with --concurrent keeps a compile's workers "
+        "off the eager run's core",
     )
     parser.add_argument("--log", type=Path, help="append progress here as well")
     parser.add_argument("--out", type=Path, help="write every figure as JSON here")
@@ -131,7 +141,7 @@ def check_step(name: str, args: argparse.Namespace, log: Logger) -> dict[str, An
         runs: dict[str, list[float]] = {}
         for sides in [order[0]] if args.concurrent else order[number % 2]:
             log(f"{name}: pair {number + 1}: {sides} run of {total:,} steps (load {_load()})")
-            runs.update(run_training(STEPS[name], sides, total))
+            runs.update(run_training(STEPS[name], sides, total, _compile_threads(args)))
             for side in sides:
                 log(f"{name}: pair {number + 1}: {side} took {runs[side][-1]:.1f} s")
         pairs.append(judge(runs["E"], runs["C"], reference, predictions))
@@ -149,9 +159,10 @@ def predict(name: str, args: argparse.Namespace) -> dict[str, Any]:
             "    device: cpu\n    threads: 1\n    variants: [{mode: default}]\n"
             f"    iterations: {args.iterations}\n"
             f"    variant_processes: {args.variant_processes}\n"
+            + ("    env: [TORCHINDUCTOR_COMPILE_THREADS]\n" if args.compile_threads else "")
         )
         out = Path(tmp) / "result.json"
-        env = {**os.environ, "PYTHONPATH": str(REPO_ROOT / "runner")}
+        env = {**os.environ, **_compile_threads(args), "PYTHONPATH": str(REPO_ROOT / "runner")}
         env.pop("TORCHINDUCTOR_CACHE_DIR", None)
         started = time.perf_counter()
         subprocess.run(
@@ -171,7 +182,15 @@ def predict(name: str, args: argparse.Namespace) -> dict[str, Any]:
     return {**step["recommendation"], "wall_s": time.perf_counter() - started}
 
 
-def run_training(entry: str, sides: str, n: int) -> dict[str, list[float]]:
+def _compile_threads(args: argparse.Namespace) -> dict[str, str]:
+    if not args.compile_threads:
+        return {}
+    return {"TORCHINDUCTOR_COMPILE_THREADS": str(args.compile_threads)}
+
+
+def run_training(
+    entry: str, sides: str, n: int, extra_env: dict[str, str]
+) -> dict[str, list[float]]:
     """Fresh processes with empty Inductor caches, one per side ("E" eager, "C" compiled),
     started together when `sides` holds both: seconds since the step was built, after every
     training step (the compiled run's first steps include its compile)."""
@@ -179,7 +198,8 @@ def run_training(entry: str, sides: str, n: int) -> dict[str, list[float]]:
         running = {}
         for side in sides:
             stamps = Path(tmp) / f"{side}.bin"
-            env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(Path(tmp) / f"inductor-{side}")}
+            cache = str(Path(tmp) / f"inductor-{side}")
+            env = {**os.environ, **extra_env, "TORCHINDUCTOR_CACHE_DIR": cache}
             command = [sys.executable, __file__, "--train", entry, "--n", str(n)]
             command += ["--stamps", str(stamps), *(["--compiled"] if side == "C" else [])]
             running[side] = (subprocess.Popen(command, env=env), stamps)

@@ -4,7 +4,7 @@ A deep, narrow residual MLP whose blocks are mostly element-wise work (LayerNorm
 SiLU, a gated and a Gaussian-weighted branch) on a 512-row batch: eager runs one kernel
 per operation, forward and backward, each a pass over memory; Inductor fuses a block's
 element-wise work into a few vectorised C++ loops. With `threads: 1` on this project's
-idle 2-core runner: eager ~17 ms a step, compiled ~9 ms (~1.8×), a cold compile of
+idle 2-core runner: eager ~13-18 ms a step, compiled ~9-10 ms (~1.5×), a cold compile of
 ~25 s, so compiling pays after a few thousand steps. bench/decision_check.py checks
 compilegate's break-even for it against real training runs.
 

@@ -1,12 +1,14 @@
-"""A residual MLP training step on which torch.compile pays off on a small CPU.
+"""A residual MLP training step on which torch.compile barely pays off on a small CPU.
 
 Narrow layers and many element-wise operations per block (LayerNorm, GELU, a scaled
-residual): eager runs one kernel per operation, forward and backward, and spends most of a
-step dispatching; Inductor fuses each block's element-wise work into a few C++ loops.
-`make_step`, with `threads: 1`, takes ~15-50 ms a step on a loaded 2-core runner.
-There compilegate measured 1.06-1.13x by mean step time and predicted a break-even after
-21,000-32,000 steps; eager and compiled training runs side by side crossed at 26,141
-(bench/decision_check.py; ~1.05-1.10x once compiled).
+residual): eager runs one kernel per operation, forward and backward; Inductor fuses each
+block's element-wise work into a few C++ loops, but the matrix products dominate.
+`make_step`, with `threads: 1`, takes ~15-50 ms a step on a 2-core runner. There
+compilegate measured 1.06-1.13x by mean step time and a break-even after 14,000-32,000
+steps; eager and compiled training runs side by side crossed at 26,141
+(bench/decision_check.py --concurrent). A marginal step: compilegate says "stay eager"
+or "undecided" for a 10,000-step run, never "compile". examples/pointwise_mlp_step.py is
+the one where compiling clearly pays.
 
 compilegate calls `make_step(device=...)`; nothing here imports compilegate.
 """
