@@ -16,7 +16,7 @@ COLUMNS = (
     "eager ms",
     "compiled ms",
     "compile s",
-    "break-even steps (95% CI)",
+    "break-even steps (95% for a run)",
     "peak MB",
     "breaks, recompiles",
     "numerics",
