@@ -174,12 +174,18 @@ def process_means(variant: Doc) -> list[tuple[float, float]]:
     """(mean eager ms, mean compiled ms) of each process of the variant."""
     out = []
     for record in variant_records(variant):
-        samples = record.get("samples_ms") or {}
-        eager = [*(samples.get("eager") or []), *(samples.get("eager_b") or [])]
-        compiled = samples.get("compiled") or []
+        eager, compiled = _mean_ms(record, "eager", "eager_b"), _mean_ms(record, "compiled")
         if eager and compiled:
-            out.append((statistics.fmean(eager), statistics.fmean(compiled)))
-    return [(e, c) for e, c in out if e > 0 and c > 0]
+            out.append((eager, compiled))
+    return out
+
+
+def _mean_ms(record: Doc, *copies: str) -> float | None:
+    """Mean of a process's timed iterations of these copies (ms); None without a positive one."""
+    samples = record.get("samples_ms") or {}
+    values = [v for copy in copies for v in samples.get(copy) or []]
+    mean = statistics.fmean(values) if values else 0.0
+    return mean if mean > 0 else None
 
 
 def _one_process_speedup(variant: Doc, pair: tuple[float, float]) -> LogEstimate:
@@ -225,13 +231,9 @@ def warm_compile_per_step(variant: Doc) -> list[float]:
     """Each warm process's compile wall seconds over its own mean eager step (ms)."""
     out = []
     for record in variant_records(variant):
-        samples = record.get("samples_ms") or {}
-        eager = [*(samples.get("eager") or []), *(samples.get("eager_b") or [])]
-        wall = record.get("compile_wall_s")
+        eager, wall = _mean_ms(record, "eager", "eager_b"), record.get("compile_wall_s")
         if record.get("cache") == "warm" and eager and _positive(wall):
-            mean = statistics.fmean(eager)
-            if mean > 0:
-                out.append(wall / mean)
+            out.append(wall / eager)
     return out
 
 
