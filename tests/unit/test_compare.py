@@ -327,6 +327,10 @@ def test_combined_noise_is_root_sum_of_squares():
         (-10, 3, "improvement"),
         (-10, 12, "pass"),
         (10, None, "regression"),
+        # beyond the noise, but a noise more than twice the threshold cannot decide it
+        (52, 30, "inconclusive"),
+        (-52, 30, "pass"),
+        (52, 10, "regression"),
     ],
 )
 def test_classify_speed_change(worse_by, noise, verdict):
@@ -343,9 +347,26 @@ def test_change_above_threshold_but_inside_noise_is_inconclusive():
 
 
 def test_change_above_threshold_and_noise_is_a_regression():
-    report = compare(variant(speedup=1.25, noise_pct=8.0), variant(speedup=1.0, noise_pct=8.0))
+    report = compare(variant(speedup=1.25, noise_pct=3.0), variant(speedup=1.0, noise_pct=3.0))
     assert only(report, "speedup").verdict == "regression"
     assert report.exit_code == EXIT_REGRESSION
+
+
+def test_a_row_too_noisy_to_decide_its_threshold_is_inconclusive_and_passes_the_job():
+    """A same-commit rerun on a busy runner: −20 % speedup, beyond the ±14 % noise of both
+    runs, but that noise is more than twice the 5 % threshold — these runs cannot decide
+    it. Inconclusive, exit 0, and the noise cell says so (never ❌ beside "too noisy")."""
+    from compilegate.gate.run_set import VersionOutcome
+    from compilegate.report.row_cells import row_cells
+
+    report = compare(variant(speedup=1.25, noise_pct=10.0), variant(speedup=1.0, noise_pct=10.0))
+    row = only(report, "speedup")
+    assert row.change == pytest.approx(-20.0) and row.noise_pct == pytest.approx(14.14, 0.01)
+    assert row.verdict == "inconclusive"
+    assert "too noisy to decide it" in row.message
+    assert report.exit_code == EXIT_OK
+    cells = row_cells(VersionOutcome("torch", "result.json", verdict=report), row, False)
+    assert "too noisy" in cells[-1] and "❌" not in cells[1]
 
 
 def test_speedup_confidence_interval_counts_as_noise():

@@ -2,7 +2,8 @@
 
 One `MetricVerdict` per step × variant × metric, with one of these verdicts:
 
-    regression    worse by more than the threshold *and* than the noise of both runs
+    regression    worse by more than the threshold *and* than the noise of both runs,
+                  with that noise no wider than the threshold (gate/rules.py)
     error         the step or variant failed in this run
     missing       a gated metric could not be judged: measured on one side only (stripped,
                   its diagnostics failed, its numerics errored) or not a finite number
@@ -11,7 +12,8 @@ One `MetricVerdict` per step × variant × metric, with one of these verdicts:
     incomparable  not compared, and why: another GPU model, CPU model or device type, a
                   changed step configuration or variant definition, or a baseline that has
                   no good measurement of it
-    inconclusive  beyond the threshold but inside the noise: the runs cannot tell
+    inconclusive  beyond the threshold but inside the noise, or with a noise wider than
+                  the threshold: the runs cannot tell
     improvement   better by more than the threshold and than the noise of both runs
     new           nothing to compare with: a step or variant this run adds, or a
                   measurement the baseline predates (compile cost, in an old baseline)

@@ -41,7 +41,8 @@ def row_cells(version: VersionOutcome, row: MetricVerdict, several: bool) -> tup
 def _noise(row: MetricVerdict) -> str:
     if row.unit in (None, "count", "status") or row.metric in ("step", "variant"):
         return "-"  # counts and statuses are exact
-    return w.noise_words(row.noise_pct)
+    threshold = row.threshold if row.change_unit == "pct" else None
+    return w.noise_words(row.noise_pct, threshold)
 
 
 def _reader_values(row: MetricVerdict) -> tuple[object, object, str | None]:

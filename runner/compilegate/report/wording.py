@@ -18,12 +18,14 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..gate.rules import decides_threshold
 from ..gate.verdict import VERDICT_EXIT_CODES, MetricVerdict, format_bytes
 
 FAIL_ICON = "❌"
 LOOK_ICON = "⚠️"
 ICON_LEGEND = f"{FAIL_ICON} fails the job · {LOOK_ICON} does not fail it, but needs a look"
-# Beyond this 95 % half-width a change cannot be judged at all: say so in words.
+# A row's noise too wide for its threshold cannot decide it (gate/rules.decides_threshold);
+# a row without a threshold, beyond this 95 % half-width.
 UNJUDGEABLE_NOISE_PCT = 50.0
 TOO_NOISY = "too noisy to judge"
 
@@ -217,13 +219,20 @@ def decimals_for(uncertainty: float | None, *, least: int = 0, most: int = 3) ->
     return max(least, min(most, -math.floor(math.log10(uncertainty))))
 
 
-def noise_words(noise_pct: float | None) -> str:
-    """`±7.4 %`, `±46 %`, `too noisy to judge`, or `not measured`."""
+def noise_words(noise_pct: float | None, threshold_pct: float | None = None) -> str:
+    """`±7.4 %`, `±46 %`, `±46 % (too noisy to judge)`, or `not measured`. Too noisy is
+    what the gate calls it (rules.decides_threshold: too wide to decide the row's threshold),
+    so such a row is never a failure; without a threshold, beyond ±50 %."""
     if noise_pct is None:
         return "not measured"
-    if noise_pct >= UNJUDGEABLE_NOISE_PCT:
-        return TOO_NOISY
-    return f"±{noise_pct:.1f} %" if noise_pct < 10 else f"±{noise_pct:.0f} %"
+    number = f"±{noise_pct:.1f} %" if noise_pct < 10 else f"±{noise_pct:.0f} %"
+    if threshold_pct is None:
+        too_noisy = noise_pct >= UNJUDGEABLE_NOISE_PCT
+    else:
+        too_noisy = not decides_threshold(noise_pct, threshold_pct)
+    if too_noisy:
+        return f"{number} ({TOO_NOISY})"
+    return number
 
 
 def speedup_text(estimate: float, low: float | None = None, high: float | None = None) -> str:

@@ -130,6 +130,12 @@ def judge_speed(
         message = f"{shown}: worse by more than {beyond}{caveat}"
     elif verdict == "improvement":
         message = f"{shown}: better by more than {beyond}{caveat}"
+    elif verdict == "inconclusive" and abs(change_pct) > noise:
+        message = (
+            f"{shown}: beyond {limit}, but the ±{noise:.1f} % noise of both runs is more "
+            f"than twice the threshold: too noisy to decide it; rerun with more iterations or "
+            f"rounds{caveat}"
+        )
     elif verdict == "inconclusive":
         message = (
             f"{shown}: beyond {limit} but inside the ±{noise:.1f} % noise of both runs, which "
