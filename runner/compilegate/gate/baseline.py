@@ -17,6 +17,11 @@ exceptions keep the baseline honest:
   so does a variant missing from a run that was cut short (same declared variants). One
   flaky variant on the default branch must not erase what the gate judges it against.
 
+Each step keeps a summary of the default branch's last runs of it (`history`, at most
+history.HISTORY_RUNS, newest last): the gate reads their spread as the between-run noise of
+the speed rows (gate/history.py). A step kept from an earlier run keeps its history as it
+was; a changed configuration starts a new one.
+
 The file is written atomically, so a crash never leaves half a baseline behind.
 """
 
@@ -31,6 +36,7 @@ from ..errors import BaselineError
 from ..results.document import write_document
 from .compare import variant_definition
 from .documents import read_result_document
+from .history import merged_history
 from .policy import environment_mismatch, step_config_mismatch
 
 
@@ -78,7 +84,9 @@ def merge_into_baseline(
 ) -> tuple[dict[str, Any], BaselineUpdate]:
     """The new baseline document, and what changed; pure (no I/O)."""
     merged = dict(result)
+    created_at = result.get("created_at")
     if old is None:
+        merged["steps"] = [_with_history(None, step, created_at) for step in result["steps"]]
         added = tuple(step["name"] for step in result["steps"])
         return merged, BaselineUpdate(path=path, added=added)
     env_reason = environment_mismatch(old.get("environment") or {}, result["environment"])
@@ -103,14 +111,15 @@ def merge_into_baseline(
             steps.append(old_step)
             outcome["kept_over_error"].append(name)
         elif env_reason:
-            steps.append(new_step)
+            steps.append(_with_history(None, new_step, created_at))
             outcome["replaced"].append(name)
         else:
             merged_step, kept_here = merge_variants(old_step, new_step)
-            steps.append(merged_step)
+            steps.append(_with_history(old_step, merged_step, created_at))
             outcome["replaced"].append(name)
             variants_kept.extend(kept_here)
-    steps.extend(new_steps.values())  # steps new in this result, in its order
+    # steps new in this result, in its order
+    steps.extend(_with_history(None, step, created_at) for step in new_steps.values())
     merged["steps"] = steps
     update = BaselineUpdate(
         path=path,
@@ -190,6 +199,14 @@ def update_baseline(result_path: Path | str, baseline_path: Path | str) -> Basel
             f"{baseline_path}: cannot write baseline: {exc.strerror or exc}"
         ) from None
     return update
+
+
+def _with_history(
+    old_step: Mapping[str, Any] | None, new_step: Mapping[str, Any], created_at: str | None
+) -> Mapping[str, Any]:
+    """`new_step` carrying the default branch's recent runs (gate/history.py), this one
+    last; whatever history the result itself carried is not kept."""
+    return {**new_step, "history": merged_history(old_step, new_step, created_at)}
 
 
 def _failed(step: Mapping[str, Any]) -> bool:

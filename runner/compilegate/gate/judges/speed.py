@@ -33,6 +33,7 @@ from ...results.processes import (
     speedup_values,
 )
 from ...results.stats import ProcessComparison, compare_sides
+from ..history import Prediction, history_values, predict
 from ..rules import (
     HIGHER_IS_BETTER,
     LOWER_IS_BETTER,
@@ -69,6 +70,7 @@ def judge_eager(sides: Sides) -> list[MetricVerdict]:
             [eager_values(r, per_yardstick=False) for r in records],
             threshold,
             (normalisation, units),
+            history=_history(sides, "eager_step", normalisation),
         )
         return [row]
     return _listed(judge_from_medians(sides, "eager_step_ms", threshold))
@@ -93,7 +95,13 @@ def judge_variant(sides: Sides) -> list[MetricVerdict]:
         return _listed(speedup, compiled)
     speedups = [speedup_values(r) for r in records]
     speedup = judge_processes(
-        sides, "speedup", speedups, speedups, thresholds["speedup_drop_pct"], (None, "")
+        sides,
+        "speedup",
+        speedups,
+        speedups,
+        thresholds["speedup_drop_pct"],
+        (None, ""),
+        history=_history(sides, "speedup", None),
     )
     normalisation, units = units_of(sides, records)
     per_yardstick = normalisation == YARDSTICK
@@ -104,8 +112,22 @@ def judge_variant(sides: Sides) -> list[MetricVerdict]:
         [compiled_values(r, per_yardstick=False) for r in records],
         thresholds["compiled_step_time_growth_pct"],
         (normalisation, units),
+        history=_history(sides, "compiled_step", normalisation),
     )
     return [speedup, compiled]
+
+
+def _history(sides: Sides, family: str, normalisation: str | None) -> Prediction | None:
+    """Where the default branch's recent runs predict one more run of this row lands, in
+    the units it is judged in (gate/history.py); None in a paired comparison (both sides
+    measured here, side by side) or with too short a history."""
+    if sides.paired:
+        return None
+    if normalisation is None:
+        key = family
+    else:
+        key = f"{family}_yardsticks" if normalisation == YARDSTICK else f"{family}_ms"
+    return predict(history_values(sides.base_step, sides.subject.variant, key))
 
 
 # -- shared with distribution.py --------------------------------------------------------------
@@ -160,41 +182,60 @@ def judge_processes(
     *,
     label: str | None = None,
     statistic: str = "fastest iterations",
+    history: Prediction | None = None,
 ) -> MetricVerdict:
     """One row from both runs' per-process values: `judged` in the units compared, `shown`
     in the row's own unit (ms, or x for a speedup). `metric` may name a distribution
-    metric (`eager_step_ms_median`): its family's label, unit and direction apply."""
+    metric (`eager_step_ms_median`): its family's label, unit and direction apply.
+
+    With a `history` (the default branch's recent runs), the change is this run's against
+    their mean, and the noise the wider of their prediction interval and the two-sample
+    interval against the latest baseline run."""
     family = next(name for name in SPEED_METRICS if metric.startswith(name))
     family_label, unit, direction = SPEED_METRICS[family]
     label = label or family_label
     comparison = compare_sides(judged[0], judged[1], paired=sides.paired)
     raw = compare_sides(shown[0], shown[1], paired=sides.paired)
     change = comparison.change_pct
-    worse_by = -change if direction == HIGHER_IS_BETTER else change
     noise = comparison.noise_pct
     assert noise is not None  # has_degrees_of_freedom
+    judged_values = (geometric_mean(judged[0]), geometric_mean(judged[1]))
+    if history is not None:
+        change = history.change_pct(judged_values[1])
+        noise = max(noise, history.noise_pct)
+        judged_values = (history.mean, judged_values[1])
+    worse_by = -change if direction == HIGHER_IS_BETTER else change
     verdict = classify_speed_change(worse_by, threshold_pct, noise)
     normalisation, units_text = units
     shown_values = (geometric_mean(shown[0]), geometric_mean(shown[1]))
     unit_text = f", {units_text}" if units_text else ""
+    if history is not None:
+        unit_text += (
+            f"; against the mean of the default branch's last {history.runs} runs, whose "
+            f"spread (±{history.spread_pct:.1f} % a run) predicts ±{history.noise_pct:.1f} % "
+            f"for one more"
+        )
     if normalisation == YARDSTICK:
         # The row's values, change and threshold are all in yardstick units; the
         # milliseconds they came from are in the message.
-        values = (geometric_mean(judged[0]), geometric_mean(judged[1]))
+        values = judged_values
         unit = YARDSTICK_UNIT
         unit_text += (
             f"; raw {format_value(shown_values[0], 'ms')} → "
             f"{format_value(shown_values[1], 'ms')}, {raw.change_pct:+.1f} %"
         )
+    elif history is not None:
+        values = judged_values
     else:
         values = shown_values
     moved = (
         f"{label} {format_value(values[0], unit)} → {format_value(values[1], unit)} "
         f"({change:+.1f} %; {_what(comparison, statistic)}{unit_text})"
     )
-    message = noise_rule_message(
-        moved, verdict, change, threshold_pct, noise, _noise_source(comparison)
-    )
+    where = _noise_source(comparison)
+    if history is not None and noise == history.noise_pct:
+        where = f"between the default branch's last {history.runs} runs"
+    message = noise_rule_message(moved, verdict, change, threshold_pct, noise, where)
     if verdict == "inconclusive":
         message += "; rerun with more processes (variant_processes) or iterations to decide"
     return sides.subject.measured(

@@ -1,0 +1,151 @@
+"""The default branch's recent runs, kept in the baseline, and the between-run noise they show.
+
+A stored baseline is one run, measured on one day under that day's load. Its processes'
+spread says how far one *process* lands from another within that run; it says nothing of
+how far a whole run lands from another on another day (another neighbour on the runner,
+another thermal state). On a shared runner that between-run shift is the larger part: a
+same-commit rerun landed +52 % off in yardstick units. So `compilegate baseline update`
+keeps, per step, a summary of each of the default branch's last runs (`history`, newest
+last, at most `HISTORY_RUNS`), and the gate judges the speed rows against their mean with a
+95 % prediction interval for one more run:
+
+    half-width (log scale) = t(0.975, n − 1) · s · √(1 + 1/n)
+
+where s is the spread of the n runs' values (each the geometric mean over a run's processes
+of their fastest iteration — the statistic the gate compares). Bencher moved to the same
+(a prediction interval over the branch's recent history). The spread of those runs holds
+every source of noise a new run meets — its processes' luck and the day's load — so an
+unchanged commit under another day's load lands inside it. A row takes the wider of this
+and the two-sample interval against the latest baseline run (a run noisier than its
+history is not judged as if it were quiet). Fewer than `MIN_HISTORY_RUNS` runs: no
+prediction, the two-sample interval alone.
+
+A history restarts when the step's configuration changes (`config_fingerprint`): runs of
+another configuration measure something else.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..results.processes import (
+    all_timed_yardstick,
+    compiled_values,
+    eager_records,
+    eager_values,
+    geometric_mean,
+    speedup_values,
+    variant_records,
+)
+from ..results.stats import t_quantile
+
+Doc = Mapping[str, Any]
+HISTORY_RUNS = 10
+MIN_HISTORY_RUNS = 3
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """Where one more run of the default branch is expected to land: the runs' geometric
+    mean and the 95 % prediction half-width around it, in percent."""
+
+    mean: float
+    noise_pct: float
+    runs: int
+    spread_pct: float  # the runs' own standard deviation, log scale, in percent
+
+    def change_pct(self, value: float) -> float:
+        return (value / self.mean - 1) * 100
+
+
+def run_summary(step: Doc) -> dict[str, Any] | None:
+    """One run of a step as its history keeps it: the values the speed rows compare (raw
+    milliseconds, yardstick units where every process timed the yardstick, speedups). None
+    for a step that did not measure."""
+    if step.get("status") not in (None, "ok"):
+        return None
+    eager = eager_records(step)
+    if not eager:
+        return None
+    summary: dict[str, Any] = {
+        "config_fingerprint": step.get("config_fingerprint"),
+        "eager_step_ms": _mean(eager_values(eager, per_yardstick=False)),
+        "eager_step_yardsticks": _mean_yardsticks(eager, eager_values),
+        "variants": {},
+    }
+    for variant in step.get("variants") or []:
+        records = variant_records(variant)
+        if variant.get("status") not in (None, "ok") or not records:
+            continue
+        summary["variants"][str(variant.get("id"))] = {
+            "speedup": _mean(speedup_values(records)),
+            "compiled_step_ms": _mean(compiled_values(records, per_yardstick=False)),
+            "compiled_step_yardsticks": _mean_yardsticks(records, compiled_values),
+        }
+    return summary
+
+
+def merged_history(
+    old_step: Doc | None, new_step: Doc, created_at: str | None, keep_runs: int = HISTORY_RUNS
+) -> list[dict[str, Any]]:
+    """The history a baseline step carries after `new_step` is merged in: the old step's
+    runs (its history, or the old step itself for a baseline written before histories),
+    then the new run, the last `keep_runs`; restarted when the configuration changed."""
+    summary = run_summary(new_step)
+    runs: list[dict[str, Any]] = []
+    if old_step is not None:
+        runs = [dict(r) for r in (old_step.get("history") or []) if isinstance(r, Mapping)]
+        if not runs:
+            first = run_summary(old_step)
+            runs = [first] if first else []
+    if summary is None:
+        return runs[-keep_runs:]
+    fingerprint = summary.get("config_fingerprint")
+    runs = [r for r in runs if r.get("config_fingerprint") == fingerprint]
+    summary["created_at"] = created_at
+    return [*runs, summary][-keep_runs:]
+
+
+def history_values(step: Doc, variant: str | None, key: str) -> list[float]:
+    """`key` (e.g. `eager_step_yardsticks`, `speedup`) of each run the step's history
+    keeps, oldest first; runs that did not record it are left out."""
+    values = []
+    for run in step.get("history") or []:
+        if not isinstance(run, Mapping):
+            continue
+        holder = run if variant in (None, "eager") else (run.get("variants") or {}).get(variant)
+        value = (holder or {}).get(key) if isinstance(holder, Mapping) else None
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+            values.append(float(value))
+    return values
+
+
+def predict(values: Sequence[float]) -> Prediction | None:
+    """The 95 % prediction interval for one more run; None with fewer than
+    MIN_HISTORY_RUNS runs."""
+    n = len(values)
+    if n < MIN_HISTORY_RUNS:
+        return None
+    logs = [math.log(v) for v in values]
+    spread = statistics.stdev(logs)
+    half = t_quantile(0.975, n - 1) * spread * math.sqrt(1 + 1 / n)
+    return Prediction(
+        mean=math.exp(statistics.fmean(logs)),
+        noise_pct=(math.exp(half) - 1) * 100,
+        runs=n,
+        spread_pct=(math.exp(spread) - 1) * 100,
+    )
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return geometric_mean(values) if values else None
+
+
+def _mean_yardsticks(records: Sequence[Doc], values_of: Any) -> float | None:
+    if not all_timed_yardstick(records):
+        return None
+    return _mean(values_of(records, per_yardstick=True))

@@ -1,0 +1,103 @@
+"""The default branch's recent runs in the baseline, and the gate's prediction interval from
+them (gate/history.py): kept by `baseline update`, and checked by simulation — a run lands
+off another by the day's load, which one run's processes cannot see."""
+
+from __future__ import annotations
+
+import copy
+import random
+
+from gate_docs import process, result, step, variant, with_processes
+
+from compilegate.gate.baseline import merge_into_baseline
+from compilegate.gate.compare import compare_to_baseline
+from compilegate.gate.history import HISTORY_RUNS, predict
+
+PROCESSES = 4
+ITERATIONS = 20
+
+
+def simulated_run(rng: random.Random, day_sd: float, eager_ms=10.0, compiled_ms=8.0) -> dict:
+    """A run of one step on a shared runner: the day's load shifts the whole run (log sd
+    `day_sd`), each process has its own luck (±1.5 %), iterations scatter (±3 %). The
+    yardstick beside it is steady, as a constant neighbour leaves it (what moves the run
+    here is what the yardstick does not cancel)."""
+    day = rng.gauss(0, day_sd)
+
+    def samples(true_ms: float, luck: float) -> list[float]:
+        return [true_ms * (1 + day + luck + rng.gauss(0, 0.03)) for _ in range(ITERATIONS)]
+
+    eager, variants = [], []
+    for _ in range(PROCESSES):
+        luck = rng.gauss(0, 0.015)
+        eager.append(process(samples(eager_ms, luck)))
+        luck = rng.gauss(0, 0.015)
+        variants.append(process(samples(eager_ms, luck), samples(compiled_ms, luck)))
+    doc = step(variants=[variant(step_ms=compiled_ms)])
+    doc["settings"]["eager_processes"] = doc["settings"]["variant_processes"] = PROCESSES
+    return result(with_processes(doc, eager, [variants]))
+
+
+def baseline_of(runs: list[dict]) -> dict:
+    baseline = None
+    for run in runs:
+        baseline, _ = merge_into_baseline(baseline, run, path=None)
+    return baseline
+
+
+def regressed(baseline: dict, run: dict) -> set[str]:
+    report = compare_to_baseline(baseline, run)
+    return {r.metric for r in report.verdicts if r.verdict == "regression"}
+
+
+def test_baseline_update_keeps_the_last_runs_newest_last_and_restarts_on_a_new_config():
+    rng = random.Random(1)
+    runs = [simulated_run(rng, 0.0) for _ in range(HISTORY_RUNS + 3)]
+    for number, run in enumerate(runs):
+        run["created_at"] = f"2026-11-{number + 1:02d}T00:00:00+00:00"
+    baseline = baseline_of(runs)
+    history = baseline["steps"][0]["history"]
+    assert len(history) == HISTORY_RUNS
+    assert history[-1]["created_at"] == runs[-1]["created_at"]
+    assert set(history[-1]["variants"]) == {"default"}
+    assert 9 < history[-1]["eager_step_ms"] < 11 and history[-1]["eager_step_yardsticks"]
+    # a result that brings its own history does not get to write the baseline's
+    forged = copy.deepcopy(runs[0])
+    forged["steps"][0]["history"] = [{"eager_step_ms": 1e9}] * 50
+    after, _ = merge_into_baseline(baseline, forged, path=None)
+    assert len(after["steps"][0]["history"]) == HISTORY_RUNS
+    assert max(r["eager_step_ms"] for r in after["steps"][0]["history"]) < 11
+    # another configuration measures something else: its history starts again
+    changed = copy.deepcopy(runs[0])
+    changed["steps"][0]["config_fingerprint"] = "fp-2"
+    restarted, _ = merge_into_baseline(baseline, changed, path=None)
+    assert len(restarted["steps"][0]["history"]) == 1
+
+
+def test_prediction_interval_needs_three_runs_and_widens_with_their_spread():
+    assert predict([1.0, 1.1]) is None
+    steady = predict([1.0, 1.01, 0.99, 1.0, 1.005])
+    unsteady = predict([1.0, 1.1, 0.9, 1.05, 0.95])
+    assert steady is not None and unsteady is not None
+    assert steady.noise_pct < 3 < unsteady.noise_pct
+
+
+def test_another_days_load_is_no_regression_with_a_history_and_often_one_without():
+    """A/A under a day-to-day shift of ±2.5 % a run: against the one latest baseline run
+    its processes' interval calls the shift a regression in one in ten or more of the
+    comparisons; against the default branch's last 10 runs, in ≤ 2.5 %. And a real 10 %
+    slowdown of the compiled step is still caught, in ≥ 80 %."""
+    rng = random.Random(22)
+    trials = 120
+    without, with_history, caught = 0, 0, 0
+    for _ in range(trials):
+        runs = [simulated_run(rng, 0.025) for _ in range(HISTORY_RUNS)]
+        head = simulated_run(rng, 0.025)
+        without += bool(regressed(baseline_of(runs[-1:]), head))
+        baseline = baseline_of(runs)
+        with_history += bool(regressed(baseline, head))
+        slower = simulated_run(rng, 0.025, compiled_ms=8.0 * 1.10)
+        caught += bool(regressed(baseline, slower) & {"speedup", "compiled_step_ms"})
+    assert without / trials >= 0.10, without
+    assert with_history / trials <= 0.025, with_history
+    assert caught / trials >= 0.80, caught
