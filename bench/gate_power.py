@@ -24,6 +24,9 @@ that flagged it as a regression (target ≥ 4/5) and the change the gate measure
     python bench/gate_power.py [--load 2] [--runs 10] [--detect-runs 5] [--iterations 60]
     python bench/gate_power.py --load 2 --runs 1 --detect-runs 1 --iterations 20   # smoke
     python bench/gate_power.py --judge-only DIR   # the table again, from the kept results
+    python bench/gate_power.py --load 2 --load-period 20 --baseline-runs 5 --plants eager,compiled
+        # a shared runner: busy loops that come and go on both sides, the stored baseline
+        # made of 5 default-branch runs (its history: gate/history.py)
     python bench/gate_power.py --paired [--load 2]  # paired mode vs stored (paired_power.py)
 """
 
@@ -44,6 +47,7 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT / "runner"))
 
+from compilegate.gate.baseline import merge_into_baseline  # noqa: E402
 from compilegate.gate.compare import compare_to_baseline  # noqa: E402
 from compilegate.results.processes import (  # noqa: E402
     compiled_values,
@@ -124,7 +128,9 @@ def intermittent_busy_loops(count: int, period_s: float) -> Iterator[None]:
         worker.join()
 
 
-def run_once(config: Path, out: Path, python: str, plant: dict[str, str], load: int) -> dict:
+def run_once(
+    config: Path, out: Path, python: str, plant: dict[str, str], load: int, period_s: float = 0.0
+) -> dict:
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT / "runner"), **STEP_SIZE, **plant}
     for name in PLANT_VARIABLES:
         if name not in plant and name not in STEP_SIZE:
@@ -134,7 +140,7 @@ def run_once(config: Path, out: Path, python: str, plant: dict[str, str], load: 
         *("--config", str(config), "--repo", str(REPO_ROOT)),
         *("--out", str(out), "--python", python),
     ]
-    with busy_loops(load):
+    with intermittent_busy_loops(load, period_s):
         done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
     if not out.is_file():
         raise SystemExit(f"gate_power: run failed: {done.stderr.strip().splitlines()[-1:]}")
@@ -181,24 +187,28 @@ def plants(args: argparse.Namespace, baseline: dict) -> list[dict]:
     eager_ms, compiled_ms = fastest_ms(baseline, "eager"), fastest_ms(baseline, "compiled")
     return [
         {
+            "key": "eager",
             "label": f"eager-only slowdown {args.level:g}%",
             "plant": {"COMPILEGATE_PLANT_EAGER_MS": f"{eager_ms * args.level / 100:.6f}"},
             "judged_by": ["eager_step_ms"],
             "size": ["eager_step_ms", args.level],
         },
         {
+            "key": "compiled",
             "label": f"compiled-only slowdown {args.level:g}%",
             "plant": {"COMPILEGATE_PLANT_COMPILED_MS": f"{compiled_ms * args.level / 100:.6f}"},
             "judged_by": ["speedup", "compiled_step_ms"],
             "size": ["compiled_step_ms", args.level],
         },
         {
+            "key": "compile",
             "label": "compile-only plant (300 ops)",
             "plant": {"COMPILEGATE_PLANT": "compile_only"},
             "judged_by": ["compile_work", "compile_cpu_s"],
             "shown": ["compile_work", "compile_cpu_s", "compile_s"],
         },
         {
+            "key": "most",
             "label": f"9 in 10 iterations +{args.most_level:g}%",
             "plant": {"COMPILEGATE_PLANT_MOST_MS": f"{eager_ms * args.most_level / 100:.6f}"},
             "judged_by": ["eager_step_ms_p25", "compiled_step_ms_p25"],
@@ -212,6 +222,7 @@ def new_manifest(args: argparse.Namespace) -> dict:
     return {
         "command": " ".join(sys.argv),
         "load": args.load,
+        "load_period_s": args.load_period,
         "iterations": args.iterations,
         "threads": args.threads,
         "load_before": os.getloadavg()[0],
@@ -236,7 +247,7 @@ def measure(args: argparse.Namespace, work: Path) -> None:
 
     def run(plant: dict[str, str] | None = None, load: int = args.load) -> str:
         out = work / f"r{next(counter)}.json"
-        run_once(config, out, args.python, plant or {}, load)
+        run_once(config, out, args.python, plant or {}, load, args.load_period)
         return out.name
 
     def save() -> None:
@@ -245,12 +256,19 @@ def measure(args: argparse.Namespace, work: Path) -> None:
         (work / "manifest.json").write_text(json.dumps(manifest, indent=1))
 
     log = sys.stderr
-    print(f"baseline (no extra load) in {work} ...", file=log)
-    manifest["baseline"] = run(load=0)
-    save()
+    baseline_load = args.load if args.baseline_runs > 1 else 0
+    print(
+        f"baseline: {args.baseline_runs} run(s) under load {baseline_load} in {work} ...", file=log
+    )
+    manifest["baseline_runs"] = []
+    for _ in range(args.baseline_runs):
+        manifest["baseline_runs"].append(run(load=baseline_load))
+        save()
+    manifest["baseline"] = manifest["baseline_runs"][-1]
     baseline = json.loads((work / manifest["baseline"]).read_text())
     cases = [{"label": "unchanged code (A/A)", "plant": {}, "aa": True, "runs": args.runs}]
     cases += [dict(case, runs=args.detect_runs) for case in plants(args, baseline)]
+    cases = [c for c in cases if c.get("aa") or c["key"] in args.plants.split(",")]
     for case in cases:
         case = dict(case, files=[])
         manifest["cases"].append(case)
@@ -260,10 +278,25 @@ def measure(args: argparse.Namespace, work: Path) -> None:
             save()
 
 
+def stored_baseline(work: Path, names: list[str]) -> dict:
+    """The baseline `compilegate baseline update` makes of these default-branch runs, in
+    order: the last run's measurements, the history of all of them (gate/history.py)."""
+    baseline = None
+    for name in names:
+        baseline, _ = merge_into_baseline(baseline, json.loads((work / name).read_text()), work)
+    assert baseline is not None
+    return baseline
+
+
+def period_text(manifest: dict) -> str:
+    period = manifest.get("load_period_s")
+    return f", coming and going every {period:g} s" if period else ""
+
+
 def judge(work: Path) -> None:
     """The table, from the results listed in work/manifest.json, with the gate as it is now."""
     manifest = json.loads((work / "manifest.json").read_text())
-    baseline = json.loads((work / manifest["baseline"]).read_text())
+    baseline = stored_baseline(work, manifest.get("baseline_runs") or [manifest["baseline"]])
     rows = []
     for case in manifest["cases"]:
         reports = [
@@ -272,6 +305,19 @@ def judge(work: Path) -> None:
         ]
         n = len(reports)
         if case.get("aa"):
+            latest = json.loads((work / manifest["baseline"]).read_text())
+            against_one = [
+                compare_to_baseline(latest, json.loads((work / name).read_text()))
+                for name in case["files"]
+            ]
+            one_hits = sorted({x.metric for r in against_one for x in r.rows(verdict="regression")})
+            print(
+                f"unchanged code against the latest baseline run alone (no history): "
+                f"{sum(flagged(r) for r in against_one)}/{n} with a regression row "
+                f"({', '.join(one_hits) or '-'}), "
+                f"{sum(flagged(r, verdict='inconclusive') for r in against_one)}/{n} inconclusive",
+                file=sys.stderr,
+            )
             hits = sorted({x.metric for r in reports for x in r.rows(verdict="regression")})
             shrugs = sorted({x.metric for r in reports for x in r.rows(verdict="inconclusive")})
             rows.append(
@@ -309,7 +355,10 @@ def judge(work: Path) -> None:
     cost = step["variants"][0].get("compile_cost") or {}
     print(
         f"gate power · `{manifest['command']}` · --load {manifest['load']} on the PR side "
-        f"(baseline without) · torch {env['torch']} · {env.get('gpu_name') or 'CPU'} "
+        f"{period_text(manifest)} "
+        f"(baseline: {len(manifest.get('baseline_runs') or [1])} run(s), "
+        f"{'under the same load' if len(manifest.get('baseline_runs') or []) > 1 else 'without'})"
+        f" · torch {env['torch']} · {env.get('gpu_name') or 'CPU'} "
         f"({env.get('cpu_count')} cores) · {manifest['iterations']} iterations x 10 rounds · "
         f"threads {manifest['threads']} · processes: eager {len(eager_records(step))}, variant "
         f"{len(variant_records(step['variants'][0]))} · baseline fastest eager "
@@ -342,7 +391,20 @@ def main() -> None:
         type=float,
         default=0.0,
         metavar="S",
-        help="with --paired: the busy loops come and go, on for S seconds, off for S",
+        help="the busy loops come and go, on for S seconds, off for S",
+    )
+    parser.add_argument(
+        "--baseline-runs",
+        type=int,
+        default=1,
+        metavar="N",
+        help="default-branch runs merged into the stored baseline (its history); with more "
+        "than one they run under the same load as the pull-request side",
+    )
+    parser.add_argument(
+        "--plants",
+        default="eager,compiled,compile,most",
+        help="the planted cases to run, of eager,compiled,compile,most",
     )
     parser.add_argument(
         "--paired",

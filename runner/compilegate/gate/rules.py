@@ -17,8 +17,9 @@ judges/compile_cost.py). Then
 noise at most twice the threshold (DECIDABLE_NOISE_FACTOR) makes the runs able to decide
 the threshold at all; a regression needs all three. A row whose noise is wider cannot
 decide its threshold whatever it measured (on a busy runner a same-commit rerun landed
-+52 % off with ±60 % noise): it is `inconclusive`, never a failure beside "too noisy". When two runs' noises are independent estimates, the noise of the comparison is
-their root sum of squares.
++52 % off with ±60 % noise): it is `inconclusive`, never a failure beside "too noisy".
+When two runs' noises are independent estimates, the noise of the comparison is their root
+sum of squares.
 
 The missing rule: a gated metric that cannot be judged — measured on one side only, or not
 a finite number (NaN compares false with everything, so it would read as a pass) — is
