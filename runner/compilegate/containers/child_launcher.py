@@ -31,7 +31,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, ClassVar, TextIO
 
 from ..run.child_env import container_environment, harness_variables
 from ..run.launcher import TAIL_LINES, ChildOutcome, relay_output
@@ -56,6 +56,9 @@ main(sys.argv[1])
 class ContainerLauncher:
     """Starts measuring children, each in a fresh container of `image`."""
 
+    # The children are the engine's, not this process's: their CPU time is not ours to count
+    # (run/machine_load.py).
+    children_local: ClassVar[bool] = False
     client: Any
     image: str
     device_requests: Sequence[Any] = ()

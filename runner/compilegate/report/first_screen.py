@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from ..gate.run_set import RunSetVerdict, VersionOutcome
 from ..gate.verdict import MetricVerdict, sorted_by_severity
+from ..results.run_health import health_line
 from . import wording as w
 from .advice import advice_for
 from .escape import cell, inert
@@ -76,6 +77,7 @@ class FirstScreen:
     attention_with_torch: bool
     advice: tuple[tuple[str, str | None], ...]
     footnotes: tuple[str, ...]
+    health: tuple[str, ...] = ()  # one line per version whose machine was unsteady
 
     @classmethod
     def of(cls, run_set: RunSetVerdict, links: LinkContext | None = None) -> FirstScreen:
@@ -98,6 +100,7 @@ class FirstScreen:
             attention_with_torch=several,
             advice=tuple(advice_for(run_set)),
             footnotes=tuple(_footnotes(run_set)),
+            health=tuple(_health_lines(run_set)),
         )._with_icon_legend()
 
     def _with_icon_legend(self) -> FirstScreen:
@@ -115,6 +118,8 @@ class FirstScreen:
 
     def markdown(self) -> str:
         lines = [f"### {self.icon} compilegate {inert(self.headline)}".replace("  ", " ")]
+        for line in self.health:
+            lines += ["", f"> {inert(line)}"]
         for items in self.context:
             lines += ["", " · ".join(" ".join(map(_md_item, group)) for group in items)]
         lines += [
@@ -141,6 +146,8 @@ class FirstScreen:
 
     def text(self) -> str:
         lines = wrap(self.headline_line())
+        for line in self.health:
+            lines += wrap(line)
         for items in self.context:
             lines += wrap(" · ".join(" ".join(i.text for i in group) for group in items))
         lines += ["", *fit_table([VERSION_HEADER, *self.versions])]
@@ -160,6 +167,20 @@ class FirstScreen:
 
 
 # -- context, versions, attention -------------------------------------------------------------
+
+
+def _health_lines(run_set: RunSetVerdict) -> list[str]:
+    """The run-health line (results/run_health.py) of each version measured on an unsteady
+    machine, naming the version when there are several."""
+    several = len(run_set.versions) > 1
+    lines = []
+    for version in run_set.versions:
+        line = health_line(version.document or {})
+        if line and several:
+            line = line.replace("run health:", f"run health (torch {version.label}):", 1)
+        if line:
+            lines.append(line)
+    return lines
 
 
 def _context(run_set: RunSetVerdict, links: LinkContext) -> tuple:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..results.run_health import health_line
 from .speeds import estimator_text, variant_speed
 from .tables import printable, text_table, wrap
 
@@ -32,6 +33,9 @@ def render_result_table(document: dict[str, Any]) -> str:
         f"{where} · Python {env.get('python')} · inductor cache {env.get('inductor_cache')}",
         WIDTH,
     )
+    health = health_line(document)
+    if health:
+        lines.extend(wrap(health, WIDTH))
     for step in document["steps"]:
         lines.append("")
         lines.extend(render_step(step))

@@ -26,10 +26,12 @@ from ..child.protocol import EntryPoint
 from ..config import Config, StepConfig
 from ..errors import RunInterrupted, UsageError
 from ..results.document import new_document, step_skeleton, variant_skeleton, write_document
+from ..results.run_health import run_health
 from .child_env import measurement_variables
 from .entry_check import resolve_entry
 from .interrupts import as_interrupted
 from .launcher import ChildLauncher
+from .machine_load import MachineLoad
 from .step_measurement import StepSide, finish_step_doc, last_line, mark_not_run, measure_step
 
 PROBE_TIMEOUT_S = 180
@@ -105,6 +107,8 @@ def run_sides(sides: Sequence[RunSide], stream: TextIO) -> None:
     names = list(dict.fromkeys(s.name for side in sides for s in side.config.steps))
     finished: set[str] = set()
     current: str | None = None
+    machine = MachineLoad(children_local=getattr(sides[0].launcher, "children_local", True))
+    machine.start()
     try:
         for name in names:
             current = name
@@ -133,11 +137,24 @@ def run_sides(sides: Sequence[RunSide], stream: TextIO) -> None:
                 side.save()
     except (KeyboardInterrupt, RunInterrupted) as exc:
         stop = as_interrupted(exc)
+        _record_health(sides, machine)
         for side in sides:
             _mark_unfinished(side, finished, current, stop, stream)
             side.save()
             stop.result_path = str(side.out_path)
         raise stop from None
+    _record_health(sides, machine)
+    for side in sides:
+        side.save()
+
+
+def _record_health(sides: Sequence[RunSide], machine: MachineLoad) -> None:
+    """Each side's `run_health`: the machine's load over the whole run (one machine, both
+    sides) and what the side's own measurements show of it (results/run_health.py)."""
+    machine.stop()
+    load = machine.summary()
+    for side in sides:
+        side.document["run_health"] = run_health(load, side.document)
 
 
 def _start_document(side: RunSide) -> None:

@@ -1,0 +1,104 @@
+"""Run health: was the machine steady enough for this run's numbers to mean anything?
+
+Every run records `run_health`: what the host saw while it measured (run/machine_load.py:
+load average, the share of the CPU other processes took, CPU steal) and what the run's own
+measurements show of the machine's mood — the widest eager A/A noise of its steps (two
+identical copies of the step, timed alternately in one process, that should agree) and the
+yardstick's drift (the same fixed workload, timed beside the step in every process: how far
+its fastest time moved between processes). A run is `unsteady` when any of them is beyond
+what a quiet runner shows (the limits below; on this project's 2-core runner, idle: others
+≤ 5 %, A/A ≤ ±10 %, drift ≤ 10 %; with two busy loops: others 50–95 %, A/A up to ±235 %),
+and then every report says so in one line at its top: the gate's noise estimates come from
+the same unsteady minutes, and a recommendation timed in them predicts nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+OTHERS_CPU_LIMIT_PCT = 25.0
+STEAL_LIMIT_PCT = 5.0
+AA_NOISE_LIMIT_PCT = 25.0
+YARDSTICK_DRIFT_LIMIT_PCT = 25.0
+
+Doc = Mapping[str, Any]
+
+
+def run_health(machine: Doc, document: Doc) -> dict[str, Any]:
+    """The `run_health` entry of a result: the machine's load, the run's own signs of it,
+    and the reasons (empty when steady)."""
+    health: dict[str, Any] = {
+        "machine": dict(machine),
+        "aa_noise_pct": widest_aa_noise_pct(document.get("steps") or []),
+        "yardstick_drift_pct": yardstick_drift_pct(document.get("steps") or []),
+    }
+    health["unsteady"] = unsteady_reasons(health)
+    return health
+
+
+def unsteady_reasons(health: Doc) -> list[str]:
+    """Why the run's machine was too unsteady to decide anything, in the reader's words."""
+    machine = health.get("machine") or {}
+    reasons = []
+    cores = machine.get("cpu_count")
+    others = machine.get("others_cpu_pct")
+    load = machine.get("load_average_mean")
+    if _over(others, OTHERS_CPU_LIMIT_PCT):
+        reasons.append(
+            f"other processes took {others:.0f} % of its CPU"
+            + (f" (load average {load:.1f} on {cores} cores)" if load is not None else "")
+        )
+    elif others is None and load is not None and cores and load > cores:
+        reasons.append(f"load average {load:.1f} on {cores} cores")
+    if _over(machine.get("steal_pct"), STEAL_LIMIT_PCT):
+        reasons.append(f"the hypervisor stole {machine['steal_pct']:.0f} % of its CPU")
+    aa = health.get("aa_noise_pct")
+    if _over(aa, AA_NOISE_LIMIT_PCT):
+        reasons.append(f"two identical copies of a step disagreed by up to ±{aa:.0f} % (A/A)")
+    drift = health.get("yardstick_drift_pct")
+    if _over(drift, YARDSTICK_DRIFT_LIMIT_PCT):
+        reasons.append(f"the yardstick drifted {drift:.0f} % between processes")
+    return reasons
+
+
+def health_line(document: Doc) -> str | None:
+    """The one line a report starts with when the run's machine was unsteady; else None."""
+    reasons = ((document.get("run_health") or {}).get("unsteady")) or []
+    if not reasons:
+        return None
+    return (
+        "⚠️ run health: the machine was unsteady while this ran — "
+        + "; ".join(str(r) for r in reasons)
+        + ". Its numbers cannot support a verdict or a recommendation: rerun on a quiet "
+        "runner, or in paired mode (run --against), where load both sides share cancels."
+    )
+
+
+def widest_aa_noise_pct(steps: Sequence[Doc]) -> float | None:
+    values = [
+        (step.get("eager") or {}).get("noise_pct") for step in steps if step.get("status") == "ok"
+    ]
+    known = [float(v) for v in values if isinstance(v, (int, float))]
+    return max(known) if known else None
+
+
+def yardstick_drift_pct(steps: Sequence[Doc]) -> float | None:
+    """How far the yardstick's fastest time moved between the run's processes: max ÷ min − 1,
+    in percent."""
+    fastest = []
+    for step in steps:
+        records = list((step.get("eager") or {}).get("processes") or [])
+        for variant in step.get("variants") or []:
+            records.extend(variant.get("processes") or [])
+        for record in records:
+            value = ((record or {}).get("fastest_ms") or {}).get("yardstick")
+            if isinstance(value, (int, float)) and value > 0:
+                fastest.append(float(value))
+    if len(fastest) < 2:
+        return None
+    return (max(fastest) / min(fastest) - 1) * 100
+
+
+def _over(value: Any, limit: float) -> bool:
+    return isinstance(value, (int, float)) and value > limit

@@ -1,0 +1,85 @@
+"""Run health (results/run_health.py, run/machine_load.py): the machine's load and the run's
+own signs of it, and the one line every report starts with when the run was unsteady."""
+
+from __future__ import annotations
+
+import itertools
+
+from gate_docs import process, result, step, variant, with_processes
+
+from compilegate.gate.run_set import RunSetVerdict, VersionOutcome
+from compilegate.report.first_screen import FirstScreen
+from compilegate.report.result_table import render_result_table
+from compilegate.results.run_health import health_line, run_health
+from compilegate.run.machine_load import CpuCounters, MachineLoad
+
+QUIET = {"cpu_count": 2, "load_average_mean": 0.9, "others_cpu_pct": 3.0, "steal_pct": 0.0}
+BUSY = {"cpu_count": 2, "load_average_mean": 3.4, "others_cpu_pct": 61.0, "steal_pct": 0.0}
+
+
+def measured(yardsticks=(2.0, 2.0), aa_noise_pct=1.0) -> dict:
+    doc = step(variants=[variant()], eager_noise_pct=aa_noise_pct)
+    records = [process([10.0] * 5, [8.0] * 5, [y] * 5) for y in yardsticks]
+    return result(with_processes(doc, records[:1], [records[1:]]))
+
+
+def test_a_quiet_run_is_steady_and_says_nothing():
+    document = measured()
+    document["run_health"] = run_health(QUIET, document)
+    assert document["run_health"]["unsteady"] == []
+    assert health_line(document) is None
+    assert "run health" not in render_result_table(document)
+
+
+def test_a_busy_machine_a_wide_aa_or_a_drifting_yardstick_each_make_a_run_unsteady():
+    for machine, document, said in (
+        (BUSY, measured(), "other processes took 61 % of its CPU (load average 3.4 on 2 cores)"),
+        (QUIET, measured(aa_noise_pct=235.0), "disagreed by up to ±235 % (A/A)"),
+        (QUIET, measured(yardsticks=(2.0, 3.0)), "the yardstick drifted 50 % between processes"),
+        (
+            {**QUIET, "others_cpu_pct": None, "load_average_mean": 3.5},
+            measured(),
+            "load average 3.5 on 2 cores",
+        ),
+        ({**QUIET, "steal_pct": 12.0}, measured(), "stole 12 %"),
+    ):
+        document["run_health"] = run_health(machine, document)
+        line = health_line(document)
+        assert line is not None and said in line, line
+        assert "cannot support a verdict or a recommendation" in line
+
+
+def test_the_line_heads_the_terminal_table_and_the_pr_comment():
+    document = measured()
+    document["run_health"] = run_health(BUSY, document)
+    table = render_result_table(document).splitlines()
+    assert table[1].startswith("⚠️ run health: the machine was unsteady")
+    run_set = RunSetVerdict(versions=(VersionOutcome("2.13.0", "r.json", document=document),))
+    markdown = FirstScreen.of(run_set).markdown().splitlines()
+    assert markdown[2].startswith("> ⚠️ run health: the machine was unsteady")
+
+
+def test_the_sampler_counts_the_cpu_others_took_not_the_runs_own():
+    """Counters: 2 cores for 10 s = 20 CPU seconds; the machine was busy 16 of them, this
+    run's own processes 4: others took 12 of 20, 60 %."""
+    counters = iter([CpuCounters(100.0, 0.0, 1000.0), CpuCounters(116.0, 1.0, 1020.0)])
+    own = iter([50.0, 54.0])
+    clock = itertools.count(0.0, 10.0)
+    sampler = MachineLoad(
+        clock=lambda: next(clock),
+        read_counters=lambda: next(counters),
+        read_load=lambda: 3.0,
+        read_own_cpu=lambda: next(own),
+        cpu_count=2,
+    ).start()
+    sampler.stop()
+    summary = sampler.summary()
+    assert summary["others_cpu_pct"] == 60.0 and summary["steal_pct"] == 5.0
+    assert summary["load_average_mean"] == 3.0 and summary["seconds"] == 10.0
+
+
+def test_children_in_containers_leave_the_share_of_others_unknown():
+    counters = iter([CpuCounters(100.0, 0.0, 1000.0), CpuCounters(116.0, 0.0, 1020.0)])
+    sampler = MachineLoad(children_local=False, read_counters=lambda: next(counters)).start()
+    sampler.stop()
+    assert sampler.summary()["others_cpu_pct"] is None
