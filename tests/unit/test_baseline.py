@@ -317,3 +317,20 @@ def test_a_step_deleted_from_the_config_leaves_the_baseline_and_one_left_out_sta
     assert [s["name"] for s in merged["steps"]] == ["kept", "left-out"]
     assert update.no_longer_declared == ("deleted",)
     assert "1 dropped (no longer in the config) (deleted)" in update.summary()
+
+
+def test_a_result_too_noisy_to_gate_its_thresholds_is_refused_unless_forced(tmp_path):
+    """Issue 22: a baseline whose own noise is more than twice a threshold would make every
+    pull request inconclusive there; an unsteady machine's run predicts nothing."""
+    noisy = result(step("a"))
+    noisy["steps"][0]["process_noise_pct"] = 35.0
+    noisy["run_health"] = {"unsteady": ["other processes took 61 % of its CPU"]}
+    res = write(tmp_path / "result.json", noisy)
+    target = tmp_path / "baseline.json"
+    with pytest.raises(BaselineError) as refused:
+        update_baseline(res, target)
+    message = str(refused.value)
+    assert "eager step time noise ±35 % is more than twice the 5 % threshold" in message
+    assert "other processes took 61 %" in message and "--force" in message
+    assert not target.exists()
+    assert update_baseline(res, target, force=True).added == ("a",)

@@ -98,6 +98,12 @@ def add_parser(subparsers: Any) -> None:
         metavar="PATH",
         help="baseline file to create or update",
     )
+    update.add_argument(
+        "--force",
+        action="store_true",
+        help="record the result even when its own noise is too wide to gate the policy's "
+        "thresholds, or its machine was unsteady (refused otherwise, exit 2)",
+    )
     update.set_defaults(func=command_baseline_update)
 
     fetch = actions.add_parser(
@@ -164,7 +170,7 @@ def command_baseline_fetch(args: argparse.Namespace) -> int:
 
 
 def command_baseline_update(args: argparse.Namespace) -> int:
-    update = update_baseline(args.result, args.baseline)
+    update = update_baseline(args.result, args.baseline, force=args.force)
     sys.stdout.write(update.summary() + "\n")
     return EXIT_OK
 

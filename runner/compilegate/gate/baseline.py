@@ -32,12 +32,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..config import DEFAULT_THRESHOLDS
 from ..errors import BaselineError
 from ..results.document import write_document
 from .compare import variant_definition
 from .documents import read_result_document
 from .history import merged_history
-from .policy import environment_mismatch, step_config_mismatch
+from .policy import declared_thresholds, environment_mismatch, step_config_mismatch
+from .rules import decides_threshold, is_number
 
 
 @dataclass(frozen=True)
@@ -184,10 +186,54 @@ def variant_incomplete(variant: Mapping[str, Any]) -> str | None:
     return None
 
 
-def update_baseline(result_path: Path | str, baseline_path: Path | str) -> BaselineUpdate:
-    """Merge the result at `result_path` into the baseline at `baseline_path` (atomically)."""
+# metric family -> (the threshold it is judged by, where a run records the noise it brings)
+_GATED_NOISE = (
+    ("eager step time", "eager_step_time_growth_pct", ("process_noise_pct",)),
+    ("speedup", "speedup_drop_pct", ("speedup_process_noise_pct",)),
+    ("compiled step time", "compiled_step_time_growth_pct", ("compiled_process_noise_pct",)),
+)
+
+
+def too_noisy_to_gate(result: Mapping[str, Any]) -> list[str]:
+    """Why this result cannot serve as a baseline: a step whose own noise is too wide to
+    decide its policy's thresholds (rules.decides_threshold — every pull request judged
+    against it would be `inconclusive` there), and the run's health (results/run_health.py).
+    Empty when it can."""
+    reasons = [
+        f"the machine was unsteady: {why}"
+        for why in (result.get("run_health") or {}).get("unsteady") or []
+    ]
+    for step in result.get("steps") or []:
+        if step.get("status") != "ok":
+            continue
+        thresholds = declared_thresholds(step)
+        for label, threshold_name, (key,) in _GATED_NOISE:
+            threshold = thresholds.get(threshold_name, DEFAULT_THRESHOLDS[threshold_name])
+            holders = [step] if key == "process_noise_pct" else step.get("variants") or []
+            for holder in holders:
+                noise = holder.get(key)
+                if is_number(noise) and not decides_threshold(noise, threshold):
+                    where = step["name"] + ("" if holder is step else f"/{holder.get('id')}")
+                    reasons.append(
+                        f"{where}: its {label} noise ±{noise:.0f} % is more than twice the "
+                        f"{threshold:g} % threshold"
+                    )
+    return reasons
+
+
+def update_baseline(
+    result_path: Path | str, baseline_path: Path | str, *, force: bool = False
+) -> BaselineUpdate:
+    """Merge the result at `result_path` into the baseline at `baseline_path` (atomically).
+    A result too noisy to gate its thresholds is refused (BaselineError) unless `force`."""
     baseline_path = Path(baseline_path)
     result = read_result_document(result_path, role="result")
+    refused = too_noisy_to_gate(result)
+    if refused and not force:
+        raise BaselineError(
+            f"{result_path}: not recorded as a baseline: {'; '.join(refused)}; rerun on a "
+            f"quiet runner, or pass --force to record it anyway"
+        )
     old = None
     if baseline_path.exists():
         old = read_result_document(baseline_path, role="baseline")
