@@ -70,13 +70,21 @@ RUN set -eu; \
 sys.exit(0 if v == '${TORCH_VERSION}'.split('+')[0] else 'installed torch ' + torch.__version__)"
 # The user's own dependencies (`compilegate matrix --requirements`, the action's
 # `requirements` input), installed here, at build time with the network, beside this torch,
-# which they may not replace; the measured run has no network.
+# which they may not replace; the measured run has no network. Wheels only (a wheel is
+# unpacked, an sdist's build code runs here, with the network) unless
+# REQUIREMENTS_SOURCE_BUILDS=1 (--requirements-allow-source-builds).
+ARG REQUIREMENTS_SOURCE_BUILDS=0
 COPY pyproject.toml requirement[s] /tmp/requirements/
 RUN set -eu; \
     if [ -s /tmp/requirements/requirements.txt ]; then \
       echo "torch==${TORCH_VERSION}" > /tmp/torch-constraint.txt; \
-      /opt/compilegate/bin/pip install --no-cache-dir --progress-bar off \
-        --constraint /tmp/torch-constraint.txt --requirement /tmp/requirements/requirements.txt; \
+      binary="--only-binary=:all:"; \
+      if [ "${REQUIREMENTS_SOURCE_BUILDS}" = 1 ]; then binary=""; fi; \
+      /opt/compilegate/bin/pip install --no-cache-dir --progress-bar off ${binary:+"$binary"} \
+        --constraint /tmp/torch-constraint.txt --requirement /tmp/requirements/requirements.txt \
+      || { if [ -n "$binary" ]; then \
+             echo "ERROR: requirements: pip install failed (above); only wheels are installed: a package with no wheel for this Python needs --requirements-allow-source-builds (its build code then runs at image build time, with the network)" >&2; \
+           fi; exit 1; }; \
     fi
 COPY pyproject.toml README.md /src/
 COPY runner/ /src/runner/

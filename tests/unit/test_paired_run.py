@@ -14,7 +14,7 @@ import pytest
 from test_result import ENV, child_output, timed
 
 from compilegate.config import Config
-from compilegate.errors import UsageError
+from compilegate.errors import BaselineMissing, ConfigError, UsageError
 from compilegate.gate.compare import compare_to_baseline
 from compilegate.run.launcher import ChildOutcome, DeadlineLauncher
 from compilegate.run.orchestrate import RunOptions
@@ -191,16 +191,51 @@ def test_a_ref_that_is_not_a_commit_is_a_usage_error(repo: Path, tmp_path: Path)
             run_against(head, ref, options)
 
 
-def test_a_base_without_the_config_makes_every_step_new(tmp_path: Path, repo: Path) -> None:
+def test_a_base_without_the_config_is_not_judged(tmp_path: Path, repo: Path) -> None:
+    """No policy in the base: exit 4 before anything is measured, never every step `new`."""
     git(repo, "rm", "-q", "compilegate.yml")
     git(repo, "commit", "-qm", "no config")
     (repo / "compilegate.yml").write_text(HEAD_CONFIG)
     head = Config.from_file(repo / "compilegate.yml")
     worktree = tmp_path / "base-tree"
     git(repo, "worktree", "add", "-q", "--detach", str(worktree), "HEAD")
+    with pytest.raises(BaselineMissing, match=r"base commit has no compilegate\.yml") as raised:
+        paired_configs(worktree, head)
+    assert raised.value.exit_code == 4
+
+
+def test_the_base_config_is_read_at_the_path_as_named(tmp_path: Path, repo: Path) -> None:
+    """The head's config named through a link-free path inside the repository: the base's is
+    the file at that same path, whatever else the base tree holds."""
+    (repo / "ci").mkdir()
+    (repo / "ci/gate.yml").write_text(BASE_CONFIG.replace("iterations: 40", "iterations: 99"))
+    (repo / "compilegate.yml").write_text(BASE_CONFIG)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "a second config")
+    worktree = tmp_path / "base-tree"
+    git(repo, "worktree", "add", "-q", "--detach", str(worktree), "HEAD")
+    (repo / "compilegate.yml").write_text(HEAD_CONFIG)
+    head = Config.from_file(repo / "compilegate.yml", repo_root=repo)
     configs = paired_configs(worktree, head)
-    assert configs.base.steps == () and len(configs.head.steps) == 2
-    assert "every step is new" in configs.notes[0]
+    assert configs.base.path == worktree / "compilegate.yml"
+    assert configs.head.steps[0].iterations == 40  # compilegate.yml's, not ci/gate.yml's
+
+
+def test_a_symlinked_config_is_refused_on_either_side(tmp_path: Path, repo: Path) -> None:
+    (repo / "ci").mkdir()
+    (repo / "ci/gate.yml").write_text(HEAD_CONFIG)
+    (repo / "compilegate.yml").unlink()
+    (repo / "compilegate.yml").symlink_to("ci/gate.yml")
+    with pytest.raises(ConfigError, match=r"compilegate\.yml is a symbolic link"):
+        Config.from_file(repo / "compilegate.yml", repo_root=repo)
+    # The same link in the base's tree: refused too, never followed to another policy.
+    head_file = tmp_path / "head" / "compilegate.yml"
+    head_file.parent.mkdir()
+    head_file.write_text(HEAD_CONFIG)
+    (tmp_path / "head" / "step.py").write_text("def make_step(device='cpu'):\n    pass\n")
+    head = Config.from_file(head_file, repo_root=tmp_path / "head")
+    with pytest.raises(ConfigError, match="symbolic link"):
+        paired_configs(repo, head)
 
 
 def test_a_config_outside_the_repository_is_a_usage_error(repo: Path, tmp_path: Path) -> None:

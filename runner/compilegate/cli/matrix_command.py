@@ -18,6 +18,7 @@ from typing import Any
 from ..config import Config
 from ..containers.matrix import check_version, run_matrix
 from ..containers.outcome import VersionOutcome
+from ..containers.requirements import ALLOW_SOURCE_BUILDS_FLAG, read_requirements
 from ..errors import RunInterrupted, UsageError
 from ..gate.documents import read_result_document
 from ..gate.run_set import ERROR_NAME, RESULT_NAME, ResultSource, judge_run_set
@@ -31,6 +32,9 @@ from ..run.child_env import (
 from .report_commands import links_from_environment
 
 BACKENDS = ("docker", "venv")
+# The build network's default when --build-network is not given: for an engine without a
+# bridge (scripts/docker-setup.sh's, this project's tests and CI: `host`).
+BUILD_NETWORK_ENV = "COMPILEGATE_BUILD_NETWORK"
 PARTIAL_NAME = "partial-result.json"
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # pip colours its errors inside a build log
 
@@ -84,8 +88,25 @@ def add_parser(subparsers: Any) -> None:
         type=Path,
         default=None,
         metavar="FILE",
-        help="docker: a pip requirements file installed into each image at build time (with "
-        "the network; the measured run has none), beside that image's torch",
+        help="docker: a pip requirements file of the repository (no link, at most 1 MiB), "
+        "installed into each image at build time (with the network; the measured run has "
+        "none), beside that image's torch: wheels only",
+    )
+    cmd.add_argument(
+        ALLOW_SOURCE_BUILDS_FLAG,
+        dest="requirements_allow_source_builds",
+        action="store_true",
+        help="docker: let pip build --requirements from source (sdists, URLs, VCS): each such "
+        "package's build code then runs at image build time, with the build's network",
+    )
+    cmd.add_argument(
+        "--build-network",
+        default=os.environ.get(BUILD_NETWORK_ENV) or "default",
+        metavar="NETWORK",
+        help="docker: the network image builds use: default (the engine's: on Docker's bridge "
+        "the build cannot reach the runner's localhost services), host (an engine without a "
+        "bridge; the build then reaches everything the host does), none (offline builds), "
+        f"or a network's name (default: ${BUILD_NETWORK_ENV}, else default)",
     )
     cmd.add_argument(
         "--paired",
@@ -113,7 +134,7 @@ def add_parser(subparsers: Any) -> None:
         help="wall-clock limit of each version's run; with --paired or --against, of the "
         "whole paired run, the images built first (default 3600)",
     )
-    cmd.set_defaults(func=command_matrix)
+    cmd.set_defaults(func=command_matrix, requirements_bytes=None)
 
 
 def command_matrix(args: argparse.Namespace) -> int:
@@ -126,8 +147,12 @@ def command_matrix(args: argparse.Namespace) -> int:
     baseline = None
     if args.baseline is not None:  # a bad baseline is found before hours of measuring
         baseline = read_result_document(args.baseline, role="baseline")
-    if args.requirements is not None and not args.requirements.is_file():
-        raise UsageError(f"--requirements {args.requirements}: no such file")
+    if args.requirements is not None:  # read once, here: the builds get these bytes
+        args.requirements_bytes = read_requirements(
+            args.requirements,
+            config.repo_root,
+            allow_source_builds=args.requirements_allow_source_builds,
+        )
     if args.out_dir.exists() and not args.out_dir.is_dir():
         raise UsageError(f"--out-dir {args.out_dir}: exists and is not a directory")
     if args.paired or args.against:
@@ -280,7 +305,9 @@ def _backend(args: argparse.Namespace, opt_in: list[str]) -> tuple[Any, dict[str
         base_image=args.base_image or DEFAULT_BASE_IMAGE,
         index_url=args.index_url,
         gpus=args.gpus,
-        requirements=args.requirements,
+        requirements=args.requirements_bytes,
+        requirements_source_builds=args.requirements_allow_source_builds,
+        build_network=None if args.build_network == "default" else args.build_network,
         rebuild=args.rebuild,
         log=_log,
     )

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import os
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import yaml
 
+from ..checkout_files import CONFIG_MAX_BYTES, read_checkout_file
 from ..errors import ConfigError
 from ..run.child_env import opt_in_refusal
 from ..schemas import format_key_path, load_schema, require_jsonschema
@@ -30,15 +32,18 @@ from .model import (
 
 
 def load_config_file(path: Path, repo_root: Path | None = None) -> Config:
-    """Read compilegate.yml; every problem is a one-line ConfigError."""
+    """Read compilegate.yml (through checkout_files: no link, a regular file, at most
+    CONFIG_MAX_BYTES); every problem is a one-line ConfigError."""
     path = Path(path)
+    # The root defaults to the folder the config is named in, not a link's target's.
+    root = Path(repo_root or Path(os.path.abspath(path)).parent).resolve()
+    if not os.path.lexists(path):
+        raise ConfigError(f"{path}: config file not found")
+    data = read_checkout_file(path, root, max_bytes=CONFIG_MAX_BYTES, error=ConfigError)
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: config file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read config: {exc}") from None
-    root = (repo_root or path.resolve().parent).resolve()
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: cannot read config: not UTF-8 ({exc.reason})") from None
     config = load_config_text(text, source=str(path), repo_root=root)
     return dataclasses.replace(config, path=path)
 

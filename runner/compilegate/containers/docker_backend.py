@@ -148,13 +148,17 @@ class DockerBackend:
         gpus: str | None = None,
         wheel_dirs: Iterable[Path] | None = None,
         wheels_only: bool = False,
-        requirements: Path | None = None,
+        requirements: bytes | None = None,
+        requirements_source_builds: bool = False,
+        build_network: str | None = None,
         rebuild: bool = False,
         log: LogSink = print,
         host_environ: Mapping[str, str] | None = None,
     ) -> None:
         """`host_environ` is read only for the host's pip trust and wheel folders of the
-        image build (ImageSpec.from_host); nothing of it reaches a container."""
+        image build (ImageSpec.from_host); nothing of it reaches a container. `requirements`:
+        the file's bytes, read from the checkout (containers/requirements.py);
+        `build_network`: the builds' network (None: the engine's default, images.py)."""
         self.client = client
         self.source_root = Path(source_root)
         self.base_image = base_image
@@ -163,6 +167,8 @@ class DockerBackend:
         self.wheel_dirs = None if wheel_dirs is None else tuple(wheel_dirs)
         self.wheels_only = wheels_only
         self.requirements = requirements
+        self.requirements_source_builds = requirements_source_builds
+        self.build_network = build_network
         self.rebuild = rebuild
         self.log = log
         self.host_environ = host_environ
@@ -178,11 +184,16 @@ class DockerBackend:
             wheels_only=self.wheels_only,
             environ=self.host_environ,
             requirements=self.requirements,
+            requirements_source_builds=self.requirements_source_builds,
         )
 
     def prepare(self, torch_version: str) -> str:
         built = ensure_image(
-            self.client, self.image_spec(torch_version), rebuild=self.rebuild, log=self.log
+            self.client,
+            self.image_spec(torch_version),
+            rebuild=self.rebuild,
+            log=self.log,
+            build_network=self.build_network,
         )
         self.images[torch_version] = built
         return built.tag

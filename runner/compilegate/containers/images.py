@@ -2,18 +2,29 @@
 
 The tag is `compilegate-torch:<version>-<12 hex>`, the hex a sha256 over everything the build
 reads — the Dockerfile, pyproject.toml, README.md, runner/ and schemas/ sources, the base image's
-id, the index URL, the wheel files placed in the context, whether the build is offline — so an
-image is rebuilt exactly when one of them changed, and reused otherwise.
+id, the index URL, the wheel files placed in the context, whether the build is offline, the
+user's requirements and whether they may be built from source — so an image is rebuilt exactly
+when one of them changed, and reused otherwise.
 
-Builds use the host network (the engine may run without a bridge) and the host's pip trust: the
-CA bundle `PIP_CERT` names is copied into the context (certs/pip-cert.pem), and a torch wheel
-of that version the host's pip configuration points at (find-links folders, file:// indexes)
-is copied into wheels/ and installed by its path — the way a CPU-only build on disk gets into
-the image. Its dependencies come from the index: copying a CUDA torch's 3 GB of local
-dependency wheels into the context cost more (hash, upload, COPY: about a minute here) than
-fetching them, and pip took the index's copies of the same versions anyway. With
-`wheels_only` the local dependency wheels are copied too and the build uses no index (an
-offline build; it fails if a dependency is not on disk). The Docker client is passed in.
+The user's requirements come as bytes (containers/requirements.py read them from the checkout,
+no link followed), written into the context: never a path the build would follow. Builds run
+on the engine's default network unless told otherwise (`build_network`, the CLI's
+--build-network): on a runner with Docker's default bridge the build has its own network
+namespace, so the runner's services on 127.0.0.1 (a cloud agent, a metrics endpoint, a
+credential helper) are out of the build's reach, which the host network (`host`) would put
+within it; the bridge still reaches the internet (pip's index) and the host's addresses bound
+beyond loopback. An engine without a bridge (scripts/docker-setup.sh's: `--bridge=none`)
+builds with `host`, or `none` for an offline (`wheels_only`) build.
+
+Builds use the host's pip trust: the CA bundle `PIP_CERT` names is copied into the context
+(certs/pip-cert.pem), and a torch wheel of that version the host's pip configuration points
+at (find-links folders, file:// indexes) is copied into wheels/ and installed by its path — the
+way a CPU-only build on disk gets into the image. Its dependencies come from the index:
+copying a CUDA torch's 3 GB of local dependency wheels into the context cost more (hash,
+upload, COPY: about a minute here) than fetching them, and pip took the index's copies of the
+same versions anyway. With `wheels_only` the local dependency wheels are copied too and the
+build uses no index (an offline build; it fails if a dependency is not on disk). The Docker
+client is passed in.
 """
 
 from __future__ import annotations
@@ -45,7 +56,8 @@ LOCAL_BASE_IMAGE = "compilegate-base:bookworm"
 SOURCE_FILES = ("Dockerfile", "pyproject.toml", "README.md")
 SOURCE_DIRS = ("runner", "schemas")
 CERT_NAME = "certs/pip-cert.pem"
-# The user's own dependencies, installed at build time (with the network) beside torch.
+# The user's own dependencies, installed at build time (with the network) beside torch: wheels
+# only unless REQUIREMENTS_SOURCE_BUILDS=1 (containers/requirements.py says why).
 REQUIREMENTS_NAME = "requirements/requirements.txt"
 LOG_TAIL_LINES = 30
 
@@ -72,7 +84,8 @@ class ImageSpec:
     wheels: tuple[Path, ...] = ()
     ca_bundle: Path | None = None
     wheels_only: bool = False
-    requirements: Path | None = None
+    requirements: bytes | None = None
+    requirements_source_builds: bool = False
 
     @classmethod
     def from_host(
@@ -85,7 +98,8 @@ class ImageSpec:
         wheel_dirs: Iterable[Path] | None = None,
         wheels_only: bool = False,
         environ: Mapping[str, str] | None = None,
-        requirements: Path | None = None,
+        requirements: bytes | None = None,
+        requirements_source_builds: bool = False,
     ) -> ImageSpec:
         """The spec for `torch_version` with the host's CA bundle (`PIP_CERT`) and the local
         wheel of that torch (from `wheel_dirs`, by default the folders the host's pip
@@ -102,7 +116,8 @@ class ImageSpec:
             wheels=local_wheels_for(torch_version, dirs, with_dependencies=wheels_only),
             ca_bundle=ca_bundle,
             wheels_only=wheels_only,
-            requirements=None if requirements is None else Path(requirements).resolve(),
+            requirements=requirements,
+            requirements_source_builds=requirements_source_builds,
         )
 
     def build_args(self) -> dict[str, str]:
@@ -111,10 +126,12 @@ class ImageSpec:
             "TORCH_VERSION": self.torch_version,
             "TORCH_INDEX_URL": self.index_url or "",
             "WHEELS_ONLY": "1" if self.wheels_only else "0",
+            "REQUIREMENTS_SOURCE_BUILDS": "1" if self.requirements_source_builds else "0",
         }
 
     def context_files(self) -> list[tuple[str, Path]]:
-        """(path in the build context, host file) for every file the build reads, sorted."""
+        """(path in the build context, host file) for every file of the host the build reads,
+        sorted; the requirements' bytes (REQUIREMENTS_NAME) come beside them."""
         root = self.source_root
         files = [(name, root / name) for name in SOURCE_FILES]
         for folder in SOURCE_DIRS:
@@ -124,8 +141,6 @@ class ImageSpec:
         files.extend((f"wheels/{wheel.name}", wheel) for wheel in self.wheels)
         if self.ca_bundle is not None:
             files.append((CERT_NAME, self.ca_bundle))
-        if self.requirements is not None:
-            files.append((REQUIREMENTS_NAME, self.requirements))
         return sorted(files)
 
 
@@ -147,6 +162,9 @@ def inputs_digest(spec: ImageSpec, base_image_id: str) -> str:
     digest = hashlib.sha256()
     for arcname, path in spec.context_files():
         digest.update(f"file {arcname} {_file_sha256(path)}\n".encode())
+    if spec.requirements is not None:
+        content = hashlib.sha256(spec.requirements).hexdigest()
+        digest.update(f"file {REQUIREMENTS_NAME} {content}\n".encode())
     digest.update(f"base {base_image_id}\n".encode())
     for key, value in sorted(spec.build_args().items()):
         if key != "BASE_IMAGE":  # the id above says more than the name
@@ -166,10 +184,12 @@ def ensure_image(
     *,
     rebuild: bool = False,
     log: LogSink = print,
+    build_network: str | None = None,
 ) -> BuiltImage:
-    """Reuse the image with this spec's tag, or build it (host network), streaming the build
-    output prefixed with `[torch X]`. Raises EnvironmentBuildError with the log's last lines
-    when the build fails."""
+    """Reuse the image with this spec's tag, or build it on `build_network` (None: the
+    engine's default; the module docstring says why), streaming the build output prefixed
+    with `[torch X]`. Raises EnvironmentBuildError with the log's last lines when the build
+    fails."""
     prefix = f"[torch {spec.torch_version}]"
     base_id = _image_id_or_name(client, spec.base_image)
     digest = inputs_digest(spec, base_id)
@@ -190,7 +210,7 @@ def ensure_image(
                 tag=tag,
                 buildargs=spec.build_args(),
                 labels={LABEL_TORCH_VERSION: spec.torch_version, LABEL_INPUTS_SHA256: digest},
-                network_mode="host",
+                network_mode=build_network,
                 rm=True,
                 forcerm=True,
                 pull=False,
@@ -388,6 +408,10 @@ def _assemble_context(spec: ImageSpec, context: Path) -> None:
             os.link(source, target)
         except OSError:
             shutil.copy2(source, target)
+    if spec.requirements is not None:
+        target = context / REQUIREMENTS_NAME
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(spec.requirements)
 
 
 def _image_id_or_name(client: Any, name: str) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from ..checkout_files import STEP_SOURCE_MAX_BYTES, read_checkout_file
 from ..child.protocol import EntryPoint
 from ..errors import ConfigError
 from ..paths import is_inside
@@ -52,11 +53,16 @@ def _find_module_file(module: str, root: Path) -> Path | None:
 
 def _find_definition(path: Path, function: str, where: str, root: Path) -> int:
     shown = path.relative_to(root) if is_inside(path, root) else path
+    # `path` is resolved and inside `root`: read it as any file of the checkout (a regular
+    # file, capped, no link swapped in since), it is parsed here on the host.
+    source = read_checkout_file(
+        path, root, max_bytes=STEP_SOURCE_MAX_BYTES, shown=f"{where}: {shown}", error=ConfigError
+    )
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        tree = ast.parse(source.decode("utf-8"), filename=str(path))
     except SyntaxError as exc:
         raise ConfigError(f"{where}: {shown}:{exc.lineno}: syntax error: {exc.msg}") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except (UnicodeDecodeError, ValueError) as exc:
         raise ConfigError(f"{where}: cannot read {shown}: {exc}") from None
     defined = {}
     for node in tree.body:

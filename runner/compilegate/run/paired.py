@@ -18,14 +18,16 @@ processes alternating A B B A (orchestrate.run_sides).
 - A step only the head declares is measured on the head alone (`new`); one only REF
   declares is not measured and reads `removed`.
 
-REF's own config is the base's (`<config path>` inside REF's tree); when REF has none, the
-base has no steps and every step of the head is `new`.
+REF's own config is the base's: the file at the head config's path as named (never a link's
+target) inside REF's tree. When REF has none there is no policy to judge the head by: the run
+stops before measuring, not judged (BaselineMissing, exit 4), never every step `new`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 import shutil
 import subprocess
 import tempfile
@@ -35,8 +37,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from ..checkout_files import path_in_repository
 from ..config import Config, StepConfig
-from ..errors import UsageError
+from ..errors import BaselineMissing, UsageError
 from ..results.document import pairing_entry, step_skeleton
 from .launcher import ChildLauncher
 from .orchestrate import RunOptions, RunSide, run_sides
@@ -180,20 +183,23 @@ def paired_configs(base_tree: Path, head: Config) -> PairedConfigs:
     """REF's config (from its tree) and the head's (after --step) under REF's policy, with
     the notes. A base step the head declares but did not select is left out of the base
     too (the gate reads it as `skipped`, from the head's declared steps)."""
-    try:
-        relative = head.path.resolve().relative_to(head.repo_root.resolve())
-    except ValueError:
+    relative = path_in_repository(head.path, head.repo_root)
+    if relative is None or not relative.parts:
         raise UsageError(
             f"--against: the config {head.path} is outside the repository {head.repo_root}: "
             "paired mode reads the base's config from the same path in the base's tree"
-        ) from None
+        )
+    # The path as named, never a link's target: the head's config was read without following
+    # links (checkout_files), and the base's is read the same way at the same name.
     base_file = base_tree / relative
+    if not os.path.lexists(base_file):
+        raise BaselineMissing(
+            f"--against: the base commit has no {relative.as_posix()}: no policy to judge the "
+            "head by (a pull request that adds the config: judge it against a stored baseline, "
+            "e.g. the action's `against: none` with `allow-missing-baseline: true`)"
+        )
     notes: list[str] = []
-    if base_file.is_file():
-        base = Config.from_file(base_file, repo_root=base_tree)
-    else:
-        notes.append(f"the base has no {relative}: every step is new, measured on the head alone")
-        base = dataclasses.replace(head, path=base_file, repo_root=base_tree, steps=(), sha256="")
+    base = Config.from_file(base_file, repo_root=base_tree)
     base_steps = {step.name: step for step in base.steps}
     steps = []
     head_names = {step.name for step in head.steps}

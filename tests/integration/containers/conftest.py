@@ -41,7 +41,20 @@ def docker_client() -> Any:
 
 
 @pytest.fixture(scope="session")
-def base_image(docker_client: Any) -> str:
+def build_network(docker_client: Any) -> str | None:
+    """The network image builds use here, passed explicitly: the engine's default (None), or
+    `host` on an engine without a bridge (scripts/docker-setup.sh starts dockerd with
+    --bridge=none: a build on its default network has only a loopback, and pip no index).
+    Set for the CLI runs too, through the variable `compilegate matrix` reads."""
+    network = os.environ.get("COMPILEGATE_BUILD_NETWORK")
+    if not network:
+        network = "default" if docker_client.networks.list(names=["bridge"]) else "host"
+        os.environ["COMPILEGATE_BUILD_NETWORK"] = network
+    return None if network == "default" else network
+
+
+@pytest.fixture(scope="session")
+def base_image(docker_client: Any, build_network: str | None) -> str:
     from compilegate.containers.images import LOCAL_BASE_IMAGE
 
     try:
@@ -57,7 +70,9 @@ def build_log() -> list[str]:
 
 
 @pytest.fixture(scope="session")
-def local_torch_image(docker_client: Any, base_image: str, build_log: list[str]) -> Any:
+def local_torch_image(
+    docker_client: Any, base_image: str, build_log: list[str], build_network: str | None
+) -> Any:
     """The image with the CPU torch wheel on this disk (built once, then reused)."""
     from compilegate.containers.images import ImageSpec, ensure_image
 
@@ -65,7 +80,7 @@ def local_torch_image(docker_client: Any, base_image: str, build_log: list[str])
     if not spec.wheels:
         _unavailable(f"no local wheel of torch {LOCAL_TORCH} in the host's pip folders")
     started = time.perf_counter()
-    built = ensure_image(docker_client, spec, log=build_log.append)
+    built = ensure_image(docker_client, spec, log=build_log.append, build_network=build_network)
     print(
         f"\nimage {built.tag}: {'reused' if built.reused else 'built'} in "
         f"{time.perf_counter() - started:.1f} s, {built.size_bytes / 1e9:.2f} GB"

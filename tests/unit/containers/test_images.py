@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import zipfile
 from pathlib import Path
@@ -77,15 +78,13 @@ def test_digest_changes_with_every_input_and_only_then(tmp_path: Path) -> None:
     cert = tmp_path / "ca.pem"
     cert.write_text("CERT")
     changed(digest(ImageSpec("2.13.0", root, "compilegate-base:bookworm", ca_bundle=cert)))
-    requirements = tmp_path / "requirements.txt"
-    requirements.write_text("transformers==5.0\n")
     with_requirements = ImageSpec(
-        "2.13.0", root, "compilegate-base:bookworm", requirements=requirements
+        "2.13.0", root, "compilegate-base:bookworm", requirements=b"transformers==5.0\n"
     )
-    assert ("requirements/requirements.txt", requirements) in with_requirements.context_files()
     changed(digest(with_requirements))
-    requirements.write_text("transformers==5.1\n")
-    changed(digest(with_requirements))  # another requirement is another image
+    another = dataclasses.replace(with_requirements, requirements=b"transformers==5.1\n")
+    changed(digest(another))  # another requirement is another image
+    changed(digest(dataclasses.replace(another, requirements_source_builds=True)))
     for name in ("Dockerfile", "pyproject.toml", "runner/compilegate/cli.py"):
         (root / name).write_text((root / name).read_text() + "# changed\n")
         changed(digest(spec))
@@ -208,18 +207,20 @@ class FakeClient:
         self.api = FakeApi(self, chunks)
 
 
-def test_ensure_image_builds_on_the_host_network_then_reuses(tmp_path: Path) -> None:
+def test_ensure_image_builds_on_the_engines_default_network_then_reuses(tmp_path: Path) -> None:
     root = make_source(tmp_path / "src")
     cert = tmp_path / "bundle.pem"
     cert.write_text("CERT")
-    spec = ImageSpec("2.13.0", root, base_image="base:1", ca_bundle=cert)
+    spec = ImageSpec("2.13.0", root, base_image="base:1", ca_bundle=cert, requirements=b"six\n")
     client = FakeClient([{"stream": "Step 1/2 : FROM base:1\n"}], {"base:1": FakeImage("b")})
     lines: list[str] = []
     built = ensure_image(client, spec, log=lines.append)
     assert not built.reused
     (call,) = client.api.calls
-    assert call["network_mode"] == "host"
+    assert call["network_mode"] is None  # the engine's default: not the host's localhost
     assert call["buildargs"]["TORCH_VERSION"] == "2.13.0"
+    assert call["buildargs"]["REQUIREMENTS_SOURCE_BUILDS"] == "0"  # wheels only
+    assert "requirements/requirements.txt" in client.api.context_files
     assert call["buildargs"]["BASE_IMAGE"] == "base:1"
     assert call["labels"]["compilegate.torch-version"] == "2.13.0"
     assert "certs/pip-cert.pem" in client.api.context_files
@@ -227,8 +228,8 @@ def test_ensure_image_builds_on_the_host_network_then_reuses(tmp_path: Path) -> 
 
     again = ensure_image(client, spec, log=lines.append)
     assert again.reused and again.tag == built.tag and len(client.api.calls) == 1
-    ensure_image(client, spec, rebuild=True, log=lines.append)
-    assert len(client.api.calls) == 2
+    ensure_image(client, spec, rebuild=True, log=lines.append, build_network="host")
+    assert len(client.api.calls) == 2 and client.api.calls[1]["network_mode"] == "host"
 
 
 def test_build_failure_carries_the_log_tail(tmp_path: Path) -> None:
