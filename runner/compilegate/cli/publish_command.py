@@ -32,7 +32,8 @@ def add_parser(subparsers: Any) -> None:
             "Inside GitHub Actions: judge the results against the baseline, append the report "
             "to the job summary, print annotations at new graph breaks and recompiles, upsert "
             "the sticky comment on the pull request, and write the step outputs. Outside a pull "
-            "request the comment is skipped, and said so."
+            "request the comment is skipped, and said so. In a workflow_run job the results "
+            "are judged as --untrusted-results."
         ),
     )
     add_run_set_arguments(cmd)
@@ -77,6 +78,10 @@ def command_publish(args: argparse.Namespace) -> int:
             raise UsageError(f"--pr {args.pr}: expected a pull request number")
         context = context.for_pull_request(args.pr)
     post_comment = not args.no_comment
+    # A workflow_run job publishes another run's artifact (fork-publish.yml: a fork's): its
+    # base documents are the fork's too, so only --baseline may judge it.
+    if args.pr_from_workflow_run or context.event_name == "workflow_run":
+        args.untrusted_results = True
     if args.pr_from_workflow_run:
         context, why_not = _pull_request_of_the_run(context)
         if why_not:

@@ -8,9 +8,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..errors import UsageError
+from ..errors import BaselineMissing, UsageError
 from ..gate.documents import read_result_document
-from ..gate.run_set import BASE_SUFFIX, RunSetVerdict, find_results, judge_run_set
+from ..gate.run_set import (
+    BASE_SUFFIX,
+    RESULT_NAME,
+    RunSetVerdict,
+    find_results,
+    judge_run_set,
+)
 from ..github.sticky_comment import comment_marker
 from ..report.comment import render_comment
 from ..report.first_screen import FirstScreen
@@ -72,12 +78,27 @@ def add_run_set_arguments(cmd: Any) -> None:
         metavar="KEY",
         help="the sticky comment's marker key (two workflows, two comments)",
     )
+    cmd.add_argument(
+        "--untrusted-results",
+        action="store_true",
+        help="the results are another run's artifact (a fork's): judged only against "
+        "--baseline, never against a base document beside them (result.base.json); without "
+        "--baseline, not judged (exit 4)",
+    )
 
 
 def build_run_set(args: argparse.Namespace) -> RunSetVerdict:
     baseline = None
     if args.baseline is not None:
         baseline = read_result_document(args.baseline, role="baseline")
+    elif args.untrusted_results:
+        # The fork wrote its artifact, base documents included: falling back to one would
+        # let it pick what it is judged against.
+        raise BaselineMissing(
+            "no baseline: these results are another run's artifact (--untrusted-results), "
+            "judged only against a trusted --baseline; a base document beside them "
+            f"({RESULT_NAME.removesuffix('.json')}{BASE_SUFFIX}) is never read"
+        )
     # A paired run's bases (result.base.json) judge its results unless a baseline is given.
     sources = find_results(args.result, args.results_dir, paired_bases=baseline is None)
     if baseline is None:

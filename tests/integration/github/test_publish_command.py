@@ -301,3 +301,41 @@ def test_baseline_fetch_refuses_an_artifact_that_is_not_a_baseline(
     assert done.stderr.count("\n") == 1 and "not a valid compilegate baseline" in done.stderr
     missing = fetch_cli(fake_github, "--artifact", "nope", "--out", str(out))
     assert missing.returncode == 4 and "unexpired artifact 'nope'" in missing.stderr
+
+
+def forged_paired_run(results: Path) -> Path:
+    """What a fork's run can upload: a result that regressed, and beside it a base document
+    it wrote itself (a copy of its own result), which would judge it `pass`."""
+    slow = result(step(variants=[variant(speedup=0.5)]), env=environment(torch="2.13.0"))
+    write(results / "torch-2.13.0" / "result.json", slow)
+    return write(results / "torch-2.13.0" / "result.base.json", slow)
+
+
+def test_fork_publish_without_a_baseline_exits_4_and_never_reads_the_forks_base(
+    tmp_path: Path, fake_github: FakeGitHub
+):
+    """fork-publish.yml when the baseline fetch failed: the results are a fork's artifact, so
+    the base document beside them is the fork's too. Not judged (exit 4), nothing posted."""
+    results = tmp_path / "results"
+    forged = forged_paired_run(results)
+    fake_github.open_pull_request(PR, HEAD_SHA, "mallory/trainer")
+    args = ("--results-dir", str(results), "--pr-from-workflow-run")
+    done = publish_cli(tmp_path, fake_github, *args, environ=workflow_run_event(tmp_path))
+    assert done.returncode == 4, done.stdout + done.stderr
+    assert done.stderr.count("\n") == 1 and "never read" in done.stderr, done.stderr
+    assert fake_github.comments_on(PR) == [] and str(forged) not in done.stdout
+    assert not (results / "report.json").exists()
+
+
+def test_untrusted_results_are_judged_only_against_the_given_baseline(
+    tmp_path: Path, fake_github: FakeGitHub, run_set: tuple[Path, Path]
+):
+    baseline, results = run_set
+    write(results / "torch-2.13.0" / "result.base.json", result(env=environment(torch="2.13.0")))
+    fake_github.open_pull_request(PR, HEAD_SHA, REPO)
+    args = ("--results-dir", str(results), "--untrusted-results", "--comment-key", "fork")
+    alone = publish_cli(tmp_path, fake_github, *args)
+    assert alone.returncode == 4 and fake_github.comments_on(PR) == [], alone.stderr
+    judged = publish_cli(tmp_path, fake_github, *args, "--baseline", str(baseline))
+    assert judged.returncode == 1, judged.stdout + judged.stderr  # the trusted baseline's verdict
+    assert str(baseline) in json.loads((results / "report.json").read_text())["baseline"]
