@@ -166,3 +166,24 @@ def test_the_harness_sets_a_fresh_home_and_its_own_caches(tmp_path: Path):
     # `pip install --user torch` stays importable although HOME moved.
     assert env["PYTHONUSERBASE"] == "/home/runner/.local"
     assert "PYTHONUSERBASE" not in harness_variables(tmp_path, tmp_path, {})
+
+
+# What an attacker would opt in next: CI systems' job tokens and OIDC JWTs, Postgres's
+# password variables, PEM keys, bearer tokens, passphrases, connection strings.
+ATTACKER_NAMES = [
+    "CI_JOB_JWT", "CI_JOB_JWT_V2", "CI_JOB_TOKEN", "CI_REGISTRY_PASSWORD", "OIDC_JWT",
+    "ACTIONS_ID_TOKEN_REQUEST_URL", "ACTIONS_ID_TOKEN_REQUEST_TOKEN", "ID_TOKEN", "MY_JWT",
+    "SIGSTORE_ID_TOKEN", "VAULTJWT", "PGPASS", "PGPASSWORD", "PGPASSFILE", "MYSQL_PWD",
+    "DEPLOY_KEY_PEM", "TLS_PEM", "SERVICE_PEM_FILE", "BEARER", "AUTH_BEARER", "API_BEARER_VALUE",
+    "SSH_PASSPHRASE", "GPG_PASSPHRASE", "KEY_PASSPHRASE", "PRIVATE_KEY", "SIGNING_PRIVATE",
+    "STORAGE_CONNECTION_STRING", "AZURE_STORAGE_SAS", "BUILDKITE_AGENT_ACCESS_TOKEN",
+    "CIRCLE_OIDC_TOKEN", "TWINE_PASSWORD", "NPM_CONFIG__AUTH", "KUBECONFIG", "ARM_CLIENT_SECRET",
+    "SESSION_ID", "NETRC",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ATTACKER_NAMES)
+def test_credential_names_an_attacker_would_opt_in_are_refused(name: str):
+    refusal = opt_in_refusal(name)
+    assert refusal is not None and refusal.startswith(f"{name} is never passed"), refusal
+    assert name not in child_environment({name: "x", "PATH": "/bin"})

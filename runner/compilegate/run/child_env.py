@@ -115,11 +115,27 @@ SECRET_WORDS = frozenset(
         "COOKIE",
         "COOKIES",
         "DSN",
+        "JWT",  # CI_JOB_JWT, OIDC_JWT: a CI job's signed identity, good for cloud logins
+        "JWTS",
+        "OIDC",
+        "BEARER",
+        "PEM",  # DEPLOY_KEY_PEM: a key (or the file holding one)
+        "PASSPHRASE",
+        "PRIVATE",
+        "SAS",  # Azure's shared access signatures
+        "SESSION",  # SESSION_ID: a logged-in session is a credential
     }
 )
 # ... also glued to another word (GHTOKEN, APIKEY), and these anywhere in a name:
-SECRET_ENDINGS = ("TOKEN", "TOKENS", "KEY", "KEYS", "SECRET", "SECRETS", "PASSWORD", "PASSWD")
-SECRET_FRAGMENTS = ("SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "WEBHOOK")
+SECRET_ENDINGS = (
+    "TOKEN", "TOKENS", "KEY", "KEYS", "SECRET", "SECRETS", "PASSWORD", "PASSWD", "JWT", "PEM",
+    "BEARER", "PASSPHRASE",
+)  # fmt: skip
+SECRET_FRAGMENTS = (
+    "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "WEBHOOK", "JWT", "BEARER", "PASSPHRASE",
+    "PGPASS",  # PGPASS, PGPASSFILE: libpq's password file
+    "PRIVATE_KEY", "PRIVATEKEY", "CONNECTION_STRING", "CONNSTR",
+)  # fmt: skip
 RUNNER_PREFIXES = (
     "GITHUB_",
     "GH_",
@@ -140,13 +156,23 @@ RUNNER_PREFIXES = (
     "KUBE",
     "VAULT_",
     "NETRC",
+    # other CI systems' own variables (GitLab's CI_JOB_JWT and CI_JOB_TOKEN among them)
+    "CI_",
+    "BUILDKITE_",
+    "CIRCLE_",
+    "TRAVIS_",
+    "JENKINS_",
+    "BITBUCKET_",
+    "DRONE_",
+    "TEAMCITY_",
 )
 
 _VALID_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 # A value can carry a credential under an innocent name (PIP_INDEX_URL, DATABASE_URL,
 # SLACK_WEBHOOK_URL): a URL with user:password@, a URL with a secret-looking query parameter,
-# a webhook's URL (whoever holds it may post), or a token of a well-known shape.
+# a webhook's URL (whoever holds it may post), a token of a well-known shape, a JWT, a PEM
+# block, an Authorization header's value, or a connection string's key.
 _URL_USERINFO = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#@\s]+@")
 _URL_SECRET_QUERY = re.compile(
     r"://\S*[?&][A-Za-z_.-]*(token|key|secret|password|passwd|sig|signature|auth|credential)s?=",
@@ -155,7 +181,17 @@ _URL_SECRET_QUERY = re.compile(
 _URL_WEBHOOK = re.compile(r"://\S*/(hooks?|webhooks?)(/|$)", re.IGNORECASE)
 _TOKEN_SHAPES = re.compile(
     r"(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,}|xox[abprs]-[\w-]{10,}|AKIA[0-9A-Z]{16}"
-    r"|hf_[A-Za-z0-9]{30,}|sk-[A-Za-z0-9_-]{20,}|glpat-[\w-]{20,})"
+    r"|ASIA[0-9A-Z]{16}|hf_[A-Za-z0-9]{30,}|sk-[A-Za-z0-9_-]{20,}|gl(pat|cbt|dt|rt|ptt)-[\w-]{20,}"
+    r"|npm_[A-Za-z0-9]{36}|pypi-AgE[\w-]{40,}|AIza[\w-]{35}|ya29\.[\w-]{20,}"
+    r"|dckr_pat_[\w-]{20,}|[sr]k_live_[A-Za-z0-9]{20,})"
+)
+# A JWT (a CI job's OIDC token, a cloud session): base64url of `{"...` twice, then a signature
+# (empty for alg none).
+_JWT = re.compile(r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*")
+_PEM_BLOCK = re.compile(r"-----BEGIN [A-Z0-9 ]+-----")
+_AUTH_HEADER = re.compile(r"^\s*(Bearer|Basic|Token)\s+[A-Za-z0-9._~+/=-]{8,}", re.IGNORECASE)
+_CONNECTION_STRING_SECRET = re.compile(
+    r"(^|;)\s*(AccountKey|SharedAccessKey|SharedAccessSignature|Password|Pwd)\s*=", re.IGNORECASE
 )
 
 
@@ -185,6 +221,14 @@ def secret_value_reason(value: str) -> str | None:
         return "its value is a webhook URL (whoever holds it may post)"
     if _TOKEN_SHAPES.search(value):
         return "its value looks like an access token"
+    if _JWT.search(value):
+        return "its value looks like a JWT (a signed identity token)"
+    if _PEM_BLOCK.search(value):
+        return "its value is a PEM block (a key or certificate)"
+    if _AUTH_HEADER.search(value):
+        return "its value is an Authorization header's credential"
+    if _CONNECTION_STRING_SECRET.search(value):
+        return "its value is a connection string with a key or password in it"
     return None
 
 
