@@ -110,3 +110,30 @@ def test_opting_in_a_secret_is_refused_before_anything_runs(tmp_path: Path) -> N
     assert run.stderr.count("\n") == 1
     assert "c.yml:5: steps[0].env[1]: GITHUB_TOKEN is never passed" in run.stderr
     assert run.result is None
+
+
+def test_stored_baseline_mode_gives_only_the_baselines_opt_ins(hostile_run, tmp_path: Path) -> None:
+    """A pull request's config adds a host variable to its step's `env:`; the stored
+    baseline (the default branch's run, which recorded the step's opt-ins) does not give it:
+    the child never sees it, and the run's notes say so."""
+    first, _, host, _ = hostile_run
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text(json.dumps(first.result))  # recorded env: HF_HOME, the report
+    config = write_config(
+        tmp_path / "c.yml",
+        "  - name: hostile\n    entry: examples/test_steps/hostile_env.py:make_step\n"
+        "    env: [HF_HOME, COMPILEGATE_TEST_ENV_REPORT, TEAM_DEPLOY_SETTING]\n" + QUICK,
+    )
+    report = tmp_path / "seen.json"
+    run = run_cli(
+        "run", "--config", str(config), "--repo", str(REPO_ROOT), "--out", str(tmp_path / "r.json"),
+        "--baseline", str(baseline),
+        env={**host, "COMPILEGATE_TEST_ENV_REPORT": str(report),
+             "TEAM_DEPLOY_SETTING": "prod-db-hunter2"},
+    )  # fmt: skip
+    assert run.returncode in (0, 1), run.stderr  # judged: the step ran
+    seen = json.loads(report.read_text())
+    assert "TEAM_DEPLOY_SETTING" not in seen and "prod-db-hunter2" not in seen.values()
+    assert seen["HF_HOME"] == host["HF_HOME"], "what the baseline gives still reaches the step"
+    assert "TEAM_DEPLOY_SETTING" in run.stderr and "not given" in run.stderr, run.stderr
+    assert run.result["steps"][0]["settings"]["env"] == ["HF_HOME", "COMPILEGATE_TEST_ENV_REPORT"]

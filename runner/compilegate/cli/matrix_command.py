@@ -27,9 +27,10 @@ from ..report.run_set_text import render_run_set_text
 from ..run.child_env import (
     child_environment,
     container_environment,
-    refuse_credential_values,
 )
+from ..run.env_policy import trusts_config_env
 from .report_commands import links_from_environment
+from .run_command import add_env_arguments, config_under_env_policy, refuse_opted_in_credentials
 
 BACKENDS = ("docker", "venv")
 # The build network's default when --build-network is not given: for an engine without a
@@ -134,19 +135,23 @@ def add_parser(subparsers: Any) -> None:
         help="wall-clock limit of each version's run; with --paired or --against, of the "
         "whole paired run, the images built first (default 3600)",
     )
+    add_env_arguments(cmd)
     cmd.set_defaults(func=command_matrix, requirements_bytes=None)
 
 
 def command_matrix(args: argparse.Namespace) -> int:
     versions = [check_version(v) for v in args.torch]
     config = Config.from_file(args.config, repo_root=args.repo).select(args.step)
-    try:  # a credential under an opted-in name is refused before anything runs
-        refuse_credential_values(os.environ, [n for step in config.steps for n in step.env])
-    except ValueError as exc:
-        raise UsageError(f"{args.config}: {exc}") from None
     baseline = None
     if args.baseline is not None:  # a bad baseline is found before hours of measuring
         baseline = read_result_document(args.baseline, role="baseline")
+    if args.against:  # the base's config gives the opt-ins (run/paired.py)
+        if args.env:
+            raise UsageError("--env and --against: in paired mode the base's config gives the "
+                             "opt-ins; add the name to its `env:`")  # fmt: skip
+        refuse_opted_in_credentials(args.config, config)
+    else:  # a credential under a given name is refused before anything runs
+        config = config_under_env_policy(args, config, baseline)
     if args.requirements is not None:  # read once, here: the builds get these bytes
         args.requirements_bytes = read_requirements(
             args.requirements,
@@ -167,6 +172,7 @@ def command_matrix(args: argparse.Namespace) -> int:
         out_dir=args.out_dir,
         env=env,
         steps=args.step,
+        extra_args=_inner_env_arguments(args, baseline, opt_in),
         timeout_s=args.timeout_s,
         log=_log,
     )
@@ -187,6 +193,16 @@ def command_matrix(args: argparse.Namespace) -> int:
         )
     sys.stdout.write(f"report: {args.out_dir / 'report.md'}\n")
     return run_set.exit_code
+
+
+def _inner_env_arguments(
+    args: argparse.Namespace, baseline: dict[str, Any] | None, given: list[str]
+) -> list[str]:
+    """The same opt-in policy for each version's `compilegate run` (which has no baseline):
+    a trusted config keeps its own opt-ins; otherwise every name the policy gave a step."""
+    if trusts_config_env(args.config_env, has_baseline=baseline is not None):
+        return ["--config-env", "trust", *(a for name in args.env for a in ("--env", name))]
+    return ["--config-env", "ignore", *(a for name in given for a in ("--env", name))]
 
 
 def _command_matrix_paired(args: argparse.Namespace, versions: list[str], config: Config) -> int:

@@ -71,10 +71,34 @@ def add_parser(commands: Any) -> None:
         "and this checkout in one job, their processes alternating, and compare them; the "
         "base's result goes beside --out (result.base.json)",
     )
+    add_env_arguments(run)
     run.add_argument(
         "--verbose", action="store_true", help="also show the child processes' own output"
     )
     run.set_defaults(func=command_run)
+
+
+def add_env_arguments(cmd: Any) -> None:
+    """Who opts host variables into the children (run/env_policy.py): run and matrix."""
+    from ..run.env_policy import CONFIG_ENV_CHOICES
+
+    cmd.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="the operator's opt-in: every step's child may see this host variable "
+        "(repeatable; never a secret-looking name); not with --against, where the base's "
+        "config gives the opt-ins",
+    )
+    cmd.add_argument(
+        "--config-env",
+        choices=CONFIG_ENV_CHOICES,
+        default=None,
+        help="whether the config's own `env:` opt-ins are given: trust (your own config; the "
+        "default without --baseline) or ignore (a pull request's: only the --baseline's "
+        "recorded opt-ins and --env; the default with --baseline)",
+    )
 
 
 def command_run(args: argparse.Namespace) -> int:
@@ -85,16 +109,15 @@ def command_run(args: argparse.Namespace) -> int:
 
     python = _check_python(args.python)
     config = Config.from_file(args.config, repo_root=args.repo).select(args.step)
-    from ..run.child_env import refuse_credential_values
-
-    try:  # a credential under an opted-in name is refused before anything runs
-        refuse_credential_values(os.environ, [n for step in config.steps for n in step.env])
-    except ValueError as exc:
-        raise UsageError(f"{args.config}: {exc}") from None
     _check_out_path(args.out)
     if args.against is not None:
+        if args.env:
+            raise UsageError("--env and --against: in paired mode the base's config gives the "
+                             "opt-ins; add the name to its `env:`")  # fmt: skip
+        refuse_opted_in_credentials(args.config, config)
         return _run_against(args, config, python)
     baseline = _read_baseline(args.baseline, config)  # before anything is measured
+    config = config_under_env_policy(args, config, baseline if args.baseline is not None else None)
     if baseline is not None:
         from ..gate.policy import adopt_baseline_power
 
@@ -127,6 +150,36 @@ def command_run(args: argparse.Namespace) -> int:
             baseline, document, None, sys.stdout, result_path=args.out, baseline_path=where
         )
     return EXIT_RUN_ERROR if failed else EXIT_OK
+
+
+def config_under_env_policy(
+    args: argparse.Namespace, config: Config, baseline: dict[str, Any] | None
+) -> Config:
+    """The steps' opt-ins as the policy gives them (run/env_policy.py), each one the config
+    asked for and did not get said in a note; then a credential under a given name is
+    refused before anything runs. `baseline`: a --baseline's document (the policy), never a
+    file the config names."""
+    from ..run.env_policy import apply_env_policy, checked_operator_env, trusts_config_env
+
+    operator_env = checked_operator_env(args.env)
+    trust = trusts_config_env(args.config_env, has_baseline=baseline is not None)
+    config, notes = apply_env_policy(
+        config, baseline=baseline, operator_env=operator_env, trust_config=trust
+    )
+    for note in notes:
+        sys.stderr.write(f"note: {note}\n")
+    refuse_opted_in_credentials(args.config, config)
+    return config
+
+
+def refuse_opted_in_credentials(where: Path, config: Config) -> None:
+    """A credential under an opted-in name: a usage error before anything runs."""
+    from ..run.child_env import refuse_credential_values
+
+    try:
+        refuse_credential_values(os.environ, [n for step in config.steps for n in step.env])
+    except ValueError as exc:
+        raise UsageError(f"{where}: {exc}") from None
 
 
 def _run_against(args: argparse.Namespace, config: Config, python: str) -> int:

@@ -15,8 +15,9 @@ processes alternating A B B A (orchestrate.run_sides).
   give; the head keeps its own entry and variants (what the pull request changes). The
   gate reads the thresholds from the base's document (gate/policy.py), where REF's config
   put them; the head's differing settings are named in a note, never applied.
-- A step only the head declares is measured on the head alone (`new`); one only REF
-  declares is not measured and reads `removed`.
+- A step only the head declares is measured on the head alone (`new`), given no host
+  variable it opts in (no policy gives one); one only REF declares is not measured and
+  reads `removed`.
 
 REF's own config is the base's: the file at the head config's path as named (never a link's
 target) inside REF's tree. When REF has none there is no policy to judge the head by: the run
@@ -207,6 +208,12 @@ def paired_configs(base_tree: Path, head: Config) -> PairedConfigs:
     only_base = tuple(s for s in base.steps if s.name not in head_names)
     for step in head.steps:
         ref_step = base_steps.get(step.name)
+        if ref_step is None and step.env:  # no policy gives a new step a host variable
+            notes.append(
+                f"step {step.name}: env {', '.join(step.env)} not given to the child: a step "
+                "the base does not declare gets no opt-in (the base's config gives them)"
+            )
+            step = dataclasses.replace(step, env=())
         if ref_step is None:
             steps.append(step)
             continue
