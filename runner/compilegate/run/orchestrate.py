@@ -15,7 +15,6 @@ another side's.
 from __future__ import annotations
 
 import io
-import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from ..results.document import new_document, step_skeleton, variant_skeleton, wr
 from ..results.run_health import run_health
 from .child_env import measurement_variables
 from .entry_check import resolve_entry
+from .host_git import head_commit
 from .interrupts import as_interrupted
 from .launcher import ChildLauncher
 from .machine_load import MachineLoad
@@ -162,7 +162,7 @@ def _start_document(side: RunSide) -> None:
     reached, written before anything is measured."""
     config = side.config
     environment = probe_environment(side.launcher, side.python)
-    environment["commit"] = git_commit(config.repo_root)
+    environment["commit"] = head_commit(config.repo_root)
     environment["inductor_cache"] = "shared" if side.launcher.shared_cache_dir else "fresh"
     environment["measurement_env"] = measurement_variables(side.launcher.host_env)
     declared = config.declared_steps or tuple(step.name for step in config.steps)
@@ -231,18 +231,3 @@ def _mark_interrupted(step: StepConfig, step_doc: dict[str, Any], stop: RunInter
 
 def _stopped(stop: RunInterrupted) -> str:
     return f"interrupted ({stop.signal_name})"
-
-
-def git_commit(repo_root: Path) -> str | None:
-    try:
-        done = subprocess.run(
-            ["git", "rev-parse", "HEAD"],
-            cwd=repo_root,
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return done.stdout.strip() or None if done.returncode == 0 else None

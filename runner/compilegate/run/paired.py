@@ -5,9 +5,11 @@ processes alternating A B B A (orchestrate.run_sides).
 `compilegate matrix --paired --torch A --torch B`: the same code under each version
 (run_versions_paired), each later version judged against the first.
 
-- REF is checked out into a temporary worktree (git hooks off) that goes with the run; the
-  head is the checkout as it is. Each side's children run in their own tree, with their own
-  Inductor caches and output folders: nothing the head writes reaches the base's side.
+- REF is checked out into a temporary worktree that goes with the run; the head is the
+  checkout as it is. git runs against the checkout's own `.git` only, never one it would
+  discover in the checkout, with hooks and fsmonitor off (run/host_git.py). Each side's
+  children run in their own tree, with their own Inductor caches and output folders:
+  nothing the head writes reaches the base's side.
 - The policy is REF's: each step the head shares with REF is measured with REF's settings
   (warm-up, iterations, rounds, seed, amp, threads, numerics, process counts, cold
   compiles, timeout, the opted-in environment, the epoch), so that both sides run the same
@@ -30,7 +32,6 @@ import contextlib
 import dataclasses
 import os
 import shutil
-import subprocess
 import tempfile
 import uuid
 from collections.abc import Iterator, Sequence
@@ -42,6 +43,7 @@ from ..checkout_files import path_in_repository
 from ..config import Config, StepConfig
 from ..errors import BaselineMissing, UsageError
 from ..results.document import pairing_entry, step_skeleton
+from .host_git import GitRepository, repository_of, run_git
 from .launcher import ChildLauncher
 from .orchestrate import RunOptions, RunSide, run_sides
 from .step_measurement import mark_not_run
@@ -50,7 +52,6 @@ from .step_measurement import mark_not_run
 # request is about (its entry, its variants) and the thresholds it asks for (shown, not
 # applied: the gate reads the thresholds from the base's document).
 HEAD_OWN_FIELDS = ("name", "entry", "variants", "thresholds")
-GIT_TIMEOUT_S = 120
 
 
 @dataclass(frozen=True)
@@ -151,27 +152,31 @@ def new_pairing_id() -> str:
 
 @contextlib.contextmanager
 def checkout(repo_root: Path, ref: str) -> Iterator[tuple[Path, str]]:
-    """REF's tree in a temporary worktree, and REF's commit; removed afterwards."""
-    sha = resolve_commit(repo_root, ref)
+    """REF's tree in a temporary worktree, and REF's commit; removed afterwards. The tree
+    yielded is REF's copy of `repo_root`: the worktree's own folder when `repo_root` is the
+    repository's top level, else the same subfolder inside it."""
+    repo = repository_of(repo_root)
+    sha = resolve_commit(repo, repo_root, ref)
+    inside = Path(os.path.abspath(repo_root)).resolve().relative_to(repo.work_tree)
     folder = Path(tempfile.mkdtemp(prefix="compilegate-base-"))
     tree = folder / "tree"
     try:
-        _git(repo_root, "worktree", "add", "--detach", "--force", str(tree), sha)
-        yield tree, sha
+        run_git(repo, "worktree", "add", "--detach", "--force", str(tree), sha)
+        yield tree / inside, sha
     finally:
         with contextlib.suppress(UsageError):
-            _git(repo_root, "worktree", "remove", "--force", str(tree))
+            run_git(repo, "worktree", "remove", "--force", str(tree))
         shutil.rmtree(folder, ignore_errors=True)
         with contextlib.suppress(UsageError):
-            _git(repo_root, "worktree", "prune")
+            run_git(repo, "worktree", "prune")
 
 
-def resolve_commit(repo_root: Path, ref: str) -> str:
+def resolve_commit(repo: GitRepository, repo_root: Path, ref: str) -> str:
     if not ref or ref.startswith("-"):
         raise UsageError(f"--against {ref!r}: expected a commit, branch or tag")
     try:
-        return _git(
-            repo_root, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"
+        return run_git(
+            repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"
         )
     except UsageError:
         raise UsageError(
@@ -237,17 +242,3 @@ def paired_configs(base_tree: Path, head: Config) -> PairedConfigs:
         tuple(notes),
         only_base,
     )
-
-
-def _git(repo_root: Path, *args: str) -> str:
-    command = ["git", "-c", "core.hooksPath=/dev/null", "-C", str(repo_root), *args]
-    try:
-        done = subprocess.run(
-            command, capture_output=True, text=True, timeout=GIT_TIMEOUT_S, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise UsageError(f"git {args[0]}: {exc}") from None
-    if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or [""])[-1]
-        raise UsageError(f"git {args[0]} failed in {repo_root}: {last}")
-    return done.stdout.strip()
