@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Config
+from ..config.limits import under_baseline
 from ..containers.matrix import check_version, run_matrix
 from ..containers.outcome import VersionOutcome
 from ..containers.requirements import ALLOW_SOURCE_BUILDS_FLAG, read_requirements
@@ -174,6 +175,7 @@ def command_matrix(args: argparse.Namespace) -> int:
         steps=args.step,
         extra_args=_inner_env_arguments(args, baseline, opt_in),
         timeout_s=args.timeout_s,
+        limits=under_baseline([(s.name, s.limits) for s in config.steps], baseline),
         log=_log,
     )
     for outcome in outcomes:

@@ -19,6 +19,7 @@ from ..checkout_files import CONFIG_MAX_BYTES, read_checkout_file
 from ..errors import ConfigError
 from ..run.child_env import opt_in_refusal
 from ..schemas import format_key_path, load_schema, require_jsonschema
+from .limits import ResourceLimits
 from .model import (
     DEFAULT_NUMERICS,
     DEFAULT_STEP_SETTINGS,
@@ -152,6 +153,9 @@ def _build_step(
         gate_compile_wall_time=merged["gate_compile_wall_time"],
         steps_per_run=merged["steps_per_run"],
         epoch_length=(merged["epoch"] or {}).get("length"),
+        limits=ResourceLimits.from_dict(
+            {**defaults.get("limits", {}), **step_raw.get("limits", {})}
+        ),
     )
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from .limits import ResourceLimits
 
 DEFAULT_STEP_SETTINGS: dict[str, Any] = {
     "device": "auto",
@@ -152,6 +153,8 @@ class StepConfig:
     # Batches per epoch: the compiled copy also runs the epoch's last batch (and the next
     # epoch's first), so a late recompile on another batch shape is seen and charged.
     epoch_length: int | None = None
+    # The container's memory, pids, log and output bounds: policy (config/limits.py).
+    limits: ResourceLimits = field(default_factory=ResourceLimits)
 
     def comparable_settings(self) -> dict[str, Any]:
         """The settings that make two measurements of this step comparable (COMPARABLE_SETTINGS):

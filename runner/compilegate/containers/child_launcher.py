@@ -11,6 +11,8 @@ container of its side's image, with the isolation of a container run:
   folder and its Inductor cache (a variant's later processes reuse the one its first
   compiled into, never another side's) writable — no other host path;
 - `network_mode="none"`, a non-root user, no capabilities, no privilege escalation, an init;
+- the step's memory, pids and log limits (spec `limits`, config/limits.py): over one, the
+  child is an error naming it; its harness folder over `output_mib` is not read;
 - the environment: the container allow-list (child_env.container_environment) and the
   harness's own variables, never the host's paths or a token;
 - the output folder is hostile: only `result.json`, a regular file, is read, without
@@ -33,10 +35,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, TextIO
 
+from ..config.limits import ResourceLimits
 from ..run.child_env import container_environment, harness_variables
 from ..run.launcher import TAIL_LINES, ChildOutcome, relay_output
+from ..run.relay import bounded_lines
 from .collect import RESULT_NAME, collect_result
 from .docker_backend import IMAGE_UID, STOP_GRACE_S, WORKSPACE
+from .limits import PidsWatch, limit_breach, limit_kwargs, output_over
 
 IMAGE_PYTHON = "/opt/compilegate/bin/python"  # the image's venv: torch and compilegate
 HARNESS = "/harness"  # spec, home, output folder
@@ -97,9 +102,12 @@ class ContainerLauncher:
                 volumes[str(Path(repo).resolve())] = {"bind": WORKSPACE, "mode": "ro"}
             env = container_environment(self.host_env, env_opt_in)
             env.update(harness_variables(Path(f"{HARNESS}/home"), Path(CACHE), {}))
+            limits = ResourceLimits.from_dict(spec.get("limits"))
             started = time.perf_counter()
-            outcome = self._run_container(volumes, env, timeout_s, bool(repo))
+            outcome = self._run_container(volumes, env, timeout_s, bool(repo), limits)
             outcome.wall_s = time.perf_counter() - started
+            if outcome.error is None:
+                outcome.error = output_over(harness, limits)
             if outcome.error is None:
                 outcome.document, outcome.error = _read_result(harness / "out", workdir)
             if outcome.error is not None and outcome.last_phase:
@@ -109,7 +117,12 @@ class ContainerLauncher:
             shutil.rmtree(workdir, ignore_errors=True)
 
     def _run_container(
-        self, volumes: dict[str, dict[str, str]], env: dict[str, str], timeout_s: float, repo: bool
+        self,
+        volumes: dict[str, dict[str, str]],
+        env: dict[str, str],
+        timeout_s: float,
+        repo: bool,
+        limits: ResourceLimits,
     ) -> ChildOutcome:
         kwargs: dict[str, Any] = {
             "image": self.image,
@@ -126,6 +139,7 @@ class ContainerLauncher:
             "detach": True,
             "auto_remove": False,
             "labels": {"compilegate.role": "child"},
+            **limit_kwargs(limits),
         }
         if self.device_requests:
             kwargs["device_requests"] = list(self.device_requests)
@@ -143,6 +157,7 @@ class ContainerLauncher:
             daemon=True,
         )
         relay.start()
+        watch = PidsWatch(container).start()
         try:
             try:
                 status = container.wait(timeout=timeout_s)
@@ -158,13 +173,17 @@ class ContainerLauncher:
             relay.join(timeout=STOP_GRACE_S)
             outcome.output_tail = list(tail)
             code = int(status.get("StatusCode", -1))
-            if code != 0:
+            # Over a limit is an error whatever the exit code: a step that ran on after a
+            # refused fork measured something else than what it declares.
+            outcome.error = limit_breach(container, limits, watch.stop())
+            if outcome.error is None and code != 0:
                 last = next((line for line in reversed(tail) if line.strip()), "")
                 outcome.error = f"child process exited with code {code}" + (
                     f": {last.strip()}" if last else ""
                 )
             return outcome
         finally:
+            watch.stop()
             try:
                 container.remove(force=True)
             except Exception:  # already gone
@@ -183,17 +202,15 @@ def _in_workspace(spec: Mapping[str, Any], repo: Path) -> dict[str, Any]:
 
 
 def _log_lines(container: Any) -> Iterator[str]:
-    buffer = b""
+    """The container's output as lines cut to a bound (relay.bounded_lines)."""
+    yield from bounded_lines(_log_chunks(container))
+
+
+def _log_chunks(container: Any) -> Iterator[bytes]:
     try:
-        for chunk in container.logs(stream=True, follow=True):
-            buffer += chunk
-            *lines, buffer = buffer.split(b"\n")
-            for raw in lines:
-                yield raw.decode("utf-8", "replace").rstrip("\r")
+        yield from container.logs(stream=True, follow=True)
     except Exception:  # the container went away under us
-        pass
-    if buffer:
-        yield buffer.decode("utf-8", "replace")
+        return
 
 
 def _read_result(out_dir: Path, workdir: Path) -> tuple[dict[str, Any] | None, str | None]:

@@ -9,7 +9,10 @@ The container is the trust boundary for pull-request code (ARCHITECTURE.md, Secu
 - the environment is exactly the mapping the caller passes (`RunRequest.env`, an allow-list
   it built), on top of the image's own ENV — never the host's `os.environ`, never a token;
 - a wall-clock limit: past it the container is stopped (SIGTERM through the init), then
-  killed; it is always removed.
+  killed; it is always removed;
+- memory, pids and log limits (`RunRequest.limits`, config/limits.py); a run over one, or
+  whose output folder is over `output_mib`, is an error naming the limit (the partial
+  result it wrote is kept, never judged).
 GPUs are requested with a `--gpus`-style spec (`all`, a count, `device=0,1`).
 """
 
@@ -20,14 +23,15 @@ import re
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
 from ..paths import is_inside
-from ..run.relay import neutralise
+from ..run.relay import bounded_lines, neutralise
 from .images import DEFAULT_BASE_IMAGE, BuiltImage, ImageSpec, ensure_image
+from .limits import PidsWatch, limit_breach, limit_kwargs, output_over
 from .outcome import LogSink, RunCompleted, RunRequest
 
 WORKSPACE = "/workspace"
@@ -124,6 +128,7 @@ def container_run_kwargs(
         "detach": True,
         "auto_remove": False,  # removed by us, after its exit code is read
         "labels": {"compilegate.role": "run"},
+        **limit_kwargs(request.limits),
     }
     requests = list(device_requests)
     if requests:
@@ -241,6 +246,7 @@ def run_container(
         target=_stream_logs, args=(container, prefix, log, tail), daemon=True
     )
     streamer.start()
+    watch = PidsWatch(container).start()
     try:
         exit_code: int | None
         error: str | None = None
@@ -253,11 +259,19 @@ def run_container(
             _stop(container)
         streamer.join(timeout=STOP_GRACE_S)
         wall_s = time.perf_counter() - started
+        breach = limit_breach(container, request.limits, watch.stop())
+        if error is None and breach is not None:  # an error, never judged: what was
+            return RunCompleted(None, wall_s, breach, tuple(tail))  # measured is kept
+        if error is None:
+            error = output_over(request.out_dir, request.limits)
+            if error is not None:
+                return RunCompleted(None, wall_s, error, tuple(tail))
         if error is None and exit_code not in (0, 1):
             last = next((line for line in reversed(tail) if line.strip()), "")
             error = f"compilegate exited {exit_code}" + (f": {last.strip()}" if last else "")
         return RunCompleted(exit_code, wall_s, error, tuple(tail))
     finally:
+        watch.stop()
         try:
             container.remove(force=True)
         except Exception as exc:  # already gone; say so, never mask the outcome
@@ -265,21 +279,17 @@ def run_container(
 
 
 def _stream_logs(container: Any, prefix: str, log: LogSink, tail: deque[str]) -> None:
-    buffer = b""
-    try:
-        for chunk in container.logs(stream=True, follow=True):
-            buffer += chunk
-            *lines, buffer = buffer.split(b"\n")
-            for raw in lines:
-                line = neutralise(raw.decode("utf-8", "replace").rstrip("\r"))
-                tail.append(line)
-                log(f"{prefix} {line}" if prefix else line)
-    except Exception:  # the container went away under us (stopped at the limit)
-        pass
-    if buffer:
-        line = neutralise(buffer.decode("utf-8", "replace"))
+    for raw in bounded_lines(_log_chunks(container)):  # a line of any length is cut
+        line = neutralise(raw)
         tail.append(line)
         log(f"{prefix} {line}" if prefix else line)
+
+
+def _log_chunks(container: Any) -> Iterator[bytes]:
+    try:
+        yield from container.logs(stream=True, follow=True)
+    except Exception:  # the container went away under us (stopped at the limit)
+        return
 
 
 def _stop(container: Any) -> None:

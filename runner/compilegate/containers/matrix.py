@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
 
+from ..config.limits import ResourceLimits
 from ..errors import UsageError
 from .collect import collect_result, discard, staging_folder
 from .outcome import Backend, EnvironmentBuildError, LogSink, RunRequest, VersionOutcome
@@ -48,10 +49,12 @@ def run_matrix(
     steps: Iterable[str] = (),
     extra_args: Iterable[str] = (),
     timeout_s: float = 3600.0,
+    limits: ResourceLimits | None = None,
     log: LogSink = print,
 ) -> list[VersionOutcome]:
     """One outcome per distinct version, in the order given. `env` is the complete,
-    allow-listed environment of each run (never the host's os.environ, never a token)."""
+    allow-listed environment of each run (never the host's os.environ, never a token);
+    `limits` bound each run's container (config/limits.under_baseline; default: defaults)."""
     ordered = [check_version(v) for v in dict.fromkeys(versions)]
     outcomes = []
     for torch_version in ordered:
@@ -63,6 +66,7 @@ def run_matrix(
             steps=tuple(steps),
             extra_args=tuple(extra_args),
             timeout_s=timeout_s,
+            limits=limits or ResourceLimits(),
         )
         outcomes.append(_run_version(torch_version, backend, request, log))
     return outcomes

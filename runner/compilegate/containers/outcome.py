@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Protocol
 
+from ..config.limits import ResourceLimits
 from ..errors import CompilegateError
 
 LogSink = Callable[[str], None]
@@ -40,7 +41,8 @@ class RunRequest:
     `config` and `repo` are host paths; `out_dir` is the version's own folder, where
     `result.json` is written. `env` is the complete environment the run gets beyond what the
     environment itself defines (the image's ENV, or the venv) — an allow-listed mapping the
-    caller built, never the host's `os.environ` and never a token.
+    caller built, never the host's `os.environ` and never a token. `limits` bound the
+    container (config/limits.py: the widest of its steps', under the trusted side's).
     """
 
     config: Path
@@ -50,6 +52,7 @@ class RunRequest:
     steps: tuple[str, ...] = ()
     extra_args: tuple[str, ...] = ()
     timeout_s: float = 3600.0
+    limits: ResourceLimits = field(default_factory=ResourceLimits)
 
     @property
     def result_path(self) -> Path:

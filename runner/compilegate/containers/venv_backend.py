@@ -24,7 +24,7 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from ..run.relay import neutralise
+from ..run.relay import bounded_lines, neutralise, read_chunks
 from .outcome import EnvironmentBuildError, LogSink, RunCompleted, RunRequest
 
 READY_MARKER = ".compilegate-ready"
@@ -150,8 +150,8 @@ def run_streaming(
 
     def pump() -> None:
         assert process.stdout is not None
-        for raw in process.stdout:
-            line = neutralise(raw.decode("utf-8", "replace").rstrip("\n"))
+        for raw in bounded_lines(read_chunks(process.stdout)):  # a line of any length is cut
+            line = neutralise(raw)
             tail.append(line)
             log(f"{prefix} {line}")
 

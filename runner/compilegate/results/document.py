@@ -85,6 +85,7 @@ def step_skeleton(step: StepConfig) -> dict[str, Any]:
             "env": list(step.env),
             "steps_per_run": step.steps_per_run,
             "epoch_length": step.epoch_length,
+            "limits": step.limits.to_dict(),
         },
         "eager": None,
         "variants": [],

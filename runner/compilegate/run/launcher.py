@@ -31,7 +31,7 @@ from typing import Any, TextIO
 from ..child.protocol import PROGRESS_PREFIX
 from .child_env import child_environment, harness_variables
 from .progress import ElapsedTicker
-from .relay import neutralise
+from .relay import bounded_lines, neutralise, read_chunks
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 
@@ -160,8 +160,6 @@ class ChildLauncher:
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
-                text=True,
-                errors="replace",
                 start_new_session=True,
             )
         except OSError as exc:
@@ -200,10 +198,11 @@ class ChildLauncher:
         return outcome
 
     def _relay(
-        self, process: subprocess.Popen[str], outcome: ChildOutcome, tail: collections.deque[str]
+        self, process: subprocess.Popen[bytes], outcome: ChildOutcome, tail: collections.deque[str]
     ) -> None:
         assert process.stdout is not None
-        relay_output(process.stdout, outcome, tail, self.stream, show_output=self.show_output)
+        lines = bounded_lines(read_chunks(process.stdout))  # never a whole line of any length
+        relay_output(lines, outcome, tail, self.stream, show_output=self.show_output)
 
 
 def relay_output(
@@ -214,7 +213,8 @@ def relay_output(
     *,
     show_output: bool = False,
 ) -> None:
-    """A child's output, line by line: its progress lines shown (and the last phase kept in
+    """A child's output, line by line (lines already cut to a bound: relay.bounded_lines):
+    its progress lines shown (and the last phase kept in
     `outcome`), the rest kept in `tail` (shown with `show_output`); nothing relayed can be
     a workflow command (relay.neutralise)."""
     ticker = ElapsedTicker(stream)
@@ -250,7 +250,7 @@ def _read_child_document(out_path: Path) -> tuple[dict[str, Any] | None, str | N
     return document, None
 
 
-def _kill_group(process: subprocess.Popen[str]) -> None:
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
     try:
         os.killpg(process.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):  # nothing left in the group

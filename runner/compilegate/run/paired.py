@@ -41,6 +41,7 @@ from typing import Any, TextIO
 
 from ..checkout_files import path_in_repository
 from ..config import Config, StepConfig
+from ..config.limits import ResourceLimits
 from ..errors import BaselineMissing, UsageError
 from ..results.document import pairing_entry, step_skeleton
 from .host_git import GitRepository, repository_of, run_git
@@ -219,8 +220,8 @@ def paired_configs(base_tree: Path, head: Config) -> PairedConfigs:
                 "the base does not declare gets no opt-in (the base's config gives them)"
             )
             step = dataclasses.replace(step, env=())
-        if ref_step is None:
-            steps.append(step)
+        if ref_step is None:  # the head's own step: its limits no looser than the defaults
+            steps.append(dataclasses.replace(step, limits=step.limits.capped_by(ResourceLimits())))
             continue
         adopted = dataclasses.replace(
             ref_step, **{name: getattr(step, name) for name in HEAD_OWN_FIELDS}

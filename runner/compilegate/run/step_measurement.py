@@ -239,6 +239,7 @@ def _run_child(
     cache_dir: Path | None = None,
 ) -> tuple[dict[str, Any] | None, str | None]:
     """One child's document, or the one-line error it ended with."""
+    spec = {**spec, "limits": step.limits.to_dict()}  # a container launcher applies them
     try:
         outcome = launcher.run(
             spec, label=label, timeout_s=step.timeout_s, env_opt_in=step.env, cache_dir=cache_dir
