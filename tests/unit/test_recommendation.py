@@ -256,3 +256,17 @@ def test_more_processes_bring_more_warm_compiles_to_the_borrowed_spread():
     later = now.with_processes(8).compile_s
     assert later is not None and later.df == 6 and later.n == 1
     assert later.sd_log == now.compile_s.sd_log and later.half_width < now.compile_s.half_width
+
+
+def test_a_speedup_a_hair_above_one_has_no_bounded_saving_and_does_not_crash():
+    """A `backend: eager` variant in two processes: the mean speedup lands a hair above 1 as
+    often as below. Its break-even interval is so wide that its low end underflows to 0
+    steps; the saving's high end is then the fastest speedup's, not a division by that 0
+    (CI's ZeroDivisionError in test_versions_paired)."""
+    advice = recommend([variant("eager", [1.0007, 0.99932])], steps_per_run=10_000)
+    assert advice["decision"] in ("stay_eager", "undecided")
+    found = advice["break_even_steps"]
+    assert found["high"] is None and found["low"] > 10_000
+    saving = advice["saving_s"]
+    assert all(math.isfinite(saving[k]) for k in ("estimate", "low", "high"))
+    assert saving["low"] <= saving["estimate"] <= saving["high"]

@@ -351,14 +351,18 @@ def break_even(m: Measured, compile_s: LogEstimate) -> BreakEven | None:
     speedup, eager = m.speedup, m.eager_ms.estimate
     if speedup.high <= 1:
         return None
+    # No run pays off sooner than the cheapest compile over the largest saving a step may
+    # bring: the floor of the interval, where the log-scale one reaches below it (a speedup
+    # a hair above 1 widens that one until its low end underflows to 0 steps).
+    best_saving_ms = m.eager_ms.high * _gain(speedup.high)
+    soonest = _predicted_low(m, compile_s) * 1e3 / best_saving_ms
     if speedup.estimate <= 1:
-        best_saving_ms = m.eager_ms.high * _gain(speedup.high)
-        return BreakEven(None, _predicted_low(m, compile_s) * 1e3 / best_saving_ms, None)
+        return BreakEven(None, soonest, None)
     steps = compile_s.estimate * 1e3 / (eager * _gain(speedup.estimate))
     saving = _gain_variance(m)
     both = _Variance((*saving.parts, *_compile_variance(m, compile_s).parts))
     half = both.half_width()
-    low = steps * math.exp(-half)
+    low = max(steps * math.exp(-half), min(soonest, steps))
     # The saving itself may reach zero: then no run length is sure to pay off.
     if speedup.low <= 1 or both.quantile() * math.sqrt(saving.total) >= 1:
         return BreakEven(steps, low, None)
@@ -381,7 +385,8 @@ def saving_s(
         return {"estimate": estimate, "low": worst, "high": best}
     cost = compile_s.estimate
     low = worst if found.high is None else cost * (steps / found.high - 1)
-    return {"estimate": estimate, "low": low, "high": cost * (steps / found.low - 1)}
+    high = best if found.low <= 0 else cost * (steps / found.low - 1)
+    return {"estimate": estimate, "low": low, "high": high}
 
 
 def verdict(found: BreakEven | None, steps: int) -> str:
