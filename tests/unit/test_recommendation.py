@@ -12,7 +12,7 @@ import pytest
 from decision_docs import process, samples, variant
 
 from compilegate.results.payoff import log_estimate, measure
-from compilegate.results.recommendation import duration, recommend, steps
+from compilegate.results.recommendation import MEANINGFUL_SPAN, duration, recommend, steps
 
 # Processes measured on a tiny GPT (issue 17 item 2): process 1 alone said 1.10x.
 FLIPPING = [1.10, 1.25, 1.23, 1.31]
@@ -237,7 +237,8 @@ def test_one_cold_compile_borrows_the_warm_compiles_spread():
     charged = advice["compile_s"]
     assert charged["estimate"] == pytest.approx(20.0)
     assert charged["low"] < 12 and charged["high"] > 33
-    assert "cold compile 20 s, 95 % CI" in advice["text"]
+    # 3.5–114 s: wider than MEANINGFUL_SPAN, so the text says so instead of printing it
+    assert "cold compile 20 s, too spread for an interval" in advice["text"]
     assert "from the warm compiles' spread" in advice["text"]
     steady = recommend([variant("default", STEADY, warm_s=3.0)], 50_000)
     assert steady["compile_s"]["low"] == steady["compile_s"]["high"] == pytest.approx(20.0)
@@ -270,3 +271,18 @@ def test_a_speedup_a_hair_above_one_has_no_bounded_saving_and_does_not_crash():
     saving = advice["saving_s"]
     assert all(math.isfinite(saving[k]) for k in ("estimate", "low", "high"))
     assert saving["low"] <= saving["estimate"] <= saving["high"]
+
+
+def test_a_cold_compile_interval_that_bounds_nothing_is_not_printed():
+    """Issue 22: two warm compiles on a loaded machine (0.5 s and 30 s) lent the cold
+    compile a "1–12150 s" interval. One spanning more than MEANINGFUL_SPAN× is said to be
+    too spread, not printed; the decision still uses it (the break-even stays unbounded)."""
+    doc = variant("default", STEADY, warm_s=3.0)
+    doc["processes"] = doc["processes"][:3]
+    for record, wall in zip(doc["processes"][1:], (0.5, 30.0)):
+        record["compile_wall_s"] = wall
+    advice = recommend([doc], 50_000)
+    charged = advice["compile_s"]
+    assert charged["high"] > MEANINGFUL_SPAN * charged["low"]
+    assert "cold compile 20 s, too spread for an interval" in advice["text"]
+    assert not re.search(r"cold compile 20 s, 95 % CI", advice["text"])

@@ -33,6 +33,9 @@ from .payoff import (
 
 # Numerics statuses that rule a variant out: it computes something else than eager, or
 # nobody could tell whether it does.
+# An interval whose high end is more than this many times its low end bounds nothing a
+# reader can act on: the text says the value is too spread instead of printing it.
+MEANINGFUL_SPAN = 10
 DISQUALIFYING_NUMERICS = {"fail": "its numerics fail", "error": "its numerics check errored"}
 
 
@@ -167,17 +170,17 @@ def _speedup(sp: dict[str, Any], m: Measured) -> str:
 def _compile(m: Measured) -> str:
     cold = m.compile_s
     assert cold is not None
-    if cold.n > 1:
+    source = f"over {cold.n} cold compiles" if cold.n > 1 else "from the warm compiles' spread"
+    if cold.half_width <= 0:
+        return f"cold compile {cold.estimate:.0f} s"
+    if cold.high > MEANINGFUL_SPAN * cold.low:
+        # Two warm compiles on a loaded machine (t at 1 degree of freedom: 12.7) gave
+        # "1–12150 s": an interval that bounds nothing is not printed.
         return (
-            f"cold compile {cold.estimate:.0f} s, 95 % CI {cold.low:.0f}–{cold.high:.0f} s "
-            f"over {cold.n} cold compiles"
+            f"cold compile {cold.estimate:.0f} s, too spread for an interval ({source}: "
+            f"its 95 % CI spans more than {MEANINGFUL_SPAN}×)"
         )
-    if cold.half_width > 0:
-        return (
-            f"cold compile {cold.estimate:.0f} s, 95 % CI {cold.low:.0f}–{cold.high:.0f} s "
-            "from the warm compiles' spread"
-        )
-    return f"cold compile {cold.estimate:.0f} s"
+    return f"cold compile {cold.estimate:.0f} s, 95 % CI {cold.low:.0f}–{cold.high:.0f} s {source}"
 
 
 def _warm(a: dict[str, Any]) -> str:
