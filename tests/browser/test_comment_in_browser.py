@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from render_comment import STYLESHEET, find_chromium, render
-from report_runs import failing_rows, hostile, oversized, two_by_three
+from report_runs import failing_rows, hostile, oversized, two_by_three, with_history
 
 from compilegate.gate.documents import read_result_document
 from compilegate.gate.run_set import RunSetVerdict, find_results, judge_run_set
@@ -55,7 +55,12 @@ def example_run_set() -> RunSetVerdict:
     return judge_run_set(sources, baseline, "examples/report/baseline.json")
 
 
-MAKERS = {"2 × 3 failing": two_by_three, "hostile": hostile, "oversized": oversized}
+MAKERS = {
+    "2 × 3 failing": two_by_three,
+    "hostile": hostile,
+    "oversized": oversized,
+    "stored history": with_history,
+}
 
 
 def case(name: str, tmp_path: Path) -> tuple[str, RunSetVerdict]:
@@ -69,7 +74,9 @@ def test_the_vendored_stylesheet_is_the_one_recorded():
     assert hashlib.sha256(STYLESHEET.read_bytes()).hexdigest() == STYLESHEET_SHA256
 
 
-@pytest.mark.parametrize("name", ["committed example", "2 × 3 failing", "hostile", "oversized"])
+@pytest.mark.parametrize(
+    "name", ["committed example", "2 × 3 failing", "hostile", "oversized", "stored history"]
+)
 def test_tables_fit_and_the_first_screen_names_every_failing_row(name: str, tmp_path: Path):
     markdown, run_set = case(name, tmp_path)
     closed = render(markdown, tmp_path / "closed.png")

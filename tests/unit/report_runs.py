@@ -125,3 +125,39 @@ def failing_rows(run_set: RunSetVerdict) -> list:
         for row in version.verdict.verdicts
         if VERDICT_EXIT_CODES[row.verdict] != 0 or row.verdict == "inconclusive"
     ]
+
+
+def with_history(tmp_path: Path, stored_runs: int = 6) -> RunSetVerdict:
+    """The 2 × 3 run set judged against a baseline that keeps the default branch's last
+    `stored_runs` runs of each step (gate/history.py), each a few percent off the next."""
+    from gate_docs import process, with_processes
+
+    from compilegate.gate.history import run_summary
+
+    def timed(document: dict) -> dict:
+        for step_doc in document["steps"]:
+            eager = [10.0, 10.2, 10.1, 10.4]
+            compiled = [v / 1.3 for v in eager]
+            with_processes(
+                step_doc,
+                [process(eager)],
+                [[process(eager, compiled)] * 2 for _ in step_doc["variants"]],
+            )
+        return document
+
+    baseline = timed(result(*_steps(), env=environment(torch="2.13.0+cpu", commit="c0ffee1")))
+    for step_doc in baseline["steps"]:
+        summary = run_summary(step_doc)
+        assert summary is not None
+        runs = []
+        for i in range(stored_runs):
+            scale = 1 + 0.03 * ((i * 3) % 5 - 2) / 2
+            run = json.loads(json.dumps(summary))
+            run["eager_step_ms"] *= scale
+            for values in run["variants"].values():
+                values["compiled_step_ms"] *= scale
+            run["created_at"] = f"2026-11-{20 + i:02d}T00:00:00Z"
+            runs.append(run)
+        step_doc["history"] = runs
+    current = timed(result(*_steps(), env=environment(torch="2.13.0+cpu", commit="c0ffee1")))
+    return judge(tmp_path, baseline, **{"torch-2.13.0": current})

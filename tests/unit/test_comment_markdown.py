@@ -5,6 +5,7 @@ large run set stays under GitHub's 65,536-character limit."""
 from __future__ import annotations
 
 import json
+import re
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -167,3 +168,32 @@ def test_an_oversized_report_drops_sections_in_order_and_says_so(tmp_path: Path)
     assert all(f"| 2.{v}.0 | 40 steps |" in first_screen for v in range(10))  # never dropped
     parsed = parse(markdown)
     assert parsed.tags.count("details") == parsed.closed.count("details")
+
+
+def test_the_stored_runs_trend_is_a_mermaid_chart_per_step(tmp_path):
+    """Issue 22: the comment shows the main metrics over the default branch's stored runs
+    and this run, as a Mermaid chart GitHub renders, each line named under it."""
+    from report_runs import with_history
+
+    markdown = render_comment(with_history(tmp_path / "docs", stored_runs=6))
+    charts = re.findall(r"```mermaid\n(.*?)\n```", markdown, flags=re.S)
+    assert len(charts) == 3  # transformer, mlp, gpt
+    first = charts[0].splitlines()
+    assert first[1] == "xychart-beta"
+    # Mermaid's directive is JSON after `init:`; an unbalanced brace drops the colours the
+    # legend names (checked in Chromium against mermaid 11: the palette lands in the SVG)
+    directive = json.loads(first[0].removeprefix("%%{init: ").removesuffix("}%%"))
+    palette = directive["themeVariables"]["xyChart"]["plotColorPalette"]
+    assert palette.split(", ")[:3] == ["#1f77b4", "#ff7f0e", "#2ca02c"]
+    assert '"this run"' in charts[0] and charts[0].count('", "') == 6
+    lines = [line for line in first if line.strip().startswith("line [")]
+    assert len(lines) == 3  # eager, default, default+step
+    assert all(len(line.split(",")) == 7 for line in lines)
+    assert "blue: eager (7 runs) · orange: default compiled (7 runs)" in markdown
+    assert "<summary>torch 2.13.0+cpu: step times over the stored runs</summary>" in markdown
+
+
+def test_no_trend_without_a_stored_history(tmp_path):
+    from report_runs import two_by_three
+
+    assert "```mermaid" not in render_comment(two_by_three(tmp_path / "docs"))

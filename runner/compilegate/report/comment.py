@@ -5,7 +5,8 @@
                     runner and links, one row per version × step, every failing and
                     inconclusive row, what to do — everything before the first <details>
     details         report/details.py, per version: every variant, every gate row, graph
-                    breaks and recompiles, numerics, environment, how to reproduce
+                    breaks and recompiles, numerics, environment, how to reproduce, and
+                    the stored runs' trend (report/trend.py)
     footer          what was left out, if anything
 
 GitHub refuses a comment over 65,536 characters. When the document is longer, sections are
@@ -28,7 +29,7 @@ COMMENT_LIMIT_CHARS = 65_536
 # Headroom for the footer and for GitHub counting characters differently from Python.
 BUDGET_CHARS = COMMENT_LIMIT_CHARS - 2_000
 # Which sections go first when the comment is too long.
-DROP_ORDER = ("verdicts", "environment", "numerics", "reproduce", "breaks", "table")
+DROP_ORDER = ("trend", "verdicts", "environment", "numerics", "reproduce", "breaks", "table")
 
 
 def render_comment(

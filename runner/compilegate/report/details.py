@@ -23,6 +23,7 @@ from .links import LinkContext
 from .row_cells import ROW_HEADER, row_cells
 from .speeds import variant_pays_off, variant_speed
 from .tables import markdown_table
+from .trend import trend_markdown
 
 WORST_TENSORS_SHOWN = 3
 SITES_SHOWN = 20
@@ -59,6 +60,9 @@ def version_details(
     out = [details("table", f"{name}: every variant", variant_table_markdown(steps))]
     if version.verdict is not None:
         out.append(details("verdicts", f"{name}: every gate row", gate_rows_markdown(version)))
+        trend = trend_markdown(run_set.baseline, version.document)
+        if trend:
+            out.append(details("trend", f"{name}: step times over the stored runs", trend))
     breaks = _breaks_and_recompiles(steps, links)
     if breaks:
         out.append(
