@@ -86,7 +86,7 @@ spec = {"repo_root": str(repo), "entry": entry.to_dict(), "step": step.name, "de
         "limits": step.limits.to_dict()}
 launcher = ContainerLauncher(docker.from_env(timeout=600), image, stream=open("/dev/null", "w"))
 started = time.perf_counter()
-outcome = launcher.run(spec, label="attack", timeout_s=240)
+outcome = launcher.run(spec, label="attack", timeout_s=480)
 out.write_text(json.dumps({
     "error": outcome.error, "has_document": outcome.document is not None,
     "tail": outcome.output_tail, "wall_s": time.perf_counter() - started,
