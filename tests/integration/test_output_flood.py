@@ -45,6 +45,13 @@ steps:
 """
 DRIVER = """
 import json, resource, sys, time
+
+
+def peak_mib():  # this process's own peak (VmHWM): ru_maxrss survives execve
+    status = open("/proc/self/status").read().split("VmHWM:")[1]
+    return int(status.split()[0]) / 1024
+
+
 from pathlib import Path
 from compilegate.config import Config
 from compilegate.run.entry_check import resolve_entry
@@ -62,7 +69,7 @@ usage = resource.getrusage(resource.RUSAGE_SELF)
 out.write_text(json.dumps({
     "error": outcome.error, "has_document": outcome.document is not None,
     "tail": outcome.output_tail, "wall_s": time.perf_counter() - started,
-    "maxrss_mib": usage.ru_maxrss / 1024, "cpu_s": usage.ru_utime + usage.ru_stime,
+    "maxrss_mib": peak_mib(), "cpu_s": usage.ru_utime + usage.ru_stime,
 }))
 """
 

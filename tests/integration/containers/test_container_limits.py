@@ -5,8 +5,9 @@ attack is bounded by the test itself (forks stop at 2000, memory at 4 GiB) so th
 without the limits does not hurt the machine; with them the child is an error naming the
 limit, and the parent's memory stays bounded whatever the child prints.
 
-The launcher runs in a driver process of its own, so its peak RSS (getrusage) is the
-parent's alone, not pytest's."""
+The launcher runs in a driver process of its own, so its peak RSS is the parent's
+alone: VmHWM of its own memory, not getrusage's ru_maxrss, which Linux carries across
+execve from the process that started it (pytest, hundreds of MiB once torch is imported)."""
 
 from __future__ import annotations
 
@@ -72,6 +73,13 @@ def make_step(device="cpu"):
 """
 DRIVER = """
 import json, resource, sys, time
+
+
+def peak_mib():  # this process's own peak (VmHWM): ru_maxrss survives execve
+    status = open("/proc/self/status").read().split("VmHWM:")[1]
+    return int(status.split()[0]) / 1024
+
+
 from pathlib import Path
 import docker
 from compilegate.config import Config
@@ -90,7 +98,7 @@ outcome = launcher.run(spec, label="attack", timeout_s=480)
 out.write_text(json.dumps({
     "error": outcome.error, "has_document": outcome.document is not None,
     "tail": outcome.output_tail, "wall_s": time.perf_counter() - started,
-    "maxrss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    "maxrss_mib": peak_mib(),
 }))
 """
 
