@@ -213,23 +213,24 @@ def secret_reason(name: str) -> str | None:
 def secret_value_reason(value: str) -> str | None:
     """Why a variable's value looks like it carries a credential, or None. The value itself
     is never quoted back."""
-    if _URL_USERINFO.search(value):
-        return "its value is a URL with credentials in it (user:password@host)"
-    if _URL_SECRET_QUERY.search(value):
-        return "its value is a URL with a secret-looking query parameter"
-    if _URL_WEBHOOK.search(value):
-        return "its value is a webhook URL (whoever holds it may post)"
-    if _TOKEN_SHAPES.search(value):
-        return "its value looks like an access token"
-    if _JWT.search(value):
-        return "its value looks like a JWT (a signed identity token)"
-    if _PEM_BLOCK.search(value):
-        return "its value is a PEM block (a key or certificate)"
-    if _AUTH_HEADER.search(value):
-        return "its value is an Authorization header's credential"
-    if _CONNECTION_STRING_SECRET.search(value):
-        return "its value is a connection string with a key or password in it"
+    for shape, reason in _SECRET_VALUE_SHAPES:
+        if shape.search(value):
+            return reason
     return None
+
+
+# The shapes of a credential-carrying value, each with what the refusal says, in the order
+# they are tried.
+_SECRET_VALUE_SHAPES = (
+    (_URL_USERINFO, "its value is a URL with credentials in it (user:password@host)"),
+    (_URL_SECRET_QUERY, "its value is a URL with a secret-looking query parameter"),
+    (_URL_WEBHOOK, "its value is a webhook URL (whoever holds it may post)"),
+    (_TOKEN_SHAPES, "its value looks like an access token"),
+    (_JWT, "its value looks like a JWT (a signed identity token)"),
+    (_PEM_BLOCK, "its value is a PEM block (a key or certificate)"),
+    (_AUTH_HEADER, "its value is an Authorization header's credential"),
+    (_CONNECTION_STRING_SECRET, "its value is a connection string with a key or password in it"),
+)
 
 
 def refuse_credential_values(host_env: Mapping[str, str], step_opt_in: Sequence[str]) -> None:
