@@ -191,27 +191,9 @@ def test_the_stored_runs_trend_is_a_mermaid_chart_per_step(tmp_path):
     assert all(len(line.split(",")) == 7 for line in lines)
     assert "blue: eager (7 runs) · orange: default compiled (7 runs)" in markdown
     assert "<summary>torch 2.13.0+cpu: step times over the stored runs</summary>" in markdown
-    # the statistic the step-time rows judge against the history: the fastest process
-    assert "ms: each run's fastest process (its fastest iteration)" in markdown
 
 
 def test_no_trend_without_a_stored_history(tmp_path):
     from report_runs import two_by_three
 
     assert "```mermaid" not in render_comment(two_by_three(tmp_path / "docs"))
-
-
-def test_a_trend_plots_one_statistic_the_fastest_process_when_every_run_kept_it():
-    from compilegate.report.trend import step_chart
-
-    old = {"eager_step_ms": 11.0, "variants": {}}  # stored before histories kept it
-    new = [
-        {"eager_step_ms": 10.0, "eager_step_fastest_ms": 9.0, "variants": {}},
-        {"eager_step_ms": 10.5, "eager_step_fastest_ms": 9.5, "variants": {}},
-    ]
-    mixed = step_chart("s", [old, *new])
-    assert mixed is not None and "line [11, 10, 10.5]" in mixed
-    assert "geometric mean over its processes" in mixed
-    fastest = step_chart("s", new)
-    assert fastest is not None and "line [9, 9.5]" in fastest
-    assert "fastest process" in fastest

@@ -85,7 +85,7 @@ def test_prediction_interval_needs_three_runs_and_widens_with_their_spread():
 def test_another_days_load_is_no_regression_with_a_history_and_often_one_without():
     """A/A under a day-to-day shift of ±2.5 % a run: against the one latest baseline run
     its processes' interval calls the shift a regression in one in ten or more of the
-    comparisons; against the default branch's last 10 runs, in ≤ 5 %. And a real 10 %
+    comparisons; against the default branch's last 10 runs, in ≤ 2.5 %. And a real 10 %
     slowdown of the compiled step is still caught, in ≥ 80 %."""
     rng = random.Random(22)
     trials = 120
@@ -99,79 +99,5 @@ def test_another_days_load_is_no_regression_with_a_history_and_often_one_without
         slower = simulated_run(rng, 0.025, compiled_ms=8.0 * 1.10)
         caught += bool(regressed(baseline, slower) & {"speedup", "compiled_step_ms"})
     assert without / trials >= 0.10, without
-    # each step-time row is a 95 % interval (2.5 % a side), and two are judged: over 600
-    # trials 3.7 % of the runs had one (3.0 % when they were judged on the geometric mean)
-    assert with_history / trials <= 0.05, with_history
+    assert with_history / trials <= 0.025, with_history
     assert caught / trials >= 0.80, caught
-
-
-def neighbour_run(
-    rng: random.Random, eager_ms: float = 10.0, compiled_ms: float = 8.0, eager_plant: float = 0
-) -> dict:
-    """A run on a runner whose neighbour's job comes and goes (bench/gate_power.py
-    --load-period): each process overlaps it or not, by chance; one that does runs every
-    iteration 15-60 % slower, its yardstick too by 0-40 % (timed beside it, at other
-    moments). A run's geometric mean over processes then moves with how many overlapped,
-    its fastest process far less. `eager_plant`: ms added to every eager iteration."""
-
-    def process_of(with_compiled: bool) -> dict:
-        overlapped = rng.random() < 0.5
-        slow = 1 + rng.uniform(0.15, 0.60) if overlapped else 1.0
-        luck = rng.gauss(0, 0.015)
-
-        def samples(true_ms: float) -> list[float]:
-            return [true_ms * slow * (1 + luck + abs(rng.gauss(0, 0.03))) for _ in range(20)]
-
-        yardstick = [2.0 * (1 + rng.uniform(0, 0.4) * overlapped + abs(rng.gauss(0, 0.01)))]
-        eager = [s + eager_plant for s in samples(eager_ms)]
-        compiled = samples(compiled_ms) if with_compiled else None
-        return process(eager, compiled, yardstick * len(eager))
-
-    eager = [process_of(False) for _ in range(PROCESSES)]
-    variants = [process_of(True) for _ in range(PROCESSES)]
-    doc = step(variants=[variant(step_ms=compiled_ms)])
-    doc["settings"]["eager_processes"] = doc["settings"]["variant_processes"] = PROCESSES
-    return result(with_processes(doc, eager, [variants]))
-
-
-def verdicts(baseline: dict, run: dict, metric: str) -> str:
-    return next(
-        r.verdict for r in compare_to_baseline(baseline, run).verdicts if r.metric == metric
-    )
-
-
-def without_fastest(baseline: dict) -> dict:
-    """The baseline as one written before histories kept the fastest process."""
-    old = copy.deepcopy(baseline)
-    for run in old["steps"][0]["history"]:
-        for holder in (run, *run["variants"].values()):
-            for key in [k for k in holder if "_fastest_" in k]:
-                del holder[key]
-    return old
-
-
-def test_a_neighbour_that_comes_and_goes_moves_the_fastest_process_too_little_to_judge():
-    """Against five default-branch runs, each judged on its fastest process: an unchanged
-    commit is no regression and seldom inconclusive (≤ 15 %) while the neighbour overlaps
-    some processes; a 10 % eager slowdown is still caught in ≥ 80 %. Judged on the geometric
-    mean over processes instead (a history without the fastest process), the same A/A runs
-    are flagged five to ten times as often — the spread the neighbour puts into it."""
-    rng = random.Random(23)
-    trials = 150
-    regressions, inconclusive, inconclusive_mean, caught = 0, 0, 0, 0
-    for _ in range(trials):
-        baseline = baseline_of([neighbour_run(rng) for _ in range(5)])
-        head = neighbour_run(rng)
-        rows = {verdicts(baseline, head, m) for m in ("eager_step_ms", "compiled_step_ms")}
-        regressions += "regression" in rows
-        inconclusive += "inconclusive" in rows
-        old = without_fastest(baseline)
-        old_rows = {verdicts(old, head, m) for m in ("eager_step_ms", "compiled_step_ms")}
-        inconclusive_mean += bool(old_rows & {"inconclusive", "regression"})
-        slower = neighbour_run(rng, eager_plant=1.0)
-        caught += verdicts(baseline, slower, "eager_step_ms") == "regression"
-    assert regressions / trials <= 0.04, regressions
-    assert inconclusive / trials <= 0.15, inconclusive
-    assert caught / trials >= 0.80, caught
-    # measured with this seed: 3, 4 and 149 of 150; on the geometric mean, 39 of 150
-    assert inconclusive_mean / trials >= 0.2, inconclusive_mean

@@ -11,23 +11,13 @@ last, at most `HISTORY_RUNS`), and the gate judges the speed rows against their 
 
     half-width (log scale) = t(0.975, n − 1) · s · √(1 + 1/n)
 
-where s is the spread of the n runs' values, each the statistic the row judges. Bencher
-moved to the same (a prediction interval over the branch's recent history). The spread of
-those runs holds every source of noise a new run meets — its processes' luck and the day's
-load — so an unchanged commit under another day's load lands inside it.
-
-Which statistic: a step time is judged on the run's fastest process (`*_fastest_*`: the
-least of its processes' fastest iterations over the least of their yardsticks,
-results/processes.fastest_process_value). A neighbour's job that comes and goes slows the
-processes it overlaps and only those: the geometric mean over processes moved 16 % between
-two A/A runs of bench/gate_power.py (busy loops on and off every 20 s) while the fastest
-process moved 2-6 %; load only ever adds time, so the least is the estimate it moves
-least (the reason timeit reports the minimum). Measured over 11 such runs, the run-to-run
-spread (log sd) of eager step time was 4.1 % as a geometric mean in yardstick units and
-2.6 % as the fastest process over the fastest yardstick. A speedup is a ratio inside each
-process, already steady (1.2 %): it keeps the geometric mean, and the wider of the
-prediction and the two-sample interval against the latest baseline run. Fewer than
-`MIN_HISTORY_RUNS` runs recording the statistic (a baseline written before it): no
+where s is the spread of the n runs' values (each the geometric mean over a run's processes
+of their fastest iteration — the statistic the gate compares). Bencher moved to the same
+(a prediction interval over the branch's recent history). The spread of those runs holds
+every source of noise a new run meets — its processes' luck and the day's load — so an
+unchanged commit under another day's load lands inside it. A row takes the wider of this
+and the two-sample interval against the latest baseline run (a run noisier than its
+history is not judged as if it were quiet). Fewer than `MIN_HISTORY_RUNS` runs: no
 prediction, the two-sample interval alone.
 
 A history restarts when the step's configuration changes (`config_fingerprint`): runs of
@@ -47,7 +37,6 @@ from ..results.processes import (
     compiled_values,
     eager_records,
     eager_values,
-    fastest_process_value,
     geometric_mean,
     speedup_values,
     variant_records,
@@ -86,10 +75,6 @@ def run_summary(step: Doc) -> dict[str, Any] | None:
         "config_fingerprint": step.get("config_fingerprint"),
         "eager_step_ms": _mean(eager_values(eager, per_yardstick=False)),
         "eager_step_yardsticks": _mean_yardsticks(eager, eager_values),
-        "eager_step_fastest_ms": fastest_process_value(eager, eager_values, per_yardstick=False),
-        "eager_step_fastest_yardsticks": fastest_process_value(
-            eager, eager_values, per_yardstick=True
-        ),
         "variants": {},
     }
     for variant in step.get("variants") or []:
@@ -100,12 +85,6 @@ def run_summary(step: Doc) -> dict[str, Any] | None:
             "speedup": _mean(speedup_values(records)),
             "compiled_step_ms": _mean(compiled_values(records, per_yardstick=False)),
             "compiled_step_yardsticks": _mean_yardsticks(records, compiled_values),
-            "compiled_step_fastest_ms": fastest_process_value(
-                records, compiled_values, per_yardstick=False
-            ),
-            "compiled_step_fastest_yardsticks": fastest_process_value(
-                records, compiled_values, per_yardstick=True
-            ),
         }
     return summary
 

@@ -1,9 +1,7 @@
 """The history in the comment: per step, a small Mermaid line chart (GitHub renders ```mermaid
 blocks) of the default branch's stored runs (gate/history.py, oldest first) and this run last:
 eager step time and each variant's compiled step time, in milliseconds — the values the gate's
-step-time rows judge against the history (each run's fastest process, its fastest iteration;
-in a chart with a run stored before histories kept that, the geometric mean over a run's
-processes of their fastest iteration for every point, and the caption says so). A
+speed rows compare (geometric mean over a run's processes of their fastest iteration). A
 reader sees at a glance whether this run sits where the branch has been, or whether the
 branch has been drifting for a while.
 
@@ -22,10 +20,6 @@ from .escape import inert
 
 MAX_LINES = 4
 MIN_STORED_RUNS = 2
-STATISTIC = {
-    True: "each run's fastest process (its fastest iteration), the value the gate judges",
-    False: "each run's fastest iterations, geometric mean over its processes",
-}
 PALETTE = (("#1f77b4", "blue"), ("#ff7f0e", "orange"), ("#2ca02c", "green"), ("#d62728", "red"))
 
 Doc = Mapping[str, Any]
@@ -52,8 +46,7 @@ def trend_markdown(baseline: Doc | None, document: Doc) -> str | None:
 
 def step_chart(name: str, runs: Sequence[Doc]) -> str | None:
     """The chart of one step over `runs` (the last one this run)."""
-    fastest = all(_ms(r.get("eager_step_fastest_ms")) for r in runs)
-    lines = _lines(runs, "_fastest_ms" if fastest else "_ms")
+    lines = _lines(runs)
     if not lines:
         return None
     values = [v for _, series in lines for v in series if v is not None]
@@ -80,14 +73,13 @@ def step_chart(name: str, runs: Sequence[Doc]) -> str | None:
     stored = len(runs) - 1
     return "\n".join(body) + (
         f"\n\n_{inert(name)}, {stored} stored runs of the default branch, then this run — "
-        f"{legend}; ms: {STATISTIC[fastest]}._"
+        f"{legend}; ms: each run's fastest iterations, geometric mean over its processes._"
     )
 
 
-def _lines(runs: Sequence[Doc], suffix: str) -> list[tuple[str, list[float | None]]]:
-    """(label, values) of eager and the first variants; `suffix` picks the statistic."""
+def _lines(runs: Sequence[Doc]) -> list[tuple[str, list[float | None]]]:
     out: list[tuple[str, list[float | None]]] = [
-        ("eager", [_ms(r.get(f"eager_step{suffix}")) for r in runs])
+        ("eager", [_ms(r.get("eager_step_ms")) for r in runs])
     ]
     variants: list[str] = []
     for run in runs:
@@ -99,7 +91,7 @@ def _lines(runs: Sequence[Doc], suffix: str) -> list[tuple[str, list[float | Non
             (
                 f"{vid} compiled",
                 [
-                    _ms(((r.get("variants") or {}).get(vid) or {}).get(f"compiled_step{suffix}"))
+                    _ms(((r.get("variants") or {}).get(vid) or {}).get("compiled_step_ms"))
                     for r in runs
                 ],
             )

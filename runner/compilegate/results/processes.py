@@ -12,11 +12,6 @@ the eager median kept for reading, and the raw samples. From the records of one 
 
 Step times are divided by the fastest yardstick iteration of the same process when the
 comparison normalises (gate/judges/speed.py decides); a speedup needs no yardstick.
-
-Against the default branch's history the gate also takes one value per run: the run's
-fastest process (`fastest_process_value`), the least of its processes' fastest iterations,
-over the least of their yardsticks — a neighbour's job that overlapped some processes
-slows those and leaves the fastest alone.
 """
 
 from __future__ import annotations
@@ -105,23 +100,6 @@ def speedup_values(records: Sequence[Doc]) -> list[float]:
 
 def geometric_mean(values: Sequence[float]) -> float:
     return math.exp(math.fsum(math.log(v) for v in values) / len(values))
-
-
-def fastest_process_value(
-    records: Sequence[Doc], values_of: Any, *, per_yardstick: bool
-) -> float | None:
-    """One run's fastest process: the least of its processes' values (`eager_values` or
-    `compiled_values`, raw ms), divided by the least of their fastest yardstick iterations
-    when `per_yardstick` (the fastest against the fastest: each a measurement a neighbour's
-    load can only slow). None without records, or per yardstick when one did not time it."""
-    values = values_of(records, per_yardstick=False)
-    if not values:
-        return None
-    if not per_yardstick:
-        return min(values)
-    if not all_timed_yardstick(records):
-        return None
-    return min(values) / min(_fastest(r, "yardstick") or math.inf for r in records)
 
 
 def all_timed_yardstick(records: Sequence[Doc]) -> bool:

@@ -13,11 +13,6 @@ ratio inside one process and needs no yardstick. Runs without process records (r
 written before them), or with one process on each side (no degrees of freedom), are judged
 on medians and the noise estimates each run made (speed_medians.py).
 
-Against a stored baseline with a history (the default branch's last runs, gate/history.py)
-a step time is judged on each run's fastest process instead, against the prediction
-interval of the history's: a neighbour's job that overlapped some of this run's processes
-leaves the fastest one alone (`judge_fastest_process`).
-
 How the rest of each process's samples moved (a regression on most iterations that leaves
 the fastest alone) is judged in distribution.py, with the same machinery (`judge_processes`).
 """
@@ -31,7 +26,6 @@ from ...results.processes import (
     all_timed_yardstick,
     compiled_values,
     eager_values,
-    fastest_process_value,
     geometric_mean,
     keyed_eager_records,
     keyed_variant_records,
@@ -69,11 +63,6 @@ def judge_eager(sides: Sides) -> list[MetricVerdict]:
     if has_degrees_of_freedom(records):
         normalisation, units = units_of(sides, records)
         per_yardstick = normalisation == YARDSTICK
-        fastest = judge_fastest_process(
-            sides, "eager_step_ms", records[1], eager_values, threshold, (normalisation, units)
-        )
-        if fastest is not None:
-            return [fastest]
         row = judge_processes(
             sides,
             "eager_step_ms",
@@ -116,18 +105,12 @@ def judge_variant(sides: Sides) -> list[MetricVerdict]:
     )
     normalisation, units = units_of(sides, records)
     per_yardstick = normalisation == YARDSTICK
-    threshold = thresholds["compiled_step_time_growth_pct"]
-    fastest = judge_fastest_process(
-        sides, "compiled_step_ms", records[1], compiled_values, threshold, (normalisation, units)
-    )
-    if fastest is not None:
-        return [speedup, fastest]
     compiled = judge_processes(
         sides,
         "compiled_step_ms",
         [compiled_values(r, per_yardstick=per_yardstick) for r in records],
         [compiled_values(r, per_yardstick=False) for r in records],
-        threshold,
+        thresholds["compiled_step_time_growth_pct"],
         (normalisation, units),
         history=_history(sides, "compiled_step", normalisation),
     )
@@ -144,75 +127,6 @@ def _history(sides: Sides, family: str, normalisation: str | None) -> Prediction
         key = family
     else:
         key = f"{family}_yardsticks" if normalisation == YARDSTICK else f"{family}_ms"
-    return _predict(sides, key)
-
-
-def judge_fastest_process(
-    sides: Sides,
-    metric: str,
-    head_records: Sequence[Doc],
-    values_of: Callable[..., list[float]],
-    threshold_pct: float,
-    units: tuple[str, str],
-) -> MetricVerdict | None:
-    """A step-time row judged against the default branch's history: this run's fastest
-    process (results/processes.fastest_process_value) against the prediction interval of
-    the history's fastest processes, in the same units. None in a paired comparison, with
-    too short a history of that statistic, or when this run cannot give it."""
-    normalisation, units_text = units
-    per_yardstick = normalisation == YARDSTICK
-    suffix = "yardsticks" if per_yardstick else "ms"
-    family = metric.removesuffix("_ms")
-    history = None if sides.paired else _predict(sides, f"{family}_fastest_{suffix}")
-    current = fastest_process_value(head_records, values_of, per_yardstick=per_yardstick)
-    if history is None or current is None:
-        return None
-    label, unit, direction = SPEED_METRICS[metric]
-    change = history.change_pct(current)
-    noise = history.noise_pct
-    verdict = classify_speed_change(change, threshold_pct, noise)
-    detail = (
-        f"the fastest of {len(head_records)} processes; against the mean of the default "
-        f"branch's last {history.runs} runs, whose spread (±{history.spread_pct:.1f} % a run) "
-        f"predicts ±{noise:.1f} % for one more"
-    )
-    if per_yardstick:
-        unit = YARDSTICK_UNIT
-        detail += "; its fastest iteration over the fastest yardstick"
-        raw_history = _predict(sides, f"{family}_fastest_ms")
-        raw_current = fastest_process_value(head_records, values_of, per_yardstick=False)
-        if raw_history is not None and raw_current is not None:
-            detail += (
-                f"; raw {format_value(raw_history.mean, 'ms')} → "
-                f"{format_value(raw_current, 'ms')}, {raw_history.change_pct(raw_current):+.1f} %"
-            )
-    else:
-        detail += f", {units_text}"
-    values = (history.mean, current)
-    moved = (
-        f"{label} {format_value(values[0], unit)} → {format_value(values[1], unit)} "
-        f"({change:+.1f} %; {detail})"
-    )
-    where = f"between the default branch's last {history.runs} runs"
-    message = noise_rule_message(moved, verdict, change, threshold_pct, noise, where)
-    if verdict == "inconclusive":
-        message += "; more default-branch runs in the baseline narrow the prediction"
-    return sides.subject.measured(
-        metric,
-        verdict,
-        message,
-        values,
-        unit,
-        change,
-        threshold_pct,
-        direction=direction,
-        noise_pct=noise,
-        detectable_change_pct=max(threshold_pct, noise),
-        normalisation=normalisation,
-    )
-
-
-def _predict(sides: Sides, key: str) -> Prediction | None:
     return predict(history_values(sides.base_step, sides.subject.variant, key))
 
 
