@@ -74,8 +74,8 @@ def test_baseline_update_keeps_the_last_runs_newest_last_and_restarts_on_a_new_c
     assert len(restarted["steps"][0]["history"]) == 1
 
 
-def test_prediction_interval_needs_three_runs_and_widens_with_their_spread():
-    assert predict([1.0, 1.1]) is None
+def test_prediction_interval_needs_five_runs_and_widens_with_their_spread():
+    assert predict([1.0, 1.1, 1.05, 0.95]) is None
     steady = predict([1.0, 1.01, 0.99, 1.0, 1.005])
     unsteady = predict([1.0, 1.1, 0.9, 1.05, 0.95])
     assert steady is not None and unsteady is not None
@@ -101,3 +101,62 @@ def test_another_days_load_is_no_regression_with_a_history_and_often_one_without
     assert without / trials >= 0.10, without
     assert with_history / trials <= 0.025, with_history
     assert caught / trials >= 0.80, caught
+
+
+def neighbour_run(rng: random.Random, eager_ms: float = 10.0, eager_plant: float = 0) -> dict:
+    """A run on a runner whose neighbour's job comes and goes (bench/gate_power.py
+    --load-period): each process overlaps it or not, by chance. The neighbour slows every
+    iteration of an overlapped process by 20-50 %, and its yardstick, timed beside it, by
+    about as much (0.6-1.5 times the step's slowdown: on the 2-core runner a process that
+    ran under two busy loops measured its eager step 25-50 % and its yardstick 35-45 % slow,
+    bench/gate_power.py --work /tmp/gp23). `eager_plant`: ms added to every eager iteration."""
+
+    def process_of(with_compiled: bool) -> dict:
+        slow = rng.uniform(0.2, 0.5) if rng.random() < 0.5 else 0.0
+        luck = rng.gauss(0, 0.015)
+
+        def samples(true_ms: float) -> list[float]:
+            return [true_ms * (1 + slow) * (1 + luck + abs(rng.gauss(0, 0.03))) for _ in range(20)]
+
+        yardstick = [2.0 * (1 + slow * rng.uniform(0.6, 1.5)) * (1 + abs(rng.gauss(0, 0.01)))]
+        eager = [s + eager_plant for s in samples(eager_ms)]
+        compiled = samples(eager_ms * 0.8) if with_compiled else None
+        return process(eager, compiled, yardstick * len(eager))
+
+    # the defaults: one eager reference, four processes of the variant (eager timed in each)
+    eager = [process_of(False)]
+    variants = [process_of(True) for _ in range(PROCESSES)]
+    doc = step(variants=[variant(step_ms=eager_ms * 0.8)])
+    doc["settings"]["eager_processes"], doc["settings"]["variant_processes"] = 1, PROCESSES
+    return result(with_processes(doc, eager, [variants]))
+
+
+def verdicts(baseline: dict, run: dict, metric: str) -> str:
+    return next(
+        r.verdict for r in compare_to_baseline(baseline, run).verdicts if r.metric == metric
+    )
+
+
+def test_a_neighbour_that_comes_and_goes_leaves_the_history_able_to_decide():
+    """Against five default-branch runs with a neighbour that overlaps about half the
+    processes of every run: an unchanged commit is seldom flagged (regression ≤ 2 %,
+    inconclusive ≤ 10 %) and a 10 % eager slowdown is caught in ≥ 60 %. The row's noise is
+    the history's prediction alone. Taking the wider of it and this run's own two-sample
+    interval (the neighbour scatters this run's processes) caught 77 of these 150 (51 %);
+    the prediction alone, 105 (70 %). Measured on the real runner the gap was wider:
+    bench/gate_power.py --judge-only /tmp/gp23, 0/5 against 5/5."""
+    rng = random.Random(23)
+    trials = 150
+    regressions, inconclusive, caught = 0, 0, 0
+    for _ in range(trials):
+        baseline = baseline_of([neighbour_run(rng) for _ in range(5)])
+        head = neighbour_run(rng)
+        rows = {verdicts(baseline, head, m) for m in ("eager_step_ms", "compiled_step_ms")}
+        regressions += "regression" in rows
+        inconclusive += "inconclusive" in rows
+        slower = neighbour_run(rng, eager_plant=1.0)
+        caught += verdicts(baseline, slower, "eager_step_ms") == "regression"
+    # measured with this seed: 1, 4 and 105 of 150
+    assert regressions / trials <= 0.02, regressions
+    assert inconclusive / trials <= 0.10, inconclusive
+    assert caught / trials >= 0.60, caught

@@ -15,10 +15,14 @@ where s is the spread of the n runs' values (each the geometric mean over a run'
 of their fastest iteration — the statistic the gate compares). Bencher moved to the same
 (a prediction interval over the branch's recent history). The spread of those runs holds
 every source of noise a new run meets — its processes' luck and the day's load — so an
-unchanged commit under another day's load lands inside it. A row takes the wider of this
-and the two-sample interval against the latest baseline run (a run noisier than its
-history is not judged as if it were quiet). Fewer than `MIN_HISTORY_RUNS` runs: no
-prediction, the two-sample interval alone.
+unchanged commit under another day's load lands inside it. That interval is the row's
+noise: the runs' spread already holds how far one run's processes scatter. Taking the
+wider of it and this run's two-sample interval against the latest baseline run (as the
+gate did first) made every run on a busy machine too noisy to decide: in
+bench/gate_power.py, busy loops coming and going every 20 s on the 2-core runner, a 5-run
+history, a 10 % eager slowdown was caught in 0/5 runs that way (5/5 inconclusive) and in
+5/5 on the prediction alone. Fewer than `MIN_HISTORY_RUNS` runs: no prediction, the
+two-sample interval alone.
 
 A history restarts when the step's configuration changes (`config_fingerprint`): runs of
 another configuration measure something else.
@@ -45,7 +49,10 @@ from ..results.stats import t_quantile
 
 Doc = Mapping[str, Any]
 HISTORY_RUNS = 10
-MIN_HISTORY_RUNS = 3
+# t(0.975, 4) = 2.78. From 3 runs (t(2) = 4.30) the interval was so wide that 5 of 8 A/A
+# runs under intermittent load read inconclusive, where the two-sample interval against
+# the latest run alone said 1 of 8 (bench/gate_power.py --baseline-runs 3, judged again).
+MIN_HISTORY_RUNS = 5
 
 
 @dataclass(frozen=True)

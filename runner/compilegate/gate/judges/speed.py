@@ -189,8 +189,7 @@ def judge_processes(
     metric (`eager_step_ms_median`): its family's label, unit and direction apply.
 
     With a `history` (the default branch's recent runs), the change is this run's against
-    their mean, and the noise the wider of their prediction interval and the two-sample
-    interval against the latest baseline run."""
+    their mean, and the noise their prediction interval (gate/history.py)."""
     family = next(name for name in SPEED_METRICS if metric.startswith(name))
     family_label, unit, direction = SPEED_METRICS[family]
     label = label or family_label
@@ -202,7 +201,7 @@ def judge_processes(
     judged_values = (geometric_mean(judged[0]), geometric_mean(judged[1]))
     if history is not None:
         change = history.change_pct(judged_values[1])
-        noise = max(noise, history.noise_pct)
+        noise = history.noise_pct
         judged_values = (history.mean, judged_values[1])
     worse_by = -change if direction == HIGHER_IS_BETTER else change
     verdict = classify_speed_change(worse_by, threshold_pct, noise)
@@ -233,7 +232,7 @@ def judge_processes(
         f"({change:+.1f} %; {_what(comparison, statistic)}{unit_text})"
     )
     where = _noise_source(comparison)
-    if history is not None and noise == history.noise_pct:
+    if history is not None:
         where = f"between the default branch's last {history.runs} runs"
     message = noise_rule_message(moved, verdict, change, threshold_pct, noise, where)
     if verdict == "inconclusive":
