@@ -36,6 +36,8 @@ def test_a_busy_machine_a_wide_aa_or_a_drifting_yardstick_each_make_a_run_unstea
         (BUSY, measured(), "other processes took 61 % of its CPU (load average 3.4 on 2 cores)"),
         (QUIET, measured(aa_noise_pct=235.0), "disagreed by up to ±235 % (A/A)"),
         (QUIET, measured(yardsticks=(2.0, 3.0)), "the yardstick drifted 50 % between processes"),
+        # a process descheduled for whole blocks (two busy loops, the demo): a factor
+        (QUIET, measured(yardsticks=(0.27, 59.44)), "the yardstick drifted 220× between"),
         (
             {**QUIET, "others_cpu_pct": None, "load_average_mean": 3.5},
             measured(),
