@@ -36,6 +36,7 @@ def test_a_busy_machine_a_wide_aa_or_a_drifting_yardstick_each_make_a_run_unstea
         (BUSY, measured(), "other processes took 61 % of its CPU (load average 3.4 on 2 cores)"),
         (QUIET, measured(aa_noise_pct=235.0), "disagreed by up to ±235 % (A/A)"),
         (QUIET, measured(yardsticks=(2.0, 3.0)), "the yardstick drifted 50 % between processes"),
+        (QUIET, measured(yardsticks=(2.0,) * 12 + (3.0,) * 5), "the yardstick drifted 50 %"),
         # a process descheduled for whole blocks (two busy loops, the demo): a factor
         (QUIET, measured(yardsticks=(0.27, 59.44)), "the yardstick drifted 220× between"),
         (
@@ -85,3 +86,13 @@ def test_children_in_containers_leave_the_share_of_others_unknown():
     sampler = MachineLoad(children_local=False, read_counters=lambda: next(counters)).start()
     sampler.stop()
     assert sampler.summary()["others_cpu_pct"] is None
+
+
+def test_one_process_a_host_hiccup_slowed_does_not_make_a_run_unsteady():
+    """An idle demo run: 16 of 17 processes timed the yardstick at 0.27-0.28 ms, one at
+    0.41 ms. The upper quartile, not the slowest, is the run's drift."""
+    document = measured(yardsticks=(0.27, 0.275, 0.28, 0.272) * 4 + (0.41,))
+    document["run_health"] = run_health(QUIET, document)
+    assert document["run_health"]["unsteady"] == [], document["run_health"]
+    assert document["run_health"]["yardstick_drift_pct"] < 5
+
