@@ -95,4 +95,3 @@ def test_one_process_a_host_hiccup_slowed_does_not_make_a_run_unsteady():
     document["run_health"] = run_health(QUIET, document)
     assert document["run_health"]["unsteady"] == [], document["run_health"]
     assert document["run_health"]["yardstick_drift_pct"] < 5
-
