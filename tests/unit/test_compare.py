@@ -331,6 +331,11 @@ def test_combined_noise_is_root_sum_of_squares():
         (52, 30, "inconclusive"),
         (-52, 30, "pass"),
         (52, 10, "regression"),
+        # ... unless the change is beyond twice that noise: a head 5.8× slower in paired
+        # mode (+477 % at ±20 %) is a regression; the busy runner's +79 % at ±60 % is not
+        (477, 20, "regression"),
+        (-477, 20, "improvement"),
+        (79, 60, "inconclusive"),
     ],
 )
 def test_classify_speed_change(worse_by, noise, verdict):
@@ -367,6 +372,20 @@ def test_a_row_too_noisy_to_decide_its_threshold_is_inconclusive_and_passes_the_
     assert report.exit_code == EXIT_OK
     cells = row_cells(VersionOutcome("torch", "result.json", verdict=report), row, False)
     assert "too noisy" in cells[-1] and "❌" not in cells[1]
+
+
+def test_a_change_beyond_twice_a_wide_noise_is_decided_and_not_called_too_noisy():
+    """−80 % speedup at ±14 %: the noise is wider than twice the 5 % threshold, but the
+    machine cannot explain a change over twice it. A regression, and its noise cell does not
+    say "too noisy" beside the ❌."""
+    from compilegate.gate.run_set import VersionOutcome
+    from compilegate.report.row_cells import row_cells
+
+    report = compare(variant(speedup=1.25, noise_pct=10.0), variant(speedup=0.25, noise_pct=10.0))
+    row = only(report, "speedup")
+    assert row.verdict == "regression" and report.exit_code == EXIT_REGRESSION
+    cells = row_cells(VersionOutcome("torch", "result.json", verdict=report), row, False)
+    assert "too noisy" not in cells[-1]
 
 
 def test_speedup_confidence_interval_counts_as_noise():

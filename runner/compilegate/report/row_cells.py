@@ -42,7 +42,7 @@ def _noise(row: MetricVerdict) -> str:
     if row.unit in (None, "count", "status") or row.metric in ("step", "variant"):
         return "-"  # counts and statuses are exact
     threshold = row.threshold if row.change_unit == "pct" else None
-    return w.noise_words(row.noise_pct, threshold)
+    return w.noise_words(row.noise_pct, threshold, row.change if threshold is not None else None)
 
 
 def _reader_values(row: MetricVerdict) -> tuple[object, object, str | None]:
