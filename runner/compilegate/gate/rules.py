@@ -7,9 +7,9 @@ judges/compile_cost.py). Then
     worse  by > threshold and > noise,
            and (noise ≤ 2 × threshold
                 or change > 2 × noise)     → regression
-    worse  by > threshold, but ≤ noise
-           or noise > 2 × threshold        → inconclusive, stating the smallest change
-              (and change ≤ 2 × noise)
+    worse  by > threshold, but ≤ noise,
+           or noise > 2 × threshold
+           and change ≤ 2 × noise          → inconclusive, stating the smallest change
                                              these two runs can detect (= noise)
     better by > threshold and > noise,
            and (noise ≤ 2 × threshold

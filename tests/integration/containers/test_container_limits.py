@@ -72,7 +72,7 @@ def make_step(device="cpu"):
     return tiny_step(device)
 """
 DRIVER = """
-import json, resource, sys, time
+import json, sys, time
 
 
 def peak_mib():  # this process's own peak (VmHWM): ru_maxrss survives execve

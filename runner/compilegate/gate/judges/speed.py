@@ -231,9 +231,11 @@ def judge_processes(
         f"{label} {format_value(values[0], unit)} → {format_value(values[1], unit)} "
         f"({change:+.1f} %; {_what(comparison, statistic)}{unit_text})"
     )
-    where = _noise_source(comparison)
-    if history is not None:
-        where = f"between the default branch's last {history.runs} runs"
+    where = (
+        _noise_source(comparison)
+        if history is None
+        else f"between the default branch's last {history.runs} runs"
+    )
     message = noise_rule_message(moved, verdict, change, threshold_pct, noise, where)
     if verdict == "inconclusive":
         message += "; rerun with more processes (variant_processes) or iterations to decide"
