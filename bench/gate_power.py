@@ -79,6 +79,7 @@ steps:
     iterations: {iterations}
     rounds: 10
     threads: {threads}
+    variant_processes: {processes}
     numerics: {{enabled: false}}
     env: [{env}]
 """
@@ -225,6 +226,7 @@ def new_manifest(args: argparse.Namespace) -> dict:
         "load_period_s": args.load_period,
         "iterations": args.iterations,
         "threads": args.threads,
+        "variant_processes": args.processes,
         "load_before": os.getloadavg()[0],
         "started": time.time(),
         "cases": [],
@@ -239,6 +241,7 @@ def measure(args: argparse.Namespace, work: Path) -> None:
             device=args.device,
             iterations=args.iterations,
             threads=args.threads,
+            processes=args.processes,
             env=", ".join(PLANT_VARIABLES),
         )
     )
@@ -383,6 +386,14 @@ def main() -> None:
     parser.add_argument("--most-level", type=float, default=50, help="most-iterations plant, %%")
     parser.add_argument("--iterations", type=int, default=60)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument(
+        "--processes",
+        type=int,
+        default=4,
+        metavar="N",
+        help="variant_processes of the step (the default config's 4); the eager row also "
+        "has the one eager reference",
+    )
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--work", type=Path, default=None, help="folder for the results")

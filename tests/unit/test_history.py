@@ -9,6 +9,7 @@ import random
 
 from gate_docs import process, result, step, variant, with_processes
 
+from compilegate.cli.gate_commands import one_version_run_set, render_report
 from compilegate.gate.baseline import merge_into_baseline
 from compilegate.gate.compare import compare_to_baseline
 from compilegate.gate.history import HISTORY_RUNS, predict
@@ -160,3 +161,24 @@ def test_a_neighbour_that_comes_and_goes_leaves_the_history_able_to_decide():
     assert regressions / trials <= 0.02, regressions
     assert inconclusive / trials <= 0.10, inconclusive
     assert caught / trials >= 0.60, caught
+
+
+def test_an_inconclusive_row_against_a_history_says_a_rerun_will_not_narrow_its_noise():
+    """Against a history the noise is the default branch's spread from run to run: rerunning
+    this run leaves it as it is, so the row and the report say what would narrow it
+    (against one baseline run a rerun with more processes does: test_render_verdict.py)."""
+    rng = random.Random(5)
+    unsteady = [simulated_run(rng, 0.08) for _ in range(5)]
+    slower = simulated_run(rng, 0.0, eager_ms=10.0 * 1.12)
+
+    baseline = baseline_of(unsteady)
+    report = compare_to_baseline(baseline, slower)
+    rows = [r for r in report.verdicts if r.metric == "eager_step_ms"]
+    run_set = one_version_run_set(report, slower, baseline, ("r.json", "b.json"))
+    text = " ".join(render_report(report, "table", run_set).split())
+    assert [r.verdict for r in rows] == ["inconclusive"], [r.message for r in rows]
+    assert rows[0].noise_source == "history"
+    assert "a rerun does not narrow the default branch's spread" in rows[0].message
+    assert "(the baseline keeps 10, it has 5)" in rows[0].message
+    assert "default branch's own spread from run to run, which a rerun does not narrow" in text
+    assert "rerun with more processes" not in text

@@ -49,6 +49,8 @@ def test_an_inconclusive_row_shows_value_change_threshold_and_noise():
     row = next(line for line in text.splitlines() if "⚠️ speedup vs eager" in line)
     assert "1.2× → 1.1×" in row and "−10 %" in row and "−5 %" in row and "±11 %" in row
     assert "inside the noise: the job does not fail on it" in " ".join(text.split())
+    # its noise is the two runs' own: a rerun with more processes narrows it
+    assert "rerun with more processes or iterations to decide" in " ".join(text.split())
 
 
 def test_a_failure_names_the_command_that_refreshes_the_baseline():

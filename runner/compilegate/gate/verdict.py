@@ -92,6 +92,11 @@ class EnvironmentSummary:
         return self.device or "unknown device"
 
 
+# MetricVerdict.noise_source: whose spread a speed row's noise is.
+NOISE_FROM_HISTORY = "history"
+NOISE_FROM_RUNS = "runs"
+
+
 @dataclass(frozen=True)
 class MetricVerdict:
     """One compared metric of one step (and variant), with everything it was judged on.
@@ -103,6 +108,8 @@ class MetricVerdict:
     `detectable_change_pct` the smallest change this comparison could call a regression.
     `normalisation` says how step times were compared: "yardstick" (in units of the machine
     yardstick timed beside them) or "raw" (milliseconds; e.g. across torch versions).
+    `noise_source` says whose spread the noise is: "history" (the default branch's last runs,
+    which a rerun of this one does not narrow) or "runs" (the processes of the runs compared).
     `gated` is False for a row that is reported and never judged (its verdict is then
     `pass` whatever the change): compile wall time unless the baseline's policy gates it,
     compile-work counts across torch versions, what the step changed in torch's state.
@@ -123,6 +130,7 @@ class MetricVerdict:
     noise_pct: float | None = None
     detectable_change_pct: float | None = None
     normalisation: str | None = None
+    noise_source: str | None = None
     gated: bool = True
 
     def __post_init__(self) -> None:

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 
 from ..errors import EXIT_NOT_JUDGED, EXIT_OK, EXIT_REGRESSION
 from ..gate.run_set import RunSetVerdict, VersionOutcome
-from ..gate.verdict import REFRESH_TEMPLATE, MetricVerdict
+from ..gate.verdict import NOISE_FROM_HISTORY, REFRESH_TEMPLATE, MetricVerdict
 from . import wording as w
 from .wording import and_list as _and
 
@@ -103,9 +103,16 @@ def _version_advice(version: VersionOutcome) -> Iterator[str]:
     unclear = report.rows("inconclusive")
     if unclear:
         names = sorted({w.metric_name(r.metric) for r in unclear})
+        how = "rerun with more processes or iterations to decide."
+        if all(r.noise_source == NOISE_FROM_HISTORY for r in unclear):
+            how = (
+                "that noise is the default branch's own spread from run to run, which a rerun "
+                "does not narrow: more iterations or processes in the base branch's config, "
+                "or more default-branch runs in the baseline, would."
+            )
         yield (
             f"{_and(names)} on {{on}} moved beyond the limit but inside the noise: the job "
-            "does not fail on it; rerun with more processes or iterations to decide."
+            f"does not fail on it; {how}"
         )
 
 

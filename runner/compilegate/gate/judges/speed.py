@@ -33,7 +33,7 @@ from ...results.processes import (
     speedup_values,
 )
 from ...results.stats import ProcessComparison, compare_sides
-from ..history import Prediction, history_values, predict
+from ..history import HISTORY_RUNS, Prediction, history_values, predict
 from ..rules import (
     HIGHER_IS_BETTER,
     LOWER_IS_BETTER,
@@ -41,7 +41,7 @@ from ..rules import (
     get_path,
     noise_rule_message,
 )
-from ..verdict import MetricVerdict, format_value
+from ..verdict import NOISE_FROM_HISTORY, NOISE_FROM_RUNS, MetricVerdict, format_value
 from .sides import RAW, YARDSTICK, Sides
 from .speed_medians import judge_from_medians, judge_speed, speedup_noise_pct
 
@@ -238,7 +238,7 @@ def judge_processes(
     )
     message = noise_rule_message(moved, verdict, change, threshold_pct, noise, where)
     if verdict == "inconclusive":
-        message += "; rerun with more processes (variant_processes) or iterations to decide"
+        message += how_to_decide(history)
     return sides.subject.measured(
         metric,
         verdict,
@@ -251,6 +251,21 @@ def judge_processes(
         noise_pct=noise,
         detectable_change_pct=max(threshold_pct, noise),
         normalisation=normalisation,
+        noise_source=NOISE_FROM_RUNS if history is None else NOISE_FROM_HISTORY,
+    )
+
+
+def how_to_decide(history: Prediction | None) -> str:
+    """What narrows an inconclusive row's noise. Against a history the noise is the default
+    branch's spread from run to run, which a rerun of this run leaves as it is."""
+    if history is None:
+        return "; rerun with more processes (variant_processes) or iterations to decide"
+    more = ""
+    if history.runs < HISTORY_RUNS:
+        more = f", or more of them (the baseline keeps {HISTORY_RUNS}, it has {history.runs})"
+    return (
+        "; a rerun does not narrow the default branch's spread: steadier default-branch runs "
+        f"(more iterations or processes in the base branch's config){more} would"
     )
 
 
