@@ -178,7 +178,7 @@ def test_an_inconclusive_row_against_a_history_says_a_rerun_will_not_narrow_its_
     text = " ".join(render_report(report, "table", run_set).split())
     assert [r.verdict for r in rows] == ["inconclusive"], [r.message for r in rows]
     assert rows[0].noise_source == "history"
-    assert "a rerun does not narrow the default branch's spread" in rows[0].message
+    assert "which a rerun of this run leaves as it is" in rows[0].message
     assert "(the baseline keeps 10, it has 5)" in rows[0].message
     assert "default branch's own spread from run to run, which a rerun does not narrow" in text
     assert "rerun with more processes" not in text

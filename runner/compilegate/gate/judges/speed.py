@@ -264,8 +264,9 @@ def how_to_decide(history: Prediction | None) -> str:
     if history.runs < HISTORY_RUNS:
         more = f", or more of them (the baseline keeps {HISTORY_RUNS}, it has {history.runs})"
     return (
-        "; a rerun does not narrow the default branch's spread: steadier default-branch runs "
-        f"(more iterations or processes in the base branch's config){more} would"
+        "; to decide it, narrow the default branch's spread, which a rerun of this run leaves "
+        "as it is: steadier default-branch runs (more iterations or processes in the base "
+        f"branch's config){more}"
     )
 
 
