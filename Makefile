@@ -12,8 +12,8 @@ BIN           := $(VENV)/bin
 # SECOND_TORCH adds a second real version to the matrix test (a 6 GB CUDA image).
 REQUIRE_DOCKER ?= 0
 SECOND_TORCH  ?=
-# The browser test of the PR comment needs Chromium (scripts/browser-setup.sh installs it);
-# REQUIRE_BROWSER=1 turns "no Chromium" from a loud skip into a failure (CI sets it).
+# The browser tests of the PR comment need Chromium and Mermaid's bundle (scripts/browser-setup.sh
+# installs both); REQUIRE_BROWSER=1 turns "not there" from a loud skip into a failure (CI sets it).
 REQUIRE_BROWSER ?= 0
 
 .PHONY: demo test test-fast lint venv old-torch-env docker-env browser-env gpu-check bench clean

@@ -105,7 +105,7 @@ def render(markdown: str, png: Path, *, width_px: int = COLUMN_PX, expand: bool 
         found = re.search(r'<pre id="probe"[^>]*>(.*?)</pre>', dom, re.S)
         if not found:
             raise RuntimeError("Chromium rendered no probe: the page did not load")
-        info = json.loads(_unescape(found.group(1)))
+        info = json.loads(unescape_html(found.group(1)))
         height = min(max(int(info["height_px"]) + 40, 400), 16000)
         png.parent.mkdir(parents=True, exist_ok=True)
         subprocess.run(
@@ -124,7 +124,7 @@ def render(markdown: str, png: Path, *, width_px: int = COLUMN_PX, expand: bool 
     return info
 
 
-def _unescape(text: str) -> str:
+def unescape_html(text: str) -> str:
     return (
         text.replace("&quot;", '"')
         .replace("&lt;", "<")

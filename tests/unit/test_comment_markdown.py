@@ -181,7 +181,7 @@ def test_the_stored_runs_trend_is_a_mermaid_chart_per_step(tmp_path):
     first = charts[0].splitlines()
     assert first[1] == "xychart-beta"
     # Mermaid's directive is JSON after `init:`; an unbalanced brace drops the colours the
-    # legend names (checked in Chromium against mermaid 11: the palette lands in the SVG)
+    # legend names (drawn by Mermaid in Chromium: tests/browser/test_mermaid_in_browser.py)
     directive = json.loads(first[0].removeprefix("%%{init: ").removesuffix("}%%"))
     palette = directive["themeVariables"]["xyChart"]["plotColorPalette"]
     assert palette.split(", ")[:3] == ["#1f77b4", "#ff7f0e", "#2ca02c"]
