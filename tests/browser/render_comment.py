@@ -24,6 +24,7 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Any
 
 VENDOR = Path(__file__).resolve().parent / "vendor"
 STYLESHEET = VENDOR / "github-markdown-light.css"
@@ -80,32 +81,12 @@ body {{ background:#fff; margin:0; }}
 
 def render(markdown: str, png: Path, *, width_px: int = COLUMN_PX, expand: bool = False) -> dict:
     """Lay the comment out in Chromium; write a screenshot to `png`; what the probe saw."""
-    browser = find_chromium()
-    if browser is None:
-        raise RuntimeError("no Chromium: install it with `apt-get install -y chromium`")
     html = page(to_html(markdown, expand), width_px)
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "comment.html"
         src.write_text(html, encoding="utf-8")
-        flags = [
-            browser,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--hide-scrollbars",
-            f"--user-data-dir={tmp}/profile",
-        ]
-        dom = subprocess.run(
-            [*flags, "--dump-dom", src.as_uri()],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        ).stdout
-        found = re.search(r'<pre id="probe"[^>]*>(.*?)</pre>', dom, re.S)
-        if not found:
-            raise RuntimeError("Chromium rendered no probe: the page did not load")
-        info = json.loads(unescape_html(found.group(1)))
+        flags = headless_chromium(tmp)
+        info = read_probe(dump_dom(flags, src), "Chromium rendered no probe: the page did not load")
         height = min(max(int(info["height_px"]) + 40, 400), 16000)
         png.parent.mkdir(parents=True, exist_ok=True)
         subprocess.run(
@@ -122,6 +103,40 @@ def render(markdown: str, png: Path, *, width_px: int = COLUMN_PX, expand: bool 
     info["png"] = str(png)
     info["overflowing_tables"] = sum(t["overflows"] for t in info["tables"])
     return info
+
+
+def headless_chromium(profile_dir: str) -> list[str]:
+    """The command line that starts a headless Chromium with its profile in `profile_dir`."""
+    browser = find_chromium()
+    if browser is None:
+        raise RuntimeError("no Chromium: install it with `apt-get install -y chromium`")
+    return [
+        browser,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--hide-scrollbars",
+        f"--user-data-dir={profile_dir}/profile",
+    ]
+
+
+def dump_dom(flags: list[str], src: Path, *extra: str, timeout_s: int = 120) -> str:
+    """The page `src` as Chromium left it once loaded (`extra`: more flags)."""
+    return subprocess.run(
+        [*flags, *extra, "--dump-dom", src.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        check=False,
+    ).stdout
+
+
+def read_probe(dom: str, failure: str) -> Any:
+    """The JSON the page's probe (`<pre id="probe">`) holds; RuntimeError(`failure`) without it."""
+    found = re.search(r'<pre id="probe"[^>]*>(.*?)</pre>', dom, re.S)
+    if not found:
+        raise RuntimeError(failure)
+    return json.loads(unescape_html(found.group(1)))
 
 
 def unescape_html(text: str) -> str:

@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import subprocess
 import tempfile
 from pathlib import Path
 
-from render_comment import find_chromium, unescape_html
+from render_comment import dump_dom, headless_chromium, read_probe
 
 # The newest 11.x and the newest release: GitHub does not say which one it runs.
 MERMAID_VERSIONS = ("11.17.2", "12.3.0")
@@ -58,31 +56,10 @@ def mermaid_script(version: str) -> Path | None:
 
 def draw(charts: list[str], script: Path) -> list[dict]:
     """Each chart as Mermaid drew it in headless Chromium (see the module docstring)."""
-    browser = find_chromium()
-    if browser is None:
-        raise RuntimeError("no Chromium: install it with `apt-get install -y chromium`")
     html = PAGE.format(script=script.resolve().as_uri(), charts=json.dumps(charts))
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "charts.html"
         src.write_text(html, encoding="utf-8")
-        dom = subprocess.run(
-            [
-                browser,
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                f"--user-data-dir={tmp}/profile",
-                # time enough for the asynchronous drawing before the DOM is dumped
-                "--virtual-time-budget=30000",
-                "--dump-dom",
-                src.as_uri(),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=180,
-            check=False,
-        ).stdout
-    found = re.search(r'<pre id="probe">(.*?)</pre>', dom, re.S)
-    if not found:
-        raise RuntimeError("Chromium drew no charts: the page did not finish")
-    return json.loads(unescape_html(found.group(1)))
+        # time enough for the asynchronous drawing before the DOM is dumped
+        dom = dump_dom(headless_chromium(tmp), src, "--virtual-time-budget=30000", timeout_s=180)
+    return read_probe(dom, "Chromium drew no charts: the page did not finish")
