@@ -34,6 +34,7 @@ def run_health(machine: Doc, document: Doc) -> dict[str, Any]:
         "aa_noise_pct": widest_aa_noise_pct(document.get("steps") or []),
         "yardstick_drift_pct": yardstick_drift_pct(document.get("steps") or []),
     }
+    health["multi_threaded"] = multi_threaded(document.get("steps") or [])
     health["unsteady"] = unsteady_reasons(health)
     return health
 
@@ -54,6 +55,7 @@ def unsteady_reasons(health: Doc) -> list[str]:
         reasons.append(f"load average {load:.1f} on {cores} cores")
     if _over(machine.get("steal_pct"), STEAL_LIMIT_PCT):
         reasons.append(f"the hypervisor stole {machine['steal_pct']:.0f} % of its CPU")
+    host_busy = bool(reasons)
     aa = health.get("aa_noise_pct")
     if _over(aa, AA_NOISE_LIMIT_PCT):
         reasons.append(f"two identical copies of a step disagreed by up to ±{aa:.0f} % (A/A)")
@@ -61,8 +63,32 @@ def unsteady_reasons(health: Doc) -> list[str]:
     if _over(drift, YARDSTICK_DRIFT_LIMIT_PCT):
         # a process descheduled for whole blocks once timed it 221× its fastest: "22040 %"
         size = f"{drift:.0f} %" if drift < 100 else f"{drift / 100 + 1:.3g}×"
-        reasons.append(f"the yardstick drifted {size} between processes (a quarter or more)")
+        reason = f"the yardstick drifted {size} between processes (a quarter or more)"
+        if health.get("multi_threaded") and not host_busy:
+            reason += (
+                f" while nothing else was busy: it is timed with the steps' threads "
+                f"(`threads` unset or above 1), and several threads{_on_cores(cores)} wander "
+                f"from process to process even on an idle machine; `threads: 1` steadies it"
+            )
+        reasons.append(reason)
     return reasons
+
+
+def multi_threaded(steps: Sequence[Doc]) -> bool:
+    """Whether a measured step ran with more than one thread (`threads` unset: torch's
+    default, one per core). On this project's 2-core runner, idle, the yardstick timed with
+    2 threads drifted 23-47 % between processes (5 runs), with 1 thread 2-4 % (2 runs)."""
+    for step in steps:
+        if step.get("status") != "ok":
+            continue
+        threads = (step.get("settings") or {}).get("threads")
+        if threads is None or threads > 1:
+            return True
+    return False
+
+
+def _on_cores(cores: Any) -> str:
+    return f" on {cores} cores" if isinstance(cores, int) else ""
 
 
 def health_line(document: Doc) -> str | None:
