@@ -231,8 +231,8 @@ def update_baseline(
     refused = too_noisy_to_gate(result)
     if refused and not force:
         raise BaselineError(
-            f"{result_path}: not recorded as a baseline: {'; '.join(refused)}; rerun on a "
-            f"quiet runner, or pass --force to record it anyway"
+            f"{result_path}: not recorded as a baseline: {'; '.join(refused)}; rerun once "
+            f"those causes are gone, or pass --force to record it anyway"
         )
     old = None
     if baseline_path.exists():

@@ -99,8 +99,8 @@ def health_line(document: Doc) -> str | None:
     return (
         "⚠️ run health: the machine was unsteady while this ran — "
         + "; ".join(str(r) for r in reasons)
-        + ". Its numbers cannot support a verdict or a recommendation: rerun on a quiet "
-        "runner, or in paired mode (run --against), where load both sides share cancels."
+        + ". Its numbers cannot support a verdict or a recommendation: rerun once those "
+        "causes are gone, or in paired mode (run --against), where load both sides share cancels."
     )
 
 
