@@ -56,7 +56,7 @@ def test_a_drift_on_a_quiet_machine_with_several_threads_says_threads_1_steadies
     """Idle, on the 2-core runner, the yardstick timed with 2 threads drifted 23-47 % between
     processes, with 1 thread 2-4 %: the line names the cause a user can change. Not when the
     machine was busy (the busy machine is the cause), nor for a one-thread run."""
-    hint = "`threads: 1` steadies it"
+    hint = "setting threads: 1 in the step's config steadies it"
     drifting = (2.0, 3.0)
     for machine, threads, said in (
         (QUIET, None, True),
