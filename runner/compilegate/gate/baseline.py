@@ -232,7 +232,7 @@ def update_baseline(
     if refused and not force:
         raise BaselineError(
             f"{result_path}: not recorded as a baseline: {'; '.join(refused)}; rerun once "
-            f"those causes are gone, or pass --force to record it anyway"
+            "those causes are gone, or pass --force to record it anyway"
         )
     old = None
     if baseline_path.exists():

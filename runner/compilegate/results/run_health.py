@@ -66,10 +66,10 @@ def unsteady_reasons(health: Doc) -> list[str]:
         reason = f"the yardstick drifted {size} between processes (a quarter or more)"
         if health.get("multi_threaded") and not host_busy:
             reason += (
-                f" while nothing else was busy: it is timed with the steps' threads "
+                " while nothing else was busy: it is timed with the steps' threads "
                 f"(threads unset or above 1), and several threads{_on_cores(cores)} wander "
-                f"from process to process even on an idle machine; setting threads: 1 in the "
-                f"step's config steadies it"
+                "from process to process even on an idle machine; setting threads: 1 in the "
+                "step's config steadies it"
             )
         reasons.append(reason)
     return reasons
