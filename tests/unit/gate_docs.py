@@ -265,3 +265,35 @@ def with_processes(
     for entry, records in zip(doc["variants"], variants):
         entry["processes"] = records
     return doc
+
+
+# Five runs of the default branch that agree within about ±1 %.
+STEADY_HISTORY = (0.99, 1.0, 1.01, 0.995, 1.005)
+
+
+def with_history(step_doc: dict[str, Any], scatter: tuple[float, ...] = STEADY_HISTORY):
+    """The step as a baseline whose default branch recorded it once per factor of `scatter`
+    (gate/history.py): each run's eager times scaled by its factor, its compiled times by
+    another one's, the yardstick left alone. A stored baseline judges absolute step times
+    only with such a history (gate/judges/speed.py, step_time_gate)."""
+    from compilegate.gate.history import run_summary
+
+    runs = []
+    for index, factor in enumerate(scatter):
+        compiled_factor = scatter[(index + 2) % len(scatter)]
+        run = copy.deepcopy(step_doc)
+        records = list(run["eager"].get("processes") or [])
+        for variant_doc in run["variants"]:
+            records.extend(variant_doc.get("processes") or [])
+        for record in records:
+            for key in ("fastest_ms", "samples_ms"):
+                for side, value in (record.get(key) or {}).items():
+                    scale = compiled_factor if side == "compiled" else factor
+                    if side == "yardstick":
+                        continue
+                    record[key][side] = (
+                        [v * scale for v in value] if isinstance(value, list) else value * scale
+                    )
+        runs.append(run_summary(run))
+    step_doc["history"] = runs
+    return step_doc

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import pytest
-from gate_docs import process, result, step, variant, with_processes
+from gate_docs import process, result, step, variant, with_history, with_processes
 
 from compilegate.errors import EXIT_OK, EXIT_REGRESSION
 from compilegate.gate.compare import compare_to_baseline
@@ -46,7 +46,7 @@ def judged(base: dict, cur: dict):
 
 def test_29_of_30_iterations_slower_with_the_fastest_unchanged_is_a_regression() -> None:
     """Issue 14 item 4: the fastest-iteration rows pass this; the 25th percentile does not."""
-    report, rows = judged(timed(), timed(eager_slow=29 / 30, compiled_slow=29 / 30))
+    report, rows = judged(with_history(timed()), timed(eager_slow=29 / 30, compiled_slow=29 / 30))
     assert report.exit_code == EXIT_REGRESSION
     assert rows[("eager", "eager_step_ms")].verdict == "pass"
     assert rows[("default", "compiled_step_ms")].verdict == "pass"
@@ -63,7 +63,7 @@ def test_29_of_30_iterations_slower_with_the_fastest_unchanged_is_a_regression()
 
 
 def test_a_compiled_only_slowdown_of_most_iterations_is_a_compiled_regression() -> None:
-    _, rows = judged(timed(), timed(compiled_slow=0.9))
+    _, rows = judged(with_history(timed()), timed(compiled_slow=0.9))
     assert rows[("default", "compiled_step_ms_p25")].verdict == "regression"
     assert rows[("eager", "eager_step_ms_p25")].verdict == "pass"
 

@@ -83,25 +83,36 @@ def test_prediction_interval_needs_five_runs_and_widens_with_their_spread():
     assert steady.noise_pct < 3 < unsteady.noise_pct
 
 
-def test_another_days_load_is_no_regression_with_a_history_and_often_one_without():
-    """A/A under a day-to-day shift of ±2.5 % a run: against the one latest baseline run
-    its processes' interval calls the shift a regression in one in ten or more of the
-    comparisons; against the default branch's last 10 runs, in ≤ 2.5 %. And a real 10 %
-    slowdown of the compiled step is still caught, in ≥ 80 %."""
+def test_another_days_load_is_no_regression_with_a_history_or_without_one():
+    """A/A under a day-to-day shift of ±2.5 % a run. Against the one latest baseline run,
+    its processes' interval called the shift a step-time regression in one comparison in
+    ten or more: the step times are now reported, not judged, there (issue 28), and the
+    speedup — a ratio inside each process, which the day's shift does not move — gates
+    alone. Against the default branch's last 10 runs, ≤ 2.5 % false regressions. A real
+    10 % slowdown of the compiled step is still caught ≥ 80 %, with or without a history."""
     rng = random.Random(22)
     trials = 120
-    without, with_history, caught = 0, 0, 0
+    without, with_history, caught, caught_without, shifted = 0, 0, 0, 0, 0
     for _ in range(trials):
         runs = [simulated_run(rng, 0.025) for _ in range(HISTORY_RUNS)]
         head = simulated_run(rng, 0.025)
-        without += bool(regressed(baseline_of(runs[-1:]), head))
+        one_run = baseline_of(runs[-1:])
+        without += bool(regressed(one_run, head))
+        shifted += any(
+            abs(r.change or 0) > (r.threshold or 0) and not r.gated
+            for r in compare_to_baseline(one_run, head).verdicts
+            if r.metric.endswith("step_ms")
+        )
         baseline = baseline_of(runs)
         with_history += bool(regressed(baseline, head))
         slower = simulated_run(rng, 0.025, compiled_ms=8.0 * 1.10)
         caught += bool(regressed(baseline, slower) & {"speedup", "compiled_step_ms"})
-    assert without / trials >= 0.10, without
+        caught_without += bool(regressed(one_run, slower) & {"speedup"})
+    assert shifted / trials >= 0.10, shifted  # what one stored run would have failed on
+    assert without / trials <= 0.025, without
     assert with_history / trials <= 0.025, with_history
     assert caught / trials >= 0.80, caught
+    assert caught_without / trials >= 0.80, caught_without
 
 
 def neighbour_run(rng: random.Random, eager_ms: float = 10.0, eager_plant: float = 0) -> dict:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from gate_docs import environment, process, result, step, variant, with_processes
+from gate_docs import environment, process, result, step, variant, with_history, with_processes
 
 from compilegate.config import Config
 from compilegate.errors import EXIT_CODES, EXIT_NOT_JUDGED, EXIT_OK, EXIT_USAGE
@@ -124,7 +124,7 @@ def test_a_pr_that_times_its_variant_in_one_process_cannot_turn_a_regression_int
     """Issue 14 item 2: +24 % in the compiled step gave REGRESSION at the default four
     processes and INCONCLUSIVE (exit 0) when the pull request's config said
     `variant_processes: 1`: one process leaves the noise to the baseline's spread alone."""
-    base = timed_step(8.0, 4)
+    base = with_history(timed_step(8.0, 4))
     assert compare_to_baseline(result(base), result(timed_step(8.0 * 1.24, 4))).exit_code == 1
     report = compare_to_baseline(result(base), result(timed_step(8.0 * 1.24, 1)))
     assert report.exit_code == EXIT_NOT_JUDGED, [(r.metric, r.verdict) for r in report.verdicts]

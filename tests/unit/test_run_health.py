@@ -49,7 +49,10 @@ def test_a_busy_machine_a_wide_aa_or_a_drifting_yardstick_each_make_a_run_unstea
         document["run_health"] = run_health(machine, document)
         line = health_line(document)
         assert line is not None and said in line, line
-        assert "cannot support a verdict or a recommendation" in line
+        assert "step times are reported, not judged, and support no recommendation" in line
+        paired = {**document, "pairing": {"id": "p"}}
+        line = health_line(paired)
+        assert "paired differences" in line and "run --against" not in line
 
 
 def test_a_drift_on_a_quiet_machine_with_several_threads_says_threads_1_steadies_it():

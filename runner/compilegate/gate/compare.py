@@ -74,11 +74,13 @@ def compare_to_baseline(
         shown = ", ".join(f"{name} {value:g}" for name, value in override.items())
         notes.append(f"thresholds set on the command line, for every step: {shown}")
     units = SpeedUnits.between(baseline_doc, result_doc)
+    unsteady = tuple(str(r) for r in (result_doc.get("run_health") or {}).get("unsteady") or ())
+    how = (units, pairing, unsteady)
     base_steps = {step["name"]: step for step in baseline_doc.get("steps", [])}
     rows: list[MetricVerdict] = []
     for cur in result_doc.get("steps", []):
         base = base_steps.get(cur["name"])
-        rows.extend(_compare_step(base, cur, env_reason, override, notes, (units, pairing)))
+        rows.extend(_compare_step(base, cur, env_reason, override, notes, how))
     current_names = {step["name"] for step in result_doc.get("steps", [])}
     declared = set(result_doc.get("declared_steps") or ())
     for name in base_steps:
@@ -105,7 +107,7 @@ def _compare_step(
     env_reason: str | None,
     override: dict[str, float],
     notes: list[str],
-    how: tuple[SpeedUnits, Pairing | None],
+    how: tuple[SpeedUnits, Pairing | None, tuple[str, ...]],
 ) -> list[MetricVerdict]:
     step = Subject(cur["name"])
     if cur.get("status") == "error":
@@ -172,7 +174,7 @@ def _compare_variant(
     cur: Doc,
     steps: tuple[Doc, Doc],
     policy: StepPolicy,
-    how: tuple[SpeedUnits, Pairing | None],
+    how: tuple[SpeedUnits, Pairing | None, tuple[str, ...]],
 ) -> list[MetricVerdict]:
     if cur.get("status") == "error":
         return [_variant_error(subject.step, cur)]

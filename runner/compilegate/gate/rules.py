@@ -119,6 +119,17 @@ def decides_threshold(
     return change_pct is not None and abs(change_pct) > DECISIVE_MARGIN * noise_pct
 
 
+def detectable_change_pct(noise_pct: float | None, threshold_pct: float) -> float:
+    """The smallest change this comparison calls a regression, by the rule above: the
+    threshold or the noise, whichever is larger, while the noise decides the threshold;
+    beyond that, DECISIVE_MARGIN × the noise (a change inside it stays inconclusive)."""
+    if noise_pct is None:
+        return threshold_pct
+    if noise_pct <= DECIDABLE_NOISE_FACTOR * threshold_pct:
+        return max(threshold_pct, noise_pct)
+    return DECISIVE_MARGIN * noise_pct
+
+
 def classify_speed_change(
     worse_by_pct: float, threshold_pct: float, noise_pct: float | None
 ) -> str:
@@ -143,15 +154,16 @@ def noise_rule_message(
     if verdict == "improvement":
         return f"{moved}: better by more than {beyond}"
     if verdict == "inconclusive" and abs(change_pct) > noise:
+        decisive = detectable_change_pct(noise, threshold_pct)
         return (
             f"{moved}: beyond {limit}, but the ±{noise:.1f} % noise {where} is more than "
-            f"twice the threshold: these runs can only detect changes above {noise:.1f} %, "
-            f"too noisy to decide it"
+            f"twice the threshold: too noisy to decide it; with this noise a change is decided "
+            f"only beyond {decisive:.0f} %, twice the noise"
         )
     if verdict == "inconclusive":
         return (
-            f"{moved}: beyond {limit} but inside the ±{noise:.1f} % noise {where}, which "
-            f"can only detect changes above {noise:.1f} %"
+            f"{moved}: beyond {limit} but inside the ±{noise:.1f} % noise {where}: "
+            f"these runs decide changes above {detectable_change_pct(noise, threshold_pct):.1f} %"
         )
     if abs(change_pct) > threshold_pct and not decides_threshold(noise, threshold_pct, change_pct):
         return (

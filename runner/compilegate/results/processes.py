@@ -21,7 +21,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .stats import fastest
+from .stats import fastest, quantile
 
 Doc = Mapping[str, Any]
 SIDES = ("eager", "eager_b", "compiled", "yardstick")
@@ -125,3 +125,39 @@ def _fastest(record: Doc, side: str) -> float | None:
     if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
         return float(value)
     return None
+
+
+def quantile_values(
+    records: Sequence[Doc], copies: tuple[str, ...], q: float, *, per_yardstick: bool
+) -> list[float]:
+    """One value per process: the geometric mean over `copies` of each copy's q-quantile,
+    divided by the yardstick's q-quantile when `per_yardstick`."""
+    values = []
+    for record in records:
+        samples = record.get("samples_ms") or {}
+        present = [side for side in copies if _positive(samples.get(side))]
+        value = math.exp(
+            math.fsum(math.log(quantile(sorted(samples[s]), q)) for s in present) / len(present)
+        )
+        if per_yardstick:
+            value /= quantile(sorted(samples["yardstick"]), q)
+        values.append(value)
+    return values
+
+
+def sampled(record: Doc, side: str) -> bool:
+    """Whether the record kept its raw samples of `side` (and of the yardstick, when timed)."""
+    samples = record.get("samples_ms") or {}
+    if not _positive(samples.get(side)):
+        return False
+    timed_yardstick = "yardstick" in (record.get("fastest_ms") or {})
+    return not timed_yardstick or _positive(samples.get("yardstick"))
+
+
+def _positive(samples: Any) -> bool:
+    return (
+        isinstance(samples, list)
+        and bool(samples)
+        and all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in samples)
+        and all(math.isfinite(v) for v in samples)
+    )

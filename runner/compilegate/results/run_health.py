@@ -97,11 +97,23 @@ def health_line(document: Doc) -> str | None:
     reasons = ((document.get("run_health") or {}).get("unsteady")) or []
     if not reasons:
         return None
+    if document.get("pairing"):
+        # Paired: head and base shared those minutes, and the gate judges the paired
+        # differences with their own noise (gate/judges/speed.py, step_time_gate).
+        consequence = (
+            ". Its absolute times support no recommendation; head against base is judged on "
+            "the paired differences, whose noise holds what the load did to both sides."
+        )
+    else:
+        consequence = (
+            ". Its step times are reported, not judged, and support no recommendation: rerun "
+            "once those causes are gone, or in paired mode (run --against), where load both "
+            "sides share cancels."
+        )
     return (
         "⚠️ run health: the machine was unsteady while this ran — "
         + "; ".join(str(r) for r in reasons)
-        + ". Its numbers cannot support a verdict or a recommendation: rerun once those "
-        "causes are gone, or in paired mode (run --against), where load both sides share cancels."
+        + consequence
     )
 
 

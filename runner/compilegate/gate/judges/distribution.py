@@ -33,18 +33,19 @@ Per process (results/processes.py keeps every side's raw samples):
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
-from ...results.stats import quantile
+from ...results.processes import quantile_values, sampled
 from ..verdict import MetricVerdict
 from .sides import YARDSTICK, Sides
 from .speed import (
     eager_records_of,
     has_degrees_of_freedom,
+    history_of,
     judge_processes,
     keep_records,
+    step_time_gate,
     units_of,
     variant_records_of,
 )
@@ -78,12 +79,13 @@ def _judge(
     records: tuple[list[Doc], list[Doc]],
     threshold_pct: float,
 ) -> list[MetricVerdict]:
-    with_samples = keep_records(sides, records, lambda record: _sampled(record, copies[0]))
+    with_samples = keep_records(sides, records, lambda record: sampled(record, copies[0]))
     if not has_degrees_of_freedom(with_samples):
         return []
     normalisation, units = units_of(sides, with_samples)
     per_yardstick = normalisation == YARDSTICK
     rows = []
+    family_prefix = family.removesuffix("_ms")
     for suffix, q, name in QUANTILES:
         judged = [quantile_values(r, copies, q, per_yardstick=per_yardstick) for r in with_samples]
         shown = [quantile_values(r, copies, q, per_yardstick=False) for r in with_samples]
@@ -97,42 +99,8 @@ def _judge(
                 (normalisation, units),
                 label=f"{label} ({name})",
                 statistic=f"each process's {name}",
+                history=history_of(sides, f"{family_prefix}_{suffix}", normalisation),
+                ungated=step_time_gate(sides, f"{family_prefix}_{suffix}", normalisation),
             )
         )
     return rows
-
-
-def quantile_values(
-    records: Sequence[Doc], copies: tuple[str, ...], q: float, *, per_yardstick: bool
-) -> list[float]:
-    """One value per process: the geometric mean over `copies` of each copy's q-quantile,
-    divided by the yardstick's q-quantile when `per_yardstick`."""
-    values = []
-    for record in records:
-        samples = record.get("samples_ms") or {}
-        present = [side for side in copies if _positive(samples.get(side))]
-        value = math.exp(
-            math.fsum(math.log(quantile(sorted(samples[s]), q)) for s in present) / len(present)
-        )
-        if per_yardstick:
-            value /= quantile(sorted(samples["yardstick"]), q)
-        values.append(value)
-    return values
-
-
-def _sampled(record: Doc, side: str) -> bool:
-    """Whether the record kept its raw samples of `side` (and of the yardstick, when timed)."""
-    samples = record.get("samples_ms") or {}
-    if not _positive(samples.get(side)):
-        return False
-    timed_yardstick = "yardstick" in (record.get("fastest_ms") or {})
-    return not timed_yardstick or _positive(samples.get("yardstick"))
-
-
-def _positive(samples: Any) -> bool:
-    return (
-        isinstance(samples, list)
-        and bool(samples)
-        and all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in samples)
-        and all(math.isfinite(v) for v in samples)
-    )

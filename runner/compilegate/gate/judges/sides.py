@@ -61,6 +61,9 @@ class Sides:
     policy: StepPolicy
     units: SpeedUnits
     pairing: Pairing | None = None  # both sides measured in one job, alternating
+    # Why this run's own health says its numbers support no verdict (results/run_health.py);
+    # empty when the run was steady.
+    unsteady: tuple[str, ...] = ()
 
     @property
     def paired(self) -> bool:
