@@ -4,11 +4,17 @@ On CUDA each iteration is bracketed by CUDA events and the device is synchronize
 per block, not per iteration (a per-iteration synchronize serializes host and device and
 penalizes launch-bound eager steps). On CPU, perf_counter around each iteration: CPU
 kernels, Inductor's included, run synchronously.
+
+The garbage collector is held still during each timed block (collected before it, disabled
+while it runs, as pyperf's runs keep it out of the timed code): a collection that starts
+inside the block lands on whichever iteration allocated last, a slow iteration that is the
+collector's, not the step's.
 """
 
 from __future__ import annotations
 
 import contextlib
+import gc
 import time
 from collections.abc import Sequence
 from typing import Any, Callable
@@ -50,6 +56,19 @@ class CudaEventTimer:
         return [start.elapsed_time(end) for start, end in pairs]
 
 
+@contextlib.contextmanager
+def gc_held() -> Any:
+    """Collect now, then keep the garbage collector off until the block ends."""
+    was_enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def timer_for(device: str) -> CpuTimer | CudaEventTimer:
     return CudaEventTimer() if device == "cuda" else CpuTimer()
 
@@ -88,7 +107,7 @@ def interleaved_rounds(
         shift = round_no % len(names)
         for name in names[shift:] + names[:shift]:
             block = getattr(sides[name], "block", contextlib.nullcontext)
-            with block():
+            with block(), gc_held():
                 samples = timer.time_block(sides[name], indices)
             out[name]["samples"].extend(samples)
             out[name]["rounds"].extend([round_no] * len(samples))
