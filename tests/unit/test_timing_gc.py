@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from compilegate.child.timing import CpuTimer, interleaved_rounds  # noqa: E402
+from compilegate.child.timing import CpuTimer, interleaved_rounds
 
 
 def test_the_collector_is_off_inside_timed_blocks_and_on_again_after() -> None:

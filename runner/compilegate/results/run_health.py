@@ -22,15 +22,20 @@ OTHERS_CPU_LIMIT_PCT = 25.0
 STEAL_LIMIT_PCT = 5.0
 AA_NOISE_LIMIT_PCT = 25.0
 YARDSTICK_DRIFT_LIMIT_PCT = 25.0
+# A GPU's SM clock under load: fixed on a dedicated H200 (1980 MHz throughout, 2026-12-04);
+# boost moving it by more than this is a different machine from one block to the next.
+SM_CLOCK_MOVE_PCT = 5.0
 
 Doc = Mapping[str, Any]
 
 
-def run_health(machine: Doc, document: Doc) -> dict[str, Any]:
-    """The `run_health` entry of a result: the machine's load, the run's own signs of it,
+def run_health(machine: Doc, document: Doc, gpu: Doc | None = None) -> dict[str, Any]:
+    """The `run_health` entry of a result: the machine's load, the GPU's state (NVML, where
+    the steps ran on a GPU and it answered: run/gpu_state.py), the run's own signs of it,
     and the reasons (empty when steady)."""
     health: dict[str, Any] = {
         "machine": dict(machine),
+        "gpu": dict(gpu) if gpu is not None else None,
         "aa_noise_pct": widest_aa_noise_pct(document.get("steps") or []),
         "yardstick_drift_pct": yardstick_drift_pct(document.get("steps") or []),
     }
@@ -55,6 +60,7 @@ def unsteady_reasons(health: Doc) -> list[str]:
         reasons.append(f"load average {load:.1f} on {cores} cores")
     if _over(machine.get("steal_pct"), STEAL_LIMIT_PCT):
         reasons.append(f"the hypervisor stole {machine['steal_pct']:.0f} % of its CPU")
+    reasons.extend(gpu_reasons(health.get("gpu")))
     host_busy = bool(reasons)
     aa = health.get("aa_noise_pct")
     if _over(aa, AA_NOISE_LIMIT_PCT):
@@ -72,6 +78,24 @@ def unsteady_reasons(health: Doc) -> list[str]:
                 "step's config steadies it"
             )
         reasons.append(reason)
+    return reasons
+
+
+def gpu_reasons(gpu: Doc | None) -> list[str]:
+    """What of the GPU's state moves a GPU step time: throttling under load, the SM clock
+    moving while busy (beyond SM_CLOCK_MOVE_PCT), other processes on the GPU."""
+    if not gpu:
+        return []
+    reasons = []
+    if gpu.get("throttled"):
+        reasons.append(f"the GPU throttled ({', '.join(str(t) for t in gpu['throttled'])})")
+    low, high = gpu.get("sm_mhz_min"), gpu.get("sm_mhz_max")
+    if isinstance(low, (int, float)) and isinstance(high, (int, float)) and high > 0:
+        if (high - low) / high * 100 > SM_CLOCK_MOVE_PCT:
+            reasons.append(f"the GPU's SM clock moved {low:.0f}–{high:.0f} MHz while it worked")
+    others = gpu.get("other_processes")
+    if isinstance(others, int) and others > 0:
+        reasons.append(f"{others} other process{'es' if others > 1 else ''} used the GPU")
     return reasons
 
 

@@ -28,6 +28,7 @@ from ..results.document import new_document, step_skeleton, variant_skeleton, wr
 from ..results.run_health import run_health
 from .child_env import measurement_variables
 from .entry_check import resolve_entry
+from .gpu_state import GpuSampler
 from .host_git import head_commit
 from .interrupts import as_interrupted
 from .launcher import ChildLauncher
@@ -107,8 +108,11 @@ def run_sides(sides: Sequence[RunSide], stream: TextIO) -> None:
     names = list(dict.fromkeys(s.name for side in sides for s in side.config.steps))
     finished: set[str] = set()
     current: str | None = None
-    machine = MachineLoad(children_local=getattr(sides[0].launcher, "children_local", True))
+    children_local = getattr(sides[0].launcher, "children_local", True)
+    machine = MachineLoad(children_local=children_local)
     machine.start()
+    on_gpu = any(s.device == "cuda" for side in sides for s in side.config.steps)
+    gpu = GpuSampler(children_local=children_local).start() if on_gpu else None
     try:
         for name in names:
             current = name
@@ -137,24 +141,29 @@ def run_sides(sides: Sequence[RunSide], stream: TextIO) -> None:
                 side.save()
     except (KeyboardInterrupt, RunInterrupted) as exc:
         stop = as_interrupted(exc)
-        _record_health(sides, machine)
+        _record_health(sides, machine, gpu)
         for side in sides:
             _mark_unfinished(side, finished, current, stop, stream)
             side.save()
             stop.result_path = str(side.out_path)
         raise stop from None
-    _record_health(sides, machine)
+    _record_health(sides, machine, gpu)
     for side in sides:
         side.save()
 
 
-def _record_health(sides: Sequence[RunSide], machine: MachineLoad) -> None:
+def _record_health(sides: Sequence[RunSide], machine: MachineLoad, gpu: GpuSampler | None) -> None:
     """Each side's `run_health`: the machine's load over the whole run (one machine, both
-    sides) and what the side's own measurements show of it (results/run_health.py)."""
+    sides), the GPU's state where the steps ran on one (run/gpu_state.py), and what the
+    side's own measurements show of it (results/run_health.py)."""
     machine.stop()
     load = machine.summary()
+    gpu_summary = None
+    if gpu is not None:
+        gpu.stop()
+        gpu_summary = gpu.summary()
     for side in sides:
-        side.document["run_health"] = run_health(load, side.document)
+        side.document["run_health"] = run_health(load, side.document, gpu_summary)
 
 
 def _start_document(side: RunSide) -> None:
