@@ -1,96 +1,447 @@
-"""`make gpu-check`: the example transformer on a GPU, launch-bound and GPU-bound, in one call.
+"""`make gpu-check`: does the gate hold on the GPU it is built for? One command that fits a
+lent window (issue 28), writing what it measured after every run.
 
-Runs `compilegate run` on examples/gpu/compilegate.yml (cold compiles, fresh Inductor
-cache per variant) and prints a short table: eager and compiled ms/step, speedup with its
-95 % CI, cold compile seconds, A/A noise, break-even steps and peak memory. Budget: under
-8 minutes on one H200. Exits 2 without a GPU.
+    1  the example, twice   the launch-bound transformer (examples/transformer_step.py:
+                            make_step_gpu_small, reduce-overhead) run twice; each run recorded
+                            as a one-run baseline (`baseline update`, no --force) and the
+                            other judged against it (`compare`): the A/A in both orders
+    2  paired A/A           the gate step (examples/test_steps/gate_step.py) in a scratch
+                            repository: `run --against BASE` with an unchanged head
+    3  10 % eager plant     a head whose eager iterations busy-wait 10 % of the base's fastest
+                            eager iteration (on a launch-bound step the GPU waits for it too)
+    4  10 % compiled plant  the same on the compiled iterations only
+
+and the GPU's state before and after (NVML: SM and memory clocks, throttle reasons,
+persistence mode, power limit, driver, other processes). Every run's documents, the
+judgements and the table go to --out (default out/gpu-check/) as they come, so a run cut
+off by its window keeps what it measured. On a machine without CUDA, `--device cpu` runs
+the same sequence on the CPU's sizes (the rehearsal before a lent window).
+
+    python bench/gpu_check.py [--out DIR] [--device cuda|cpu] [--budget-s 480]
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO_ROOT / "runner"))
+
+from compilegate.gate.compare import compare_to_baseline  # noqa: E402
+from compilegate.results.processes import (  # noqa: E402
+    compiled_values,
+    eager_records,
+    eager_values,
+    geometric_mean,
+    variant_records,
+)
+
+STEP_SOURCE = REPO_ROOT / "examples" / "test_steps" / "gate_step.py"
+PLANT_LEVEL_PCT = 10.0
+SPEED_ROWS = ("eager_step_ms", "compiled_step_ms", "speedup")
+EXAMPLE_CONFIG = """\
+version: 1
+steps:
+  - name: example
+    entry: examples/transformer_step.py:{entry}
+    device: {device}
+    threads: 1
+    warmup: 10
+    iterations: {iterations}
+    rounds: 10
+    timeout_s: 300
+    variants: [{{mode: reduce-overhead}}]
+"""
+GATE_CONFIG = """\
+version: 1
+steps:
+  - name: gate
+    entry: step.py:make_step
+    device: {device}
+    threads: 1
+    warmup: 10
+    iterations: {iterations}
+    rounds: 10
+    timeout_s: 300
+    numerics: {{enabled: false}}
+    variants: [{{mode: default}}]
+"""
+GIT = ["git", "-c", "user.name=gpu-check", "-c", "user.email=gpu-check@localhost"]
+GIT += ["-c", "core.hooksPath=/dev/null", "-c", "commit.gpgsign=false"]
+
+
+class Check:
+    """The check's state: its folder, what it measured so far, the deadline."""
+
+    def __init__(self, out: Path, device: str, budget_s: float) -> None:
+        self.out = out
+        self.device = device
+        self.deadline = time.monotonic() + budget_s
+        self.started = time.time()
+        self.record: dict[str, Any] = {"device": device, "gpu": {}, "cases": []}
+
+    def left_s(self) -> float:
+        return self.deadline - time.monotonic()
+
+    def save(self) -> None:
+        self.record["seconds"] = round(time.time() - self.started, 1)
+        (self.out / "gpu-check.json").write_text(json.dumps(self.record, indent=1))
+        table = table_text(self.record)
+        (self.out / "gpu-check.md").write_text(table + "\n")
+
+    def compilegate(self, *args: str, label: str) -> tuple[int, float]:
+        paths = [str(REPO_ROOT / "runner"), os.environ.get("PYTHONPATH", "")]
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in paths if p)}
+        env["PYTHONUNBUFFERED"] = "1"
+        for name in [n for n in env if n.startswith("COMPILEGATE_")]:
+            env.pop(name)
+        started = time.perf_counter()
+        with (self.out / f"{label}.log").open("w") as log:
+            done = subprocess.run(
+                [sys.executable, "-m", "compilegate", *args],
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                check=False,
+                timeout=max(30.0, self.left_s()),
+            )
+        return done.returncode, time.perf_counter() - started
+
+
+# -- the GPU's state ------------------------------------------------------------------------
+
+
+def gpu_state() -> dict[str, Any]:
+    """NVML's view of device 0 (nvidia-ml-py), or why there is none."""
+    try:
+        import pynvml
+    except ImportError:
+        return {"error": "nvidia-ml-py not installed"}
+    try:
+        pynvml.nvmlInit()
+    except pynvml.NVMLError as exc:
+        return {"error": f"NVML: {exc}"}
+    try:
+        handle = pynvml.nvmlDeviceGetHandleByIndex(0)
+        processes = pynvml.nvmlDeviceGetComputeRunningProcesses(handle)
+        return {
+            "name": _text(pynvml.nvmlDeviceGetName(handle)),
+            "driver": _text(pynvml.nvmlSystemGetDriverVersion()),
+            "sm_mhz": pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM),
+            "mem_mhz": pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_MEM),
+            "throttle_reasons": pynvml.nvmlDeviceGetCurrentClocksThrottleReasons(handle),
+            "persistence": pynvml.nvmlDeviceGetPersistenceMode(handle),
+            "power_limit_w": pynvml.nvmlDeviceGetPowerManagementLimit(handle) / 1000,
+            "temperature_c": pynvml.nvmlDeviceGetTemperature(handle, pynvml.NVML_TEMPERATURE_GPU),
+            "other_processes": len(processes),
+        }
+    except pynvml.NVMLError as exc:
+        return {"error": f"NVML: {exc}"}
+    finally:
+        pynvml.nvmlShutdown()
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+# -- judging --------------------------------------------------------------------------------
+
+
+def speed_rows(baseline: dict, result: dict) -> dict[str, Any]:
+    """The overall verdict and the speed rows of `result` judged against `baseline`."""
+    report = compare_to_baseline(baseline, result)
+    rows = {}
+    for row in report.verdicts:
+        if row.metric in SPEED_ROWS:
+            rows[row.metric] = {
+                "verdict": row.verdict if row.gated else "reported",
+                "change_pct": row.change,
+                "noise_pct": row.noise_pct,
+            }
+    return {"overall": report.overall, "exit": report.exit_code, "rows": rows}
+
+
+def fastest_ms(document: dict, side: str) -> float:
+    """The geometric mean over processes of each one's fastest `side` iteration."""
+    step = document["steps"][0]
+    if side == "eager":
+        return geometric_mean(eager_values(eager_records(step), per_yardstick=False))
+    records = variant_records(step["variants"][0])
+    return geometric_mean(compiled_values(records, per_yardstick=False))
+
+
+# -- 1: the example, twice, each the other's one-run baseline --------------------------------
+
+
+def example_aa(check: Check, iterations: int) -> None:
+    entry = "make_step_gpu_small" if check.device == "cuda" else "make_step"
+    config = check.out / "example.yml"
+    config.write_text(
+        EXAMPLE_CONFIG.format(entry=entry, device=check.device, iterations=iterations)
+    )
+    case: dict[str, Any] = {"case": "example A/A, one-run baseline", "runs": []}
+    check.record["cases"].append(case)
+    documents = []
+    for index in (1, 2):
+        out = check.out / f"example-run{index}.json"
+        code, seconds = check.compilegate(
+            "run",
+            "--config",
+            str(config),
+            "--repo",
+            str(REPO_ROOT),
+            "--out",
+            str(out),
+            label=f"example-run{index}",
+        )
+        case["runs"].append({"exit": code, "seconds": round(seconds, 1)})
+        check.save()
+        if not out.is_file():
+            case["error"] = f"run {index} wrote no result (exit {code}; see example-run{index}.log)"
+            check.save()
+            return
+        document = json.loads(out.read_text())
+        documents.append((out, document))
+        variant = document["steps"][0]["variants"][0]
+        case["runs"][-1].update(
+            eager_ms=fastest_ms(document, "eager"),
+            compiled_ms=fastest_ms(document, "compiled") if variant["status"] == "ok" else None,
+            speedup=(variant.get("speedup") or {}).get("median"),
+            compile_s=variant.get("compile_s"),
+            unsteady=(document.get("run_health") or {}).get("unsteady") or [],
+        )
+        check.save()
+    for (stored, _), (judged, judged_doc), order in (
+        (documents[0], documents[1], "run 2 against run 1"),
+        (documents[1], documents[0], "run 1 against run 2"),
+    ):
+        baseline = check.out / f"baseline-{stored.stem}.json"
+        baseline.unlink(missing_ok=True)
+        code, _ = check.compilegate(
+            "baseline",
+            "update",
+            "--result",
+            str(stored),
+            "--baseline",
+            str(baseline),
+            label=f"update-{stored.stem}",
+        )
+        judged_by = {"order": order, "baseline_update_exit": code}
+        if code == 2:  # refused: an unsteady run; judge against it anyway, and say so
+            code, _ = check.compilegate(
+                "baseline",
+                "update",
+                "--result",
+                str(stored),
+                "--baseline",
+                str(baseline),
+                "--force",
+                label=f"update-{stored.stem}-forced",
+            )
+            judged_by["forced"] = code == 0
+        if baseline.is_file():
+            code, _ = check.compilegate(
+                "compare",
+                "--baseline",
+                str(baseline),
+                "--result",
+                str(judged),
+                label=f"compare-{judged.stem}",
+            )
+            judged_by["compare_exit"] = code
+            judged_by.update(speed_rows(json.loads(baseline.read_text()), judged_doc))
+        case.setdefault("judged", []).append(judged_by)
+        check.save()
+
+
+# -- 2-4: paired runs of the gate step in a scratch repository -------------------------------
+
+
+def step_source(eager_ms: float = 0.0, compiled_ms: float = 0.0) -> str:
+    """The gate step with its plants written into the code (a pull request's change)."""
+    text = STEP_SOURCE.read_text()
+    for old, new in {
+        'PLANT_EAGER_MS = float(os.environ.get("COMPILEGATE_PLANT_EAGER_MS", "0"))': (
+            f"PLANT_EAGER_MS = {eager_ms!r}"
+        ),
+        'PLANT_COMPILED_MS = float(os.environ.get("COMPILEGATE_PLANT_COMPILED_MS", "0"))': (
+            f"PLANT_COMPILED_MS = {compiled_ms!r}"
+        ),
+    }.items():
+        if old not in text:
+            raise SystemExit(f"gpu-check: {STEP_SOURCE} changed: {old!r} not found")
+        text = text.replace(old, new)
+    return text
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(
+        [*GIT, "-C", str(repo), *args], capture_output=True, text=True, check=True
+    )
+    return done.stdout.strip()
+
+
+def commit(repo: Path, source: str, message: str) -> str:
+    (repo / "step.py").write_text(source)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "--allow-empty", "-m", message)
+    return git(repo, "rev-parse", "HEAD")
+
+
+def paired_cases(check: Check, iterations: int) -> None:
+    repo = check.out / "repo"
+    shutil.rmtree(repo, ignore_errors=True)
+    repo.mkdir()
+    git(repo, "init", "-q")
+    (repo / "compilegate.yml").write_text(
+        GATE_CONFIG.format(device=check.device, iterations=iterations)
+    )
+    (repo / ".gitignore").write_text("__pycache__/\n")
+    base = commit(repo, step_source(), "base")
+    sizes: dict[str, float] = {}
+    for key, label in (
+        ("aa", "paired A/A"),
+        ("eager", f"{PLANT_LEVEL_PCT:g} % eager plant, paired"),
+        ("compiled", f"{PLANT_LEVEL_PCT:g} % compiled plant, paired"),
+    ):
+        if check.left_s() < 60:
+            check.record["cases"].append({"case": label, "error": "not run: out of time"})
+            check.save()
+            continue
+        plant_ms = sizes.get(key, 0.0) * PLANT_LEVEL_PCT / 100
+        source = step_source(
+            eager_ms=plant_ms if key == "eager" else 0.0,
+            compiled_ms=plant_ms if key == "compiled" else 0.0,
+        )
+        git(repo, "checkout", "-q", "--detach", base)
+        commit(repo, source, label)
+        out = check.out / f"paired-{key}.json"
+        code, seconds = check.compilegate(
+            "run",
+            "--config",
+            str(repo / "compilegate.yml"),
+            "--against",
+            base,
+            "--out",
+            str(out),
+            label=f"paired-{key}",
+        )
+        case: dict[str, Any] = {"case": label, "exit": code, "seconds": round(seconds, 1)}
+        if plant_ms:
+            case["planted_ms"] = plant_ms
+        check.record["cases"].append(case)
+        base_out = out.with_name(f"paired-{key}.base.json")
+        if out.is_file() and base_out.is_file():
+            head_doc, base_doc = json.loads(out.read_text()), json.loads(base_out.read_text())
+            case.update(speed_rows(base_doc, head_doc))
+            case["unsteady"] = (head_doc.get("run_health") or {}).get("unsteady") or []
+            if key == "aa":
+                sizes = {
+                    "eager": fastest_ms(base_doc, "eager"),
+                    "compiled": fastest_ms(base_doc, "compiled"),
+                }
+                case["base_fastest_ms"] = sizes
+        else:
+            case["error"] = f"no result (exit {code}; see paired-{key}.log)"
+        check.save()
+        if key == "aa" and not sizes:
+            return
+
+
+# -- the table -------------------------------------------------------------------------------
+
+
+def table_text(record: dict) -> str:
+    lines = [
+        "| case | exit | eager step time | compiled step time | speedup | seconds |",
+        "|---|---|---|---|---|---|",
+    ]
+    for case in record["cases"]:
+        if "error" in case and "judged" not in case:
+            lines.append(f"| {case['case']} | – | {case['error']} | | | |")
+            continue
+        for judged in case.get("judged") or [case]:
+            name = case["case"] + (f": {judged['order']}" if "order" in judged else "")
+            if judged.get("forced"):
+                name += " (baseline refused as unsteady, recorded with --force)"
+            code = judged.get("compare_exit", judged.get("exit"))
+            cells = [_cell((judged.get("rows") or {}).get(m)) for m in SPEED_ROWS]
+            seconds = case.get("seconds") or sum(r["seconds"] for r in case.get("runs", []))
+            lines.append(f"| {name} | {code} | {' | '.join(cells)} | {seconds:.0f} |")
+    for case in record["cases"]:
+        for index, run in enumerate(case.get("runs") or [], 1):
+            if "eager_ms" in run:
+                lines.append(
+                    f"\nexample run {index}: eager {run['eager_ms']:.2f} ms, compiled "
+                    f"{_ms(run['compiled_ms'])}, speedup {_x(run['speedup'])}, cold compile "
+                    f"{_s(run['compile_s'])}, {run['seconds']:.0f} s"
+                    + (f", unsteady: {'; '.join(run['unsteady'])}" if run["unsteady"] else "")
+                )
+    for moment in ("before", "after"):
+        state = record["gpu"].get(moment)
+        if state:
+            lines.append(f"\nGPU {moment}: " + ", ".join(f"{k} {v}" for k, v in state.items()))
+    return "\n".join(lines)
+
+
+def _cell(row: dict | None) -> str:
+    if not row:
+        return "–"
+    noise = "" if row["noise_pct"] is None else f" ±{row['noise_pct']:.1f} %"
+    return f"{row['verdict']} {row['change_pct']:+.1f} %{noise}"
+
+
+def _ms(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f} ms"
+
+
+def _x(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f}×"
+
+
+def _s(value: float | None) -> str:
+    return "–" if value is None else f"{value:.1f} s"
 
 
 def main() -> int:
-    import torch
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=REPO_ROOT / "out" / "gpu-check")
+    parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
+    parser.add_argument("--budget-s", type=float, default=480.0)
+    parser.add_argument("--iterations", type=int, default=200)
+    parser.add_argument("--skip-example", action="store_true", help="only the paired cases")
+    args = parser.parse_args()
+    if args.device == "cuda":
+        import torch
 
-    if not torch.cuda.is_available():
-        sys.stderr.write(
-            "gpu-check: error: no CUDA device visible to torch "
-            f"{torch.__version__}; run this on a GPU host\n"
-        )
-        return 2
-    out = Path(os.environ.get("GPU_CHECK_OUT", REPO_ROOT / "out" / "gpu-result.json"))
-    command = [
-        sys.executable,
-        "-m",
-        "compilegate",
-        "run",
-        "--config",
-        str(REPO_ROOT / "examples" / "gpu" / "compilegate.yml"),
-        "--repo",
-        str(REPO_ROOT),
-        "--out",
-        str(out),
-    ]
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT / "runner")}
-    code = subprocess.run(command, env=env, check=False).returncode
-    if not out.is_file():
-        return code or 3
-    print_summary(json.loads(out.read_text()))
-    return code
-
-
-def print_summary(document: dict) -> None:
-    env = document["environment"]
-    print(f"\ngpu-check · {env['gpu_name']} · torch {env['torch']} · CUDA {env['cuda']}")
-    header = (
-        "step",
-        "variant",
-        "eager ms",
-        "compiled ms",
-        "speedup (95% CI)",
-        "compile s",
-        "A/A noise",
-        "break-even",
-        "peak MiB (eager)",
-    )
-    rows = [header]
-    for step in document["steps"]:
-        if step["status"] != "ok":
-            rows.append((step["name"], "-", "ERROR", step["error"][:60], "", "", "", "", ""))
-            continue
-        for v in step["variants"]:
-            if v["status"] != "ok":
-                rows.append(
-                    (step["name"], v["id"], "ERROR", (v["error"] or "")[:60], "", "", "", "", "")
-                )
-                continue
-            sp = v["speedup"]
-            peak = v.get("peak_bytes")
-            eager_peak = v.get("eager_peak_bytes")
-            rows.append(
-                (
-                    step["name"],
-                    v["id"],
-                    f"{v['eager_step_ms']['median']:.2f}",
-                    f"{v['step_ms']['median']:.2f}",
-                    f"{sp['median']:.2f}x ({sp['ci_low']:.2f}-{sp['ci_high']:.2f})",
-                    f"{v['compile_s']:.1f}",
-                    f"±{v['noise_pct']:.1f}%",
-                    "never" if v["break_even_steps"] is None else f"{v['break_even_steps']:,.0f}",
-                    "n/a" if peak is None else f"{peak / 2**20:.0f} ({eager_peak / 2**20:.0f})",
-                )
+        if not torch.cuda.is_available():
+            sys.stderr.write(
+                f"gpu-check: error: no CUDA device visible to torch {torch.__version__}; "
+                "run this on a GPU host, or rehearse it with --device cpu\n"
             )
-    widths = [max(len(str(r[i])) for r in rows) for i in range(len(header))]
-    for row in rows:
-        print("  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip())
+            return 2
+    args.out.mkdir(parents=True, exist_ok=True)
+    check = Check(args.out, args.device, args.budget_s)
+    if args.device == "cuda":
+        check.record["gpu"]["before"] = gpu_state()
+    check.save()
+    if not args.skip_example:
+        example_aa(check, args.iterations)
+    paired_cases(check, args.iterations)
+    if args.device == "cuda":
+        check.record["gpu"]["after"] = gpu_state()
+    check.save()
+    print(table_text(check.record))
+    return 0
 
 
 if __name__ == "__main__":
