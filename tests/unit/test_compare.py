@@ -350,7 +350,8 @@ def test_change_above_threshold_but_inside_noise_is_inconclusive():
     row = only(report, "speedup")
     assert row.verdict == "inconclusive"
     assert row.noise_pct == pytest.approx(math.sqrt(2) * 8.0)
-    assert "can only detect changes above 11.3 %" in row.message
+    assert "these runs decide changes above 22.6 %" in row.message  # noise > 2 × 5 %
+    assert row.detectable_change_pct == pytest.approx(2 * math.sqrt(2) * 8.0)
     assert report.overall == "inconclusive" and report.exit_code == EXIT_OK
 
 

@@ -45,6 +45,7 @@ from ...results.stats import compare_sides
 from ..rules import (
     classify_speed_change,
     combined_noise_pct,
+    detectable_change_pct,
     get_path,
     is_number,
     missing,
@@ -295,7 +296,7 @@ def judge_cpu_time(sides: Sides) -> MetricVerdict | None:
         change_pct,
         threshold_pct,
         noise_pct=noise,
-        detectable_change_pct=threshold_pct if noise is None else max(threshold_pct, noise),
+        detectable_change_pct=detectable_change_pct(noise, threshold_pct),
     )
 
 

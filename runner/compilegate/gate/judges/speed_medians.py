@@ -31,6 +31,7 @@ from ..rules import (
     Subject,
     classify_speed_change,
     combined_noise_pct,
+    detectable_change_pct,
     get_path,
     largest,
     missing,
@@ -133,20 +134,21 @@ def judge_speed(
     elif verdict == "inconclusive" and abs(change_pct) > noise:
         message = (
             f"{shown}: beyond {limit}, but the ±{noise:.1f} % noise of both runs is more "
-            f"than twice the threshold: too noisy to decide it; rerun with more iterations or "
-            f"rounds{caveat}"
+            f"than twice the threshold: too noisy to decide it; with this noise a change is "
+            f"decided only beyond {detectable_change_pct(noise, threshold_pct):.0f} %, twice "
+            f"the noise; rerun with more iterations or rounds{caveat}"
         )
     elif verdict == "inconclusive":
         message = (
-            f"{shown}: beyond {limit} but inside the ±{noise:.1f} % noise of both runs, which "
-            f"can only detect changes above {noise:.1f} %; rerun with more iterations or "
-            f"rounds to decide{caveat}"
+            f"{shown}: beyond {limit} but inside the ±{noise:.1f} % noise of both runs: "
+            f"these runs decide changes above {detectable_change_pct(noise, threshold_pct):.1f}"
+            f" %; rerun with more iterations or rounds to decide{caveat}"
         )
     elif abs(change_pct) > threshold_pct:
         message = f"{shown}: better, but inside the ±{noise:.1f} % noise: not a clear improvement"
     else:
         message = f"{shown}: within {limit}"
-    detectable = threshold_pct if noise is None else max(threshold_pct, noise)
+    detectable = detectable_change_pct(noise, threshold_pct)
     return subject.measured(
         metric,
         verdict,
