@@ -3,10 +3,14 @@ a step that fails at run time is recorded in the result while the other steps st
 
 from __future__ import annotations
 
+import os
+import resource
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from cli_helpers import REPO_ROOT, run_cli, write_config
+from cli_helpers import REPO_ROOT, CliRun, run_cli, write_config
 
 BAD = "examples/test_steps/bad_steps.py"
 GOOD_VARIANT = (
@@ -55,6 +59,46 @@ def test_config_mistakes_exit_2(tmp_path: Path, body: str, fragments: list[str])
     )
     assert_one_line_error(run, 2, *fragments)
     assert run.result is None, "nothing is measured for an invalid config"
+
+
+def run_cli_measured(*args: str, tmp_path: Path, memory_cap_bytes: int) -> tuple[CliRun, int]:
+    """The CLI in a subprocess under an address-space cap, and its own peak RSS in bytes
+    (wait4: this child's alone, not the largest of every child the test process reaped)."""
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (memory_cap_bytes, memory_cap_bytes))
+
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT / "runner")}
+    with open(tmp_path / "stdout", "w+b") as out, open(tmp_path / "stderr", "w+b") as err:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "compilegate", *args],
+            cwd=REPO_ROOT, env=env, stdout=out, stderr=err, preexec_fn=cap,
+        )  # fmt: skip
+        _, status, usage = os.wait4(process.pid, 0)
+        process.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
+        out.seek(0)
+        err.seek(0)
+        run = CliRun(process.returncode, out.read().decode(), err.read().decode(), None)
+    return run, usage.ru_maxrss * 1024
+
+
+def test_a_yaml_alias_bomb_exits_2_in_bounded_memory(tmp_path: Path) -> None:
+    """Issue 29: 508 bytes of nested aliases expanded to 9**8 strings that schema validation
+    walked and printed: 3.9 GB peak and 26 s, on the host, before any container. Refused at
+    the first anchor now, in the memory of an idle CLI."""
+    lists = [f"&a0 [{','.join(['x' * 16] * 9)}]"]
+    lists += [f"&a{i} [{','.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 8)]
+    config = write_config(
+        tmp_path / "bomb.yml", f"  - entry: x.py:f\n    name: [{', '.join(lists)}]\n"
+    )
+    assert config.stat().st_size < 520
+    run, peak_bytes = run_cli_measured(
+        "run", "--config", str(config), "--repo", str(REPO_ROOT), "--out", str(tmp_path / "r.json"),
+        tmp_path=tmp_path, memory_cap_bytes=1 << 30,
+    )  # fmt: skip
+    assert_one_line_error(run, 2, "bomb.yml:4: an anchor &a0:", "anchors and aliases")
+    assert peak_bytes < 150 * 1024 * 1024, f"peak RSS {peak_bytes / 2**20:.0f} MiB"
+    assert not (tmp_path / "r.json").exists()
 
 
 def test_usage_mistakes_exit_2(tmp_path: Path) -> None:

@@ -218,3 +218,54 @@ def test_bad_steps_per_run_and_epoch_name_their_line(tmp_path: Path) -> None:
     assert message.endswith(":18: steps[1].steps_per_run: 0 is less than the minimum of 1")
     message = error_of(GOOD + "    epoch: {every: 100}\n", tmp_path)
     assert ":18: steps[1].epoch" in message
+
+
+def alias_bomb(levels: int) -> str:
+    """A config whose step name holds 9**(levels + 1) strings of 16 bytes, in about 40 bytes
+    a level: each list holds its predecessor nine times by alias (issue 29)."""
+    lists = [f"&a0 [{','.join(['x' * 16] * 9)}]"]
+    lists += [f"&a{i} [{','.join([f'*a{i - 1}'] * 9)}]" for i in range(1, levels + 1)]
+    return f"version: 1\nsteps:\n  - entry: x.py:f\n    name: [{', '.join(lists)}]\n"
+
+
+def test_an_alias_bomb_is_refused_before_it_expands(tmp_path: Path) -> None:
+    text = alias_bomb(7)  # 9**8 strings: validated and printed, 3.9 GB before issue 29
+    assert len(text.encode()) < 520
+    message = error_of(text, tmp_path)
+    assert message.startswith(f"{tmp_path / 'compilegate.yml'}:4: an anchor &a0: ")
+    assert "anchors and aliases are not allowed" in message
+    assert len(message) < 300
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ("version: 1\nsteps:\n  - &s {name: a, entry: x.py:f}\n  - *s\n", ":3: an anchor &s"),
+        (  # a merge key needs an alias: refused at the anchor it names
+            "version: 1\ndefaults:\n  numerics: &n {tol: 0.1}\nsteps:\n"
+            "  - {name: a, entry: x.py:f, numerics: {<<: *n}}\n",
+            ":3: an anchor &n",
+        ),
+        ("version: 1\nsteps: *undefined\n", ":2: an alias *undefined"),
+    ],
+)
+def test_anchors_aliases_and_merge_keys_are_refused_naming_the_line(
+    tmp_path: Path, text: str, where: str
+) -> None:
+    message = error_of(text, tmp_path)
+    assert f"compilegate.yml{where}: " in message
+    assert "write the value out" in message
+
+
+def test_an_error_shows_a_long_value_cut_short(tmp_path: Path) -> None:
+    long = "x" * 200_000
+    for text in (
+        GOOD.replace("{mode: reduce-overhead}", f"{{mode: {long}}}"),  # enum
+        GOOD.replace("iterations: 10", f"iterations: {long}"),  # type
+        GOOD.replace("    iterations: 10\n", f"    iterations: 10\n    ? {long}\n    : 1\n"),
+        GOOD + f"  - name: z\n    entry: x.py:f\n    ? {long}\n    : 1\n    ? {long}\n    : 2\n",
+        GOOD + f"  - name: {long}\n    entry: x.py:f\n  - name: {long}\n    entry: y.py:f\n",
+    ):
+        message = error_of(text, tmp_path)
+        assert len(message) < 600, message[:600]
+        assert "compilegate.yml:" in message and "x" * 120 not in message

@@ -2,6 +2,12 @@
 
 Every error is a ConfigError whose one-line message names the file, the line and the key
 path (`steps[0].variants[1].mode`) and says what was expected.
+
+YAML anchors and aliases (`&name`, `*name`, `<<: *name`) are refused before anything is
+built: a few hundred bytes of nested aliases expand into gigabytes (466 bytes took 1.1 GB
+when validation walked and printed the expanded tree), on the host, before any container
+or limit applies (issue 29). Without them a value is at most as large as the file
+(CONFIG_MAX_BYTES), and a value an error shows is cut at MAX_SHOWN_CHARS.
 """
 
 from __future__ import annotations
@@ -9,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
+import reprlib
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +37,9 @@ from .model import (
     StepConfig,
     Variant,
 )
+
+# The longest value (or message) an error shows: a config value may be up to a megabyte.
+MAX_SHOWN_CHARS = 120
 
 
 def load_config_file(path: Path, repo_root: Path | None = None) -> Config:
@@ -61,7 +71,7 @@ def load_config_text(text: str, *, source: str, repo_root: Path) -> Config:
         if name in seen:
             line = _line_of(node, ["steps", index, "name"])
             raise ConfigError(
-                f"{source}:{line}: steps[{index}].name: duplicate step name {name!r} "
+                f"{source}:{line}: steps[{index}].name: duplicate step name {_shown(name)} "
                 f"(also steps[{seen[name]}])"
             )
         seen[name] = index
@@ -93,7 +103,7 @@ def _build_step(
         if ids.index(vid) != vi:
             line = _line_of(node, ["steps", index, "variants", vi])
             raise ConfigError(
-                f"{source}:{line}: steps[{index}].variants[{vi}]: duplicate variant {vid!r}; "
+                f"{source}:{line}: steps[{index}].variants[{vi}]: duplicate variant {_shown(vid)}; "
                 "give one of them a distinct 'name'"
             )
     needs_long_warmup = any(v.mode == "reduce-overhead" for v in variants)
@@ -175,7 +185,7 @@ class _UniqueKeyLoader(yaml.SafeLoader):
                 ) from None
             if key in seen:
                 raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicate key {key!r}", key_node.start_mark
+                    None, None, f"duplicate key {_shown(key)}", key_node.start_mark
                 )
             seen.add(key)
         return super().construct_mapping(node, deep=deep)
@@ -183,18 +193,35 @@ class _UniqueKeyLoader(yaml.SafeLoader):
 
 def _parse_yaml(text: str, source: str) -> tuple[Any, yaml.Node]:
     try:
+        _refuse_anchors(text, source)
         node = yaml.compose(text, Loader=yaml.SafeLoader)
         raw = yaml.load(text, Loader=_UniqueKeyLoader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"{source}:{mark.line + 1}" if mark else source
         problem = exc.problem or str(exc)
-        raise ConfigError(f"{where}: malformed YAML: {problem}") from None
+        raise ConfigError(f"{where}: malformed YAML: {_shortened(problem)}") from None
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{source}: malformed YAML: {exc}") from None
+        raise ConfigError(f"{source}: malformed YAML: {_shortened(str(exc))}") from None
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}:1: expected a mapping with 'version' and 'steps' at the top")
     return raw, node
+
+
+def _refuse_anchors(text: str, source: str) -> None:
+    """A ConfigError at the first anchor or alias (module docstring): found in the event
+    stream, so nothing is composed, let alone expanded."""
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, yaml.AliasEvent):
+            kind = f"an alias *{event.anchor}"
+        elif getattr(event, "anchor", None):
+            kind = f"an anchor &{event.anchor}"
+        else:
+            continue
+        raise ConfigError(
+            f"{source}:{event.start_mark.line + 1}: {_shortened(kind)}: YAML anchors and "
+            "aliases are not allowed in a compilegate config; write the value out"
+        )
 
 
 def _validate_schema(raw: dict[str, Any], node: yaml.Node, source: str) -> None:
@@ -209,20 +236,44 @@ def _validate_schema(raw: dict[str, Any], node: yaml.Node, source: str) -> None:
         allowed = error.schema.get("properties", {})
         path.append(next(k for k in error.instance if k not in allowed))
     line = _line_of(node, path)
-    key = format_key_path(path)
-    raise ConfigError(f"{source}:{line}: {key}: {_describe(error)}")
+    key = _shortened(format_key_path(path))
+    raise ConfigError(f"{source}:{line}: {key}: {_describe(error, path)}")
 
 
-def _describe(error: jsonschema.ValidationError) -> str:
-    if error.validator == "additionalProperties":
+def _describe(error: jsonschema.ValidationError, path: list[Any]) -> str:
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
         allowed = sorted(error.schema.get("properties", {}))
-        return f"{error.message}; allowed keys: {', '.join(allowed)}"
+        return f"{_shown(path[-1])} was unexpected; allowed keys: {', '.join(allowed)}"
     if error.validator == "enum":
         options = ", ".join("null" if o is None else str(o) for o in error.validator_value)
-        return f"{error.instance!r} is not one of: {options}"
-    if error.validator == "required":
-        return error.message
-    return error.message
+        return f"{_shown(error.instance)} is not one of: {options}"
+    # jsonschema's message quotes the value (`'ten' is not of type 'integer'`): cut in the
+    # middle, so that what was expected, at the end, stays.
+    return _shortened(error.message, keep_end=MAX_SHOWN_CHARS // 2)
+
+
+def _shown(value: Any) -> str:
+    """repr(value), cut at MAX_SHOWN_CHARS: an error names a value, it does not print it."""
+    return _shortened(_BOUNDED_REPR.repr(value))
+
+
+def _shortened(text: str, keep_end: int = 0) -> str:
+    """One line of at most MAX_SHOWN_CHARS characters; what is cut is marked `…`, its last
+    `keep_end` characters kept."""
+    flat = " ".join(text.split())
+    if len(flat) <= MAX_SHOWN_CHARS:
+        return flat
+    head = MAX_SHOWN_CHARS - 1 - keep_end
+    return flat[:head] + "…" + (flat[-keep_end:] if keep_end else "")
+
+
+def _bounded_repr() -> reprlib.Repr:
+    bounded = reprlib.Repr()
+    bounded.maxstring = bounded.maxother = MAX_SHOWN_CHARS
+    return bounded
+
+
+_BOUNDED_REPR = _bounded_repr()
 
 
 def _line_of(node: yaml.Node | None, path: list[Any]) -> int:
