@@ -29,6 +29,7 @@ EDITS = {
     "amp": "    amp: bf16\n",
     "threads": "    threads: 8\n",
     "numerics": "    numerics: {tol: 1.0e-2}\n",
+    "epoch_length": "    epoch: {length: 100}\n",
 }
 
 
@@ -70,3 +71,27 @@ def test_unchanged_settings_stay_comparable(repo_root: Path):
         result(step_document(BASE_STEP, repo_root)), result(step_document(BASE_STEP, repo_root))
     )
     assert report.overall == "pass"
+
+
+def test_deleting_the_epoch_line_makes_the_step_incomparable(repo_root: Path):
+    """Issue 29: a baseline that ran the epoch's last batch, a pull request whose config no
+    longer says so: its recompile there would go unseen, so the step is not judged."""
+    with_epoch = BASE_STEP + EDITS["epoch_length"]
+    report = compare_to_baseline(
+        result(step_document(with_epoch, repo_root)), result(step_document(BASE_STEP, repo_root))
+    )
+    (row,) = [row for row in report.verdicts if row.step == "mlp"]
+    assert row.verdict == "incomparable"
+    assert "epoch_length 100 → None" in row.message, row.message
+
+
+def test_a_baseline_from_before_the_epoch_setting_reads_as_no_epoch(repo_root: Path):
+    """A baseline written before `epoch_length` was recorded ran no epoch's end: a run that
+    runs none either stays comparable, and its fingerprint is unchanged."""
+    base = step_document(BASE_STEP, repo_root)
+    assert base["config_fingerprint"] == "16c70de5a2f68e6c"  # as compilegate 303b4ed hashed it
+    del base["settings"]["epoch_length"]
+    report = compare_to_baseline(result(base), result(step_document(BASE_STEP, repo_root)))
+    assert report.overall == "pass"
+    with_epoch = result(step_document(BASE_STEP + EDITS["epoch_length"], repo_root))
+    assert compare_to_baseline(result(base), with_epoch).overall == "incomparable"

@@ -1,5 +1,5 @@
-"""The config model: frozen dataclasses for compilegate.yml, its defaults, and the one list
-of the settings that make two measurements of a step comparable.
+"""The config model: frozen dataclasses for compilegate.yml, its defaults, and the one table
+of how the gate treats each step setting against a stored baseline (STEP_FIELD_POLICY).
 
 Loading and schema errors live in config/loading.py.
 """
@@ -56,21 +56,63 @@ DEFAULT_THRESHOLDS: dict[str, float] = {
     # above what a shared runner's load moves it.
     "step_time_quantile_growth_pct": 20.0,
 }
+# How the gate treats each StepConfig field against a stored baseline: one entry per field
+# (tests/unit/test_step_field_policy.py fails when a field is added without one). A pull
+# request writes its own compilegate.yml; nothing in it may loosen the gate, so every field
+# either equals the baseline's, is taken from it, or cannot change a verdict. In paired mode
+# (run/paired.py) the base's step decides every field but run/paired.HEAD_OWN_FIELDS.
+IDENTITY = "identity"  # what the step is: its baseline is the step of the same name, whose
+#   entry and each variant's definition (by id) must be the same (gate/compare.py), else
+#   `incomparable`; a variant or step only one side has is `new` or `removed`
+COMPARED = "compared"  # equal to the baseline's, else the step is `incomparable`, naming it
+ADOPTED = "adopted"  # compared, and `compilegate run --baseline` measures with the
+#   baseline's value instead of the config's, in a note (gate/policy.adopt_baseline_power)
+AT_LEAST = "at least"  # the gate's power: at least the baseline's, else `incomparable`;
+#   `run --baseline` raises it to the baseline's
+BASELINES = "baseline's"  # policy applied from the baseline's document, whatever the
+#   config says (the config's value is named in a note where it differs)
+HEAD_OWN = "head's own"  # the run's own: it cannot make a regression pass (reason beside it)
+STEP_FIELD_POLICY: dict[str, str] = {
+    "name": IDENTITY,
+    "entry": IDENTITY,
+    "device": COMPARED,
+    "variants": IDENTITY,
+    "warmup": ADOPTED,
+    "iterations": ADOPTED,
+    "rounds": ADOPTED,
+    # Bounds only this run: a step that runs out of it is an error (exit 3), never a pass;
+    # the operator's `matrix --timeout-s` bounds the whole run.
+    "timeout_s": HEAD_OWN,
+    "seed": COMPARED,
+    "amp": COMPARED,
+    "threads": COMPARED,
+    "eager_processes": AT_LEAST,
+    "numerics": COMPARED,
+    "thresholds": BASELINES,  # gate/policy.resolve_thresholds
+    "variant_processes": AT_LEAST,
+    "cold_compiles": AT_LEAST,
+    "env": BASELINES,  # run/env_policy.py: only the opt-ins the baseline recorded
+    "gate_compile_wall_time": BASELINES,  # gate/policy.StepPolicy
+    # What the recommendation (results/recommendation.py) is stated for; no verdict reads it.
+    "steps_per_run": HEAD_OWN,
+    # Which batches the compiled copy also runs (the epoch's last and the next one's first):
+    # without the line a recompile there is never seen (issue 29).
+    "epoch_length": ADOPTED,
+    "limits": BASELINES,  # config/limits.under_baseline: at most the baseline's
+}
 # The settings that make two measurements of a step comparable: one changed, and the
 # baseline of that step says nothing about this run. The gate names the one that changed.
-COMPARABLE_SETTINGS = (
-    "device",
-    "warmup",
-    "iterations",
-    "rounds",
-    "seed",
-    "amp",
-    "threads",
-    "numerics",
+COMPARABLE_SETTINGS = tuple(
+    name for name, how in STEP_FIELD_POLICY.items() if how in (COMPARED, ADOPTED)
 )
+# Those `compilegate run --baseline` takes from the baseline.
+ADOPTED_SETTINGS = tuple(name for name, how in STEP_FIELD_POLICY.items() if how == ADOPTED)
 # The settings that set the gate's power: a run may use more processes than its baseline,
-# never fewer (gate/policy.py). warmup, iterations and rounds are comparable settings above.
-POWER_SETTINGS = ("eager_processes", "variant_processes", "cold_compiles")
+# never fewer (gate/policy.py).
+POWER_SETTINGS = tuple(name for name, how in STEP_FIELD_POLICY.items() if how == AT_LEAST)
+# What a comparable setting reads as in a document from before it was recorded (the
+# compilegate that wrote it could not check an epoch's end).
+SETTINGS_ABSENT_AS = {"epoch_length": None}
 # reduce-overhead records CUDA graphs on the 2nd call and replays from the 3rd (cudagraph_trees.py).
 MIN_WARMUP_REDUCE_OVERHEAD = 5
 
@@ -168,6 +210,7 @@ class StepConfig:
             "amp": self.amp,
             "threads": self.threads,
             "numerics": dataclasses.asdict(self.numerics),
+            "epoch_length": self.epoch_length,
         }
         assert tuple(values) == COMPARABLE_SETTINGS
         return values
@@ -176,15 +219,21 @@ class StepConfig:
         """What the child process needs to measure this step."""
         settings = self.comparable_settings()
         del settings["device"]  # the child gets the device resolved, separately
-        settings["epoch_length"] = self.epoch_length
         return settings
 
     def fingerprint(self) -> str:
-        """Hash of the entry, the variants and the comparable settings (not the model code)."""
+        """Hash of the entry, the variants and the comparable settings (not the model code).
+        A setting at the value it reads as when absent is left out, so a step that does not
+        use it keeps the fingerprint it had before the setting was comparable."""
+        settings = {
+            key: value
+            for key, value in self.comparable_settings().items()
+            if key not in SETTINGS_ABSENT_AS or value != SETTINGS_ABSENT_AS[key]
+        }
         comparable = {
             "entry": self.entry,
             "variants": [dataclasses.asdict(v) for v in self.variants],
-            **self.comparable_settings(),
+            **settings,
         }
         blob = json.dumps(comparable, sort_keys=True).encode()
         return hashlib.sha256(blob).hexdigest()[:16]

@@ -19,8 +19,15 @@ thresholds, a PR could pass any regression by loosening them. So:
   below the baseline's. A pull request that times its step in fewer processes widens the noise until
   a regression reads `inconclusive` (exit 0); the gate calls that `incomparable` instead,
   naming the setting. More processes than the baseline's only narrow the noise.
-  `compilegate run --baseline` measures with the baseline's values instead, and says so
-  (`adopt_baseline_power`): the run it makes is then comparable.
+- What is measured: `epoch_length` (config `epoch: {length: N}`) is a comparable setting
+  too: without it the compiled copy never runs the epoch's last batch, so a pull request
+  that adds a recompile there and deletes the line would read `recompiles 0 → 0` (issue 29).
+- `compilegate run --baseline` measures with the baseline's ADOPTED_SETTINGS (warm-up,
+  iterations, rounds, epoch length) and at least its process counts instead, and says so
+  (`adopt_baseline_power`): the run it makes is then comparable. Where nothing adopts them
+  (`matrix --baseline`: each version's run has its config only), the comparison above holds.
+- Every other field of a step is in config.STEP_FIELD_POLICY: the baseline's, or the
+  run's own where it cannot change a verdict (`timeout_s`, `steps_per_run`).
 - Compile wall time fails the job only where the baseline's step records
   `gate_compile_wall_time: true` (a dedicated runner): it moves with the machine's load
   (judges/compile_cost.py).
@@ -42,7 +49,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..config import COMPARABLE_SETTINGS, DEFAULT_THRESHOLDS, POWER_SETTINGS, Config
-from ..config.model import MIN_WARMUP_REDUCE_OVERHEAD
+from ..config.model import ADOPTED_SETTINGS, MIN_WARMUP_REDUCE_OVERHEAD, SETTINGS_ABSENT_AS
 from ..errors import UsageError
 from .rules import is_number
 
@@ -185,7 +192,7 @@ def step_config_mismatch(base_step: Doc, cur_step: Doc) -> str | None:
     changed = []
     if base_step.get("entry") != cur_step.get("entry"):
         changed.append(f"entry {_shown(base_step, 'entry')} → {_shown(cur_step, 'entry')}")
-    base_set, cur_set = base_step.get("settings") or {}, cur_step.get("settings") or {}
+    base_set, cur_set = _with_absent(base_step), _with_absent(cur_step)
     if any(key in base_set for key in COMPARABLE_SETTINGS):
         changed.extend(
             f"{key} {_shown(base_set, key)} → {_shown(cur_set, key)}"
@@ -200,6 +207,15 @@ def step_config_mismatch(base_step: Doc, cur_step: Doc) -> str | None:
     if changed:
         return "the step's configuration changed: " + ", ".join(changed)
     return None
+
+
+def _with_absent(step: Doc) -> Doc:
+    """The step's recorded settings, a setting recorded only by later compilegates
+    (config.SETTINGS_ABSENT_AS) read as what its absence meant; no settings stay none."""
+    settings = step.get("settings") or {}
+    if not settings:
+        return settings
+    return {**SETTINGS_ABSENT_AS, **settings}
 
 
 def _less_power(base_set: Doc, cur_set: Doc) -> list[str]:
@@ -224,17 +240,19 @@ def _shown(doc: Doc, key: str) -> str:
 
 
 def adopt_baseline_power(config: Config, baseline: Doc) -> tuple[Config, list[str]]:
-    """The config with each step's power settings raised to its baseline's: `warmup`,
-    `iterations` and `rounds` as the baseline recorded them, process counts at least the
+    """The config with each step's ADOPTED_SETTINGS (`warmup`, `iterations`, `rounds`,
+    `epoch_length`) as the baseline recorded them, and its process counts at least the
     baseline's. Returns the config to measure with and one note per step changed."""
     base_steps = {s.get("name"): s for s in baseline.get("steps") or [] if isinstance(s, Mapping)}
     steps, notes = [], []
     for step in config.steps:
-        settings = (base_steps.get(step.name) or {}).get("settings") or {}
+        settings = _with_absent(base_steps.get(step.name) or {})
         wanted = {
             key: settings[key]
-            for key in ("warmup", "iterations", "rounds")
-            if _count(settings.get(key)) and settings[key] != getattr(step, key)
+            for key in ADOPTED_SETTINGS
+            if key in settings
+            and _adoptable(key, settings[key])
+            and settings[key] != getattr(step, key)
         }
         wanted.update(
             (key, settings[key])
@@ -254,11 +272,16 @@ def adopt_baseline_power(config: Config, baseline: Doc) -> tuple[Config, list[st
             f"{key} {value} (config: {getattr(step, key)})" for key, value in wanted.items()
         )
         notes.append(
-            f"step {step.name}: measured with the baseline's {shown}: the gate's power comes "
-            "from the baseline, not from this config"
+            f"step {step.name}: measured with the baseline's {shown}: what the gate measures, "
+            "and with what power, comes from the baseline, not from this config"
         )
         steps.append(dataclasses.replace(step, **wanted))
     return dataclasses.replace(config, steps=tuple(steps)), notes
+
+
+def _adoptable(key: str, value: Any) -> bool:
+    """A recorded value that may be measured with: a count, or no epoch schedule."""
+    return _count(value) or (key == "epoch_length" and value is None)
 
 
 def _count(value: Any) -> bool:
