@@ -177,3 +177,45 @@ def test_a_pull_request_to_the_default_branch_is_measured_beside_its_base(
     assert "paired, 1 pair, same machine" in comment["body"]
     assert not [s for s in fake.seen if "artifacts" in s.path], "no baseline fetched"
     assert fake.violations == []
+
+
+def test_a_pull_request_that_deletes_its_epoch_line_does_not_pass_a_stored_baseline(
+    tmp_path: Path, local_torch_image: Any, base_image: str
+) -> None:
+    """Issue 29, finding 2, as the runner runs the action (`against: none`): the default
+    branch's baseline ran the epoch's last batch (`epoch: {length: 100}`); the pull request
+    makes that batch smaller (a recompile at every epoch end) and deletes the line. Before,
+    each version's run measured no epoch end and the job passed ("recompiles 0 → 0")."""
+    from cli_helpers import run_cli
+    from test_epoch_policy import BASE_CODE, EPOCH_LINE, HEAD_CODE, STEP, checkout
+
+    config = STEP.replace("    threads: 1\n", "    threads: 1\n    device: cpu\n")
+    base = checkout(tmp_path / "base", BASE_CODE, config + EPOCH_LINE)
+    recorded = run_cli(  # the baseline workflow's run on the default branch, on this machine
+        "run", "--config", str(base / "compilegate.yml"), "--repo", str(base),
+        "--out", str(tmp_path / "baseline.json"),
+    )  # fmt: skip
+    assert recorded.returncode == 0, recorded.stdout + recorded.stderr[-3000:]
+    head = checkout(tmp_path / "repo", HEAD_CODE, config)  # the pull request's checkout
+    fake = FakeGitHub(REPO, token=TOKEN)
+    try:
+        pr, head_sha = EVENT["number"], EVENT["pull_request"]["head"]["sha"]
+        fake.open_pull_request(pr, head_sha, REPO)
+        fake.add_artifact("compilegate-baseline", zipped(recorded.result), head_branch="main")
+        runner = action_runner(tmp_path, head, EVENT, fake, tmp_path / "summary.md")
+        outputs = runner.run_action(
+            {"torch": "2.13.0", "backend": "docker", "gpus": "", "base-image": base_image,
+             "baseline-artifact": "compilegate-baseline", "comment-key": "epoch-test",
+             "github-token": TOKEN, "against": "none"}
+        )  # fmt: skip
+    finally:
+        fake.close()
+    by_name = {r.name.split(" (")[0]: r for r in runner.records}
+    measure = by_name["Measure"]
+    measured = Path(measure.env["GITHUB_OUTPUT"]).read_text()
+    assert "exit-code=4" in measured, measure.stdout[-3000:] + measure.stderr[-3000:]
+    assert outputs["verdict"] == "incomparable"
+    (comment,) = fake.comments_on(pr)
+    body = " ".join(comment["body"].replace("\\_", "_").split())  # markdown escapes `_`
+    assert "not compared: the step's configuration changed: epoch_length 100 → None" in body
+    assert by_name["Fail the job per the verdict"].returncode == 4
