@@ -258,14 +258,19 @@ def test_anchors_aliases_and_merge_keys_are_refused_naming_the_line(
 
 
 def test_an_error_shows_a_long_value_cut_short(tmp_path: Path) -> None:
+    """A value up to the file's megabyte: an error names it in at most a few hundred
+    characters; names and entries, which later messages and reports repeat, are bounded."""
     long = "x" * 200_000
     for text in (
         GOOD.replace("{mode: reduce-overhead}", f"{{mode: {long}}}"),  # enum
         GOOD.replace("iterations: 10", f"iterations: {long}"),  # type
         GOOD.replace("    iterations: 10\n", f"    iterations: 10\n    ? {long}\n    : 1\n"),
         GOOD + f"  - name: z\n    entry: x.py:f\n    ? {long}\n    : 1\n    ? {long}\n    : 2\n",
-        GOOD + f"  - name: {long}\n    entry: x.py:f\n  - name: {long}\n    entry: y.py:f\n",
+        GOOD.replace("pkg.steps:make", f"{long}.py:make"),  # too long: never printed later
+        GOOD.replace("    iterations: 10\n", f"    iterations: 10\n    env: [{long}]\n"),
     ):
         message = error_of(text, tmp_path)
         assert len(message) < 600, message[:600]
         assert "compilegate.yml:" in message and "x" * 120 not in message
+    message = error_of(GOOD.replace("pkg.steps:make", f"{'x' * 501}.py:make"), tmp_path)
+    assert "steps[1].entry: 'xxx" in message and "is too long: at most 500 characters" in message

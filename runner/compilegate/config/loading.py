@@ -247,6 +247,8 @@ def _describe(error: jsonschema.ValidationError, path: list[Any]) -> str:
     if error.validator == "enum":
         options = ", ".join("null" if o is None else str(o) for o in error.validator_value)
         return f"{_shown(error.instance)} is not one of: {options}"
+    if error.validator == "maxLength":
+        return f"{_shown(error.instance)} is too long: at most {error.validator_value} characters"
     # jsonschema's message quotes the value (`'ten' is not of type 'integer'`): cut in the
     # middle, so that what was expected, at the end, stays.
     return _shortened(error.message, keep_end=MAX_SHOWN_CHARS // 2)
