@@ -70,7 +70,7 @@ ADOPTED = "adopted"  # compared, and `compilegate run --baseline` measures with 
 AT_LEAST = "at least"  # the gate's power: at least the baseline's, else `incomparable`;
 #   `run --baseline` raises it to the baseline's
 BASELINES = "baseline's"  # policy applied from the baseline's document, whatever the
-#   config says (the config's value is named in a note where it differs)
+#   config says (a note names thresholds, gate_compile_wall_time or env it asked for)
 HEAD_OWN = "head's own"  # the run's own: it cannot make a regression pass (reason beside it)
 STEP_FIELD_POLICY: dict[str, str] = {
     "name": IDENTITY,
