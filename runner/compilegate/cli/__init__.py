@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from .. import __version__
 from ..errors import EXIT_CODES, EXIT_RUN_ERROR, CompilegateError
+from ..workflow_log import defused_output
 from . import gate_commands, matrix_command, publish_command, report_commands, run_command
 
 
@@ -34,6 +35,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # Everything printed from here on may carry a pull request's text (workflow_log.py).
+    with defused_output():
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -67,7 +67,7 @@ class ContainerLauncher:
     client: Any
     image: str
     device_requests: Sequence[Any] = ()
-    stream: TextIO = sys.stderr
+    stream: TextIO = field(default_factory=lambda: sys.stderr)  # at run time: defused
     show_output: bool = False
     host_env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     shared_cache_dir: Path | None = None  # never shared: every side compiles into its own

@@ -15,6 +15,7 @@ from typing import Any, TextIO
 
 import requests
 
+from ..workflow_log import write_command
 from .actions_env import (
     ActionsContext,
     Annotation,
@@ -123,8 +124,8 @@ def publish(
             problems.append(f"could not write the job summary {context.step_summary_path}: {exc}")
 
     limited = limit_annotations(annotations)
-    for annotation in limited.shown:
-        say(annotation.format_workflow_command())
+    for annotation in limited.shown:  # our own commands: past the defused stdout
+        write_command(stream, annotation.format_workflow_command())
 
     hint = (
         f"The full report is in the [job summary]({context.run_url})"

@@ -102,7 +102,7 @@ class ChildLauncher:
     python: str = sys.executable
     shared_cache_dir: Path | None = None
     show_output: bool = False
-    stream: TextIO = sys.stderr
+    stream: TextIO = field(default_factory=lambda: sys.stderr)  # at run time: defused
     host_env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
 
     def run(

@@ -47,7 +47,7 @@ class RunOptions:
     python: str = sys.executable
     inductor_cache_dir: Path | None = None
     verbose: bool = False
-    stream: TextIO = sys.stderr
+    stream: TextIO = field(default_factory=lambda: sys.stderr)  # at run time: defused
     launcher: ChildLauncher | None = None
 
     def make_launcher(self) -> ChildLauncher:

@@ -11,6 +11,8 @@ import threading
 import time
 from typing import Callable, TextIO
 
+from ..workflow_log import write_terminal
+
 # Progress messages after which the child may be silent for a long time.
 LONG_PHASES = ("compiling",)
 
@@ -48,8 +50,7 @@ class ElapsedTicker:
         if self._thread is not None:
             self._thread.join()
         with self._lock:
-            self.stream.write("\r\x1b[K")
-            self.stream.flush()
+            write_terminal(self.stream, "\r\x1b[K")
         self._stop = self._thread = None
 
     def _start(self, label: str) -> None:
@@ -59,8 +60,7 @@ class ElapsedTicker:
         def tick() -> None:
             while not stop.wait(self.interval_s):
                 with self._lock:
-                    self.stream.write(f"\r  … {label}: {self.clock() - started:.0f} s")
-                    self.stream.flush()
+                    write_terminal(self.stream, f"\r  … {label}: {self.clock() - started:.0f} s")
 
         self._stop = stop
         self._thread = threading.Thread(target=tick, daemon=True)
