@@ -8,7 +8,8 @@ every harness module is imported before user code puts the repository back
 logging.py) never replaces what the harness imports.
 A user's mistake becomes {"status": "error", "error": "..."} in the output file and exit 0;
 a crash (abort, signal, OOM kill) leaves no file, and the parent reports it.
-Progress lines on stderr start with PROGRESS_PREFIX; the parent shows them.
+Progress lines on stderr start with the spec's progress prefix (protocol.progress_prefix);
+the parent shows them.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from .protocol import PROGRESS_PREFIX, EntryPoint
+from .protocol import EntryPoint, progress_prefix
 
 
 class Child:
@@ -32,12 +33,13 @@ class Child:
         self.out_path = Path(spec["out"])
         self.phase = "starting"
         self.label = spec.get("label", "")
+        self.progress_prefix = progress_prefix(spec.get("progress_token", ""))
         self.started = time.perf_counter()
 
     def progress(self, message: str) -> None:
         self.phase = message
         elapsed = time.perf_counter() - self.started
-        sys.stderr.write(f"{PROGRESS_PREFIX}{self.label} [{elapsed:6.1f}s] {message}\n")
+        sys.stderr.write(f"{self.progress_prefix}{self.label} [{elapsed:6.1f}s] {message}\n")
         sys.stderr.flush()
 
     def write(self, document: dict[str, Any]) -> None:

@@ -6,11 +6,27 @@ holds no logic, only the shared vocabulary. Standard library only.
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass
 from typing import Any
 
-# Lines the child writes on stderr to say what it is doing; the parent relays them.
-PROGRESS_PREFIX = "compilegate-progress: "
+# Lines the child writes on stderr to say what it is doing; the parent shows them as its own.
+# Their prefix carries a token the parent draws for each child (the spec's `progress_token`):
+# the step's own output shares the child's stderr, and a line it writes with a copied prefix
+# (`compilegate-progress: ::add-mask::…`) is its output, not progress (issue 29). The token is
+# no secret from code written to find it (it runs in the same process); such a line is still
+# defused like all output (workflow_log.py), it only looks like progress.
+PROGRESS_PREFIX = "compilegate-progress"
+
+
+def progress_prefix(token: str) -> str:
+    """What starts each progress line of the child that was given `token`."""
+    return f"{PROGRESS_PREFIX} {token}: "
+
+
+def new_progress_token() -> str:
+    """A fresh token for one child (the parent's side)."""
+    return secrets.token_hex(8)
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, TextIO
 
+from ..child.protocol import new_progress_token
 from ..config.limits import ResourceLimits
 from ..run.child_env import container_environment, harness_variables
 from ..run.launcher import TAIL_LINES, ChildOutcome, relay_output
@@ -90,7 +91,9 @@ class ContainerLauncher:
         try:
             harness, cache = _prepare(workdir, cache_dir)
             repo = spec.get("repo_root")
+            token = new_progress_token()
             inside = {**spec, "out": f"{HARNESS}/out/{RESULT_NAME}", "label": label}
+            inside["progress_token"] = token
             if repo:
                 inside.update(_in_workspace(spec, Path(repo)))
             (harness / "spec.json").write_text(json.dumps(inside), encoding="utf-8")
@@ -104,7 +107,7 @@ class ContainerLauncher:
             env.update(harness_variables(Path(f"{HARNESS}/home"), Path(CACHE), {}))
             limits = ResourceLimits.from_dict(spec.get("limits"))
             started = time.perf_counter()
-            outcome = self._run_container(volumes, env, timeout_s, bool(repo), limits)
+            outcome = self._run_container(volumes, env, timeout_s, bool(repo), limits, token)
             outcome.wall_s = time.perf_counter() - started
             if outcome.error is None:
                 outcome.error = output_over(harness, limits)
@@ -123,6 +126,7 @@ class ContainerLauncher:
         timeout_s: float,
         repo: bool,
         limits: ResourceLimits,
+        progress_token: str,
     ) -> ChildOutcome:
         kwargs: dict[str, Any] = {
             "image": self.image,
@@ -153,7 +157,7 @@ class ContainerLauncher:
         relay = threading.Thread(
             target=relay_output,
             args=(_log_lines(container), outcome, tail, self.stream),
-            kwargs={"show_output": self.show_output},
+            kwargs={"progress_token": progress_token, "show_output": self.show_output},
             daemon=True,
         )
         relay.start()

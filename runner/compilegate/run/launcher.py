@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..child.protocol import PROGRESS_PREFIX
+from ..child.protocol import new_progress_token, progress_prefix
 from .child_env import child_environment, harness_variables
 from .progress import ElapsedTicker
 from .relay import bounded_lines, neutralise, read_chunks
@@ -126,7 +126,9 @@ class ChildLauncher:
             cache_dir = cache_dir or self.shared_cache_dir or workdir / "inductor-cache"
             home = workdir / "home"
             home.mkdir()
+            token = new_progress_token()
             spec = {**spec, "out": str(workdir / "out.json"), "label": label}
+            spec["progress_token"] = token
             spec_path = workdir / "spec.json"
             spec_path.write_text(json.dumps(spec), encoding="utf-8")
             env = child_environment(self.host_env, env_opt_in)
@@ -137,6 +139,7 @@ class ChildLauncher:
                 env=env,
                 cwd=spec.get("repo_root"),
                 timeout_s=timeout_s,
+                progress_token=token,
             )
             outcome.wall_s = time.perf_counter() - started
             out_path = Path(spec["out"])
@@ -150,7 +153,13 @@ class ChildLauncher:
             shutil.rmtree(workdir, ignore_errors=True)
 
     def _spawn(
-        self, argv: list[str], *, env: dict[str, str], cwd: str | None, timeout_s: float
+        self,
+        argv: list[str],
+        *,
+        env: dict[str, str],
+        cwd: str | None,
+        timeout_s: float,
+        progress_token: str,
     ) -> ChildOutcome:
         try:
             process = subprocess.Popen(
@@ -166,7 +175,9 @@ class ChildLauncher:
             return ChildOutcome(None, f"cannot start {argv[0]}: {exc.strerror}")
         outcome = ChildOutcome(None, None)
         tail: collections.deque[str] = collections.deque(maxlen=TAIL_LINES)
-        reader = threading.Thread(target=self._relay, args=(process, outcome, tail), daemon=True)
+        reader = threading.Thread(
+            target=self._relay, args=(process, outcome, tail, progress_token), daemon=True
+        )
         reader.start()
         try:
             returncode = process.wait(timeout=timeout_s)
@@ -198,11 +209,22 @@ class ChildLauncher:
         return outcome
 
     def _relay(
-        self, process: subprocess.Popen[bytes], outcome: ChildOutcome, tail: collections.deque[str]
+        self,
+        process: subprocess.Popen[bytes],
+        outcome: ChildOutcome,
+        tail: collections.deque[str],
+        progress_token: str,
     ) -> None:
         assert process.stdout is not None
         lines = bounded_lines(read_chunks(process.stdout))  # never a whole line of any length
-        relay_output(lines, outcome, tail, self.stream, show_output=self.show_output)
+        relay_output(
+            lines,
+            outcome,
+            tail,
+            self.stream,
+            progress_token=progress_token,
+            show_output=self.show_output,
+        )
 
 
 def relay_output(
@@ -211,18 +233,20 @@ def relay_output(
     tail: collections.deque[str],
     stream: TextIO,
     *,
+    progress_token: str,
     show_output: bool = False,
 ) -> None:
     """A child's output, line by line (lines already cut to a bound: relay.bounded_lines):
-    its progress lines shown (and the last phase kept in
-    `outcome`), the rest kept in `tail` (shown with `show_output`); nothing relayed can be
-    a workflow command (relay.neutralise)."""
+    its progress lines — those with the prefix of the token it was given — shown (and the
+    last phase kept in `outcome`), the rest kept in `tail` (shown with `show_output`);
+    nothing relayed can be a workflow command (relay.neutralise)."""
     ticker = ElapsedTicker(stream)
+    prefix = progress_prefix(progress_token)
     try:
         for line in lines:
             line = neutralise(line.rstrip("\n"))
-            if line.startswith(PROGRESS_PREFIX):
-                message = line[len(PROGRESS_PREFIX) :]
+            if line.startswith(prefix):
+                message = line[len(prefix) :]
                 outcome.last_phase = message.split("] ", 1)[-1]
                 ticker.stop()
                 stream.write(f"  {message}\n")

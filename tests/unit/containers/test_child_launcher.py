@@ -19,7 +19,9 @@ class FakeContainer:
         self.removed = self.killed = False
 
     def logs(self, stream: bool, follow: bool):
-        yield b"compilegate-progress: [x] measuring\nplain line\n"
+        harness = next(h for h, m in self.kwargs["volumes"].items() if m["bind"] == "/harness")
+        token = json.loads((Path(harness) / "spec.json").read_text())["progress_token"]
+        yield f"compilegate-progress {token}: [x] measuring\nplain line\n".encode()
 
     def wait(self, timeout: float) -> dict[str, int]:
         if self.client.hang:
