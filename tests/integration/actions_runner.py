@@ -252,6 +252,27 @@ def parse_file_command(text: str) -> dict[str, str]:
     return out
 
 
+# How the runner reads a step's output (actions/runner: ProcessInvoker reads lines with .NET's
+# StreamReader.ReadLine, which ends a line at LF, CR or CRLF; ActionCommandManager then tries
+# ActionCommand.TryParseV2 on the line with its leading whitespace trimmed — `::name
+# properties::data` — and the legacy ActionCommand.TryParse, `##[name properties]data`
+# anywhere in the line). Stricter than the runner: any name counts, registered or not.
+_READ_LINE = re.compile(r"\r\n|\r|\n")
+_LEGACY_COMMAND = re.compile(r"##\[([^\]\s]*)[^\]]*\]")
+
+
+def workflow_commands(output: str) -> list[str]:
+    """Every line of `output` the runner would take for a workflow command."""
+    found = []
+    for line in _READ_LINE.split(output):
+        trimmed = line.lstrip()  # .NET TrimStart: every Unicode white space, as str.lstrip
+        if trimmed.startswith("::") and trimmed.find("::", 2) >= 0:
+            found.append(trimmed)
+        elif _LEGACY_COMMAND.search(line):
+            found.append(line)
+    return found
+
+
 def _str_map(value: Any) -> dict[str, str]:
     return {str(k): "" if v is None else str(v) for k, v in (value or {}).items()}
 
