@@ -23,6 +23,9 @@ HOST_SECRETS = {
 }
 
 
+TRACKING_ID = "github_7f0e4c52-1d2b-4b8e-9d3a-5c6f7a8b9c0d"
+
+
 @pytest.fixture(scope="module")
 def hostile_run(tmp_path_factory: pytest.TempPathFactory):
     tmp = tmp_path_factory.mktemp("hostile")
@@ -38,6 +41,8 @@ def hostile_run(tmp_path_factory: pytest.TempPathFactory):
         "OMP_NUM_THREADS": "1",
         "TORCHDYNAMO_DISABLE": "1",
         "TORCHINDUCTOR_CACHE_DIR": str(tmp / "host-inductor-cache"),
+        "RUNNER_TRACKING_ID": TRACKING_ID,
+        "RUNNER_TEMP": str(tmp),
     }
     config = write_config(
         tmp / "c.yml",
@@ -66,6 +71,14 @@ def test_a_hostile_step_sees_no_secret_and_runs(hostile_run) -> None:
     leaked = sorted(set(seen) & {*HOST_SECRETS, "GITHUB_ENV", "GITHUB_OUTPUT", "GITHUB_PATH"})
     assert leaked == []
     assert not any(value in seen.values() for value in HOST_SECRETS.values())
+
+
+def test_the_step_keeps_the_runners_tracking_id_and_no_other_runner_variable(hostile_run) -> None:
+    """Issue 29 item 7: the runner's end-of-job cleanup kills the processes that carry its
+    RUNNER_TRACKING_ID, so the child (and what it leaves behind) must keep it."""
+    _, seen, _, _ = hostile_run
+    assert seen["RUNNER_TRACKING_ID"] == TRACKING_ID
+    assert [name for name in seen if name.startswith("RUNNER_")] == ["RUNNER_TRACKING_ID"]
 
 
 def test_the_step_cannot_write_into_the_workflow(hostile_run) -> None:

@@ -187,3 +187,32 @@ def test_credential_names_an_attacker_would_opt_in_are_refused(name: str):
     refusal = opt_in_refusal(name)
     assert refusal is not None and refusal.startswith(f"{name} is never passed"), refusal
     assert name not in child_environment({name: "x", "PATH": "/bin"})
+
+
+TRACKING_ID = "github_7f0e4c52-1d2b-4b8e-9d3a-5c6f7a8b9c0d"
+
+
+def test_the_runners_tracking_id_passes_so_its_cleanup_finds_the_children():
+    """Issue 29 item 7: without RUNNER_TRACKING_ID a child's `setsid` grandchild outlived the
+    job; with it, the runner's end-of-job cleanup kills it. Only that one RUNNER_* name."""
+    env = child_environment({**HOST, "RUNNER_TRACKING_ID": TRACKING_ID})
+    assert env["RUNNER_TRACKING_ID"] == TRACKING_ID
+    assert [name for name in env if name.startswith(("RUNNER_", "GITHUB_", "ACTIONS_"))] == [
+        "RUNNER_TRACKING_ID"
+    ]
+    assert not set(RUNNER_SECRETS) & set(env)
+    assert child_environment({"RUNNER_TRACKING_ID": "0"}) == {"RUNNER_TRACKING_ID": "0"}
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["ghp_" + "a" * 36, "https://user:pw@host/x", "id with spaces", "x" * 101, "", "a\nb"],
+)
+def test_a_tracking_id_that_is_not_an_id_is_not_passed(value: str):
+    assert "RUNNER_TRACKING_ID" not in child_environment({"RUNNER_TRACKING_ID": value})
+
+
+def test_a_container_does_not_get_the_hosts_tracking_id():
+    from compilegate.run.child_env import container_environment
+
+    assert "RUNNER_TRACKING_ID" not in container_environment({"RUNNER_TRACKING_ID": TRACKING_ID})

@@ -10,7 +10,11 @@ steps (`GITHUB_ENV`, `GITHUB_OUTPUT`, `GITHUB_PATH`). So the child gets only:
    like a secret or a CI runner's own variable, nor one compilegate sets itself
    (`opt_in_refusal` says why; the config loader turns that into a config error);
 3. what compilegate sets itself (`harness_variables`): a fresh HOME, the Inductor and Triton
-   cache folders, unbuffered output.
+   cache folders, unbuffered output;
+4. the runner's job tracking id (`RUNNER_TRACKING_ID`, TRACKING_NAMES), although the RUNNER_*
+   family is the runner's: it is no credential, and the runner's end-of-job cleanup kills
+   the processes that carry it — without it a child's leftover (a `setsid` grandchild)
+   outlives the job. Only that name, and only a value of an id's shape.
 
 Variables that change what is measured (`TORCHINDUCTOR_*`, `TORCHDYNAMO_DISABLE`,
 `OMP_NUM_THREADS`, `PYTORCH_CUDA_ALLOC_CONF`, `CUDA_LAUNCH_BLOCKING`, ...) are never passed
@@ -169,6 +173,12 @@ RUNNER_PREFIXES = (
 
 _VALID_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
+# actions/runner sets RUNNER_TRACKING_ID (`github_<guid>`) on each step's process and, when
+# the job ends, kills every process whose environment holds the same value (JobExtension's
+# process cleanup); `0` is the documented way to opt a process out. Passed as the host has it.
+TRACKING_NAMES = frozenset({"RUNNER_TRACKING_ID"})
+_TRACKING_VALUE = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
+
 # A value can carry a credential under an innocent name (PIP_INDEX_URL, DATABASE_URL,
 # SLACK_WEBHOOK_URL): a URL with user:password@, a URL with a secret-looking query parameter,
 # a webhook's URL (whoever holds it may post), a token of a well-known shape, a JWT, a PEM
@@ -285,6 +295,7 @@ def child_environment(
 
     Never a secret-looking name (whatever the opt-in says), never one compilegate sets
     itself (add `harness_variables` for those). An opted-in name the host lacks stays unset.
+    The runner's RUNNER_TRACKING_ID passes too (is_tracking), so its cleanup finds the child.
     """
     refused = [message for message in map(opt_in_refusal, step_opt_in) if message]
     if refused:
@@ -294,10 +305,22 @@ def child_environment(
     return {
         name: value
         for name, value in host_env.items()
-        if secret_reason(name) is None
-        and controlled_reason(name) is None
-        and (is_passed(name) or name in opted)
+        if (
+            secret_reason(name) is None
+            and controlled_reason(name) is None
+            and (is_passed(name) or name in opted)
+        )
+        or is_tracking(name, value)
     }
+
+
+def is_tracking(name: str, value: str) -> bool:
+    """True for the runner's job tracking id with a value of an id's shape (nothing else)."""
+    return (
+        name in TRACKING_NAMES
+        and _TRACKING_VALUE.match(value) is not None
+        and secret_value_reason(value) is None
+    )
 
 
 # Host paths and tools: meaningful on the host only. A container has its own (its image's ENV).
@@ -318,6 +341,7 @@ HOST_ONLY_NAMES = frozenset(
         "LIBRARY_PATH",
         "CONDA_PREFIX",
         "SYSTEMROOT",
+        "RUNNER_TRACKING_ID",  # the host runner's cleanup; a container is removed by us
     }
 )
 
