@@ -13,7 +13,7 @@ import pytest
 
 from compilegate.cli import main
 from compilegate.github import ActionsContext, Annotation, publish
-from compilegate.workflow_log import DefusedStream, defused_output, write_command
+from compilegate.run.workflow_log import DefusedStream, defused_output, write_command
 
 # The runner's grammar (tests/integration/actions_runner.workflow_commands, kept short here):
 # lines end at LF, CR or CRLF; `::` after leading white space, or `##[…]` anywhere.

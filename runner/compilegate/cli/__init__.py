@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from .. import __version__
 from ..errors import EXIT_CODES, EXIT_RUN_ERROR, CompilegateError
-from ..workflow_log import defused_output
+from ..run.workflow_log import defused_output
 from . import gate_commands, matrix_command, publish_command, report_commands, run_command
 
 

@@ -15,7 +15,7 @@ from typing import Any, TextIO
 
 import requests
 
-from ..workflow_log import write_command
+from ..run.workflow_log import write_command
 from .actions_env import (
     ActionsContext,
     Annotation,

@@ -11,7 +11,7 @@ import threading
 import time
 from typing import Callable, TextIO
 
-from ..workflow_log import write_terminal
+from .workflow_log import write_terminal
 
 # Progress messages after which the child may be silent for a long time.
 LONG_PHASES = ("compiling",)

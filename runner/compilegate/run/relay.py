@@ -5,7 +5,8 @@ The runner treats a line starting with `::` (`::add-mask::`, `::stop-commands::`
 workflow command; a carriage return or another control character could start a new line in
 the reader's eyes. Every line compilegate relays from a child, a container or a venv run
 passes through `neutralise`: control characters become visible escapes, a leading `::`
-becomes `: :` and `##[` becomes `## [`. Only stdlib, so `child/`'s neighbours may use it.
+becomes `: :` and `##[` becomes `## [`. So does every line the CLI itself prints
+(workflow_log.py). Only stdlib, so `child/`'s neighbours may use it.
 
 Output is read in chunks and cut into lines of at most MAX_LINE_BYTES (`bounded_lines`), so
 what the parent holds of a child's output is bounded whatever the child prints.

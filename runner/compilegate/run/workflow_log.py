@@ -10,7 +10,7 @@ annotation or `::group::` would act in the job's log (issue 29).
 
 So the defence sits at the stream, not at each call site: the CLI wraps its stdout and stderr
 once (`defused_output`) in a `DefusedStream`, which passes every complete line through
-`run.relay.neutralise` — the one function that also defuses the children's relayed output.
+`relay.neutralise` — the one function that also defuses the children's relayed output.
 compilegate's own commands (the annotations `compilegate publish` prints) take the one
 explicit channel, `write_command`; a terminal's control sequences (the elapsed-time ticker)
 take `terminal`. Only the standard library.
@@ -25,7 +25,7 @@ import threading
 from collections.abc import Iterator
 from typing import TextIO
 
-from .run.relay import neutralise
+from .relay import neutralise
 
 
 class DefusedStream(io.TextIOBase):
