@@ -7,6 +7,9 @@ command grammar (actions_runner.workflow_commands) finds none in what compilegat
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 from actions_runner import workflow_commands
 from cli_helpers import QUICK_STEP_SETTINGS as QUICK
@@ -25,7 +28,7 @@ def hostile_run(tmp_path_factory: pytest.TempPathFactory):
         + f"  - name: failing\n    entry: {STEPS}:make_failing_step\n"
         + QUICK,
     )
-    return run_cli(
+    run = run_cli(
         "run",
         "--config",
         str(config),
@@ -36,6 +39,8 @@ def hostile_run(tmp_path_factory: pytest.TempPathFactory):
         "--verbose",
         env={"GITHUB_ACTIONS": "true", "CI": "true"},
     )
+    run.out_dir = tmp  # type: ignore[attr-defined]
+    return run
 
 
 def test_a_hostile_step_runs_and_fails_as_it_should(hostile_run) -> None:
@@ -65,3 +70,35 @@ def test_forged_progress_lines_are_not_shown_as_progress(hostile_run) -> None:
         "REGRESSION" in line and not line.lstrip().startswith("|")
     ]  # fmt: skip
     assert progress == []
+
+
+def test_publish_prints_its_own_annotations_and_no_other_command(hostile_run) -> None:
+    """The result the step's run wrote, given a graph break whose reason and file carry
+    commands (a container's result is hostile input): `compilegate publish` in Actions prints
+    its annotation, escaped and whole, and nothing else a pull request wrote is a command."""
+    tmp: Path = hostile_run.out_dir
+    document = json.loads((tmp / "r.json").read_text())
+    variant = next(s for s in document["steps"] if s["name"] == "shouting")["variants"][0]
+    reason = "::add-mask::REGRESSION\r\n::group::forged ##[error]x"
+    variant["graph_breaks"] = {
+        "count": 1,
+        "sites": [{"file": f"{STEPS}\n::add-mask::F", "line": 40, "reason": reason, "count": 1}],
+    }
+    result = tmp / "forged" / "result.json"
+    result.parent.mkdir()
+    result.write_text(json.dumps(document))
+    github = {
+        "GITHUB_ACTIONS": "true",
+        "GITHUB_REPOSITORY": "acme/trainer",
+        "GITHUB_EVENT_NAME": "push",
+        "GITHUB_SHA": "c" * 40,
+        "GITHUB_API_URL": "https://api.github.com",
+        "GITHUB_SERVER_URL": "https://github.com",
+        "GITHUB_STEP_SUMMARY": str(tmp / "summary.md"),
+        "GITHUB_OUTPUT": str(tmp / "output"),
+    }
+    done = run_cli("publish", "--result", str(result), "--no-comment", env=github)
+
+    found = workflow_commands(done.stdout) + workflow_commands(done.stderr)
+    assert len(found) == 1 and found[0].startswith("::warning file="), done.stdout + done.stderr
+    assert "::add-mask::REGRESSION%0D%0A::group::forged" in found[0]  # data, escaped
