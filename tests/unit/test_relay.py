@@ -27,3 +27,24 @@ def test_no_relayed_line_is_a_workflow_command(line: str) -> None:
 
 def test_ordinary_output_is_unchanged() -> None:
     assert neutralise("step 3: loss=0.25 a::b") == "step 3: loss=0.25 a::b"
+
+
+def test_only_lines_with_the_childs_own_token_are_shown_as_progress() -> None:
+    """Issue 29: the step shares the child's stderr; a line it writes with a copied progress
+    prefix is its output (in the tail), never a progress line the parent prints as its own."""
+    import collections
+    import io
+
+    from compilegate.child.protocol import progress_prefix
+    from compilegate.run.launcher import ChildOutcome, relay_output
+
+    lines = [
+        progress_prefix("a1b2") + "step [  1.0s] measuring",
+        "compilegate-progress: ::add-mask::REGRESSION",
+        progress_prefix("0000") + "::add-mask::REGRESSION",
+    ]
+    outcome, tail, shown = ChildOutcome(None, None), collections.deque(), io.StringIO()
+    relay_output(lines, outcome, tail, shown, progress_token="a1b2")
+    assert shown.getvalue() == "  step [  1.0s] measuring\n"
+    assert outcome.last_phase == "measuring"
+    assert list(tail) == lines[1:]  # the step's output, as it wrote it (no line start: inert)
