@@ -71,6 +71,7 @@ steps:
     iterations: {iterations}
     rounds: 10
     timeout_s: 300
+    variant_processes: {processes}
     numerics: {{enabled: false}}
     variants: [{{mode: default}}]
 """
@@ -105,14 +106,17 @@ class Check:
             env.pop(name)
         started = time.perf_counter()
         with (self.out / f"{label}.log").open("w") as log:
-            done = subprocess.run(
-                [sys.executable, "-m", "compilegate", *args],
-                env=env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                check=False,
-                timeout=max(30.0, self.left_s()),
-            )
+            try:
+                done = subprocess.run(
+                    [sys.executable, "-m", "compilegate", *args],
+                    env=env,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    check=False,
+                    timeout=max(30.0, self.left_s()),
+                )
+            except subprocess.TimeoutExpired:
+                return 124, time.perf_counter() - started  # cut off by the window
         return done.returncode, time.perf_counter() - started
 
 
@@ -297,13 +301,13 @@ def commit(repo: Path, source: str, message: str) -> str:
     return git(repo, "rev-parse", "HEAD")
 
 
-def paired_cases(check: Check, iterations: int) -> None:
+def paired_cases(check: Check, iterations: int, processes: int) -> None:
     repo = check.out / "repo"
     shutil.rmtree(repo, ignore_errors=True)
     repo.mkdir()
     git(repo, "init", "-q")
     (repo / "compilegate.yml").write_text(
-        GATE_CONFIG.format(device=check.device, iterations=iterations)
+        GATE_CONFIG.format(device=check.device, iterations=iterations, processes=processes)
     )
     (repo / ".gitignore").write_text("__pycache__/\n")
     base = commit(repo, step_source(), "base")
@@ -419,6 +423,9 @@ def main() -> int:
     parser.add_argument("--budget-s", type=float, default=480.0)
     parser.add_argument("--iterations", type=int, default=200)
     parser.add_argument("--skip-example", action="store_true", help="only the paired cases")
+    parser.add_argument(
+        "--variant-processes", type=int, default=4, help="of the gate step in paired runs"
+    )
     args = parser.parse_args()
     if args.device == "cuda":
         import torch
@@ -436,7 +443,7 @@ def main() -> int:
     check.save()
     if not args.skip_example:
         example_aa(check, args.iterations)
-    paired_cases(check, args.iterations)
+    paired_cases(check, args.iterations, args.variant_processes)
     if args.device == "cuda":
         check.record["gpu"]["after"] = gpu_state()
     check.save()
