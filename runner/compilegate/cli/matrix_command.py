@@ -25,6 +25,7 @@ from ..gate.documents import read_result_document
 from ..gate.run_set import ERROR_NAME, RESULT_NAME, ResultSource, judge_run_set
 from ..report.comment import render_comment
 from ..report.run_set_text import render_run_set_text
+from ..run.checkout_credentials import refuse_persisted_credentials
 from ..run.child_env import (
     child_environment,
     container_environment,
@@ -143,6 +144,7 @@ def add_parser(subparsers: Any) -> None:
 def command_matrix(args: argparse.Namespace) -> int:
     versions = [check_version(v) for v in args.torch]
     config = Config.from_file(args.config, repo_root=args.repo).select(args.step)
+    refuse_persisted_credentials(config.repo_root)  # a token in .git/config: never measured
     baseline = None
     if args.baseline is not None:  # a bad baseline is found before hours of measuring
         baseline = read_result_document(args.baseline, role="baseline")

@@ -15,7 +15,9 @@ a payload ran on the host and printed the token). So every git call on the host 
   empty folder of our own; GIT_NO_REPLACE_OBJECTS=1; inherited GIT_* variables dropped (they
   would point git at another repository or add config).
 
-A `.git` that is a symlink, or a file other than git's own link to a linked worktree (which
+An empty `.git` (folder or file) is none: git does not take it for a repository either,
+and it is what a container sees of the checkout's (containers/hidden_git.py). A `.git` that
+is a symlink, or a file other than git's own link to a linked worktree (which
 `run --against` makes, and which links back to it), is refused: UsageError, exit 2, naming
 it. A submodule's `.git` file is refused too: point --repo at the superproject.
 
@@ -53,7 +55,7 @@ def find_repository(start: Path) -> GitRepository | None:
         dot_git = candidate / ".git"
         if dot_git.is_symlink():
             raise UsageError(f"{dot_git}: a symlink; git runs only against a real .git folder")
-        if dot_git.exists():
+        if dot_git.exists() and not _empty(dot_git):
             # Below the top is the checkout's: a link there could lead git anywhere.
             linked = next((p for p in _between(folder, candidate) if p.is_symlink()), None)
             if linked is not None:
@@ -62,6 +64,14 @@ def find_repository(start: Path) -> GitRepository | None:
                 return GitRepository(dot_git.resolve(), candidate.resolve())
             return GitRepository(_linked_worktree_git_dir(dot_git), candidate.resolve())
     return None
+
+
+def _empty(dot_git: Path) -> bool:
+    """A `.git` with nothing in it (an empty folder or file) is no repository: what a
+    container sees where compilegate covered the checkout's (containers/hidden_git.py)."""
+    if dot_git.is_dir():
+        return not any(dot_git.iterdir())
+    return dot_git.is_file() and dot_git.stat().st_size == 0
 
 
 def _between(folder: Path, top: Path) -> list[Path]:

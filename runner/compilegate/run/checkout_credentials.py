@@ -1,0 +1,108 @@
+"""Refuse to measure a checkout whose git config holds a credential.
+
+actions/checkout with its default `persist-credentials: true`, or with a personal token,
+leaves the job's token where the checkout's own git can find it: v4/v5 write it into
+`.git/config` (`http.https://github.com/.extraheader: AUTHORIZATION: basic …`), v6 into a
+file under RUNNER_TEMP that `.git/config` includes (`includeIf.gitdir:….path`). Any code
+that can read the checkout can then read the token: a head step read it and raised it, and
+it reached the sticky comment, the job summary and the uploaded artifact (issue 29). The
+containers never see a `.git` (containers/hidden_git.py), but a venv or host run can, and a
+token in a runner's checkout is one mistake away from leaking; so every `run` and `matrix`,
+in every backend, stops first: one line, exit 2, saying to set `persist-credentials: false`.
+
+The config is read by real git (its includes and conditional includes followed, as git
+itself would when fetching), through run/host_git.py's hardened call against the
+repository's own `.git` — never one the pull request could plant. Only the repository's
+scopes count (`local`, `worktree`, and what they include): the runner's system and global
+config are the operator's, never mounted into a container. A credential is:
+
+- an HTTP header git adds (`http.extraheader`, `http.<url>.extraheader`);
+- a credential helper (`credential.helper`, `credential.<url>.helper`);
+- a URL with userinfo anywhere in a key or a value (`remote.origin.url`,
+  `url.<base>.insteadOf`, `submodule.<name>.url`, …): a password (`user:pass@`), or any
+  user on a scheme other than ssh (`https://TOKEN@github.com/…` authenticates as the token).
+
+The refusal names the key (its userinfo masked) and the file, never the value.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import UsageError
+from .host_git import find_repository, run_git
+
+REPOSITORY_SCOPES = ("local", "worktree")
+# scheme://userinfo@ — userinfo up to the first @ before the host's end.
+_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*)://([^/?#@\s]+)@")
+_USER_ONLY_SCHEMES = ("ssh", "git+ssh", "ssh+git")  # `ssh://git@host/…` names no secret
+
+
+@dataclass(frozen=True)
+class ConfigEntry:
+    """One `git config --list` entry: where it came from, its key and its value."""
+
+    scope: str
+    origin: str
+    key: str
+    value: str | None  # None: a key without `=` (boolean true)
+
+
+def refuse_persisted_credentials(folder: Path) -> None:
+    """UsageError (exit 2) when the repository holding `folder` keeps a credential in its git
+    config (module docstring); nothing when `folder` is in no repository."""
+    repo = find_repository(folder)
+    if repo is None:
+        return
+    listed = run_git(repo, "config", "--list", "--show-scope", "--show-origin", "--includes", "-z")
+    for entry in parse_config_list(listed):
+        kind = credential_kind(entry)
+        if kind is not None:
+            raise UsageError(
+                f"{repo.work_tree}: the checkout's git config holds {kind} "
+                f"({mask_userinfo(entry.key)}, {entry.origin}), which the measured code "
+                "could read: check out with actions/checkout's `persist-credentials: false` "
+                "(and no token in remote URLs or the repository's git config)"
+            )
+
+
+def parse_config_list(listed: str) -> Iterator[ConfigEntry]:
+    """The entries of `git config --list --show-scope --show-origin -z`: scope, origin and
+    `key\\nvalue` (or a bare `key`), each ended by NUL; the repository's scopes only."""
+    fields = listed.split("\0")
+    for index in range(0, len(fields) - 2, 3):
+        scope, origin, pair = fields[index : index + 3]
+        if scope not in REPOSITORY_SCOPES:
+            continue
+        key, newline, value = pair.partition("\n")
+        yield ConfigEntry(scope, origin, key, value if newline else None)
+
+
+def credential_kind(entry: ConfigEntry) -> str | None:
+    """What credential `entry` holds, in words; None when it holds none."""
+    section, _, rest = entry.key.partition(".")
+    subsection, _, name = rest.rpartition(".")
+    section, name = section.lower(), name.lower()
+    value = (entry.value or "").strip()
+    if section == "http" and name == "extraheader" and value:
+        return "an HTTP header for git's requests (the token actions/checkout persists)"
+    if section == "credential" and name == "helper" and value:
+        return "a credential helper"
+    if any(_has_credential_url(text) for text in (subsection, value)):
+        return "a URL with credentials"
+    return None
+
+
+def _has_credential_url(text: str) -> bool:
+    return any(
+        ":" in userinfo or scheme.lower() not in _USER_ONLY_SCHEMES
+        for scheme, userinfo in _URL_USERINFO.findall(text)
+    )
+
+
+def mask_userinfo(text: str) -> str:
+    """`text` with every URL's userinfo replaced by `***`."""
+    return _URL_USERINFO.sub(lambda m: f"{m.group(1)}://***@", text)
