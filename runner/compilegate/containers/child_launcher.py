@@ -7,9 +7,11 @@ the host, schedules the children (run/step_measurement.py) and `ContainerLaunche
 the interface of run/launcher.ChildLauncher — starts every one of them in its own
 container of its side's image, with the isolation of a container run:
 
-- the child's tree read-only at /workspace; its spec read-only; a fresh HOME, its own output
-  folder and its Inductor cache (a variant's later processes reuse the one its first
-  compiled into, never another side's) writable — no other host path;
+- the child's tree read-only at /workspace, every `.git` in it covered by an empty one
+  (hidden_git.py: the head's repository, the base worktree's link); its spec read-only; a
+  fresh HOME, its own output folder and its Inductor cache (a variant's later processes
+  reuse the one its first compiled into, never another side's) writable — no other host
+  path;
 - `network_mode="none"`, a non-root user, no capabilities, no privilege escalation, an init;
 - the step's memory, pids and log limits (spec `limits`, config/limits.py): over one, the
   child is an error naming it; its harness folder over `output_mib` is not read;
@@ -42,6 +44,7 @@ from ..run.launcher import TAIL_LINES, ChildOutcome, relay_output
 from ..run.relay import bounded_lines
 from .collect import RESULT_NAME, collect_result
 from .docker_backend import IMAGE_UID, STOP_GRACE_S, WORKSPACE
+from .hidden_git import cover_mounts
 from .limits import PidsWatch, limit_breach, limit_kwargs, output_over
 
 IMAGE_PYTHON = "/opt/compilegate/bin/python"  # the image's venv: torch and compilegate
@@ -72,6 +75,7 @@ class ContainerLauncher:
     show_output: bool = False
     host_env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     shared_cache_dir: Path | None = None  # never shared: every side compiles into its own
+    covered: dict[Path, list[Any]] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def python(self) -> str:
@@ -101,13 +105,17 @@ class ContainerLauncher:
                 str(harness): {"bind": HARNESS, "mode": "rw"},
                 str(cache): {"bind": CACHE, "mode": "rw"},
             }
+            mounts = []
             if repo:
                 volumes[str(Path(repo).resolve())] = {"bind": WORKSPACE, "mode": "ro"}
+                mounts = self._covers(Path(repo).resolve())
             env = container_environment(self.host_env, env_opt_in)
             env.update(harness_variables(Path(f"{HARNESS}/home"), Path(CACHE), {}))
             limits = ResourceLimits.from_dict(spec.get("limits"))
             started = time.perf_counter()
-            outcome = self._run_container(volumes, env, timeout_s, bool(repo), limits, token)
+            outcome = self._run_container(
+                volumes, mounts, env, timeout_s, bool(repo), limits, token
+            )
             outcome.wall_s = time.perf_counter() - started
             if outcome.error is None:
                 outcome.error = output_over(harness, limits)
@@ -119,9 +127,17 @@ class ContainerLauncher:
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
 
+    def _covers(self, tree: Path) -> list[Any]:
+        """The covers of the tree's `.git`s (hidden_git.py), found once per tree: a paired
+        run starts many children in the same two trees."""
+        if tree not in self.covered:
+            self.covered[tree] = cover_mounts(tree, WORKSPACE)
+        return self.covered[tree]
+
     def _run_container(
         self,
         volumes: dict[str, dict[str, str]],
+        mounts: list[Any],
         env: dict[str, str],
         timeout_s: float,
         repo: bool,
@@ -133,6 +149,7 @@ class ContainerLauncher:
             "entrypoint": [IMAGE_PYTHON, "-c", BOOTSTRAP],
             "command": [f"{HARNESS}/spec.json"],
             "volumes": volumes,
+            "mounts": mounts,
             "working_dir": WORKSPACE if repo else HARNESS,
             "environment": env,
             "network_mode": "none",

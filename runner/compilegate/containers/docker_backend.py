@@ -1,9 +1,11 @@
 """Run `compilegate run` for one PyTorch version inside that version's image.
 
 The container is the trust boundary for pull-request code (ARCHITECTURE.md, Security):
-- the repository is bind-mounted read-only at /workspace, the version's output folder
-  writable at /out, and (when the config lives outside the repository) the config file
-  read-only at /etc/compilegate/compilegate.yml — no other host path;
+- the repository is bind-mounted read-only at /workspace, every `.git` in it covered by an
+  empty one (hidden_git.py: never the token a checkout persists, nor its history), the
+  version's output folder writable at /out, and (when the config lives outside the
+  repository) the config file read-only at /etc/compilegate/compilegate.yml — no other
+  host path;
 - `network_mode="none"`: only a loopback interface;
 - a non-root user, no capabilities, no privilege escalation;
 - the environment is exactly the mapping the caller passes (`RunRequest.env`, an allow-list
@@ -30,6 +32,7 @@ from typing import Any
 from ..errors import UsageError
 from ..paths import is_inside
 from ..run.relay import bounded_lines, neutralise
+from .hidden_git import cover_mounts
 from .images import DEFAULT_BASE_IMAGE, BuiltImage, ImageSpec, ensure_image
 from .limits import PidsWatch, limit_breach, limit_kwargs, output_over
 from .outcome import LogSink, RunCompleted, RunRequest
@@ -116,6 +119,8 @@ def container_run_kwargs(
         "image": image,
         "command": command,
         "volumes": volumes,
+        # Every .git of the repository covered by an empty one (hidden_git.py).
+        "mounts": cover_mounts(request.repo.resolve(), WORKSPACE),
         "working_dir": WORKSPACE,
         "environment": dict(request.env),
         "network_mode": "none",

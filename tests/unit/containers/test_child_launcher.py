@@ -86,6 +86,17 @@ def test_the_child_sees_its_tree_read_only_and_nothing_of_the_host(tmp_path: Pat
     assert not Path(harness).exists(), "the harness folder goes with the child"
 
 
+def test_the_trees_dot_git_is_covered_by_an_empty_one(tmp_path: Path) -> None:
+    """A paired run's base tree is a linked worktree: its `.git` is a file (hidden_git.py)."""
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "repo" / ".git").write_text("gitdir: /host/repo/.git/worktrees/tree\n")
+    client = FakeClient()
+    launch(client, tmp_path)
+    (cover,) = client.started[0].kwargs["mounts"]
+    assert cover["Target"] == "/workspace/.git" and cover["ReadOnly"]
+    assert Path(cover["Source"]).read_bytes() == b""
+
+
 def test_the_spec_names_the_tree_as_the_container_sees_it(tmp_path: Path) -> None:
     seen = {}
 

@@ -70,6 +70,16 @@ def test_run_kwargs_isolate_the_container(tmp_path: Path, monkeypatch: pytest.Mo
         "--out", "/out/result.json", "--step", "a",
     ]  # fmt: skip
     assert "ghp_secret" not in repr(kwargs)
+    assert kwargs["mounts"] == [], "no .git in this repository: nothing to cover"
+
+
+def test_the_repositorys_dot_git_is_covered(tmp_path: Path) -> None:
+    request = make_request(tmp_path)
+    (request.repo / ".git").mkdir()
+    kwargs = container_run_kwargs("img:1", request, user="1000:1000")
+    (cover,) = kwargs["mounts"]
+    assert cover["Target"] == "/workspace/.git" and cover["ReadOnly"]
+    assert not any(Path(cover["Source"]).iterdir())
 
 
 def test_a_config_outside_the_repository_is_mounted_read_only(tmp_path: Path) -> None:
