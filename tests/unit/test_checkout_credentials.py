@@ -145,3 +145,12 @@ def test_only_the_repository_scopes_count_and_masks_hide_userinfo() -> None:
     assert mask_userinfo(f"url.https://u:{TOKEN}@h/.insteadof") == "url.https://***@h/.insteadof"
     blank = ConfigEntry("local", "file:.git/config", "http.extraheader", "")
     assert credential_kind(blank) is None
+
+
+def test_a_check_that_cannot_run_does_not_pass(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No git on PATH (compilegate's image has none) with a `.git` in sight: refused."""
+    monkeypatch.setenv("PATH", str(tmp_path / "no-git-here"))
+    with pytest.raises(UsageError, match="could not be checked for a persisted token"):
+        refuse_persisted_credentials(repo)

@@ -22,7 +22,9 @@ config are the operator's, never mounted into a container. A credential is:
   `url.<base>.insteadOf`, `submodule.<name>.url`, …): a password (`user:pass@`), or any
   user on a scheme other than ssh (`https://TOKEN@github.com/…` authenticates as the token).
 
-The refusal names the key (its userinfo masked) and the file, never the value.
+The refusal names the key (its userinfo masked) and the file, never the value. A config git
+cannot read, or no git at all (compilegate's image has none: run it with the `.git` covered,
+as `matrix` does), is refused too: a check that cannot run does not pass.
 """
 
 from __future__ import annotations
@@ -57,7 +59,15 @@ def refuse_persisted_credentials(folder: Path) -> None:
     repo = find_repository(folder)
     if repo is None:
         return
-    listed = run_git(repo, "config", "--list", "--show-scope", "--show-origin", "--includes", "-z")
+    try:
+        listed = run_git(
+            repo, "config", "--list", "--show-scope", "--show-origin", "--includes", "-z"
+        )
+    except UsageError as exc:  # no git here (an image), or a config git cannot parse
+        raise UsageError(
+            f"{repo.work_tree}: its git config could not be checked for a persisted token "
+            f"({exc}): run where git is installed, or mount an empty folder over its .git"
+        ) from None
     for entry in parse_config_list(listed):
         kind = credential_kind(entry)
         if kind is not None:
