@@ -69,9 +69,12 @@ def find_repository(start: Path) -> GitRepository | None:
 def _empty(dot_git: Path) -> bool:
     """A `.git` with nothing in it (an empty folder or file) is no repository: what a
     container sees where compilegate covered the checkout's (containers/hidden_git.py)."""
-    if dot_git.is_dir():
-        return not any(dot_git.iterdir())
-    return dot_git.is_file() and dot_git.stat().st_size == 0
+    try:
+        if dot_git.is_dir():
+            return not any(dot_git.iterdir())
+        return dot_git.is_file() and dot_git.stat().st_size == 0
+    except OSError:  # unreadable: not known to be empty; git says what is wrong with it
+        return False
 
 
 def _between(folder: Path, top: Path) -> list[Path]:
