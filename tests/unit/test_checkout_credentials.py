@@ -1,6 +1,6 @@
 """run/checkout_credentials.py: a checkout whose git config holds a credential is refused, read
 with real git (each way actions/checkout and people persist a token), and the refusal never
-shows the token. The CLI and the action: tests/integration/test_checkout_credentials.py."""
+shows the token. The CLI and the action: tests/integration/test_checkout_token_refused.py."""
 
 from __future__ import annotations
 
