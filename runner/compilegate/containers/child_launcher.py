@@ -14,7 +14,8 @@ container of its side's image, with the isolation of a container run:
   path;
 - `network_mode="none"`, a non-root user, no capabilities, no privilege escalation, an init;
 - the step's memory, pids and log limits (spec `limits`, config/limits.py): over one, the
-  child is an error naming it; its harness folder over `output_mib` is not read;
+  child is an error naming it; its harness folder over `output_mib` (or made unreadable)
+  is not read, and is removed afterwards whatever modes the child left (cleanup.py);
 - the environment: the container allow-list (child_env.container_environment) and the
   harness's own variables, never the host's paths or a token;
 - the output folder is hostile: only `result.json`, a regular file, is read, without
@@ -27,7 +28,6 @@ from __future__ import annotations
 import collections
 import json
 import os
-import shutil
 import sys
 import tempfile
 import threading
@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any, ClassVar, TextIO
 
 from ..child.protocol import new_progress_token
+from ..cleanup import remove_tree
 from ..config.limits import ResourceLimits
 from ..run.child_env import container_environment, harness_variables
 from ..run.launcher import TAIL_LINES, ChildOutcome, relay_output
@@ -125,7 +126,9 @@ class ContainerLauncher:
                 outcome.error += f" while {outcome.last_phase}"
             return outcome
         finally:
-            shutil.rmtree(workdir, ignore_errors=True)
+            left = remove_tree(workdir)
+            if left is not None:
+                self.stream.write(f"warning: {left}\n")
 
     def _covers(self, tree: Path) -> list[Any]:
         """The covers of the tree's `.git`s (hidden_git.py), found once per tree: a paired

@@ -13,18 +13,19 @@ the folder's host path is no secret (a container sees it in /proc/self/mountinfo
   a descriptor of the folder opened with O_DIRECTORY | O_NOFOLLOW, checked with fstat — no
   link is ever followed, no FIFO or device read;
 - its bytes are copied into the results folder (`collect_result`), and the host never
-  writes into the staging folder after the run: it is removed (`discard`: shutil.rmtree,
-  which unlinks links without following them).
+  writes into the staging folder after the run: it is removed (`discard`: cleanup.py, which
+  unlinks links without following them and opens up folders the run made unreadable).
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from ..cleanup import remove_tree
 
 RESULT_NAME = "result.json"
 MAX_RESULT_BYTES = 256 * 1024 * 1024
@@ -94,6 +95,7 @@ def _read_at_most(fd: int, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def discard(staging: Path) -> None:
-    """Remove the staging folder and whatever the run left in it, following no link."""
-    shutil.rmtree(staging, ignore_errors=True)
+def discard(staging: Path) -> str | None:
+    """Remove the staging folder and whatever the run left in it, following no link; None
+    when it is gone, else one line saying what is left (cleanup.remove_tree)."""
+    return remove_tree(staging)

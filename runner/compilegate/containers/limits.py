@@ -125,28 +125,40 @@ def limit_breach(container: Any, limits: ResourceLimits, pids_refused: int) -> s
 
 def output_over(folder: Path, limits: ResourceLimits) -> str | None:
     """Why the output folder is over `output_mib` (then nothing in it may be read), or None.
-    Sizes are taken with lstat, links never followed, the walk stopped once over."""
+    Sizes are taken with lstat, links never followed, the walk stopped once over. A folder
+    or entry the run made unreadable (mode 000, a folder without search permission) is over
+    too: its size cannot be known, and skipping it let a run leave any amount there
+    (issue 29, finding 5). Root reads through any mode, so this shows on a non-root runner."""
     limit_bytes = limits.output_mib * MIB
+    over = f"output folder over its limit of {shown_mib(limits.output_mib)} (limits.output_mib)"
     total, entries = 0, 0
     stack = [str(folder)]
     while stack:
+        path = stack.pop()
         try:
-            scan = os.scandir(stack.pop())
-        except OSError:
+            scan = os.scandir(path)
+        except FileNotFoundError:  # the run removed it: nothing there to count
             continue
+        except OSError as exc:
+            return f"{over}: {_shown(folder, path)} unreadable ({exc.strerror})"
         with scan:
             for entry in scan:
                 entries += 1
                 try:
                     info = entry.stat(follow_symlinks=False)
-                except OSError:
+                except FileNotFoundError:
                     continue
+                except OSError as exc:
+                    return f"{over}: {_shown(folder, entry.path)} unreadable ({exc.strerror})"
                 total += info.st_blocks * 512  # what it takes on disk (a sparse file: little)
                 if stat.S_ISDIR(info.st_mode):
                     stack.append(entry.path)
                 if total > limit_bytes or entries > MAX_OUTPUT_ENTRIES:
-                    return (
-                        f"output folder over its limit of {shown_mib(limits.output_mib)} "
-                        "(limits.output_mib)"
-                    )
+                    return over
     return None
+
+
+def _shown(folder: Path, path: str) -> str:
+    """`path` as the run knows it: relative to its output folder (`.` for the folder)."""
+    relative = os.path.relpath(path, folder)
+    return "the folder itself" if relative == "." else repr(relative)[1:-1]

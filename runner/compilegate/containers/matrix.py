@@ -100,7 +100,7 @@ def _run_version(
     try:
         completed = backend.run(torch_version, replace(request, out_dir=staging))
     except Exception as exc:
-        discard(staging)
+        _discard(staging, prefix, log)
         message = f"torch {torch_version}: run failed: {type(exc).__name__}: {exc}"
         log(f"{prefix} error: {message}")
         return VersionOutcome(
@@ -108,7 +108,7 @@ def _run_version(
             time.perf_counter() - started - prepare_s,
         )  # fmt: skip
     collected = collect_result(staging, clean)
-    discard(staging)
+    _discard(staging, prefix, log)
     if collected.result_path is not None and completed.exit_code is not None:
         return VersionOutcome(
             torch_version, "ok", environment, collected.result_path, completed.exit_code,
@@ -127,6 +127,13 @@ def _run_version(
         torch_version, "error", environment, partial, completed.exit_code, message,
         prepare_s, completed.wall_s, completed.log_tail,
     )  # fmt: skip
+
+
+def _discard(staging: Path, prefix: str, log: LogSink) -> None:
+    """Remove the staging folder; what could not be removed is said, in one line."""
+    left = discard(staging)
+    if left is not None:
+        log(f"{prefix} warning: {left}")
 
 
 def _fresh_results_folder(folder: Path) -> Path:

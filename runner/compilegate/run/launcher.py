@@ -17,7 +17,6 @@ from __future__ import annotations
 import collections
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -29,6 +28,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..child.protocol import new_progress_token, progress_prefix
+from ..cleanup import remove_tree
 from .child_env import child_environment, harness_variables
 from .progress import ElapsedTicker
 from .relay import bounded_lines, neutralise, read_chunks
@@ -149,8 +149,10 @@ class ChildLauncher:
                 where = f" while {outcome.last_phase}" if outcome.last_phase else ""
                 outcome.error += where
             return outcome
-        finally:
-            shutil.rmtree(workdir, ignore_errors=True)
+        finally:  # HOME is in it: the child may have left folders it made unreadable
+            left = remove_tree(workdir)
+            if left is not None:
+                self.stream.write(f"warning: {left}\n")
 
     def _spawn(
         self,

@@ -10,7 +10,7 @@ launcher has killed the child): the orchestration (orchestrate.py) marks what it
 from __future__ import annotations
 
 import contextlib
-import shutil
+import sys
 import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, TextIO
 
 from ..child.protocol import EntryPoint
+from ..cleanup import remove_tree
 from ..config import StepConfig, Variant
 from ..results.compile_cost import FRESH, REUSED, SHARED
 from ..results.document import (
@@ -299,8 +300,10 @@ def _variant_cache(launcher: ChildLauncher) -> Iterator[Path | None]:
     folder = Path(tempfile.mkdtemp(prefix="compilegate-cache-"))
     try:
         yield folder
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    finally:  # the children wrote it (in a container: bind-mounted writable)
+        left = remove_tree(folder)
+        if left is not None:
+            getattr(launcher, "stream", sys.stderr).write(f"warning: {left}\n")
 
 
 def _outcome_error(outcome: ChildOutcome) -> str | None:
