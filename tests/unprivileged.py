@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -65,3 +66,26 @@ def as_unprivileged(
         argv, env=dict(env), capture_output=True, text=True, timeout=timeout_s, check=False,
         cwd=cwd,
     )  # fmt: skip
+
+
+def nonroot_python(
+    env: Mapping[str, str],
+    *,
+    groups: Sequence[int] = (),
+    cwd: Path | None = None,
+    imports: str = "compilegate.cli, docker, yaml, jsonschema, requests",
+) -> str:
+    """An interpreter the non-root user can run compilegate with (`imports` importable):
+    $COMPILEGATE_NONROOT_PYTHON, else this one; skipped loudly when that user cannot (as
+    root here: this interpreter's packages may sit in root's home)."""
+    python = os.environ.get("COMPILEGATE_NONROOT_PYTHON", sys.executable)
+    probe = as_unprivileged(
+        [python, "-c", f"import {imports}"],
+        env=env, groups=groups, cwd=cwd, timeout_s=120,
+    )  # fmt: skip
+    if probe.returncode != 0:
+        pytest.skip(
+            "NON-ROOT CASE NOT TESTED: the unprivileged user cannot run compilegate with "
+            f"{python} (set COMPILEGATE_NONROOT_PYTHON): {probe.stderr.strip()[-300:]}"
+        )
+    return python
