@@ -7,7 +7,8 @@ non-root user, and with `ignore_errors=True` it left everything under it in the 
 folder, job after job (issue 29, finding 5). `remove_tree` gives every folder in the tree
 back to its owner (u+rwx, links never followed: a link is removed, never chmodded) and
 removes it; what it still cannot remove (another uid's files, a rootless engine's subuids)
-it says in one line rather than hide.
+it says in one line rather than hide. Called once the child is gone (its container removed,
+its process group killed): nothing swaps a folder for a link between the lstat and the chmod.
 """
 
 from __future__ import annotations
