@@ -19,15 +19,31 @@ JSONSCHEMA_MINIMUM = (4, 18)
 
 
 def schema_dir() -> Path:
-    """`schemas/` of a source checkout, else the copy a wheel installs under share/."""
+    """`schemas/` of a source checkout, else the copy a wheel installs under share/: in the
+    environment's prefix (a venv, pipx), or wherever the installation's own record puts it
+    (`pip install --user`: ~/.local/share/compilegate/schemas)."""
     candidates = [
         Path(__file__).resolve().parents[2] / "schemas",
         Path(sys.prefix) / "share" / "compilegate" / "schemas",
+        *_recorded_schema_dirs(),
     ]
     for candidate in candidates:
         if (candidate / "config.schema.json").is_file():
             return candidate
     raise FileNotFoundError("compilegate's schemas/ folder is missing from this installation")
+
+
+def _recorded_schema_dirs() -> list[Path]:
+    """The folders the installed distribution's RECORD lists its schema files in."""
+    try:
+        files = importlib.metadata.files("compilegate") or []
+    except importlib.metadata.PackageNotFoundError:
+        return []
+    return [
+        Path(str(file.locate())).resolve().parent
+        for file in files
+        if file.name == "config.schema.json"
+    ]
 
 
 @cache
