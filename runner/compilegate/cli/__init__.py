@@ -14,7 +14,14 @@ from collections.abc import Sequence
 from .. import __version__
 from ..errors import EXIT_CODES, EXIT_RUN_ERROR, CompilegateError
 from ..run.workflow_log import defused_output
-from . import gate_commands, matrix_command, publish_command, report_commands, run_command
+from . import (
+    gate_commands,
+    init_command,
+    matrix_command,
+    publish_command,
+    report_commands,
+    run_command,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -26,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"compilegate {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.required = True
+    init_command.add_parser(commands)
     run_command.add_parser(commands)
     gate_commands.add_parser(commands)
     report_commands.add_parser(commands)
