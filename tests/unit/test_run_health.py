@@ -84,9 +84,9 @@ def test_a_drift_on_a_quiet_machine_with_several_threads_says_threads_1_steadies
 
 
 def test_any_unsteady_run_of_a_multi_threaded_cpu_step_names_threads_1():
-    """Under load too, several threads widen a CPU step's noise: on the 2-core runner with
-    two busy loops the demo's A/A was ±33 % with 2 threads, inside the limit with 1 (README).
-    Never for a one-thread run, nor a GPU step's; said once where the drift already says it."""
+    """Busy machine, steal, a wide A/A or a drift: whatever made a run unsteady, a CPU step
+    timed with several threads is told the one cause of noise its config sets. Never for a
+    one-thread run, nor a GPU step's; said once where the drift already says it."""
     hint = "setting threads: 1 in the step's config steadies it"
     for machine, doc, said in (
         (BUSY, measured(device="cpu"), True),

@@ -115,8 +115,10 @@ def multi_threaded(steps: Sequence[Doc]) -> bool:
 
 def cpu_multi_threaded(steps: Sequence[Doc]) -> bool:
     """Whether a step measured on the CPU ran with more than one thread: then an unsteady
-    run names threads: 1 whatever made it unsteady. On the 2-core runner with two busy loops
-    the demo step's A/A noise was ±33 % with 2 threads and inside the limit with 1 (README)."""
+    run names threads: 1 whatever made it unsteady, the one cause of noise the user's config
+    sets. Idle, on the 2-core runner, several threads alone made the yardstick drift 23-47 %
+    (1 thread: 2-4 %). Under load one thread is no cure: with others taking 54-77 % of the
+    CPU, a small MLP's A/A was ±6.5-404 % with 1 thread, ±13-59 % with 2 (3 runs each)."""
     return multi_threaded([step for step in steps if step.get("device") == "cpu"])
 
 
@@ -147,8 +149,8 @@ def health_line(document: Doc) -> str | None:
         THREADS_HINT in r for r in shown
     ):
         shown.append(
-            "its CPU steps ran with several threads (threads unset or above 1), which widen "
-            f"the noise under load too; {THREADS_HINT}"
+            "its CPU steps ran with several threads (threads unset or above 1), which alone "
+            f"make a small machine's timings wander; {THREADS_HINT}"
         )
     return (
         "⚠️ run health: the machine was unsteady while this ran — " + "; ".join(shown) + consequence
