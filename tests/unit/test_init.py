@@ -97,9 +97,17 @@ def test_init_takes_the_device_the_interpreter_sees_or_the_one_given(user_repo, 
     assert main(["init", "train/step.py:make_step"]) == 0
     step = Config.from_file(user_repo / "compilegate.yml").steps[0]
     assert step.device == "cuda" and len(step.variants) == 2
+    text = (user_repo / "compilegate.yml").read_text()
+    assert "cuda, because torch 2.13.0+cu128 sees a GPU (NVIDIA H200)" in " ".join(
+        line.strip("# ") for line in text.splitlines()
+    )
     assert main(["init", "--force", "--device", "cpu", "train/step.py:make_step"]) == 0
     step = Config.from_file(user_repo / "compilegate.yml").steps[0]
     assert step.device == "cpu" and step.threads == 1
+    text = " ".join(
+        line.strip("# ") for line in (user_repo / "compilegate.yml").read_text().splitlines()
+    )
+    assert "cpu, as `compilegate init --device` was told (torch 2.13.0+cu128 sees a GPU" in text
 
 
 @pytest.mark.parametrize(

@@ -33,15 +33,19 @@ class Machine:
     torch_version: str
     cpu_count: int | None = None
     gpu_name: str | None = None
+    # The device torch saw, when `device` was given instead (`compilegate init --device`).
+    seen_device: str | None = None
 
     @classmethod
     def from_environment(cls, environment: Mapping[str, Any], device: str | None = None) -> Machine:
         """`device` overrides what torch saw (`compilegate init --device`)."""
+        seen = environment.get("device") or "cpu"
         return cls(
-            device=device or environment.get("device") or "cpu",
+            device=device or seen,
             torch_version=str(environment.get("torch") or "unknown"),
             cpu_count=environment.get("cpu_count"),
             gpu_name=environment.get("gpu_name"),
+            seen_device=seen if device else None,
         )
 
     def described(self) -> str:
@@ -127,6 +131,17 @@ def starter_config_text(
 
 
 def _device_comment(machine: Machine) -> str:
+    if machine.seen_device is not None:
+        seen = (
+            f"a GPU ({machine.gpu_name or 'unnamed'})"
+            if machine.seen_device == "cuda"
+            else "no GPU"
+        )
+        return (
+            f"Where the step runs: {machine.device}, as `compilegate init --device` was told "
+            f"(torch {machine.torch_version} sees {seen} on the machine init ran on). auto "
+            "takes cuda when there is one."
+        )
     if machine.device == "cuda":
         return (
             f"Where the step runs: cuda, because torch {machine.torch_version} sees a GPU "
