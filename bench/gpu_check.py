@@ -35,6 +35,8 @@ from typing import Any
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT / "runner"))
 
+from paired_power import commit, git  # noqa: E402  (the scratch repository's git)
+
 from compilegate.gate.compare import compare_to_baseline  # noqa: E402
 from compilegate.results.processes import (  # noqa: E402
     compiled_values,
@@ -75,8 +77,6 @@ steps:
     numerics: {{enabled: false}}
     variants: [{{mode: default}}]
 """
-GIT = ["git", "-c", "user.name=gpu-check", "-c", "user.email=gpu-check@localhost"]
-GIT += ["-c", "core.hooksPath=/dev/null", "-c", "commit.gpgsign=false"]
 
 
 class Check:
@@ -285,20 +285,6 @@ def step_source(eager_ms: float = 0.0, compiled_ms: float = 0.0) -> str:
             raise SystemExit(f"gpu-check: {STEP_SOURCE} changed: {old!r} not found")
         text = text.replace(old, new)
     return text
-
-
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(
-        [*GIT, "-C", str(repo), *args], capture_output=True, text=True, check=True
-    )
-    return done.stdout.strip()
-
-
-def commit(repo: Path, source: str, message: str) -> str:
-    (repo / "step.py").write_text(source)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "--allow-empty", "-m", message)
-    return git(repo, "rev-parse", "HEAD")
 
 
 def paired_cases(check: Check, iterations: int, processes: int) -> None:

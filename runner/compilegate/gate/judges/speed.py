@@ -284,26 +284,10 @@ def judge_processes(
         if history is None
         else f"between the default branch's last {history.runs} runs"
     )
-    source = NOISE_FROM_RUNS if history is None else NOISE_FROM_HISTORY
-    if ungated is not None:
-        return sides.subject.measured(
-            metric,
-            "pass",
-            f"{moved}: reported, not judged: {ungated}",
-            values,
-            unit,
-            change,
-            threshold_pct,
-            direction=direction,
-            noise_pct=noise,
-            normalisation=normalisation,
-            noise_source=source,
-            gated=False,
-        )
     message = noise_rule_message(moved, verdict, change, threshold_pct, noise, where)
     if verdict == "inconclusive":
         message += how_to_decide(history)
-    return sides.subject.measured(
+    row = sides.subject.measured(
         metric,
         verdict,
         message,
@@ -315,19 +299,23 @@ def judge_processes(
         noise_pct=noise,
         detectable_change_pct=detectable_change_pct(noise, threshold_pct),
         normalisation=normalisation,
-        noise_source=source,
+        noise_source=NOISE_FROM_RUNS if history is None else NOISE_FROM_HISTORY,
     )
+    return reported_only(row, ungated, moved)
 
 
-def reported_only(row: MetricVerdict | None, ungated: str | None) -> MetricVerdict | None:
-    """A row judged from medians (speed_medians.py), reported and not judged where
-    step_time_gate says it may not fail the job; a `missing` row stays as it is."""
+def reported_only(
+    row: MetricVerdict | None, ungated: str | None, moved: str | None = None
+) -> MetricVerdict | None:
+    """The row reported and not judged where step_time_gate says it may not fail the job
+    (`ungated`): verdict pass, gated False, its message what moved (`moved`, else its own)
+    and why it is not judged; a `missing` row stays as it is."""
     if row is None or ungated is None or row.verdict == "missing":
         return row
     return dataclasses.replace(
         row,
         verdict="pass",
-        message=f"{row.message}; reported, not judged: {ungated}",
+        message=f"{moved or row.message}; reported, not judged: {ungated}",
         detectable_change_pct=None,
         gated=False,
     )
