@@ -72,3 +72,31 @@ def test_the_same_commit_on_an_idle_h200_passes_against_itself_in_both_orders(
     speedups = [r for r in rows if r["metric"] == "speedup"]
     assert len(speedups) == 2 and all(r["gated"] for r in speedups)
     assert not [r for r in rows if r["verdict"] == "regression"]
+
+
+def test_the_first_screen_says_which_step_times_moved_unjudged_and_why(tmp_path: Path) -> None:
+    """The table of the first screen holds judged rows only: step times that moved beyond
+    their limits against one stored run are said beside it, with what would judge them."""
+    baseline = tmp_path / "baseline.json"
+    cli(
+        "baseline",
+        "update",
+        "--result",
+        str(unpacked(tmp_path, "run2")),
+        "--baseline",
+        str(baseline),
+    )
+    shown = cli(
+        "compare",
+        "--baseline",
+        str(baseline),
+        "--result",
+        str(unpacked(tmp_path, "run1")),
+        "--format",
+        "markdown",
+    )
+    text = " ".join(shown.stdout.split())
+    assert "Step times moved beyond their limits on torch 2.11.0 but were not judged" in text
+    assert "seed-small: eager +16 %" in text and "default compiled +20 %" in text
+    assert "1 of 5 default-branch runs recorded" in text and "paired mode" in text
+    assert shown.returncode == 0 and "❌" not in shown.stdout.splitlines()[0]

@@ -31,6 +31,9 @@ def advice_for(run_set: RunSetVerdict) -> list[tuple[str, str | None]]:
     for version in run_set.versions:
         for template in _version_advice(version):
             grouped.setdefault(template, []).append(_torch(version))
+    for version in run_set.versions:
+        for template in _unjudged_step_times(version):
+            grouped.setdefault(template, []).append(_torch(version))
     out: list[tuple[str, str | None]] = []
     for template, labels in grouped.items():
         sentence = template.replace("{on}", _and(labels))
@@ -69,6 +72,37 @@ def refresh_command(version: VersionOutcome, run_set: RunSetVerdict) -> str:
         args = ["--result", version.source, "--baseline", run_set.baseline_source]
         return shlex.join(["compilegate", "baseline", "update", *args])
     return REFRESH_TEMPLATE
+
+
+NOT_JUDGED = "reported, not judged: "
+
+
+def _unjudged_step_times(version: VersionOutcome) -> Iterator[str]:
+    """Step times that moved beyond their limit in a comparison that may not fail on them
+    (gate/judges/speed.py, step_time_gate): said on the first screen, with why and what
+    would judge them, since no row of the first screen's table carries them."""
+    report = version.verdict
+    if report is None:
+        return
+    moved = [
+        row
+        for row in report.verdicts
+        if not w.gated(row)
+        and NOT_JUDGED in row.message
+        and row.change is not None
+        and row.threshold is not None
+        and abs(row.change) > row.threshold
+    ]
+    if not moved:
+        return
+    steps: dict[str, list[str]] = {}
+    for row in moved:
+        what = "eager" if row.variant == "eager" else f"{w.variant_name(row.variant)} compiled"
+        what += " p25" if row.metric.endswith("_p25") else ""
+        steps.setdefault(row.step, []).append(f"{what} {w.change_text(row)}")
+    changes = "; ".join(f"{step}: {', '.join(parts)}" for step, parts in steps.items())
+    why = moved[0].message.split(NOT_JUDGED, 1)[1]
+    yield f"step times moved beyond their limits on {{on}} but were not judged ({changes}): {why}."
 
 
 def _version_advice(version: VersionOutcome) -> Iterator[str]:

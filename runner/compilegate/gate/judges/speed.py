@@ -169,10 +169,9 @@ def step_time_gate(sides: Sides, family: str, normalisation: str | None) -> str 
         return None
     recorded = max(1, len(_history_values(sides, family, normalisation)))
     return (
-        f"{recorded} of {MIN_HISTORY_RUNS} default-branch runs recorded: a stored baseline "
-        "judges an absolute step time once its history shows how far whole runs of this "
-        f"machine differ ({MIN_HISTORY_RUNS} runs of baseline update), or in paired mode "
-        "(run --against); the speedup, a ratio inside each process, is judged meanwhile"
+        f"{recorded} of {MIN_HISTORY_RUNS} default-branch runs recorded; absolute step times "
+        f"are judged once the baseline's history ({MIN_HISTORY_RUNS} runs of baseline update) "
+        "shows how far whole runs of this machine differ, or now in paired mode (run --against)"
     )
 
 
