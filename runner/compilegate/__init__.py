@@ -17,9 +17,9 @@ The package's folders are its architecture. Data flows one way:
     cli/         the parser; the one place errors become exit codes (errors.EXIT_CODES)
 
 Who may import whom: child → (child, paths, this module). run → child.protocol only (the
-spec and progress vocabulary), config, results. config → run.child_env only (the child
-environment's naming rules, to refuse an `env` opt-in with its line). gate and report never
-import child.
+spec and progress vocabulary), config, results. config imports no other wing (the names a
+step may opt in, config/env_names.py, are config's: run/child_env.py takes them from there).
+gate and report never import child.
 tests/unit/test_layout.py checks these rules.
 
 Keep this module free of third-party imports: the child imports it.

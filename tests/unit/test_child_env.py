@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from compilegate.config.env_names import opt_in_refusal
 from compilegate.run.child_env import (
     child_environment,
     harness_variables,
     measurement_variables,
-    opt_in_refusal,
 )
 
 # What a GitHub-hosted or self-hosted runner typically holds, plus the ordinary variables.

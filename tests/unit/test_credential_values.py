@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from compilegate.config.env_names import opt_in_refusal
 from compilegate.run.child_env import (
     child_environment,
-    opt_in_refusal,
     refuse_credential_values,
     secret_value_reason,
 )

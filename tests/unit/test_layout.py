@@ -90,6 +90,15 @@ def test_parent_wings_never_import_the_child(wing: str):
             assert wing_of(name) != "child", f"{wing}/{path.name} imports {name}"
 
 
+def test_config_imports_no_other_wing():
+    """config is the ground of the parent side: every wing may read a Config, so config reads
+    none of them (the names a step may opt in are config's own, config/env_names.py)."""
+    for path in modules("config"):
+        for name in imports_of(path):
+            wing = wing_of(name)
+            assert wing not in WINGS or wing == "config", f"config/{path.name} imports {name}"
+
+
 def test_run_uses_only_the_childs_protocol():
     for path in modules("run"):
         for name in imports_of(path):

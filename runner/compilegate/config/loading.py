@@ -24,8 +24,8 @@ import yaml
 
 from ..checkout_files import CONFIG_MAX_BYTES, read_checkout_file
 from ..errors import ConfigError
-from ..run.child_env import opt_in_refusal
 from ..schemas import format_key_path, load_schema, require_jsonschema
+from .env_names import opt_in_refusal
 from .limits import ResourceLimits
 from .model import (
     DEFAULT_NUMERICS,

@@ -24,8 +24,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..config import Config
+from ..config.env_names import opt_in_refusal
 from ..errors import UsageError
-from .child_env import opt_in_refusal
 
 CONFIG_ENV_CHOICES = ("trust", "ignore")
 
