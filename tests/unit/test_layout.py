@@ -90,6 +90,14 @@ def test_parent_wings_never_import_the_child(wing: str):
             assert wing_of(name) != "child", f"{wing}/{path.name} imports {name}"
 
 
+@pytest.mark.parametrize("path", modules("gate"), ids=lambda p: p.name)
+def test_the_gate_is_a_judge_that_neither_fetches_nor_renders(path: Path):
+    """The gate judges documents it is given: fetching one (github/baseline_fetch.py), saying
+    what it decided (report/) and exit codes (cli/) sit above it."""
+    for name in imports_of(path):
+        assert wing_of(name) not in ("github", "cli", "report"), f"gate/{path.name}: {name}"
+
+
 def test_config_imports_no_other_wing():
     """config is the ground of the parent side: every wing may read a Config, so config reads
     none of them (the names a step may opt in are config's own, config/env_names.py)."""

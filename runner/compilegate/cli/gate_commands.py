@@ -149,7 +149,7 @@ def command_baseline_fetch(args: argparse.Namespace) -> int:
 
     import requests
 
-    from ..gate.baseline_fetch import fetch_baseline
+    from ..github.baseline_fetch import fetch_baseline
     from ..github.client import GitHubClient
 
     repo = os.environ.get("GITHUB_REPOSITORY")

@@ -1,7 +1,8 @@
 """compilegate's GitHub side: REST client, sticky PR comment, Actions environment, publishing.
 
-Depends only on the standard library, `requests` and `compilegate.errors`; it never sees
-user code or measurements, only the rendered markdown and the verdict.
+It never sees user code, only the rendered markdown, the verdict and, fetching the baseline
+artifact (baseline_fetch.py), a result document: read by the gate's strict reader, written
+by results/. The gate, below it, never calls GitHub.
 """
 
 from __future__ import annotations

@@ -27,10 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import BaselineError, BaselineMissing
-from ..github.client import GitHubClient
-from ..github.models import WorkflowRun
+from ..gate.documents import read_result_document
 from ..results.document import write_document
-from .documents import read_result_document
+from .client import GitHubClient
+from .models import WorkflowRun
 
 MAX_MEMBER_BYTES = 64 * 1024 * 1024
 TRUSTED_EVENTS = frozenset({"push", "schedule", "workflow_dispatch"})
