@@ -98,6 +98,14 @@ def test_the_gate_is_a_judge_that_neither_fetches_nor_renders(path: Path):
         assert wing_of(name) not in ("github", "cli", "report"), f"gate/{path.name}: {name}"
 
 
+@pytest.mark.parametrize("path", modules("report"), ids=lambda p: p.name)
+def test_the_report_renders_without_github_or_the_cli(path: Path):
+    """Renderings are text and types: posting them is github/'s, which takes the report's
+    types (report/workflow_annotation.py) from report/, never the other way round."""
+    for name in imports_of(path):
+        assert wing_of(name) not in ("github", "cli"), f"report/{path.name}: {name}"
+
+
 def test_config_imports_no_other_wing():
     """config is the ground of the parent side: every wing may read a Config, so config reads
     none of them (the names a step may opt in are config's own, config/env_names.py)."""

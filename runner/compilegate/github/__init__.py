@@ -7,14 +7,12 @@ by results/. The gate, below it, never calls GitHub.
 
 from __future__ import annotations
 
+from ..report.workflow_annotation import Annotation, escape_data, escape_property
 from .actions_env import (
     ActionsContext,
-    Annotation,
     LimitedAnnotations,
     PullRequestRef,
     append_step_summary,
-    escape_data,
-    escape_property,
     limit_annotations,
     write_outputs,
 )

@@ -6,8 +6,9 @@ payload at `GITHUB_EVENT_PATH`. A missing or invalid value is a `UsageError` nam
 variable, in one line.
 
 Out: the job summary (`append_step_summary`), step outputs (`write_outputs`, in the
-`name<<DELIMITER` form GitHub documents for multiline values) and annotations as workflow
-commands (`Annotation.format_workflow_command`, `limit_annotations`).
+`name<<DELIMITER` form GitHub documents for multiline values) and GitHub's per-step limit on
+annotations (`limit_annotations`); an annotation itself, and its workflow command, is the
+report's (report/workflow_annotation.py).
 """
 
 from __future__ import annotations
@@ -18,17 +19,17 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import urlsplit
 
 from ..errors import UsageError
+from ..report.workflow_annotation import LEVELS, Annotation
 
 PULL_REQUEST_EVENTS = frozenset({"pull_request", "pull_request_target"})
 STEP_SUMMARY_LIMIT_BYTES = 1024 * 1024
 """GitHub rejects a step's job summary over 1 MiB (docs: "Adding a job summary")."""
 ANNOTATIONS_PER_LEVEL = 10
 """GitHub shows at most 10 error, 10 warning and 10 notice annotations per step."""
-LEVELS = ("error", "warning", "notice")
 _REPOSITORY = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 _OUTPUT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 
@@ -253,42 +254,6 @@ def write_outputs(
 
 
 # --- Annotations -------------------------------------------------------------------------------
-
-
-def escape_data(text: str) -> str:
-    """A workflow command's message: `%`, CR and LF escaped (as @actions/core does)."""
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def escape_property(text: str) -> str:
-    """A workflow command's property value: as `escape_data`, plus `:` and `,`."""
-    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
-
-
-@dataclass(frozen=True)
-class Annotation:
-    """One `::error`/`::warning`/`::notice` line, pinned to a file and line when known."""
-
-    level: Literal["error", "warning", "notice"]
-    message: str
-    file: str | None = None
-    line: int | None = None
-    title: str | None = None
-
-    def __post_init__(self) -> None:
-        if self.level not in LEVELS:
-            raise ValueError(f"annotation level must be one of {LEVELS}, got {self.level!r}")
-        if self.line is not None and (self.file is None or self.line < 1):
-            raise ValueError(f"annotation line {self.line} needs a file and must be >= 1")
-
-    def format_workflow_command(self) -> str:
-        properties = [
-            f"{key}={escape_property(str(value))}"
-            for key, value in (("file", self.file), ("line", self.line), ("title", self.title))
-            if value is not None
-        ]
-        spec = f"{self.level} {','.join(properties)}" if properties else self.level
-        return f"::{spec}::{escape_data(self.message)}"
 
 
 @dataclass(frozen=True)

@@ -15,14 +15,9 @@ from typing import Any, TextIO
 
 import requests
 
+from ..report.workflow_annotation import Annotation
 from ..run.workflow_log import write_command
-from .actions_env import (
-    ActionsContext,
-    Annotation,
-    append_step_summary,
-    limit_annotations,
-    write_outputs,
-)
+from .actions_env import ActionsContext, append_step_summary, limit_annotations, write_outputs
 from .client import MAX_COMMENT_CHARS, GitHubClient
 from .errors import GitHubError, GitHubForbidden
 from .sticky_comment import CommentOutcome, comment_marker, upsert_sticky_comment

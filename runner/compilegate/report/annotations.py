@@ -14,7 +14,7 @@ from typing import Any
 
 from ..gate.judges.diagnostics import diff_graph_break_sites
 from ..gate.run_set import RunSetVerdict
-from ..github.actions_env import Annotation
+from .workflow_annotation import Annotation
 
 Doc = Mapping[str, Any]
 
