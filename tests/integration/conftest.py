@@ -91,7 +91,7 @@ def measuring_python(request: pytest.FixtureRequest) -> str:
 @pytest.fixture(scope="session")
 def diagnostics_run(measuring_python: str, tmp_path_factory: pytest.TempPathFactory):
     """Every diagnostics step through the real runner, one Inductor cache per interpreter."""
-    from compilegate.config import Config
+    from compilegate.config.loading import load_config_file
     from compilegate.report.result_table import render_result_table
     from compilegate.run.orchestrate import RunOptions, run_config
 
@@ -115,7 +115,7 @@ def diagnostics_run(measuring_python: str, tmp_path_factory: pytest.TempPathFact
         stream=stream,
     )
     started = time.perf_counter()
-    document = run_config(Config.from_file(config_path, repo_root=REPO_ROOT), options)
+    document = run_config(load_config_file(config_path, repo_root=REPO_ROOT), options)
     wall_s = time.perf_counter() - started
     sys.stderr.write(f"\n[diagnostics run with {measuring_python}: {wall_s:.0f} s]\n")
     return DiagnosticsRun(

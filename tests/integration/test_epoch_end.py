@@ -12,7 +12,7 @@ import io
 import pytest
 from cli_helpers import REPO_ROOT, TORCH_PYTHON, write_config
 
-from compilegate.config import Config
+from compilegate.config.loading import load_config_file
 from compilegate.run.orchestrate import RunOptions, run_config
 from compilegate.schemas import validation_errors
 
@@ -29,7 +29,7 @@ STEP = (
 def document(tmp_path_factory: pytest.TempPathFactory) -> dict:
     tmp = tmp_path_factory.mktemp("epoch")
     body = f"  - name: epoch\n{STEP}    epoch: {{length: 100}}\n  - name: no_epoch\n{STEP}"
-    config = Config.from_file(write_config(tmp / "compilegate.yml", body), repo_root=REPO_ROOT)
+    config = load_config_file(write_config(tmp / "compilegate.yml", body), repo_root=REPO_ROOT)
     options = RunOptions(
         out_path=tmp / "result.json",
         python=TORCH_PYTHON,

@@ -53,12 +53,12 @@ def peak_mib():  # this process's own peak (VmHWM): ru_maxrss survives execve
 
 
 from pathlib import Path
-from compilegate.config import Config
+from compilegate.config.loading import load_config_file
 from compilegate.run.entry_check import resolve_entry
 from compilegate.run.launcher import ChildLauncher
 
 repo, out = Path(sys.argv[1]), Path(sys.argv[2])
-step = Config.from_file(repo / "compilegate.yml", repo_root=repo).steps[0]
+step = load_config_file(repo / "compilegate.yml", repo_root=repo).steps[0]
 entry = resolve_entry(step.entry, repo, "test")
 spec = {"repo_root": str(repo), "entry": entry.to_dict(), "step": step.name, "device": "cpu",
         "settings": step.measurement_settings(), "kind": "eager"}

@@ -12,7 +12,7 @@ from pathlib import Path
 from cli_helpers import REPO_ROOT
 from test_run_against import CONFIG, git
 
-from compilegate.config import Config
+from compilegate.config.loading import load_config_file
 from compilegate.run.launcher import ChildLauncher, DeadlineLauncher
 from compilegate.run.orchestrate import RunOptions
 from compilegate.run.paired import run_against
@@ -33,7 +33,7 @@ def test_the_limit_stops_a_paired_run_of_real_children(tmp_path: Path) -> None:
     launcher = DeadlineLauncher(ChildLauncher(stream=io.StringIO()), LIMIT_S)
     options = RunOptions(tmp_path / "out" / "result.json", stream=io.StringIO(), launcher=launcher)
     started = time.monotonic()
-    paired = run_against(Config.from_file(repo / "compilegate.yml"), "HEAD~1", options)
+    paired = run_against(load_config_file(repo / "compilegate.yml"), "HEAD~1", options)
     took = time.monotonic() - started
     # A cold Inductor compile alone takes longer than the limit; the child compiling when
     # it runs out is cut (not left to its own 600 s), and the run stops soon after.

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from cli_helpers import OLD_TORCH_PYTHON, QUICK_STEP_SETTINGS, REPO_ROOT, TORCH_PYTHON, write_config
 
-from compilegate.config import Config
+from compilegate.config.loading import load_config_file
 from compilegate.gate.compare import compare_to_baseline
 from compilegate.run.launcher import ChildLauncher
 from compilegate.run.paired import run_versions_paired
@@ -28,7 +28,7 @@ def test_two_torch_versions_alternate_and_are_judged_paired(tmp_path: Path) -> N
         + QUICK_STEP_SETTINGS
         + "    variant_processes: 2\n",
     )
-    config = Config.from_file(config_path, repo_root=REPO_ROOT)
+    config = load_config_file(config_path, repo_root=REPO_ROOT)
     stream = io.StringIO()
     launchers = [
         ("current", ChildLauncher(python=TORCH_PYTHON, stream=stream)),

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from gate_docs import result, step
 
-from compilegate.config import COMPARABLE_SETTINGS, Config
+from compilegate.config import COMPARABLE_SETTINGS
+from compilegate.config.loading import load_config_text
 from compilegate.gate.compare import compare_to_baseline
 from compilegate.results.document import step_skeleton
 
@@ -35,7 +36,7 @@ EDITS = {
 
 def step_document(config_text: str, repo_root: Path) -> dict:
     """A measured step (gate_docs) carrying the real config's settings and fingerprint."""
-    config = Config.from_text(config_text, source="compilegate.yml", repo_root=repo_root)
+    config = load_config_text(config_text, source="compilegate.yml", repo_root=repo_root)
     skeleton = step_skeleton(config.steps[0])
     doc = step("mlp")
     doc.update({key: skeleton[key] for key in ("entry", "config_fingerprint", "settings")})

@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from compilegate.config import DEFAULT_THRESHOLDS, Config, Variant
+from compilegate.config.loading import load_config_file
 from compilegate.errors import ConfigError
 
 GOOD = """\
@@ -31,7 +32,7 @@ steps:
 def load(text: str, tmp_path: Path) -> Config:
     path = tmp_path / "compilegate.yml"
     path.write_text(text)
-    return Config.from_file(path)
+    return load_config_file(path)
 
 
 def error_of(text: str, tmp_path: Path) -> str:
@@ -136,7 +137,7 @@ def test_more_rounds_than_iterations_is_refused(tmp_path: Path) -> None:
 
 def test_missing_file_and_non_mapping(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="config file not found"):
-        Config.from_file(tmp_path / "nope.yml")
+        load_config_file(tmp_path / "nope.yml")
     assert "expected a mapping" in error_of("- 1\n- 2\n", tmp_path)
 
 
@@ -150,7 +151,7 @@ def test_select_unknown_step_lists_declared(tmp_path: Path) -> None:
 
 
 def test_example_config_is_valid(repo_root: Path) -> None:
-    config = Config.from_file(repo_root / "examples" / "compilegate.yml")
+    config = load_config_file(repo_root / "examples" / "compilegate.yml")
     assert config.steps[0].name == "transformer"
 
 

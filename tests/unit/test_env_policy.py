@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from compilegate.config import Config
+from compilegate.config.loading import load_config_file
 from compilegate.errors import UsageError
 from compilegate.run.env_policy import apply_env_policy, checked_operator_env, trusts_config_env
 from compilegate.run.paired import paired_configs
@@ -35,7 +36,7 @@ BASELINE = {
 def pr_config(tmp_path: Path) -> Config:
     (tmp_path / "step.py").write_text("def make_step(device='cpu'):\n    pass\n")
     (tmp_path / "compilegate.yml").write_text(PR_CONFIG)
-    return Config.from_file(tmp_path / "compilegate.yml")
+    return load_config_file(tmp_path / "compilegate.yml")
 
 
 def envs(config: Config) -> dict[str, tuple[str, ...]]:

@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from compilegate.cli import init_command, main
-from compilegate.config import Config
+from compilegate.config.loading import load_config_file, load_config_text
 from compilegate.config.starter import Machine, starter_config_text, step_name_for
 from compilegate.schemas import validation_errors
 
@@ -37,7 +37,7 @@ def written(machine: Machine, entry: str = "train/step.py:make_step") -> str:
 def test_the_starting_config_is_valid_and_loads_as_the_run_loads_it(environment, tmp_path):
     text = written(Machine.from_environment(environment))
     assert validation_errors(yaml.safe_load(text), "config") == []
-    step = Config.from_text(text, source="compilegate.yml", repo_root=tmp_path).steps[0]
+    step = load_config_text(text, source="compilegate.yml", repo_root=tmp_path).steps[0]
     assert (step.name, step.entry) == ("step", "train/step.py:make_step")
     if environment is CPU:
         assert step.device == "cpu" and step.threads == 1
@@ -78,7 +78,7 @@ def test_init_writes_the_file_and_says_what_to_run_next(user_repo, capsys):
     out = capsys.readouterr().out
     assert "wrote compilegate.yml: step 'step' on cpu, threads: 1" in out
     assert out.splitlines()[-1] == "next: compilegate run"
-    config = Config.from_file(user_repo / "compilegate.yml")
+    config = load_config_file(user_repo / "compilegate.yml")
     assert config.steps[0].device == "cpu" and config.steps[0].threads == 1
 
 
@@ -95,14 +95,14 @@ def test_init_names_the_interpreter_and_folder_in_the_next_command(user_repo, ca
 def test_init_takes_the_device_the_interpreter_sees_or_the_one_given(user_repo, monkeypatch):
     monkeypatch.setattr(init_command, "_probe", lambda python: GPU)
     assert main(["init", "train/step.py:make_step"]) == 0
-    step = Config.from_file(user_repo / "compilegate.yml").steps[0]
+    step = load_config_file(user_repo / "compilegate.yml").steps[0]
     assert step.device == "cuda" and len(step.variants) == 2
     text = (user_repo / "compilegate.yml").read_text()
     assert "cuda, because torch 2.13.0+cu128 sees a GPU (NVIDIA H200)" in " ".join(
         line.strip("# ") for line in text.splitlines()
     )
     assert main(["init", "--force", "--device", "cpu", "train/step.py:make_step"]) == 0
-    step = Config.from_file(user_repo / "compilegate.yml").steps[0]
+    step = load_config_file(user_repo / "compilegate.yml").steps[0]
     assert step.device == "cpu" and step.threads == 1
     text = " ".join(
         line.strip("# ") for line in (user_repo / "compilegate.yml").read_text().splitlines()

@@ -122,6 +122,24 @@ def test_run_uses_only_the_childs_protocol():
                 assert name.startswith("compilegate.child.protocol"), f"{path.name}: {name}"
 
 
+def test_no_modules_import_each_other():
+    """Data flows one way inside a wing too: no circle of imports, not even through an import
+    inside a function (config/model.py once reached back into config/loading.py that way)."""
+    found = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+    graph = {m: {n for n in imports_of(p) if n in found and n != m} for m, p in found.items()}
+
+    def reach(start: str) -> set[str]:
+        seen, todo = set(), [start]
+        while todo:
+            for name in graph[todo.pop()] - seen:
+                seen.add(name)
+                todo.append(name)
+        return seen
+
+    circles = sorted(m for m in graph if m in reach(m))
+    assert circles == []
+
+
 def test_every_child_module_imports_where_parent_libraries_cannot():
     """A fresh interpreter in which yaml, jsonschema, requests and docker raise ImportError."""
     pytest.importorskip("torch")

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from test_result import ENV, child_output, timed
 
-from compilegate.config import Config
+from compilegate.config.loading import load_config_file
 from compilegate.errors import RunInterrupted
 from compilegate.results import document as result_document
 from compilegate.run import step_measurement
@@ -66,7 +66,7 @@ class StandInLauncher:
 def run(tmp_path: Path, launcher: StandInLauncher) -> dict:
     (tmp_path / "step.py").write_text("def make_step(device='cpu'):\n    pass\n")
     (tmp_path / "compilegate.yml").write_text(CONFIG)
-    config = Config.from_file(tmp_path / "compilegate.yml")
+    config = load_config_file(tmp_path / "compilegate.yml")
     options = RunOptions(tmp_path / "r.json", stream=io.StringIO(), launcher=launcher)
     return run_config(config, options)
 

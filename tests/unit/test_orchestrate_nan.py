@@ -9,7 +9,7 @@ from pathlib import Path
 from test_result import ENV, child_output, timed
 
 from compilegate.child.protocol import EntryPoint
-from compilegate.config import Config
+from compilegate.config.loading import load_config_file
 from compilegate.results.document import new_document, step_skeleton, write_document
 from compilegate.run.launcher import ChildOutcome
 from compilegate.run.step_measurement import StepSide, measure_step
@@ -43,7 +43,7 @@ def eager_child(median_ms: float) -> dict:
 
 def measure(tmp_path: Path, *documents: dict) -> dict:
     (tmp_path / "c.yml").write_text(CONFIG)
-    step = Config.from_file(tmp_path / "c.yml").steps[0]
+    step = load_config_file(tmp_path / "c.yml").steps[0]
     step_doc = step_skeleton(step)
     entry = EntryPoint("a.py:f", "a.py", "f", 1)
     side = StepSide(step, entry, tmp_path, FakeLauncher(*documents), step_doc)

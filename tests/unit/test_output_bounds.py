@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from compilegate.config import Config
 from compilegate.config.limits import ResourceLimits, shown_mib, under_baseline
+from compilegate.config.loading import load_config_text
 from compilegate.containers.limits import limit_kwargs, output_over, read_refused
 from compilegate.errors import ConfigError
 from compilegate.run.relay import CUT_MARKER, bounded_lines
@@ -75,10 +75,10 @@ def test_config_limits_come_from_defaults_and_the_step_and_unknown_keys_are_erro
         "version: 1\ndefaults:\n  limits: {pids: 128, memory_mib: 2048}\n"
         "steps:\n  - name: a\n    entry: s.py:f\n    limits: {pids: 64}\n"
     )
-    config = Config.from_text(text, source="compilegate.yml", repo_root=tmp_path)
+    config = load_config_text(text, source="compilegate.yml", repo_root=tmp_path)
     assert config.steps[0].limits == ResourceLimits(pids=64, memory_mib=2048)
     with pytest.raises(ConfigError, match=r"steps\[0\]\.limits\.cpus"):
-        Config.from_text(
+        load_config_text(
             text.replace("{pids: 64}", "{cpus: 4}"), source="compilegate.yml", repo_root=tmp_path
         )
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from test_result import ENV, child_output, timed
 
-from compilegate.config import Config
+from compilegate.config.loading import load_config_file
 from compilegate.errors import BaselineMissing, ConfigError, UsageError
 from compilegate.gate.compare import compare_to_baseline
 from compilegate.run.launcher import ChildOutcome, DeadlineLauncher
@@ -105,7 +105,7 @@ def repo(tmp_path: Path) -> Path:
 
 def run(repo: Path, tmp_path: Path) -> tuple[Any, StandInLauncher]:
     launcher = StandInLauncher()
-    head = Config.from_file(repo / "compilegate.yml")
+    head = load_config_file(repo / "compilegate.yml")
     options = RunOptions(tmp_path / "out" / "result.json", stream=io.StringIO(), launcher=launcher)
     (tmp_path / "out").mkdir()
     return run_against(head, "HEAD~1", options), launcher
@@ -184,7 +184,7 @@ def test_a_forged_or_partial_pairing_is_judged_unpaired(repo: Path, tmp_path: Pa
 
 
 def test_a_ref_that_is_not_a_commit_is_a_usage_error(repo: Path, tmp_path: Path) -> None:
-    head = Config.from_file(repo / "compilegate.yml")
+    head = load_config_file(repo / "compilegate.yml")
     options = RunOptions(tmp_path / "r.json", stream=io.StringIO(), launcher=StandInLauncher())
     for ref in ("no-such-branch", "--output=/tmp/x"):
         with pytest.raises(UsageError, match="--against"):
@@ -196,7 +196,7 @@ def test_a_base_without_the_config_is_not_judged(tmp_path: Path, repo: Path) -> 
     git(repo, "rm", "-q", "compilegate.yml")
     git(repo, "commit", "-qm", "no config")
     (repo / "compilegate.yml").write_text(HEAD_CONFIG)
-    head = Config.from_file(repo / "compilegate.yml")
+    head = load_config_file(repo / "compilegate.yml")
     worktree = tmp_path / "base-tree"
     git(repo, "worktree", "add", "-q", "--detach", str(worktree), "HEAD")
     with pytest.raises(BaselineMissing, match=r"base commit has no compilegate\.yml") as raised:
@@ -215,7 +215,7 @@ def test_the_base_config_is_read_at_the_path_as_named(tmp_path: Path, repo: Path
     worktree = tmp_path / "base-tree"
     git(repo, "worktree", "add", "-q", "--detach", str(worktree), "HEAD")
     (repo / "compilegate.yml").write_text(HEAD_CONFIG)
-    head = Config.from_file(repo / "compilegate.yml", repo_root=repo)
+    head = load_config_file(repo / "compilegate.yml", repo_root=repo)
     configs = paired_configs(worktree, head)
     assert configs.base.path == worktree / "compilegate.yml"
     assert configs.head.steps[0].iterations == 40  # compilegate.yml's, not ci/gate.yml's
@@ -227,13 +227,13 @@ def test_a_symlinked_config_is_refused_on_either_side(tmp_path: Path, repo: Path
     (repo / "compilegate.yml").unlink()
     (repo / "compilegate.yml").symlink_to("ci/gate.yml")
     with pytest.raises(ConfigError, match=r"compilegate\.yml is a symbolic link"):
-        Config.from_file(repo / "compilegate.yml", repo_root=repo)
+        load_config_file(repo / "compilegate.yml", repo_root=repo)
     # The same link in the base's tree: refused too, never followed to another policy.
     head_file = tmp_path / "head" / "compilegate.yml"
     head_file.parent.mkdir()
     head_file.write_text(HEAD_CONFIG)
     (tmp_path / "head" / "step.py").write_text("def make_step(device='cpu'):\n    pass\n")
-    head = Config.from_file(head_file, repo_root=tmp_path / "head")
+    head = load_config_file(head_file, repo_root=tmp_path / "head")
     with pytest.raises(ConfigError, match="symbolic link"):
         paired_configs(repo, head)
 
@@ -241,7 +241,7 @@ def test_a_symlinked_config_is_refused_on_either_side(tmp_path: Path, repo: Path
 def test_a_config_outside_the_repository_is_a_usage_error(repo: Path, tmp_path: Path) -> None:
     outside = tmp_path / "elsewhere.yml"
     outside.write_text(HEAD_CONFIG)
-    head = Config.from_file(outside, repo_root=repo)
+    head = load_config_file(outside, repo_root=repo)
     options = RunOptions(tmp_path / "r.json", stream=io.StringIO(), launcher=StandInLauncher())
     with pytest.raises(UsageError, match="outside the repository"):
         run_against(head, "HEAD~1", options)
@@ -280,7 +280,7 @@ def test_matrix_timeout_bounds_the_whole_paired_run(
 
     inner.run = timed_run  # type: ignore[method-assign]
     launcher = DeadlineLauncher(inner, 45.0)
-    head = Config.from_file(repo / "compilegate.yml")
+    head = load_config_file(repo / "compilegate.yml")
     (tmp_path / "out").mkdir()
     options = RunOptions(tmp_path / "out" / "result.json", stream=io.StringIO(), launcher=launcher)
     paired = run_against(head, "HEAD~1", options)

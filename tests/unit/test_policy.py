@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from gate_docs import environment, process, result, step, variant, with_history, with_processes
 
-from compilegate.config import Config
+from compilegate.config.loading import load_config_text
 from compilegate.errors import EXIT_CODES, EXIT_NOT_JUDGED, EXIT_OK, EXIT_USAGE
 from compilegate.gate.compare import compare_to_baseline
 from compilegate.gate.policy import (
@@ -171,7 +171,7 @@ steps:
 def test_run_with_a_baseline_measures_with_the_baselines_power(repo_root: Path):
     """`compilegate run --baseline` does not let its config lower the gate's power: it
     measures with the baseline's iterations, rounds and process counts, and says so."""
-    config = Config.from_text(POWERLESS_CONFIG, source="compilegate.yml", repo_root=repo_root)
+    config = load_config_text(POWERLESS_CONFIG, source="compilegate.yml", repo_root=repo_root)
     baseline = result(step())  # step "train": warmup 5, 40 iterations, 4 rounds, 1 + 4 processes
     adopted, notes = adopt_baseline_power(config, baseline)
     train, other = adopted.steps

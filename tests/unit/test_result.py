@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from compilegate.config import Config, Variant
+from compilegate.config import Variant
+from compilegate.config.loading import load_config_file
 from compilegate.report.result_table import render_result_table
 from compilegate.results.document import (
     add_process,
@@ -71,7 +72,7 @@ def make_document(tmp_path: Path) -> dict:
         "version: 1\nsteps:\n  - name: s\n    entry: a.py:f\n    variants:\n"
         "      - {mode: default}\n      - {mode: default, dynamic: true}\n"
     )
-    step = Config.from_file(cfg).steps[0]
+    step = load_config_file(cfg).steps[0]
     doc = new_document(ENV, str(cfg), "abc")
     step_doc = step_skeleton(step)
     step_doc["device"] = "cpu"

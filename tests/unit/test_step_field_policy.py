@@ -13,7 +13,8 @@ import pytest
 from gate_docs import result, step
 from test_comparable_settings import BASE_STEP, step_document
 
-from compilegate.config import Config, StepConfig
+from compilegate.config import StepConfig
+from compilegate.config.loading import load_config_text
 from compilegate.config.model import (
     ADOPTED,
     ADOPTED_SETTINGS,
@@ -80,7 +81,7 @@ def test_run_with_a_baseline_measures_the_baselines_epoch(
     repo_root: Path, base_text: str, config_text: str, adopted: int | None
 ):
     baseline = result(step_document(base_text, repo_root))
-    config = Config.from_text(config_text, source="compilegate.yml", repo_root=repo_root)
+    config = load_config_text(config_text, source="compilegate.yml", repo_root=repo_root)
     measured, notes = adopt_baseline_power(config, baseline)
     assert measured.steps[0].epoch_length == adopted
     (note,) = notes

@@ -10,7 +10,7 @@ import pytest
 
 from compilegate import cli, schemas
 from compilegate.cli.run_command import _check_out_path
-from compilegate.config import Config
+from compilegate.config.loading import load_config_text
 from compilegate.errors import ConfigError, UsageError
 
 
@@ -68,6 +68,6 @@ def test_out_must_be_able_to_become_a_file(tmp_path: Path) -> None:
 )
 def test_an_unhashable_yaml_key_is_a_config_error(tmp_path: Path, text: str, kind: str) -> None:
     with pytest.raises(ConfigError) as info:
-        Config.from_text("version: 1\n" + text, source="c.yml", repo_root=tmp_path)
+        load_config_text("version: 1\n" + text, source="c.yml", repo_root=tmp_path)
     message = f"c.yml:2: malformed YAML: a key must be a plain value, found a {kind}"
     assert str(info.value) == message

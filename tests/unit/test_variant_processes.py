@@ -13,6 +13,7 @@ import pytest
 
 from compilegate.child.protocol import EntryPoint
 from compilegate.config import Config
+from compilegate.config.loading import load_config_file
 from compilegate.errors import ConfigError
 from compilegate.results.document import step_skeleton
 from compilegate.run.launcher import ChildOutcome
@@ -31,7 +32,7 @@ steps:
 def config(tmp_path: Path, extra: str = "") -> Config:
     path = tmp_path / "compilegate.yml"
     path.write_text(CONFIG.format(extra=extra))
-    return Config.from_file(path)
+    return load_config_file(path)
 
 
 def timed(ms: float, seed: int) -> dict[str, list]:

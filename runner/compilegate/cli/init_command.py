@@ -60,7 +60,7 @@ def add_parser(commands: Any) -> None:
 
 def command_init(args: argparse.Namespace) -> int:
     from .. import __version__
-    from ..config import Config
+    from ..config.loading import load_config_text
     from ..config.starter import Machine, starter_config_text, step_name_for
     from ..run.entry_check import resolve_entry
     from ..schemas import schema_dir
@@ -88,7 +88,7 @@ def command_init(args: argparse.Namespace) -> int:
     )
     # The file must load as `compilegate run` will load it: a name or entry the schema
     # refuses is the user's one-line error now, and no file is left behind.
-    Config.from_text(text, source=str(target), repo_root=root.resolve())
+    load_config_text(text, source=str(target), repo_root=root.resolve())
     if os.path.lexists(target):
         os.unlink(target)  # --force: a link is replaced, never written through
     with open(target, "x", encoding="utf-8") as out:

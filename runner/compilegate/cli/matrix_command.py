@@ -17,6 +17,7 @@ from typing import Any
 
 from ..config import Config
 from ..config.limits import under_baseline
+from ..config.loading import load_config_file
 from ..containers.matrix import check_version, run_matrix
 from ..containers.outcome import VersionOutcome
 from ..containers.requirements import ALLOW_SOURCE_BUILDS_FLAG, read_requirements
@@ -143,7 +144,7 @@ def add_parser(subparsers: Any) -> None:
 
 def command_matrix(args: argparse.Namespace) -> int:
     versions = [check_version(v) for v in args.torch]
-    config = Config.from_file(args.config, repo_root=args.repo).select(args.step)
+    config = load_config_file(args.config, repo_root=args.repo).select(args.step)
     refuse_persisted_credentials(config.repo_root)  # a token in .git/config: never measured
     baseline = None
     if args.baseline is not None:  # a bad baseline is found before hours of measuring

@@ -102,14 +102,14 @@ def add_env_arguments(cmd: Any) -> None:
 
 
 def command_run(args: argparse.Namespace) -> int:
-    from ..config import Config
+    from ..config.loading import load_config_file
     from ..report.result_table import render_result_table
     from ..run.checkout_credentials import refuse_persisted_credentials
     from ..run.interrupts import signals_interrupt_the_run
     from ..run.orchestrate import run_config
 
     python = _check_python(args.python)
-    config = Config.from_file(args.config, repo_root=args.repo).select(args.step)
+    config = load_config_file(args.config, repo_root=args.repo).select(args.step)
     refuse_persisted_credentials(config.repo_root)  # a token in .git/config: never measured
     _check_out_path(args.out)
     if args.against is not None:

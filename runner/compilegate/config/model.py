@@ -1,7 +1,8 @@
 """The config model: frozen dataclasses for compilegate.yml, its defaults, and the one table
 of how the gate treats each step setting against a stored baseline (STEP_FIELD_POLICY).
 
-Loading and schema errors live in config/loading.py.
+It is built by config/loading.py (`load_config_file`, `load_config_text`: reading, schema
+errors), which imports this module; this module never imports loading.
 """
 
 from __future__ import annotations
@@ -241,6 +242,8 @@ class StepConfig:
 
 @dataclass(frozen=True)
 class Config:
+    """compilegate.yml, validated: build it with config/loading.py's `load_config_file`."""
+
     path: Path
     repo_root: Path
     steps: tuple[StepConfig, ...]
@@ -249,19 +252,6 @@ class Config:
     sha256: str = ""
     # Every step the file declares, also after select() keeps only some of them.
     declared_steps: tuple[str, ...] = ()
-
-    @classmethod
-    def from_file(cls, path: Path, repo_root: Path | None = None) -> Config:
-        """Read, validate and build the config (see config/loading.py for the errors)."""
-        from .loading import load_config_file
-
-        return load_config_file(path, repo_root)
-
-    @classmethod
-    def from_text(cls, text: str, *, source: str, repo_root: Path) -> Config:
-        from .loading import load_config_text
-
-        return load_config_text(text, source=source, repo_root=repo_root)
 
     def select(self, names: list[str]) -> Config:
         """Keep only the named steps; an unknown name is an error."""

@@ -42,6 +42,7 @@ from typing import Any, TextIO
 from ..checkout_files import path_in_repository
 from ..config import Config, StepConfig
 from ..config.limits import ResourceLimits
+from ..config.loading import load_config_file
 from ..errors import BaselineMissing, UsageError
 from ..results.document import pairing_entry, step_skeleton
 from .host_git import GitRepository, repository_of, run_git
@@ -206,7 +207,7 @@ def paired_configs(base_tree: Path, head: Config) -> PairedConfigs:
             "e.g. the action's `against: none` with `allow-missing-baseline: true`)"
         )
     notes: list[str] = []
-    base = Config.from_file(base_file, repo_root=base_tree)
+    base = load_config_file(base_file, repo_root=base_tree)
     base_steps = {step.name: step for step in base.steps}
     steps = []
     head_names = {step.name for step in head.steps}

@@ -82,12 +82,12 @@ def peak_mib():  # this process's own peak (VmHWM): ru_maxrss survives execve
 
 from pathlib import Path
 import docker
-from compilegate.config import Config
+from compilegate.config.loading import load_config_file
 from compilegate.containers.child_launcher import ContainerLauncher
 from compilegate.run.entry_check import resolve_entry
 
 image, repo, out = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
-step = Config.from_file(repo / "compilegate.yml", repo_root=repo).steps[0]
+step = load_config_file(repo / "compilegate.yml", repo_root=repo).steps[0]
 entry = resolve_entry(step.entry, repo, "test")
 spec = {"repo_root": str(repo), "entry": entry.to_dict(), "step": step.name, "device": "cpu",
         "settings": step.measurement_settings(), "kind": "eager",
