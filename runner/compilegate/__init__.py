@@ -11,15 +11,17 @@ The package's folders are its architecture. Data flows one way:
     results/     result document assembly, statistics, the recommendation
     gate/        read documents, baseline merge, policy (from the baseline side), compare,
                  per-metric rules, verdict model and its exit codes
-    report/      every human rendering (one table helper in report/tables.py)
-    github/      the GitHub REST client, sticky comment, Actions environment
+    report/      every human rendering (one table helper in report/tables.py), annotations
+    github/      the GitHub REST client, sticky comment, Actions environment, baseline artifact
     containers/  one image or venv per PyTorch version (the matrix)
     cli/         the parser; the one place errors become exit codes (errors.EXIT_CODES)
 
 Who may import whom: child → (child, paths, this module). run → child.protocol only (the
 spec and progress vocabulary), config, results. config imports no other wing (the names a
 step may opt in, config/env_names.py, are config's: run/child_env.py takes them from there).
-gate and report never import child.
+gate and report never import child. The gate is a judge: it imports neither github, report
+nor cli. report imports neither github nor cli (github takes the report's types). No circle
+of imports, not even through an import inside a function.
 tests/unit/test_layout.py checks these rules.
 
 Keep this module free of third-party imports: the child imports it.

@@ -3,6 +3,10 @@
 The measuring child runs under whatever interpreter holds the torch being measured (another
 venv, another image): it may import the standard library, torch, and nothing of the parent
 side. The gate and the reports never import the child.
+
+Above the run: the gate judges what it is given (no github, report or cli); the report
+renders without github or the cli (github, which posts it, takes the report's types); config,
+which every wing reads, reads no other wing. No circle of imports anywhere in the package.
 """
 
 from __future__ import annotations
