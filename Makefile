@@ -16,7 +16,7 @@ SECOND_TORCH  ?=
 # installs both); REQUIRE_BROWSER=1 turns "not there" from a loud skip into a failure (CI sets it).
 REQUIRE_BROWSER ?= 0
 
-.PHONY: demo test test-fast lint venv old-torch-env docker-env browser-env gpu-check bench clean
+.PHONY: demo test test-fast lint docs venv old-torch-env docker-env browser-env gpu-check bench clean
 
 venv: $(VENV)/.installed
 
@@ -54,6 +54,12 @@ test: venv old-torch-env docker-env browser-env
 
 test-fast: venv
 	bash scripts/run-tests.sh $(BIN)/python -m "not compile and not old_torch and not docker"
+
+# The docs in docs/ (mkdocs.yml): the generated reference pages must be current, and a broken
+# link, a missing anchor or a link mkdocs cannot resolve fails the build (strict).
+docs: venv
+	$(BIN)/python scripts/gen_reference.py --check
+	$(BIN)/python -m mkdocs build --strict
 
 lint: venv
 	$(BIN)/python -m ruff check runner tests bench examples
