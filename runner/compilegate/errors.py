@@ -30,7 +30,7 @@ EXIT_NOT_JUDGED = 4
 EXIT_SIGINT = 130  # 128 + the signal's number, as shells report it
 EXIT_SIGTERM = 143
 
-# What each exit code means: the CLI's --help, the README and the gate say it from here.
+# What each exit code means: the CLI's --help, docs/gate.md and the gate say it from here.
 # Which verdict gives which code: gate/verdict.py VERDICT_EXIT_CODES (the other table).
 EXIT_CODES = {
     EXIT_OK: "pass: nothing regressed (also inconclusive, improvement, new, skipped)",

@@ -26,7 +26,7 @@ from actions_runner import Runner  # noqa: E402
 MEASURE = REPO_ROOT / "examples/workflows/fork-measure.yml"
 PUBLISH = REPO_ROOT / "examples/workflows/fork-publish.yml"
 REPO = "octo-org/trainer"
-# Where the README tells users to save part 1: .github/workflows/ under its own file name.
+# Where docs/action.md tells users to save part 1: .github/workflows/ under its own file name.
 MEASURE_PATH = f".github/workflows/{MEASURE.name}"
 
 

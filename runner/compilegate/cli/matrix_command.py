@@ -312,7 +312,7 @@ def _backend(args: argparse.Namespace, opt_in: list[str]) -> tuple[Any, dict[str
     except Exception as exc:
         raise UsageError(
             f"--backend docker: the Docker engine is unreachable ({type(exc).__name__}); "
-            "start it, or use --backend venv (trusted code only: see the README)"
+            "start it, or use --backend venv (trusted code only: see docs/security.md)"
         ) from None
     source_root = Path(__file__).resolve().parents[3]
     if not (source_root / "pyproject.toml").is_file() or not (source_root / "Dockerfile").is_file():

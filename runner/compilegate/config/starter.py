@@ -77,7 +77,7 @@ def starter_config_text(
         f"# yaml-language-server: $schema={schema_path}",
         *_comment(
             f"Written by `compilegate init` (compilegate {version}) for {machine.described()}. "
-            "The README's config reference lists every key; unknown keys are errors. The "
+            "docs/reference/config.md lists every key; unknown keys are errors. The "
             "$schema line above points at this installation's copy of the schema, for an "
             "editor's completion."
         ),

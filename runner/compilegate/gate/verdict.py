@@ -22,7 +22,7 @@ One `MetricVerdict` per step × variant × metric, with one of these verdicts:
 
 What fails the job is not configurable, so neither a pull request's config nor a crafted
 result can loosen it: VERDICT_EXIT_CODES below is the one table (errors.EXIT_CODES says
-what each code means; the README's gate section shows both). The overall verdict is the
+what each code means; docs/gate.md shows both). The overall verdict is the
 first of OVERALL_ORDER that has a row ("new" only when every row is new), and the exit
 code is that verdict's. `inconclusive` passes: failing on noise would block merges on
 luck; its headline names the change the runs could have detected.

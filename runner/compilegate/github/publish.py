@@ -211,7 +211,7 @@ def _forbidden_message(context: ActionsContext, exc: GitHubForbidden) -> str:
             "no PR comment: this pull request comes from a fork, and GitHub gives such runs a "
             "read-only token (403). The report is in the job summary. To post it, upload the "
             "result documents as an artifact and run `compilegate publish` on them from a "
-            "`workflow_run` job (see the README)"
+            "`workflow_run` job (see docs/action.md)"
         )
     if exc.read_only_token:
         return (
