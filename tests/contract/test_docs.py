@@ -44,6 +44,8 @@ def _copy_of_the_docs(tmp_path: Path) -> Path:
     project = tmp_path / "project"
     shutil.copytree(ROOT / "docs", project / "docs")
     shutil.copy(ROOT / "mkdocs.yml", project / "mkdocs.yml")
+    (project / "scripts").mkdir()
+    shutil.copy(ROOT / "scripts" / "mkdocs_hooks.py", project / "scripts" / "mkdocs_hooks.py")
     return project
 
 
@@ -102,6 +104,10 @@ def test_the_docs_build_strictly_without_a_warning(tmp_path):
     assert built.returncode == 0, built.stdout + built.stderr
     assert "WARNING" not in built.stderr, built.stderr
     assert (tmp_path / "site" / "gate.html").is_file()
+    # A table's `trust\|ignore` (GitHub's escape) reads `trust|ignore` on the site too
+    # (scripts/mkdocs_hooks.py), in one cell.
+    page = (tmp_path / "site" / "command-line.html").read_text(encoding="utf-8")
+    assert "<code>--config-env trust|ignore</code></td>" in page
 
 
 @pytest.mark.parametrize(
@@ -118,6 +124,7 @@ def test_the_docs_build_strictly_without_a_warning(tmp_path):
 )
 def test_a_broken_link_fails_the_build_and_is_named(tmp_path, link, named):
     project = _copy_of_the_docs(tmp_path)
+    assert _build(project, tmp_path / "clean").returncode == 0, "the copy fails unplanted"
     page = project / "docs" / "numbers.md"
     page.write_text(page.read_text(encoding="utf-8") + f"\nSee {link}.\n", encoding="utf-8")
     built = _build(project, tmp_path / "site")
