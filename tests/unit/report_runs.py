@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from gate_docs import environment, recompile, result, site, step, variant
+from gate_docs import compile_cost, environment, recompile, result, site, step, variant
 
 from compilegate.gate.run_set import ResultSource, RunSetVerdict, judge_run_set
 
@@ -161,3 +161,61 @@ def with_history(tmp_path: Path, stored_runs: int = 6) -> RunSetVerdict:
         step_doc["history"] = runs
     current = timed(result(*_steps(), env=environment(torch="2.13.0+cpu", commit="c0ffee1")))
     return judge(tmp_path, baseline, **{"torch-2.13.0": current})
+
+
+# torch's own words for a Tensor.item() break (2.9/2.10), backticks and all.
+ITEM_REASON = (
+    "Unsupported Tensor.item() call with capture_scalar_outputs=False. Hint: set "
+    "`torch._dynamo.config.capture_scalar_outputs = True` or use `torch.cond` instead"
+)
+
+
+def two_versions_failing(tmp_path: Path) -> RunSetVerdict:
+    """A pull request judged against a stored baseline on two torch versions, as issue 31
+    met it on nanoGPT: a new graph break at model.py:181 (Tensor.item()) and a fallback to
+    eager on both versions, compile work grown 8.8 % in FX nodes on the baseline's torch (its
+    compile time unchanged), a speedup drop on each, and an unsteady machine on both. The
+    head's commit is the baseline's (the change not yet committed), as in that run."""
+
+    def gpt(**changes: object) -> dict:
+        found = step("gpt", variants=[variant(**changes)], device="cpu")
+        return found
+
+    def unsteady(document: dict) -> dict:
+        document["run_health"] = {
+            "machine": {"cpu_count": 2, "others_cpu_pct": 61.0, "load_average_mean": 3.4},
+            "gpu": None,
+            "aa_noise_pct": 9.0,
+            "yardstick_drift_pct": 12.0,
+            "multi_threaded": True,
+            "unsteady": ["other processes took 61 % of its CPU (load average 3.4 on 2 cores)"],
+        }
+        return document
+
+    cpu = {"gpu_name": None, "device": "cpu", "cuda": None, "driver": None, "cpu_count": 2}
+    base_cost = compile_cost(10.0, counts={"fx_nodes": 408, "guards": 120})
+    grown_cost = compile_cost(10.2, counts={"fx_nodes": 444, "guards": 120})
+    baseline = result(
+        gpt(speedup=1.3, compile_cost=base_cost),
+        env=environment(torch="2.10.0+cpu", commit="c0ffee1", **cpu),
+    )
+    broken = {
+        "sites": [site("model.py", 181, ITEM_REASON)],
+        "fallbacks_to_eager": 1,
+        "compile_cost": grown_cost,
+    }
+    current = {
+        "torch-2.9.1": unsteady(
+            result(
+                gpt(speedup=1.1, **broken),
+                env=environment(torch="2.9.1+cpu", commit="c0ffee1", **cpu),
+            )
+        ),
+        "torch-2.10.0": unsteady(
+            result(
+                gpt(speedup=1.12, **broken),
+                env=environment(torch="2.10.0+cpu", commit="c0ffee1", **cpu),
+            )
+        ),
+    }
+    return judge(tmp_path, baseline, **current)

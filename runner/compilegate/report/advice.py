@@ -53,15 +53,23 @@ def advice_for(run_set: RunSetVerdict) -> list[tuple[str, str | None]]:
             )
         )
     refresh = [v for v in run_set.versions if v.verdict and v.verdict.failing_refresh_command]
-    for version in refresh:
-        out.append(
-            (
-                f"If the change on {_torch(version)} is intended, accept its result as the "
-                "baseline on the default branch:",
-                refresh_command(version, run_set),
-            )
-        )
+    if refresh:
+        out.append(_accept(refresh, run_set))
     return out
+
+
+def _accept(refresh: list[VersionOutcome], run_set: RunSetVerdict) -> tuple[str, str]:
+    """One way to accept an intended change, however many versions failed: a stored baseline
+    holds one torch's result, so the result to accept is the one on the baseline's torch
+    (else the newest version's)."""
+    base_torch = ((run_set.baseline or {}).get("environment") or {}).get("torch")
+    own = [v for v in refresh if base_torch and v.torch and _torch(v) == _torch_of(base_torch)]
+    chosen = own[0] if own else refresh[-1]
+    sentence = "If the change is intended, accept it as the baseline on the default branch"
+    if len(run_set.versions) > 1:
+        whose = " (the baseline's torch)" if own else ""
+        sentence += f" with the result on {_torch(chosen)}{whose}"
+    return sentence + ":", refresh_command(chosen, run_set)
 
 
 def refresh_command(version: VersionOutcome, run_set: RunSetVerdict) -> str:
@@ -110,8 +118,9 @@ def _version_advice(version: VersionOutcome) -> Iterator[str]:
     if report is None or (report.exit_code == EXIT_OK and not report.rows("inconclusive")):
         return
     failing = [r for r in report.verdicts if r.verdict in w.FAILING]
-    timed = [r for r in failing if r.unit in TIMED_UNITS]
-    if timed and _same_code_and_torch(version):
+    # Only when every failing row is timed: never above a failing graph break or count.
+    all_timed = bool(failing) and all(r.unit in TIMED_UNITS for r in failing)
+    if all_timed and _same_code_and_torch(version):
         yield (
             "{on} measured the baseline's own commit on the baseline's torch: what moved "
             "is the machine, not the code. Rerun before acting on it."
@@ -170,4 +179,8 @@ def _compile_work_unmoved(rows: tuple[MetricVerdict, ...], wall: MetricVerdict) 
 
 
 def _torch(version: VersionOutcome) -> str:
-    return f"torch {version.torch.split('+')[0]}" if version.torch else version.label
+    return _torch_of(version.torch) if version.torch else version.label
+
+
+def _torch_of(version: str) -> str:
+    return f"torch {version.split('+')[0]}"

@@ -7,6 +7,12 @@ or team, link an issue or pull request (`#123`, `owner/repo#7`, `GH-123`: GitHub
 list the comment on that issue's timeline), end a table cell, or start a heading, list or code
 block. Bidirectional controls (U+202E …) would reorder what the reader sees (Trojan Source):
 they are shown as their code point, never applied.
+
+A code span (`code_span`, `with_code`) keeps its text literal: inside one, GitHub renders no
+HTML, emphasis, link or autolink, and its mention and reference filters skip `<code>`. What
+could break out of one is a backtick run as long as its fence (the fence is made longer than
+any run inside), a line break (whitespace is folded to one line) and, in a table, a `|`
+(escaped as GFM's table extension asks, even inside code).
 """
 
 from __future__ import annotations
@@ -34,10 +40,19 @@ _NUMBER_UNIT = re.compile(r"(\d) (ms|s|%|GiB|MiB|KiB|B|steps)(?=$|[\s),;.])")
 
 def inert(text: object, *, max_chars: int | None = None) -> str:
     """One line of plain text, safe anywhere inline (paragraph, list item, table cell)."""
+    return _inert_flat(_flat(text, max_chars))
+
+
+def _flat(text: object, max_chars: int | None = None) -> str:
+    """One line: whitespace folded, cut at `max_chars`, bidi controls shown, not applied."""
     flat = " ".join(str(text).split())
     if max_chars is not None and len(flat) > max_chars:
         flat = flat[: max_chars - 1] + "…"
-    flat = _BIDI_CONTROL.sub(lambda m: f"[U+{ord(m.group()):04X}]", flat)
+    return _BIDI_CONTROL.sub(lambda m: f"[U+{ord(m.group()):04X}]", flat)
+
+
+def _inert_flat(flat: str) -> str:
+    """Escape one folded line (its edges kept: it may sit between code spans)."""
     flat = flat.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     flat = _MARKDOWN_PUNCTUATION.sub(r"\\\1", flat)
     # A mention or a bare URL is recognised on the rendered text, after escapes are gone:
@@ -57,3 +72,39 @@ def cell(text: object) -> str:
     flat = inert(_LONG_RUN.sub(r"\1" + _ZERO_WIDTH_SPACE, flat))
     # after inert(), which folds whitespace (a no-break space too)
     return _NUMBER_UNIT.sub("\\1\u00a0\\2", flat)
+
+
+_BACKTICK_RUN = re.compile(r"`+")
+# A part of a message its author quoted in backticks (torch's hints do: `torch.cond`).
+_QUOTED = re.compile(r"`([^`]+)`")
+
+
+def code_span(text: object, *, in_table: bool = False, max_chars: int | None = None) -> str:
+    """`text` as one inline code span whatever it holds (backticks, `</details>`, `@team`,
+    `#12`, a URL): its fence is longer than any backtick run inside, padded with a space when
+    the text starts or ends with a backtick (GFM strips one). `in_table`: for a table cell,
+    where even inside code a `|` ends the cell unless escaped."""
+    flat = _flat(text, max_chars)
+    if not flat:
+        return ""
+    fence = "`" * (max((len(run) for run in _BACKTICK_RUN.findall(flat)), default=0) + 1)
+    pad = " " if flat.startswith("`") or flat.endswith("`") else ""
+    if in_table:
+        # GFM's table scanner reads a backslash and the character after it as a pair, so
+        # a backslash of the text before our escaped pipe would pair with our backslash
+        # and free the pipe: a word joiner (invisible) stands between them.
+        flat = flat.replace("\\|", "\\\u2060|").replace("|", "\\|")
+    return f"{fence}{pad}{flat}{pad}{fence}"
+
+
+def with_code(text: object, *, max_chars: int | None = None) -> str:
+    """Inert text in which the parts its author quoted in backticks read as code: torch's
+    "set `torch._dynamo.config.capture_scalar_outputs = True`" shows the setting as code,
+    not as backticks. Not for a table cell (a `|` inside a quote would end it)."""
+    flat = _flat(text, max_chars)
+    out, last = [], 0
+    for quoted in _QUOTED.finditer(flat):
+        out += [_inert_flat(flat[last : quoted.start()]), code_span(quoted.group(1))]
+        last = quoted.end()
+    out.append(_inert_flat(flat[last:]))
+    return "".join(out)

@@ -4,10 +4,16 @@
     context     head vs baseline commit, torch versions, the runner, links to the run
     versions    one row per torch version × step: gate, what failed, best compiled vs eager,
                 when compiling pays off
-    attention   every failing and every inconclusive gate row: value, change, threshold, noise
+    attention   every failing and every inconclusive gate row: value, change, threshold, noise;
+                a row alike on several versions said once, with its versions
+    reasons     why each failing code metric failed, in torch's words: a graph break's
+                file:line and reason, the count that grew, the worst tensor
     advice      for a failure the noise or the load more likely explains, what to do (rerun),
                 and the command that accepts an intended change as the baseline
-    footnotes   the estimator behind the speeds, the yardstick, the icons
+    footnotes   the estimator behind the speeds, the yardstick, the icons: in the comment,
+                closed under "Reading these numbers"
+
+Health (an unsteady machine) is said once for every version it concerns.
 
 `FirstScreen.of(run_set, links)` decides all of it from the run set; `markdown()` and
 `text()` only lay it out, so the PR comment and the terminal cannot say different things.
@@ -16,15 +22,16 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..gate.run_set import RunSetVerdict, VersionOutcome
-from ..gate.verdict import MetricVerdict, sorted_by_severity
-from ..results.run_health import health_line
+from ..gate.verdict import SEVERITY_ORDER, MetricVerdict, sorted_by_severity
+from ..results.run_health import HEALTH_PREFIX, UNSTEADY, health_line, health_parts
 from . import wording as w
 from .advice import advice_for
-from .escape import cell, inert
+from .escape import cell, inert, with_code
 from .headline import headline_of
 from .links import LinkContext
 from .row_cells import ROW_HEADER, row_cells
@@ -51,6 +58,12 @@ PAIRED_NOTE = (
     "it, so what the machine did meanwhile cancels, and the noise is the 95 % interval of "
     "those paired differences."
 )
+READING_SUMMARY = "Reading these numbers"
+# Failing rows whose message says more than the table's numbers: said under the table.
+REASON_METRICS = ("graph_break_sites", "compile_work", "numerics", "torch_state")
+# These say more only when the message carries the new event's detail (`; new: …`).
+DETAIL_METRICS = ("recompiles", "fallbacks_to_eager")
+_NEW_BREAK_AT = re.compile(r"^new graph break at (?P<file>[^\s:]+):(?P<line>\d+)")
 YARDSTICK_NOTE = (
     "Step-time changes between runs on the same torch are judged against a fixed torch "
     "workload timed beside the step (the yardstick), so a runner that is slower today does "
@@ -68,6 +81,40 @@ class Item:
 
 
 @dataclass(frozen=True)
+class Reason:
+    """Why one failing row failed, in the gate's (and torch's) words, for the versions it
+    failed alike on; `site` is the file:line in it that links to the head commit."""
+
+    subject: str
+    what: str
+    versions: str
+    message: str
+    site: str | None = None
+    url: str | None = None
+
+    def markdown(self) -> str:
+        where = f"{inert(self.subject)}, {inert(self.what)}"
+        where += f" ({inert(self.versions)})" if self.versions else ""
+        said = self.message.removeprefix(f"{self.what}: ")
+        message = with_code(said, max_chars=400)
+        if self.site and self.url and self.site in said:
+            before, after = said.split(self.site, 1)
+            message = (
+                with_code(before)
+                + (" " if before.endswith(" ") else "")
+                + f"[{inert(self.site)}]({self.url})"
+                + (" " if after.startswith(" ") else "")
+                + with_code(after, max_chars=300)
+            )
+        return f"- {where}: {message}"
+
+    def text(self) -> str:
+        versions = f" ({self.versions})" if self.versions else ""
+        said = self.message.removeprefix(f"{self.what}: ")
+        return f"- {self.subject}, {self.what}{versions}: {said}"
+
+
+@dataclass(frozen=True)
 class FirstScreen:
     icon: str
     headline: str
@@ -77,27 +124,22 @@ class FirstScreen:
     attention_with_torch: bool
     advice: tuple[tuple[str, str | None], ...]
     footnotes: tuple[str, ...]
-    health: tuple[str, ...] = ()  # one line per version whose machine was unsteady
+    health: tuple[str, ...] = ()  # one line for the versions whose machine was unsteady
+    reasons: tuple[Reason, ...] = ()
 
     @classmethod
     def of(cls, run_set: RunSetVerdict, links: LinkContext | None = None) -> FirstScreen:
         links = links or LinkContext()
         icon, headline = headline_of(run_set)
         several = len(run_set.versions) > 1
-        attention = tuple(
-            row_cells(version, row, several)
-            for version in run_set.versions
-            if version.verdict is not None
-            for row in sorted_by_severity(version.verdict.verdicts)
-            if row.verdict in w.FAILING or row.verdict == "inconclusive"
-        )
         return cls(
             icon=icon,
             headline=headline,
             context=_context(run_set, links),
             versions=tuple(_versions(run_set)),
-            attention=attention,
+            attention=_attention(run_set, several),
             attention_with_torch=several,
+            reasons=tuple(_reasons(run_set, links, several)),
             advice=tuple(advice_for(run_set)),
             footnotes=tuple(_footnotes(run_set)),
             health=tuple(_health_lines(run_set)),
@@ -138,10 +180,16 @@ class FirstScreen:
             if len(self.attention) > len(rows):
                 more = len(self.attention) - len(rows)
                 lines += ["", f"_and {more} more: each version's “every gate row” below._"]
+        if self.reasons:
+            lines += ["", *(reason.markdown() for reason in self.reasons)]
         for sentence, command in self.advice:
             lines += ["", f"> {inert(sentence)}" + (f"<br>{_code(command)}" if command else "")]
         if self.footnotes:
-            lines += ["", "<sub>" + " ".join(inert(n) for n in self.footnotes) + "</sub>"]
+            notes = "\n".join(f"- {inert(n)}" for n in self.footnotes)
+            lines += [
+                "",
+                f"<details><summary>{READING_SUMMARY}</summary>\n\n{notes}\n\n</details>",
+            ]
         return "\n".join(lines)
 
     def text(self) -> str:
@@ -155,6 +203,8 @@ class FirstScreen:
             header = (("torch",) if self.attention_with_torch else ()) + ATTENTION_HEADER
             lines += ["", f"Needs a look ({len(self.attention)}):"]
             lines += fit_table([header, *self.attention])
+        for reason in self.reasons:
+            lines += wrap(reason.text(), hanging="    ")
         for sentence, command in self.advice:
             lines += ["", *wrap(sentence)]
             if command:
@@ -170,17 +220,112 @@ class FirstScreen:
 
 
 def _health_lines(run_set: RunSetVerdict) -> list[str]:
-    """The run-health line (results/run_health.py) of each version measured on an unsteady
-    machine, naming the version when there are several."""
-    several = len(run_set.versions) > 1
-    lines = []
+    """The run-health line (results/run_health.py), once: with several versions, it names
+    those measured on an unsteady machine, each group of like reasons once, and says what
+    that means once."""
+    if len(run_set.versions) == 1:
+        line = health_line(run_set.versions[0].document or {})
+        return [line] if line else []
+    groups: dict[tuple[str, ...], list[str]] = {}
+    consequences: list[str] = []
     for version in run_set.versions:
-        line = health_line(version.document or {})
-        if line and several:
-            line = line.replace("run health:", f"run health (torch {version.label}):", 1)
-        if line:
-            lines.append(line)
-    return lines
+        parts = health_parts(version.document or {})
+        if parts is None:
+            continue
+        reasons, consequence = parts
+        groups.setdefault(tuple(reasons), []).append(_version_label(version))
+        if consequence not in consequences:
+            consequences.append(consequence)
+    if not groups:
+        return []
+    unsteady = [label for labels in groups.values() for label in labels]
+    if len(groups) == 1:
+        ((reasons, labels),) = groups.items()
+        line = f"{HEALTH_PREFIX} (torch {_and(labels)}): {UNSTEADY} — " + "; ".join(reasons)
+    else:
+        line = f"{HEALTH_PREFIX}: {UNSTEADY} — " + ". ".join(
+            f"on torch {_and(labels)}: " + "; ".join(reasons) for reasons, labels in groups.items()
+        )
+    said = "".join(consequences)
+    if len(unsteady) > 1:
+        said = said.replace(". Its ", ". Their ")
+    return [line + said]
+
+
+def _version_label(version: VersionOutcome) -> str:
+    """`2.9.1` (its torch, without the local suffix), or the version's label."""
+    return _plain_torch(version.torch) if version.torch else version.label.removeprefix("torch ")
+
+
+def _needs_a_look(row: MetricVerdict) -> bool:
+    return row.verdict in w.FAILING or row.verdict == "inconclusive"
+
+
+def _attention(run_set: RunSetVerdict, several: bool) -> tuple[tuple[str, ...], ...]:
+    """Every failing and inconclusive row, most severe first; a row that reads the same on
+    several versions (same place, metric, values, change, limit and noise) said once, its
+    versions in the torch column."""
+    versions_of: dict[tuple[str, ...], list[str]] = {}
+    for version in run_set.versions:
+        if version.verdict is None:
+            continue
+        for row in sorted_by_severity(version.verdict.verdicts):
+            if _needs_a_look(row):
+                key = (row.verdict, *row_cells(version, row, False))
+                versions_of.setdefault(key, []).append(_version_label(version))
+    # Most severe first; rows about the same place and metric next to each other.
+    first_seen = {key[1:3]: index for index, key in reversed(list(enumerate(versions_of)))}
+    ordered = sorted(
+        versions_of.items(),
+        key=lambda item: (SEVERITY_ORDER.index(item[0][0]), first_seen[item[0][1:3]]),
+    )
+    return tuple(((", ".join(labels),) if several else ()) + key[1:] for key, labels in ordered)
+
+
+def _reasons(run_set: RunSetVerdict, links: LinkContext, several: bool) -> list[Reason]:
+    """Why each failing code metric failed (REASON_METRICS), said once for the versions
+    where it failed alike; a new graph break's file:line linked to the head commit."""
+    found: dict[tuple[str, str, str], list[str]] = {}
+    url_of: dict[tuple[str, str, str], tuple[str | None, str | None]] = {}
+    for version in run_set.versions:
+        if version.verdict is None:
+            continue
+        for row in sorted_by_severity(version.verdict.verdicts):
+            if not _needs_a_look(row) or not _says_more(row):
+                continue
+            key = (w.row_subject(row), w.metric_name(row.metric), row.message)
+            found.setdefault(key, []).append(_version_label(version))
+            url_of.setdefault(key, _break_site(version, row, links))
+    return [
+        Reason(subject, what, f"torch {_and(labels)}" if several else "", message, *url_of[key])
+        for key, labels in found.items()
+        for subject, what, message in [key]
+    ]
+
+
+def _says_more(row: MetricVerdict) -> bool:
+    if row.metric in REASON_METRICS:
+        return True
+    return row.metric in DETAIL_METRICS and "; " in row.message
+
+
+def _break_site(
+    version: VersionOutcome, row: MetricVerdict, links: LinkContext
+) -> tuple[str | None, str | None]:
+    """(`model.py:181`, its URL at the head commit) for a new graph break in the repository."""
+    found = _NEW_BREAK_AT.match(row.message) if row.metric == "graph_break_sites" else None
+    if found is None:
+        return None, None
+    file, line = found["file"], int(found["line"])
+    for step in (version.document or {}).get("steps", []):
+        for variant in step.get("variants", []):
+            for site in (variant.get("graph_breaks") or {}).get("sites") or []:
+                in_repo = site.get("origin") == "repo" or (
+                    site.get("origin") is None and site.get("in_repo", False)
+                )
+                if (site.get("file"), site.get("line")) == (file, line) and in_repo:
+                    return f"{file}:{line}", links.blob_url(file, line)
+    return f"{file}:{line}", None
 
 
 def _context(run_set: RunSetVerdict, links: LinkContext) -> tuple:

@@ -4,8 +4,10 @@
     recompiles, numerics unchanged
 
 Rows are grouped into the families a reader thinks in (wording.FAMILIES): step speed,
-compile time, graph breaks, recompiles, numerics, memory; a step or variant that failed to
-run, could not be compared, or is gone has its own words.
+compile time, compile work, graph breaks, recompiles, numerics, memory; a step or variant
+that failed to run, could not be compared, or is gone has its own words. Compile work (torch's
+counts: graphs, FX nodes, guards, kernels) is named on its own when it fails or is unclear,
+since its fix differs from a slow compile's; when it holds, it is part of "compile time".
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ def headline_of(run_set: RunSetVerdict) -> tuple[str, str]:
             if not w.gated(row):
                 continue  # reported beside the others, never judged: it decides nothing
             name = w.row_family(row)
+            if name == "compile work" and row.verdict not in w.FAILING | {"inconclusive"}:
+                name = "compile time"  # held: said with the compile time it explains
             if name is not None:
                 by_family.setdefault(name, {}).setdefault(row.verdict, set()).add(version.label)
     failing = [f for f in w.FAMILIES if _has(by_family.get(f), w.FAILING)]

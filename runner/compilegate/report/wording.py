@@ -50,6 +50,7 @@ METRIC_NAMES = {
 FAMILIES = (
     "step speed",
     "compile time",
+    "compile work",
     "graph breaks",
     "recompiles",
     "numerics",
@@ -65,7 +66,7 @@ _FAMILY_OF = {
     "compiled_step_ms": "step speed",
     "compile_s": "compile time",
     "compile_cpu_s": "compile time",
-    "compile_work": "compile time",
+    "compile_work": "compile work",
     "graph_break_sites": "graph breaks",
     "fallbacks_to_eager": "graph breaks",
     "recompiles": "recompiles",

@@ -126,8 +126,22 @@ def _on_cores(cores: Any) -> str:
     return f" on {cores} cores" if isinstance(cores, int) else ""
 
 
+HEALTH_PREFIX = "⚠️ run health"
+UNSTEADY = "the machine was unsteady while this ran"
+
+
 def health_line(document: Doc) -> str | None:
     """The one line a report starts with when the run's machine was unsteady; else None."""
+    parts = health_parts(document)
+    if parts is None:
+        return None
+    reasons, consequence = parts
+    return f"{HEALTH_PREFIX}: {UNSTEADY} — " + "; ".join(reasons) + consequence
+
+
+def health_parts(document: Doc) -> tuple[list[str], str] | None:
+    """(why the machine was unsteady, what that means for the run), for a report that says
+    the consequence once for several runs; None when the run was steady."""
     reasons = ((document.get("run_health") or {}).get("unsteady")) or []
     if not reasons:
         return None
@@ -152,9 +166,7 @@ def health_line(document: Doc) -> str | None:
             "its CPU steps ran with several threads (threads unset or above 1), which alone "
             f"make a small machine's timings wander; {THREADS_HINT}"
         )
-    return (
-        "⚠️ run health: the machine was unsteady while this ran — " + "; ".join(shown) + consequence
-    )
+    return shown, consequence
 
 
 def widest_aa_noise_pct(steps: Sequence[Doc]) -> float | None:
