@@ -4,9 +4,10 @@
     first screen    report/first_screen.py: the headline sentence, commits, torch versions,
                     runner and links, one row per version × step, every failing and
                     inconclusive row, what to do — everything before the first <details>
-    details         report/details.py, per version: every variant, every gate row, graph
-                    breaks and recompiles, numerics, environment, how to reproduce, and
-                    the stored runs' trend (report/trend.py)
+    details         report/details.py, one <details> per version holding a <details> for
+                    each of: every variant, every gate row, graph breaks and recompiles,
+                    numerics, environment, how to reproduce, and the stored runs' trend
+                    (report/trend.py)
     footer          what was left out, if anything
 
 GitHub refuses a comment over 65,536 characters. When the document is longer, sections are
@@ -18,7 +19,7 @@ dropped. Every string that came from user code or torch goes through report/esca
 from __future__ import annotations
 
 from ..gate.run_set import RunSetVerdict
-from .details import Section, version_details
+from .details import Section, version_block, version_details
 from .escape import inert
 from .first_screen import FirstScreen
 from .links import LinkContext
@@ -29,6 +30,8 @@ COMMENT_LIMIT_CHARS = 65_536
 # Headroom for the footer and for GitHub counting characters differently from Python.
 BUDGET_CHARS = COMMENT_LIMIT_CHARS - 2_000
 # Which sections go first when the comment is too long.
+# A version's <details> around its sections: the tags and a summary naming every kind.
+VERSION_BLOCK_CHARS = 200
 DROP_ORDER = ("trend", "verdicts", "environment", "numerics", "reproduce", "breaks", "table")
 
 
@@ -47,8 +50,12 @@ def render_comment(
     sections: list[Section] = []
     for version in run_set.versions:
         sections.extend(version_details(version, run_set, links))
-    kept, dropped = _fit(head, sections, limit_chars)
-    parts = ["\n".join(head)] + [s.text for s in kept]
+    kept, dropped = _fit(head, sections, limit_chars, len(run_set.versions))
+    parts = ["\n".join(head)]
+    for version in run_set.versions:
+        mine = [s for s in kept if s.version == version.label]
+        if mine:
+            parts.append(version_block(version.label, mine))
     if dropped:
         counts = {kind: sum(1 for s in dropped if s.kind == kind) for kind in DROP_ORDER}
         listed = ", ".join(f"{n} {kind}" for kind, n in counts.items() if n)
@@ -60,14 +67,16 @@ def render_comment(
 
 
 def _fit(
-    head: list[str], sections: list[Section], limit_chars: int
+    head: list[str], sections: list[Section], limit_chars: int, versions: int
 ) -> tuple[list[Section], list[Section]]:
     """Drop sections, least useful kind first and the last version's first, until it fits."""
     kept = list(sections)
     dropped: list[Section] = []
+    # each version's own <details> and summary line
+    wrappers = versions * (VERSION_BLOCK_CHARS + 4)
 
     def size() -> int:
-        return len("\n".join(head)) + sum(len(s.text) + 2 for s in kept) + 600
+        return len("\n".join(head)) + sum(len(s.text) + 2 for s in kept) + wrappers + 600
 
     for kind in DROP_ORDER:
         for section in reversed([s for s in kept if s.kind == kind]):

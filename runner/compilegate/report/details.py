@@ -1,6 +1,8 @@
 """What sits behind `<details>` for each torch version: every variant, every gate row, graph
 breaks and recompiles at file:line (linked to the head commit), numerics' worst tensors, the
-notes, the environment, and the commands that reproduce the run from a clean checkout.
+notes, the environment, and the commands that reproduce the run from a clean checkout. Each
+is a section of its own, inside one `<details>` per version (`version_block`), so a closed
+comment shows one line per version.
 
 Tables drop columns that are the same on every row and say the value once below, so they fit
 the 780 px conversation column. Every string that came from user code or torch goes through
@@ -18,7 +20,7 @@ from typing import Any
 from ..gate.run_set import RunSetVerdict, VersionOutcome
 from ..gate.verdict import format_bytes, sorted_by_severity
 from . import wording as w
-from .escape import cell, inert
+from .escape import cell, inert, with_code
 from .links import LinkContext
 from .row_cells import ROW_HEADER, row_cells
 from .speeds import variant_pays_off, variant_speed
@@ -39,15 +41,39 @@ VARIANT_HEADER = (
 _SAFE_ARG = re.compile(r"^[A-Za-z0-9_./+=-]+$")
 
 
+# What each kind of section holds, as the version's summary line lists it.
+SECTION_WORDS = {
+    "table": "variants",
+    "verdicts": "gate rows",
+    "trend": "stored runs",
+    "breaks": "graph breaks and recompiles",
+    "numerics": "numerics",
+    "environment": "environment",
+    "reproduce": "how to reproduce",
+}
+
+
 @dataclass(frozen=True)
 class Section:
     kind: str
     text: str
+    version: str = ""  # the label of the version it belongs to
 
 
-def details(kind: str, summary: str, body: str) -> Section:
+def details(kind: str, summary: str, body: str, version: str = "") -> Section:
+    return Section(kind, _details_html(summary, body), version)
+
+
+def _details_html(summary: str, body: str) -> str:
     # Blank lines around the body let GitHub render markdown inside the HTML block.
-    return Section(kind, f"<details><summary>{summary}</summary>\n\n{body}\n\n</details>")
+    return f"<details><summary>{summary}</summary>\n\n{body}\n\n</details>"
+
+
+def version_block(label: str, sections: Sequence[Section]) -> str:
+    """One version's sections inside one `<details>`, its summary naming what they hold."""
+    kinds = [SECTION_WORDS.get(s.kind, s.kind) for s in sections]
+    summary = f"{inert(label)}: " + ", ".join(dict.fromkeys(kinds))
+    return _details_html(summary, "\n\n".join(s.text for s in sections))
 
 
 def version_details(
@@ -73,7 +99,7 @@ def version_details(
         out.append(details("numerics", f"{name}: numerics, worst tensors", numerics))
     out.append(details("environment", f"{name}: environment", _environment(version.document)))
     out.append(details("reproduce", f"{name}: reproduce locally", reproduce(version, run_set)))
-    return out
+    return [Section(s.kind, s.text, version.label) for s in out]
 
 
 # -- the variant table ----------------------------------------------------------------------
@@ -186,7 +212,7 @@ def gate_rows_markdown(version: VersionOutcome) -> str:
     rows = gate_rows(version)
     table = markdown_table((*ROW_HEADER, "verdict"), [[cell(c) for c in r] for r in rows])
     messages = [
-        f"- {inert(w.row_subject(r))}: {inert(r.message, max_chars=400)}"
+        f"- {inert(w.row_subject(r))}: {with_code(r.message, max_chars=400)}"
         for r in sorted_by_severity(version.verdict.verdicts)
         if r.verdict != "pass"
     ]
@@ -215,7 +241,7 @@ def _breaks_and_recompiles(
                 lines.append(
                     f"- {where}: recompile of {inert(event.get('function', '?'))} at "
                     f"{_site_link(event, links)}: guard "
-                    f"{inert(event.get('reason', ''), max_chars=400)}"
+                    f"{with_code(event.get('reason', ''), max_chars=400)}"
                 )
             if (variant.get("recompiles") or {}).get("limit_hit"):
                 lines.append(
@@ -234,7 +260,7 @@ def _site_line(site: Mapping[str, Any], links: LinkContext) -> str:
         cause_site = {**cause, "origin": origin if cause.get("file") == site.get("file") else None}
         text += f" (caused at {_site_link(cause_site, links)})"
     reason = cause.get("reason") or site.get("reason", "")
-    return f"{text}: {inert(reason, max_chars=400)}"
+    return f"{text}: {with_code(reason, max_chars=400)}"
 
 
 def _site_link(site: Mapping[str, Any], links: LinkContext) -> str:
@@ -259,7 +285,7 @@ def _numerics(steps: Sequence[Mapping[str, Any]]) -> str:
             reason = numerics.get("reason")
             lines.append(
                 f"- {where}: {inert(numerics['status'])}"
-                + (f": {inert(reason, max_chars=300)}" if reason else "")
+                + (f": {with_code(reason, max_chars=300)}" if reason else "")
             )
             for worst in (numerics.get("worst") or [])[:WORST_TENSORS_SHOWN]:
                 lines.append(
