@@ -170,13 +170,16 @@ class FirstScreen:
         ]
         if self.attention:
             header = (("torch",) if self.attention_with_torch else ()) + ATTENTION_HEADER
-            rows = [[cell(c) for c in r] for r in self.attention[:ATTENTION_ROWS_SHOWN]]
-            lines += [
-                "",
-                f"**Needs a look ({len(self.attention)})**",
-                "",
-                *markdown_table(header, rows),
-            ]
+            shown = [list(r) for r in self.attention[:ATTENTION_ROWS_SHOWN]]
+            title = f"**Needs a look ({len(self.attention)})**"
+            where = header.index("where")
+            if len(shown) > 1 and len({r[where] for r in self.attention}) == 1:
+                # one place for every row: said once, so the other cells need not wrap
+                title += f", all in {inert(shown[0][where])}"
+                header = header[:where] + header[where + 1 :]
+                shown = [r[:where] + r[where + 1 :] for r in shown]
+            rows = [[cell(c) for c in r] for r in shown]
+            lines += ["", title, "", *markdown_table(header, rows)]
             if len(self.attention) > len(rows):
                 more = len(self.attention) - len(rows)
                 lines += ["", f"_and {more} more: each version's “every gate row” below._"]
