@@ -75,8 +75,9 @@ def cell(text: object) -> str:
 
 
 _BACKTICK_RUN = re.compile(r"`+")
-# A part of a message its author quoted in backticks (torch's hints do: `torch.cond`).
-_QUOTED = re.compile(r"`([^`]+)`")
+# A part of a message its author quoted in single backticks (torch's hints do: `torch.cond`);
+# a longer run of backticks is not a quote, and stays text.
+_QUOTED = re.compile(r"(?<!`)`([^`]+)`(?!`)")
 
 
 def code_span(text: object, *, in_table: bool = False, max_chars: int | None = None) -> str:
