@@ -12,7 +12,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from report_runs import ITEM_REASON, two_by_three, two_versions_failing
+from gate_docs import environment, result, step, variant
+from report_runs import ITEM_REASON, judge, two_by_three, two_versions_failing
 
 from compilegate.report.comment import render_comment
 from compilegate.report.escape import code_span, with_code
@@ -164,3 +165,32 @@ def test_quoted_code_in_a_hostile_message_stays_inert():
     assert "torch.cond" in parsed.code and "@team #7" in parsed.code
     text = re.sub(r"<[^>]+>", "", html(markdown))
     assert "@octo-org" not in text and "#12" not in text  # mentions and references broken
+
+
+def _unsteady(document: dict, reason: str) -> dict:
+    document["run_health"] = {"machine": {}, "unsteady": [reason]}
+    return document
+
+
+def test_unlike_health_is_one_paragraph_naming_each_version_s_reasons(tmp_path: Path):
+    busy, drift = "other processes took 61 % of its CPU", "the yardstick drifted 40 %"
+    run_set = judge(
+        tmp_path,
+        result(step(variants=[variant(speedup=1.3)]), env=environment(torch="2.13.0")),
+        **{
+            "torch-2.9.1": _unsteady(
+                result(step(variants=[variant(speedup=1.0)]), env=environment(torch="2.9.1")),
+                busy,
+            ),
+            "torch-2.10.0": _unsteady(
+                result(step(variants=[variant(speedup=1.0)]), env=environment(torch="2.10.0")),
+                drift,
+            ),
+        },
+    )
+    screen = first_screen(render_comment(run_set))
+    assert screen.count("run health") == 1 and screen.count("Their step times") == 1
+    assert f"unsteady while this ran — on torch 2.9.1: {busy}. On torch 2.10.0: {drift}." in screen
+    # no version on the baseline's torch (2.13.0): the newest version's result
+    assert screen.count("compilegate baseline update") == 1
+    assert "with the result on torch 2.10.0:" in screen

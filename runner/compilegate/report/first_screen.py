@@ -246,9 +246,11 @@ def _health_lines(run_set: RunSetVerdict) -> list[str]:
         ((reasons, labels),) = groups.items()
         line = f"{HEALTH_PREFIX} (torch {_and(labels)}): {UNSTEADY} — " + "; ".join(reasons)
     else:
-        line = f"{HEALTH_PREFIX}: {UNSTEADY} — " + ". ".join(
-            f"on torch {_and(labels)}: " + "; ".join(reasons) for reasons, labels in groups.items()
-        )
+        said_each = [
+            f"{'On' if index else 'on'} torch {_and(labels)}: " + "; ".join(reasons)
+            for index, (reasons, labels) in enumerate(groups.items())
+        ]
+        line = f"{HEALTH_PREFIX}: {UNSTEADY} — " + ". ".join(said_each)
     said = "".join(consequences)
     if len(unsteady) > 1:
         said = said.replace(". Its ", ". Their ")
