@@ -78,12 +78,12 @@ def comment(tmp_path: Path) -> str:
 def test_a_row_that_fails_alike_on_both_versions_is_said_once_with_both(comment: str):
     screen = first_screen(comment)
     assert screen.count("❌ graph breaks |") == 1
-    assert "| 2.9.1, 2.10.0 | ❌ graph breaks | 0 → 1 | +1 | no increase | - |" in screen
+    assert "| 2.9.1, 2.10.0 | ❌ graph breaks | 0 → 1 | +1 | +0 | - |" in screen
     assert "| 2.9.1, 2.10.0 | ❌ fallbacks to eager |" in screen
     # rows that differ stay apart: each version's own speedup, compile work on one version
     assert "| 2.9.1 | ❌ speedup vs eager | 1.30× → 1.10× |" in screen
     assert "| 2.10.0 | ❌ speedup vs eager | 1.30× → 1.12× |" in screen
-    assert "| 2.10.0 | ❌ compile work | 408 → 444 | +8.8 % |" in screen
+    assert "| 2.10.0 | ❌ compile work | FX nodes 408 → 444 | +8.8 % |" in screen
     assert "**Needs a look (5)**, all in gpt · default" in screen
 
 
@@ -105,7 +105,7 @@ def test_the_graph_break_s_file_line_and_torch_s_reason_are_on_the_first_screen(
     # torch's quoted code renders as code, not as backticks
     assert "torch._dynamo.config.capture_scalar_outputs = True" in parsed.code
     assert "torch.cond" in parsed.code
-    assert "gpt · default, compile work (torch 2.10.0): FX nodes 408 → 444" in screen
+    assert "**compile work** in gpt · default (torch 2.10.0): FX nodes 408 → 444" in screen
 
 
 def test_the_headline_names_compile_work_and_not_compile_time(comment: str):

@@ -93,7 +93,7 @@ class Reason:
     url: str | None = None
 
     def markdown(self) -> str:
-        where = f"{inert(self.subject)}, {inert(self.what)}"
+        where = f"**{inert(self.what)}** in {inert(self.subject)}"
         where += f" ({inert(self.versions)})" if self.versions else ""
         said = self.message.removeprefix(f"{self.what}: ")
         message = with_code(said, max_chars=400)
@@ -111,7 +111,7 @@ class Reason:
     def text(self) -> str:
         versions = f" ({self.versions})" if self.versions else ""
         said = self.message.removeprefix(f"{self.what}: ")
-        return f"- {self.subject}, {self.what}{versions}: {said}"
+        return f"- {self.what} in {self.subject}{versions}: {said}"
 
 
 @dataclass(frozen=True)
@@ -269,8 +269,11 @@ def _needs_a_look(row: MetricVerdict) -> bool:
 def _attention(run_set: RunSetVerdict, several: bool) -> tuple[tuple[str, ...], ...]:
     """Every failing and inconclusive row, most severe first; a row that reads the same on
     several versions (same place, metric, values, change, limit and noise) said once, its
-    versions in the torch column."""
+    versions in the torch column; then one that reads the same on several variants of a step
+    (on the same versions) said once, its variants in the place: `gpt · default; default,
+    dynamic`."""
     versions_of: dict[tuple[str, ...], list[str]] = {}
+    place_of: dict[tuple[str, ...], tuple[str, str | None]] = {}
     for version in run_set.versions:
         if version.verdict is None:
             continue
@@ -278,34 +281,104 @@ def _attention(run_set: RunSetVerdict, several: bool) -> tuple[tuple[str, ...], 
             if _needs_a_look(row):
                 key = (row.verdict, *row_cells(version, row, False))
                 versions_of.setdefault(key, []).append(_version_label(version))
+                place_of.setdefault(key, (row.step, row.variant))
+    variants_of: dict[tuple[str, ...], list[str | None]] = {}
+    for key, labels in versions_of.items():
+        step, variant = place_of[key]
+        alike = (key[0], step, str(variant is None), ", ".join(labels), *key[2:])
+        variants_of.setdefault(alike, []).append(variant)
+    merged = [
+        (alike[0], alike[3], _place(alike[1], variants), *alike[4:])
+        for alike, variants in variants_of.items()
+    ]
     # Most severe first; rows about the same place and metric next to each other.
-    first_seen = {key[1:3]: index for index, key in reversed(list(enumerate(versions_of)))}
-    ordered = sorted(
-        versions_of.items(),
-        key=lambda item: (SEVERITY_ORDER.index(item[0][0]), first_seen[item[0][1:3]]),
-    )
-    return tuple(((", ".join(labels),) if several else ()) + key[1:] for key, labels in ordered)
+    first_seen = {key[2:4]: index for index, key in reversed(list(enumerate(merged)))}
+    ordered = sorted(merged, key=lambda key: (SEVERITY_ORDER.index(key[0]), first_seen[key[2:4]]))
+    return tuple(((key[1],) if several else ()) + key[2:] for key in ordered)
+
+
+def _place(step: str, variants: Sequence[str | None]) -> str:
+    """`gpt`, `gpt · default`, `gpt · default; default, dynamic` (a variant's name may hold a
+    comma, so the names are parted by semicolons)."""
+    if variants == [None]:
+        return step
+    return f"{step} · " + "; ".join(w.variant_name(v) for v in variants)
 
 
 def _reasons(run_set: RunSetVerdict, links: LinkContext, several: bool) -> list[Reason]:
     """Why each failing code metric failed (REASON_METRICS), said once for the versions
-    where it failed alike; a new graph break's file:line linked to the head commit."""
-    found: dict[tuple[str, str, str], list[str]] = {}
-    url_of: dict[tuple[str, str, str], tuple[str | None, str | None]] = {}
+    and the variants of a step where it failed alike (the same message); a new graph
+    break's file:line linked to the head commit. A count's reason says only the new
+    event's detail (the table gives the count), and leaves out torch's words already said
+    by another reason (a fallback's graph break)."""
+    found: dict[tuple[str, ...], list[str]] = {}
+    place_of: dict[tuple[str, ...], tuple[str, str | None]] = {}
+    url_of: dict[tuple[str, ...], tuple[str | None, str | None]] = {}
     for version in run_set.versions:
         if version.verdict is None:
             continue
         for row in sorted_by_severity(version.verdict.verdicts):
             if not _needs_a_look(row) or not _says_more(row):
                 continue
-            key = (w.row_subject(row), w.metric_name(row.metric), row.message)
+            key = (w.row_subject(row), row.metric, _reason_message(row))
             found.setdefault(key, []).append(_version_label(version))
+            place_of.setdefault(key, (row.step, row.variant))
             url_of.setdefault(key, _break_site(version, row, links))
-    return [
-        Reason(subject, what, f"torch {_and(labels)}" if several else "", message, *url_of[key])
-        for key, labels in found.items()
-        for subject, what, message in [key]
-    ]
+    variants_of: dict[tuple[str, ...], list[tuple[str, ...]]] = {}
+    for key, labels in found.items():
+        step, variant = place_of[key]
+        alike = (step, str(variant is None), key[1], key[2], *labels)
+        variants_of.setdefault(alike, []).append(key)
+    reasons = []
+    for alike, keys in variants_of.items():
+        step, _, metric, message, *labels = alike
+        place = _place(step, [place_of[key][1] for key in keys])
+        versions = f"torch {_and(labels)}" if several else ""
+        what = w.metric_name(metric)
+        reasons.append((metric, Reason(place, what, versions, message, *url_of[keys[0]])))
+    # One metric's reasons together (compile work on each variant), in the table's order.
+    metrics = list(dict.fromkeys(metric for metric, _ in reasons))
+    reasons.sort(key=lambda found: metrics.index(found[0]))
+    return _without_repeats(reasons)
+
+
+def _reason_message(row: MetricVerdict) -> str:
+    """The message a reason shows: for a count (DETAIL_METRICS) only what follows its
+    `count a → b (allowed …); `, which the table already says."""
+    if row.metric in DETAIL_METRICS and "; " in row.message:
+        return row.message.split("; ", 1)[1]
+    return row.message
+
+
+def _without_repeats(reasons: list[tuple[str, Reason]]) -> list[Reason]:
+    """A fallback's or recompile's parenthesised words left out where a graph break's
+    reason already says them (`… at model.py:72 (Unsupported Tensor.item() call …)`)."""
+    breaks = " ".join(r.message for metric, r in reasons if metric == "graph_break_sites")
+    kept = []
+    for metric, reason in reasons:
+        if metric in DETAIL_METRICS and breaks:
+            reason = dataclasses.replace(reason, message=_drop_said(reason.message, breaks))
+        kept.append(reason)
+    return kept
+
+
+def _drop_said(message: str, said: str) -> str:
+    """`message` less each ` (…)` whose words (parentheses inside them kept whole: torch's
+    `Tensor.item()`) are in `said`."""
+    start = message.find(" (")
+    while start != -1:
+        depth, end = 0, None
+        for index in range(start + 1, len(message)):
+            depth += {"(": 1, ")": -1}.get(message[index], 0)
+            if depth == 0:
+                end = index
+                break
+        if end is not None and message[start + 2 : end] in said:
+            message = message[:start] + message[end + 1 :]
+            start = message.find(" (", start)
+        else:
+            start = message.find(" (", start + 1)
+    return message
 
 
 def _says_more(row: MetricVerdict) -> bool:

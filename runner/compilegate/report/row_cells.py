@@ -1,11 +1,17 @@
 """A gate row in the reader's terms, the same in the first screen, the details and the
 terminal: where, what, baseline → now (in the reader's unit, rounded to the noise), change,
-limit and noise."""
+limit and noise.
+
+Compile work is several counts judged together; its row names the count it shows
+(`graphs 1 → 5`), the first in torch's order (graphs, FX nodes, guards, …) that crossed
+the limit, so a reader can tell what the number counts."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
+from ..gate.judges.compile_cost import COUNTS
 from ..gate.run_set import VersionOutcome
 from ..gate.verdict import MetricVerdict
 from . import wording as w
@@ -13,10 +19,19 @@ from .wording import plain_torch
 
 ROW_HEADER = ("where", "what", "baseline → now", "change", "limit", "noise")
 _RAW_MS = re.compile(r"raw ([0-9.]+) ms → ([0-9.]+) ms")
+# `graphs 1 → 5` in a compile-work message; longer names first (`backward compile records`).
+_COUNT_MOVED = re.compile(
+    "(?P<name>"
+    + "|".join(re.escape(n) for n in sorted(COUNTS.values(), key=len, reverse=True))
+    + r") (?P<before>\d+) → (?P<after>\d+)"
+)
 
 
 def row_cells(version: VersionOutcome, row: MetricVerdict, several: bool) -> tuple[str, ...]:
     values = "-"
+    count_name = ""
+    if row.metric == "compile_work":
+        count_name, row = _leading_count(row)
     if row.metric in ("step", "variant"):  # about the whole step or variant: say why
         what = f"{w.icon(row.verdict)} {w.verdict_word(row.verdict)}"
         values = row.message if len(row.message) <= 160 else row.message[:159] + "…"
@@ -24,6 +39,7 @@ def row_cells(version: VersionOutcome, row: MetricVerdict, several: bool) -> tup
         what = f"{w.icon(row.verdict)} {w.metric_name(row.metric)}"
         if row.baseline is not None or row.current is not None:
             values = w.values_text(*_reader_values(row), row.noise_pct)
+            values = f"{count_name} {values}" if count_name else values
         if row.change is None and row.verdict != "pass":
             what += f": {w.verdict_word(row.verdict)}"
     cells = (
@@ -36,6 +52,37 @@ def row_cells(version: VersionOutcome, row: MetricVerdict, several: bool) -> tup
     )
     torch = plain_torch(version.torch) if version.torch else version.label
     return ((torch,) if several else ()) + cells
+
+
+def _leading_count(row: MetricVerdict) -> tuple[str, MetricVerdict]:
+    """(`graphs`, the row with that count's values and change): the first count in torch's
+    order that moved past the limit the way the verdict says (grew for a regression, fell for
+    an improvement), else the count whose values the gate gave the row; ("", row) when the
+    message lists none."""
+    moved = [
+        (m["name"], int(m["before"]), int(m["after"])) for m in _COUNT_MOVED.finditer(row.message)
+    ]
+    if not moved:
+        return "", row
+    limit = row.threshold if row.threshold is not None else 0.0
+
+    def change_pct(before: int, after: int) -> float:
+        return (after - before) / max(before, 1) * 100
+
+    if row.verdict in w.FAILING:
+        past = [m for m in moved if change_pct(*m[1:]) > limit and m[2] - m[1] >= 1]
+    elif row.verdict == "improvement":
+        past = [m for m in moved if -change_pct(*m[1:]) > limit]
+    else:
+        past = []
+    if not past:
+        same = [m for m in moved if (m[1], m[2]) == (row.baseline, row.current)]
+        return (same[0][0], row) if same else ("", row)
+    name, before, after = past[0]
+    shown = dataclasses.replace(
+        row, baseline=before, current=after, change=change_pct(before, after)
+    )
+    return name, shown
 
 
 def _noise(row: MetricVerdict) -> str:

@@ -270,13 +270,15 @@ def change_text(row: MetricVerdict) -> str:
 
 
 def threshold_text(row: MetricVerdict) -> str:
-    """What a row's change was allowed to be: `−5 %` (a drop), `+25 %` (growth), `no new`."""
+    """What a row's change was allowed to be: `−5 %` (a drop), `+25 %` (growth), `+0` (a
+    count that may not grow: said like the change beside it, `+1`, and narrow enough that
+    a first-screen table with a torch column does not wrap)."""
     if row.direction == "must_pass":
         return "must pass"
     if row.threshold is None:
         return "-"
     if row.change_unit != "pct":
-        return "no increase" if row.threshold == 0 else f"+{row.threshold:g} at most"
+        return f"+{row.threshold:g}"
     sign = "−" if row.direction == "higher_is_better" else "+"
     return f"{sign}{row.threshold:g} %"
 
