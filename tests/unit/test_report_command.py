@@ -61,7 +61,8 @@ def test_markdown_report_over_a_results_dir_names_every_version(tmp_path: Path):
     text = out.read_text()
     assert text.startswith("<!-- compilegate: gpu -->")
     assert text.splitlines()[1].startswith(
-        "### ❌ compilegate fails on step speed and a failed run in train on torch 2.12.0 and 9.9.9"
+        "### ❌ compilegate fails in train: step speed on torch 2.12.0, "
+        "a failed run on torch 9.9.9;"
     )
     assert "| 2.12.0 | train | ❌ fails | speedup vs eager |" in text
     assert "| 2.13.0 | train | pass | - |" in text

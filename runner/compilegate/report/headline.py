@@ -8,6 +8,11 @@ compile time, compile work, graph breaks, recompiles, numerics, memory; a step o
 that failed to run, could not be compared, or is gone has its own words. Compile work (torch's
 counts: graphs, FX nodes, guards, kernels) is named on its own when it fails or is unclear,
 since its fix differs from a slow compile's; when it holds, it is part of "compile time".
+
+When the failing kinds failed on different torch versions, each says its own:
+
+    fails in gpt: step speed and graph breaks on torch 2.9.1 and 2.10.0, compile work on
+    torch 2.10.0 only; compile time, recompiles, numerics, memory unchanged
 """
 
 from __future__ import annotations
@@ -51,6 +56,21 @@ def headline_of(run_set: RunSetVerdict) -> tuple[str, str]:
     if len(failing) == 1 and failing[0] in w.FAILING_ALONE:
         rest_text = "".join(f"; {part}" for part in rest)
         return w.FAIL_ICON, f"fails: {w.FAILING_ALONE[failing[0]]}{_where(run_set)}{rest_text}"
+    groups = _versions_per_family(run_set, failing, by_family, broken)
+    if len(groups) > 1:
+        steps = _failing_steps(run_set)
+        in_steps = f" in {_and(steps)}" if 0 < len(steps) <= 3 else ""
+        said = [
+            f"{_and([w.FAILING_IN_LIST.get(f, f) for f in families])} on "
+            + torch_list([v for v in run_set.versions if v.label in labels])
+            # `only` where another kind failed on these versions and more
+            + (" only" if any(set(labels) < set(other) for other in groups) else "")
+            for labels, families in groups.items()
+        ]
+        parts = [f"fails{in_steps}: " + ", ".join(said)]
+        if unclear:
+            parts.append(f"{_and(unclear)} inside the noise")
+        return w.FAIL_ICON, "; ".join(parts + rest)
     if failing:
         where = _where(run_set)
         failing = [w.FAILING_IN_LIST.get(f, f) for f in failing]
@@ -96,6 +116,38 @@ def _rest(by_family: dict[str, dict[str, set[str]]], skip: list[str]) -> list[st
     if new:
         out.append(f"{', '.join(new)} new (no baseline)")
     return out
+
+
+def _versions_per_family(
+    run_set: RunSetVerdict,
+    failing: list[str],
+    by_family: dict[str, dict[str, set[str]]],
+    broken: list[VersionOutcome],
+) -> dict[tuple[str, ...], list[str]]:
+    """The failing families grouped by the labels of the versions they failed on, in the
+    order failed."""
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for family in failing:
+        labels = {
+            label
+            for verdict, found in by_family.get(family, {}).items()
+            if verdict in w.FAILING
+            for label in found
+        }
+        if family == "the run":
+            labels |= {v.label for v in broken}
+        in_order = tuple(v.label for v in run_set.versions if v.label in labels)
+        groups.setdefault(in_order, []).append(family)
+    return groups
+
+
+def _failing_steps(run_set: RunSetVerdict) -> list[str]:
+    steps: list[str] = []
+    for version in run_set.versions:
+        for row in version.verdict.verdicts if version.verdict else ():
+            if row.verdict in w.FAILING and row.step not in steps:
+                steps.append(row.step)
+    return steps
 
 
 def _where(run_set: RunSetVerdict) -> str:
