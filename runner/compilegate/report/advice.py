@@ -83,6 +83,9 @@ def refresh_command(version: VersionOutcome, run_set: RunSetVerdict) -> str:
 
 
 NOT_JUDGED = "reported, not judged: "
+# Step times not judged for an unsteady machine (gate/judges/speed.py) name the run-health
+# line, which the first screen shows above the advice with what to do about it.
+HEALTH_REASON = "(run health)"
 
 
 def _unjudged_step_times(version: VersionOutcome) -> Iterator[str]:
@@ -103,13 +106,21 @@ def _unjudged_step_times(version: VersionOutcome) -> Iterator[str]:
     ]
     if not moved:
         return
-    steps: dict[str, list[str]] = {}
+    # `eager +57 %, p25 +83 %; default, dynamic compiled +16 %, p25 +38 %`: a variant's
+    # name may hold a comma, so each variant's changes end with a semicolon.
+    steps: dict[str, dict[str, list[str]]] = {}
     for row in moved:
         what = "eager" if row.variant == "eager" else f"{w.variant_name(row.variant)} compiled"
-        what += " p25" if row.metric.endswith("_p25") else ""
-        steps.setdefault(row.step, []).append(f"{what} {w.change_text(row)}")
-    changes = "; ".join(f"{step}: {', '.join(parts)}" for step, parts in steps.items())
+        change = ("p25 " if row.metric.endswith("_p25") else "") + w.change_text(row)
+        steps.setdefault(row.step, {}).setdefault(what, []).append(change)
+    changes = "; ".join(
+        f"{step}: " + "; ".join(f"{what} {', '.join(said)}" for what, said in variants.items())
+        for step, variants in steps.items()
+    )
     why = moved[0].message.split(NOT_JUDGED, 1)[1]
+    if HEALTH_REASON in why:
+        # the run-health line above says what to do about an unsteady machine
+        why = why.split("; ", 1)[0]
     yield f"step times moved beyond their limits on {{on}} but were not judged ({changes}): {why}."
 
 

@@ -34,7 +34,7 @@ from .advice import advice_for
 from .escape import cell, inert, with_code
 from .headline import headline_of
 from .links import LinkContext
-from .row_cells import ROW_HEADER, row_cells
+from .row_cells import ROW_HEADER, counts_past_limit, row_cells
 from .speeds import best_speed_text, estimator_text, pays_off_text, variant_speed
 from .tables import markdown_table, text_table, wrap
 from .wording import and_list as _and
@@ -344,9 +344,15 @@ def _reasons(run_set: RunSetVerdict, links: LinkContext, several: bool) -> list[
 
 def _reason_message(row: MetricVerdict) -> str:
     """The message a reason shows: for a count (DETAIL_METRICS) only what follows its
-    `count a → b (allowed …); `, which the table already says."""
+    `count a → b (allowed …); `, which the table already says; for compile work only the
+    counts past the limit (every count moved is in the version's gate rows)."""
     if row.metric in DETAIL_METRICS and "; " in row.message:
         return row.message.split("; ", 1)[1]
+    if row.metric == "compile_work":
+        past, why = counts_past_limit(row)
+        if past:
+            listed = ", ".join(f"{name} {before} → {after}" for name, before, after in past)
+            return f"{w.metric_name(row.metric)}: {listed}{why}"
     return row.message
 
 

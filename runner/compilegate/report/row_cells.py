@@ -54,35 +54,42 @@ def row_cells(version: VersionOutcome, row: MetricVerdict, several: bool) -> tup
     return ((torch,) if several else ()) + cells
 
 
-def _leading_count(row: MetricVerdict) -> tuple[str, MetricVerdict]:
-    """(`graphs`, the row with that count's values and change): the first count in torch's
-    order that moved past the limit the way the verdict says (grew for a regression, fell for
-    an improvement), else the count whose values the gate gave the row; ("", row) when the
-    message lists none."""
-    moved = [
-        (m["name"], int(m["before"]), int(m["after"])) for m in _COUNT_MOVED.finditer(row.message)
-    ]
-    if not moved:
-        return "", row
+def counts_past_limit(row: MetricVerdict) -> tuple[list[tuple[str, int, int]], str]:
+    """([(`graphs`, 1, 5), …], `: grew by more than …`): the compile-work counts in torch's
+    order (as the message lists them) that moved past the limit the way the verdict says
+    (grew for a regression, fell for an improvement), and what the message says after
+    its counts; ([], "") when none did."""
+    found = list(_COUNT_MOVED.finditer(row.message))
     limit = row.threshold if row.threshold is not None else 0.0
+    past = []
+    for match in found:
+        before, after = int(match["before"]), int(match["after"])
+        change = _change_pct(before, after)
+        grew = change > limit and after - before >= 1
+        if (grew and row.verdict in w.FAILING) or (
+            -change > limit and row.verdict == "improvement"
+        ):
+            past.append((match["name"], before, after))
+    return past, (row.message[found[-1].end() :] if past else "")
 
-    def change_pct(before: int, after: int) -> float:
-        return (after - before) / max(before, 1) * 100
 
-    if row.verdict in w.FAILING:
-        past = [m for m in moved if change_pct(*m[1:]) > limit and m[2] - m[1] >= 1]
-    elif row.verdict == "improvement":
-        past = [m for m in moved if -change_pct(*m[1:]) > limit]
-    else:
-        past = []
-    if not past:
-        same = [m for m in moved if (m[1], m[2]) == (row.baseline, row.current)]
-        return (same[0][0], row) if same else ("", row)
-    name, before, after = past[0]
-    shown = dataclasses.replace(
-        row, baseline=before, current=after, change=change_pct(before, after)
-    )
-    return name, shown
+def _change_pct(before: int, after: int) -> float:
+    return (after - before) / max(before, 1) * 100
+
+
+def _leading_count(row: MetricVerdict) -> tuple[str, MetricVerdict]:
+    """(`graphs`, the row with that count's values and change): the first count past the
+    limit (counts_past_limit), else the count whose values the gate gave the row; ("", row)
+    when the message names none."""
+    past, _ = counts_past_limit(row)
+    if past:
+        name, before, after = past[0]
+        change = _change_pct(before, after)
+        return name, dataclasses.replace(row, baseline=before, current=after, change=change)
+    for match in _COUNT_MOVED.finditer(row.message):
+        if (int(match["before"]), int(match["after"])) == (row.baseline, row.current):
+            return match["name"], row
+    return "", row
 
 
 def _noise(row: MetricVerdict) -> str:
