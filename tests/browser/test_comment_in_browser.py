@@ -19,6 +19,7 @@ from render_comment import STYLESHEET, find_chromium, render
 from report_runs import (
     failing_rows,
     hostile,
+    nanogpt_graph_break,
     oversized,
     two_by_three,
     two_versions_failing,
@@ -68,10 +69,14 @@ MAKERS = {
     "oversized": oversized,
     "stored history": with_history,
     "two versions failing": two_versions_failing,
+    "nanoGPT graph break": nanogpt_graph_break,
 }
 # Issue 31: the two-version stored-baseline failure, every <details> closed, in the 780 px
 # column (2182 px on nanoGPT before; 1983 px for two_versions_failing, 1250 px after).
 TWO_VERSIONS_CLOSED_MAX_PX = 1400
+# The real nanoGPT run (tests/unit/data/nanogpt/): 1601 px closed before its three failures
+# alike on both variants were said once (tests/unit/test_comment_nanogpt.py), 1098 px after.
+NANOGPT_CLOSED_MAX_PX = 1100
 
 
 def case(name: str, tmp_path: Path) -> tuple[str, RunSetVerdict]:
@@ -94,6 +99,7 @@ def test_the_vendored_stylesheet_is_the_one_recorded():
         "oversized",
         "stored history",
         "two versions failing",
+        "nanoGPT graph break",
     ],
 )
 def test_tables_fit_and_the_first_screen_names_every_failing_row(name: str, tmp_path: Path):
@@ -124,3 +130,17 @@ def test_a_two_version_failure_fits_1400_px_closed_with_its_reasons_on_the_first
     screen = " ".join(closed["first_screen_text"].split())
     assert "model.py:181" in screen and "Unsupported Tensor.item() call" in screen
     assert screen.count("run health") == 1 and screen.count("compilegate baseline update") == 1
+
+
+def test_the_real_nanogpt_failure_fits_1100_px_closed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    # Relative paths in its accept command, as the action's are (a long temporary folder
+    # would add a line of command that no reader meets).
+    monkeypatch.chdir(tmp_path)
+    markdown = render_comment(nanogpt_graph_break(Path("docs")))
+    closed = render(markdown, tmp_path / "closed.png")
+    assert closed["height_px"] <= NANOGPT_CLOSED_MAX_PX, closed["height_px"]
+    screen = " ".join(closed["first_screen_text"].split())
+    assert "Needs a look (3), all in gpt · default; default, dynamic" in screen
+    assert screen.count("Unsupported Tensor.item() call") == 1

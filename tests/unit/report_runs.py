@@ -5,6 +5,10 @@ two_by_three     2 torch versions × 3 steps, failing on compile time (same code
                  inconclusive speedup
 hostile          strings from user code that try to break out of the markdown
 oversized        10 versions × 40 steps × 20 graph-break sites: over GitHub's limit
+two_versions_failing  issue 31's stored-baseline failure on two torch versions
+nanogpt_graph_break   a real run (data/nanogpt/): karpathy/nanoGPT's 2-layer GPT, variants
+                 default and default+dynamic on torch 2.13.0, its pull request's
+                 `torch.isnan(y).any().item()` in attention breaking the graph
 """
 
 from __future__ import annotations
@@ -28,6 +32,9 @@ def write(path: Path, document: dict) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(document), encoding="utf-8")
     return path
+
+
+NANOGPT = Path(__file__).parent / "data" / "nanogpt"
 
 
 def judge(tmp_path: Path, baseline: dict | None, **results: dict) -> RunSetVerdict:
@@ -219,3 +226,12 @@ def two_versions_failing(tmp_path: Path) -> RunSetVerdict:
         ),
     }
     return judge(tmp_path, baseline, **current)
+
+
+def nanogpt_graph_break(tmp_path: Path) -> RunSetVerdict:
+    """The real nanoGPT run (data/nanogpt/head.json) judged against its stored baseline
+    (baseline.json): compile work, a graph break and a fallback to eager failing alike on
+    both variants, on an unsteady 2-core machine."""
+    baseline = json.loads((NANOGPT / "baseline.json").read_text(encoding="utf-8"))
+    head = json.loads((NANOGPT / "head.json").read_text(encoding="utf-8"))
+    return judge(tmp_path, baseline, **{"torch-2.13.0": head})

@@ -1,0 +1,58 @@
+"""Issue 31 on a real run: karpathy/nanoGPT's 2-layer GPT, variants default and
+default+dynamic on torch 2.13.0, its pull request adding `if torch.isnan(y).any().item():
+raise` in attention (data/nanogpt/: the head's result and the stored baseline). Both variants
+fail alike on compile work, a graph break and a fallback to eager: the first screen says
+each failure once with both variants, each reason once, and what the compile-work number
+counts. The comment's height is measured in a browser (tests/browser)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from report_runs import nanogpt_graph_break
+
+from compilegate.report.comment import render_comment
+
+BOTH = "gpt · default; default, dynamic"
+
+
+@pytest.fixture
+def screen(tmp_path: Path) -> str:
+    comment = render_comment(nanogpt_graph_break(tmp_path))
+    return comment.replace("\u00a0", " ").split("<details>", 1)[0]
+
+
+def test_three_failures_alike_on_both_variants_are_three_rows_naming_both(screen: str):
+    assert f"**Needs a look (3)**, all in {BOTH}" in screen
+    rows = [line for line in screen.splitlines() if line.startswith("| ❌")]
+    assert [row.split(" | ")[0] for row in rows] == [
+        "| ❌ compile work",
+        "| ❌ graph breaks",
+        "| ❌ fallbacks to eager",
+    ]
+
+
+def test_each_reason_is_said_once(screen: str):
+    reasons = [line for line in screen.splitlines() if line.startswith("- **")]
+    assert screen.count("Unsupported Tensor.item() call") == 1  # the graph break's, not again
+    assert f"- **graph breaks** in {BOTH}: new graph break at model.py:106" in screen
+    assert f"- **fallbacks to eager** in {BOTH}: forward in model.py fell back to eager" in screen
+    assert len(reasons) == len(set(reasons)) == 4  # compile work differs: one per variant
+    # the count the table gives is not said again in its reason
+    assert "fallbacks to eager 0 → 1" not in screen
+
+
+def test_the_compile_work_cell_names_the_count_it_shows(screen: str):
+    assert "| ❌ compile work | graphs 1 → 5 | +400 % | +5 % | - |" in screen
+    # the reason lists what crossed the limit, not the counts that fell (FX nodes 91 → 53)
+    assert (
+        "- **compile work** in gpt · default: graphs 1 → 5, compile records 1 → 6, "
+        "backward compile records 1 → 5: grew by more than the 5 % tolerance"
+    ) in screen
+    assert "FX nodes" not in screen
+
+
+def test_the_unsteady_machine_s_advice_is_said_once(screen: str):
+    assert screen.count("rerun once") == 1
+    assert "default, dynamic compiled +16 %, p25 +38 %" in screen
