@@ -106,14 +106,14 @@ def _unjudged_step_times(version: VersionOutcome) -> Iterator[str]:
     ]
     if not moved:
         return
-    # `eager +57 %, p25 +83 %; default, dynamic compiled +16 %, p25 +38 %`: a variant's
-    # name may hold a comma, so each variant's changes end with a semicolon.
+    # `gpt: eager +57 %, p25 +83 %; default, dynamic compiled +16 %, p25 +38 % — mlp: …`:
+    # a variant's name may hold a comma, so variants are parted by semicolons, steps by dashes.
     steps: dict[str, dict[str, list[str]]] = {}
     for row in moved:
         what = "eager" if row.variant == "eager" else f"{w.variant_name(row.variant)} compiled"
         change = ("p25 " if row.metric.endswith("_p25") else "") + w.change_text(row)
         steps.setdefault(row.step, {}).setdefault(what, []).append(change)
-    changes = "; ".join(
+    changes = " — ".join(
         f"{step}: " + "; ".join(f"{what} {', '.join(said)}" for what, said in variants.items())
         for step, variants in steps.items()
     )
