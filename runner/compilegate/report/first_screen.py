@@ -314,21 +314,26 @@ def _reasons(run_set: RunSetVerdict, links: LinkContext, several: bool) -> list[
     found: dict[tuple[str, ...], list[str]] = {}
     place_of: dict[tuple[str, ...], tuple[str, str | None]] = {}
     url_of: dict[tuple[str, ...], tuple[str | None, str | None]] = {}
+    counts_of: dict[str, tuple[list[tuple[str, int, int]], str]] = {}
     for version in run_set.versions:
         if version.verdict is None:
             continue
         for row in sorted_by_severity(version.verdict.verdicts):
             if not _needs_a_look(row) or not _says_more(row):
                 continue
-            key = (w.row_subject(row), row.metric, _reason_message(row))
+            message = _reason_message(row)
+            key = (w.row_subject(row), row.metric, message)
             found.setdefault(key, []).append(_version_label(version))
             place_of.setdefault(key, (row.step, row.variant))
             url_of.setdefault(key, _break_site(version, row, links))
+            if row.metric == "compile_work" and counts_past_limit(row)[0]:
+                counts_of[message] = counts_past_limit(row)
     variants_of: dict[tuple[str, ...], list[tuple[str, ...]]] = {}
     for key, labels in found.items():
         step, variant = place_of[key]
         alike = (step, str(variant is None), key[1], key[2], *labels)
         variants_of.setdefault(alike, []).append(key)
+    variants_of = _merge_compile_work(variants_of, counts_of, place_of)
     reasons = []
     for alike, keys in variants_of.items():
         step, _, metric, message, *labels = alike
@@ -342,6 +347,52 @@ def _reasons(run_set: RunSetVerdict, links: LinkContext, several: bool) -> list[
     return _without_repeats(reasons)
 
 
+def _merge_compile_work(
+    variants_of: dict[tuple[str, ...], list[tuple[str, ...]]],
+    counts_of: dict[str, tuple[list[tuple[str, int, int]], str]],
+    place_of: dict[tuple[str, ...], tuple[str, str | None]],
+) -> dict[tuple[str, ...], list[tuple[str, ...]]]:
+    """Compile work past the limit on several variants of a step (same versions), with some
+    counts alike: one reason, in the first one's place, the counts alike said once and each
+    variant's others named (`graphs 1 → 5, compile records 1 → 6 (backward compile records
+    1 → 5 on default)`)."""
+    groups: dict[tuple[str, ...], list[tuple[str, ...]]] = {}
+    for alike in variants_of:
+        step, has_variant, metric, message, *labels = alike
+        if metric == "compile_work" and message in counts_of and has_variant == "False":
+            groups.setdefault((step, counts_of[message][1], *labels), []).append(alike)
+    merged: dict[tuple[str, ...], tuple[tuple[str, ...], list[tuple[str, ...]]]] = {}
+    for members in groups.values():
+        counts = [counts_of[alike[3]][0] for alike in members]
+        common = [count for count in counts[0] if all(count in other for other in counts[1:])]
+        if len(members) < 2 or not common:
+            continue
+        others = []
+        for alike, own in zip(members, counts, strict=True):
+            extra = [count for count in own if count not in common]
+            if extra:
+                names = "; ".join(w.variant_name(place_of[k][1]) for k in variants_of[alike])
+                others.append(f"{_counts_text(extra)} on {names}")
+        step, _, metric, message, *labels = members[0]
+        said = _counts_text(common) + (f" ({'; '.join(others)})" if others else "")
+        said = f"{w.metric_name(metric)}: {said}{counts_of[message][1]}"
+        merged[members[0]] = ((step, "False", metric, said, *labels), members)
+    gone = {alike for _, members in merged.values() for alike in members}
+    out: dict[tuple[str, ...], list[tuple[str, ...]]] = {}
+    for alike, keys in variants_of.items():
+        if alike in merged:
+            key, members = merged[alike]
+            out[key] = [k for member in members for k in variants_of[member]]
+        elif alike not in gone:
+            out[alike] = keys
+    return out
+
+
+def _counts_text(counts: Sequence[tuple[str, int, int]]) -> str:
+    """`graphs 1 → 5, compile records 1 → 6`."""
+    return ", ".join(f"{name} {before} → {after}" for name, before, after in counts)
+
+
 def _reason_message(row: MetricVerdict) -> str:
     """The message a reason shows: for a count (DETAIL_METRICS) only what follows its
     `count a → b (allowed …); `, which the table already says; for compile work only the
@@ -351,8 +402,7 @@ def _reason_message(row: MetricVerdict) -> str:
     if row.metric == "compile_work":
         past, why = counts_past_limit(row)
         if past:
-            listed = ", ".join(f"{name} {before} → {after}" for name, before, after in past)
-            return f"{w.metric_name(row.metric)}: {listed}{why}"
+            return f"{w.metric_name(row.metric)}: {_counts_text(past)}{why}"
     return row.message
 
 
