@@ -89,7 +89,7 @@ class FirstScreen:
             for version in run_set.versions
             if version.verdict is not None
             for row in sorted_by_severity(version.verdict.verdicts)
-            if row.verdict in w.FAILING or row.verdict == "inconclusive"
+            if row.verdict in w.FAILING or row.verdict in ("inconclusive", "accepted")
         )
         return cls(
             icon=icon,
@@ -274,6 +274,8 @@ def _gate(version: VersionOutcome, rows: list[MetricVerdict], step: dict) -> str
         return f"{w.FAIL_ICON} fails"
     if top == "inconclusive":
         return f"{w.LOOK_ICON} unclear"
+    if top == "accepted":
+        return "accepted"
     return {"improvement": "pass (better)", "new": "new"}.get(top, "pass")
 
 
@@ -289,6 +291,9 @@ def _what_failed(rows: list[MetricVerdict], step: dict) -> str:
             if name not in names:
                 names.append(name)
     unclear = sorted({w.metric_name(r.metric) for r in rows if r.verdict == "inconclusive"})
+    accepted = sorted({w.metric_name(r.metric) for r in rows if r.verdict == "accepted"})
+    if accepted:
+        names.append("accepted: " + ", ".join(accepted))
     if not rows and step.get("status") != "ok":
         names.append("the step failed")
     text = ", ".join(names)
