@@ -159,3 +159,60 @@ def test_other_events_and_broken_payloads_accept_nothing():
     del broken["sender"]
     result = check("pull_request", broken)
     assert result.acceptance is None and "not usable" in (result.why_not or "")
+
+
+# -- compilegate publish: the acceptance reaches the verdict, the outputs and the exit code ----
+
+
+def publish_in(tmp_path, monkeypatch, payload: dict, *, base_label: object = LABEL):
+    """`compilegate publish` on a regressed result against a baseline, in a labeled event's
+    job, with GitHub's pull request as PullClient says; returns (exit code, verdict output)."""
+    import json
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from test_acceptance import base_doc, regressed_doc
+
+    from compilegate.cli import main, publish_command
+
+    base, result = tmp_path / "baseline.json", tmp_path / "results" / "result.json"
+    result.parent.mkdir(exist_ok=True)
+    base.write_text(json.dumps(base_doc(base_label)))
+    result.write_text(json.dumps(regressed_doc()))
+    event, outputs = tmp_path / "event.json", tmp_path / "outputs.txt"
+    event.write_text(json.dumps(payload))
+    for name, value in {
+        "GITHUB_REPOSITORY": REPO,
+        "GITHUB_EVENT_NAME": "pull_request",
+        "GITHUB_EVENT_PATH": str(event),
+        "GITHUB_SHA": "c" * 40,
+        "GITHUB_OUTPUT": str(outputs),
+        "GITHUB_TOKEN": "ghs_test",
+        "GITHUB_API_URL": "https://api.github.com",
+        "GITHUB_SERVER_URL": "https://github.com",
+    }.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr(publish_command, "make_client", lambda context: PullClient())
+    code = main(
+        ["publish", "--results-dir", str(result.parent), "--baseline", str(base), "--no-comment"]
+    )
+    lines = outputs.read_text().splitlines()
+    verdict = lines[lines.index(next(x for x in lines if x.startswith("verdict<<"))) + 1]
+    return code, verdict
+
+
+def test_publish_accepts_a_maintainers_label_and_says_so(tmp_path, monkeypatch, capsys):
+    code, verdict = publish_in(tmp_path, monkeypatch, labeled_event())
+    assert (code, verdict) == (0, "accepted")
+    assert 'regressions accepted by @maintainer (label "compilegate: accept")' in (
+        capsys.readouterr().out
+    )
+
+
+def test_publish_keeps_the_regression_without_a_valid_acceptance(tmp_path, monkeypatch, capsys):
+    code, verdict = publish_in(tmp_path, monkeypatch, labeled_event(action="synchronize"))
+    assert (code, verdict) == (1, "regression")
+    assert "accepts nothing" in capsys.readouterr().out
+    code, _ = publish_in(tmp_path, monkeypatch, labeled_event(), base_label=None)  # off
+    assert code == 1
