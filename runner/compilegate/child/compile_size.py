@@ -6,8 +6,8 @@ counts it failed the 5 % tolerance (issue 31: +8.8 % FX nodes for one more layer
 GPT). Judged per eager op (judges/compile_cost.py), a bigger model compiles to the same
 work per op, while the same model compiling into more graphs, guards or kernels does not.
 
-The count is taken once, after everything timed, on an eager copy: one forward (and loss)
-under torch.no_grad and the step's autocast, through a TorchDispatchMode that counts each
+The count is taken once, after everything timed, on an eager copy: one forward (and loss),
+no backward, under the step's autocast, through a TorchDispatchMode that counts each
 ATen op call (torch 1.13+). For `compile_target: model` only the ops inside the model's own
 call are counted (its forward hooks switch the count on and off); for `step`, forward and
 loss (the compiled optimizer step is left out: running it would change the weights).
@@ -57,7 +57,9 @@ def _count(step: TrainingStep, index: int, compile_target: str) -> int:
         ]
     try:
         inputs = parts.batch(index)
-        with torch.no_grad(), autocast_context(step.device, step.amp), counter:
+        # Grad mode as the step runs it (no backward): under no_grad some modules take
+        # another path (nn.TransformerEncoderLayer's fused one in eval mode).
+        with torch.enable_grad(), autocast_context(step.device, step.amp), counter:
             parts.loss(parts.model, inputs)
     finally:
         for hook in hooks:
