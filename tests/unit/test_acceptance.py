@@ -145,3 +145,16 @@ def test_the_comment_and_headline_say_who_accepted_what(tmp_path):
     assert 'accepted by @\u2060maintainer (label "compilegate: accept")' in markdown  # no ping
     first_screen = markdown.split("<details")[0]
     assert "worse, accepted" in first_screen or "accepted by" in first_screen
+
+
+def test_a_failing_report_says_how_to_accept_it_with_the_base_sides_label(tmp_path):
+    import json
+
+    from compilegate.report.advice import advice_for
+
+    cur_path = tmp_path / "result.json"
+    cur_path.write_text(json.dumps(regressed_doc()))
+    said = [s for s, _ in advice_for(judge_run_set([ResultSource(cur_path, "r")], base_doc()))]
+    assert any('with the label "compilegate: accept"' in s for s in said), said
+    off = judge_run_set([ResultSource(cur_path, "r")], base_doc(None))
+    assert not any("label" in s for s, _ in advice_for(off))
