@@ -91,7 +91,7 @@ def command_publish(args: argparse.Namespace) -> int:
         if why_not:
             sys.stdout.write(f"compilegate: no comment: {why_not}\n")
             post_comment = False
-    run_set = _with_acceptance(context, build_run_set(args))
+    run_set = _with_acceptance(context, build_run_set(args), dry_run=args.dry_run)
     links = dataclasses.replace(
         LinkContext.from_environ(os.environ),
         server_url=context.server_url,
@@ -115,7 +115,9 @@ def command_publish(args: argparse.Namespace) -> int:
     return run_set.exit_code
 
 
-def _with_acceptance(context: ActionsContext, run_set: RunSetVerdict) -> RunSetVerdict:
+def _with_acceptance(
+    context: ActionsContext, run_set: RunSetVerdict, *, dry_run: bool = False
+) -> RunSetVerdict:
     """The run set with its regressions accepted where a maintainer applied the base side's
     label to this pull request, verified from the event and GitHub (github/acceptance.py);
     one line on stdout says what was accepted, or why not."""
@@ -129,6 +131,12 @@ def _with_acceptance(context: ActionsContext, run_set: RunSetVerdict) -> RunSetV
         payload = json.loads(context.event_path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         sys.stdout.write(f"compilegate: no acceptance: GITHUB_EVENT_PATH unreadable ({exc})\n")
+        return run_set
+    if dry_run:
+        sys.stdout.write(
+            f"compilegate publish --dry-run: would check {', '.join(labels)} with GET "
+            f"/repos/{context.repository}/pulls/{context.pull_request.number}\n"
+        )
         return run_set
     client = make_client(context)
     acceptances = []

@@ -216,3 +216,28 @@ def test_publish_keeps_the_regression_without_a_valid_acceptance(tmp_path, monke
     assert "accepts nothing" in capsys.readouterr().out
     code, _ = publish_in(tmp_path, monkeypatch, labeled_event(), base_label=None)  # off
     assert code == 1
+
+
+def test_a_dry_run_asks_github_nothing(tmp_path, monkeypatch, capsys):
+    from compilegate.cli import publish_command
+    from compilegate.gate.run_set import RunSetVerdict
+    from compilegate.github.actions_env import ActionsContext
+
+    class Version:
+        accept_label = LABEL
+        verdict = type("Report", (), {"rows": lambda self, verdict: [object()]})()
+
+    event = tmp_path / "event.json"
+    event.write_text("{}")
+    context = ActionsContext(
+        repository=REPO,
+        event_name="pull_request",
+        sha="c" * 40,
+        api_url="https://api.github.com",
+        server_url="https://github.com",
+        event_path=event,
+    ).for_pull_request(42)
+    monkeypatch.setattr(publish_command, "make_client", lambda context: 1 / 0)
+    run_set = RunSetVerdict((Version(),))  # type: ignore[arg-type]
+    assert publish_command._with_acceptance(context, run_set, dry_run=True) is run_set
+    assert f"GET /repos/{REPO}/pulls/42" in capsys.readouterr().out
