@@ -42,7 +42,6 @@ def headline_of(run_set: RunSetVerdict) -> tuple[str, str]:
     failing += [f for f in by_family if f not in w.FAMILIES and _has(by_family[f], w.FAILING)]
     unclear = [f for f in by_family if f not in failing and "inconclusive" in by_family[f]]
     accepted = [f for f in w.FAMILIES if f not in failing and "accepted" in by_family.get(f, {})]
-    unclear = [f for f in unclear if f not in accepted]
     accepted_text = f"{_and(accepted)} worse, {_accepted_by(judged)}" if accepted else ""
     if broken and "the run" not in failing:
         failing.append("the run")
