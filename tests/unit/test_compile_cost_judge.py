@@ -206,3 +206,61 @@ def test_cpu_time_values_are_the_ones_the_change_is_computed_from():
     expected = (row.current / row.baseline - 1) * 100
     assert row.change == pytest.approx(expected) and row.change < 0
     assert f"{row.baseline:.1f} s → {row.current:.1f} s ({row.change:+.1f} %" in row.message
+
+
+# -- compile work per eager op (issue 31) -------------------------------------------------------
+
+
+def sized(eager_ops: int | None, **counts: int | None) -> dict:
+    cost = compile_cost(cold_cpu_s=STEADY, **counts)
+    if eager_ops is not None:
+        cost["eager_ops"] = eager_ops
+    return cost
+
+
+def test_a_bigger_model_is_not_more_compile_work_per_op():
+    """One more layer: FX nodes, guards and kernels up ~50 %, the region's ATen ops too."""
+    base = sized(400, fx_nodes=120, guards=300, generated_kernels=60)
+    cur = sized(600, fx_nodes=178, guards=445, generated_kernels=90)
+    report, rows = judge(base, cur)
+    row = rows["compile_work"]
+    assert row.verdict == "pass" and report.exit_code == EXIT_OK
+    assert "FX nodes 120 → 178 (0.3 → 0.297 per op)" in row.message
+    assert "400 → 600 ATen ops eager" in row.message
+
+
+def test_the_same_bigger_model_without_its_size_fails_on_the_raw_counts():
+    """Documents from before eager_ops (either side) are judged as before."""
+    for base_ops, cur_ops in ((None, 600), (400, None), (None, None)):
+        base = sized(base_ops, fx_nodes=120, guards=300, generated_kernels=60)
+        cur = sized(cur_ops, fx_nodes=178, guards=445, generated_kernels=90)
+        _, rows = judge(base, cur)
+        assert rows["compile_work"].verdict == "regression"
+        assert "ATen ops" not in rows["compile_work"].message
+
+
+def test_the_same_model_compiling_into_more_guards_per_op_fails():
+    _, rows = judge(sized(400, guards=300), sized(400, guards=330))
+    assert rows["compile_work"].verdict == "regression"
+    assert "guards 300 → 330 (0.75 → 0.825 per op)" in rows["compile_work"].message
+
+
+def test_graphs_and_compile_records_stay_counts_when_the_model_grows():
+    """A graph break in a bigger model: the graph count is not divided by the size."""
+    _, rows = judge(sized(400, graphs=1), sized(800, graphs=2))
+    assert rows["compile_work"].verdict == "regression"
+    assert "graphs 1 → 2" in rows["compile_work"].message
+
+
+def test_a_per_op_growth_needs_the_raw_count_up():
+    """The region grew less than its FX nodes did not: a smaller model with the same count."""
+    _, rows = judge(sized(400, fx_nodes=120), sized(300, fx_nodes=120))
+    assert rows["compile_work"].verdict == "pass"
+
+
+def test_a_smaller_model_is_not_an_improvement_per_op():
+    _, rows = judge(
+        sized(600, fx_nodes=178, guards=445, generated_kernels=90),
+        sized(400, fx_nodes=120, guards=300, generated_kernels=60),
+    )
+    assert rows["compile_work"].verdict == "pass"

@@ -16,6 +16,7 @@ import torch
 
 from . import torch_state
 from .compile_cost import cpu_method, elapsed, now
+from .compile_size import count_eager_ops
 from .protocol import EntryPoint
 from .timing import interleaved_rounds, synchronize, timed_warmup, timer_for, yardstick
 from .training import TrainingStep, seed_everything
@@ -183,18 +184,25 @@ def measure_variant(
         )
         peak = peak_step_bytes(compiled, end, device)
         late = epoch_end(compiled, eager_a, end + 1, settings.get("epoch_length"), progress)
+    eager_peak = peak_step_bytes(eager_a, end, device)
+    # The compiled region's size, once, untimed, outside the probe (compile_size.py); a
+    # timing-only process (no probe) does not need it.
+    eager_ops = (
+        count_eager_ops(eager_a, end, variant["compile_target"]) if probe is not None else None
+    )
     return {
         "warmup_s": warmup_s,
         "eager_warmup_s": eager_warmup_s,
         "timed": timed,
         "peak_bytes": peak,
-        "eager_peak_bytes": peak_step_bytes(eager_a, end, device),
+        "eager_peak_bytes": eager_peak,
         "compile": {
             "call_s": call_s,
             "window": {"wall_s": window.wall_s, "cpu_s": window.cpu_s},
             "eager_window": {"wall_s": eager_window.wall_s, "cpu_s": eager_window.cpu_s},
             "cpu_method": cpu_method(),
             "cache_hits": cache_hits,
+            "eager_ops": eager_ops,
         },
         "torch_state": builder.torch_state_record(),
         **late,

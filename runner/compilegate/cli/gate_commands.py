@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..errors import EXIT_OK, UsageError
+from ..gate.acceptance import accept_label_of
 from ..gate.baseline import update_baseline
 from ..gate.compare import compare_to_baseline
 from ..gate.documents import check_result_document, read_result_document
@@ -244,6 +245,7 @@ def one_version_run_set(
         str(result_path or "result.json"),
         document=result,
         verdict=report,
+        accept_label=accept_label_of(baseline),
     )
     return RunSetVerdict((version,), str(baseline_path) if baseline_path else None, baseline)
 

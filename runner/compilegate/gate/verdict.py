@@ -12,6 +12,8 @@ One `MetricVerdict` per step × variant × metric, with one of these verdicts:
     incomparable  not compared, and why: another GPU model, CPU model or device type, a
                   changed step configuration or variant definition, or a baseline that has
                   no good measurement of it
+    accepted      a regression a maintainer accepted with the base branch's label on the
+                  pull request (gate/acceptance.py, verified by github/acceptance.py)
     inconclusive  beyond the threshold but inside the noise, or with a noise wider than
                   the threshold: the runs cannot tell
     improvement   better by more than the threshold and than the noise of both runs
@@ -47,6 +49,7 @@ VERDICT_EXIT_CODES = {
     "missing": EXIT_NOT_JUDGED,
     "removed": EXIT_NOT_JUDGED,
     "incomparable": EXIT_NOT_JUDGED,
+    "accepted": EXIT_OK,
     "inconclusive": EXIT_OK,
     "improvement": EXIT_OK,
     "new": EXIT_OK,
@@ -55,7 +58,15 @@ VERDICT_EXIT_CODES = {
 }
 VERDICTS = SEVERITY_ORDER = tuple(VERDICT_EXIT_CODES)
 # The overall verdict: the first of these with a row (regressions outrank errors elsewhere).
-OVERALL_ORDER = ("regression", "error", "missing", "removed", "incomparable", "inconclusive")
+OVERALL_ORDER = (
+    "regression",
+    "error",
+    "missing",
+    "removed",
+    "incomparable",
+    "accepted",
+    "inconclusive",
+)
 
 REFRESH_ADVICE = "if this change is intended, accept it as the baseline on the default branch"
 REFRESH_TEMPLATE = "compilegate baseline update --result RESULT --baseline BASELINE"
@@ -154,6 +165,9 @@ class VerdictReport:
     # A paired comparison (gate/pairing.py): how it was paired ("4 pairs, same machine"),
     # else None. Nothing to refresh then: the base is measured anew in every paired run.
     paired: str | None = None
+    # Who accepted this report's regressions, and with which label (gate/acceptance.py):
+    # {"login": ..., "label": ...}, else None.
+    accepted_by: dict[str, str] | None = None
 
     def with_paths(self, result_path: str | Path, baseline_path: str | Path) -> VerdictReport:
         """This report, knowing the command that would refresh the baseline from the result."""
@@ -218,6 +232,7 @@ class VerdictReport:
             "counts": self.counts(),
             "notes": list(self.notes),
             "paired": self.paired,
+            "accepted_by": self.accepted_by,
             "refresh_command": self.failing_refresh_command,
             "baseline": dataclasses.asdict(self.baseline),
             "current": dataclasses.asdict(self.current),

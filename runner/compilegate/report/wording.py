@@ -83,6 +83,7 @@ VERDICT_WORDS = {
     "missing": "not measured",
     "removed": "removed",
     "incomparable": "not comparable",
+    "accepted": "worse, accepted",
     "inconclusive": "inside the noise",
     "improvement": "better",
     "new": "new",

@@ -17,6 +17,7 @@ from typing import Any
 
 from .. import __version__
 from ..config import StepConfig, Variant
+from ..config.model import DEFAULT_ACCEPT_LABEL
 from ..schemas import format_key_path
 from .compile_cost import FRESH, REUSED, compile_cost, process_compile
 from .payoff import measure
@@ -40,14 +41,16 @@ def new_document(
     config_path: str,
     config_sha256: str,
     declared_steps: tuple[str, ...] | list[str] = (),
+    accept_label: str | None = DEFAULT_ACCEPT_LABEL,
 ) -> dict:
     """The document's head; `declared_steps` names every step of the config, also those
-    left out with --step, so the gate can tell a step not selected from a step removed."""
+    left out with --step, so the gate can tell a step not selected from a step removed.
+    `accept_label` is the config's (gate/acceptance.py reads it from the base side only)."""
     return {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "compilegate", "version": __version__},
         "created_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "config": {"path": config_path, "sha256": config_sha256},
+        "config": {"path": config_path, "sha256": config_sha256, "accept_label": accept_label},
         "declared_steps": list(declared_steps),
         "environment": environment,
         "steps": [],
@@ -121,7 +124,9 @@ def add_process(entry: dict[str, Any], measured: dict[str, Any], cache_dir: str 
         {**process_record(measured["timed"]), **process_compile(measured, cache_dir)}
     )
     cost = entry["compile_cost"]
-    entry["compile_cost"] = compile_cost(entry["processes"], cost["counts"], cost.get("cpu_method"))
+    entry["compile_cost"] = compile_cost(
+        entry["processes"], cost["counts"], cost.get("cpu_method"), cost.get("eager_ops")
+    )
 
 
 def yardstick_entries(timed: dict[str, Any], ratios: dict[str, str]) -> dict[str, Any]:
@@ -170,7 +175,12 @@ def variant_entry(
     if late_recompile_s and first.get("compile_wall_s") is not None:
         first["compile_wall_s"] += late_recompile_s
     compile_info = measured.get("compile") or {}
-    cost = compile_cost([first], compile_info.get("counts"), compile_info.get("cpu_method"))
+    cost = compile_cost(
+        [first],
+        compile_info.get("counts"),
+        compile_info.get("cpu_method"),
+        compile_info.get("eager_ops"),
+    )
     compile_s = cost["wall_s"]
     noise_pct = aa.distance_from_one_pct
     entry = variant_skeleton(variant)

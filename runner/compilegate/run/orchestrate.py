@@ -175,7 +175,9 @@ def _start_document(side: RunSide) -> None:
     environment["inductor_cache"] = "shared" if side.launcher.shared_cache_dir else "fresh"
     environment["measurement_env"] = measurement_variables(side.launcher.host_env)
     declared = config.declared_steps or tuple(step.name for step in config.steps)
-    side.document = new_document(environment, str(config.path), config.sha256, declared)
+    side.document = new_document(
+        environment, str(config.path), config.sha256, declared, config.accept_label
+    )
     side.document.update(side.extra)
     # Every selected step is in the document from the start, as not reached: a run killed
     # where no handler runs (SIGKILL, the OOM killer, a cancelled job) leaves them as errors,

@@ -4,7 +4,9 @@
     compile_work   torch's own counts: graphs, FX nodes,  growth of any count beyond
                    guards, generated kernels, forward     compile_work_growth_pct (and by
                    and backward compile records           at least 1): regression, whatever
-                                                          the load; a drop: improvement
+                                                          the load; a drop: improvement.
+                                                          FX nodes, guards and kernels per
+                                                          eager op of the compiled region
     compile_cpu_s  CPU seconds of the compiling process   the noise rule: beyond
                    and its compile workers                compile_cpu_time_growth_pct and
                                                           beyond the noise of both runs'
@@ -13,6 +15,14 @@
                                                           says gate_compile_wall_time: true
                                                           (a dedicated runner); else
                                                           reported, never a failure
+
+Compile work is judged against the size of what was compiled (issue 31): FX nodes, guards
+and generated kernels grow with the model, so where both runs counted the ATen ops of one
+eager call of the compiled region (`compile_cost.eager_ops`, child/compile_size.py) they are
+judged per op: a regression needs that ratio beyond the tolerance *and* the raw count up.
+A pull request that adds a layer then passes, while the same model compiling into more
+graphs (counted raw), guards or kernels per op fails. A document without `eager_ops` (from
+before it) is judged on the raw counts, as before.
 
 Why: on a shared 2-core runner, two busy neighbours made a cold compile's wall time ×3.4
 and its CPU time ×1.23 (single runs: ×1.04 to ×1.45), while the counts were identical in
@@ -64,6 +74,10 @@ COUNTS = {
     "compile_records": "compile records",
     "backward_compile_records": "backward compile records",
 }
+# Counts that grow with the compiled region's size: judged per eager op where both sides
+# measured it (compile_cost.eager_ops). Graphs and compile records are not: one more layer
+# compiles into the same graphs.
+SIZED_COUNTS = ("fx_nodes", "guards", "generated_kernels")
 REFRESH = "refresh the baseline on the default branch to gate it"
 
 
@@ -135,6 +149,7 @@ def judge_work(sides: Sides) -> MetricVerdict | None:
     base_counts, cur_counts = base_cost.get("counts") or {}, cur_cost["counts"]
     threshold_pct = sides.policy.thresholds["compile_work_growth_pct"]
     ungated = _ungated_counts(sides)
+    sizes = compiled_sizes(base_cost, cur_cost)
     changes: list[tuple[float, str, int, int]] = []  # (change %, name, base, current)
     unmeasured = []
     for name in COUNTS:
@@ -144,7 +159,7 @@ def judge_work(sides: Sides) -> MetricVerdict | None:
         if not _is_count(after):
             unmeasured.append(name)
             continue
-        changes.append(((after - before) / max(before, 1) * 100, name, before, after))
+        changes.append((count_change_pct(name, before, after, sizes), name, before, after))
     if unmeasured and "torch" not in ungated:
         names = ", ".join(COUNTS[n] for n in unmeasured)
         return subject.row(
@@ -153,10 +168,12 @@ def judge_work(sides: Sides) -> MetricVerdict | None:
     if not changes:
         return None
     gated = [c for c in changes if c[1] not in ungated and "torch" not in ungated]
+    # A regression needs the (per-op) count beyond the tolerance and the raw count up; an
+    # improvement, the reverse: a smaller model is not less work per op.
     grown = [c for c in gated if c[0] > threshold_pct and c[3] - c[2] >= 1]
-    shrunk = [c for c in gated if -c[0] > threshold_pct]
+    shrunk = [c for c in gated if -c[0] > threshold_pct and c[2] - c[3] >= 1]
     listing = ", ".join(
-        f"{COUNTS[name]} {before} → {after}"
+        f"{COUNTS[name]} {before} → {after}{_per_op(name, before, after, sizes)}"
         for _, name, before, after in changes
         if before != after
     )
@@ -174,6 +191,11 @@ def judge_work(sides: Sides) -> MetricVerdict | None:
         message = f"compile work: {listing}: {why}"
     else:
         message = "compile work: every count as in the baseline"
+    if sizes is not None and listing:
+        message += (
+            f"; the compiled region ran {sizes[0]} → {sizes[1]} ATen ops eager: FX nodes, "
+            "guards and kernels are judged per op, graphs and compile records as counts"
+        )
     if ungated:
         message += "; " + ungated_reason(ungated)
     change_pct, _, before, after = worst
@@ -188,6 +210,32 @@ def judge_work(sides: Sides) -> MetricVerdict | None:
         change_unit="pct",
         gated=not (ungated and not gated),
     )
+
+
+def compiled_sizes(base_cost: Doc, cur_cost: Doc) -> tuple[int, int] | None:
+    """(baseline, current) `eager_ops`, the compiled region's size; None unless both sides
+    measured it (an older document: the counts are then judged raw)."""
+    before, after = base_cost.get("eager_ops"), cur_cost.get("eager_ops")
+    if _is_count(before) and _is_count(after) and before > 0 and after > 0:
+        return before, after
+    return None
+
+
+def count_change_pct(name: str, before: int, after: int, sizes: tuple[int, int] | None) -> float:
+    """The count's change in percent: per eager op for the counts that grow with the
+    model's size (SIZED_COUNTS) when both sizes are known, else of the raw count."""
+    if sizes is None or name not in SIZED_COUNTS:
+        return (after - before) / max(before, 1) * 100
+    per_op_before, per_op_after = before / sizes[0], after / sizes[1]
+    if per_op_before == 0:
+        return (after - before) / 1 * 100  # from nothing: as a raw count
+    return (per_op_after - per_op_before) / per_op_before * 100
+
+
+def _per_op(name: str, before: int, after: int, sizes: tuple[int, int] | None) -> str:
+    if sizes is None or name not in SIZED_COUNTS:
+        return ""
+    return f" ({before / sizes[0]:.3g} → {after / sizes[1]:.3g} per op)"
 
 
 def _ungated_counts(sides: Sides) -> dict[str, str]:
