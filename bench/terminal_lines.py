@@ -9,7 +9,7 @@ variants, 4 processes each; tests/unit/data/h200-2026-12-04) in four cases:
     against            run 2 against run 1 paired (the documents marked as base and head)
 
 Lines are counted as a terminal of that width shows them (a longer line takes more rows),
-at 80 and 100 columns; a table cell that breaks a number (`11,0` / `00`) is counted too.
+at 80 and 100 columns; and the numbers wrapping broke (`11,0` / `00`).
 stderr: the progress lines of run 1's log (../shared/reference/gpu-runs/2026-12-04/run1.log)
 replayed through the relay (run/launcher.relay_output): the children's phases as they
 arrived, the parent's own lines as they were; quiet and with --verbose.
@@ -40,7 +40,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 DATA = REPO_ROOT / "tests" / "unit" / "data" / "h200-2026-12-04"
 RUN_LOG = Path("shared", "reference", "gpu-runs", "2026-12-04", "run1.log")
 PHASE = re.compile(r"^  (\S+ \[ *[0-9.]+s\] .*)$")
-SPLIT_NUMBER = re.compile(r"[0-9][,.]?$")
+NUMBER = re.compile(r"[−+±(]?[0-9][0-9,.]*(?:[–-][0-9][0-9,.]*\)?)?(?: ?(?:%|ms|s|×|steps))?")
 
 
 def load(name: str) -> dict[str, Any]:
@@ -89,14 +89,13 @@ def terminal_rows(text: str, columns: int) -> int:
     return sum(max(1, math.ceil(display_width(line) / columns)) for line in text.splitlines())
 
 
-def split_numbers(text: str) -> int:
-    """Lines whose last word is a number cut short and whose next line goes on with digits."""
-    lines = text.splitlines()
-    return sum(
-        1
-        for a, b in zip(lines, lines[1:])
-        if a.split() and SPLIT_NUMBER.search(a.split()[-1]) and re.match(r"^\s*[0-9]", b)
-    )
+def broken_numbers(baseline: dict[str, Any] | None, document: dict[str, Any], width: int) -> int:
+    """Numbers (with their unit) laid out unbroken at 1000 columns that no line at `width`
+    holds whole: what wrapping split."""
+    wide = run_text(baseline, document, 1000)
+    lines = [" ".join(line.split()) for line in run_text(baseline, document, width).splitlines()]
+    found = {m.group(0) for m in NUMBER.finditer(wide)}
+    return sum(1 for number in found if not any(number in line for line in lines))
 
 
 def stderr_lines(verbose: bool) -> int:
@@ -136,7 +135,8 @@ def main() -> None:
             lines = text.splitlines()
             counts.append(
                 f"{columns} cols: {terminal_rows(text, columns):3} rows, "
-                f"{split_numbers(text)} split numbers, first line also last {lines[0] in lines[-4:]}"
+                f"{broken_numbers(baseline, document, columns)} numbers broken, "
+                f"first line also last {lines[0] in lines[-4:]}"
             )
         print(f"stdout {name:17} " + " | ".join(counts))
     print(f"stderr run1.log replayed: {stderr_lines(False)} lines, --verbose {stderr_lines(True)}")

@@ -20,6 +20,7 @@ goes to stderr (run/launcher.py), never here.
 
 from __future__ import annotations
 
+import math
 import re
 import textwrap
 from collections.abc import Mapping, Sequence
@@ -35,7 +36,7 @@ from . import wording as w
 from .advice import advice_for
 from .headline import headline_of
 from .row_cells import ROW_HEADER, row_cells
-from .speeds import IN_PROCESS, Speed, pays_off_text, variant_speed
+from .speeds import IN_PROCESS, Speed, best_variant, pays_off_text, variant_speed
 from .tables import display_width, printable
 
 Doc = Mapping[str, Any]
@@ -53,6 +54,12 @@ VALUES = ROW_HEADER.index("baseline → now")
 # A number stays whole with what belongs to it: `36.2 s`, `−10 %`, `1,500 steps`.
 _NUMBER_UNIT = re.compile(r"(\d) (ms|s|%|×|GiB|MiB|KiB|B|steps|min|h)(?=\W|$)")
 _GLUE = "\u00a0"
+_RAW_MS = re.compile(r"raw ([0-9.]+) ms → ([0-9.]+) ms, ([+−-][0-9.]+) %")
+YARDSTICK_NOTE = (
+    "Step times between runs are judged per yardstick (a fixed torch workload timed beside "
+    "the step), so a slower runner does not read as a slower step: the change is per "
+    "yardstick, the ms and the raw % what was measured."
+)
 
 
 def terminal_width(columns: int | None) -> int:
@@ -128,10 +135,14 @@ def step_decision(step: Doc) -> str:
         return f"{name}: stay eager: {pays_off_text(step).removesuffix(': stay eager')}"
     if decision is not None:
         return f"{name}: {pays_off_text(step)}"
-    ran = [v for v in step.get("variants", []) if v.get("status") == "ok"]
-    if not ran:
+    best = best_variant(step)
+    if best is None:
         return f"{name}: no variant ran"
-    return f"{name}: measured {len(ran)} variant{'s' if len(ran) != 1 else ''}; no decision"
+    fastest, speed = best
+    return (
+        f"{name}: {w.variant_name(fastest)} {speed.text()} by "
+        f"{_statistic_words(step, fastest)}: {speed.words()}; no decision recorded"
+    )
 
 
 def _statistic_words(step: Doc, variant: Doc) -> str:
@@ -281,7 +292,9 @@ def _ms(value: float) -> str:
     """Four significant digits: enough that eager ÷ compiled gives back the speedup shown."""
     if value >= 1000:
         return f"{value:,.0f}"
-    return f"{value:.4g}" if value >= 1 else f"{value:.3f}"
+    if value <= 0:
+        return f"{value:.3f}"
+    return f"{value:.{max(0, 3 - math.floor(math.log10(value)))}f}"
 
 
 def _break_even(step: Doc, variant: Doc, speed: Speed | None) -> str:
@@ -368,6 +381,8 @@ def _attention(run_set: RunSetVerdict, width: int, every_row_command: str | None
                 lines += wrap_words(f"  {w.row_subject(row)}: {row.message}", width, hanging="    ")
     if any("fastest iterations" in row.message for _, row in rows):
         lines += ["", *wrap_words(FASTEST_NOTE, width)]
+    if any(row.unit == "yardsticks" for _, row in rows):
+        lines += ["", *wrap_words(YARDSTICK_NOTE, width)]
     for version in run_set.versions:
         for note in version.verdict.notes if version.verdict else ():
             lines += ["", *wrap_words(note.replace("`", ""), width)]
@@ -383,6 +398,13 @@ def _attention(run_set: RunSetVerdict, width: int, every_row_command: str | None
 def values_with_change(row: MetricVerdict, shown: str) -> str:
     """`baseline → now` with the digits its change needs: when the rounded values read the
     same (or closer than the change), three significant digits, then more."""
+    raw = _RAW_MS.search(row.message) if row.unit == "yardsticks" else None
+    if raw is not None:  # judged per yardstick; the milliseconds measured say their own change
+        a, b = float(raw.group(1)), float(raw.group(2))
+        change = float(raw.group(3).replace("−", "-"))
+        return f"{_significant(a, 3)} ms → {_significant(b, 3)} ms ({change:+.0f} % raw)".replace(
+            "-", "−"
+        )
     base, now = row.baseline, row.current
     if not isinstance(base, (int, float)) or not isinstance(now, (int, float)) or not base:
         return shown
@@ -485,20 +507,18 @@ def _cell_lines(text: str, width: int) -> list[str]:
 
 
 def _stacked(cells: list[list[str]], width: int, indent: str) -> list[str]:
-    """`default: speedup 1.34× (1.26–1.42) · eager ms 16.11 · …`, wrapped between items."""
+    """`default: speedup 1.34× (1.26–1.42) · eager ms 16.07 · …`, wrapped between items (an
+    item too long for a line of its own between its words)."""
     header, body = cells[0], cells[1:]
     lines: list[str] = []
+    room = width - display_width(indent) - 4
     for row in body:
-        items = [f"{name} {value}" for name, value in zip(header[1:], row[1:]) if value != ""]
-        current = f"{indent}{row[0]}:"
-        for item in items:
-            item = item.replace(" ", _GLUE)  # an item moves to the next line whole
-            if display_width(current) + 3 + display_width(item) > width and current.strip():
-                lines.append(current)
-                current = f"{indent}    {item}"
-            elif current.endswith(":"):
-                current += f" {item}"
-            else:
-                current += f" · {item}"
-        lines.append(current)
-    return [line.replace(_GLUE, " ") for line in lines]
+        items = [
+            f"{name} {value}" if display_width(f"{name} {value}") > room
+            else f"{name} {value}".replace(" ", _GLUE)
+            for name, value in zip(header[1:], row[1:])
+            if value != ""
+        ]  # fmt: skip
+        text = f"{row[0]}: " + " · ".join(items)
+        lines += wrap_words(text, width, indent=indent, hanging=indent + "    ")
+    return lines
