@@ -128,7 +128,7 @@ def test_table_shows_speedup_error_and_recommendation(tmp_path: Path) -> None:
     assert "step s (cpu)" in text
     assert re.search(r"^  default\+dynamic +failed", text, re.M), text
     assert "default+dynamic: failed: timed out after 600 s" in text
-    assert text.startswith("→ s: compile with default ("), text
+    assert text.startswith("→ s: compile with default 2.00× "), text
 
 
 def test_variant_ids_are_stable() -> None:

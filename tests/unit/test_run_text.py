@@ -199,3 +199,10 @@ def test_the_result_goes_outside_the_repository(tmp_path: Path) -> None:
     assert default_result_path(repo, actions).parent.parent == tmp_path / "t" / "compilegate"
     other = default_result_path(tmp_path / "elsewhere" / "my repo", {"HOME": "/h"})
     assert other.parent.name != home.parent.name, "two clones of one name kept apart"
+
+
+def test_the_getting_started_page_shows_what_a_run_prints() -> None:
+    page = (Path(__file__).parents[2] / "docs" / "getting-started.md").read_text(encoding="utf-8")
+    shown = page.split("<!-- run-text: alone, 100 columns -->\n```\n", 1)[1].split("```", 1)[0]
+    text = render_run_text(RUN1, width=100, where_lines=["result written to r.json"])
+    assert shown == text

@@ -127,22 +127,26 @@ def step_decision(step: Doc) -> str:
         (v for v in step.get("variants", []) if v.get("id") == recommendation.get("variant")),
         None,
     )
-    speed = variant_speed(step, chosen) if chosen is not None else None
-    by = f" ({speed.text().split(' ')[0]} by {_statistic_words(step, chosen)})" if speed else ""
-    if decision == "compile" and chosen is not None:
-        return f"{name}: compile with {w.variant_name(chosen)}{by}: pays off {pays_off_text(step)}"
-    if decision == "stay_eager":
-        return f"{name}: stay eager: {pays_off_text(step).removesuffix(': stay eager')}"
-    if decision is not None:
-        return f"{name}: {pays_off_text(step)}"
     best = best_variant(step)
     if best is None:
         return f"{name}: no variant ran"
-    fastest, speed = best
-    return (
-        f"{name}: {w.variant_name(fastest)} {speed.text()} by "
-        f"{_statistic_words(step, fastest)}: {speed.words()}; no decision recorded"
-    )
+    variant, speed = best if chosen is None else (chosen, variant_speed(step, chosen))
+    said = f"{variant.get('id')} {speed.text()}" if speed else str(variant.get("id"))
+    said += f" by {_statistic_words(step, variant)}"
+    pays_off = pays_off_text(step)
+    if decision == "compile" and chosen is not None:
+        return f"{name}: compile with {said}: pays off {pays_off}"
+    if decision == "stay_eager":
+        if speed is not None and speed.high is not None and speed.high < 1:
+            return f"{name}: stay eager: no variant beats eager (best: {said})"
+        if pays_off.startswith("after "):
+            return f"{name}: stay eager ({said}): pays off {pays_off.removesuffix(': stay eager')}"
+        per_run = recommendation.get("steps_per_run")
+        run = f"a {per_run:,.0f}-step run" if isinstance(per_run, (int, float)) else "a run"
+        return f"{name}: stay eager: compiling does not pay off within {run} ({said})"
+    if decision is not None:
+        return f"{name}: {pays_off} ({said})"
+    return f"{name}: {said}: {speed.words() if speed else 'no speed'}; no decision recorded"
 
 
 def _statistic_words(step: Doc, variant: Doc) -> str:
@@ -236,7 +240,7 @@ def _step_lines(step: Doc, width: int) -> list[str]:
         notes += [f"{variant.get('id')}: degraded: {r}" for r in variant.get("degraded") or []]
     header = [
         "variant",
-        "speedup (95 % CI)",
+        "speedup, 95 % CI",
         "eager ms",
         "compiled ms",
         "compile s",
@@ -378,7 +382,8 @@ def _attention(run_set: RunSetVerdict, width: int, every_row_command: str | None
             lines.append(f"  and {len(rows) - ATTENTION_ROWS_SHOWN} more")
         for _, row in rows[:ATTENTION_ROWS_SHOWN]:
             if row.metric.startswith(SAID_BY_MESSAGE) and row.verdict in w.FAILING:
-                lines += wrap_words(f"  {w.row_subject(row)}: {row.message}", width, hanging="    ")
+                said = f"{w.row_subject(row)}: {row.message}"
+                lines += wrap_words(said, width, indent="  ", hanging="    ")
     if any("fastest iterations" in row.message for _, row in rows):
         lines += ["", *wrap_words(FASTEST_NOTE, width)]
     if any(row.unit == "yardsticks" for _, row in rows):
