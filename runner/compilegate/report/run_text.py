@@ -97,8 +97,7 @@ def render_run_text(
     lines.append("")
     for sentence in legend:
         lines += wrap_words(sentence, width)
-    for line in where_lines:
-        lines += wrap_words(line, width)
+    lines += where_lines  # one line each, however long: a path is copied whole
     lines += ["", *verdict]
     return printable("\n".join(lines) + "\n")
 
