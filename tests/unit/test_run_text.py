@@ -18,14 +18,9 @@ from gate_docs import result, step, variant
 
 from compilegate.cli.gate_commands import judge_result
 from compilegate.gate.verdict import MetricVerdict
-from compilegate.report.run_text import (
-    fit_table,
-    render_run_text,
-    values_with_change,
-    variant_ms,
-    wrap_words,
-)
+from compilegate.report.run_text import render_run_text, values_with_change, variant_ms
 from compilegate.report.tables import display_width, text_table
+from compilegate.report.text_layout import fit_table, wrap_words
 from compilegate.results.location import default_result_path
 
 DATA = Path(__file__).parent / "data" / "h200-2026-12-04"

@@ -13,16 +13,15 @@
     where        one line: where the result went
     verdict      again, last
 
-A table never breaks a word: when its columns do not fit the width, each row is stacked as
-`label: name value · name value` lines instead, so `11,000` or `−10 %` stay whole. Progress
-goes to stderr (run/launcher.py), never here.
+Laid out by text_layout.py, which never breaks a number (`11,000`, `−10 %`): a table too
+wide for the terminal has its rows stacked instead. Progress goes to stderr (one line per
+child process: run/step_measurement.py; the phases with --verbose: run/launcher.py).
 """
 
 from __future__ import annotations
 
 import math
 import re
-import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -37,7 +36,8 @@ from .advice import advice_for
 from .headline import headline_of
 from .row_cells import ROW_HEADER, row_cells
 from .speeds import IN_PROCESS, Speed, best_variant, pays_off_text, variant_speed
-from .tables import display_width, printable
+from .tables import printable
+from .text_layout import fit_table, wrap_words
 
 Doc = Mapping[str, Any]
 WIDEST = 100
@@ -51,9 +51,6 @@ FASTEST_NOTE = (
 )
 VALUES = ROW_HEADER.index("baseline → now")
 
-# A number stays whole with what belongs to it: `36.2 s`, `−10 %`, `1,500 steps`.
-_NUMBER_UNIT = re.compile(r"(\d) (ms|s|%|×|GiB|MiB|KiB|B|steps|min|h)(?=\W|$)")
-_GLUE = "\u00a0"
 _RAW_MS = re.compile(r"raw ([0-9.]+) ms → ([0-9.]+) ms, ([+−-][0-9.]+) %")
 YARDSTICK_NOTE = (
     "Step times between runs are judged per yardstick (a fixed torch workload timed beside "
@@ -116,7 +113,8 @@ def _verdict_lines(document: Doc, run_set: RunSetVerdict | None, width: int) -> 
 
 
 def step_decision(step: Doc) -> str:
-    """`gpt: compile with reduce-overhead (3.50× by mean step time): pays off after …`."""
+    """One line per step: `gpt: compile with reduce-overhead 3.50× (3.28–3.73) by mean step
+    time: pays off after 1,500 steps (…)`, `stay eager: …`, `undecided: …`, or why it failed."""
     name = step.get("name")
     if step.get("status") != "ok":
         return f"{name}: failed: {_first_line(step.get('error'))}"
@@ -154,7 +152,8 @@ def _statistic_words(step: Doc, variant: Doc) -> str:
 
 
 def _first_line(text: object) -> str:
-    line = str(text or "no reason recorded").strip().splitlines()[0] if text else "no reason"
+    lines = str(text or "").strip().splitlines()
+    line = lines[0] if lines else "no reason recorded"
     return line if len(line) <= 160 else line[:159] + "…"
 
 
@@ -261,7 +260,9 @@ def _variant_row(step: Doc, variant: Doc) -> list[str]:
     speed = variant_speed(step, variant)
     ms = variant_ms(step, variant)
     eager, compiled = ("-", "-") if ms is None else (_ms(ms[0]), _ms(ms[1]))
-    compile_s = variant.get("compile_s")
+    compile_s = ((variant.get("payoff") or {}).get("compile_s") or {}).get("estimate")
+    if not isinstance(compile_s, (int, float)):
+        compile_s = variant.get("compile_s")  # the first process's cold compile
     return [
         str(variant.get("id")),
         "-" if speed is None else speed.text(),
@@ -337,8 +338,8 @@ def _legend(document: Doc) -> list[str]:
             out.append(
                 f"eager ms, compiled ms: mean step time (outliers included) of each process, "
                 f"geometric mean over {processes} processes; speedup: eager ÷ compiled of "
-                "those, 95 % CI over the processes; break-even: compile ÷ time saved per "
-                "step, 95 % interval for one run."
+                "those, 95 % CI over the processes; compile s: mean of the cold compiles; "
+                "break-even: compile ÷ time saved per step, 95 % interval for one run."
             )
         else:
             out.append(
@@ -440,89 +441,3 @@ def _agrees(texts: Sequence[str], base: float, now: float) -> bool:
 def _significant(value: float, digits: int) -> str:
     text = f"{value:.{digits}g}"
     return f"{float(text):,.0f}" if "e" in text else text
-
-
-# -- layout -----------------------------------------------------------------------------------
-
-
-def _glued(text: str) -> str:
-    return _NUMBER_UNIT.sub(r"\1" + _GLUE + r"\2", text)
-
-
-def wrap_words(text: str, width: int, *, indent: str = "", hanging: str = "") -> list[str]:
-    """Words into lines of at most `width` columns; a number stays with its unit, and a
-    word is never broken (a longer one keeps a line of its own)."""
-    lines: list[str] = []
-    current = indent
-    for word in _glued(text.strip()).split(" "):
-        if not word:
-            continue
-        lead = hanging if lines else indent
-        if current.strip() and display_width(current) + 1 + display_width(word) > width:
-            lines.append(current)
-            current = hanging + word
-        else:
-            current = f"{current} {word}" if current.strip() else lead + word
-    if current.strip():
-        lines.append(current)
-    return [line.replace(_GLUE, " ").rstrip() for line in lines]
-
-
-def fit_table(rows: Sequence[Sequence[str]], width: int, *, indent: str = "") -> list[str]:
-    """Rows (the first is the header) as aligned columns no wider than `width`, cells wrapped
-    only between words; when even that does not fit, every row stacked as `first: name value
-    · name value` lines. A word (a number with its unit) is never broken."""
-    cells = [[_glued(str(c)) for c in row] for row in rows]
-    widths = _column_widths(cells, width - display_width(indent))
-    if widths is None:
-        return _stacked(cells, width, indent)
-    lines = []
-    for row in cells:
-        wrapped = [_cell_lines(c, wd) for c, wd in zip(row, widths)]
-        for k in range(max(len(parts) for parts in wrapped)):
-            parts = [p[k] if k < len(p) else "" for p in wrapped]
-            text = "  ".join(p + " " * (wd - display_width(p)) for p, wd in zip(parts, widths))
-            lines.append((indent + text).rstrip().replace(_GLUE, " "))
-    return lines
-
-
-def _column_widths(cells: list[list[str]], room: int) -> list[int] | None:
-    """Each column as wide as its widest cell, the widest narrowed first, none below its
-    longest word; None when that is still too wide."""
-    columns = range(len(cells[0]))
-    widths = [max(display_width(row[i]) for row in cells) for i in columns]
-    floors = [max(display_width(word) for row in cells for word in row[i].split()) for i in columns]
-    gaps = 2 * (len(widths) - 1)
-    while sum(widths) + gaps > room:
-        spare = max(columns, key=lambda i: widths[i] - floors[i])
-        if widths[spare] <= floors[spare]:
-            return None
-        widths[spare] -= 1
-    return widths
-
-
-def _cell_lines(text: str, width: int) -> list[str]:
-    if display_width(text) <= width:
-        return [text]
-    extra = display_width(text) - len(text)  # textwrap counts characters, not columns
-    return textwrap.wrap(
-        text, max(1, width - extra), break_long_words=False, break_on_hyphens=False
-    ) or [""]
-
-
-def _stacked(cells: list[list[str]], width: int, indent: str) -> list[str]:
-    """`default: speedup 1.34× (1.26–1.42) · eager ms 16.07 · …`, wrapped between items (an
-    item too long for a line of its own between its words)."""
-    header, body = cells[0], cells[1:]
-    lines: list[str] = []
-    room = width - display_width(indent) - 4
-    for row in body:
-        items = [
-            f"{name} {value}" if display_width(f"{name} {value}") > room
-            else f"{name} {value}".replace(" ", _GLUE)
-            for name, value in zip(header[1:], row[1:])
-            if value != ""
-        ]  # fmt: skip
-        text = f"{row[0]}: " + " · ".join(items)
-        lines += wrap_words(text, width, indent=indent, hanging=indent + "    ")
-    return lines
