@@ -199,6 +199,21 @@ def compare_and_report(
     return _compare(baseline, result_doc, out_path, stream, fmt, thresholds_override, paths)
 
 
+def judge_result(
+    baseline: Mapping[str, Any],
+    result_doc: Mapping[str, Any],
+    *,
+    result_path: Path | str,
+    baseline_path: Path | str,
+) -> tuple[VerdictReport, RunSetVerdict]:
+    """A result just measured (checked like a result file) judged against a baseline already
+    read, as the report and the run set of one version `compilegate run` prints."""
+    check_result_document(result_doc, str(result_path), role="result")
+    report = compare_to_baseline(baseline, result_doc).with_paths(result_path, baseline_path)
+    paths = (result_path, baseline_path)
+    return report, one_version_run_set(report, result_doc, baseline, paths)
+
+
 def parse_threshold_args(items: list[str]) -> dict[str, float]:
     """`["speedup_drop_pct=10"]` → `{"speedup_drop_pct": 10.0}`; UsageError otherwise."""
     parsed: dict[str, float] = {}

@@ -239,9 +239,11 @@ def relay_output(
     show_output: bool = False,
 ) -> None:
     """A child's output, line by line (lines already cut to a bound: relay.bounded_lines):
-    its progress lines — those with the prefix of the token it was given — shown (and the
-    last phase kept in `outcome`), the rest kept in `tail` (shown with `show_output`);
-    nothing relayed can be a workflow command (relay.neutralise)."""
+    its progress lines — those with the prefix of the token it was given — kept as the last
+    phase in `outcome` (and shown with `show_output`: --verbose; otherwise the parent's one
+    line per child is all the log gets, and a terminal sees the compile's elapsed seconds),
+    the rest kept in `tail` (shown with `show_output`); nothing relayed can be a workflow
+    command (relay.neutralise)."""
     ticker = ElapsedTicker(stream)
     prefix = progress_prefix(progress_token)
     try:
@@ -251,8 +253,9 @@ def relay_output(
                 message = line[len(prefix) :]
                 outcome.last_phase = message.split("] ", 1)[-1]
                 ticker.stop()
-                stream.write(f"  {message}\n")
-                stream.flush()
+                if show_output:
+                    stream.write(f"  {message}\n")
+                    stream.flush()
                 ticker.follow(message)
             else:
                 tail.append(line)
