@@ -99,21 +99,30 @@ class Child:
         builder = StepBuilder(
             EntryPoint.from_dict(self.spec["entry"]), repo_root, device, settings["seed"]
         )
+        numerics = settings.get("numerics", {})
         if self.spec["kind"] == "eager":
-            return {"eager": measure_eager(builder, settings, self.progress)}
+            result = {"eager": measure_eager(builder, settings, self.progress)}
+            if numerics.get("enabled") and self.spec.get("numerics_reference_out"):
+                self.progress("numerics: float64 reference, once for every variant")
+                write_reference(builder, settings, self.spec["numerics_reference_out"])
+            return result
         variant = self.spec["variant"]
         if self.spec.get("timing_only"):  # a variant's later process: only its timing
             settings = {**settings, "epoch_length": None}  # the first process charged it
-            return {"variant": measure_variant(builder, settings, variant, self.progress)}
+            return {
+                "variant": measure_variant(
+                    builder, settings, variant, self.progress, timing_only=True
+                )
+            }
         probe = make_probe(repo_root)
         result: dict[str, Any] = {
             "variant": measure_variant(builder, settings, variant, self.progress, probe)
         }
         result["diagnostics"] = probe.report()
         result["variant"]["compile"]["counts"] = probe.work_counts()
-        numerics = settings.get("numerics", {})
         if numerics.get("enabled"):
-            result["numerics"] = run_numerics(builder, settings, variant, self.progress)
+            reference = self.spec.get("numerics_reference")
+            result["numerics"] = run_numerics(builder, settings, variant, self.progress, reference)
         return result
 
 
@@ -138,12 +147,22 @@ def make_probe(repo_root: Path) -> Any:
 
 
 def run_numerics(
-    builder: Any, settings: dict[str, Any], variant: dict[str, Any], progress: Any
+    builder: Any,
+    settings: dict[str, Any],
+    variant: dict[str, Any],
+    progress: Any,
+    reference_path: str | None = None,
 ) -> dict[str, Any]:
     from .numerics import check_numerics
 
     progress("numerics: compiled vs eager vs float64 reference")
-    return check_numerics(builder, settings, variant, progress)
+    return check_numerics(builder, settings, variant, progress, reference_path)
+
+
+def write_reference(builder: Any, settings: dict[str, Any], path: str) -> None:
+    from .numerics import write_reference as write
+
+    write(builder, settings, path)
 
 
 def main(spec_path: str) -> None:

@@ -127,8 +127,13 @@ def measure_variant(
     variant: dict[str, Any],
     progress: Progress,
     probe: Any = None,
+    *,
+    timing_only: bool = False,
 ) -> dict:
     """Eager (A and B) and one compiled variant, interleaved in the same process.
+
+    `timing_only`: a variant's later process, which only times: no memory passes (the first
+    process measured the peaks; None here) and no epoch end.
 
     `probe` is a context manager (diagnostics.CompileProbe) wrapped around everything the
     compiled copy does, or None. The compile window runs from the torch.compile() call to
@@ -181,14 +186,15 @@ def measure_variant(
             timer=timer_for(device),
             on_round=lambda r: progress(f"round {r + 1}/{rounds}"),
         )
-        peak = peak_step_bytes(compiled, end, device)
-        late = epoch_end(compiled, eager_a, end + 1, settings.get("epoch_length"), progress)
+        peak = None if timing_only else peak_step_bytes(compiled, end, device)
+        epoch_length = None if timing_only else settings.get("epoch_length")
+        late = epoch_end(compiled, eager_a, end + 1, epoch_length, progress)
     return {
         "warmup_s": warmup_s,
         "eager_warmup_s": eager_warmup_s,
         "timed": timed,
         "peak_bytes": peak,
-        "eager_peak_bytes": peak_step_bytes(eager_a, end, device),
+        "eager_peak_bytes": None if timing_only else peak_step_bytes(eager_a, end, device),
         "compile": {
             "call_s": call_s,
             "window": {"wall_s": window.wall_s, "cpu_s": window.cpu_s},
