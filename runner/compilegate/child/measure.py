@@ -16,6 +16,7 @@ import torch
 
 from . import torch_state
 from .compile_cost import cpu_method, elapsed, now
+from .cpu_pinning import pinned
 from .protocol import EntryPoint
 from .timing import interleaved_rounds, synchronize, timed_warmup, timer_for, yardstick
 from .training import TrainingStep, seed_everything
@@ -104,18 +105,24 @@ def measure_eager(builder: StepBuilder, settings: dict[str, Any], progress: Prog
     warmup_s = timed_warmup(_checked(eager_a), range(warmup), device)
     timed_warmup(_checked(eager_b), range(warmup), device)
     progress(f"measuring eager A/A: {iterations} iterations per copy in {rounds} rounds")
-    timed = interleaved_rounds(
-        {"eager": eager_a, "eager_b": eager_b, "yardstick": yardstick(device, builder.clean_state)},
-        first_index=warmup,
-        iterations=iterations,
-        rounds=rounds,
-        timer=timer_for(device),
-        on_round=lambda r: progress(f"round {r + 1}/{rounds}"),
-    )
+    with pinned(torch.get_num_threads()) as cpus:
+        timed = interleaved_rounds(
+            {
+                "eager": eager_a,
+                "eager_b": eager_b,
+                "yardstick": yardstick(device, builder.clean_state),
+            },
+            first_index=warmup,
+            iterations=iterations,
+            rounds=rounds,
+            timer=timer_for(device),
+            on_round=lambda r: progress(f"round {r + 1}/{rounds}"),
+        )
     end = warmup + iterations
     return {
         "warmup_s": warmup_s,
         "timed": timed,
+        "cpus": cpus,
         "peak_bytes": peak_step_bytes(eager_a, end, device),
         "torch_state": builder.torch_state_record(),
     }
@@ -173,19 +180,20 @@ def measure_variant(
         window = elapsed(start, now())
         cache_hits = compile_cache_hits()
         progress(f"measuring: {iterations} iterations per side in {rounds} rounds")
-        timed = interleaved_rounds(
-            {
-                "eager": eager_a,
-                "eager_b": eager_b,
-                "compiled": compiled,
-                "yardstick": yardstick(device, builder.clean_state),
-            },
-            first_index=warmup,
-            iterations=iterations,
-            rounds=rounds,
-            timer=timer_for(device),
-            on_round=lambda r: progress(f"round {r + 1}/{rounds}"),
-        )
+        with pinned(torch.get_num_threads()) as cpus:
+            timed = interleaved_rounds(
+                {
+                    "eager": eager_a,
+                    "eager_b": eager_b,
+                    "compiled": compiled,
+                    "yardstick": yardstick(device, builder.clean_state),
+                },
+                first_index=warmup,
+                iterations=iterations,
+                rounds=rounds,
+                timer=timer_for(device),
+                on_round=lambda r: progress(f"round {r + 1}/{rounds}"),
+            )
         peak = None if timing_only else peak_step_bytes(compiled, end, device)
         epoch_length = None if timing_only else settings.get("epoch_length")
         late = epoch_end(compiled, eager_a, end + 1, epoch_length, progress)
@@ -193,6 +201,7 @@ def measure_variant(
         "warmup_s": warmup_s,
         "eager_warmup_s": eager_warmup_s,
         "timed": timed,
+        "cpus": cpus,
         "peak_bytes": peak,
         "eager_peak_bytes": None if timing_only else peak_step_bytes(eager_a, end, device),
         "compile": {
