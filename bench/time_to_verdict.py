@@ -7,15 +7,15 @@ and stamps every line the run prints with the time it arrived. Each child's prog
 ("label [elapsed] message") mark its phases; a phase lasts until the child's next line, its
 last one until the next process starts (or the run ends). Printed: each process's wall
 seconds and its phases grouped (start: the harness importing torch; import, build, eager
-warm-up, compile, timed rounds, memory and epoch passes, numerics, other), the run's total,
-and the total over what the verdict cannot do without: the cold compiles plus the timed
-rounds.
+warm-up, compile, timed rounds, memory and epoch passes, the float64 reference, numerics,
+other), the run's total, and the total over what the verdict cannot do without: the cold
+compiles plus the timed rounds.
 
     python bench/time_to_verdict.py [--variants default,reduce-overhead] [--iterations 30]
         [--rounds 5] [--warmup 3] [--processes 4] [--python PY] [--json FILE]
 
-On this project's 2-core CPU one variant with the defaults here took 255 s with other
-helpers' runs beside it (load average 4-5; its cold compile 117 s of that).
+On this project's 2-core CPU one variant with the defaults here took 197-285 s with other
+helpers' runs beside it (load average 4-10; its cold compile 73-125 s of that).
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ GROUPS = (
     "compile",
     "timed",
     "memory/epoch",
+    "reference",
     "numerics",
 )
 
@@ -63,6 +64,8 @@ def phase_group(message: str) -> str:
         return "timed"
     if message.startswith(("epoch end", "peak memory")):
         return "memory/epoch"
+    if message.startswith("numerics: float64 reference"):
+        return "reference"
     if message.startswith("numerics"):
         return "numerics"
     return "other"
@@ -126,11 +129,13 @@ def run(args: argparse.Namespace) -> tuple[list[Process], float, dict]:
         )
         processes: dict[str, Process] = {}
         order: list[Process] = []
+        others: list[str] = []  # the run's own lines: shown when it measured nothing
         assert proc.stderr is not None
         for line in proc.stderr:
             now = time.perf_counter() - start
             match = PROGRESS.match(line.rstrip("\n"))
             if match is None:
+                others = [*others[-19:], line.rstrip("\n")]
                 continue
             label, elapsed = match["label"], float(match["elapsed"])
             if label not in processes:
@@ -141,6 +146,10 @@ def run(args: argparse.Namespace) -> tuple[list[Process], float, dict]:
             processes[label].lines.append((elapsed, match["message"]))
         proc.wait()
         total = time.perf_counter() - start
+        if not order:
+            sys.exit(
+                f"compilegate run measured nothing (exit {proc.returncode}):\n" + "\n".join(others)
+            )
         if order:
             order[-1].ended = total
         document = json.loads(out.read_text(encoding="utf-8")) if out.is_file() else {}

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 from typing import Any, Callable
 
 import torch
@@ -178,7 +179,9 @@ def write_reference(builder: Any, settings: dict[str, Any], path: str) -> None:
         return
     with contextlib.suppress(Exception):
         reference, error = _try_reference(builder, settings, steps)
-        torch.save({"steps": steps, "snapshots": reference, "error": error}, path)
+        partial = f"{path}.partial"  # a write cut short is never read as a reference
+        torch.save({"steps": steps, "snapshots": reference, "error": error}, partial)
+        os.replace(partial, path)
 
 
 def load_reference(path: str | None, steps: int) -> tuple[list[Snapshot] | None, str | None] | None:

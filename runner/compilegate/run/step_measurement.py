@@ -82,9 +82,11 @@ def measure_step(sides: Sequence[StepSide], *, stream: TextIO) -> None:
         for side in sides:
             if _shares_reference(side):
                 side.reference_dir = stack.enter_context(_reference_dir(side.launcher))
-        _measure_step(sides, stream)
-        for side in sides:
-            side.reference_dir = None
+        try:
+            _measure_step(sides, stream)
+        finally:  # the folders go with the step
+            for side in sides:
+                side.reference_dir = None
 
 
 def _shares_reference(side: StepSide) -> bool:
