@@ -33,42 +33,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO_ROOT / "runner"))
+
+from compilegate.child.protocol import PHASES, phase_of  # noqa: E402
 
 # "  transformer/default#2 [  12.3s] measuring: 30 iterations per side in 5 rounds"
 PROGRESS = re.compile(r"^\s+(?P<label>\S+) \[\s*(?P<elapsed>[0-9.]+)s\] (?P<message>.*)$")
-# The order phases are printed in; `phase_group` maps a progress message to one.
-GROUPS = (
-    "start",
-    "import",
-    "build",
-    "eager warm-up",
-    "compile",
-    "timed",
-    "memory/epoch",
-    "reference",
-    "numerics",
-)
-
-
-def phase_group(message: str) -> str:
-    """Which part of a child's work a progress message starts."""
-    if message.startswith("importing"):
-        return "import"
-    if message.startswith("building"):
-        return "build"
-    if message.startswith("eager warm-up"):
-        return "eager warm-up"
-    if message.startswith(("compiling", "compiled warm-up")):
-        return "compile"
-    if message.startswith(("measuring", "round ")):
-        return "timed"
-    if message.startswith(("epoch end", "peak memory")):
-        return "memory/epoch"
-    if message.startswith("numerics: float64 reference"):
-        return "reference"
-    if message.startswith("numerics"):
-        return "numerics"
-    return "other"
+GROUPS = tuple(name for name, _ in PHASES)  # the order phases are printed in
 
 
 @dataclass
@@ -89,7 +60,7 @@ class Process:
         out["start"] += first_elapsed  # interpreter, harness and torch, before its first line
         end_elapsed = self.ended - self.started
         for (at, message), nxt in zip(self.lines, [*self.lines[1:], (end_elapsed, "")]):
-            out[phase_group(message)] += max(nxt[0] - at, 0.0)
+            out[phase_of(message)] += max(nxt[0] - at, 0.0)
         return dict(out)
 
 

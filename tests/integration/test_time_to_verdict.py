@@ -57,3 +57,17 @@ def test_every_process_records_where_it_was_pinned(document: dict) -> None:
     allowed = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else set()
     expected = [max(allowed)] if len(allowed) >= 2 else None
     assert all(p["cpus"] == expected for p in processes)
+
+
+def test_phases_show_one_reference_and_later_processes_that_only_time(document: dict) -> None:
+    step = document["steps"][0]
+    (eager,) = step["eager"]["processes"]
+    assert eager["phases_s"]["reference"] > 0
+    for variant in step["variants"]:
+        first, later = variant["processes"]
+        assert "numerics" in first["phases_s"] and "reference" not in first["phases_s"]
+        assert set(later["phases_s"]) <= {"start", "import", "build", "eager warm-up"} | {
+            "compile",
+            "timed",
+            "other",
+        }

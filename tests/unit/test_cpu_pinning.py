@@ -45,7 +45,7 @@ def test_every_thread_is_pinned_for_the_block_and_restored_after():
         worker.join()
 
 
-def test_the_document_records_the_cpus_and_reads_a_child_that_sent_none():
+def test_the_document_records_the_cpus_and_phases_and_reads_a_child_that_sent_none():
     from compilegate.results.document import eager_entry
 
     samples = {"samples": [1.0, 1.1, 1.2, 1.0], "rounds": [0, 0, 1, 1]}
@@ -54,5 +54,7 @@ def test_the_document_records_the_cpus_and_reads_a_child_that_sent_none():
         "peak_bytes": None,
         "timed": {"eager": samples, "eager_b": samples, "yardstick": samples},
     }
-    assert eager_entry({**measured, "cpus": [1]})["processes"][0]["cpus"] == [1]
-    assert eager_entry(measured)["processes"][0]["cpus"] is None  # an older release's child
+    record = eager_entry({**measured, "cpus": [1], "phases_s": {"timed": 2.5}})["processes"][0]
+    assert record["cpus"] == [1] and record["phases_s"] == {"timed": 2.5}
+    older = eager_entry(measured)["processes"][0]  # an older release's child
+    assert older["cpus"] is None and older["phases_s"] is None

@@ -104,7 +104,7 @@ def eager_entry(measured: dict[str, Any]) -> dict[str, Any]:
         "noise_pct": aa.distance_from_one_pct,
     }
     entry.update(yardstick_entries(timed, {"per_yardstick": "eager"}))
-    entry["processes"] = [process_record(timed, measured.get("cpus"))]
+    entry["processes"] = [process_record(measured)]
     entry["torch_state"] = measured.get("torch_state")
     return entry
 
@@ -119,7 +119,7 @@ def add_process(entry: dict[str, Any], measured: dict[str, Any], cache_dir: str 
     (`cache_dir`: compile_cost.FRESH, REUSED or SHARED); the compile cost is pooled again."""
     entry["processes"].append(
         {
-            **process_record(measured["timed"], measured.get("cpus")),
+            **process_record(measured),
             **process_compile(measured, cache_dir),
         }
     )
@@ -168,7 +168,7 @@ def variant_entry(
     aa = ratio_of_medians(eager["samples"], eager["rounds"], eager_b["samples"], eager_b["rounds"])
     step_ms = summarize(compiled["samples"], compiled["rounds"])
     eager_ms = summarize(eager["samples"], eager["rounds"])
-    first = {**process_record(timed, measured.get("cpus")), **process_compile(measured, cache_dir)}
+    first = {**process_record(measured), **process_compile(measured, cache_dir)}
     late_recompile_s = measured.get("late_recompile_s")  # config epoch: charged to this process
     if late_recompile_s and first.get("compile_wall_s") is not None:
         first["compile_wall_s"] += late_recompile_s
