@@ -17,6 +17,7 @@ import torch
 from . import torch_state
 from .compile_cost import cpu_method, elapsed, now
 from .compile_size import count_eager_ops
+from .cpu_pinning import pinned
 from .protocol import EntryPoint
 from .timing import interleaved_rounds, synchronize, timed_warmup, timer_for, yardstick
 from .training import TrainingStep, seed_everything
@@ -105,18 +106,24 @@ def measure_eager(builder: StepBuilder, settings: dict[str, Any], progress: Prog
     warmup_s = timed_warmup(_checked(eager_a), range(warmup), device)
     timed_warmup(_checked(eager_b), range(warmup), device)
     progress(f"measuring eager A/A: {iterations} iterations per copy in {rounds} rounds")
-    timed = interleaved_rounds(
-        {"eager": eager_a, "eager_b": eager_b, "yardstick": yardstick(device, builder.clean_state)},
-        first_index=warmup,
-        iterations=iterations,
-        rounds=rounds,
-        timer=timer_for(device),
-        on_round=lambda r: progress(f"round {r + 1}/{rounds}"),
-    )
+    with pinned(torch.get_num_threads()) as cpus:
+        timed = interleaved_rounds(
+            {
+                "eager": eager_a,
+                "eager_b": eager_b,
+                "yardstick": yardstick(device, builder.clean_state),
+            },
+            first_index=warmup,
+            iterations=iterations,
+            rounds=rounds,
+            timer=timer_for(device),
+            on_round=lambda r: progress(f"round {r + 1}/{rounds}"),
+        )
     end = warmup + iterations
     return {
         "warmup_s": warmup_s,
         "timed": timed,
+        "cpus": cpus,
         "peak_bytes": peak_step_bytes(eager_a, end, device),
         "torch_state": builder.torch_state_record(),
     }
@@ -128,8 +135,13 @@ def measure_variant(
     variant: dict[str, Any],
     progress: Progress,
     probe: Any = None,
+    *,
+    timing_only: bool = False,
 ) -> dict:
     """Eager (A and B) and one compiled variant, interleaved in the same process.
+
+    `timing_only`: a variant's later process, which only times: no memory passes (the first
+    process measured the peaks; None here) and no epoch end.
 
     `probe` is a context manager (diagnostics.CompileProbe) wrapped around everything the
     compiled copy does, or None. The compile window runs from the torch.compile() call to
@@ -169,22 +181,24 @@ def measure_variant(
         window = elapsed(start, now())
         cache_hits = compile_cache_hits()
         progress(f"measuring: {iterations} iterations per side in {rounds} rounds")
-        timed = interleaved_rounds(
-            {
-                "eager": eager_a,
-                "eager_b": eager_b,
-                "compiled": compiled,
-                "yardstick": yardstick(device, builder.clean_state),
-            },
-            first_index=warmup,
-            iterations=iterations,
-            rounds=rounds,
-            timer=timer_for(device),
-            on_round=lambda r: progress(f"round {r + 1}/{rounds}"),
-        )
-        peak = peak_step_bytes(compiled, end, device)
-        late = epoch_end(compiled, eager_a, end + 1, settings.get("epoch_length"), progress)
-    eager_peak = peak_step_bytes(eager_a, end, device)
+        with pinned(torch.get_num_threads()) as cpus:
+            timed = interleaved_rounds(
+                {
+                    "eager": eager_a,
+                    "eager_b": eager_b,
+                    "compiled": compiled,
+                    "yardstick": yardstick(device, builder.clean_state),
+                },
+                first_index=warmup,
+                iterations=iterations,
+                rounds=rounds,
+                timer=timer_for(device),
+                on_round=lambda r: progress(f"round {r + 1}/{rounds}"),
+            )
+        peak = None if timing_only else peak_step_bytes(compiled, end, device)
+        epoch_length = None if timing_only else settings.get("epoch_length")
+        late = epoch_end(compiled, eager_a, end + 1, epoch_length, progress)
+    eager_peak = None if timing_only else peak_step_bytes(eager_a, end, device)
     # The compiled region's size, once, untimed, outside the probe (compile_size.py); a
     # timing-only process (no probe) does not need it.
     eager_ops = (
@@ -194,6 +208,7 @@ def measure_variant(
         "warmup_s": warmup_s,
         "eager_warmup_s": eager_warmup_s,
         "timed": timed,
+        "cpus": cpus,
         "peak_bytes": peak,
         "eager_peak_bytes": eager_peak,
         "compile": {

@@ -107,7 +107,7 @@ def eager_entry(measured: dict[str, Any]) -> dict[str, Any]:
         "noise_pct": aa.distance_from_one_pct,
     }
     entry.update(yardstick_entries(timed, {"per_yardstick": "eager"}))
-    entry["processes"] = [process_record(timed)]
+    entry["processes"] = [process_record(measured)]
     entry["torch_state"] = measured.get("torch_state")
     return entry
 
@@ -121,7 +121,10 @@ def add_process(entry: dict[str, Any], measured: dict[str, Any], cache_dir: str 
     """A variant's later, timing-only process: one more record of its timing and compile
     (`cache_dir`: compile_cost.FRESH, REUSED or SHARED); the compile cost is pooled again."""
     entry["processes"].append(
-        {**process_record(measured["timed"]), **process_compile(measured, cache_dir)}
+        {
+            **process_record(measured),
+            **process_compile(measured, cache_dir),
+        }
     )
     cost = entry["compile_cost"]
     entry["compile_cost"] = compile_cost(
@@ -170,7 +173,7 @@ def variant_entry(
     aa = ratio_of_medians(eager["samples"], eager["rounds"], eager_b["samples"], eager_b["rounds"])
     step_ms = summarize(compiled["samples"], compiled["rounds"])
     eager_ms = summarize(eager["samples"], eager["rounds"])
-    first = {**process_record(timed), **process_compile(measured, cache_dir)}
+    first = {**process_record(measured), **process_compile(measured, cache_dir)}
     late_recompile_s = measured.get("late_recompile_s")  # config epoch: charged to this process
     if late_recompile_s and first.get("compile_wall_s") is not None:
         first["compile_wall_s"] += late_recompile_s

@@ -27,14 +27,19 @@ Doc = Mapping[str, Any]
 SIDES = ("eager", "eager_b", "compiled", "yardstick")
 
 
-def process_record(timed: Doc) -> dict[str, Any]:
+def process_record(measured: Doc) -> dict[str, Any]:
     """One child's timing in a line: each side's fastest iteration (ms), the eager median,
-    and the raw samples (ms, in the order they were timed)."""
+    the raw samples (ms, in the order they were timed), the CPUs its timed rounds were
+    pinned to and the seconds of each phase of its work (None: a child of an older release;
+    `cpus` None also when not pinned)."""
+    timed = measured["timed"]
     present = [side for side in SIDES if side in timed and timed[side]["samples"]]
     return {
         "step_ms": statistics.median(timed["eager"]["samples"]),
         "fastest_ms": {side: fastest(timed[side]["samples"]) for side in present},
         "samples_ms": {side: list(timed[side]["samples"]) for side in present},
+        "cpus": measured.get("cpus"),
+        "phases_s": measured.get("phases_s"),
     }
 
 

@@ -25,7 +25,7 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, ClassVar, TextIO
 
 from ..child.protocol import new_progress_token, progress_prefix
 from ..cleanup import remove_tree
@@ -99,6 +99,10 @@ class ChildLauncher:
     """Starts measuring children. `host_env` is the environment the allow-list is taken from
     (the runner's os.environ unless a test passes another)."""
 
+    # Children run on this machine: they read and write the host's files (a container
+    # launcher's do not), so a step's eager process can leave the variants its float64
+    # reference (run/step_measurement.py).
+    shares_host_paths: ClassVar[bool] = True
     python: str = sys.executable
     shared_cache_dir: Path | None = None
     show_output: bool = False

@@ -32,6 +32,8 @@ from ..results.document import (
 )
 from .launcher import ChildLauncher, ChildOutcome
 
+REFERENCE_NAME = "numerics-reference.pt"  # the eager process's float64 reference
+
 
 @dataclass
 class StepSide:
@@ -44,6 +46,13 @@ class StepSide:
     step_doc: dict[str, Any]
     label: str = ""
     save: Callable[[], None] = lambda: None
+    # Where the eager process leaves the float64 reference for every variant's numerics
+    # (child/numerics.py): set by measure_step when the children can read the host's files.
+    reference_dir: Path | None = None
+
+    @property
+    def reference_path(self) -> str | None:
+        return None if self.reference_dir is None else str(self.reference_dir / REFERENCE_NAME)
 
     @property
     def tag(self) -> str:
@@ -69,6 +78,25 @@ def measure_step(sides: Sequence[StepSide], *, stream: TextIO) -> None:
     side's step's or variant's error; the others still run. An interruption propagates
     (the launcher has killed the child): run_sides marks what it cut short.
     """
+    with contextlib.ExitStack() as stack:
+        for side in sides:
+            if _shares_reference(side):
+                side.reference_dir = stack.enter_context(_reference_dir(side.launcher))
+        try:
+            _measure_step(sides, stream)
+        finally:  # the folders go with the step
+            for side in sides:
+                side.reference_dir = None
+
+
+def _shares_reference(side: StepSide) -> bool:
+    """Whether the step's eager process computes the float64 reference for its variants: the
+    step checks numerics and its children read and write the host's files."""
+    numerics = side.step.measurement_settings().get("numerics") or {}
+    return bool(numerics.get("enabled")) and getattr(side.launcher, "shares_host_paths", False)
+
+
+def _measure_step(sides: Sequence[StepSide], stream: TextIO) -> None:
     slot = 0
     eager_docs: dict[int, list[dict[str, Any]]] = {id(s): [] for s in sides}
     errors: dict[int, str | None] = {id(s): None for s in sides}
@@ -79,9 +107,12 @@ def measure_step(sides: Sequence[StepSide], *, stream: TextIO) -> None:
                 continue
             total = side.step.eager_processes
             stream.write(f"{side.tag} eager reference {number}/{total}\n")
+            spec = {**_base_spec(side), "kind": "eager"}
+            if number == 1 and side.reference_path is not None:
+                spec["numerics_reference_out"] = side.reference_path
             document, errors[id(side)] = _run_child(
                 side.launcher,
-                {**_base_spec(side), "kind": "eager"},
+                spec,
                 side.step,
                 f"{side.child_label}/eager#{number}",
             )
@@ -143,7 +174,10 @@ class _VariantRun:
 
     @property
     def spec(self) -> dict[str, Any]:
-        return {
+        """The first process's spec: it compiles cold, with every diagnostic and the
+        numerics, against the float64 reference of the step's eager process when there is
+        one."""
+        spec = {
             **_base_spec(self.side),
             "kind": "variant",
             "device": self.side.step_doc["device"],
@@ -153,6 +187,20 @@ class _VariantRun:
                 "compile_target": self.variant.compile_target,
             },
         }
+        if self.side.reference_path is not None:
+            spec["numerics_reference"] = self.side.reference_path
+        return spec
+
+    @property
+    def timing_spec(self) -> dict[str, Any]:
+        """A later process's spec: it only times (no numerics, no epoch end, no memory
+        passes: the first process measured them)."""
+        spec = {**self.spec, "timing_only": True}
+        spec.pop("numerics_reference", None)
+        settings = spec["settings"]
+        numerics = {**(settings.get("numerics") or {}), "enabled": False}
+        spec["settings"] = {**settings, "numerics": numerics, "epoch_length": None}
+        return spec
 
     def run_process(self, number: int, stream: TextIO) -> None:
         """The variant's process `number`: the first compiles cold with every diagnostic and
@@ -176,7 +224,7 @@ class _VariantRun:
         stream.write(
             f"{self.side.tag} variant {self.variant.id}: {how}timing process {number}/{total}\n"
         )
-        timing_spec = {**self.spec, "timing_only": True}
+        timing_spec = self.timing_spec
         launcher_cache = (
             _variant_cache(launcher) if cold else contextlib.nullcontext(self.cache_dir)
         )
@@ -301,6 +349,18 @@ def _variant_cache(launcher: ChildLauncher) -> Iterator[Path | None]:
     try:
         yield folder
     finally:  # the children wrote it (in a container: bind-mounted writable)
+        left = remove_tree(folder)
+        if left is not None:
+            getattr(launcher, "stream", sys.stderr).write(f"warning: {left}\n")
+
+
+@contextlib.contextmanager
+def _reference_dir(launcher: ChildLauncher) -> Iterator[Path]:
+    """A folder for one step's float64 reference, removed after its last variant."""
+    folder = Path(tempfile.mkdtemp(prefix="compilegate-reference-"))
+    try:
+        yield folder
+    finally:
         left = remove_tree(folder)
         if left is not None:
             getattr(launcher, "stream", sys.stderr).write(f"warning: {left}\n")
