@@ -1,0 +1,35 @@
+"""Every stored document parses and judges exactly as the gate did when the verdicts were
+recorded (golden_verdicts.py, which says how to regenerate them on a deliberate change)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from golden_verdicts import VERDICTS, judge, read_document, stored_documents
+
+GOLDEN = json.loads(VERDICTS.read_text(encoding="utf-8"))
+PATHS = stored_documents()
+
+
+def test_the_golden_set_is_varied():
+    codes = {entry["exit_code"] for entry in GOLDEN.values()}
+    verdicts = {row["verdict"] for entry in GOLDEN.values() for row in entry["rows"]}
+    assert codes == {0, 1, 3, 4}
+    assert {"pass", "regression", "improvement", "inconclusive", "new", "error"} <= verdicts
+    assert {"missing", "removed", "incomparable", "skipped"} <= verdicts
+    assert len(GOLDEN) >= 200
+
+
+@pytest.mark.parametrize("pair", sorted(GOLDEN))
+def test_same_rows_and_exit_code(pair):
+    base_name, _, result_name = pair.partition(" | ")
+    baseline = read_document(PATHS[base_name], "baseline")
+    result = read_document(PATHS[result_name], "result")
+    expected = GOLDEN[pair]
+    judged = judge(baseline, result)
+    assert judged["exit_code"] == expected["exit_code"]
+    assert len(judged["rows"]) == len(expected["rows"])
+    for got, want in zip(judged["rows"], expected["rows"]):
+        # A field added to the rows later is not in the stored ones: compared on theirs.
+        assert {key: got.get(key, "absent") for key in want} == want
