@@ -165,8 +165,11 @@ def pairs(names: list[str]) -> list[tuple[str, str]]:
 
 def judge(baseline: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
     from compilegate.gate.compare import compare_to_baseline
+    from compilegate.results.model import parse
 
-    report = compare_to_baseline(baseline, result)
+    report = compare_to_baseline(
+        parse(baseline, "baseline", "baseline"), parse(result, "result", "result")
+    )
     return {"exit_code": report.exit_code, "rows": [row.to_dict() for row in report.verdicts]}
 
 

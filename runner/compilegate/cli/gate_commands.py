@@ -26,6 +26,7 @@ from ..report.comment import render_comment
 from ..report.links import LinkContext
 from ..report.run_set_text import render_run_set_text
 from ..results.document import write_document
+from ..results.model import parse
 
 FORMATS = ("table", "markdown", "json")
 
@@ -257,7 +258,12 @@ def _compare(
     override: Mapping[str, float] | None,
     paths: tuple[Path | str, Path | str] | None = None,
 ) -> int:
-    report = compare_to_baseline(baseline, result, override)
+    result_path, baseline_path = paths or (None, None)
+    report = compare_to_baseline(
+        parse(baseline, str(baseline_path or "baseline"), "baseline"),
+        parse(result, str(result_path or "result"), "result"),
+        override,
+    )
     if paths is not None and paths[0] is not None and paths[1] is not None:
         report = report.with_paths(*paths)
     text = render_report(report, fmt, one_version_run_set(report, result, baseline, paths))

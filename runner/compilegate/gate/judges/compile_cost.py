@@ -77,7 +77,7 @@ def judge(sides: Sides) -> list[MetricVerdict]:
 
 def judge_wall_time(sides: Sides) -> MetricVerdict | None:
     subject = sides.subject
-    base_s, cur_s = sides.base.get("compile_s"), sides.head.get("compile_s")
+    base_s, cur_s = sides.json.base.get("compile_s"), sides.json.head.get("compile_s")
     unjudged = missing(subject, "compile_s", "compile time", base_s, cur_s)
     if unjudged is not None or base_s is None or cur_s is None:
         return unjudged
@@ -116,7 +116,7 @@ def judge_wall_time(sides: Sides) -> MetricVerdict | None:
 
 def judge_work(sides: Sides) -> MetricVerdict | None:
     subject = sides.subject
-    base_cost, cur_cost = sides.base.get("compile_cost"), sides.head.get("compile_cost")
+    base_cost, cur_cost = sides.json.base.get("compile_cost"), sides.json.head.get("compile_cost")
     if base_cost is None and cur_cost is None:
         return None
     if cur_cost is None or not isinstance(cur_cost.get("counts"), Mapping):
@@ -195,7 +195,7 @@ def _ungated_counts(sides: Sides) -> dict[str, str]:
     ungated: dict[str, str] = {}
     if not sides.units.same_torch:
         ungated["torch"] = sides.units.why_raw.split(":")[0]
-    if str(sides.head.get("mode", "")).startswith("max-autotune"):
+    if str(sides.json.head.get("mode", "")).startswith("max-autotune"):
         ungated["generated_kernels"] = "autotuning may pick another kernel mix"
     return ungated
 
@@ -214,7 +214,7 @@ def ungated_reason(ungated: Mapping[str, str]) -> str:
 
 def judge_cpu_time(sides: Sides) -> MetricVerdict | None:
     subject = sides.subject
-    base_cost, cur_cost = sides.base.get("compile_cost"), sides.head.get("compile_cost")
+    base_cost, cur_cost = sides.json.base.get("compile_cost"), sides.json.head.get("compile_cost")
     if base_cost is None and cur_cost is None:
         return None
     base_s, cur_s = get_path(base_cost, "cpu_s"), get_path(cur_cost, "cpu_s")
@@ -301,8 +301,8 @@ def judge_cpu_time(sides: Sides) -> MetricVerdict | None:
 
 
 def _pooled_noise_pct(sides: Sides, key: str) -> float | None:
-    base = _cold(sides.base.get("compile_cost"), key)
-    cur = _cold(sides.head.get("compile_cost"), key)
+    base = _cold(sides.json.base.get("compile_cost"), key)
+    cur = _cold(sides.json.head.get("compile_cost"), key)
     if not base or not cur or len(base) + len(cur) < 3:
         return None
     return compare_sides(base, cur, paired=sides.paired).noise_pct

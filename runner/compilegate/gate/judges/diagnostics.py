@@ -30,7 +30,7 @@ DIAGNOSTIC_METRICS = {
 
 
 def judge(sides: Sides) -> list[MetricVerdict]:
-    base, cur = sides.pair
+    base, cur = sides.json.pair
     thresholds = sides.policy.thresholds
     rows = [
         judge_count(

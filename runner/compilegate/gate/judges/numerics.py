@@ -13,7 +13,7 @@ Doc = Mapping[str, Any]
 
 
 def judge(sides: Sides) -> list[MetricVerdict]:
-    base, cur = sides.pair
+    base, cur = sides.json.pair
     row = judge_numerics(
         sides.subject,
         base.get("numerics"),

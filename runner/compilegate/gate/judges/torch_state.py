@@ -23,7 +23,7 @@ Doc = Mapping[str, Any]
 
 
 def judge(sides: Sides) -> list[MetricVerdict]:
-    base_state, cur_state = sides.base.get("torch_state"), sides.head.get("torch_state")
+    base_state, cur_state = sides.json.base.get("torch_state"), sides.json.head.get("torch_state")
     if base_state is None and cur_state is None:
         return []
     base = _changed(base_state)
