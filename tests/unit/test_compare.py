@@ -299,7 +299,7 @@ def test_count_threshold_allows_an_increase():
 
 
 def test_thresholds_fall_back_to_defaults_without_settings():
-    thresholds = resolve_thresholds({"name": "x"})
+    thresholds = resolve_thresholds(None)
     assert thresholds["compile_time_growth_pct"] == 25.0
     assert thresholds["speedup_drop_pct"] == 5.0
 

@@ -75,9 +75,10 @@ def test_the_overall_verdict_is_the_most_severe(verdicts, overall):
 def test_thresholds_are_the_baselines_whatever_the_result_says():
     base = step(thresholds={"speedup_drop_pct": 3})
     cur = step(thresholds={"speedup_drop_pct": 1000, "compile_time_growth_pct": 1000})
-    assert resolve_thresholds(base)["speedup_drop_pct"] == 3.0
-    assert resolve_thresholds(base)["compile_time_growth_pct"] == 25.0
-    assert resolve_thresholds(base, {"speedup_drop_pct": 8.0})["speedup_drop_pct"] == 8.0
+    settings = base["settings"]
+    assert resolve_thresholds(settings)["speedup_drop_pct"] == 3.0
+    assert resolve_thresholds(settings)["compile_time_growth_pct"] == 25.0
+    assert resolve_thresholds(settings, {"speedup_drop_pct": 8.0})["speedup_drop_pct"] == 8.0
     report = judge_documents(result(base), result(cur))
     assert any(
         "speedup_drop_pct 1000 (applied: 3), compile_time_growth_pct 1000 (applied: 25)" in note
@@ -88,7 +89,7 @@ def test_thresholds_are_the_baselines_whatever_the_result_says():
 def test_a_baseline_threshold_that_is_not_a_number_falls_back_to_the_default():
     base = step()
     base["settings"]["thresholds"]["speedup_drop_pct"] = "lots"
-    assert resolve_thresholds(base)["speedup_drop_pct"] == 5.0
+    assert resolve_thresholds(base["settings"])["speedup_drop_pct"] == 5.0
 
 
 # -- comparable settings -----------------------------------------------------------------------

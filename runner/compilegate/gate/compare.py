@@ -128,8 +128,8 @@ def _compare_step(
             f"({base.error or 'unknown error'})"
         )
         return [*errors, step.row("step", "incomparable", why)]
-    base_json, cur_json = base.to_json(), cur.to_json()
-    reason = step_config_mismatch(base_json, cur_json)
+    # Shared with gate/baseline.py's merge, which works on JSON documents.
+    reason = step_config_mismatch(base.to_json(), cur.to_json())
     if reason:
         return [*errors, step.row("step", "incomparable", f"not compared: {reason}")]
     if not base.settings and not base.config_fingerprint:
@@ -137,8 +137,8 @@ def _compare_step(
             f"step {step.step}: the baseline records neither settings nor a fingerprint; "
             "its configuration could not be checked"
         )
-    policy = StepPolicy.from_baseline(base_json, override)
-    notes.extend(threshold_notes(step.step, base_json, cur_json, policy.thresholds))
+    policy = StepPolicy.from_baseline(base, override)
+    notes.extend(threshold_notes(step.step, base, cur, policy.thresholds))
     if base.eager is None or cur.eager is None:  # the schema gives a step that ran its eager
         raise ValueError(f"step {step.step}: ran without an eager measurement")
     eager = Sides(Subject(step.step, "eager"), base.eager, cur.eager, base, cur, policy, *how)
