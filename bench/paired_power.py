@@ -49,6 +49,7 @@ from gate_power import (  # noqa: E402
 )
 
 from compilegate.gate.compare import compare_to_baseline  # noqa: E402
+from compilegate.results.model import parse  # noqa: E402
 
 STEP_SOURCE = REPO_ROOT / "examples" / "test_steps" / "gate_step.py"
 WIDTH, ROWS = 512, 64  # gate_power.STEP_SIZE, as code
@@ -75,6 +76,13 @@ GIT = [
     "-c",
     "core.hooksPath=/dev/null",
 ]
+
+
+def judge_pair(baseline: dict, result: dict):
+    """The gate's verdicts on two JSON documents, each read through the door first."""
+    return compare_to_baseline(
+        parse(baseline, "baseline", "baseline"), parse(result, "result", "result")
+    )
 
 
 def step_source(compiled_ms: float = 0.0, plant: str = "") -> str:
@@ -217,8 +225,8 @@ def judge(work: Path) -> None:
         for run in case["runs"]:
             head = json.loads((work / run["head"]).read_text())
             base = json.loads((work / run["base"]).read_text())
-            reports["paired"].append(compare_to_baseline(base, head))
-            reports["stored"].append(compare_to_baseline(stored, head))
+            reports["paired"].append(judge_pair(base, head))
+            reports["stored"].append(judge_pair(stored, head))
             seconds.append(run["seconds"])
         metrics = tuple(case["judged_by"]) if case["judged_by"] else None
         for mode in ("paired", "stored"):

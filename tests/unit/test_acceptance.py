@@ -3,7 +3,7 @@ rows, and only those, into `accepted` (exit 0), saying who accepted them."""
 
 from __future__ import annotations
 
-from gate_docs import compile_cost, result, step, variant
+from gate_docs import compile_cost, judge_documents, result, step, variant
 
 from compilegate.config.loading import load_config_text
 from compilegate.errors import EXIT_NOT_JUDGED, EXIT_OK, EXIT_REGRESSION
@@ -12,7 +12,6 @@ from compilegate.gate.acceptance import (
     accept,
     accept_label_of,
 )
-from compilegate.gate.compare import compare_to_baseline
 from compilegate.gate.run_set import ResultSource, judge_run_set
 from compilegate.report.comment import render_comment
 from compilegate.report.headline import headline_of
@@ -45,7 +44,7 @@ def regressed_doc() -> dict:
 
 
 def test_a_verified_label_accepts_the_regression_rows_and_says_who():
-    report = compare_to_baseline(base_doc(), regressed_doc())
+    report = judge_documents(base_doc(), regressed_doc())
     assert report.exit_code == EXIT_REGRESSION
     accepted = accept(report, LABEL, MAINTAINER)
     assert accepted.overall == "accepted" and accepted.exit_code == EXIT_OK
@@ -57,7 +56,7 @@ def test_a_verified_label_accepts_the_regression_rows_and_says_who():
 
 
 def test_no_acceptance_another_label_or_acceptance_off_change_nothing():
-    report = compare_to_baseline(base_doc(), regressed_doc())
+    report = judge_documents(base_doc(), regressed_doc())
     assert accept(report, LABEL, None) is report
     assert accept(report, None, MAINTAINER) is report  # the base side turned it off
     other = Acceptance(label="perf: ok", login="maintainer")
@@ -68,12 +67,12 @@ def test_an_incomparable_or_failed_row_is_never_accepted():
     base = base_doc()
     cur = regressed_doc()
     cur["steps"][0]["entry"] = "other.py:make_step"  # incomparable: another entry point
-    report = accept(compare_to_baseline(base, cur), LABEL, MAINTAINER)
+    report = accept(judge_documents(base, cur), LABEL, MAINTAINER)
     assert report.rows("incomparable") and not report.rows("accepted")
     assert report.exit_code == EXIT_NOT_JUDGED
     failed = regressed_doc()
     failed["steps"][0]["variants"][0].update(status="error", error="boom")
-    report = accept(compare_to_baseline(base_doc(), failed), LABEL, MAINTAINER)
+    report = accept(judge_documents(base_doc(), failed), LABEL, MAINTAINER)
     assert report.overall == "error" and not report.rows("accepted")
 
 
@@ -88,7 +87,7 @@ def test_a_regression_beside_an_error_still_fails_the_job():
         )
     )
     cur["steps"][0]["variants"][1].update(status="error", error="boom")
-    report = accept(compare_to_baseline(base, cur), LABEL, MAINTAINER)
+    report = accept(judge_documents(base, cur), LABEL, MAINTAINER)
     assert report.rows("accepted") and report.overall == "error" and report.exit_code != EXIT_OK
 
 

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import pytest
 from gate_docs import compile_cost as cost_doc
-from gate_docs import environment, result, step, variant
+from gate_docs import environment, judge_documents, result, step, variant
 
-from compilegate.errors import EXIT_NOT_JUDGED, EXIT_OK, EXIT_REGRESSION
-from compilegate.gate.compare import compare_to_baseline
+from compilegate.errors import EXIT_NOT_JUDGED, EXIT_OK, EXIT_REGRESSION, BaselineError
 
 STEADY = [20.0, 21.0, 20.5, 19.8]  # four cold compiles' CPU seconds
 # The issue's MLP on torch 2.13: identical in every run, idle or loaded.
@@ -49,7 +48,7 @@ def judge(base_cost, cur_cost, *, base_settings=None, cur_mode="default", **env)
     if cur_cost is None:
         del cur_variant["compile_cost"]
     cur_env = environment(**env) if env else None
-    report = compare_to_baseline(result(base), result(step(variants=[cur_variant]), env=cur_env))
+    report = judge_documents(result(base), result(step(variants=[cur_variant]), env=cur_env))
     return report, {r.metric: r for r in report.verdicts if r.variant == "default"}
 
 
@@ -159,16 +158,11 @@ def test_an_old_baseline_without_compile_cost_says_so_and_does_not_fail():
     assert report.exit_code == EXIT_OK
 
 
-def test_a_run_without_compile_cost_against_a_baseline_with_it_is_missing():
-    report, rows = judge(compile_cost(), None)
-    assert rows["compile_work"].verdict == "missing"
-    assert rows["compile_cpu_s"].verdict == "missing"
-    assert report.exit_code == EXIT_NOT_JUDGED
-
-
-def test_neither_side_with_compile_cost_has_no_cost_rows():
-    _, rows = judge(None, None)
-    assert "compile_work" not in rows and "compile_cpu_s" not in rows
+def test_a_run_without_compile_cost_is_refused_at_the_door():
+    """Only an older baseline may lack compile cost; a run that lacks it is not a result
+    (results/model.parse: exit 2), so the gate never sees one."""
+    with pytest.raises(BaselineError, match=r"variants\[0\]: 'compile_cost' is a required"):
+        judge(compile_cost(), None)
 
 
 def test_gated_wall_time_uses_the_noise_of_both_runs_cold_compiles():
@@ -181,7 +175,7 @@ def test_gated_wall_time_uses_the_noise_of_both_runs_cold_compiles():
         sample["wall_s"] = wall
     base_step = step(variants=[variant(compile_s=10.0, compile_cost=base)], settings=gated)
     cur_step = step(variants=[variant(compile_s=14.0, compile_cost=cur)])
-    report = compare_to_baseline(result(base_step), result(cur_step))
+    report = judge_documents(result(base_step), result(cur_step))
     (row,) = report.rows(metric="compile_s")
     assert row.verdict == "inconclusive" and row.noise_pct > 40
 

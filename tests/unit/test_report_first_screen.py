@@ -278,6 +278,7 @@ def test_unjudgeable_noise_is_words_and_step_times_are_milliseconds():
             noise_pct=523.9,
             threshold=5.0,
             direction="higher_is_better",
+            decidable=False,  # as the gate marks it: ±524 % cannot decide 5 %
         ),
         _row(
             "compiled_step_ms",

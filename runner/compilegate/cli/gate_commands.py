@@ -27,6 +27,7 @@ from ..report.comment import render_comment
 from ..report.links import LinkContext
 from ..report.run_set_text import render_run_set_text
 from ..results.document import write_document
+from ..results.model import parse
 
 FORMATS = ("table", "markdown", "json")
 
@@ -208,8 +209,10 @@ def judge_result(
 ) -> tuple[VerdictReport, RunSetVerdict]:
     """A result just measured (checked like a result file) judged against a baseline already
     read, as the report and the run set of one version `compilegate run` prints."""
-    check_result_document(result_doc, str(result_path), role="result")
-    report = compare_to_baseline(baseline, result_doc).with_paths(result_path, baseline_path)
+    report = compare_to_baseline(
+        parse(baseline, str(baseline_path), "baseline"),
+        parse(result_doc, str(result_path), "result"),
+    ).with_paths(result_path, baseline_path)
     paths = (result_path, baseline_path)
     return report, one_version_run_set(report, result_doc, baseline, paths)
 
@@ -274,7 +277,12 @@ def _compare(
     override: Mapping[str, float] | None,
     paths: tuple[Path | str, Path | str] | None = None,
 ) -> int:
-    report = compare_to_baseline(baseline, result, override)
+    result_path, baseline_path = paths or (None, None)
+    report = compare_to_baseline(
+        parse(baseline, str(baseline_path or "baseline"), "baseline"),
+        parse(result, str(result_path or "result"), "result"),
+        override,
+    )
     if paths is not None and paths[0] is not None and paths[1] is not None:
         report = report.with_paths(*paths)
     text = render_report(report, fmt, one_version_run_set(report, result, baseline, paths))

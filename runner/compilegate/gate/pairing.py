@@ -10,11 +10,9 @@ document of a paired run against another run's) is judged as unpaired runs are.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
-Doc = Mapping[str, Any]
+from ..results.model import ResultDocument
 
 
 @dataclass(frozen=True)
@@ -29,21 +27,19 @@ class Pairing:
     order: str
 
     @classmethod
-    def between(cls, baseline_doc: Doc, result_doc: Doc) -> Pairing | None:
-        base, head = baseline_doc.get("pairing"), result_doc.get("pairing")
-        if not isinstance(base, Mapping) or not isinstance(head, Mapping):
+    def between(cls, baseline: ResultDocument, result: ResultDocument) -> Pairing | None:
+        base, head = baseline.pairing, result.pairing
+        if base is None or head is None or not base.id or base.id != head.id:
             return None
-        if not base.get("id") or base.get("id") != head.get("id"):
-            return None
-        if base.get("role") != "base" or head.get("role") != "head":
+        if base.role != "base" or head.role != "head":
             return None
         return cls(
-            id=str(base["id"]),
-            base_label=str(base.get("base_label") or "base"),
-            head_label=str(head.get("head_label") or "head"),
-            base_commit=(baseline_doc.get("environment") or {}).get("commit"),
-            head_commit=(result_doc.get("environment") or {}).get("commit"),
-            order=str(base.get("order") or "A B B A"),
+            id=base.id,
+            base_label=base.base_label or "base",
+            head_label=head.head_label or "head",
+            base_commit=baseline.environment.commit,
+            head_commit=result.environment.commit,
+            order=base.order or "A B B A",
         )
 
     def summary(self, pairs: int | None) -> str:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import EXIT_OK, EXIT_RUN_ERROR, BaselineError, UsageError
+from ..results.model import parse
 from .acceptance import Acceptance, accept, accept_label_of
 from .compare import compare_to_baseline
 from .documents import read_result_document
@@ -214,7 +215,12 @@ def _judge_one(source: ResultSource, baseline: Mapping[str, Any] | None) -> Vers
     torch = (document.get("environment") or {}).get("torch")
     label = f"torch {torch}" if torch else label
     baseline = source.baseline if source.baseline is not None else baseline
-    verdict = compare_to_baseline(baseline, document) if baseline is not None else None
+    verdict = None
+    if baseline is not None:
+        where = f"{source.path} (its baseline)"
+        verdict = compare_to_baseline(
+            parse(baseline, where, "baseline"), parse(document, str(source.path), "result")
+        )
     return VersionOutcome(
         label,
         str(source.path),

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, Optional, Union
 
 from ..errors import EXIT_NOT_JUDGED, EXIT_OK, EXIT_REGRESSION, EXIT_RUN_ERROR
+from ..results.model import ResultDocument
 
 # Every verdict and the exit code it gives the job when it is the overall verdict, in
 # table order: what needs attention first.
@@ -86,14 +87,14 @@ class EnvironmentSummary:
     commit: str | None = None
 
     @classmethod
-    def from_document(cls, document: dict[str, Any]) -> EnvironmentSummary:
-        env = document.get("environment") or {}
+    def from_document(cls, document: ResultDocument) -> EnvironmentSummary:
+        env = document.environment
         return cls(
-            torch=env.get("torch"),
-            device=env.get("device"),
-            gpu_name=env.get("gpu_name"),
-            created_at=document.get("created_at"),
-            commit=env.get("commit"),
+            torch=env.torch,
+            device=env.device,
+            gpu_name=env.gpu_name,
+            created_at=document.created_at,
+            commit=env.commit,
         )
 
     def hardware(self) -> str:
@@ -124,6 +125,9 @@ class MetricVerdict:
     `gated` is False for a row that is reported and never judged (its verdict is then
     `pass` whatever the change): compile wall time unless the baseline's policy gates it,
     compile-work counts across torch versions, what the step changed in torch's state.
+    `decidable` is False when the row's noise is too wide to decide its threshold
+    (rules.decides_threshold): such a row is never a failure, and the report says "too
+    noisy to judge" from this field instead of deciding it again.
     """
 
     step: str
@@ -143,6 +147,7 @@ class MetricVerdict:
     normalisation: str | None = None
     noise_source: str | None = None
     gated: bool = True
+    decidable: bool = True
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:

@@ -41,8 +41,8 @@ def row_cells(version: VersionOutcome, row: MetricVerdict, several: bool) -> tup
 def _noise(row: MetricVerdict) -> str:
     if row.unit in (None, "count", "status") or row.metric in ("step", "variant"):
         return "-"  # counts and statuses are exact
-    threshold = row.threshold if row.change_unit == "pct" else None
-    return w.noise_words(row.noise_pct, threshold, row.change if threshold is not None else None)
+    judged = row.change_unit == "pct" and row.threshold is not None
+    return w.noise_words(row.noise_pct, row.decidable if judged else None)
 
 
 def _reader_values(row: MetricVerdict) -> tuple[object, object, str | None]:

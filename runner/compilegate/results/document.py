@@ -18,8 +18,8 @@ from typing import Any
 from .. import __version__
 from ..config import StepConfig, Variant
 from ..config.model import DEFAULT_ACCEPT_LABEL
-from ..schemas import format_key_path
 from .compile_cost import FRESH, REUSED, compile_cost, process_compile
+from .model import non_finite_paths
 from .payoff import measure
 from .processes import (
     all_timed_yardstick,
@@ -299,19 +299,6 @@ def write_document(document: dict[str, Any], path: Path) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-
-
-def non_finite_paths(document: Any, path: tuple[Any, ...] = ()) -> list[tuple[str, str]]:
-    """(key path, `NaN`/`Infinity`/`-Infinity`) of every number JSON cannot carry."""
-    if isinstance(document, float) and not math.isfinite(document):
-        token = "NaN" if math.isnan(document) else ("Infinity" if document > 0 else "-Infinity")
-        return [(format_key_path(path), token)]
-    items: Any = ()
-    if isinstance(document, dict):
-        items = document.items()
-    elif isinstance(document, list):
-        items = enumerate(document)
-    return [found for key, value in items for found in non_finite_paths(value, (*path, key))]
 
 
 def non_finite_error(entry: dict[str, Any], prefix: str = "") -> str | None:

@@ -50,13 +50,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ...results.model import CompileCost, Variant
 from ...results.processes import geometric_mean
 from ...results.stats import compare_sides
 from ..rules import (
     classify_speed_change,
     combined_noise_pct,
     detectable_change_pct,
-    get_path,
     is_number,
     missing,
     noise_rule_message,
@@ -82,8 +82,16 @@ REFRESH = "refresh the baseline on the default branch to gate it"
 
 
 def judge(sides: Sides) -> list[MetricVerdict]:
+    if not isinstance(sides.base, Variant) or not isinstance(sides.head, Variant):
+        return []  # eager compiles nothing
     rows = [judge_wall_time(sides), judge_work(sides), judge_cpu_time(sides)]
     return [row for row in rows if row is not None]
+
+
+def _variants(sides: Sides) -> tuple[Variant, Variant]:
+    base, head = sides.pair
+    assert isinstance(base, Variant) and isinstance(head, Variant)  # judge() checked
+    return base, head
 
 
 # -- wall seconds -----------------------------------------------------------------------------
@@ -91,7 +99,8 @@ def judge(sides: Sides) -> list[MetricVerdict]:
 
 def judge_wall_time(sides: Sides) -> MetricVerdict | None:
     subject = sides.subject
-    base_s, cur_s = sides.base.get("compile_s"), sides.head.get("compile_s")
+    base, cur = _variants(sides)
+    base_s, cur_s = base.compile_s, cur.compile_s
     unjudged = missing(subject, "compile_s", "compile time", base_s, cur_s)
     if unjudged is not None or base_s is None or cur_s is None:
         return unjudged
@@ -130,10 +139,11 @@ def judge_wall_time(sides: Sides) -> MetricVerdict | None:
 
 def judge_work(sides: Sides) -> MetricVerdict | None:
     subject = sides.subject
-    base_cost, cur_cost = sides.base.get("compile_cost"), sides.head.get("compile_cost")
+    base, cur = _variants(sides)
+    base_cost, cur_cost = base.compile_cost, cur.compile_cost
     if base_cost is None and cur_cost is None:
         return None
-    if cur_cost is None or not isinstance(cur_cost.get("counts"), Mapping):
+    if cur_cost is None:
         return subject.row(
             "compile_work", "missing", "compile-work counts: not measured in this run"
         )
@@ -146,14 +156,14 @@ def judge_work(sides: Sides) -> MetricVerdict | None:
             unit="count",
             gated=False,
         )
-    base_counts, cur_counts = base_cost.get("counts") or {}, cur_cost["counts"]
+    base_counts, cur_counts = base_cost.counts, cur_cost.counts
     threshold_pct = sides.policy.thresholds["compile_work_growth_pct"]
     ungated = _ungated_counts(sides)
     sizes = compiled_sizes(base_cost, cur_cost)
     changes: list[tuple[float, str, int, int]] = []  # (change %, name, base, current)
     unmeasured = []
     for name in COUNTS:
-        before, after = base_counts.get(name), cur_counts.get(name)
+        before, after = getattr(base_counts, name), getattr(cur_counts, name)
         if not _is_count(before):
             continue  # the baseline's torch does not count it: nothing to hold this run to
         if not _is_count(after):
@@ -212,10 +222,10 @@ def judge_work(sides: Sides) -> MetricVerdict | None:
     )
 
 
-def compiled_sizes(base_cost: Doc, cur_cost: Doc) -> tuple[int, int] | None:
+def compiled_sizes(base_cost: CompileCost, cur_cost: CompileCost) -> tuple[int, int] | None:
     """(baseline, current) `eager_ops`, the compiled region's size; None unless both sides
     measured it (an older document: the counts are then judged raw)."""
-    before, after = base_cost.get("eager_ops"), cur_cost.get("eager_ops")
+    before, after = base_cost.eager_ops, cur_cost.eager_ops
     if _is_count(before) and _is_count(after) and before > 0 and after > 0:
         return before, after
     return None
@@ -243,7 +253,7 @@ def _ungated_counts(sides: Sides) -> dict[str, str]:
     ungated: dict[str, str] = {}
     if not sides.units.same_torch:
         ungated["torch"] = sides.units.why_raw.split(":")[0]
-    if str(sides.head.get("mode", "")).startswith("max-autotune"):
+    if _variants(sides)[1].mode.startswith("max-autotune"):
         ungated["generated_kernels"] = "autotuning may pick another kernel mix"
     return ungated
 
@@ -262,10 +272,12 @@ def ungated_reason(ungated: Mapping[str, str]) -> str:
 
 def judge_cpu_time(sides: Sides) -> MetricVerdict | None:
     subject = sides.subject
-    base_cost, cur_cost = sides.base.get("compile_cost"), sides.head.get("compile_cost")
+    base, cur = _variants(sides)
+    base_cost, cur_cost = base.compile_cost, cur.compile_cost
     if base_cost is None and cur_cost is None:
         return None
-    base_s, cur_s = get_path(base_cost, "cpu_s"), get_path(cur_cost, "cpu_s")
+    base_s = base_cost.cpu_s if base_cost is not None else None
+    cur_s = cur_cost.cpu_s if cur_cost is not None else None
     if base_cost is None and is_number(cur_s):
         return subject.row(
             "compile_cpu_s",
@@ -279,11 +291,12 @@ def judge_cpu_time(sides: Sides) -> MetricVerdict | None:
     unjudged = missing(subject, "compile_cpu_s", "compile CPU time", base_s, cur_s, positive=True)
     if unjudged is not None or base_s is None or cur_s is None:
         return unjudged
+    assert base_cost is not None and cur_cost is not None  # both have cpu_s
     threshold_pct = sides.policy.thresholds["compile_cpu_time_growth_pct"]
     warm = [
         side
         for side, cost in (("the baseline", base_cost), ("this run", cur_cost))
-        if not cost.get("cold_samples")
+        if not cost.cold_samples
     ]
     if warm:
         change_pct = (cur_s - base_s) / base_s * 100
@@ -306,7 +319,7 @@ def judge_cpu_time(sides: Sides) -> MetricVerdict | None:
     comparison = compare_sides(*samples, paired=sides.paired)
     noise = comparison.noise_pct
     if noise is None:
-        noise = combined_noise_pct(base_cost.get("cpu_noise_pct"), cur_cost.get("cpu_noise_pct"))
+        noise = combined_noise_pct(base_cost.cpu_noise_pct, cur_cost.cpu_noise_pct)
     change_pct = comparison.change_pct
     n_base, n_cur = comparison.processes
     # The values shown are the ones the change is computed from: the geometric mean of each
@@ -349,16 +362,16 @@ def judge_cpu_time(sides: Sides) -> MetricVerdict | None:
 
 
 def _pooled_noise_pct(sides: Sides, key: str) -> float | None:
-    base = _cold(sides.base.get("compile_cost"), key)
-    cur = _cold(sides.head.get("compile_cost"), key)
+    base_variant, cur_variant = _variants(sides)
+    base = _cold(base_variant.compile_cost, key)
+    cur = _cold(cur_variant.compile_cost, key)
     if not base or not cur or len(base) + len(cur) < 3:
         return None
     return compare_sides(base, cur, paired=sides.paired).noise_pct
 
 
-def _cold(cost: Doc | None, key: str) -> list[float]:
-    samples = (cost or {}).get("cold_samples") or []
-    values = [s.get(key) for s in samples if isinstance(s, Mapping)]
+def _cold(cost: CompileCost | None, key: str) -> list[float]:
+    values = [getattr(s, key) for s in (cost.cold_samples if cost is not None else ())]
     return [float(v) for v in values if is_number(v) and v > 0]
 
 

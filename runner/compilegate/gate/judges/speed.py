@@ -100,10 +100,10 @@ def judge_variant(sides: Sides) -> list[MetricVerdict]:
         speedup = judge_speed(
             sides.subject,
             "speedup",
-            get_path(sides.base, "speedup", "median"),
-            get_path(sides.head, "speedup", "median"),
+            get_path(sides.json.base, "speedup", "median"),
+            get_path(sides.json.head, "speedup", "median"),
             thresholds["speedup_drop_pct"],
-            (speedup_noise_pct(sides.base), speedup_noise_pct(sides.head)),
+            (speedup_noise_pct(sides.json.base), speedup_noise_pct(sides.json.head)),
         )
         compiled = judge_from_medians(
             sides, "compiled_step_ms", thresholds["compiled_step_time_growth_pct"]
@@ -150,7 +150,7 @@ def _history_values(sides: Sides, family: str, normalisation: str | None) -> lis
         key = family
     else:
         key = f"{family}_yardsticks" if normalisation == YARDSTICK else f"{family}_ms"
-    return history_values(sides.base_step, sides.subject.variant, key)
+    return history_values(sides.json.base_step, sides.subject.variant, key)
 
 
 def step_time_gate(sides: Sides, family: str, normalisation: str | None) -> str | None:
@@ -181,12 +181,12 @@ def step_time_gate(sides: Sides, family: str, normalisation: str | None) -> str 
 def eager_records_of(sides: Sides) -> Records:
     """Each run's processes that timed eager; in a paired comparison, the pairs (the same
     process of both sides, in the same order)."""
-    keyed = (keyed_eager_records(sides.base_step), keyed_eager_records(sides.head_step))
+    keyed = (keyed_eager_records(sides.json.base_step), keyed_eager_records(sides.json.head_step))
     return _records(sides, keyed)
 
 
 def variant_records_of(sides: Sides) -> Records:
-    keyed = (keyed_variant_records(sides.base), keyed_variant_records(sides.head))
+    keyed = (keyed_variant_records(sides.json.base), keyed_variant_records(sides.json.head))
     return _records(sides, keyed)
 
 
