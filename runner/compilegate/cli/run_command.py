@@ -71,6 +71,14 @@ def add_parser(commands: Any) -> None:
         "and this checkout in one job, their processes alternating, and compare them; the "
         "base's result goes beside --out (result.base.json)",
     )
+    run.add_argument(
+        "--pairing",
+        choices=("processes", "in-process"),
+        default=None,
+        help="with --against: how base and head share the machine: `processes` (default: "
+        "each process one side, alternating A B B A) or `in-process` (each timing process "
+        "holds both sides, interleaved in the same rounds; cold compiles still alternate)",
+    )
     add_env_arguments(run)
     run.add_argument(
         "--verbose", action="store_true", help="also show the child processes' own output"
@@ -112,6 +120,8 @@ def command_run(args: argparse.Namespace) -> int:
     config = load_config_file(args.config, repo_root=args.repo).select(args.step)
     refuse_persisted_credentials(config.repo_root)  # a token in .git/config: never measured
     _check_out_path(args.out)
+    if args.pairing is not None and args.against is None:
+        raise UsageError("--pairing: only with --against (paired mode)")
     if args.against is not None:
         if args.env:
             raise UsageError("--env and --against: in paired mode the base's config gives the "
@@ -197,7 +207,7 @@ def _run_against(args: argparse.Namespace, config: Config, python: str) -> int:
     options = _run_options(args, python)
     try:
         with signals_interrupt_the_run():
-            paired = run_against(config, args.against, options)
+            paired = run_against(config, args.against, options, args.pairing or "processes")
     except RunInterrupted as stop:
         sys.stderr.write(f"compilegate: {stop}; what was measured is in {args.out} and beside it\n")
         return stop.exit_code

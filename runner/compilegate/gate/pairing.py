@@ -27,6 +27,7 @@ class Pairing:
     base_commit: str | None
     head_commit: str | None
     order: str
+    mode: str = "processes"
 
     @classmethod
     def between(cls, baseline_doc: Doc, result_doc: Doc) -> Pairing | None:
@@ -44,11 +45,15 @@ class Pairing:
             base_commit=(baseline_doc.get("environment") or {}).get("commit"),
             head_commit=(result_doc.get("environment") or {}).get("commit"),
             order=str(base.get("order") or "A B B A"),
+            mode=str(base.get("mode") or "processes"),
         )
 
     def summary(self, pairs: int | None) -> str:
         """For the first screen: "paired, 4 pairs, same machine"."""
-        return f"paired, {_pairs(pairs)}, same machine" if pairs else "paired, same machine"
+        how = ", in one process" if self.mode == "in-process" else ""
+        if pairs:
+            return f"paired, {_pairs(pairs)}{how}, same machine"
+        return f"paired{how}, same machine"
 
     def note(self, pairs: int | None) -> str:
         """The comparison's first note: "paired: 4 pairs, base `abc1234`, head `def5678`,
@@ -57,6 +62,12 @@ class Pairing:
         sides = f"{self.base_label} {_short(self.base_commit)}, {self.head_label} " + _short(
             self.head_commit
         )
+        if self.mode == "in-process":
+            return (
+                f"paired: {counted}, {sides}, same machine, base and head in one process, "
+                "interleaved in the same rounds (cold compiles alternating): each head "
+                "timing judged against the base's from the same process"
+            )
         return (
             f"paired: {counted}, {sides}, same machine, processes alternating {self.order}: "
             "each head process judged against the base process next to it"
