@@ -441,6 +441,12 @@ def main() -> None:
         "comes from this run's first A/A base unless --plant-ms gives it)",
     )
     parser.add_argument(
+        "--backend",
+        default="inductor",
+        help="with --paired: the variant's torch.compile backend (eager: Dynamo only, a "
+        "compile of seconds, for timing questions on a loaded machine)",
+    )
+    parser.add_argument(
         "--plant-ms", type=float, default=None, help="with --pairing-compare: the plant, ms"
     )
     parser.add_argument(

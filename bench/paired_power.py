@@ -68,7 +68,7 @@ steps:
   - name: gate
     entry: step.py:make_step
     device: {device}
-    variants: [{{mode: default}}]
+    variants: [{{mode: default, backend: {backend}}}]
     warmup: 3
     iterations: {iterations}
     rounds: 10
@@ -139,6 +139,7 @@ def measure(args: argparse.Namespace, work: Path) -> None:
         iterations=args.iterations,
         threads=args.threads,
         processes=args.processes,
+        backend=getattr(args, "backend", "inductor"),
     )
     (repo / "compilegate.yml").write_text(config)
     (repo / ".gitignore").write_text("__pycache__/\n")
@@ -334,6 +335,7 @@ def measure_pairings(args: argparse.Namespace, work: Path) -> None:
         iterations=args.iterations,
         threads=args.threads,
         processes=args.processes,
+        backend=getattr(args, "backend", "inductor"),
     )
     (repo / "compilegate.yml").write_text(config)
     (repo / ".gitignore").write_text("__pycache__/\n")

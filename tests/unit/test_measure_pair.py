@@ -16,7 +16,13 @@ import torch
 from compilegate.child import torch_state
 from compilegate.child.measure_pair import Pinned, schedule_names, split_sides
 from compilegate.child.timing import interleaved_rounds
-from compilegate.results.processes import compiled_values, process_record
+from compilegate.results.processes import (
+    compiled_values,
+    head_vs_base,
+    process_record,
+    round_ratio,
+    within_process,
+)
 from compilegate.results.stats import compare_pairs
 
 COPIES = ["eager", "eager_b", "compiled"]
@@ -115,3 +121,27 @@ def test_each_side_is_timed_under_its_own_torch_settings() -> None:
         pinned(0)
     assert seen == [head_state["num_threads"]]
     assert torch.get_num_threads() == before
+
+
+def test_the_round_ratio_is_the_head_over_base_of_each_rounds_medians() -> None:
+    # Round 0: head/base 1.2 at slowness 1; round 1: 1.2 at slowness 3 (a drift that
+    # changes between rounds); round 2: 1.2 with one outlier in the head's block.
+    base = [1.0, 1.0, 3.0, 3.0, 1.0, 1.0, 1.0]
+    head = [1.2, 1.2, 3.6, 3.6, 1.2, 1.2, 9.0]
+    rounds = [0, 0, 1, 1, 2, 2, 2]
+    assert round_ratio(head, rounds, base, rounds) == pytest.approx(1.2)
+
+
+def test_pairs_timed_in_one_process_are_judged_on_their_round_ratio() -> None:
+    sides = pair_process(seed=3, head_factor=1.10)
+    ratios = head_vs_base(sides["head"], sides["base"])
+    assert ratios["compiled"] == pytest.approx(1.10)
+    assert ratios["eager"] == pytest.approx(1.10)
+    in_one = {"head_vs_base": {"eager": 1.05, "compiled": 1.25}}
+    apart: dict = {}
+    base_values, head_values = [2.0, 2.0], [9.0, 9.0]
+    assert within_process(base_values, head_values, [in_one, apart], "compiled") == [2.5, 9.0]
+    assert within_process(base_values, head_values, [in_one, apart], "speedup") == [
+        pytest.approx(2.0 * 1.05 / 1.25),
+        9.0,
+    ]

@@ -30,6 +30,7 @@ from ..results.document import (
     variant_entry,
     variant_skeleton,
 )
+from ..results.processes import head_vs_base
 from .launcher import ChildLauncher, ChildOutcome
 
 
@@ -301,6 +302,8 @@ def _run_pair_process(runs: Sequence[_VariantRun], number: int, stream: TextIO) 
             cache = REUSED if run.cache_dir is not None else SHARED
             timing = _without_compile(document["variant"])
             _, found = _record(add_process, run.entry, timing, cache)
+            if found is None and "head_vs_base" in document:
+                run.entry["processes"][-1]["head_vs_base"] = document["head_vs_base"]
         if found is not None:
             run.error = f"timing process {number}/{total}: {found}"
 
@@ -351,7 +354,14 @@ def _run_pair_child(
     parts = document.get("sides") or {}
     if set(parts) != {side.label for side in sides}:
         return {}, "the paired child did not return both sides"
-    return {role: {"device": document["device"], **part} for role, part in parts.items()}, None
+    out = {role: {"device": document["device"], **part} for role, part in parts.items()}
+    base, head_part = out[sides[0].label], out[head.label]
+    kind = "eager" if variant is None else "variant"
+    try:
+        head_part["head_vs_base"] = head_vs_base(head_part[kind]["timed"], base[kind]["timed"])
+    except Exception as exc:  # a sample list the ratio cannot read: the statistics say so
+        return {}, f"compilegate could not record this measurement: {one_line(exc)}"
+    return out, None
 
 
 def _run_child(
@@ -387,6 +397,9 @@ def _record_eager(step_doc: dict[str, Any], eager_docs: list[dict[str, Any]]) ->
     eager = eager_entry(eager_docs[0]["eager"])
     for other in eager_docs[1:]:
         eager["processes"].append(process_summary(eager_entry(other["eager"])))
+    for record, document in zip(eager["processes"], eager_docs):
+        if "head_vs_base" in document:  # base and head timed in one process
+            record["head_vs_base"] = document["head_vs_base"]
     step_doc["device"] = eager_docs[0]["device"]
     step_doc["eager"] = eager
 
