@@ -83,3 +83,6 @@ def test_base_and_head_in_one_process_catch_a_slower_compiled_step(tmp_path) -> 
         base_ms = variant["base"]["processes"][later]["fastest_ms"]["compiled"]
         assert head_ms >= 2.0 > base_ms, (later, head_ms, base_ms)
         assert variant["head"]["processes"][later]["compile_wall_s"] is None
+        assert set(variant["head"]["processes"][later]["head_vs_base"]) == {"eager", "compiled"}
+    assert "head_vs_base" not in variant["head"]["processes"][0]  # the cold compiles alternate
+    assert "head_vs_base" in head["steps"][0]["eager"]["processes"][0]
