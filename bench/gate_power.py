@@ -435,6 +435,35 @@ def main() -> None:
         "(bench/paired_power.py)",
     )
     parser.add_argument(
+        "--pairing-compare",
+        action="store_true",
+        help="with --paired: base and head in one process vs in alternating processes, "
+        "A/A and a compiled-only plant (bench/paired_power.py)",
+    )
+    parser.add_argument(
+        "--cases",
+        default="aa,compiled",
+        help="with --pairing-compare: the cases to run, of aa,compiled (the plant's size "
+        "comes from this run's first A/A base unless --plant-ms gives it)",
+    )
+    parser.add_argument(
+        "--backend",
+        default="inductor",
+        help="with --paired: the variant's torch.compile backend (eager: Dynamo only, a "
+        "compile of seconds, for timing questions on a loaded machine)",
+    )
+    parser.add_argument(
+        "--plant-ms", type=float, default=None, help="with --pairing-compare: the plant, ms"
+    )
+    parser.add_argument(
+        "--also",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="with --judge-only and --pairing-compare: more bench folders judged together",
+    )
+    parser.add_argument(
         "--judge-only",
         type=Path,
         default=None,

@@ -110,6 +110,11 @@ class Child:
             import torch
 
             torch.set_num_threads(settings["threads"])
+        if self.spec["kind"] == "pair":  # a paired run's base and head in this one process
+            from .measure_pair import PairSide, measure_pair
+
+            sides = [PairSide.from_dict(raw) for raw in self.spec["sides"]]
+            return {"sides": measure_pair(sides, settings, device, self.progress)}
         self.progress("importing the step factory")
         builder = StepBuilder(
             EntryPoint.from_dict(self.spec["entry"]), repo_root, device, settings["seed"]

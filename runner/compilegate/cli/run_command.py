@@ -74,6 +74,14 @@ def add_parser(commands: Any) -> None:
         "and this checkout in one job, their processes alternating, and compare them; the "
         "base's result goes beside --out (result.base.json)",
     )
+    run.add_argument(
+        "--pairing",
+        choices=("processes", "in-process"),
+        default=None,
+        help="with --against: how base and head share the machine: `processes` (default: "
+        "each process one side, alternating A B B A) or `in-process` (each timing process "
+        "holds both sides, interleaved in the same rounds; cold compiles still alternate)",
+    )
     add_env_arguments(run)
     run.add_argument(
         "--verbose",
@@ -120,6 +128,8 @@ def command_run(args: argparse.Namespace) -> int:
     if args.out is None:
         args.out = default_result_path(config.repo_root, os.environ)
     _check_out_path(args.out)
+    if args.pairing is not None and args.against is None:
+        raise UsageError("--pairing: only with --against (paired mode)")
     if args.against is not None:
         if args.env:
             raise UsageError("--env and --against: in paired mode the base's config gives the "
@@ -217,7 +227,7 @@ def _run_against(args: argparse.Namespace, config: Config, python: str) -> int:
     options = _run_options(args, python)
     try:
         with signals_interrupt_the_run():
-            paired = run_against(config, args.against, options)
+            paired = run_against(config, args.against, options, args.pairing or "processes")
     except RunInterrupted as stop:
         sys.stderr.write(f"compilegate: {stop}; what was measured is in {args.out} and beside it\n")
         return stop.exit_code

@@ -25,6 +25,7 @@ class Pairing:
     base_commit: str | None
     head_commit: str | None
     order: str
+    mode: str = "processes"
 
     @classmethod
     def between(cls, baseline: ResultDocument, result: ResultDocument) -> Pairing | None:
@@ -40,11 +41,15 @@ class Pairing:
             base_commit=baseline.environment.commit,
             head_commit=result.environment.commit,
             order=base.order or "A B B A",
+            mode=base.mode or "processes",
         )
 
     def summary(self, pairs: int | None) -> str:
         """For the first screen: "paired, 4 pairs, same machine"."""
-        return f"paired, {_pairs(pairs)}, same machine" if pairs else "paired, same machine"
+        how = ", in one process" if self.mode == "in-process" else ""
+        if pairs:
+            return f"paired, {_pairs(pairs)}{how}, same machine"
+        return f"paired{how}, same machine"
 
     def note(self, pairs: int | None) -> str:
         """The comparison's first note: "paired: 4 pairs, base `abc1234`, head `def5678`,
@@ -53,6 +58,12 @@ class Pairing:
         sides = f"{self.base_label} {_short(self.base_commit)}, {self.head_label} " + _short(
             self.head_commit
         )
+        if self.mode == "in-process":
+            return (
+                f"paired: {counted}, {sides}, same machine, base and head in one process, "
+                "interleaved in the same rounds (cold compiles alternating): each head "
+                "timing judged against the base's from the same process"
+            )
         return (
             f"paired: {counted}, {sides}, same machine, processes alternating {self.order}: "
             "each head process judged against the base process next to it"

@@ -78,7 +78,11 @@ def compile_cost(
     process's work counts, how its CPU time was read and the compiled region's size."""
     first = records[0]
     cold = [r for r in records if r.get("cache") == "cold" and _number(r.get("compile_cpu_s"))]
-    warm = [r["compile_wall_s"] for r in records[1:] if r.get("cache") == "warm"]
+    warm = [
+        r["compile_wall_s"]
+        for r in records[1:]
+        if r.get("cache") == "warm" and _number(r.get("compile_wall_s"))
+    ]
     return {
         "wall_s": first.get("compile_wall_s"),
         "cpu_s": first.get("compile_cpu_s"),

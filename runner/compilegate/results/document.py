@@ -57,15 +57,24 @@ def new_document(
     }
 
 
-def pairing_entry(pairing_id: str, role: str, base_label: str, head_label: str) -> dict[str, Any]:
+IN_PROCESS_ORDER = "base and head interleaved in the rounds of one process"
+
+
+def pairing_entry(
+    pairing_id: str, role: str, base_label: str, head_label: str, mode: str = "processes"
+) -> dict[str, Any]:
     """The `pairing` entry of each side's document in a paired run (gate/pairing.py reads it):
-    one id for the run, this side's role (`base` or `head`), how the sides are named."""
+    one id for the run, this side's role (`base` or `head`), how the sides are named, and
+    how they were measured: `processes` (each process one side, alternating A B B A) or
+    `in-process` (each timing process both sides, in the same rounds; cold compiles still
+    one side per process)."""
     return {
         "id": pairing_id,
         "role": role,
         "base_label": base_label,
         "head_label": head_label,
-        "order": "A B B A",
+        "mode": mode,
+        "order": IN_PROCESS_ORDER if mode == "in-process" else "A B B A",
     }
 
 

@@ -145,6 +145,7 @@ class Pairing(Model):
     base_label: str | None = None
     head_label: str | None = None
     order: str | None = None
+    mode: str | None = None
 
 
 @dataclass(frozen=True)
@@ -252,6 +253,7 @@ class Process(Model):
     cache: str | None = None
     cpus: tuple[int, ...] | None = None
     phases_s: Mapping[str, float] | None = None
+    head_vs_base: Mapping[str, float] | None = None
 
 
 @dataclass(frozen=True)
