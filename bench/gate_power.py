@@ -54,6 +54,7 @@ sys.path.insert(0, str(REPO_ROOT / "runner"))
 
 from compilegate.gate.baseline import merge_into_baseline  # noqa: E402
 from compilegate.gate.compare import compare_to_baseline  # noqa: E402
+from compilegate.results.model import parse  # noqa: E402
 from compilegate.results.processes import (  # noqa: E402
     compiled_values,
     eager_records,
@@ -132,6 +133,13 @@ def intermittent_busy_loops(count: int, period_s: float) -> Iterator[None]:
     finally:
         stop.set()
         worker.join()
+
+
+def judge_pair(baseline: dict, result: dict):
+    """The gate's verdicts on two JSON documents, each read through the door first."""
+    return compare_to_baseline(
+        parse(baseline, "baseline", "baseline"), parse(result, "result", "result")
+    )
 
 
 def run_once(
@@ -308,15 +316,13 @@ def judge(work: Path) -> None:
     rows = []
     for case in manifest["cases"]:
         reports = [
-            compare_to_baseline(baseline, json.loads((work / name).read_text()))
-            for name in case["files"]
+            judge_pair(baseline, json.loads((work / name).read_text())) for name in case["files"]
         ]
         n = len(reports)
         if case.get("aa"):
             latest = json.loads((work / manifest["baseline"]).read_text())
             against_one = [
-                compare_to_baseline(latest, json.loads((work / name).read_text()))
-                for name in case["files"]
+                judge_pair(latest, json.loads((work / name).read_text())) for name in case["files"]
             ]
             one_hits = sorted({x.metric for r in against_one for x in r.rows(verdict="regression")})
             print(
@@ -427,6 +433,35 @@ def main() -> None:
         action="store_true",
         help="paired mode (run --against) vs a stored baseline on the same runs "
         "(bench/paired_power.py)",
+    )
+    parser.add_argument(
+        "--pairing-compare",
+        action="store_true",
+        help="with --paired: base and head in one process vs in alternating processes, "
+        "A/A and a compiled-only plant (bench/paired_power.py)",
+    )
+    parser.add_argument(
+        "--cases",
+        default="aa,compiled",
+        help="with --pairing-compare: the cases to run, of aa,compiled (the plant's size "
+        "comes from this run's first A/A base unless --plant-ms gives it)",
+    )
+    parser.add_argument(
+        "--backend",
+        default="inductor",
+        help="with --paired: the variant's torch.compile backend (eager: Dynamo only, a "
+        "compile of seconds, for timing questions on a loaded machine)",
+    )
+    parser.add_argument(
+        "--plant-ms", type=float, default=None, help="with --pairing-compare: the plant, ms"
+    )
+    parser.add_argument(
+        "--also",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="with --judge-only and --pairing-compare: more bench folders judged together",
     )
     parser.add_argument(
         "--judge-only",

@@ -38,6 +38,7 @@ sys.path.insert(0, str(REPO_ROOT / "runner"))
 from paired_power import commit, git  # noqa: E402  (the scratch repository's git)
 
 from compilegate.gate.compare import compare_to_baseline  # noqa: E402
+from compilegate.results.model import parse  # noqa: E402
 from compilegate.results.processes import (  # noqa: E402
     compiled_values,
     eager_records,
@@ -123,6 +124,13 @@ class Check:
 # -- the GPU's state ------------------------------------------------------------------------
 
 
+def judge_pair(baseline: dict, result: dict):
+    """The gate's verdicts on two JSON documents, each read through the door first."""
+    return compare_to_baseline(
+        parse(baseline, "baseline", "baseline"), parse(result, "result", "result")
+    )
+
+
 def gpu_state() -> dict[str, Any]:
     """NVML's view of device 0 (nvidia-ml-py), or why there is none."""
     try:
@@ -162,7 +170,7 @@ def _text(value: Any) -> str:
 
 def speed_rows(baseline: dict, result: dict) -> dict[str, Any]:
     """The overall verdict and the speed rows of `result` judged against `baseline`."""
-    report = compare_to_baseline(baseline, result)
+    report = judge_pair(baseline, result)
     rows = {}
     for row in report.verdicts:
         if row.metric in SPEED_ROWS:

@@ -11,6 +11,8 @@ COMPILEGATE_PLANT=numerics          compiled forward scales its output by 1.05
 COMPILEGATE_PLANT=compile_only      300 more element-wise ops on the logits, traced only while
                                     compiling: more graph to compile (FX nodes, guards, code),
                                     one fused kernel over 512 numbers more to run
+COMPILEGATE_PLANT=extra_layer     one more hidden layer (Linear + ReLU): an intended change
+                                    that compiles into more FX nodes and guards, in proportion
 COMPILEGATE_PLANT_MOST_MS=X         9 loss calls in 10 wait X ms more (a busy-wait), eager and
                                     compiled alike: most iterations slower, the fastest not
 COMPILEGATE_GATE_WIDTH, _ROWS        hidden width and batch rows (default 128 and 16; the gate
@@ -60,6 +62,7 @@ class GateModel(nn.Module):
         super().__init__()
         self.inp = nn.Linear(32, WIDTH)
         self.hidden = nn.Linear(WIDTH, WIDTH)
+        self.extra = nn.Linear(WIDTH, WIDTH) if PLANT == "extra_layer" else None
         self.out = nn.Linear(WIDTH, 8)
 
     def forward(self, x):
@@ -67,6 +70,8 @@ class GateModel(nn.Module):
         if PLANT == "graph_break":
             torch._dynamo.graph_break()
         h = torch.relu(self.hidden(h))
+        if self.extra is not None:
+            h = torch.relu(self.extra(h))
         out = self.out(h)
         if PLANT == "numerics" and _is_compiling():
             out = out * 1.05

@@ -101,3 +101,32 @@ def test_checkouts_do_not_persist_credentials(path: Path):
         for step in job.get("steps", []):
             if str(step.get("uses", "")).startswith("actions/checkout@"):
                 assert step.get("with", {}).get("persist-credentials") is False, path.name
+
+
+@pytest.mark.parametrize(
+    ("measure_exit", "published", "job_exit"),
+    [
+        ("1", "accepted", 0),  # a regression a maintainer's label accepted
+        ("1", "regression", 1),
+        ("1", "", 1),  # publish did not run or wrote nothing
+        ("3", "accepted", 3),  # a failed run is never lowered
+        ("4", "accepted", 4),  # nor one that could not be judged
+        ("0", "pass", 0),
+    ],
+)
+def test_the_last_step_passes_a_regression_only_when_publish_accepted_it(
+    measure_exit: str, published: str, job_exit: int
+) -> None:
+    """The verdict step's own script, run with the outputs it reads (issue 31)."""
+    steps = yaml.safe_load(ACTION.read_text())["runs"]["steps"]
+    (last,) = [s for s in steps if s.get("name") == "Fail the job per the verdict"]
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "MEASURE_EXIT": measure_exit,
+        "BASE_OUTCOME": "success",
+        "BASELINE_OUTCOME": "success",
+        "PUBLISHED_VERDICT": published,
+    }
+    done = subprocess.run(["bash", "-c", last["run"]], env=env, capture_output=True, text=True)
+    assert done.returncode == job_exit, done.stdout
+    assert last["env"]["PUBLISHED_VERDICT"] == "${{ steps.publish.outputs.verdict }}"

@@ -92,7 +92,7 @@ def measuring_python(request: pytest.FixtureRequest) -> str:
 def diagnostics_run(measuring_python: str, tmp_path_factory: pytest.TempPathFactory):
     """Every diagnostics step through the real runner, one Inductor cache per interpreter."""
     from compilegate.config.loading import load_config_file
-    from compilegate.report.result_table import render_result_table
+    from compilegate.report.run_text import render_run_text
     from compilegate.run.orchestrate import RunOptions, run_config
 
     tmp = tmp_path_factory.mktemp("diagnostics")
@@ -121,7 +121,7 @@ def diagnostics_run(measuring_python: str, tmp_path_factory: pytest.TempPathFact
     return DiagnosticsRun(
         measuring_python,
         document,
-        render_result_table(document),
+        render_run_text(document),
         stream.getvalue(),
         wall_s,
         skipped,

@@ -72,7 +72,7 @@ def test_each_variant_is_timed_in_its_own_processes(engine_run) -> None:
 def test_table_and_progress_are_printed(engine_run) -> None:
     assert "step mlp (cpu)" in engine_run.stdout or "step mlp (cuda)" in engine_run.stdout
     assert "default+step" in engine_run.stdout and "→ " in engine_run.stdout
-    assert "compiled warm-up 1/2" in engine_run.stderr
+    assert "compiled warm-up" not in engine_run.stderr  # a child's phases: --verbose only
 
 
 def test_compile_cost_is_measured_three_ways_cold_then_warm(engine_run) -> None:
@@ -94,3 +94,14 @@ def test_compile_cost_is_measured_three_ways_cold_then_warm(engine_run) -> None:
         assert counts["backward_compile_records"] >= 1  # the lazily compiled backward
         assert variant["torch_state"] == {"changed": {}}
     assert engine_run.result["steps"][0]["eager"]["torch_state"] == {"changed": {}}
+
+
+def test_the_terminal_says_the_verdict_first_and_last_and_one_line_per_child(engine_run) -> None:
+    """Issue 31: one step, two variants: the decision first and last on stdout within 60
+    lines, each table once; on stderr one line per child process (1 eager + 2 × 2)."""
+    lines = engine_run.stdout.splitlines()
+    assert len(lines) <= 60, engine_run.stdout
+    assert lines[0].startswith("→ mlp: ") and lines[0] in lines[-3:], engine_run.stdout
+    assert sum(1 for line in lines if line.startswith("  variant ")) == 1, engine_run.stdout
+    progress = [x for x in engine_run.stderr.splitlines() if not x.startswith("note: ")]
+    assert len(progress) <= 5 and all(x.startswith("[mlp]") for x in progress), progress

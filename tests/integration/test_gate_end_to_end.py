@@ -6,11 +6,13 @@ compiled-only numerics change are all Dynamo's doing, and it compiles in about a
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 from cli_helpers import REPO_ROOT, run_cli, write_config
 
+from compilegate.gate.compare import compare_to_baseline
 from compilegate.report.wording import ICON_LEGEND
 
 pytestmark = pytest.mark.compile
@@ -76,6 +78,7 @@ def gate(tmp_path_factory: pytest.TempPathFactory):
             env={"COMPILEGATE_PLANT": plant},
         )
 
+    run.baseline = baseline  # type: ignore[attr-defined]  # for tests that re-judge
     return run
 
 
@@ -134,3 +137,20 @@ def test_a_pull_requests_own_thresholds_do_not_loosen_the_gate(gate, tmp_path: P
     headline = headline_of(run.stdout)
     assert "compilegate fails on" in headline and "graph breaks" in headline, run.stdout
     assert "graph_break_sites_increase 1000 (applied: 0)" in words(run.stdout)
+
+
+def test_an_added_layer_is_not_more_compile_work(gate) -> None:
+    """Issue 31: one more layer adds FX nodes and guards in proportion to the ATen ops of the
+    compiled region; judged per op, the compile-work row passes (raw: +FX nodes beyond 5 %).
+    The run may still fail on step time (the layer costs time): only the row is asserted."""
+    run = gate("extra_layer")
+    assert run.result is not None, run.stderr[-2000:]
+    baseline = json.loads(gate.baseline.read_text())
+    report = compare_to_baseline(baseline, run.result)
+    (row,) = report.rows(metric="compile_work")
+    base_cost = baseline["steps"][0]["variants"][0]["compile_cost"]
+    cost = run.result["steps"][0]["variants"][0]["compile_cost"]
+    assert cost["eager_ops"] > base_cost["eager_ops"]
+    assert cost["counts"]["fx_nodes"] > base_cost["counts"]["fx_nodes"] * 1.05  # raw: beyond
+    assert row.verdict == "pass", row.message
+    assert "ATen ops eager" in row.message

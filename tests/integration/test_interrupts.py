@@ -75,6 +75,7 @@ def test_a_signal_kills_the_child_keeps_the_result_and_exits_128_plus_n(
             str(out),
             "--python",
             TORCH_PYTHON,
+            "--verbose",  # the phase lines this test waits for
         ],
         cwd=REPO_ROOT,
         env={**os.environ, "PYTHONPATH": str(REPO_ROOT / "runner")},

@@ -297,3 +297,17 @@ def with_history(step_doc: dict[str, Any], scatter: tuple[float, ...] = STEADY_H
         runs.append(run_summary(run))
     step_doc["history"] = runs
     return step_doc
+
+
+def judge_documents(baseline: dict[str, Any], current: dict[str, Any], *args: Any, **kwargs: Any):
+    """compare_to_baseline on two JSON-shaped documents, each read through the door first
+    (results/model.parse), as every caller of the gate reads them."""
+    from compilegate.gate.compare import compare_to_baseline
+    from compilegate.results.model import parse
+
+    return compare_to_baseline(
+        parse(baseline, "baseline.json", "baseline"),
+        parse(current, "result.json", "result"),
+        *args,
+        **kwargs,
+    )

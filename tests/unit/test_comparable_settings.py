@@ -6,11 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from gate_docs import result, step
+from gate_docs import judge_documents, result, step
 
 from compilegate.config import COMPARABLE_SETTINGS
 from compilegate.config.loading import load_config_text
-from compilegate.gate.compare import compare_to_baseline
 from compilegate.results.document import step_skeleton
 
 BASE_STEP = """\
@@ -61,14 +60,14 @@ def test_changing_a_setting_makes_the_step_incomparable_naming_it(setting: str, 
     base = step_document(BASE_STEP, repo_root)
     cur = step_document(edited, repo_root)
     assert base["config_fingerprint"] != cur["config_fingerprint"]
-    report = compare_to_baseline(result(base), result(cur))
+    report = judge_documents(result(base), result(cur))
     rows = [row for row in report.verdicts if row.step == "mlp"]
     assert [row.verdict for row in rows] == ["incomparable"], rows
     assert f"{setting} " in rows[0].message, rows[0].message
 
 
 def test_unchanged_settings_stay_comparable(repo_root: Path):
-    report = compare_to_baseline(
+    report = judge_documents(
         result(step_document(BASE_STEP, repo_root)), result(step_document(BASE_STEP, repo_root))
     )
     assert report.overall == "pass"
@@ -78,7 +77,7 @@ def test_deleting_the_epoch_line_makes_the_step_incomparable(repo_root: Path):
     """Issue 29: a baseline that ran the epoch's last batch, a pull request whose config no
     longer says so: its recompile there would go unseen, so the step is not judged."""
     with_epoch = BASE_STEP + EDITS["epoch_length"]
-    report = compare_to_baseline(
+    report = judge_documents(
         result(step_document(with_epoch, repo_root)), result(step_document(BASE_STEP, repo_root))
     )
     (row,) = [row for row in report.verdicts if row.step == "mlp"]
@@ -92,7 +91,7 @@ def test_a_baseline_from_before_the_epoch_setting_reads_as_no_epoch(repo_root: P
     base = step_document(BASE_STEP, repo_root)
     assert base["config_fingerprint"] == "16c70de5a2f68e6c"  # as compilegate 303b4ed hashed it
     del base["settings"]["epoch_length"]
-    report = compare_to_baseline(result(base), result(step_document(BASE_STEP, repo_root)))
+    report = judge_documents(result(base), result(step_document(BASE_STEP, repo_root)))
     assert report.overall == "pass"
     with_epoch = result(step_document(BASE_STEP + EDITS["epoch_length"], repo_root))
-    assert compare_to_baseline(result(base), with_epoch).overall == "incomparable"
+    assert judge_documents(result(base), with_epoch).overall == "incomparable"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from gate_docs import environment, ratio, recompile, result, site, step, variant
+from gate_docs import environment, judge_documents, ratio, recompile, result, site, step, variant
 
 from compilegate.errors import (
     EXIT_NOT_JUDGED,
@@ -14,7 +14,6 @@ from compilegate.errors import (
     EXIT_RUN_ERROR,
     UsageError,
 )
-from compilegate.gate.compare import compare_to_baseline
 from compilegate.gate.judges.diagnostics import diff_graph_break_sites
 from compilegate.gate.judges.speed_medians import round_spread_pct
 from compilegate.gate.policy import resolve_thresholds
@@ -25,7 +24,7 @@ from compilegate.schemas import validation_errors
 def compare(base_variant=None, cur_variant=None, *, base_step=None, cur_step=None, **kwargs):
     baseline = result(base_step or step(variants=[base_variant or variant()]))
     current = result(cur_step or step(variants=[cur_variant or variant()]))
-    return compare_to_baseline(baseline, current, **kwargs)
+    return judge_documents(baseline, current, **kwargs)
 
 
 def only(report, metric, variant_id="default"):
@@ -300,7 +299,7 @@ def test_count_threshold_allows_an_increase():
 
 
 def test_thresholds_fall_back_to_defaults_without_settings():
-    thresholds = resolve_thresholds({"name": "x"})
+    thresholds = resolve_thresholds(None)
     assert thresholds["compile_time_growth_pct"] == 25.0
     assert thresholds["speedup_drop_pct"] == 5.0
 
@@ -437,21 +436,21 @@ def test_improvement_inside_the_noise_is_not_claimed():
 def test_new_and_removed_steps():
     baseline = result(step("old"), step("kept"))
     current = result(step("kept"), step("fresh"))
-    report = compare_to_baseline(baseline, current)
+    report = judge_documents(baseline, current)
     assert report.rows(verdict="removed")[0].step == "old"
     assert {r.step for r in report.rows(verdict="new")} == {"fresh"}
     assert report.overall == "removed" and report.exit_code == EXIT_NOT_JUDGED
 
 
 def test_a_new_step_alone_passes():
-    report = compare_to_baseline(result(step("kept")), result(step("kept"), step("fresh")))
+    report = judge_documents(result(step("kept")), result(step("kept"), step("fresh")))
     assert report.overall == "pass" and report.exit_code == EXIT_OK
 
 
 def test_a_step_left_out_with_step_flag_is_skipped_not_removed():
     baseline = result(step("a"), step("b"))
     current = result(step("a"), declared_steps=["a", "b"])
-    report = compare_to_baseline(baseline, current)
+    report = judge_documents(baseline, current)
     assert only(report, "step", None).verdict == "skipped"
     assert "--step" in only(report, "step", None).message
     assert report.exit_code == EXIT_OK
@@ -469,7 +468,7 @@ def test_new_and_removed_variants_when_only_the_variant_list_changed():
 
 
 def test_everything_new_against_an_empty_baseline():
-    report = compare_to_baseline(result(step("x")) | {"steps": []}, result(step("x")))
+    report = judge_documents(result(step("x")) | {"steps": []}, result(step("x")))
     assert report.overall == "new" and report.exit_code == EXIT_OK
 
 
@@ -494,7 +493,7 @@ def test_regression_outranks_an_error_elsewhere():
         step("a", variants=[variant(speedup=1.0)]),
         step("b", variants=[variant(status="error", error="boom")]),
     )
-    report = compare_to_baseline(baseline, current)
+    report = judge_documents(baseline, current)
     assert report.overall == "regression" and report.exit_code == EXIT_REGRESSION
     assert report.counts()["error"] == 1
 
@@ -527,7 +526,7 @@ def test_failed_baseline_variant_is_not_new():
 def test_other_gpu_or_device_makes_every_step_incomparable(env, expected):
     baseline = result(step("a"), step("b"), env=environment(**env))
     current = result(step("a", variants=[variant(speedup=0.5)]), step("b"))
-    report = compare_to_baseline(baseline, current)
+    report = judge_documents(baseline, current)
     assert [r.verdict for r in report.verdicts] == ["incomparable", "incomparable"]
     assert all(expected in r.message for r in report.verdicts)
     assert report.overall == "incomparable" and report.exit_code == EXIT_NOT_JUDGED
@@ -537,7 +536,7 @@ def test_other_gpu_or_device_makes_every_step_incomparable(env, expected):
 def test_changed_step_configuration_is_incomparable_for_that_step():
     baseline = result(step("a", fingerprint="fp-1"), step("b"))
     changed = step("a", fingerprint="fp-2", settings={"warmup": 10})
-    report = compare_to_baseline(baseline, result(changed, step("b")))
+    report = judge_documents(baseline, result(changed, step("b")))
     rows_a = [r for r in report.verdicts if r.step == "a"]
     assert [r.verdict for r in rows_a] == ["incomparable"]
     assert "warmup 5 → 10" in rows_a[0].message
@@ -565,7 +564,7 @@ def test_model_code_change_stays_comparable():
 def test_torch_upgrade_stays_comparable_and_names_both_versions():
     baseline = result(env=environment(torch="2.9.1"))
     current = result(step(variants=[variant(speedup=1.0)]), env=environment(torch="2.10.0"))
-    report = compare_to_baseline(baseline, current)
+    report = judge_documents(baseline, current)
     assert report.overall == "regression"
     assert any("2.9.1" in note and "2.10.0" in note for note in report.notes)
     assert (report.baseline.torch, report.current.torch) == ("2.9.1", "2.10.0")
@@ -650,7 +649,7 @@ def test_a_new_metric_is_one_new_judge(monkeypatch):
 
     def judge_answer(sides):
         seen.append((sides.subject.variant, sides.policy.thresholds["speedup_drop_pct"]))
-        return [sides.subject.row("answer", "pass", f"42 for {sides.head['id']}")]
+        return [sides.subject.row("answer", "pass", f"42 for {sides.head.id}")]
 
     judges = (*compare_module.VARIANT_JUDGES, judge_answer)
     monkeypatch.setattr(compare_module, "VARIANT_JUDGES", judges)

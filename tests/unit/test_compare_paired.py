@@ -8,9 +8,17 @@ import copy
 import json
 from pathlib import Path
 
-from gate_docs import compile_cost, environment, process, result, step, variant, with_processes
+from gate_docs import (
+    compile_cost,
+    environment,
+    judge_documents,
+    process,
+    result,
+    step,
+    variant,
+    with_processes,
+)
 
-from compilegate.gate.compare import compare_to_baseline
 from compilegate.gate.run_set import ResultSource, judge_run_set
 from compilegate.report.first_screen import FirstScreen
 
@@ -43,7 +51,7 @@ def side(compiled_ms: float, role: str | None, cpu_s: list[float]) -> dict:
 def test_load_that_moved_between_pairs_cancels_in_a_paired_comparison() -> None:
     base = side(5.0, "base", [10.0, 12.5, 9.0])
     head = side(5.5, "head", [10.2, 12.6, 9.1])  # +10 % compiled; CPU seconds +1 %
-    paired = compare_to_baseline(base, head)
+    paired = judge_documents(base, head)
     compiled = paired.rows(metric="compiled_step_ms")[0]
     assert compiled.verdict == "regression", compiled.message
     assert "4 pairs of processes" in compiled.message and "paired differences" in compiled.message
@@ -52,7 +60,7 @@ def test_load_that_moved_between_pairs_cancels_in_a_paired_comparison() -> None:
     assert paired.rows(metric="eager_step_ms")[0].verdict == "pass"
     assert paired.paired == "paired, 4 pairs, same machine"
 
-    unpaired = compare_to_baseline(*(_unpaired(d) for d in (base, head)))
+    unpaired = judge_documents(*(_unpaired(d) for d in (base, head)))
     row = unpaired.rows(metric="compiled_step_ms")[0]
     assert (row.noise_pct or 0) > 3 * (compiled.noise_pct or 0), "two samples count the load"
     assert not row.gated, "one stored run: reported, not judged (issue 28)"

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import pytest
 from gate_docs import compile_cost as cost_doc
-from gate_docs import environment, result, step, variant
+from gate_docs import environment, judge_documents, result, step, variant
 
-from compilegate.errors import EXIT_NOT_JUDGED, EXIT_OK, EXIT_REGRESSION
-from compilegate.gate.compare import compare_to_baseline
+from compilegate.errors import EXIT_NOT_JUDGED, EXIT_OK, EXIT_REGRESSION, BaselineError
 
 STEADY = [20.0, 21.0, 20.5, 19.8]  # four cold compiles' CPU seconds
 # The issue's MLP on torch 2.13: identical in every run, idle or loaded.
@@ -49,7 +48,7 @@ def judge(base_cost, cur_cost, *, base_settings=None, cur_mode="default", **env)
     if cur_cost is None:
         del cur_variant["compile_cost"]
     cur_env = environment(**env) if env else None
-    report = compare_to_baseline(result(base), result(step(variants=[cur_variant]), env=cur_env))
+    report = judge_documents(result(base), result(step(variants=[cur_variant]), env=cur_env))
     return report, {r.metric: r for r in report.verdicts if r.variant == "default"}
 
 
@@ -159,16 +158,11 @@ def test_an_old_baseline_without_compile_cost_says_so_and_does_not_fail():
     assert report.exit_code == EXIT_OK
 
 
-def test_a_run_without_compile_cost_against_a_baseline_with_it_is_missing():
-    report, rows = judge(compile_cost(), None)
-    assert rows["compile_work"].verdict == "missing"
-    assert rows["compile_cpu_s"].verdict == "missing"
-    assert report.exit_code == EXIT_NOT_JUDGED
-
-
-def test_neither_side_with_compile_cost_has_no_cost_rows():
-    _, rows = judge(None, None)
-    assert "compile_work" not in rows and "compile_cpu_s" not in rows
+def test_a_run_without_compile_cost_is_refused_at_the_door():
+    """Only an older baseline may lack compile cost; a run that lacks it is not a result
+    (results/model.parse: exit 2), so the gate never sees one."""
+    with pytest.raises(BaselineError, match=r"variants\[0\]: 'compile_cost' is a required"):
+        judge(compile_cost(), None)
 
 
 def test_gated_wall_time_uses_the_noise_of_both_runs_cold_compiles():
@@ -181,7 +175,7 @@ def test_gated_wall_time_uses_the_noise_of_both_runs_cold_compiles():
         sample["wall_s"] = wall
     base_step = step(variants=[variant(compile_s=10.0, compile_cost=base)], settings=gated)
     cur_step = step(variants=[variant(compile_s=14.0, compile_cost=cur)])
-    report = compare_to_baseline(result(base_step), result(cur_step))
+    report = judge_documents(result(base_step), result(cur_step))
     (row,) = report.rows(metric="compile_s")
     assert row.verdict == "inconclusive" and row.noise_pct > 40
 
@@ -206,3 +200,61 @@ def test_cpu_time_values_are_the_ones_the_change_is_computed_from():
     expected = (row.current / row.baseline - 1) * 100
     assert row.change == pytest.approx(expected) and row.change < 0
     assert f"{row.baseline:.1f} s → {row.current:.1f} s ({row.change:+.1f} %" in row.message
+
+
+# -- compile work per eager op (issue 31) -------------------------------------------------------
+
+
+def sized(eager_ops: int | None, **counts: int | None) -> dict:
+    cost = compile_cost(cold_cpu_s=STEADY, **counts)
+    if eager_ops is not None:
+        cost["eager_ops"] = eager_ops
+    return cost
+
+
+def test_a_bigger_model_is_not_more_compile_work_per_op():
+    """One more layer: FX nodes, guards and kernels up ~50 %, the region's ATen ops too."""
+    base = sized(400, fx_nodes=120, guards=300, generated_kernels=60)
+    cur = sized(600, fx_nodes=178, guards=445, generated_kernels=90)
+    report, rows = judge(base, cur)
+    row = rows["compile_work"]
+    assert row.verdict == "pass" and report.exit_code == EXIT_OK
+    assert "FX nodes 120 → 178 (0.3 → 0.297 per op)" in row.message
+    assert "400 → 600 ATen ops eager" in row.message
+
+
+def test_the_same_bigger_model_without_its_size_fails_on_the_raw_counts():
+    """Documents from before eager_ops (either side) are judged as before."""
+    for base_ops, cur_ops in ((None, 600), (400, None), (None, None)):
+        base = sized(base_ops, fx_nodes=120, guards=300, generated_kernels=60)
+        cur = sized(cur_ops, fx_nodes=178, guards=445, generated_kernels=90)
+        _, rows = judge(base, cur)
+        assert rows["compile_work"].verdict == "regression"
+        assert "ATen ops" not in rows["compile_work"].message
+
+
+def test_the_same_model_compiling_into_more_guards_per_op_fails():
+    _, rows = judge(sized(400, guards=300), sized(400, guards=330))
+    assert rows["compile_work"].verdict == "regression"
+    assert "guards 300 → 330 (0.75 → 0.825 per op)" in rows["compile_work"].message
+
+
+def test_graphs_and_compile_records_stay_counts_when_the_model_grows():
+    """A graph break in a bigger model: the graph count is not divided by the size."""
+    _, rows = judge(sized(400, graphs=1), sized(800, graphs=2))
+    assert rows["compile_work"].verdict == "regression"
+    assert "graphs 1 → 2" in rows["compile_work"].message
+
+
+def test_a_per_op_growth_needs_the_raw_count_up():
+    """The region grew less than its FX nodes did not: a smaller model with the same count."""
+    _, rows = judge(sized(400, fx_nodes=120), sized(300, fx_nodes=120))
+    assert rows["compile_work"].verdict == "pass"
+
+
+def test_a_smaller_model_is_not_an_improvement_per_op():
+    _, rows = judge(
+        sized(600, fx_nodes=178, guards=445, generated_kernels=90),
+        sized(400, fx_nodes=120, guards=300, generated_kernels=60),
+    )
+    assert rows["compile_work"].verdict == "pass"

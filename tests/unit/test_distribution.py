@@ -4,10 +4,9 @@
 from __future__ import annotations
 
 import pytest
-from gate_docs import process, result, step, variant, with_history, with_processes
+from gate_docs import judge_documents, process, result, step, variant, with_history, with_processes
 
 from compilegate.errors import EXIT_OK, EXIT_REGRESSION
-from compilegate.gate.compare import compare_to_baseline
 
 SCATTER = (1.0, 0.99, 1.01, 0.995, 1.005)
 ITERATIONS = 30
@@ -40,7 +39,7 @@ def timed(*, eager_slow: float = 0.0, compiled_slow: float = 0.0, disturbed: int
 
 
 def judged(base: dict, cur: dict):
-    report = compare_to_baseline(result(base), result(cur))
+    report = judge_documents(result(base), result(cur))
     return report, {(r.variant, r.metric): r for r in report.verdicts}
 
 

@@ -7,11 +7,10 @@ from __future__ import annotations
 import copy
 import random
 
-from gate_docs import process, result, step, variant, with_processes
+from gate_docs import judge_documents, process, result, step, variant, with_processes
 
 from compilegate.cli.gate_commands import one_version_run_set, render_report
 from compilegate.gate.baseline import merge_into_baseline
-from compilegate.gate.compare import compare_to_baseline
 from compilegate.gate.history import HISTORY_RUNS, predict
 
 PROCESSES = 4
@@ -47,7 +46,7 @@ def baseline_of(runs: list[dict]) -> dict:
 
 
 def regressed(baseline: dict, run: dict) -> set[str]:
-    report = compare_to_baseline(baseline, run)
+    report = judge_documents(baseline, run)
     return {r.metric for r in report.verdicts if r.verdict == "regression"}
 
 
@@ -100,7 +99,7 @@ def test_another_days_load_is_no_regression_with_a_history_or_without_one():
         without += bool(regressed(one_run, head))
         shifted += any(
             abs(r.change or 0) > (r.threshold or 0) and not r.gated
-            for r in compare_to_baseline(one_run, head).verdicts
+            for r in judge_documents(one_run, head).verdicts
             if r.metric.endswith("step_ms")
         )
         baseline = baseline_of(runs)
@@ -144,9 +143,7 @@ def neighbour_run(rng: random.Random, eager_ms: float = 10.0, eager_plant: float
 
 
 def verdicts(baseline: dict, run: dict, metric: str) -> str:
-    return next(
-        r.verdict for r in compare_to_baseline(baseline, run).verdicts if r.metric == metric
-    )
+    return next(r.verdict for r in judge_documents(baseline, run).verdicts if r.metric == metric)
 
 
 def test_a_neighbour_that_comes_and_goes_leaves_the_history_able_to_decide():
@@ -183,7 +180,7 @@ def test_an_inconclusive_row_against_a_history_says_a_rerun_will_not_narrow_its_
     slower = simulated_run(rng, 0.0, eager_ms=10.0 * 1.12)
 
     baseline = baseline_of(unsteady)
-    report = compare_to_baseline(baseline, slower)
+    report = judge_documents(baseline, slower)
     rows = [r for r in report.verdicts if r.metric == "eager_step_ms"]
     run_set = one_version_run_set(report, slower, baseline, ("r.json", "b.json"))
     text = " ".join(render_report(report, "table", run_set).split())

@@ -119,3 +119,35 @@ def test_disagreement_allows_rounding_and_names_the_first_bad_iteration():
     assert nan_reason is not None and "nan" in nan_reason
     near_zero = reference_disagreement(loss_only(1e-9), loss_only(2e-9), rel_tol=1e-3, abs_tol=1e-5)
     assert near_zero[1] is None  # within tol / 10 absolute: a converged loss is not "50 % off"
+
+
+def test_a_shared_reference_is_loaded_not_computed_again(tmp_path: Path, monkeypatch) -> None:
+    """The step's eager process writes the float64 reference once; each variant's numerics
+    loads it: no float64 copy runs in the variant (counted). The compiled copy is an eager
+    one here (no compile in unit tests)."""
+    from compilegate.child import numerics
+
+    builder = builder_for("batch_at_call_time.py")
+    settings = {**SETTINGS, "numerics": {"enabled": True, "steps": 2}}
+    real_run_copy = numerics.run_copy
+    float64_runs = []
+
+    def counting_run_copy(builder, settings, steps, *, variant=None, float64=False, **kw):
+        float64_runs.extend([steps] if float64 else [])
+        return real_run_copy(builder, settings, steps, float64=float64, **kw)
+
+    monkeypatch.setattr(numerics, "run_copy", counting_run_copy)
+    path = str(tmp_path / "reference.pt")
+    numerics.write_reference(builder, settings, path)
+    assert float64_runs == [2]
+    variant = {"id": "default", "compile_kwargs": {}, "compile_target": "model"}
+    for _ in range(2):  # two variants
+        result = numerics.check_numerics(builder, settings, variant, lambda m: None, path)
+        assert result["status"] == "pass" and result["reference"] == "float64"
+        assert result["reference_from"] == "eager"
+    assert float64_runs == [2], "the variants computed no reference of their own"
+    own = numerics.check_numerics(builder, settings, variant, lambda m: None, None)
+    assert own["reference_from"] == "variant" and float64_runs == [2, 2]
+    three_steps = {**settings, "numerics": {"enabled": True, "steps": 3}}
+    assert numerics.load_reference(path, 3) is None  # another step count: not this reference
+    assert numerics.check_numerics(builder, three_steps, variant, lambda m: None, path)

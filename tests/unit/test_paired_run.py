@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from gate_docs import judge_documents
 from test_result import ENV, child_output, timed
 
 from compilegate.config.loading import load_config_file
 from compilegate.errors import BaselineMissing, ConfigError, UsageError
-from compilegate.gate.compare import compare_to_baseline
 from compilegate.run.launcher import ChildOutcome, DeadlineLauncher
 from compilegate.run.orchestrate import RunOptions
 from compilegate.run.paired import base_result_path, paired_configs, run_against
@@ -149,7 +149,7 @@ def test_the_head_is_measured_under_the_base_policy(repo: Path, tmp_path: Path) 
     opted_in = {c["env"] for c in launcher.calls if c["label"].startswith("train@head")}
     assert opted_in == {("HF_HOME",)}, "the head's child never sees the variable it asked for"
     assert any("iterations 10 (base: 40)" in note for note in paired.notes)
-    report = compare_to_baseline(paired.base, paired.head)
+    report = judge_documents(paired.base, paired.head)
     compiled = report.rows(metric="compiled_step_ms")[0]
     assert compiled.threshold == 5, "thresholds come from the base's document"
     assert any("paired: 3 pairs" in note for note in report.notes)
@@ -171,16 +171,16 @@ def test_a_step_only_one_side_declares_is_new_or_removed(repo: Path, tmp_path: P
     assert not [c for c in launcher.calls if c["label"].startswith("old@")], "not measured"
     added = [c["label"] for c in launcher.calls if c["label"].startswith("added")]
     assert added[:2] == ["added@head/eager#1", "added@head/default"], "on the head alone"
-    verdicts = {(r.step, r.verdict) for r in compare_to_baseline(paired.base, paired.head).verdicts}
+    verdicts = {(r.step, r.verdict) for r in judge_documents(paired.base, paired.head).verdicts}
     assert ("old", "removed") in verdicts and ("added", "new") in verdicts
 
 
 def test_a_forged_or_partial_pairing_is_judged_unpaired(repo: Path, tmp_path: Path) -> None:
     paired, _ = run(repo, tmp_path)
     forged = {**paired.head, "pairing": {**paired.head["pairing"], "id": "other"}}
-    assert not compare_to_baseline(paired.base, forged).paired
+    assert not judge_documents(paired.base, forged).paired
     swapped = {**paired.head, "pairing": {**paired.head["pairing"], "role": "base"}}
-    assert not compare_to_baseline(paired.base, swapped).paired
+    assert not judge_documents(paired.base, swapped).paired
 
 
 def test_a_ref_that_is_not_a_commit_is_a_usage_error(repo: Path, tmp_path: Path) -> None:

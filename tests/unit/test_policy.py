@@ -5,11 +5,19 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from gate_docs import environment, process, result, step, variant, with_history, with_processes
+from gate_docs import (
+    environment,
+    judge_documents,
+    process,
+    result,
+    step,
+    variant,
+    with_history,
+    with_processes,
+)
 
 from compilegate.config.loading import load_config_text
-from compilegate.errors import EXIT_CODES, EXIT_NOT_JUDGED, EXIT_OK, EXIT_USAGE
-from compilegate.gate.compare import compare_to_baseline
+from compilegate.errors import EXIT_CODES, EXIT_NOT_JUDGED, EXIT_OK, EXIT_USAGE, BaselineError
 from compilegate.gate.policy import (
     adopt_baseline_power,
     environment_mismatch,
@@ -67,10 +75,11 @@ def test_the_overall_verdict_is_the_most_severe(verdicts, overall):
 def test_thresholds_are_the_baselines_whatever_the_result_says():
     base = step(thresholds={"speedup_drop_pct": 3})
     cur = step(thresholds={"speedup_drop_pct": 1000, "compile_time_growth_pct": 1000})
-    assert resolve_thresholds(base)["speedup_drop_pct"] == 3.0
-    assert resolve_thresholds(base)["compile_time_growth_pct"] == 25.0
-    assert resolve_thresholds(base, {"speedup_drop_pct": 8.0})["speedup_drop_pct"] == 8.0
-    report = compare_to_baseline(result(base), result(cur))
+    settings = base["settings"]
+    assert resolve_thresholds(settings)["speedup_drop_pct"] == 3.0
+    assert resolve_thresholds(settings)["compile_time_growth_pct"] == 25.0
+    assert resolve_thresholds(settings, {"speedup_drop_pct": 8.0})["speedup_drop_pct"] == 8.0
+    report = judge_documents(result(base), result(cur))
     assert any(
         "speedup_drop_pct 1000 (applied: 3), compile_time_growth_pct 1000 (applied: 25)" in note
         for note in report.notes
@@ -80,7 +89,7 @@ def test_thresholds_are_the_baselines_whatever_the_result_says():
 def test_a_baseline_threshold_that_is_not_a_number_falls_back_to_the_default():
     base = step()
     base["settings"]["thresholds"]["speedup_drop_pct"] = "lots"
-    assert resolve_thresholds(base)["speedup_drop_pct"] == 5.0
+    assert resolve_thresholds(base["settings"])["speedup_drop_pct"] == 5.0
 
 
 # -- comparable settings -----------------------------------------------------------------------
@@ -101,7 +110,7 @@ def test_a_result_that_does_not_record_its_settings_is_incomparable():
 
 def test_a_changed_numerics_tolerance_is_incomparable_naming_both():
     cur = step(settings={"numerics": {"enabled": True, "steps": 2, "tol": 1.0, "cosine_min": 0.0}})
-    report = compare_to_baseline(result(step()), result(cur))
+    report = judge_documents(result(step()), result(cur))
     (row,) = rows(report)
     assert row.verdict == "incomparable" and report.exit_code == EXIT_NOT_JUDGED
     assert "'tol': 0.0001" in row.message and "'tol': 1.0" in row.message
@@ -125,8 +134,8 @@ def test_a_pr_that_times_its_variant_in_one_process_cannot_turn_a_regression_int
     processes and INCONCLUSIVE (exit 0) when the pull request's config said
     `variant_processes: 1`: one process leaves the noise to the baseline's spread alone."""
     base = with_history(timed_step(8.0, 4))
-    assert compare_to_baseline(result(base), result(timed_step(8.0 * 1.24, 4))).exit_code == 1
-    report = compare_to_baseline(result(base), result(timed_step(8.0 * 1.24, 1)))
+    assert judge_documents(result(base), result(timed_step(8.0 * 1.24, 4))).exit_code == 1
+    report = judge_documents(result(base), result(timed_step(8.0 * 1.24, 1)))
     assert report.exit_code == EXIT_NOT_JUDGED, [(r.metric, r.verdict) for r in report.verdicts]
     (row,) = rows(report)
     assert row.verdict == "incomparable"
@@ -217,7 +226,7 @@ def test_a_driver_change_is_compared_and_stated():
     assert environment_mismatch(base, cur) is None
     (note,) = environment_notes(base, cur)
     assert note.startswith("NVIDIA driver 550.54.15 (baseline) vs 570.124.06 (this run)")
-    report = compare_to_baseline(result(env=base), result(env=cur))
+    report = judge_documents(result(env=base), result(env=cur))
     assert report.exit_code == EXIT_OK and note in report.notes
 
 
@@ -236,12 +245,11 @@ def test_another_gpu_model_stays_incomparable():
 
 @pytest.mark.parametrize("bad", [float("nan"), float("inf")])
 def test_a_non_finite_speedup_is_never_a_pass(bad):
+    """Refused at the door (results/model.parse, exit 2): the gate never compares it."""
     cur = variant()
     cur["speedup"]["median"] = bad
-    report = compare_to_baseline(result(), result(step(variants=[cur])))
-    (row,) = [r for r in report.verdicts if r.metric == "speedup"]
-    assert row.verdict == "missing" and "not a finite number in this run" in row.message
-    assert report.exit_code == EXIT_NOT_JUDGED
+    with pytest.raises(BaselineError, match=r"steps\[0\].variants\[0\].speedup.median: "):
+        judge_documents(result(), result(step(variants=[cur])))
 
 
 def test_failed_diagnostics_are_missing_measurements_that_say_why():
@@ -252,7 +260,7 @@ def test_failed_diagnostics_are_missing_measurements_that_say_why():
         fallbacks_to_eager=None,
         degraded=["compile diagnostics failed: KeyError: 'frames'"],
     )
-    report = compare_to_baseline(result(), result(step(variants=[cur])))
+    report = judge_documents(result(), result(step(variants=[cur])))
     missing = rows(report, "missing")
     assert {r.metric for r in missing} == {"recompiles", "graph_break_sites", "fallbacks_to_eager"}
     assert all("(compile diagnostics failed: KeyError: 'frames')" in r.message for r in missing)
@@ -261,14 +269,14 @@ def test_failed_diagnostics_are_missing_measurements_that_say_why():
 
 def test_numerics_the_baselines_policy_checks_must_be_checked():
     both_errored = variant(numerics="error")
-    report = compare_to_baseline(
+    report = judge_documents(
         result(step(variants=[both_errored])), result(step(variants=[both_errored]))
     )
     (row,) = [r for r in report.verdicts if r.metric == "numerics"]
     assert row.verdict == "missing"
     off = {"numerics": {"enabled": False, "steps": 2, "tol": 1e-4, "cosine_min": 0.99}}
     unchecked = variant(numerics=None)
-    report = compare_to_baseline(
+    report = judge_documents(
         result(step(variants=[unchecked], settings=off)),
         result(step(variants=[unchecked], settings=off)),
     )

@@ -44,7 +44,25 @@ def test_only_lines_with_the_childs_own_token_are_shown_as_progress() -> None:
         progress_prefix("0000") + "::add-mask::REGRESSION",
     ]
     outcome, tail, shown = ChildOutcome(None, None), collections.deque(), io.StringIO()
-    relay_output(lines, outcome, tail, shown, progress_token="a1b2")
-    assert shown.getvalue() == "  step [  1.0s] measuring\n"
+    relay_output(lines, outcome, tail, shown, progress_token="a1b2", show_output=True)
+    first, *rest = shown.getvalue().splitlines()
+    assert first == "  step [  1.0s] measuring"
+    assert rest and all(line.startswith("    | ") for line in rest)  # shown as its output
     assert outcome.last_phase == "measuring"
     assert list(tail) == lines[1:]  # the step's output, as it wrote it (no line start: inert)
+
+
+def test_without_verbose_a_childs_phases_are_kept_not_printed() -> None:
+    """Issue 31: stderr gets the parent's one line per child; the phases only with --verbose
+    (the last one still names where a failed child stopped)."""
+    import collections
+    import io
+
+    from compilegate.child.protocol import progress_prefix
+    from compilegate.run.launcher import ChildOutcome, relay_output
+
+    lines = [progress_prefix("a1b2") + f"step [  1.0s] round {i}/10" for i in range(1, 11)]
+    outcome, tail, shown = ChildOutcome(None, None), collections.deque(), io.StringIO()
+    relay_output(lines, outcome, tail, shown, progress_token="a1b2")
+    assert shown.getvalue() == ""
+    assert outcome.last_phase == "round 10/10"

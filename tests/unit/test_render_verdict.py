@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import io
 
-from gate_docs import environment, result, site, step, variant
+from gate_docs import environment, judge_documents, result, site, step, variant
 
 from compilegate.cli.gate_commands import compare_and_report, one_version_run_set, render_report
-from compilegate.gate.compare import compare_to_baseline
 
 
 def mixed():
@@ -27,7 +26,7 @@ def mixed():
 
 def rendered(fmt: str, paths=("out/result.json", ".compilegate/base line.json")) -> str:
     baseline, current = mixed()
-    report = compare_to_baseline(baseline, current).with_paths(*paths)
+    report = judge_documents(baseline, current).with_paths(*paths)
     return render_report(report, fmt, one_version_run_set(report, current, baseline, paths))
 
 
@@ -63,13 +62,13 @@ def test_a_failure_names_the_command_that_refreshes_the_baseline():
 
 
 def test_a_passing_or_erroring_run_shows_no_refresh_command():
-    passing = compare_to_baseline(result(), result()).with_paths("r.json", "b.json")
+    passing = judge_documents(result(), result()).with_paths("r.json", "b.json")
     assert passing.failing_refresh_command is None
     text = render_report(passing, "table", one_version_run_set(passing, result(), result(), None))
     assert "baseline update" not in text
     assert text.startswith("compilegate passes: step speed, compile time, graph breaks")
     broken = result(step(variants=[variant(status="error", error="boom")]))
-    erroring = compare_to_baseline(result(), broken).with_paths("r.json", "b.json")
+    erroring = judge_documents(result(), broken).with_paths("r.json", "b.json")
     assert erroring.exit_code == 3 and erroring.failing_refresh_command is None
 
 

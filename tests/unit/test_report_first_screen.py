@@ -278,6 +278,7 @@ def test_unjudgeable_noise_is_words_and_step_times_are_milliseconds():
             noise_pct=523.9,
             threshold=5.0,
             direction="higher_is_better",
+            decidable=False,  # as the gate marks it: ±524 % cannot decide 5 %
         ),
         _row(
             "compiled_step_ms",
@@ -427,18 +428,17 @@ def test_new_gate_rows_read_as_words_and_ungated_rows_decide_nothing():
 
 def test_the_run_table_fits_100_columns(repo_root: Path):
     """`compilegate run` prints the result table: its step headers and notes wrap too."""
-    from compilegate.report.result_table import render_result_table
+    from compilegate.report.run_text import render_run_text, step_decision
 
     paths = sorted((repo_root / "examples" / "report" / "results").glob("*/result.json"))
     assert len(paths) == 2  # the example's two torch versions
     for path in paths:
         document = json.loads(path.read_text(encoding="utf-8"))
-        text = render_result_table(document)
+        text = render_run_text(document)
         assert long_lines(text) == [], path
         flat = " ".join(text.split())
         for step_doc in document["steps"]:  # each step's decision is still there, whole
-            decision = " ".join(step_doc["recommendation"]["text"].split())
-            assert decision in flat, step_doc["name"]
+            assert f"→ {step_decision(step_doc)}" in flat, step_doc["name"]
 
 
 def test_terminal_output_never_carries_control_characters(tmp_path: Path):
@@ -460,7 +460,7 @@ def test_a_refresh_command_that_could_end_a_code_span_is_plain_text(tmp_path: Pa
 def test_the_run_table_shows_the_speed_the_decision_uses(repo_root: Path):
     """`compilegate run` printed the first process's median ratio (1.30x) beside a decision
     that quoted 0.88x for the same variant: one speed per variant, the payoff's."""
-    from compilegate.report.result_table import render_step
+    from compilegate.report.run_text import render_run_text
     from compilegate.report.speeds import variant_speed
 
     path = repo_root / "examples" / "report" / "results" / "torch-2.13.0" / "result.json"
@@ -470,6 +470,8 @@ def test_the_run_table_shows_the_speed_the_decision_uses(repo_root: Path):
             speed = variant_speed(step_doc, variant_doc)
             assert speed is not None and speed.estimator != "in_process_median"
             row = next(
-                line for line in render_step(step_doc) if line.strip().startswith(variant_doc["id"])
+                line
+                for line in render_run_text({**document, "steps": [step_doc]}).splitlines()
+                if line.strip().startswith(variant_doc["id"] + " ")
             )
             assert speed.text().split(" ")[0] in row, (variant_doc["id"], row)

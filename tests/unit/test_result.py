@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from pathlib import Path
 
 import pytest
 
 from compilegate.config import Variant
 from compilegate.config.loading import load_config_file
-from compilegate.report.result_table import render_result_table
+from compilegate.report.run_text import render_run_text
 from compilegate.results.document import (
     add_process,
     eager_entry,
@@ -123,11 +124,11 @@ def test_the_document_recommends_the_variant_that_pays_off(tmp_path: Path) -> No
 
 
 def test_table_shows_speedup_error_and_recommendation(tmp_path: Path) -> None:
-    text = render_result_table(make_document(tmp_path))
+    text = render_run_text(make_document(tmp_path))
     assert "step s (cpu)" in text
-    assert "default+dynamic  ERROR" in text
-    assert "timed out after 600 s" in text
-    assert "→ a 10,000-step run: compiling with default saves ~" in text
+    assert re.search(r"^  default\+dynamic +failed", text, re.M), text
+    assert "default+dynamic: failed: timed out after 600 s" in text
+    assert text.startswith("→ s: compile with default 2.00× "), text
 
 
 def test_variant_ids_are_stable() -> None:

@@ -9,7 +9,7 @@ from gate_docs import process, result, step, variant, with_processes
 
 from compilegate.gate.run_set import RunSetVerdict, VersionOutcome
 from compilegate.report.first_screen import FirstScreen
-from compilegate.report.result_table import render_result_table
+from compilegate.report.run_text import render_run_text
 from compilegate.results.run_health import health_line, run_health
 from compilegate.run.machine_load import CpuCounters, MachineLoad
 
@@ -33,7 +33,7 @@ def test_a_quiet_run_is_steady_and_says_nothing():
     document["run_health"] = run_health(QUIET, document)
     assert document["run_health"]["unsteady"] == []
     assert health_line(document) is None
-    assert "run health" not in render_result_table(document)
+    assert "run health" not in render_run_text(document)
 
 
 def test_a_busy_machine_a_wide_aa_or_a_drifting_yardstick_each_make_a_run_unsteady():
@@ -111,8 +111,11 @@ def test_any_unsteady_run_of_a_multi_threaded_cpu_step_names_threads_1():
 def test_the_line_heads_the_terminal_table_and_the_pr_comment():
     document = measured()
     document["run_health"] = run_health(BUSY, document)
-    table = render_result_table(document).splitlines()
-    assert table[1].startswith("⚠️ run health: the machine was unsteady")
+    table = render_run_text(document).splitlines()
+    said = [i for i, line in enumerate(table) if line.startswith("⚠️ run health: the machine")]
+    assert len(said) == 1 and said[0] < table.index(
+        next(x for x in table if x.startswith("  variant "))
+    )
     run_set = RunSetVerdict(versions=(VersionOutcome("2.13.0", "r.json", document=document),))
     markdown = FirstScreen.of(run_set).markdown().splitlines()
     assert markdown[2].startswith("> ⚠️ run health: the machine was unsteady")

@@ -10,7 +10,7 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-from gate_docs import result, step
+from gate_docs import judge_documents, result, step
 from test_comparable_settings import BASE_STEP, step_document
 
 from compilegate.config import StepConfig
@@ -27,7 +27,6 @@ from compilegate.config.model import (
     POWER_SETTINGS,
     STEP_FIELD_POLICY,
 )
-from compilegate.gate.compare import compare_to_baseline
 from compilegate.gate.policy import adopt_baseline_power
 from compilegate.results.document import step_skeleton
 from compilegate.run.paired import HEAD_OWN_FIELDS
@@ -90,7 +89,7 @@ def test_run_with_a_baseline_measures_the_baselines_epoch(
     skeleton = step_skeleton(measured.steps[0])
     cur = step("mlp")
     cur.update({key: skeleton[key] for key in ("entry", "config_fingerprint", "settings")})
-    assert compare_to_baseline(baseline, result(cur)).overall == "pass"
+    assert judge_documents(baseline, result(cur)).overall == "pass"
 
 
 @pytest.mark.parametrize(
@@ -104,4 +103,4 @@ def test_the_runs_own_fields_leave_the_step_comparable(repo_root: Path, field: s
     base = step_document(BASE_STEP, repo_root)
     cur = step_document(BASE_STEP + edit, repo_root)
     assert cur["settings"][field] != base["settings"][field]
-    assert compare_to_baseline(result(base), result(cur)).overall == "pass"
+    assert judge_documents(result(base), result(cur)).overall == "pass"

@@ -4,9 +4,8 @@ pooled, in yardstick units unless the torch versions differ (gate/step_times.py)
 from __future__ import annotations
 
 import pytest
-from gate_docs import environment, result, step, variant, with_history
+from gate_docs import environment, judge_documents, result, step, variant, with_history
 
-from compilegate.gate.compare import compare_to_baseline
 from compilegate.results.stats import compare_processes, t_quantile
 from compilegate.schemas import validation_errors
 
@@ -46,7 +45,7 @@ def measured_step(
 def rows(baseline: dict, current: dict, **env: str) -> dict:
     base_doc = result(baseline)
     cur_doc = result(current, env=environment(**env) if env else None)
-    report = compare_to_baseline(base_doc, cur_doc)
+    report = judge_documents(base_doc, cur_doc)
     return {r.metric: r for r in report.verdicts}
 
 
@@ -171,10 +170,10 @@ def test_an_unsteady_run_fails_no_step_time_row_and_a_paired_one_is_judged() -> 
     gate agrees — its step times are reported, not judged, even against a history."""
     base = result(with_history(measured_step()))
     head = result(measured_step(eager_ms=11.0, compiled_ms=8.8))
-    steady = {r.metric: r for r in compare_to_baseline(base, head).verdicts}
+    steady = {r.metric: r for r in judge_documents(base, head).verdicts}
     assert steady["eager_step_ms"].verdict == "regression"
     head["run_health"] = {"unsteady": ["other processes took 61 % of its CPU"]}
-    unsteady = {r.metric: r for r in compare_to_baseline(base, head).verdicts}
+    unsteady = {r.metric: r for r in judge_documents(base, head).verdicts}
     for metric in ("eager_step_ms", "compiled_step_ms", "eager_step_ms_p25"):
         assert (unsteady[metric].verdict, unsteady[metric].gated) == ("pass", False)
         assert "unsteady (run health)" in unsteady[metric].message

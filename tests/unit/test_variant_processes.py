@@ -154,3 +154,46 @@ def test_variant_processes_out_of_range_is_a_one_line_error(tmp_path: Path, valu
         config(tmp_path, f"    variant_processes: {value}\n")
     message = str(info.value)
     assert "\n" not in message and "steps[0].variant_processes" in message
+
+
+@dataclass
+class HostLauncher(FakeLauncher):
+    """A fake launcher whose children could read the host's files (as ChildLauncher's)."""
+
+    shares_host_paths = True
+
+
+def test_a_later_process_only_times(tmp_path: Path) -> None:
+    """No numerics, no epoch end, no float64 reference: the first process did them."""
+    launcher = HostLauncher()
+    measure(config(tmp_path, "    epoch: {length: 10}\n"), launcher)
+    _, first, *later = launcher.calls
+    assert first["spec"]["settings"]["numerics"]["enabled"]
+    assert first["spec"]["settings"]["epoch_length"] == 10
+    for call in later:
+        assert call["spec"]["timing_only"] and "numerics_reference" not in call["spec"]
+        assert call["spec"]["settings"]["numerics"]["enabled"] is False
+        assert call["spec"]["settings"]["epoch_length"] is None
+
+
+def test_the_float64_reference_is_computed_once_for_every_variant(tmp_path: Path) -> None:
+    launcher = HostLauncher()
+    variants = "    variants: [{mode: default}, {mode: reduce-overhead}]\n"
+    measure(config(tmp_path, variants + "    eager_processes: 2\n"), launcher)
+    eager = [c for c in launcher.calls if c["spec"]["kind"] == "eager"]
+    firsts = [c for c in launcher.calls if "#" not in c["label"] and c["spec"]["kind"] != "eager"]
+    writers = [c for c in launcher.calls if "numerics_reference_out" in c["spec"]]
+    assert writers == eager[:1], "only the first eager process computes it"
+    path = writers[0]["spec"]["numerics_reference_out"]
+    assert len(firsts) == 2
+    assert all(c["spec"]["numerics_reference"] == path for c in firsts)
+    assert not Path(path).parent.exists(), "the reference goes with the step"
+
+
+def test_no_shared_reference_without_numerics_or_host_files(tmp_path: Path) -> None:
+    """A container's children cannot read the host's folders: each variant computes its own."""
+    no_numerics = "    numerics: {enabled: false}\n"
+    for launcher, extra in ((FakeLauncher(), ""), (HostLauncher(), no_numerics)):
+        measure(config(tmp_path, extra), launcher)
+        keys = {k for c in launcher.calls for k in c["spec"]}
+        assert not keys & {"numerics_reference", "numerics_reference_out"}

@@ -24,7 +24,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from .protocol import EntryPoint, progress_prefix
+from .protocol import EntryPoint, phase_of, progress_prefix
 
 
 class Child:
@@ -35,12 +35,22 @@ class Child:
         self.label = spec.get("label", "")
         self.progress_prefix = progress_prefix(spec.get("progress_token", ""))
         self.started = time.perf_counter()
+        self.phases_s: dict[str, float] = {}  # seconds per phase (protocol.phase_of)
+        self._phase, self._phase_started = "start", self.started
 
     def progress(self, message: str) -> None:
         self.phase = message
+        self._close_phase(phase_of(message))
         elapsed = time.perf_counter() - self.started
         sys.stderr.write(f"{self.progress_prefix}{self.label} [{elapsed:6.1f}s] {message}\n")
         sys.stderr.flush()
+
+    def _close_phase(self, following: str) -> None:
+        """Charge the time since the current phase began to it; `following` begins now."""
+        now = time.perf_counter()
+        spent = now - self._phase_started
+        self.phases_s[self._phase] = round(self.phases_s.get(self._phase, 0.0) + spent, 3)
+        self._phase, self._phase_started = following, now
 
     def write(self, document: dict[str, Any]) -> None:
         tmp = self.out_path.with_suffix(".tmp")
@@ -59,7 +69,12 @@ class Child:
                 self.write(document)
                 return
             document["device"] = self.resolve_device(document["environment"])
-            document.update(self.measure(document["device"]))
+            measured = self.measure(document["device"])
+            self._close_phase("other")
+            for key in ("eager", "variant"):  # the process's record carries its phases
+                if key in measured:
+                    measured[key]["phases_s"] = dict(self.phases_s)
+            document.update(measured)
         except StepDefinitionError as exc:
             document.update(status="error", error=str(exc), phase=self.phase)
         except DeviceError as exc:
@@ -95,25 +110,39 @@ class Child:
             import torch
 
             torch.set_num_threads(settings["threads"])
+        if self.spec["kind"] == "pair":  # a paired run's base and head in this one process
+            from .measure_pair import PairSide, measure_pair
+
+            sides = [PairSide.from_dict(raw) for raw in self.spec["sides"]]
+            return {"sides": measure_pair(sides, settings, device, self.progress)}
         self.progress("importing the step factory")
         builder = StepBuilder(
             EntryPoint.from_dict(self.spec["entry"]), repo_root, device, settings["seed"]
         )
+        numerics = settings.get("numerics", {})
         if self.spec["kind"] == "eager":
-            return {"eager": measure_eager(builder, settings, self.progress)}
+            result = {"eager": measure_eager(builder, settings, self.progress)}
+            if numerics.get("enabled") and self.spec.get("numerics_reference_out"):
+                self.progress("numerics: float64 reference, once for every variant")
+                write_reference(builder, settings, self.spec["numerics_reference_out"])
+            return result
         variant = self.spec["variant"]
         if self.spec.get("timing_only"):  # a variant's later process: only its timing
             settings = {**settings, "epoch_length": None}  # the first process charged it
-            return {"variant": measure_variant(builder, settings, variant, self.progress)}
+            return {
+                "variant": measure_variant(
+                    builder, settings, variant, self.progress, timing_only=True
+                )
+            }
         probe = make_probe(repo_root)
         result: dict[str, Any] = {
             "variant": measure_variant(builder, settings, variant, self.progress, probe)
         }
         result["diagnostics"] = probe.report()
         result["variant"]["compile"]["counts"] = probe.work_counts()
-        numerics = settings.get("numerics", {})
         if numerics.get("enabled"):
-            result["numerics"] = run_numerics(builder, settings, variant, self.progress)
+            reference = self.spec.get("numerics_reference")
+            result["numerics"] = run_numerics(builder, settings, variant, self.progress, reference)
         return result
 
 
@@ -138,12 +167,22 @@ def make_probe(repo_root: Path) -> Any:
 
 
 def run_numerics(
-    builder: Any, settings: dict[str, Any], variant: dict[str, Any], progress: Any
+    builder: Any,
+    settings: dict[str, Any],
+    variant: dict[str, Any],
+    progress: Any,
+    reference_path: str | None = None,
 ) -> dict[str, Any]:
     from .numerics import check_numerics
 
     progress("numerics: compiled vs eager vs float64 reference")
-    return check_numerics(builder, settings, variant, progress)
+    return check_numerics(builder, settings, variant, progress, reference_path)
+
+
+def write_reference(builder: Any, settings: dict[str, Any], path: str) -> None:
+    from .numerics import write_reference as write
+
+    write(builder, settings, path)
 
 
 def main(spec_path: str) -> None:

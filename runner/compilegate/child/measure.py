@@ -16,6 +16,8 @@ import torch
 
 from . import torch_state
 from .compile_cost import cpu_method, elapsed, now
+from .compile_size import count_eager_ops
+from .cpu_pinning import pinned
 from .protocol import EntryPoint
 from .timing import interleaved_rounds, synchronize, timed_warmup, timer_for, yardstick
 from .training import TrainingStep, seed_everything
@@ -30,10 +32,12 @@ class StepBuilder:
     `clean_state` is torch's global state from before user code was imported: the state the
     yardstick is timed in, and what `torch_state_record` compares against."""
 
-    def __init__(self, entry: EntryPoint, repo_root: Path, device: str, seed: int) -> None:
+    def __init__(
+        self, entry: EntryPoint, repo_root: Path, device: str, seed: int, side: str = ""
+    ) -> None:
         self.entry, self.repo_root, self.device, self.seed = entry, repo_root, device, seed
         self.clean_state = torch_state.capture()
-        self._factory = load_factory(entry, repo_root)
+        self._factory = load_factory(entry, repo_root, side)
 
     def torch_state_record(self) -> dict[str, Any]:
         """What user code (the factory, its module, the step) changed in torch's settings."""
@@ -104,18 +108,24 @@ def measure_eager(builder: StepBuilder, settings: dict[str, Any], progress: Prog
     warmup_s = timed_warmup(_checked(eager_a), range(warmup), device)
     timed_warmup(_checked(eager_b), range(warmup), device)
     progress(f"measuring eager A/A: {iterations} iterations per copy in {rounds} rounds")
-    timed = interleaved_rounds(
-        {"eager": eager_a, "eager_b": eager_b, "yardstick": yardstick(device, builder.clean_state)},
-        first_index=warmup,
-        iterations=iterations,
-        rounds=rounds,
-        timer=timer_for(device),
-        on_round=lambda r: progress(f"round {r + 1}/{rounds}"),
-    )
+    with pinned(torch.get_num_threads()) as cpus:
+        timed = interleaved_rounds(
+            {
+                "eager": eager_a,
+                "eager_b": eager_b,
+                "yardstick": yardstick(device, builder.clean_state),
+            },
+            first_index=warmup,
+            iterations=iterations,
+            rounds=rounds,
+            timer=timer_for(device),
+            on_round=lambda r: progress(f"round {r + 1}/{rounds}"),
+        )
     end = warmup + iterations
     return {
         "warmup_s": warmup_s,
         "timed": timed,
+        "cpus": cpus,
         "peak_bytes": peak_step_bytes(eager_a, end, device),
         "torch_state": builder.torch_state_record(),
     }
@@ -127,8 +137,13 @@ def measure_variant(
     variant: dict[str, Any],
     progress: Progress,
     probe: Any = None,
+    *,
+    timing_only: bool = False,
 ) -> dict:
     """Eager (A and B) and one compiled variant, interleaved in the same process.
+
+    `timing_only`: a variant's later process, which only times: no memory passes (the first
+    process measured the peaks; None here) and no epoch end.
 
     `probe` is a context manager (diagnostics.CompileProbe) wrapped around everything the
     compiled copy does, or None. The compile window runs from the torch.compile() call to
@@ -136,69 +151,120 @@ def measure_variant(
     iteration); the compile cost is that window minus eager's warm-up, in wall and in CPU
     seconds of the process tree (compile_cost.py), as in PyTorch's own benchmark harness.
     """
-    device, amp = builder.device, settings["amp"]
-    warmup, iterations, rounds = settings["warmup"], settings["iterations"], settings["rounds"]
-    progress("building copies")
-    eager_a = TrainingStep(builder.build(), device=device, amp=amp)
-    eager_b = TrainingStep(builder.build(), device=device, amp=amp)
-    compiled_parts = builder.build()
-    progress(f"eager warm-up ({warmup} iterations)")
-    eager_start = now()
-    eager_warmup_s = timed_warmup(_checked(eager_a), range(warmup), device)
-    eager_window = elapsed(eager_start, now())
-    timed_warmup(_checked(eager_b), range(warmup), device)
-    end = warmup + iterations
-    # The window opens before the probe: its set-up imports torch._dynamo, which a user's
-    # first torch.compile() pays too (seconds; a timing-only process pays it in the call).
-    start = now()
-    with probe if probe is not None else contextlib.nullcontext():
-        compiled = TrainingStep(
+    iterations, rounds = settings["iterations"], settings["rounds"]
+    end = settings["warmup"] + iterations
+    with contextlib.ExitStack() as probed:
+        copies = VariantCopies(builder, settings, variant, progress, probe, probed)
+        progress(f"measuring: {iterations} iterations per side in {rounds} rounds")
+        with pinned(torch.get_num_threads()) as cpus:
+            timed = interleaved_rounds(
+                {**copies.sides(), "yardstick": yardstick(builder.device, builder.clean_state)},
+                first_index=settings["warmup"],
+                iterations=iterations,
+                rounds=rounds,
+                timer=timer_for(builder.device),
+                on_round=lambda r: progress(f"round {r + 1}/{rounds}"),
+            )
+        peak = None if timing_only else peak_step_bytes(copies.compiled, end, builder.device)
+        epoch_length = None if timing_only else settings.get("epoch_length")
+        late = epoch_end(copies.compiled, copies.eager_a, end + 1, epoch_length, progress)
+    eager_peak = None if timing_only else peak_step_bytes(copies.eager_a, end, builder.device)
+    # The compiled region's size, once, untimed, outside the probe (compile_size.py); a
+    # timing-only process (no probe) does not need it.
+    eager_ops = (
+        count_eager_ops(copies.eager_a, end, variant["compile_target"])
+        if probe is not None
+        else None
+    )
+    return {
+        **copies.result(timed, peak, builder.torch_state_record(), late, eager_peak=eager_peak),
+        "cpus": cpus,
+    } | {"compile": {**copies.compile_record(), "eager_ops": eager_ops}}
+
+
+class VariantCopies:
+    """Two eager copies and one compiled copy of the step, built and warmed up; the compile
+    window measured (measure_variant's docstring)."""
+
+    def __init__(
+        self,
+        builder: StepBuilder,
+        settings: dict[str, Any],
+        variant: dict[str, Any],
+        progress: Progress,
+        probe: Any = None,
+        probed: contextlib.ExitStack | None = None,
+    ) -> None:
+        """`probe` (or None) is entered into `probed` just before the compile: everything
+        the compiled copy does, to the end of the caller's `probed` block, runs inside it."""
+        device, amp, warmup = builder.device, settings["amp"], settings["warmup"]
+        self.device, self.end = device, warmup + settings["iterations"]
+        progress("building copies")
+        self.eager_a = TrainingStep(builder.build(), device=device, amp=amp)
+        self.eager_b = TrainingStep(builder.build(), device=device, amp=amp)
+        compiled_parts = builder.build()
+        progress(f"eager warm-up ({warmup} iterations)")
+        eager_start = now()
+        self.eager_warmup_s = timed_warmup(_checked(self.eager_a), range(warmup), device)
+        self.eager_window = elapsed(eager_start, now())
+        timed_warmup(_checked(self.eager_b), range(warmup), device)
+        # The window opens before the probe: its set-up imports torch._dynamo, which a user's
+        # first torch.compile() pays too (seconds; a timing-only process pays it in the call).
+        start = now()
+        if probe is not None and probed is not None:
+            probed.enter_context(probe)
+        self.compiled = TrainingStep(
             compiled_parts,
             device=device,
             amp=amp,
             compile_kwargs=variant["compile_kwargs"],
             compile_target=variant["compile_target"],
         )
-        call_s = time.perf_counter() - start.wall_s
+        self.call_s = time.perf_counter() - start.wall_s
         progress(f"compiling: warm-up 1/{warmup} includes the compile")
-        warmup_s = []
+        self.warmup_s: list[float] = []
         for index in range(warmup):
-            warmup_s.extend(timed_warmup(_checked(compiled), [index], device))
-            progress(f"compiled warm-up {index + 1}/{warmup}: {warmup_s[-1]:.2f} s")
-        window = elapsed(start, now())
-        cache_hits = compile_cache_hits()
-        progress(f"measuring: {iterations} iterations per side in {rounds} rounds")
-        timed = interleaved_rounds(
-            {
-                "eager": eager_a,
-                "eager_b": eager_b,
-                "compiled": compiled,
-                "yardstick": yardstick(device, builder.clean_state),
+            self.warmup_s.extend(timed_warmup(_checked(self.compiled), [index], device))
+            progress(f"compiled warm-up {index + 1}/{warmup}: {self.warmup_s[-1]:.2f} s")
+        self.window = elapsed(start, now())
+        self.cache_hits = compile_cache_hits()
+
+    def sides(self) -> dict[str, Any]:
+        return {"eager": self.eager_a, "eager_b": self.eager_b, "compiled": self.compiled}
+
+    def result(
+        self,
+        timed: dict,
+        peak: int | None,
+        torch_state: dict[str, Any],
+        late: dict[str, Any],
+        *,
+        eager_peak: int | None = None,
+    ) -> dict:
+        """The process's measurement record; `eager_peak` None: not measured (a timing-only
+        process; measure_variant measures it otherwise)."""
+        return {
+            "warmup_s": self.warmup_s,
+            "eager_warmup_s": self.eager_warmup_s,
+            "timed": timed,
+            "peak_bytes": peak,
+            "eager_peak_bytes": eager_peak,
+            "compile": self.compile_record(),
+            "torch_state": torch_state,
+            **late,
+        }
+
+    def compile_record(self) -> dict[str, Any]:
+        return {
+            "call_s": self.call_s,
+            "window": {"wall_s": self.window.wall_s, "cpu_s": self.window.cpu_s},
+            "eager_window": {
+                "wall_s": self.eager_window.wall_s,
+                "cpu_s": self.eager_window.cpu_s,
             },
-            first_index=warmup,
-            iterations=iterations,
-            rounds=rounds,
-            timer=timer_for(device),
-            on_round=lambda r: progress(f"round {r + 1}/{rounds}"),
-        )
-        peak = peak_step_bytes(compiled, end, device)
-        late = epoch_end(compiled, eager_a, end + 1, settings.get("epoch_length"), progress)
-    return {
-        "warmup_s": warmup_s,
-        "eager_warmup_s": eager_warmup_s,
-        "timed": timed,
-        "peak_bytes": peak,
-        "eager_peak_bytes": peak_step_bytes(eager_a, end, device),
-        "compile": {
-            "call_s": call_s,
-            "window": {"wall_s": window.wall_s, "cpu_s": window.cpu_s},
-            "eager_window": {"wall_s": eager_window.wall_s, "cpu_s": eager_window.cpu_s},
             "cpu_method": cpu_method(),
-            "cache_hits": cache_hits,
-        },
-        "torch_state": builder.torch_state_record(),
-        **late,
-    }
+            "cache_hits": self.cache_hits,
+        }
 
 
 def epoch_indices(first: int, epoch_length: int) -> list[int]:

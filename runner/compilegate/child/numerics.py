@@ -25,6 +25,10 @@ or backward drew random numbers, and each side is seeded identically per iterati
 that draws none is checked with the code the timed compile produced, without compiling it
 again (numerics_env.py). TF32 is off on every side on a GPU: comparable errors.
 
+The float64 reference is the same for every variant of a step: the step's eager process
+computes it once (write_reference) and each variant's first process loads it; a variant
+computes its own only when no file came (a container launcher, a failed write).
+
 Standard library and torch only; never raises (a failure becomes status "error").
 """
 
@@ -32,6 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 from typing import Any, Callable
 
 import torch
@@ -48,9 +53,16 @@ Snapshot = dict[str, tuple[str, torch.Tensor]]  # name -> (kind, tensor)
 
 
 def check_numerics(
-    builder: Any, settings: dict[str, Any], variant: dict[str, Any], progress: Callable[[str], None]
+    builder: Any,
+    settings: dict[str, Any],
+    variant: dict[str, Any],
+    progress: Callable[[str], None],
+    reference_path: str | None = None,
 ) -> dict[str, Any]:
-    """Run eager, compiled and float64 copies and judge every tensor; never raises."""
+    """Run eager, compiled and float64 copies and judge every tensor; never raises.
+
+    `reference_path`: the float64 reference the step's eager process computed once for
+    every variant (write_reference); it is computed here when the file is missing."""
     numerics = settings.get("numerics", {})
     steps, tol = int(numerics.get("steps", 2)), float(numerics.get("tol", 1e-4))
     cosine_min = float(numerics.get("cosine_min", 0.99))
@@ -68,9 +80,14 @@ def check_numerics(
             progress(f"numerics: compiled copy ({variant['id']}, {how}), {steps} step(s)")
             with fresh_dynamo(watch.drew) if recompile else contextlib.nullcontext():
                 compiled = run_copy(builder, settings, steps, variant=variant)
-            progress("numerics: float64 reference")
-            reference, ref_error = _try_reference(builder, settings, steps)
+            shared = load_reference(reference_path, steps)
+            if shared is None:
+                progress("numerics: float64 reference")
+                reference, ref_error = _try_reference(builder, settings, steps)
+            else:
+                reference, ref_error = shared
         base["fallback_random"] = watch.drew
+        base["reference_from"] = "variant" if shared is None else "eager"
         loss_rel_diff = None
         if reference is not None:
             loss_rel_diff, disagreement = reference_disagreement(
@@ -151,6 +168,38 @@ def _try_reference(
         return run_copy(builder, settings, steps, float64=True), None
     except Exception as exc:
         return None, f"{type(exc).__name__}: {exc}"[:300]
+
+
+def write_reference(builder: Any, settings: dict[str, Any], path: str) -> None:
+    """Compute the float64 reference once (in the step's eager process) and save it for every
+    variant's numerics: its snapshots, or why there is none. Never raises: a variant that
+    finds no file computes the reference itself."""
+    steps = int(settings.get("numerics", {}).get("steps", 2))
+    if steps < 1:
+        return
+    with contextlib.suppress(Exception):
+        reference, error = _try_reference(builder, settings, steps)
+        partial = f"{path}.partial"  # a write cut short is never read as a reference
+        torch.save({"steps": steps, "snapshots": reference, "error": error}, partial)
+        os.replace(partial, path)
+
+
+def load_reference(path: str | None, steps: int) -> tuple[list[Snapshot] | None, str | None] | None:
+    """(snapshots, why none) from write_reference's file; None when there is no usable file
+    of `steps` iterations.
+    Tensors, strings and containers only (weights_only where torch has it)."""
+    if not path:
+        return None
+    try:
+        try:
+            saved = torch.load(path, weights_only=True)
+        except TypeError:  # a torch without weights_only
+            saved = torch.load(path)
+        if saved["steps"] != steps:
+            return None
+        return saved["snapshots"], saved["error"]
+    except Exception:
+        return None
 
 
 def reference_disagreement(

@@ -24,6 +24,29 @@ def progress_prefix(token: str) -> str:
     return f"{PROGRESS_PREFIX} {token}: "
 
 
+# The phases of a child's work, in order, as the progress message that starts each begins
+# (`phase_of`): what `phases_s` in a process record and bench/time_to_verdict.py add up.
+PHASES = (
+    ("start", ()),  # the harness importing torch, before the first progress line
+    ("import", ("importing",)),
+    ("build", ("building",)),
+    ("eager warm-up", ("eager warm-up",)),
+    ("compile", ("compiling", "compiled warm-up")),
+    ("timed", ("measuring", "round ")),
+    ("memory/epoch", ("epoch end", "peak memory")),
+    ("reference", ("numerics: float64 reference",)),
+    ("numerics", ("numerics",)),
+)
+
+
+def phase_of(message: str) -> str:
+    """The phase a progress message starts ("other" for one no phase names)."""
+    for name, starts in PHASES:
+        if starts and message.startswith(starts):
+            return name
+    return "other"
+
+
 def new_progress_token() -> str:
     """A fresh token for one child (the parent's side)."""
     return secrets.token_hex(8)

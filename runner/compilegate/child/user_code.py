@@ -38,14 +38,16 @@ class StepParts:
     scheduler: Any = None
 
 
-def load_factory(entry: EntryPoint, repo_root: Path) -> Callable[..., Any]:
-    """Import the factory (child process only). Import errors become StepDefinitionError."""
+def load_factory(entry: EntryPoint, repo_root: Path, side: str = "") -> Callable[..., Any]:
+    """Import the factory (child process only). Import errors become StepDefinitionError.
+    `side` names the entry file's module apart from another side's in the same process
+    (compilegate_user_base_step, compilegate_user_head_step)."""
     add_import_paths(user_import_paths(entry, repo_root), sys.path)
     try:
         if entry.module is not None:
             module = importlib.import_module(entry.module)
         else:
-            name = "compilegate_user_" + Path(entry.file).stem
+            name = "compilegate_user_" + (f"{side}_" if side else "") + Path(entry.file).stem
             spec = importlib.util.spec_from_file_location(name, entry.file)
             assert spec is not None and spec.loader is not None
             module = importlib.util.module_from_spec(spec)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..errors import EXIT_OK, UsageError
+from ..gate.acceptance import accept_label_of
 from ..gate.baseline import update_baseline
 from ..gate.compare import compare_to_baseline
 from ..gate.documents import check_result_document, read_result_document
@@ -26,6 +27,7 @@ from ..report.comment import render_comment
 from ..report.links import LinkContext
 from ..report.run_set_text import render_run_set_text
 from ..results.document import write_document
+from ..results.model import parse
 
 FORMATS = ("table", "markdown", "json")
 
@@ -198,6 +200,23 @@ def compare_and_report(
     return _compare(baseline, result_doc, out_path, stream, fmt, thresholds_override, paths)
 
 
+def judge_result(
+    baseline: Mapping[str, Any],
+    result_doc: Mapping[str, Any],
+    *,
+    result_path: Path | str,
+    baseline_path: Path | str,
+) -> tuple[VerdictReport, RunSetVerdict]:
+    """A result just measured (checked like a result file) judged against a baseline already
+    read, as the report and the run set of one version `compilegate run` prints."""
+    report = compare_to_baseline(
+        parse(baseline, str(baseline_path), "baseline"),
+        parse(result_doc, str(result_path), "result"),
+    ).with_paths(result_path, baseline_path)
+    paths = (result_path, baseline_path)
+    return report, one_version_run_set(report, result_doc, baseline, paths)
+
+
 def parse_threshold_args(items: list[str]) -> dict[str, float]:
     """`["speedup_drop_pct=10"]` → `{"speedup_drop_pct": 10.0}`; UsageError otherwise."""
     parsed: dict[str, float] = {}
@@ -244,6 +263,7 @@ def one_version_run_set(
         str(result_path or "result.json"),
         document=result,
         verdict=report,
+        accept_label=accept_label_of(baseline),
     )
     return RunSetVerdict((version,), str(baseline_path) if baseline_path else None, baseline)
 
@@ -257,7 +277,12 @@ def _compare(
     override: Mapping[str, float] | None,
     paths: tuple[Path | str, Path | str] | None = None,
 ) -> int:
-    report = compare_to_baseline(baseline, result, override)
+    result_path, baseline_path = paths or (None, None)
+    report = compare_to_baseline(
+        parse(baseline, str(baseline_path or "baseline"), "baseline"),
+        parse(result, str(result_path or "result"), "result"),
+        override,
+    )
     if paths is not None and paths[0] is not None and paths[1] is not None:
         report = report.with_paths(*paths)
     text = render_report(report, fmt, one_version_run_set(report, result, baseline, paths))

@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
+from ..gate.run_set import RunSetVerdict
+from ..github.acceptance import check_acceptance
 from ..github.actions_env import ActionsContext
 from ..github.publish import make_client, publish
 from ..report.annotations import annotations_for
@@ -31,7 +33,9 @@ def add_parser(subparsers: Any) -> None:
         description=(
             "Inside GitHub Actions: judge the results against the baseline, append the report "
             "to the job summary, print annotations at new graph breaks and recompiles, upsert "
-            "the sticky comment on the pull request, and write the step outputs. Outside a pull "
+            "the sticky comment on the pull request, and write the step outputs. Regressions are "
+            "accepted (exit 0) where a maintainer applied the baseline's accept_label to the "
+            "pull request, verified from the event and GitHub. Outside a pull "
             "request the comment is skipped, and said so. In a workflow_run job the results "
             "are judged as --untrusted-results."
         ),
@@ -87,7 +91,7 @@ def command_publish(args: argparse.Namespace) -> int:
         if why_not:
             sys.stdout.write(f"compilegate: no comment: {why_not}\n")
             post_comment = False
-    run_set = build_run_set(args)
+    run_set = _with_acceptance(context, build_run_set(args), dry_run=args.dry_run)
     links = dataclasses.replace(
         LinkContext.from_environ(os.environ),
         server_url=context.server_url,
@@ -109,6 +113,48 @@ def command_publish(args: argparse.Namespace) -> int:
         post_comment=post_comment,
     )
     return run_set.exit_code
+
+
+def _with_acceptance(
+    context: ActionsContext, run_set: RunSetVerdict, *, dry_run: bool = False
+) -> RunSetVerdict:
+    """The run set with its regressions accepted where a maintainer applied the base side's
+    label to this pull request, verified from the event and GitHub (github/acceptance.py);
+    one line on stdout says what was accepted, or why not."""
+    labels = run_set.labels_to_accept()
+    if not labels:
+        return run_set
+    if context.pull_request is None or context.event_path is None:
+        sys.stdout.write("compilegate: no acceptance: this event names no pull request\n")
+        return run_set
+    try:
+        payload = json.loads(context.event_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        sys.stdout.write(f"compilegate: no acceptance: GITHUB_EVENT_PATH unreadable ({exc})\n")
+        return run_set
+    if dry_run:
+        sys.stdout.write(
+            f"compilegate publish --dry-run: would check {', '.join(labels)} with GET "
+            f"/repos/{context.repository}/pulls/{context.pull_request.number}\n"
+        )
+        return run_set
+    client = make_client(context)
+    acceptances = []
+    for label in labels:
+        check = check_acceptance(
+            context.event_name,
+            payload if isinstance(payload, dict) else {},
+            label,
+            client,
+            context.repository,
+            context.pull_request.number,
+        )
+        if check.acceptance is None:
+            sys.stdout.write(f'compilegate: "{label}" accepts nothing: {check.why_not}\n')
+        else:
+            acceptances.append(check.acceptance)
+            sys.stdout.write(f"compilegate: regressions accepted by {check.acceptance.words()}\n")
+    return run_set.accepted(acceptances)
 
 
 def _keep_report(args: argparse.Namespace, run_set: Any, markdown: str) -> Path:

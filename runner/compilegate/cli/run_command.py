@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import shutil
 import sys
 from pathlib import Path
@@ -33,9 +34,11 @@ def add_parser(commands: Any) -> None:
     )
     run.add_argument(
         "--out",
-        default=Path("result.json"),
+        default=None,
         type=Path,
-        help="result document to write (default: result.json)",
+        help="result document to write (default: outside the repository: "
+        "$RUNNER_TEMP/compilegate/<repo>-<hash8>/result.json in GitHub Actions, else "
+        "~/.cache/compilegate/results/<repo>-<hash8>/result.json)",
     )
     run.add_argument(
         "--repo",
@@ -71,9 +74,19 @@ def add_parser(commands: Any) -> None:
         "and this checkout in one job, their processes alternating, and compare them; the "
         "base's result goes beside --out (result.base.json)",
     )
+    run.add_argument(
+        "--pairing",
+        choices=("processes", "in-process"),
+        default=None,
+        help="with --against: how base and head share the machine: `processes` (default: "
+        "each process one side, alternating A B B A) or `in-process` (each timing process "
+        "holds both sides, interleaved in the same rounds; cold compiles still alternate)",
+    )
     add_env_arguments(run)
     run.add_argument(
-        "--verbose", action="store_true", help="also show the child processes' own output"
+        "--verbose",
+        action="store_true",
+        help="also show each child's phases and its own output (default: one line per child)",
     )
     run.set_defaults(func=command_run)
 
@@ -103,7 +116,8 @@ def add_env_arguments(cmd: Any) -> None:
 
 def command_run(args: argparse.Namespace) -> int:
     from ..config.loading import load_config_file
-    from ..report.result_table import render_result_table
+    from ..report.run_text import render_run_text
+    from ..results.location import default_result_path
     from ..run.checkout_credentials import refuse_persisted_credentials
     from ..run.interrupts import signals_interrupt_the_run
     from ..run.orchestrate import run_config
@@ -111,7 +125,11 @@ def command_run(args: argparse.Namespace) -> int:
     python = _check_python(args.python)
     config = load_config_file(args.config, repo_root=args.repo).select(args.step)
     refuse_persisted_credentials(config.repo_root)  # a token in .git/config: never measured
+    if args.out is None:
+        args.out = default_result_path(config.repo_root, os.environ)
     _check_out_path(args.out)
+    if args.pairing is not None and args.against is None:
+        raise UsageError("--pairing: only with --against (paired mode)")
     if args.against is not None:
         if args.env:
             raise UsageError("--env and --against: in paired mode the base's config gives the "
@@ -138,20 +156,32 @@ def command_run(args: argparse.Namespace) -> int:
         )
         sys.stderr.write(f"compilegate: {stop}; {where}\n")
         return stop.exit_code
-    sys.stdout.write(render_result_table(document))
-    sys.stdout.write(f"\nresult written to {args.out}\n")
     failed = any(
         s["status"] != "ok" or any(v["status"] != "ok" for v in s["variants"])
         for s in document["steps"]
     )
-    if baseline is not None:
-        from .gate_commands import compare_and_report
+    where = [f"result written to {args.out}"]
+    if baseline is None:
+        sys.stdout.write(render_run_text(document, width=_width(), where_lines=where))
+        return EXIT_RUN_ERROR if failed else EXIT_OK
+    from .gate_commands import judge_result
 
-        where = args.baseline if args.baseline is not None else config.repo_root / config.baseline
-        return compare_and_report(
-            baseline, document, None, sys.stdout, result_path=args.out, baseline_path=where
+    baseline_path = (
+        args.baseline if args.baseline is not None else config.repo_root / config.baseline
+    )
+    report, run_set = judge_result(
+        baseline, document, result_path=args.out, baseline_path=baseline_path
+    )
+    every_row = shlex.join(
+        ["compilegate", "compare", "--baseline", str(baseline_path), "--result", str(args.out)]
+    )
+    sys.stdout.write(
+        render_run_text(
+            document, width=_width(), run_set=run_set, where_lines=where,
+            every_row_command=every_row,
         )
-    return EXIT_RUN_ERROR if failed else EXIT_OK
+    )  # fmt: skip
+    return report.exit_code
 
 
 def config_under_env_policy(
@@ -187,34 +217,45 @@ def refuse_opted_in_credentials(where: Path, config: Config) -> None:
 def _run_against(args: argparse.Namespace, config: Config, python: str) -> int:
     """Paired mode (run/paired.py): both sides measured, then the head judged against the
     base on paired differences; exit codes as for compare."""
-    from ..report.result_table import render_result_table
+    from ..report.run_text import render_run_text
     from ..run.interrupts import signals_interrupt_the_run
     from ..run.paired import run_against
-    from .gate_commands import compare_and_report
+    from .gate_commands import judge_result
 
     if args.baseline is not None:
         raise UsageError("--against and --baseline: give one (paired or stored baseline)")
     options = _run_options(args, python)
     try:
         with signals_interrupt_the_run():
-            paired = run_against(config, args.against, options)
+            paired = run_against(config, args.against, options, args.pairing or "processes")
     except RunInterrupted as stop:
         sys.stderr.write(f"compilegate: {stop}; what was measured is in {args.out} and beside it\n")
         return stop.exit_code
     for note in paired.notes:
         sys.stderr.write(f"note: {note}\n")
-    sys.stdout.write(render_result_table(paired.head))
+    report, run_set = judge_result(
+        paired.base, paired.head, result_path=paired.head_path, baseline_path=paired.base_path
+    )
+    where = [f"results written to {paired.head_path} (head) and {paired.base_path} (base)"]
+    every_row = shlex.join(
+        ["compilegate", "compare", "--baseline", str(paired.base_path), "--result",
+         str(paired.head_path)]
+    )  # fmt: skip
     sys.stdout.write(
-        f"\nresults written to {paired.head_path} (head) and {paired.base_path} (base)\n"
-    )
-    return compare_and_report(
-        paired.base,
-        paired.head,
-        None,
-        sys.stdout,
-        result_path=paired.head_path,
-        baseline_path=paired.base_path,
-    )
+        render_run_text(
+            paired.head, width=_width(), run_set=run_set, where_lines=where,
+            every_row_command=every_row,
+        )
+    )  # fmt: skip
+    return report.exit_code
+
+
+def _width() -> int:
+    """The terminal's width (60–100 columns); 100 when stdout is not a terminal."""
+    from ..report.run_text import WIDEST, terminal_width
+
+    columns = shutil.get_terminal_size((WIDEST, 24)).columns if sys.stdout.isatty() else None
+    return terminal_width(columns)
 
 
 def _run_options(args: argparse.Namespace, python: str) -> RunOptions:

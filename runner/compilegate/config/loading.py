@@ -28,6 +28,7 @@ from ..schemas import format_key_path, load_schema, require_jsonschema
 from .env_names import opt_in_refusal
 from .limits import ResourceLimits
 from .model import (
+    DEFAULT_ACCEPT_LABEL,
     DEFAULT_NUMERICS,
     DEFAULT_STEP_SETTINGS,
     DEFAULT_THRESHOLDS,
@@ -84,6 +85,7 @@ def load_config_text(text: str, *, source: str, repo_root: Path) -> Config:
         baseline=raw.get("baseline"),
         torch_versions=tuple(raw.get("torch", ())),
         sha256=sha,
+        accept_label=raw.get("accept_label", DEFAULT_ACCEPT_LABEL),
         declared_steps=tuple(step.name for step in steps),
     )
 

@@ -240,6 +240,9 @@ class StepConfig:
         return hashlib.sha256(blob).hexdigest()[:16]
 
 
+DEFAULT_ACCEPT_LABEL = "compilegate: accept"
+
+
 @dataclass(frozen=True)
 class Config:
     """compilegate.yml, validated: build it with config/loading.py's `load_config_file`."""
@@ -250,6 +253,10 @@ class Config:
     baseline: str | None = None
     torch_versions: tuple[str, ...] = ()
     sha256: str = ""
+    # The pull-request label that accepts regression rows (gate/acceptance.py); None: off.
+    # Only the base side's value counts: it is recorded in the result document and read
+    # from the baseline's (or, in a paired run, the base side's) document.
+    accept_label: str | None = DEFAULT_ACCEPT_LABEL
     # Every step the file declares, also after select() keeps only some of them.
     declared_steps: tuple[str, ...] = ()
 

@@ -223,7 +223,7 @@ def noisy_rows(result: Mapping[str, Any]) -> list[str]:
     for step in result.get("steps") or []:
         if step.get("status") != "ok":
             continue
-        thresholds = declared_thresholds(step)
+        thresholds = declared_thresholds(step.get("settings"))
         for label, threshold_name, (key,) in _GATED_NOISE:
             threshold = thresholds.get(threshold_name, DEFAULT_THRESHOLDS[threshold_name])
             for holder in step.get("variants") or []:

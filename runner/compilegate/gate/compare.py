@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..results.model import ResultDocument, Step, Variant
 from .judges import EAGER_JUDGES, VARIANT_JUDGES, Sides, SpeedUnits
 from .pairing import Pairing
 from .policy import (
@@ -39,7 +40,7 @@ from .policy import (
     threshold_notes,
     validate_threshold_override,
 )
-from .rules import HIGHER_IS_BETTER, Subject, get_path
+from .rules import HIGHER_IS_BETTER, Subject
 from .verdict import EnvironmentSummary, MetricVerdict, VerdictReport
 
 VARIANT_DEFINITION = {
@@ -51,19 +52,22 @@ VARIANT_DEFINITION = {
 }
 
 Doc = Mapping[str, Any]
+How = tuple[SpeedUnits, "Pairing | None", tuple[str, ...]]
 
 
 def compare_to_baseline(
-    baseline_doc: Doc, result_doc: Doc, thresholds_override: Mapping[str, float] | None = None
+    baseline: ResultDocument,
+    result: ResultDocument,
+    thresholds_override: Mapping[str, float] | None = None,
 ) -> VerdictReport:
-    """Judge every step, variant and metric of `result_doc` against `baseline_doc`, under the
-    baseline's policy (policy.py) and the operator's `thresholds_override`."""
+    """Judge every step, variant and metric of `result` against `baseline` (both read
+    through results/model.parse), under the baseline's policy (policy.py) and the
+    operator's `thresholds_override`."""
     override = validate_threshold_override(thresholds_override)
-    base_env = baseline_doc.get("environment") or {}
-    cur_env = result_doc.get("environment") or {}
+    base_env, cur_env = baseline.environment.to_json(), result.environment.to_json()
     notes: list[str] = []
-    pairing = Pairing.between(baseline_doc, result_doc)
-    pairs = _pairs(baseline_doc)
+    pairing = Pairing.between(baseline, result)
+    pairs = _pairs(baseline)
     if pairing is not None:
         notes.append(pairing.note(pairs))
     env_reason = environment_mismatch(base_env, cur_env)
@@ -73,16 +77,16 @@ def compare_to_baseline(
     if override:
         shown = ", ".join(f"{name} {value:g}" for name, value in override.items())
         notes.append(f"thresholds set on the command line, for every step: {shown}")
-    units = SpeedUnits.between(baseline_doc, result_doc)
-    unsteady = tuple(str(r) for r in (result_doc.get("run_health") or {}).get("unsteady") or ())
+    units = SpeedUnits.between(baseline, result)
+    unsteady = result.run_health.unsteady if result.run_health is not None else ()
     how = (units, pairing, unsteady)
-    base_steps = {step["name"]: step for step in baseline_doc.get("steps", [])}
+    base_steps = {step.name: step for step in baseline.steps}
     rows: list[MetricVerdict] = []
-    for cur in result_doc.get("steps", []):
-        base = base_steps.get(cur["name"])
+    for cur in result.steps:
+        base = base_steps.get(cur.name)
         rows.extend(_compare_step(base, cur, env_reason, override, notes, how))
-    current_names = {step["name"] for step in result_doc.get("steps", [])}
-    declared = set(result_doc.get("declared_steps") or ())
+    current_names = set(result.step_names)
+    declared = set(result.declared_steps or ())
     for name in base_steps:
         if name in current_names:
             continue
@@ -94,74 +98,67 @@ def compare_to_baseline(
             rows.append(Subject(name).row("step", "removed", why))
     return VerdictReport(
         verdicts=tuple(rows),
-        baseline=EnvironmentSummary.from_document(baseline_doc),
-        current=EnvironmentSummary.from_document(result_doc),
+        baseline=EnvironmentSummary.from_document(baseline),
+        current=EnvironmentSummary.from_document(result),
         notes=tuple(notes),
         paired=pairing.summary(pairs) if pairing is not None else None,
     )
 
 
 def _compare_step(
-    base: Doc | None,
-    cur: Doc,
+    base: Step | None,
+    cur: Step,
     env_reason: str | None,
     override: dict[str, float],
     notes: list[str],
-    how: tuple[SpeedUnits, Pairing | None, tuple[str, ...]],
+    how: How,
 ) -> list[MetricVerdict]:
-    step = Subject(cur["name"])
-    if cur.get("status") == "error":
-        return [step.row("step", "error", f"step failed: {cur.get('error') or 'unknown error'}")]
-    variants = cur.get("variants", [])
-    errors = [_variant_error(step.step, v) for v in variants if v.get("status") == "error"]
-    ok = [v for v in variants if v.get("status") != "error"]
+    step = Subject(cur.name)
+    if cur.failed:
+        return [step.row("step", "error", f"step failed: {cur.error or 'unknown error'}")]
+    errors = [_variant_error(step.step, v) for v in cur.variants if v.failed]
+    ok = [v for v in cur.variants if not v.failed]
     if base is None:
         return errors + _new_rows(step.step, ok, "new step: not in the baseline")
     if env_reason:
         return [*errors, step.row("step", "incomparable", f"not compared: {env_reason}")]
-    if base.get("status") == "error":
+    if base.failed:
         why = (
             "no usable baseline: the baseline run of this step failed "
-            f"({base.get('error') or 'unknown error'})"
+            f"({base.error or 'unknown error'})"
         )
         return [*errors, step.row("step", "incomparable", why)]
-    reason = step_config_mismatch(base, cur)
+    # Shared with gate/baseline.py's merge, which works on JSON documents.
+    reason = step_config_mismatch(base.to_json(), cur.to_json())
     if reason:
         return [*errors, step.row("step", "incomparable", f"not compared: {reason}")]
-    if not base.get("settings") and not base.get("config_fingerprint"):
+    if not base.settings and not base.config_fingerprint:
         notes.append(
             f"step {step.step}: the baseline records neither settings nor a fingerprint; "
             "its configuration could not be checked"
         )
     policy = StepPolicy.from_baseline(base, override)
     notes.extend(threshold_notes(step.step, base, cur, policy.thresholds))
-    eager = Sides(
-        Subject(step.step, "eager"),
-        base.get("eager") or {},
-        cur.get("eager") or {},
-        base,
-        cur,
-        policy,
-        *how,
-    )
+    if base.eager is None or cur.eager is None:  # the schema gives a step that ran its eager
+        raise ValueError(f"step {step.step}: ran without an eager measurement")
+    eager = Sides(Subject(step.step, "eager"), base.eager, cur.eager, base, cur, policy, *how)
     rows = [row for judge in EAGER_JUDGES for row in judge(eager)]
-    base_variants = {v["id"]: v for v in base.get("variants", [])}
-    for variant in variants:
+    for variant in cur.variants:
         rows.extend(
             _compare_variant(
-                Subject(step.step, variant["id"]),
-                base_variants.get(variant["id"]),
+                Subject(step.step, variant.id),
+                base.variant(variant.id),
                 variant,
                 (base, cur),
                 policy,
                 how,
             )
         )
-    current_ids = {v["id"] for v in variants}
-    for vid in base_variants:
-        if vid not in current_ids:
+    current_ids = {v.id for v in cur.variants}
+    for entry in base.variants:
+        if entry.id not in current_ids:
             rows.append(
-                Subject(step.step, vid).row(
+                Subject(step.step, entry.id).row(
                     "variant", "removed", "variant removed: in the baseline, not run now"
                 )
             )
@@ -170,23 +167,23 @@ def _compare_step(
 
 def _compare_variant(
     subject: Subject,
-    base: Doc | None,
-    cur: Doc,
-    steps: tuple[Doc, Doc],
+    base: Variant | None,
+    cur: Variant,
+    steps: tuple[Step, Step],
     policy: StepPolicy,
-    how: tuple[SpeedUnits, Pairing | None, tuple[str, ...]],
+    how: How,
 ) -> list[MetricVerdict]:
-    if cur.get("status") == "error":
+    if cur.failed:
         return [_variant_error(subject.step, cur)]
     if base is None:
         return _new_rows(subject.step, [cur], "new variant: not in the baseline")
-    if base.get("status") == "error":
+    if base.failed:
         why = (
             "no usable baseline: the baseline run of this variant failed "
-            f"({base.get('error') or 'unknown error'})"
+            f"({base.error or 'unknown error'})"
         )
         return [subject.row("variant", "incomparable", why)]
-    before, after = variant_definition(base), variant_definition(cur)
+    before, after = base.definition, cur.definition
     if before != after:
         changed = [f"{k} {before[k]!r} → {after[k]!r}" for k in before if before[k] != after[k]]
         why = "not compared: the variant's definition changed: " + ", ".join(changed)
@@ -195,38 +192,37 @@ def _compare_variant(
     return [row for judge in VARIANT_JUDGES for row in judge(sides)]
 
 
-def _variant_error(step: str, variant: Doc) -> MetricVerdict:
-    message = f"variant failed: {variant.get('error') or 'unknown error'}"
-    return Subject(step, variant["id"]).row("variant", "error", message)
+def _variant_error(step: str, variant: Variant) -> MetricVerdict:
+    message = f"variant failed: {variant.error or 'unknown error'}"
+    return Subject(step, variant.id).row("variant", "error", message)
 
 
-def _new_rows(step: str, variants: list[Doc], why: str) -> list[MetricVerdict]:
+def _new_rows(step: str, variants: list[Variant], why: str) -> list[MetricVerdict]:
     """One `new` row per variant, carrying its speedup; a step-level row when none ran."""
     if not variants:
         return [Subject(step).row("step", "new", why)]
     return [
-        Subject(step, v["id"]).row(
+        Subject(step, v.id).row(
             "speedup",
             "new",
             why,
             direction=HIGHER_IS_BETTER,
             unit="x",
-            current=get_path(v, "speedup", "median"),
+            current=v.speedup.median if v.speedup is not None else None,
         )
         for v in variants
     ]
 
 
-def _pairs(baseline_doc: Doc) -> int | None:
+def _pairs(baseline: ResultDocument) -> int | None:
     """How many pairs each variant was timed in (the fewest over the steps)."""
     counts = [
-        (step.get("settings") or {}).get("variant_processes")
-        for step in baseline_doc.get("steps") or []
-        if step.get("status") != "error"
+        (step.settings or {}).get("variant_processes") for step in baseline.steps if not step.failed
     ]
     counts = [c for c in counts if isinstance(c, int)]
     return min(counts) if counts else None
 
 
 def variant_definition(variant: Doc) -> dict[str, Any]:
+    """A variant entry's definition (for gate/baseline.py, which merges plain documents)."""
     return {key: variant.get(key, default) for key, default in VARIANT_DEFINITION.items()}

@@ -10,11 +10,9 @@ document of a paired run against another run's) is judged as unpaired runs are.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
-Doc = Mapping[str, Any]
+from ..results.model import ResultDocument
 
 
 @dataclass(frozen=True)
@@ -27,28 +25,31 @@ class Pairing:
     base_commit: str | None
     head_commit: str | None
     order: str
+    mode: str = "processes"
 
     @classmethod
-    def between(cls, baseline_doc: Doc, result_doc: Doc) -> Pairing | None:
-        base, head = baseline_doc.get("pairing"), result_doc.get("pairing")
-        if not isinstance(base, Mapping) or not isinstance(head, Mapping):
+    def between(cls, baseline: ResultDocument, result: ResultDocument) -> Pairing | None:
+        base, head = baseline.pairing, result.pairing
+        if base is None or head is None or not base.id or base.id != head.id:
             return None
-        if not base.get("id") or base.get("id") != head.get("id"):
-            return None
-        if base.get("role") != "base" or head.get("role") != "head":
+        if base.role != "base" or head.role != "head":
             return None
         return cls(
-            id=str(base["id"]),
-            base_label=str(base.get("base_label") or "base"),
-            head_label=str(head.get("head_label") or "head"),
-            base_commit=(baseline_doc.get("environment") or {}).get("commit"),
-            head_commit=(result_doc.get("environment") or {}).get("commit"),
-            order=str(base.get("order") or "A B B A"),
+            id=base.id,
+            base_label=base.base_label or "base",
+            head_label=head.head_label or "head",
+            base_commit=baseline.environment.commit,
+            head_commit=result.environment.commit,
+            order=base.order or "A B B A",
+            mode=base.mode or "processes",
         )
 
     def summary(self, pairs: int | None) -> str:
         """For the first screen: "paired, 4 pairs, same machine"."""
-        return f"paired, {_pairs(pairs)}, same machine" if pairs else "paired, same machine"
+        how = ", in one process" if self.mode == "in-process" else ""
+        if pairs:
+            return f"paired, {_pairs(pairs)}{how}, same machine"
+        return f"paired{how}, same machine"
 
     def note(self, pairs: int | None) -> str:
         """The comparison's first note: "paired: 4 pairs, base `abc1234`, head `def5678`,
@@ -57,6 +58,12 @@ class Pairing:
         sides = f"{self.base_label} {_short(self.base_commit)}, {self.head_label} " + _short(
             self.head_commit
         )
+        if self.mode == "in-process":
+            return (
+                f"paired: {counted}, {sides}, same machine, base and head in one process, "
+                "interleaved in the same rounds (cold compiles alternating): each head "
+                "timing judged against the base's from the same process"
+            )
         return (
             f"paired: {counted}, {sides}, same machine, processes alternating {self.order}: "
             "each head process judged against the base process next to it"

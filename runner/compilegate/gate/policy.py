@@ -51,6 +51,7 @@ from typing import Any
 from ..config import COMPARABLE_SETTINGS, DEFAULT_THRESHOLDS, POWER_SETTINGS, Config
 from ..config.model import ADOPTED_SETTINGS, MIN_WARMUP_REDUCE_OVERHEAD, SETTINGS_ABSENT_AS
 from ..errors import UsageError
+from ..results.model import Step
 from .rules import is_number
 
 Doc = Mapping[str, Any]
@@ -68,10 +69,8 @@ class StepPolicy:
     gate_compile_wall_time: bool = False
 
     @classmethod
-    def from_baseline(
-        cls, base_step: Doc | None, override: Mapping[str, float] | None = None
-    ) -> StepPolicy:
-        settings = (base_step or {}).get("settings") or {}
+    def from_baseline(cls, base: Step, override: Mapping[str, float] | None = None) -> StepPolicy:
+        settings = base.settings or {}
         numerics = settings.get("numerics")
         numerics_required = (
             isinstance(numerics, Mapping)
@@ -79,7 +78,7 @@ class StepPolicy:
             and numerics.get("steps", 1) != 0
         )
         return cls(
-            thresholds=resolve_thresholds(base_step, override),
+            thresholds=resolve_thresholds(settings, override),
             numerics_required=numerics_required,
             gate_compile_wall_time=settings.get("gate_compile_wall_time") is True,
         )
@@ -98,34 +97,35 @@ def validate_threshold_override(override: Mapping[str, Any] | None) -> dict[str,
     return checked
 
 
-def declared_thresholds(step: Doc | None) -> dict[str, float]:
-    """The thresholds a step's run recorded (`settings.thresholds`), known names only."""
-    declared = ((step or {}).get("settings") or {}).get("thresholds")
+def declared_thresholds(settings: Doc | None) -> dict[str, float]:
+    """The thresholds a step's run recorded (its `settings.thresholds`), known names only."""
+    declared = (settings or {}).get("thresholds")
     if not isinstance(declared, Mapping):
         return {}
     return {k: float(v) for k, v in declared.items() if k in DEFAULT_THRESHOLDS and is_number(v)}
 
 
 def resolve_thresholds(
-    base_step: Doc | None, override: Mapping[str, float] | None = None
+    settings: Doc | None, override: Mapping[str, float] | None = None
 ) -> dict[str, float]:
-    """Defaults, then the baseline step's thresholds, then the command line's override."""
+    """Defaults, then the baseline step's thresholds (its `settings`), then the command
+    line's override."""
     merged = {name: float(value) for name, value in DEFAULT_THRESHOLDS.items()}
-    merged.update(declared_thresholds(base_step))
+    merged.update(declared_thresholds(settings))
     merged.update(override or {})
     return merged
 
 
-def threshold_notes(step_name: str, base_step: Doc, cur_step: Doc, applied: Doc) -> list[str]:
+def threshold_notes(step_name: str, base: Step, cur: Step, applied: Doc) -> list[str]:
     """Where this run's config asks for other thresholds than the ones applied, say so."""
-    asked = declared_thresholds(cur_step)
+    asked = declared_thresholds(cur.settings)
     differ = [
         f"{name} {asked[name]:g} (applied: {applied[name]:g})"
         for name in DEFAULT_THRESHOLDS
         if name in asked and asked[name] != applied[name]
     ]
-    wall_asked = ((cur_step or {}).get("settings") or {}).get("gate_compile_wall_time")
-    wall_applied = ((base_step or {}).get("settings") or {}).get("gate_compile_wall_time") is True
+    wall_asked = (cur.settings or {}).get("gate_compile_wall_time")
+    wall_applied = (base.settings or {}).get("gate_compile_wall_time") is True
     if isinstance(wall_asked, bool) and wall_asked != wall_applied:
         differ.append(f"gate_compile_wall_time {wall_asked} (applied: {wall_applied})")
     if not differ:

@@ -54,6 +54,14 @@ class Subject:
     variant: str | None = None
 
     def row(self, metric: str, verdict: str, message: str, **fields: Any) -> MetricVerdict:
+        """A row; a percent change judged against a threshold says whether its noise could
+        decide that threshold at all."""
+        threshold = fields.get("threshold")
+        if fields.get("change_unit") == "pct" and threshold is not None:
+            fields.setdefault(
+                "decidable",
+                decides_threshold(fields.get("noise_pct"), threshold, fields.get("change")),
+            )
         return MetricVerdict(self.step, self.variant, metric, verdict, message, **fields)
 
     def measured(

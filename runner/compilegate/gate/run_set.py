@@ -8,6 +8,7 @@ document is read strictly (schema-validated) before anything of it is shown or p
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -15,9 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import EXIT_OK, EXIT_RUN_ERROR, BaselineError, UsageError
+from ..results.model import parse
+from .acceptance import Acceptance, accept, accept_label_of
 from .compare import compare_to_baseline
 from .documents import read_result_document
-from .verdict import VerdictReport
+from .verdict import OVERALL_ORDER, VerdictReport
 
 RESULT_NAME = "result.json"
 BASE_SUFFIX = ".base.json"  # a paired run's base beside its result (run/paired.py)
@@ -46,6 +49,9 @@ class VersionOutcome:
     document: Mapping[str, Any] | None = None
     verdict: VerdictReport | None = None
     error: str | None = None
+    # The label that accepts this version's regressions, from the base side it was judged
+    # against (gate/acceptance.py); None: acceptance off, or nothing judged.
+    accept_label: str | None = None
 
     @property
     def torch(self) -> str | None:
@@ -98,7 +104,7 @@ class RunSetVerdict:
 
     @property
     def overall(self) -> str:
-        order = ("regression", "error", "missing", "removed", "incomparable", "inconclusive")
+        order = OVERALL_ORDER
         seen = [v.overall for v in self.versions]
         for verdict in order:
             if verdict in seen:
@@ -108,6 +114,34 @@ class RunSetVerdict:
         if all(v == "measured" for v in seen):
             return "measured"
         return "improvement" if "improvement" in seen else "pass"
+
+    def labels_to_accept(self) -> list[str]:
+        """The labels that would accept something here: each version's with a regression
+        row, as its base side names it (gate/acceptance.py), once."""
+        labels: list[str] = []
+        for version in self.versions:
+            label = version.accept_label
+            if label and version.verdict is not None and version.verdict.rows("regression"):
+                if label not in labels:
+                    labels.append(label)
+        return labels
+
+    def accepted(self, acceptances: Sequence[Acceptance]) -> RunSetVerdict:
+        """This run set with each version's regressions accepted by the acceptance for the
+        label its base side names (none: unchanged)."""
+        by_label = {a.label: a for a in acceptances}
+        versions = tuple(
+            dataclasses.replace(
+                version,
+                verdict=accept(
+                    version.verdict, version.accept_label, by_label.get(version.accept_label or "")
+                ),
+            )
+            if version.verdict is not None
+            else version
+            for version in self.versions
+        )
+        return dataclasses.replace(self, versions=versions)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -181,8 +215,19 @@ def _judge_one(source: ResultSource, baseline: Mapping[str, Any] | None) -> Vers
     torch = (document.get("environment") or {}).get("torch")
     label = f"torch {torch}" if torch else label
     baseline = source.baseline if source.baseline is not None else baseline
-    verdict = compare_to_baseline(baseline, document) if baseline is not None else None
-    return VersionOutcome(label, str(source.path), document=document, verdict=verdict)
+    verdict = None
+    if baseline is not None:
+        where = f"{source.path} (its baseline)"
+        verdict = compare_to_baseline(
+            parse(baseline, where, "baseline"), parse(document, str(source.path), "result")
+        )
+    return VersionOutcome(
+        label,
+        str(source.path),
+        document=document,
+        verdict=verdict,
+        accept_label=accept_label_of(baseline),
+    )
 
 
 def _label(hint: str) -> str:

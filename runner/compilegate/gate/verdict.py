@@ -12,6 +12,8 @@ One `MetricVerdict` per step × variant × metric, with one of these verdicts:
     incomparable  not compared, and why: another GPU model, CPU model or device type, a
                   changed step configuration or variant definition, or a baseline that has
                   no good measurement of it
+    accepted      a regression a maintainer accepted with the base branch's label on the
+                  pull request (gate/acceptance.py, verified by github/acceptance.py)
     inconclusive  beyond the threshold but inside the noise, or with a noise wider than
                   the threshold: the runs cannot tell
     improvement   better by more than the threshold and than the noise of both runs
@@ -38,6 +40,7 @@ from pathlib import Path
 from typing import Any, Optional, Union
 
 from ..errors import EXIT_NOT_JUDGED, EXIT_OK, EXIT_REGRESSION, EXIT_RUN_ERROR
+from ..results.model import ResultDocument
 
 # Every verdict and the exit code it gives the job when it is the overall verdict, in
 # table order: what needs attention first.
@@ -47,6 +50,7 @@ VERDICT_EXIT_CODES = {
     "missing": EXIT_NOT_JUDGED,
     "removed": EXIT_NOT_JUDGED,
     "incomparable": EXIT_NOT_JUDGED,
+    "accepted": EXIT_OK,
     "inconclusive": EXIT_OK,
     "improvement": EXIT_OK,
     "new": EXIT_OK,
@@ -55,7 +59,15 @@ VERDICT_EXIT_CODES = {
 }
 VERDICTS = SEVERITY_ORDER = tuple(VERDICT_EXIT_CODES)
 # The overall verdict: the first of these with a row (regressions outrank errors elsewhere).
-OVERALL_ORDER = ("regression", "error", "missing", "removed", "incomparable", "inconclusive")
+OVERALL_ORDER = (
+    "regression",
+    "error",
+    "missing",
+    "removed",
+    "incomparable",
+    "accepted",
+    "inconclusive",
+)
 
 REFRESH_ADVICE = "if this change is intended, accept it as the baseline on the default branch"
 REFRESH_TEMPLATE = "compilegate baseline update --result RESULT --baseline BASELINE"
@@ -75,14 +87,14 @@ class EnvironmentSummary:
     commit: str | None = None
 
     @classmethod
-    def from_document(cls, document: dict[str, Any]) -> EnvironmentSummary:
-        env = document.get("environment") or {}
+    def from_document(cls, document: ResultDocument) -> EnvironmentSummary:
+        env = document.environment
         return cls(
-            torch=env.get("torch"),
-            device=env.get("device"),
-            gpu_name=env.get("gpu_name"),
-            created_at=document.get("created_at"),
-            commit=env.get("commit"),
+            torch=env.torch,
+            device=env.device,
+            gpu_name=env.gpu_name,
+            created_at=document.created_at,
+            commit=env.commit,
         )
 
     def hardware(self) -> str:
@@ -113,6 +125,9 @@ class MetricVerdict:
     `gated` is False for a row that is reported and never judged (its verdict is then
     `pass` whatever the change): compile wall time unless the baseline's policy gates it,
     compile-work counts across torch versions, what the step changed in torch's state.
+    `decidable` is False when the row's noise is too wide to decide its threshold
+    (rules.decides_threshold): such a row is never a failure, and the report says "too
+    noisy to judge" from this field instead of deciding it again.
     """
 
     step: str
@@ -132,6 +147,7 @@ class MetricVerdict:
     normalisation: str | None = None
     noise_source: str | None = None
     gated: bool = True
+    decidable: bool = True
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
@@ -154,6 +170,9 @@ class VerdictReport:
     # A paired comparison (gate/pairing.py): how it was paired ("4 pairs, same machine"),
     # else None. Nothing to refresh then: the base is measured anew in every paired run.
     paired: str | None = None
+    # Who accepted this report's regressions, and with which label (gate/acceptance.py):
+    # {"login": ..., "label": ...}, else None.
+    accepted_by: dict[str, str] | None = None
 
     def with_paths(self, result_path: str | Path, baseline_path: str | Path) -> VerdictReport:
         """This report, knowing the command that would refresh the baseline from the result."""
@@ -218,6 +237,7 @@ class VerdictReport:
             "counts": self.counts(),
             "notes": list(self.notes),
             "paired": self.paired,
+            "accepted_by": self.accepted_by,
             "refresh_command": self.failing_refresh_command,
             "baseline": dataclasses.asdict(self.baseline),
             "current": dataclasses.asdict(self.current),

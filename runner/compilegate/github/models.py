@@ -50,6 +50,9 @@ class PullRequest:
     head_repo_full_name: str | None
     """None when the fork the PR came from has been deleted."""
     base_repo_full_name: str
+    labels: tuple[str, ...] = ()
+    """The names of the labels on the pull request now."""
+    author_login: str | None = None
 
     @property
     def is_fork(self) -> bool:
@@ -65,6 +68,12 @@ class PullRequest:
             head_sha=str(head["sha"]),
             head_repo_full_name=(head.get("repo") or {}).get("full_name"),
             base_repo_full_name=str(base["repo"]["full_name"]),
+            labels=tuple(
+                str(label["name"])
+                for label in payload.get("labels") or []
+                if isinstance(label, Mapping) and isinstance(label.get("name"), str)
+            ),
+            author_login=(payload.get("user") or {}).get("login"),
         )
 
 

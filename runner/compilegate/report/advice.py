@@ -1,5 +1,6 @@
 """What to do about a failure, said where it decides: a rerun when noise or load more likely
-explains it than the code, and the command that accepts an intended change as the baseline.
+explains it than the code, the command that accepts an intended change as the baseline, and
+the label with which a maintainer accepts it on the pull request (gate/acceptance.py).
 
 A failure is more likely load than code when
 - this run measured the baseline's own commit on the baseline's torch (nothing changed but
@@ -38,6 +39,20 @@ def advice_for(run_set: RunSetVerdict) -> list[tuple[str, str | None]]:
     for template, labels in grouped.items():
         sentence = template.replace("{on}", _and(labels))
         out.append((sentence[0].upper() + sentence[1:], None))
+    labels: dict[str, list[str]] = {}
+    for version in run_set.versions:
+        if version.accept_label and version.verdict and version.verdict.rows("regression"):
+            labels.setdefault(version.accept_label, []).append(_torch(version))
+    for label, on in labels.items():
+        out.append(
+            (
+                f"If the regressions on {_and(on)} are intended, a maintainer (not the pull "
+                f'request\'s author) accepts them for this commit with the label "{label}" on '
+                "the pull request: the rows read accepted and the check passes "
+                "(errors and unjudged rows still fail).",
+                None,
+            )
+        )
     paired = [
         _torch(v)
         for v in run_set.versions

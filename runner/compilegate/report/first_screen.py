@@ -263,7 +263,7 @@ def _version_label(version: VersionOutcome) -> str:
 
 
 def _needs_a_look(row: MetricVerdict) -> bool:
-    return row.verdict in w.FAILING or row.verdict == "inconclusive"
+    return row.verdict in w.FAILING or row.verdict in ("inconclusive", "accepted")
 
 
 def _attention(run_set: RunSetVerdict, several: bool) -> tuple[tuple[str, ...], ...]:
@@ -553,6 +553,8 @@ def _gate(version: VersionOutcome, rows: list[MetricVerdict], step: dict) -> str
         return f"{w.FAIL_ICON} fails"
     if top == "inconclusive":
         return f"{w.LOOK_ICON} unclear"
+    if top == "accepted":
+        return "accepted"
     return {"improvement": "pass (better)", "new": "new"}.get(top, "pass")
 
 
@@ -568,6 +570,9 @@ def _what_failed(rows: list[MetricVerdict], step: dict) -> str:
             if name not in names:
                 names.append(name)
     unclear = sorted({w.metric_name(r.metric) for r in rows if r.verdict == "inconclusive"})
+    accepted = sorted({w.metric_name(r.metric) for r in rows if r.verdict == "accepted"})
+    if accepted:
+        names.append("accepted: " + ", ".join(accepted))
     if not rows and step.get("status") != "ok":
         names.append("the step failed")
     text = ", ".join(names)

@@ -50,9 +50,11 @@ def headline_of(run_set: RunSetVerdict) -> tuple[str, str]:
     failing = [f for f in w.FAMILIES if _has(by_family.get(f), w.FAILING)]
     failing += [f for f in by_family if f not in w.FAMILIES and _has(by_family[f], w.FAILING)]
     unclear = [f for f in by_family if f not in failing and "inconclusive" in by_family[f]]
+    accepted = [f for f in w.FAMILIES if f not in failing and "accepted" in by_family.get(f, {})]
+    accepted_text = f"{_and(accepted)} worse, {_accepted_by(judged)}" if accepted else ""
     if broken and "the run" not in failing:
         failing.append("the run")
-    rest = _rest(by_family, failing + unclear)
+    rest = _rest(by_family, failing + unclear + accepted)
     if len(failing) == 1 and failing[0] in w.FAILING_ALONE:
         rest_text = "".join(f"; {part}" for part in rest)
         return w.FAIL_ICON, f"fails: {w.FAILING_ALONE[failing[0]]}{_where(run_set)}{rest_text}"
@@ -78,12 +80,28 @@ def headline_of(run_set: RunSetVerdict) -> tuple[str, str]:
         parts = [f"fails on {_and(failing)}{only}{where}"]
         if unclear:
             parts.append(f"{_and(unclear)} inside the noise")
+        if accepted_text:
+            parts.append(accepted_text)
         return w.FAIL_ICON, "; ".join(parts + rest)
+    if accepted_text:
+        return "", "; ".join([f"passes: {accepted_text}", *rest])
     if unclear:
         where = torch_list([v for v in judged if v.overall == "inconclusive"])
         head = f"passes, but {_and(unclear)} could not be judged on {where}: inside the noise"
         return w.LOOK_ICON, "; ".join([head, *rest])
     return "", "passes: " + "; ".join(rest or ["nothing compared"])
+
+
+def _accepted_by(judged: Sequence[VersionOutcome]) -> str:
+    """`accepted by @maintainer (label "compilegate: accept")`, once per distinct acceptance."""
+    seen: list[str] = []
+    for version in judged:
+        by = version.verdict.accepted_by if version.verdict is not None else None
+        if by:
+            text = f'@{by["login"]} (label "{by["label"]}")'
+            if text not in seen:
+                seen.append(text)
+    return "accepted by " + _and(seen)
 
 
 def _has(verdicts: dict[str, set[str]] | None, wanted: frozenset[str]) -> bool:

@@ -95,8 +95,8 @@ def _leading_count(row: MetricVerdict) -> tuple[str, MetricVerdict]:
 def _noise(row: MetricVerdict) -> str:
     if row.unit in (None, "count", "status") or row.metric in ("step", "variant"):
         return "-"  # counts and statuses are exact
-    threshold = row.threshold if row.change_unit == "pct" else None
-    return w.noise_words(row.noise_pct, threshold, row.change if threshold is not None else None)
+    judged = row.change_unit == "pct" and row.threshold is not None
+    return w.noise_words(row.noise_pct, row.decidable if judged else None)
 
 
 def _reader_values(row: MetricVerdict) -> tuple[object, object, str | None]:

@@ -18,13 +18,12 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..gate.rules import decides_threshold
 from ..gate.verdict import VERDICT_EXIT_CODES, MetricVerdict, format_bytes
 
 FAIL_ICON = "❌"
 LOOK_ICON = "⚠️"
 ICON_LEGEND = f"{FAIL_ICON} fails the job · {LOOK_ICON} does not fail it, but needs a look"
-# A row's noise too wide for its threshold cannot decide it (gate/rules.decides_threshold);
+# A row's noise too wide for its threshold cannot decide it (MetricVerdict.decidable);
 # a row without a threshold, beyond this 95 % half-width.
 UNJUDGEABLE_NOISE_PCT = 50.0
 TOO_NOISY = "too noisy to judge"
@@ -83,6 +82,7 @@ VERDICT_WORDS = {
     "missing": "not measured",
     "removed": "removed",
     "incomparable": "not comparable",
+    "accepted": "worse, accepted",
     "inconclusive": "inside the noise",
     "improvement": "better",
     "new": "new",
@@ -220,20 +220,18 @@ def decimals_for(uncertainty: float | None, *, least: int = 0, most: int = 3) ->
     return max(least, min(most, -math.floor(math.log10(uncertainty))))
 
 
-def noise_words(
-    noise_pct: float | None, threshold_pct: float | None = None, change_pct: float | None = None
-) -> str:
+def noise_words(noise_pct: float | None, decidable: bool | None = None) -> str:
     """`±7.4 %`, `±46 %`, `±46 % (too noisy to judge)`, or `not measured`. Too noisy is
-    what the gate calls it (rules.decides_threshold: too wide to decide the row's threshold,
-    and the change not beyond twice the noise), so such a row is never a failure; without a
-    threshold, beyond ±50 %."""
+    what the gate said (`decidable` False: too wide to decide the row's threshold, and the
+    change not beyond twice the noise), so such a row is never a failure; for a row
+    without a threshold (`decidable` None), beyond ±50 %."""
     if noise_pct is None:
         return "not measured"
     number = f"±{noise_pct:.1f} %" if noise_pct < 10 else f"±{noise_pct:.0f} %"
-    if threshold_pct is None:
+    if decidable is None:
         too_noisy = noise_pct >= UNJUDGEABLE_NOISE_PCT
     else:
-        too_noisy = not decides_threshold(noise_pct, threshold_pct, change_pct)
+        too_noisy = not decidable
     if too_noisy:
         return f"{number} ({TOO_NOISY})"
     return number

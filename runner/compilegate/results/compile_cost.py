@@ -13,6 +13,9 @@ every process compiles cold); otherwise warm.
     compile_cost.cold_samples         [{wall_s, cpu_s}] of every cold process
     compile_cost.cpu_noise_pct        95 % half-width of cpu_s over those, percent of the mean
     compile_cost.warm_wall_s          median compile wall seconds of the warm processes
+    compile_cost.eager_ops            ATen ops of one eager call of the compiled region, from
+                                      the first process (child/compile_size.py): what the
+                                      judge divides FX nodes, guards and kernels by
 
 Pure functions over plain dicts.
 """
@@ -69,12 +72,17 @@ def compile_cost(
     records: Sequence[dict[str, Any]],
     counts: dict[str, Any] | None,
     cpu_method: str | None = None,
+    eager_ops: int | None = None,
 ) -> dict[str, Any]:
     """The variant's compile_cost from its process records (the first one first), the first
-    process's work counts and how its CPU time was read."""
+    process's work counts, how its CPU time was read and the compiled region's size."""
     first = records[0]
     cold = [r for r in records if r.get("cache") == "cold" and _number(r.get("compile_cpu_s"))]
-    warm = [r["compile_wall_s"] for r in records[1:] if r.get("cache") == "warm"]
+    warm = [
+        r["compile_wall_s"]
+        for r in records[1:]
+        if r.get("cache") == "warm" and _number(r.get("compile_wall_s"))
+    ]
     return {
         "wall_s": first.get("compile_wall_s"),
         "cpu_s": first.get("compile_cpu_s"),
@@ -85,6 +93,7 @@ def compile_cost(
         "cpu_noise_pct": half_width_pct([r["compile_cpu_s"] for r in cold]),
         "warm_wall_s": statistics.median(warm) if warm else None,
         **({"cpu_method": cpu_method} if cpu_method else {}),
+        "eager_ops": eager_ops if _is_size(eager_ops) else None,
     }
 
 
@@ -101,6 +110,10 @@ def half_width_pct(values: Sequence[float]) -> float | None:
 
 def _difference(a: Any, b: Any) -> float | None:
     return float(a) - float(b) if _number(a) and _number(b) else None
+
+
+def _is_size(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
 
 
 def _number(value: Any) -> bool:

@@ -17,8 +17,9 @@ from typing import Any
 
 from .. import __version__
 from ..config import StepConfig, Variant
-from ..schemas import format_key_path
+from ..config.model import DEFAULT_ACCEPT_LABEL
 from .compile_cost import FRESH, REUSED, compile_cost, process_compile
+from .model import non_finite_paths
 from .payoff import measure
 from .processes import (
     all_timed_yardstick,
@@ -40,29 +41,40 @@ def new_document(
     config_path: str,
     config_sha256: str,
     declared_steps: tuple[str, ...] | list[str] = (),
+    accept_label: str | None = DEFAULT_ACCEPT_LABEL,
 ) -> dict:
     """The document's head; `declared_steps` names every step of the config, also those
-    left out with --step, so the gate can tell a step not selected from a step removed."""
+    left out with --step, so the gate can tell a step not selected from a step removed.
+    `accept_label` is the config's (gate/acceptance.py reads it from the base side only)."""
     return {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "compilegate", "version": __version__},
         "created_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "config": {"path": config_path, "sha256": config_sha256},
+        "config": {"path": config_path, "sha256": config_sha256, "accept_label": accept_label},
         "declared_steps": list(declared_steps),
         "environment": environment,
         "steps": [],
     }
 
 
-def pairing_entry(pairing_id: str, role: str, base_label: str, head_label: str) -> dict[str, Any]:
+IN_PROCESS_ORDER = "base and head interleaved in the rounds of one process"
+
+
+def pairing_entry(
+    pairing_id: str, role: str, base_label: str, head_label: str, mode: str = "processes"
+) -> dict[str, Any]:
     """The `pairing` entry of each side's document in a paired run (gate/pairing.py reads it):
-    one id for the run, this side's role (`base` or `head`), how the sides are named."""
+    one id for the run, this side's role (`base` or `head`), how the sides are named, and
+    how they were measured: `processes` (each process one side, alternating A B B A) or
+    `in-process` (each timing process both sides, in the same rounds; cold compiles still
+    one side per process)."""
     return {
         "id": pairing_id,
         "role": role,
         "base_label": base_label,
         "head_label": head_label,
-        "order": "A B B A",
+        "mode": mode,
+        "order": IN_PROCESS_ORDER if mode == "in-process" else "A B B A",
     }
 
 
@@ -104,7 +116,7 @@ def eager_entry(measured: dict[str, Any]) -> dict[str, Any]:
         "noise_pct": aa.distance_from_one_pct,
     }
     entry.update(yardstick_entries(timed, {"per_yardstick": "eager"}))
-    entry["processes"] = [process_record(timed)]
+    entry["processes"] = [process_record(measured)]
     entry["torch_state"] = measured.get("torch_state")
     return entry
 
@@ -118,10 +130,15 @@ def add_process(entry: dict[str, Any], measured: dict[str, Any], cache_dir: str 
     """A variant's later, timing-only process: one more record of its timing and compile
     (`cache_dir`: compile_cost.FRESH, REUSED or SHARED); the compile cost is pooled again."""
     entry["processes"].append(
-        {**process_record(measured["timed"]), **process_compile(measured, cache_dir)}
+        {
+            **process_record(measured),
+            **process_compile(measured, cache_dir),
+        }
     )
     cost = entry["compile_cost"]
-    entry["compile_cost"] = compile_cost(entry["processes"], cost["counts"], cost.get("cpu_method"))
+    entry["compile_cost"] = compile_cost(
+        entry["processes"], cost["counts"], cost.get("cpu_method"), cost.get("eager_ops")
+    )
 
 
 def yardstick_entries(timed: dict[str, Any], ratios: dict[str, str]) -> dict[str, Any]:
@@ -165,12 +182,17 @@ def variant_entry(
     aa = ratio_of_medians(eager["samples"], eager["rounds"], eager_b["samples"], eager_b["rounds"])
     step_ms = summarize(compiled["samples"], compiled["rounds"])
     eager_ms = summarize(eager["samples"], eager["rounds"])
-    first = {**process_record(timed), **process_compile(measured, cache_dir)}
+    first = {**process_record(measured), **process_compile(measured, cache_dir)}
     late_recompile_s = measured.get("late_recompile_s")  # config epoch: charged to this process
     if late_recompile_s and first.get("compile_wall_s") is not None:
         first["compile_wall_s"] += late_recompile_s
     compile_info = measured.get("compile") or {}
-    cost = compile_cost([first], compile_info.get("counts"), compile_info.get("cpu_method"))
+    cost = compile_cost(
+        [first],
+        compile_info.get("counts"),
+        compile_info.get("cpu_method"),
+        compile_info.get("eager_ops"),
+    )
     compile_s = cost["wall_s"]
     noise_pct = aa.distance_from_one_pct
     entry = variant_skeleton(variant)
@@ -286,19 +308,6 @@ def write_document(document: dict[str, Any], path: Path) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-
-
-def non_finite_paths(document: Any, path: tuple[Any, ...] = ()) -> list[tuple[str, str]]:
-    """(key path, `NaN`/`Infinity`/`-Infinity`) of every number JSON cannot carry."""
-    if isinstance(document, float) and not math.isfinite(document):
-        token = "NaN" if math.isnan(document) else ("Infinity" if document > 0 else "-Infinity")
-        return [(format_key_path(path), token)]
-    items: Any = ()
-    if isinstance(document, dict):
-        items = document.items()
-    elif isinstance(document, list):
-        items = enumerate(document)
-    return [found for key, value in items for found in non_finite_paths(value, (*path, key))]
 
 
 def non_finite_error(entry: dict[str, Any], prefix: str = "") -> str | None:

@@ -27,14 +27,19 @@ Doc = Mapping[str, Any]
 SIDES = ("eager", "eager_b", "compiled", "yardstick")
 
 
-def process_record(timed: Doc) -> dict[str, Any]:
+def process_record(measured: Doc) -> dict[str, Any]:
     """One child's timing in a line: each side's fastest iteration (ms), the eager median,
-    and the raw samples (ms, in the order they were timed)."""
+    the raw samples (ms, in the order they were timed), the CPUs its timed rounds were
+    pinned to and the seconds of each phase of its work (None: a child of an older release;
+    `cpus` None also when not pinned)."""
+    timed = measured["timed"]
     present = [side for side in SIDES if side in timed and timed[side]["samples"]]
     return {
         "step_ms": statistics.median(timed["eager"]["samples"]),
         "fastest_ms": {side: fastest(timed[side]["samples"]) for side in present},
         "samples_ms": {side: list(timed[side]["samples"]) for side in present},
+        "cpus": measured.get("cpus"),
+        "phases_s": measured.get("phases_s"),
     }
 
 
@@ -80,6 +85,61 @@ def paired_records(
     heads = dict(head)
     pairs = [(record, heads[key]) for key, record in base if key in heads]
     return [b for b, _ in pairs], [h for _, h in pairs]
+
+
+def round_ratio(
+    head: Sequence[float],
+    head_rounds: Sequence[int],
+    base: Sequence[float],
+    base_rounds: Sequence[int],
+) -> float:
+    """Head/base of one process that timed both (base and head in one process): per round,
+    the fastest iteration of the head's block over the fastest of the base's block, timed
+    next to each other; the geometric mean over the rounds. A drift from round to round
+    falls on both blocks of a round and leaves their ratio, as in the speedup. The fastest
+    of a block, as the step-time rows use the fastest of a process: on the shared 2-core
+    machine the A/A interval over in-process pairs was ±16.4 % (compiled) and ±6.2 %
+    (eager) with block minima, ±23.0 % and ±8.3 % with block medians (3 A/A runs)."""
+    ratios = []
+    for number in sorted(set(base_rounds)):
+        h = [v for v, r in zip(head, head_rounds) if r == number]
+        b = [v for v, r in zip(base, base_rounds) if r == number]
+        if h and b:
+            ratios.append(min(h) / min(b))
+    return geometric_mean(ratios)
+
+
+def head_vs_base(head_timed: Doc, base_timed: Doc) -> dict[str, float]:
+    """The head process record's `head_vs_base`: round_ratio of eager (its twin's too, the
+    geometric mean of both) and of the compiled copy when there is one."""
+
+    def of(copy: str) -> float:
+        h, b = head_timed[copy], base_timed[copy]
+        return round_ratio(h["samples"], h["rounds"], b["samples"], b["rounds"])
+
+    out = {"eager": math.sqrt(of("eager") * of("eager_b"))}
+    if "compiled" in head_timed and "compiled" in base_timed:
+        out["compiled"] = of("compiled")
+    return out
+
+
+def within_process(
+    base_values: Sequence[float], head_values: Sequence[float], head: Sequence[Doc], kind: str
+) -> list[float]:
+    """A paired comparison's head values, where a pair's head record was measured in one
+    process with its base (`head_vs_base`): the base's value times that process's round
+    ratio (kind `eager`, `compiled`, or `speedup`: eager over compiled), so that the pair's
+    ratio is the one measured inside the process. Other pairs keep their own value."""
+    out = []
+    for base_value, head_value, record in zip(base_values, head_values, head):
+        ratios = record.get("head_vs_base") or {}
+        if kind == "speedup" and "eager" in ratios and "compiled" in ratios:
+            out.append(base_value * ratios["eager"] / ratios["compiled"])
+        elif kind in ratios:
+            out.append(base_value * ratios[kind])
+        else:
+            out.append(head_value)
+    return out
 
 
 def eager_values(records: Sequence[Doc], *, per_yardstick: bool) -> list[float]:

@@ -25,7 +25,7 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, ClassVar, TextIO
 
 from ..child.protocol import new_progress_token, progress_prefix
 from ..cleanup import remove_tree
@@ -99,6 +99,10 @@ class ChildLauncher:
     """Starts measuring children. `host_env` is the environment the allow-list is taken from
     (the runner's os.environ unless a test passes another)."""
 
+    # Children run on this machine: they read and write the host's files (a container
+    # launcher's do not), so a step's eager process can leave the variants its float64
+    # reference (run/step_measurement.py).
+    shares_host_paths: ClassVar[bool] = True
     python: str = sys.executable
     shared_cache_dir: Path | None = None
     show_output: bool = False
@@ -239,9 +243,11 @@ def relay_output(
     show_output: bool = False,
 ) -> None:
     """A child's output, line by line (lines already cut to a bound: relay.bounded_lines):
-    its progress lines — those with the prefix of the token it was given — shown (and the
-    last phase kept in `outcome`), the rest kept in `tail` (shown with `show_output`);
-    nothing relayed can be a workflow command (relay.neutralise)."""
+    its progress lines — those with the prefix of the token it was given — kept as the last
+    phase in `outcome` (and shown with `show_output`: --verbose; otherwise the parent's one
+    line per child is all the log gets, and a terminal sees the compile's elapsed seconds),
+    the rest kept in `tail` (shown with `show_output`); nothing relayed can be a workflow
+    command (relay.neutralise)."""
     ticker = ElapsedTicker(stream)
     prefix = progress_prefix(progress_token)
     try:
@@ -251,8 +257,9 @@ def relay_output(
                 message = line[len(prefix) :]
                 outcome.last_phase = message.split("] ", 1)[-1]
                 ticker.stop()
-                stream.write(f"  {message}\n")
-                stream.flush()
+                if show_output:
+                    stream.write(f"  {message}\n")
+                    stream.flush()
                 ticker.follow(message)
             else:
                 tail.append(line)

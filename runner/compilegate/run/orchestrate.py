@@ -89,10 +89,13 @@ def run_config(config: Config, options: RunOptions) -> dict[str, Any]:
     return side.document
 
 
-def run_sides(sides: Sequence[RunSide], stream: TextIO) -> None:
+def run_sides(sides: Sequence[RunSide], stream: TextIO, *, in_process: bool = False) -> None:
     """Measure every step of every side, a step's processes alternating between the sides
     that declare it; each side's `document` is filled in and written after every child.
     Steps run in the order the sides declare them, the first side's first.
+
+    With `in_process` (two sides, one torch) a step's eager references and warm timing
+    processes measure both sides in one child (measure_step).
 
     An interruption marks, on every side, the step being measured and those not reached
     (as run_config says) and propagates with the last side's `result_path`."""
@@ -135,7 +138,7 @@ def run_sides(sides: Sequence[RunSide], stream: TextIO) -> None:
                         side.save,
                     )
                 )
-            measure_step(step_sides, stream=stream)
+            measure_step(step_sides, stream=stream, in_process=in_process)
             finished.add(name)
             for side in sides:
                 side.save()
@@ -175,7 +178,9 @@ def _start_document(side: RunSide) -> None:
     environment["inductor_cache"] = "shared" if side.launcher.shared_cache_dir else "fresh"
     environment["measurement_env"] = measurement_variables(side.launcher.host_env)
     declared = config.declared_steps or tuple(step.name for step in config.steps)
-    side.document = new_document(environment, str(config.path), config.sha256, declared)
+    side.document = new_document(
+        environment, str(config.path), config.sha256, declared, config.accept_label
+    )
     side.document.update(side.extra)
     # Every selected step is in the document from the start, as not reached: a run killed
     # where no handler runs (SIGKILL, the OOM killer, a cancelled job) leaves them as errors,

@@ -78,11 +78,30 @@ class PairedRun:
     notes: tuple[str, ...]
 
 
-def run_against(head: Config, ref: str, options: RunOptions) -> PairedRun:
+PAIRING_MODES = ("processes", "in-process")
+
+
+def run_against(
+    head: Config, ref: str, options: RunOptions, pairing: str = "processes"
+) -> PairedRun:
     """Measure REF and the head side by side (module docstring). The head's document goes
     to options.out_path, the base's beside it (base_result_path). An interruption marks
-    both, as run_sides says."""
+    both, as run_sides says.
+
+    `pairing` "in-process": each eager reference and each warm timing process measures
+    base and head in one child, interleaved in the same rounds (child/measure_pair.py).
+    Only where one process can hold both: one interpreter on the host; with a launcher of
+    its own (one container per child) the sides alternate processes, and a note says so."""
     base_path = base_result_path(options.out_path)
+    notes: list[str] = []
+    if pairing not in PAIRING_MODES:
+        raise UsageError(f"--pairing {pairing!r}: expected one of {', '.join(PAIRING_MODES)}")
+    if pairing == "in-process" and options.launcher is not None:
+        notes.append(
+            "pairing: in-process asked for, but each child runs in its own container: "
+            "base and head alternate processes"
+        )
+        pairing = "processes"
     with checkout(head.repo_root, ref) as (tree, _):
         configs = paired_configs(tree, head)
         pairing_id = new_pairing_id()
@@ -92,20 +111,28 @@ def run_against(head: Config, ref: str, options: RunOptions) -> PairedRun:
             (configs.head, "head", options.out_path),
         ):
             launcher = _launcher(options, role)
-            entry = pairing_entry(pairing_id, role, "base", "head")
+            entry = pairing_entry(pairing_id, role, "base", "head", pairing)
             sides.append(
                 RunSide(
                     config, launcher, path, role, python=launcher.python, extra={"pairing": entry}
                 )
             )
-        run_sides(sides, options.stream)
+        options.stream.write(
+            "paired: base and head in one process (eager references and warm timing "
+            "processes; cold compiles alternate)\n"
+            if pairing == "in-process"
+            else "paired: base and head in alternating processes (A B B A)\n"
+        )
+        run_sides(sides, options.stream, in_process=pairing == "in-process")
     base_doc = sides[0].document
     for step in configs.removed:  # in the base only: not measured, read as removed
         stub = step_skeleton(step)
         mark_not_run(step, stub, "not measured: the head does not declare this step")
         base_doc["steps"].append(stub)
     sides[0].save()
-    return PairedRun(base_doc, sides[1].document, base_path, options.out_path, configs.notes)
+    return PairedRun(
+        base_doc, sides[1].document, base_path, options.out_path, (*configs.notes, *notes)
+    )
 
 
 def run_versions_paired(

@@ -30,7 +30,10 @@ from ..results.document import (
     variant_entry,
     variant_skeleton,
 )
+from ..results.processes import head_vs_base
 from .launcher import ChildLauncher, ChildOutcome
+
+REFERENCE_NAME = "numerics-reference.pt"  # the eager process's float64 reference
 
 
 @dataclass
@@ -44,6 +47,13 @@ class StepSide:
     step_doc: dict[str, Any]
     label: str = ""
     save: Callable[[], None] = lambda: None
+    # Where the eager process leaves the float64 reference for every variant's numerics
+    # (child/numerics.py): set by measure_step when the children can read the host's files.
+    reference_dir: Path | None = None
+
+    @property
+    def reference_path(self) -> str | None:
+        return None if self.reference_dir is None else str(self.reference_dir / REFERENCE_NAME)
 
     @property
     def tag(self) -> str:
@@ -61,27 +71,68 @@ def alternate(sides: Sequence[Any], slot: int) -> list[Any]:
     return list(sides) if slot % 2 == 0 else list(reversed(sides))
 
 
-def measure_step(sides: Sequence[StepSide], *, stream: TextIO) -> None:
+def measure_step(sides: Sequence[StepSide], *, stream: TextIO, in_process: bool = False) -> None:
     """Eager references, then each variant, each process in its own child, into each side's
-    `step_doc`; with several sides, each process is run once per side, alternating.
+    `step_doc`; with several sides, each process is run once per side, alternating. With
+    `in_process` and two sides (a base and a head on one torch), the eager references and
+    the variants' warm timing processes each measure both sides in one child
+    (child/measure_pair.py); a variant's cold compiles stay one side per process, where each
+    compile is cold and its diagnostics and numerics are the side's own.
 
     A failure of one child, or of the parent while recording what it returned, becomes that
     side's step's or variant's error; the others still run. An interruption propagates
     (the launcher has killed the child): run_sides marks what it cut short.
     """
+    with contextlib.ExitStack() as stack:
+        for side in sides:
+            if _shares_reference(side):
+                side.reference_dir = stack.enter_context(_reference_dir(side.launcher))
+        try:
+            _measure_step(sides, stream, in_process)
+        finally:  # the folders go with the step
+            for side in sides:
+                side.reference_dir = None
+
+
+def _shares_reference(side: StepSide) -> bool:
+    """Whether the step's eager process computes the float64 reference for its variants: the
+    step checks numerics and its children read and write the host's files."""
+    numerics = side.step.measurement_settings().get("numerics") or {}
+    return bool(numerics.get("enabled")) and getattr(side.launcher, "shares_host_paths", False)
+
+
+def _measure_step(sides: Sequence[StepSide], stream: TextIO, in_process: bool) -> None:
     slot = 0
     eager_docs: dict[int, list[dict[str, Any]]] = {id(s): [] for s in sides}
     errors: dict[int, str | None] = {id(s): None for s in sides}
     processes = max(s.step.eager_processes for s in sides)
+    together = in_process and len(sides) == 2
     for number in range(1, processes + 1):
+        if together and all(
+            errors[id(s)] is None and number <= s.step.eager_processes for s in sides
+        ):
+            stream.write(
+                f"[{sides[0].step.name}] eager reference {number}: base and head in one process\n"
+            )
+            documents, error = _run_pair_child(sides, {"kind": "pair"}, None, f"eager#{number}")
+            for side in sides:
+                if error is not None:
+                    errors[id(side)] = error
+                else:
+                    eager_docs[id(side)].append(documents[side.label])
+            slot += 1
+            continue
         for side in alternate(sides, slot):
             if errors[id(side)] is not None or number > side.step.eager_processes:
                 continue
             total = side.step.eager_processes
             stream.write(f"{side.tag} eager reference {number}/{total}\n")
+            spec = {**_base_spec(side), "kind": "eager"}
+            if number == 1 and side.reference_path is not None:
+                spec["numerics_reference_out"] = side.reference_path
             document, errors[id(side)] = _run_child(
                 side.launcher,
-                {**_base_spec(side), "kind": "eager"},
+                spec,
                 side.step,
                 f"{side.child_label}/eager#{number}",
             )
@@ -94,7 +145,7 @@ def measure_step(sides: Sequence[StepSide], *, stream: TextIO) -> None:
     for side in measuring:
         side.save()
     for variant_id in dict.fromkeys(v.id for s in measuring for v in s.step.variants):
-        slot = _measure_variant_sides(measuring, variant_id, slot, stream)
+        slot = _measure_variant_sides(measuring, variant_id, slot, stream, in_process=in_process)
     for side in measuring:
         finish_step_doc(side.step_doc, stream)
 
@@ -143,7 +194,10 @@ class _VariantRun:
 
     @property
     def spec(self) -> dict[str, Any]:
-        return {
+        """The first process's spec: it compiles cold, with every diagnostic and the
+        numerics, against the float64 reference of the step's eager process when there is
+        one."""
+        spec = {
             **_base_spec(self.side),
             "kind": "variant",
             "device": self.side.step_doc["device"],
@@ -153,6 +207,20 @@ class _VariantRun:
                 "compile_target": self.variant.compile_target,
             },
         }
+        if self.side.reference_path is not None:
+            spec["numerics_reference"] = self.side.reference_path
+        return spec
+
+    @property
+    def timing_spec(self) -> dict[str, Any]:
+        """A later process's spec: it only times (no numerics, no epoch end, no memory
+        passes: the first process measured them)."""
+        spec = {**self.spec, "timing_only": True}
+        spec.pop("numerics_reference", None)
+        settings = spec["settings"]
+        numerics = {**(settings.get("numerics") or {}), "enabled": False}
+        spec["settings"] = {**settings, "numerics": numerics, "epoch_length": None}
+        return spec
 
     def run_process(self, number: int, stream: TextIO) -> None:
         """The variant's process `number`: the first compiles cold with every diagnostic and
@@ -176,7 +244,7 @@ class _VariantRun:
         stream.write(
             f"{self.side.tag} variant {self.variant.id}: {how}timing process {number}/{total}\n"
         )
-        timing_spec = {**self.spec, "timing_only": True}
+        timing_spec = self.timing_spec
         launcher_cache = (
             _variant_cache(launcher) if cold else contextlib.nullcontext(self.cache_dir)
         )
@@ -206,7 +274,7 @@ class _VariantRun:
 
 
 def _measure_variant_sides(
-    sides: Sequence[StepSide], variant_id: str, slot: int, stream: TextIO
+    sides: Sequence[StepSide], variant_id: str, slot: int, stream: TextIO, in_process: bool = False
 ) -> int:
     """One variant on every side that declares it: process 1 of each side, then process 2 …,
     the sides alternating. A later process that fails fails that side's variant: a compiled
@@ -222,6 +290,10 @@ def _measure_variant_sides(
                 runs.append(_VariantRun(side, variant, cache_dir))
         processes = max(run.side.step.variant_processes for run in runs)
         for number in range(1, processes + 1):
+            if in_process and _together(runs, number):
+                _run_pair_process(runs, number, stream)
+                slot += 1
+                continue
             for run in alternate(runs, slot):
                 if run.error is None and number <= run.side.step.variant_processes:
                     run.run_process(number, stream)
@@ -229,6 +301,115 @@ def _measure_variant_sides(
         for run in runs:
             run.finish(stream)
     return slot
+
+
+def _together(runs: Sequence[_VariantRun], number: int) -> bool:
+    """Whether process `number` of a variant measures both sides in one child: a warm timing
+    process (after the first, past the cold compiles) that both sides still run."""
+    return (
+        len(runs) == 2
+        and number > 1
+        and all(
+            run.error is None
+            and run.entry is not None
+            and number <= run.side.step.variant_processes
+            and not (number <= run.side.step.cold_compiles and run.cache_dir is not None)
+            for run in runs
+        )
+    )
+
+
+def _run_pair_process(runs: Sequence[_VariantRun], number: int, stream: TextIO) -> None:
+    """Process `number` of a variant, base and head in one child; each side's timing
+    recorded as its own timing process."""
+    sides = [run.side for run in runs]
+    total = max(run.side.step.variant_processes for run in runs)
+    vid = runs[0].variant.id
+    stream.write(
+        f"[{sides[0].step.name}] variant {vid}: timing process {number}/{total}, base and head "
+        "in one process\n"
+    )
+    variants = {
+        run.side.label: {
+            "id": run.variant.id,
+            "compile_kwargs": run.variant.compile_kwargs(),
+            "compile_target": run.variant.compile_target,
+        }
+        for run in runs
+    }
+    caches = {run.side.label: run.cache_dir for run in runs}
+    documents, error = _run_pair_child(
+        sides, {"kind": "pair", "timing_only": True}, (variants, caches), f"{vid}#{number}"
+    )
+    for run in runs:
+        found = error
+        document = documents.get(run.side.label) if error is None else None
+        if found is None and document is not None:
+            found = non_finite_error(document["variant"])
+        if found is None and document is not None:
+            cache = REUSED if run.cache_dir is not None else SHARED
+            timing = _without_compile(document["variant"])
+            _, found = _record(add_process, run.entry, timing, cache)
+            if found is None and "head_vs_base" in document:
+                run.entry["processes"][-1]["head_vs_base"] = document["head_vs_base"]
+        if found is not None:
+            run.error = f"timing process {number}/{total}: {found}"
+
+
+def _without_compile(measured: dict[str, Any]) -> dict[str, Any]:
+    """A side's part of a paired child without its compile window: the other side compiled
+    in the same process, before it or after it, so its compile time is no sample of a warm
+    compile (the record's compile seconds read null)."""
+    return {
+        key: value
+        for key, value in measured.items()
+        if key not in ("compile", "warmup_s", "eager_warmup_s")
+    }
+
+
+def _run_pair_child(
+    sides: Sequence[StepSide],
+    spec: dict[str, Any],
+    variant: tuple[dict[str, Any], dict[str, Path | None]] | None,
+    label: str,
+) -> tuple[dict[str, dict[str, Any]], str | None]:
+    """One child measuring both sides (child/measure_pair.py), run by the head's launcher;
+    each side's part as a one-side child's document, by side label, or the error."""
+    head = sides[-1]
+    entries = []
+    for side in sides:
+        entry: dict[str, Any] = {
+            "role": side.label,
+            "repo_root": str(side.repo_root),
+            "entry": side.entry.to_dict(),
+        }
+        if variant is not None:
+            entry["variant"] = variant[0][side.label]
+            cache = variant[1][side.label]
+            entry["cache_dir"] = str(cache) if cache is not None else None
+        entries.append(entry)
+    full = {**_base_spec(head), **spec, "sides": entries}
+    if head.step_doc.get("device"):
+        full["device"] = head.step_doc["device"]
+    if variant is not None:
+        full["settings"] = {**full["settings"], "epoch_length": None}
+    cache_dir = variant[1][head.label] if variant is not None else None
+    document, error = _run_child(
+        head.launcher, full, head.step, f"{head.step.name}@pair/{label}", cache_dir=cache_dir
+    )
+    if error is not None or document is None:
+        return {}, error
+    parts = document.get("sides") or {}
+    if set(parts) != {side.label for side in sides}:
+        return {}, "the paired child did not return both sides"
+    out = {role: {"device": document["device"], **part} for role, part in parts.items()}
+    base, head_part = out[sides[0].label], out[head.label]
+    kind = "eager" if variant is None else "variant"
+    try:
+        head_part["head_vs_base"] = head_vs_base(head_part[kind]["timed"], base[kind]["timed"])
+    except Exception as exc:  # a sample list the ratio cannot read: the statistics say so
+        return {}, f"compilegate could not record this measurement: {one_line(exc)}"
+    return out, None
 
 
 def _run_child(
@@ -264,6 +445,9 @@ def _record_eager(step_doc: dict[str, Any], eager_docs: list[dict[str, Any]]) ->
     eager = eager_entry(eager_docs[0]["eager"])
     for other in eager_docs[1:]:
         eager["processes"].append(process_summary(eager_entry(other["eager"])))
+    for record, document in zip(eager["processes"], eager_docs):
+        if "head_vs_base" in document:  # base and head timed in one process
+            record["head_vs_base"] = document["head_vs_base"]
     step_doc["device"] = eager_docs[0]["device"]
     step_doc["eager"] = eager
 
@@ -301,6 +485,18 @@ def _variant_cache(launcher: ChildLauncher) -> Iterator[Path | None]:
     try:
         yield folder
     finally:  # the children wrote it (in a container: bind-mounted writable)
+        left = remove_tree(folder)
+        if left is not None:
+            getattr(launcher, "stream", sys.stderr).write(f"warning: {left}\n")
+
+
+@contextlib.contextmanager
+def _reference_dir(launcher: ChildLauncher) -> Iterator[Path]:
+    """A folder for one step's float64 reference, removed after its last variant."""
+    folder = Path(tempfile.mkdtemp(prefix="compilegate-reference-"))
+    try:
+        yield folder
+    finally:
         left = remove_tree(folder)
         if left is not None:
             getattr(launcher, "stream", sys.stderr).write(f"warning: {left}\n")

@@ -347,3 +347,19 @@ def test_artifacts_are_listed_across_pages_and_downloaded_without_the_token() ->
     assert api_sent.headers["Authorization"] == f"Bearer {TOKEN}"
     assert blob_sent.url == blob_url
     assert "Authorization" not in blob_sent.headers
+
+
+def test_pulls_get_gives_the_labels_and_author_acceptance_checks() -> None:
+    """github/acceptance.py re-reads the pull request: its labels, author and head commit
+    come from pulls/get as GitHub documents it (the request and answer validated)."""
+    pr_example = example("/repos/{owner}/{repo}/pulls/{pull_number}", "get", "200")
+    pr_example["requested_teams"][0]["type"] = "organization"  # see the test above
+    pr_example["labels"][0]["name"] = "compilegate: accept"
+    client, adapter, _ = client_for([Canned(200, pr_example)])
+
+    pull = client.get_pull_request(REPO, PR)
+
+    assert "compilegate: accept" in pull.labels
+    assert pull.author_login == pr_example["user"]["login"]
+    assert pull.head_sha == pr_example["head"]["sha"]
+    assert [s.method for s in adapter.sent] == ["GET"]

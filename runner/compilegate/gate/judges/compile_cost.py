@@ -4,7 +4,9 @@
     compile_work   torch's own counts: graphs, FX nodes,  growth of any count beyond
                    guards, generated kernels, forward     compile_work_growth_pct (and by
                    and backward compile records           at least 1): regression, whatever
-                                                          the load; a drop: improvement
+                                                          the load; a drop: improvement.
+                                                          FX nodes, guards and kernels per
+                                                          eager op of the compiled region
     compile_cpu_s  CPU seconds of the compiling process   the noise rule: beyond
                    and its compile workers                compile_cpu_time_growth_pct and
                                                           beyond the noise of both runs'
@@ -13,6 +15,14 @@
                                                           says gate_compile_wall_time: true
                                                           (a dedicated runner); else
                                                           reported, never a failure
+
+Compile work is judged against the size of what was compiled (issue 31): FX nodes, guards
+and generated kernels grow with the model, so where both runs counted the ATen ops of one
+eager call of the compiled region (`compile_cost.eager_ops`, child/compile_size.py) they are
+judged per op: a regression needs that ratio beyond the tolerance *and* the raw count up.
+A pull request that adds a layer then passes, while the same model compiling into more
+graphs (counted raw), guards or kernels per op fails. A document without `eager_ops` (from
+before it) is judged on the raw counts, as before.
 
 Why: on a shared 2-core runner, two busy neighbours made a cold compile's wall time ×3.4
 and its CPU time ×1.23 (single runs: ×1.04 to ×1.45), while the counts were identical in
@@ -40,13 +50,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ...results.model import CompileCost, Variant
 from ...results.processes import geometric_mean
 from ...results.stats import compare_sides
 from ..rules import (
     classify_speed_change,
     combined_noise_pct,
     detectable_change_pct,
-    get_path,
     is_number,
     missing,
     noise_rule_message,
@@ -64,12 +74,24 @@ COUNTS = {
     "compile_records": "compile records",
     "backward_compile_records": "backward compile records",
 }
+# Counts that grow with the compiled region's size: judged per eager op where both sides
+# measured it (compile_cost.eager_ops). Graphs and compile records are not: one more layer
+# compiles into the same graphs.
+SIZED_COUNTS = ("fx_nodes", "guards", "generated_kernels")
 REFRESH = "refresh the baseline on the default branch to gate it"
 
 
 def judge(sides: Sides) -> list[MetricVerdict]:
+    if not isinstance(sides.base, Variant) or not isinstance(sides.head, Variant):
+        return []  # eager compiles nothing
     rows = [judge_wall_time(sides), judge_work(sides), judge_cpu_time(sides)]
     return [row for row in rows if row is not None]
+
+
+def _variants(sides: Sides) -> tuple[Variant, Variant]:
+    base, head = sides.pair
+    assert isinstance(base, Variant) and isinstance(head, Variant)  # judge() checked
+    return base, head
 
 
 # -- wall seconds -----------------------------------------------------------------------------
@@ -77,7 +99,8 @@ def judge(sides: Sides) -> list[MetricVerdict]:
 
 def judge_wall_time(sides: Sides) -> MetricVerdict | None:
     subject = sides.subject
-    base_s, cur_s = sides.base.get("compile_s"), sides.head.get("compile_s")
+    base, cur = _variants(sides)
+    base_s, cur_s = base.compile_s, cur.compile_s
     unjudged = missing(subject, "compile_s", "compile time", base_s, cur_s)
     if unjudged is not None or base_s is None or cur_s is None:
         return unjudged
@@ -116,10 +139,11 @@ def judge_wall_time(sides: Sides) -> MetricVerdict | None:
 
 def judge_work(sides: Sides) -> MetricVerdict | None:
     subject = sides.subject
-    base_cost, cur_cost = sides.base.get("compile_cost"), sides.head.get("compile_cost")
+    base, cur = _variants(sides)
+    base_cost, cur_cost = base.compile_cost, cur.compile_cost
     if base_cost is None and cur_cost is None:
         return None
-    if cur_cost is None or not isinstance(cur_cost.get("counts"), Mapping):
+    if cur_cost is None:
         return subject.row(
             "compile_work", "missing", "compile-work counts: not measured in this run"
         )
@@ -132,19 +156,20 @@ def judge_work(sides: Sides) -> MetricVerdict | None:
             unit="count",
             gated=False,
         )
-    base_counts, cur_counts = base_cost.get("counts") or {}, cur_cost["counts"]
+    base_counts, cur_counts = base_cost.counts, cur_cost.counts
     threshold_pct = sides.policy.thresholds["compile_work_growth_pct"]
     ungated = _ungated_counts(sides)
+    sizes = compiled_sizes(base_cost, cur_cost)
     changes: list[tuple[float, str, int, int]] = []  # (change %, name, base, current)
     unmeasured = []
     for name in COUNTS:
-        before, after = base_counts.get(name), cur_counts.get(name)
+        before, after = getattr(base_counts, name), getattr(cur_counts, name)
         if not _is_count(before):
             continue  # the baseline's torch does not count it: nothing to hold this run to
         if not _is_count(after):
             unmeasured.append(name)
             continue
-        changes.append(((after - before) / max(before, 1) * 100, name, before, after))
+        changes.append((count_change_pct(name, before, after, sizes), name, before, after))
     if unmeasured and "torch" not in ungated:
         names = ", ".join(COUNTS[n] for n in unmeasured)
         return subject.row(
@@ -153,10 +178,12 @@ def judge_work(sides: Sides) -> MetricVerdict | None:
     if not changes:
         return None
     gated = [c for c in changes if c[1] not in ungated and "torch" not in ungated]
+    # A regression needs the (per-op) count beyond the tolerance and the raw count up; an
+    # improvement, the reverse: a smaller model is not less work per op.
     grown = [c for c in gated if c[0] > threshold_pct and c[3] - c[2] >= 1]
-    shrunk = [c for c in gated if -c[0] > threshold_pct]
+    shrunk = [c for c in gated if -c[0] > threshold_pct and c[2] - c[3] >= 1]
     listing = ", ".join(
-        f"{COUNTS[name]} {before} → {after}"
+        f"{COUNTS[name]} {before} → {after}{_per_op(name, before, after, sizes)}"
         for _, name, before, after in changes
         if before != after
     )
@@ -174,6 +201,11 @@ def judge_work(sides: Sides) -> MetricVerdict | None:
         message = f"compile work: {listing}: {why}"
     else:
         message = "compile work: every count as in the baseline"
+    if sizes is not None and listing:
+        message += (
+            f"; the compiled region ran {sizes[0]} → {sizes[1]} ATen ops eager: FX nodes, "
+            "guards and kernels are judged per op, graphs and compile records as counts"
+        )
     if ungated:
         message += "; " + ungated_reason(ungated)
     change_pct, _, before, after = worst
@@ -190,12 +222,38 @@ def judge_work(sides: Sides) -> MetricVerdict | None:
     )
 
 
+def compiled_sizes(base_cost: CompileCost, cur_cost: CompileCost) -> tuple[int, int] | None:
+    """(baseline, current) `eager_ops`, the compiled region's size; None unless both sides
+    measured it (an older document: the counts are then judged raw)."""
+    before, after = base_cost.eager_ops, cur_cost.eager_ops
+    if _is_count(before) and _is_count(after) and before > 0 and after > 0:
+        return before, after
+    return None
+
+
+def count_change_pct(name: str, before: int, after: int, sizes: tuple[int, int] | None) -> float:
+    """The count's change in percent: per eager op for the counts that grow with the
+    model's size (SIZED_COUNTS) when both sizes are known, else of the raw count."""
+    if sizes is None or name not in SIZED_COUNTS:
+        return (after - before) / max(before, 1) * 100
+    per_op_before, per_op_after = before / sizes[0], after / sizes[1]
+    if per_op_before == 0:
+        return (after - before) / 1 * 100  # from nothing: as a raw count
+    return (per_op_after - per_op_before) / per_op_before * 100
+
+
+def _per_op(name: str, before: int, after: int, sizes: tuple[int, int] | None) -> str:
+    if sizes is None or name not in SIZED_COUNTS:
+        return ""
+    return f" ({before / sizes[0]:.3g} → {after / sizes[1]:.3g} per op)"
+
+
 def _ungated_counts(sides: Sides) -> dict[str, str]:
     """Counts reported but not judged, and why ("torch": all of them)."""
     ungated: dict[str, str] = {}
     if not sides.units.same_torch:
         ungated["torch"] = sides.units.why_raw.split(":")[0]
-    if str(sides.head.get("mode", "")).startswith("max-autotune"):
+    if _variants(sides)[1].mode.startswith("max-autotune"):
         ungated["generated_kernels"] = "autotuning may pick another kernel mix"
     return ungated
 
@@ -214,10 +272,12 @@ def ungated_reason(ungated: Mapping[str, str]) -> str:
 
 def judge_cpu_time(sides: Sides) -> MetricVerdict | None:
     subject = sides.subject
-    base_cost, cur_cost = sides.base.get("compile_cost"), sides.head.get("compile_cost")
+    base, cur = _variants(sides)
+    base_cost, cur_cost = base.compile_cost, cur.compile_cost
     if base_cost is None and cur_cost is None:
         return None
-    base_s, cur_s = get_path(base_cost, "cpu_s"), get_path(cur_cost, "cpu_s")
+    base_s = base_cost.cpu_s if base_cost is not None else None
+    cur_s = cur_cost.cpu_s if cur_cost is not None else None
     if base_cost is None and is_number(cur_s):
         return subject.row(
             "compile_cpu_s",
@@ -231,11 +291,12 @@ def judge_cpu_time(sides: Sides) -> MetricVerdict | None:
     unjudged = missing(subject, "compile_cpu_s", "compile CPU time", base_s, cur_s, positive=True)
     if unjudged is not None or base_s is None or cur_s is None:
         return unjudged
+    assert base_cost is not None and cur_cost is not None  # both have cpu_s
     threshold_pct = sides.policy.thresholds["compile_cpu_time_growth_pct"]
     warm = [
         side
         for side, cost in (("the baseline", base_cost), ("this run", cur_cost))
-        if not cost.get("cold_samples")
+        if not cost.cold_samples
     ]
     if warm:
         change_pct = (cur_s - base_s) / base_s * 100
@@ -258,7 +319,7 @@ def judge_cpu_time(sides: Sides) -> MetricVerdict | None:
     comparison = compare_sides(*samples, paired=sides.paired)
     noise = comparison.noise_pct
     if noise is None:
-        noise = combined_noise_pct(base_cost.get("cpu_noise_pct"), cur_cost.get("cpu_noise_pct"))
+        noise = combined_noise_pct(base_cost.cpu_noise_pct, cur_cost.cpu_noise_pct)
     change_pct = comparison.change_pct
     n_base, n_cur = comparison.processes
     # The values shown are the ones the change is computed from: the geometric mean of each
@@ -301,16 +362,16 @@ def judge_cpu_time(sides: Sides) -> MetricVerdict | None:
 
 
 def _pooled_noise_pct(sides: Sides, key: str) -> float | None:
-    base = _cold(sides.base.get("compile_cost"), key)
-    cur = _cold(sides.head.get("compile_cost"), key)
+    base_variant, cur_variant = _variants(sides)
+    base = _cold(base_variant.compile_cost, key)
+    cur = _cold(cur_variant.compile_cost, key)
     if not base or not cur or len(base) + len(cur) < 3:
         return None
     return compare_sides(base, cur, paired=sides.paired).noise_pct
 
 
-def _cold(cost: Doc | None, key: str) -> list[float]:
-    samples = (cost or {}).get("cold_samples") or []
-    values = [s.get(key) for s in samples if isinstance(s, Mapping)]
+def _cold(cost: CompileCost | None, key: str) -> list[float]:
+    values = [getattr(s, key) for s in (cost.cold_samples if cost is not None else ())]
     return [float(v) for v in values if is_number(v) and v > 0]
 
 

@@ -16,7 +16,8 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..rules import Subject, get_path, missing
+from ...results.model import GraphBreaks, RecompileEvent, Recompiles, Variant
+from ..rules import Subject, missing
 from ..verdict import MetricVerdict
 from .sides import Sides
 
@@ -31,42 +32,44 @@ DIAGNOSTIC_METRICS = {
 
 def judge(sides: Sides) -> list[MetricVerdict]:
     base, cur = sides.pair
+    if not isinstance(base, Variant) or not isinstance(cur, Variant):
+        return []  # eager has no diagnostics of its own
     thresholds = sides.policy.thresholds
     rows = [
         judge_count(
             sides.subject,
             "recompiles",
             "recompiles",
-            get_path(base, "recompiles", "count"),
-            get_path(cur, "recompiles", "count"),
+            base.recompiles.count if base.recompiles is not None else None,
+            cur.recompiles.count if cur.recompiles is not None else None,
             thresholds["recompiles_increase"],
-            recompile_detail(base, cur),
+            recompile_detail(base.recompiles, cur.recompiles),
         ),
         judge_graph_breaks(
             sides.subject,
-            base.get("graph_breaks"),
-            cur.get("graph_breaks"),
+            base.graph_breaks,
+            cur.graph_breaks,
             thresholds["graph_break_sites_increase"],
         ),
         judge_count(
             sides.subject,
             "fallbacks_to_eager",
             "fallbacks to eager",
-            base.get("fallbacks_to_eager"),
-            cur.get("fallbacks_to_eager"),
+            base.fallbacks_to_eager,
+            cur.fallbacks_to_eager,
             thresholds["fallbacks_increase"],
-            "".join(f"; {r}" for r in (cur.get("fallback_reasons") or [])[:1]),
+            "".join(f"; {r}" for r in (cur.fallback_reasons or ())[:1]),
         ),
     ]
     return [_explain_missing(row, cur) for row in rows if row is not None]
 
 
-def _explain_missing(row: MetricVerdict, cur: Doc) -> MetricVerdict:
+def _explain_missing(row: MetricVerdict, cur: Variant) -> MetricVerdict:
     """A diagnostic metric this run lacks: add why, when the variant says (`degraded`)."""
     key = DIAGNOSTIC_METRICS.get(row.metric)
-    if row.verdict != "missing" or key is None or cur.get(key) is not None:
+    if row.verdict != "missing" or key is None or getattr(cur, key) is not None:
         return row
-    failures = [reason for reason in cur.get("degraded") or [] if "diagnostics" in reason]
+    failures = [reason for reason in cur.degraded or () if "diagnostics" in reason]
     if not failures:
         return row
     return dataclasses.replace(row, message=f"{row.message} ({failures[0]})")
@@ -101,7 +104,10 @@ def judge_count(
 
 
 def judge_graph_breaks(
-    subject: Subject, base_gb: Doc | None, cur_gb: Doc | None, allowed_new: float
+    subject: Subject,
+    base_gb: GraphBreaks | None,
+    cur_gb: GraphBreaks | None,
+    allowed_new: float,
 ) -> MetricVerdict | None:
     """New sites (by file and line) are named; a site that only moved lines is not new.
 
@@ -111,8 +117,9 @@ def judge_graph_breaks(
     unjudged = missing(subject, "graph_break_sites", "graph breaks", base_gb, cur_gb, numeric=False)
     if unjudged is not None or base_gb is None or cur_gb is None:
         return unjudged
-    base_sites = gated_sites(base_gb.get("sites", []))
-    cur_sites = gated_sites(cur_gb.get("sites", []))
+    # The site helpers below work on the sites as JSON: report/annotations.py shares them.
+    base_sites = gated_sites(site.to_json() for site in base_gb.sites)
+    cur_sites = gated_sites(site.to_json() for site in cur_gb.sites)
     new, gone = diff_graph_break_sites(base_sites, cur_sites)
     if new:
         verdict = "regression" if len(new) > allowed_new else "pass"
@@ -162,16 +169,16 @@ def diff_graph_break_sites(
     return really_new, gone
 
 
-def recompile_detail(base: Doc, cur: Doc) -> str:
+def recompile_detail(base: Recompiles | None, cur: Recompiles | None) -> str:
     """The first recompile this run has and the baseline had not, and a newly hit limit."""
-    base_rc, cur_rc = base.get("recompiles") or {}, cur.get("recompiles") or {}
-    known = {_event_key(e) for e in base_rc.get("events", [])}
-    new = [e for e in cur_rc.get("events", []) if _event_key(e) not in known]
+    known = {_event_key(e) for e in (base.events if base is not None else ())}
+    new = [e for e in (cur.events if cur is not None else ()) if _event_key(e) not in known]
     detail = ""
     if new:
         event = new[0]
-        detail = f"; new: {event['function']} at {site_name(event)}: {event['reason']}"
-    if cur_rc.get("limit_hit") and not base_rc.get("limit_hit"):
+        where = f"{event.file}:{event.line}" if event.line is not None else event.file
+        detail = f"; new: {event.function} at {where}: {event.reason}"
+    if cur is not None and cur.limit_hit and not (base is not None and base.limit_hit):
         detail += "; the recompile limit was hit: that frame now runs eagerly"
     return detail
 
@@ -205,9 +212,5 @@ def _unique_sites(sites: Iterable[Doc], with_cause: bool) -> dict[tuple[Any, ...
     return unique
 
 
-def _event_key(event: Doc) -> tuple[Any, ...]:
-    return (event.get("function"), event.get("file"), event.get("line"), event.get("reason"))
-
-
-def _event_key(event: Doc) -> tuple[Any, ...]:
-    return (event.get("function"), event.get("file"), event.get("line"), event.get("reason"))
+def _event_key(event: RecompileEvent) -> tuple[Any, ...]:
+    return (event.function, event.file, event.line, event.reason)

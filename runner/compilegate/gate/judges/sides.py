@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Callable
+from functools import cached_property
+from typing import Any, Callable, NamedTuple
 
+from ...results.model import Eager, ResultDocument, Step, Variant
 from ..pairing import Pairing
 from ..policy import StepPolicy
 from ..rules import Subject
@@ -32,9 +34,8 @@ class SpeedUnits:
     why_raw: str = ""
 
     @classmethod
-    def between(cls, baseline_doc: Doc, result_doc: Doc) -> SpeedUnits:
-        base = (baseline_doc.get("environment") or {}).get("torch")
-        cur = (result_doc.get("environment") or {}).get("torch")
+    def between(cls, baseline: ResultDocument, result: ResultDocument) -> SpeedUnits:
+        base, cur = baseline.environment.torch, result.environment.torch
         if base and cur and base != cur:
             return cls(
                 RAW,
@@ -48,16 +49,33 @@ class SpeedUnits:
         return self.normalisation == YARDSTICK
 
 
+class JsonSides(NamedTuple):
+    """The same sides as plain JSON mappings, for a judge not yet reading attributes."""
+
+    base: Doc
+    head: Doc
+    base_step: Doc
+    head_step: Doc
+
+    @property
+    def steps(self) -> tuple[Doc, Doc]:
+        return self.base_step, self.head_step
+
+    @property
+    def pair(self) -> tuple[Doc, Doc]:
+        return self.base, self.head
+
+
 @dataclass(frozen=True)
 class Sides:
     """One subject of the comparison. For a variant, `base`/`head` are the variant entries;
     for the eager rows (subject variant "eager") they are the steps' `eager` entries."""
 
     subject: Subject
-    base: Doc
-    head: Doc
-    base_step: Doc
-    head_step: Doc
+    base: Variant | Eager
+    head: Variant | Eager
+    base_step: Step
+    head_step: Step
     policy: StepPolicy
     units: SpeedUnits
     pairing: Pairing | None = None  # both sides measured in one job, alternating
@@ -70,12 +88,22 @@ class Sides:
         return self.pairing is not None
 
     @property
-    def steps(self) -> tuple[Doc, Doc]:
+    def steps(self) -> tuple[Step, Step]:
         return self.base_step, self.head_step
 
     @property
-    def pair(self) -> tuple[Doc, Doc]:
+    def pair(self) -> tuple[Variant | Eager, Variant | Eager]:
         return self.base, self.head
+
+    @cached_property
+    def json(self) -> JsonSides:
+        """These sides as JSON (the model's door out), for the judges still reading keys."""
+        return JsonSides(
+            self.base.to_json(),
+            self.head.to_json(),
+            self.base_step.to_json(),
+            self.head_step.to_json(),
+        )
 
 
 # A judge: one metric family's rows for one subject (none when it measured nothing).

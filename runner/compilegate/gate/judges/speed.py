@@ -44,6 +44,7 @@ from ...results.processes import (
     keyed_variant_records,
     paired_records,
     speedup_values,
+    within_process,
 )
 from ...results.stats import ProcessComparison, compare_sides
 from ..history import HISTORY_RUNS, MIN_HISTORY_RUNS, Prediction, history_values, predict
@@ -80,8 +81,15 @@ def judge_eager(sides: Sides) -> list[MetricVerdict]:
         row = judge_processes(
             sides,
             "eager_step_ms",
-            [eager_values(r, per_yardstick=per_yardstick) for r in records],
-            [eager_values(r, per_yardstick=False) for r in records],
+            _paired(
+                sides,
+                records,
+                [eager_values(r, per_yardstick=per_yardstick) for r in records],
+                "eager",
+            ),
+            _paired(
+                sides, records, [eager_values(r, per_yardstick=False) for r in records], "eager"
+            ),
             threshold,
             (normalisation, units),
             history=history_of(sides, "eager_step", normalisation),
@@ -100,10 +108,10 @@ def judge_variant(sides: Sides) -> list[MetricVerdict]:
         speedup = judge_speed(
             sides.subject,
             "speedup",
-            get_path(sides.base, "speedup", "median"),
-            get_path(sides.head, "speedup", "median"),
+            get_path(sides.json.base, "speedup", "median"),
+            get_path(sides.json.head, "speedup", "median"),
             thresholds["speedup_drop_pct"],
-            (speedup_noise_pct(sides.base), speedup_noise_pct(sides.head)),
+            (speedup_noise_pct(sides.json.base), speedup_noise_pct(sides.json.head)),
         )
         compiled = judge_from_medians(
             sides, "compiled_step_ms", thresholds["compiled_step_time_growth_pct"]
@@ -111,7 +119,7 @@ def judge_variant(sides: Sides) -> list[MetricVerdict]:
         return _listed(
             speedup, reported_only(compiled, step_time_gate(sides, "compiled_step", None))
         )
-    speedups = [speedup_values(r) for r in records]
+    speedups = _paired(sides, records, [speedup_values(r) for r in records], "speedup")
     speedup = judge_processes(
         sides,
         "speedup",
@@ -126,8 +134,15 @@ def judge_variant(sides: Sides) -> list[MetricVerdict]:
     compiled = judge_processes(
         sides,
         "compiled_step_ms",
-        [compiled_values(r, per_yardstick=per_yardstick) for r in records],
-        [compiled_values(r, per_yardstick=False) for r in records],
+        _paired(
+            sides,
+            records,
+            [compiled_values(r, per_yardstick=per_yardstick) for r in records],
+            "compiled",
+        ),
+        _paired(
+            sides, records, [compiled_values(r, per_yardstick=False) for r in records], "compiled"
+        ),
         thresholds["compiled_step_time_growth_pct"],
         (normalisation, units),
         history=history_of(sides, "compiled_step", normalisation),
@@ -150,7 +165,7 @@ def _history_values(sides: Sides, family: str, normalisation: str | None) -> lis
         key = family
     else:
         key = f"{family}_yardsticks" if normalisation == YARDSTICK else f"{family}_ms"
-    return history_values(sides.base_step, sides.subject.variant, key)
+    return history_values(sides.json.base_step, sides.subject.variant, key)
 
 
 def step_time_gate(sides: Sides, family: str, normalisation: str | None) -> str | None:
@@ -178,15 +193,25 @@ def step_time_gate(sides: Sides, family: str, normalisation: str | None) -> str 
 # -- shared with distribution.py --------------------------------------------------------------
 
 
+def _paired(
+    sides: Sides, records: Records, values: Sequence[Sequence[float]], kind: str
+) -> list[Sequence[float]]:
+    """In a paired comparison, the pairs measured in one process are judged on the ratio
+    measured inside it (processes.within_process); the base's values stay."""
+    if not sides.paired:
+        return list(values)
+    return [values[0], within_process(values[0], values[1], records[1], kind)]
+
+
 def eager_records_of(sides: Sides) -> Records:
     """Each run's processes that timed eager; in a paired comparison, the pairs (the same
     process of both sides, in the same order)."""
-    keyed = (keyed_eager_records(sides.base_step), keyed_eager_records(sides.head_step))
+    keyed = (keyed_eager_records(sides.json.base_step), keyed_eager_records(sides.json.head_step))
     return _records(sides, keyed)
 
 
 def variant_records_of(sides: Sides) -> Records:
-    keyed = (keyed_variant_records(sides.base), keyed_variant_records(sides.head))
+    keyed = (keyed_variant_records(sides.json.base), keyed_variant_records(sides.json.head))
     return _records(sides, keyed)
 
 

@@ -54,20 +54,20 @@ def judge_from_medians(sides: Sides, metric: str, threshold_pct: float) -> Metri
     """Step time from medians: in yardstick units when both runs timed it on the same
     torch, with the run-to-run drift each run could see counted as noise."""
     if metric == "eager_step_ms":
-        docs = (sides.base_step.get("eager") or {}, sides.head_step.get("eager") or {})
+        docs = (sides.json.base_step.get("eager") or {}, sides.json.head_step.get("eager") or {})
         ratio_key = "per_yardstick"
-        raw_noise = (eager_noise_pct(sides.base_step), eager_noise_pct(sides.head_step))
+        raw_noise = (eager_noise_pct(sides.json.base_step), eager_noise_pct(sides.json.head_step))
     else:
-        docs = sides.pair
+        docs = sides.json.pair
         ratio_key = "compiled_per_yardstick"
         raw_noise = (
-            compiled_noise_pct(sides.base, sides.base_step),
-            compiled_noise_pct(sides.head, sides.head_step),
+            compiled_noise_pct(sides.json.base, sides.json.base_step),
+            compiled_noise_pct(sides.json.head, sides.json.head_step),
         )
     base, cur = docs
     values = (get_path(base, "step_ms", "median"), get_path(cur, "step_ms", "median"))
     ratios = (base.get(ratio_key), cur.get(ratio_key))
-    steps = sides.steps
+    steps = sides.json.steps
     if sides.units.normalisation == YARDSTICK and ratios[0] and ratios[1]:
         noise = (
             yardstick_noise_pct(

@@ -16,14 +16,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ...results.model import TorchState
 from ..verdict import MetricVerdict
 from .sides import Sides
 
-Doc = Mapping[str, Any]
+# One setting's change: {"before": ..., "after": ...} (the schema requires both).
+Change = Mapping[str, Any]
 
 
 def judge(sides: Sides) -> list[MetricVerdict]:
-    base_state, cur_state = sides.base.get("torch_state"), sides.head.get("torch_state")
+    base_state, cur_state = sides.base.torch_state, sides.head.torch_state
     if base_state is None and cur_state is None:
         return []
     base = _changed(base_state)
@@ -61,26 +63,25 @@ def judge(sides: Sides) -> list[MetricVerdict]:
     ]
 
 
-def _changed(state: Any) -> dict[str, Any]:
-    changed = state.get("changed") if isinstance(state, Mapping) else None
-    return dict(changed) if isinstance(changed, Mapping) else {}
+def _changed(state: TorchState | None) -> dict[str, Change]:
+    return dict(state.changed) if state is not None else {}
 
 
-def _after(change: Any) -> Any:
-    return change.get("after") if isinstance(change, Mapping) else None
+def _after(change: Change | None) -> Any:
+    return change["after"] if change is not None else None
 
 
-def _before(change: Any) -> Any:
-    return change.get("before") if isinstance(change, Mapping) else None
+def _before(change: Change | None) -> Any:
+    return change["before"] if change is not None else None
 
 
-def _listing(changed: Mapping[str, Any]) -> str:
+def _listing(changed: Mapping[str, Change]) -> str:
     return ", ".join(
         f"{name} {_before(c)!r} → {_after(c)!r}" for name, c in sorted(changed.items())
     )
 
 
-def _difference(name: str, base: Any, cur: Any) -> str:
+def _difference(name: str, base: Change | None, cur: Change | None) -> str:
     if base is None:
         return f"{name} {_before(cur)!r} → {_after(cur)!r} (the baseline's step left it)"
     if cur is None:

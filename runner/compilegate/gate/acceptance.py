@@ -1,0 +1,87 @@
+"""Accepting an intended change: a maintainer's label turns regression rows into `accepted`.
+
+A pull request that is slower, or compiles into more work, on purpose would otherwise fail
+the required check until it is merged over it. The base branch's config names a label
+(`accept_label`, default "compilegate: accept"; null turns acceptance off). When a
+maintainer applies it to the pull request, and github/acceptance.py has verified that from
+the event and from GitHub's own view of the pull request, `accept` here turns every
+`regression` row into `accepted` (exit 0) and records who accepted it with which label.
+
+What it never does:
+- read the label from the pull request's config: `accept_label` is read from the base
+  side's document only (the baseline written on the default branch, or the base side of a
+  paired run, which REF's config measured), so nothing the pull request writes can name a
+  label of its own or turn acceptance on;
+- accept anything but a regression: an `error`, `missing`, `removed` or `incomparable` row
+  keeps failing the job, since the gate could not judge it and a label cannot judge it
+  either;
+- accept a version whose base side turned acceptance off, or names another label.
+
+A run set applies it to each of its versions (run_set.RunSetVerdict.accepted). Pure:
+documents and verdicts in, verdicts out.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..config.model import DEFAULT_ACCEPT_LABEL
+from .verdict import MetricVerdict, VerdictReport
+
+ACCEPTABLE = frozenset({"regression"})
+
+
+@dataclass(frozen=True)
+class Acceptance:
+    """A label on the pull request, applied by `login`, verified by github/acceptance.py on
+    the measured commit."""
+
+    label: str
+    login: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"login": self.login, "label": self.label}
+
+    def words(self) -> str:
+        """`@maintainer (label "compilegate: accept")`."""
+        return f'@{self.login} (label "{self.label}")'
+
+
+def accept_label_of(base_document: Mapping[str, Any] | None) -> str | None:
+    """The label the base side's config accepts with, or None (acceptance off, or no base).
+
+    A document from before the key records none: the default. Anything but a non-empty
+    string or null (a hand-edited baseline) turns acceptance off."""
+    if base_document is None:
+        return None
+    config = base_document.get("config")
+    if not isinstance(config, Mapping) or "accept_label" not in config:
+        return DEFAULT_ACCEPT_LABEL
+    label = config["accept_label"]
+    return label if isinstance(label, str) and label.strip() else None
+
+
+def accept(
+    report: VerdictReport, accept_label: str | None, acceptance: Acceptance | None
+) -> VerdictReport:
+    """The report with its regression rows accepted, when `acceptance` is for the label the
+    base side names; else the report unchanged."""
+    if acceptance is None or accept_label is None or acceptance.label != accept_label:
+        return report
+    if not report.rows("regression"):
+        return report
+    rows = tuple(_accepted(row, acceptance) for row in report.verdicts)
+    return dataclasses.replace(report, verdicts=rows, accepted_by=acceptance.to_dict())
+
+
+def _accepted(row: MetricVerdict, acceptance: Acceptance) -> MetricVerdict:
+    if row.verdict not in ACCEPTABLE:
+        return row
+    return dataclasses.replace(
+        row,
+        verdict="accepted",
+        message=f"{row.message}; accepted by {acceptance.words()}",
+    )

@@ -1,0 +1,443 @@
+"""What `compilegate run` prints on stdout: the verdict first and last, each table once.
+
+    verdict      alone: one line per step with its decision (compile with X, stay eager,
+                 undecided) and when it pays off; with a baseline or --against: the gate's
+                 headline (headline.py), the same sentence the PR comment starts with
+    context      the machine and torch; the commits compared; the run-health line
+    variants     one table per step: speedup with its 95 % interval, eager and compiled ms of
+                 the same statistic the speedup is made of (the mean, or the median for a
+                 result without processes), compile seconds, break-even, counts
+    attention    with a comparison: every failing or unclear gate row, its values with the
+                 digits its change needs (never `18 ms → 18 ms −10 %`)
+    advice       what to do, and the command that shows every gate row
+    where        one line: where the result went
+    verdict      again, last
+
+Laid out by text_layout.py, which never breaks a number (`11,000`, `−10 %`): a table too
+wide for the terminal has its rows stacked instead. Progress goes to stderr (one line per
+child process: run/step_measurement.py; the phases with --verbose: run/launcher.py).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..gate.run_set import RunSetVerdict
+from ..gate.verdict import MetricVerdict, sorted_by_severity
+from ..results.payoff import process_means
+from ..results.processes import geometric_mean
+from ..results.run_health import health_line
+from . import wording as w
+from .advice import advice_for
+from .headline import headline_of
+from .row_cells import ROW_HEADER, row_cells
+from .speeds import IN_PROCESS, Speed, best_variant, pays_off_text, variant_speed
+from .tables import printable
+from .text_layout import fit_table, wrap_words
+
+Doc = Mapping[str, Any]
+WIDEST = 100
+NARROWEST = 60
+ATTENTION_ROWS_SHOWN = 12
+# Failing rows whose message says what the table cannot: where the graph break is, and why.
+SAID_BY_MESSAGE = ("graph_break", "recompile", "numerics", "fallback")
+FASTEST_NOTE = (
+    "Speed rows against the baseline compare each process's fastest iterations (what load "
+    "moves least), so their values are not the mean speedups of the table above."
+)
+VALUES = ROW_HEADER.index("baseline → now")
+
+_RAW_MS = re.compile(r"raw ([0-9.]+) ms → ([0-9.]+) ms, ([+−-][0-9.]+) %")
+YARDSTICK_NOTE = (
+    "Step times between runs are judged per yardstick (a fixed torch workload timed beside "
+    "the step), so a slower runner does not read as a slower step: the change is per "
+    "yardstick, the ms and the raw % what was measured."
+)
+
+
+def terminal_width(columns: int | None) -> int:
+    """The width the text is laid out for: the terminal's, within 60–100 columns."""
+    return max(NARROWEST, min(WIDEST, columns or WIDEST))
+
+
+@dataclass(frozen=True)
+class Statistic:
+    """How a variant's eager and compiled ms were summarised, so the speedup beside them is
+    their ratio: `mean` (per process, geometric mean over processes) or `median`."""
+
+    name: str
+    processes: int
+
+
+def render_run_text(
+    document: Doc,
+    *,
+    width: int = WIDEST,
+    run_set: RunSetVerdict | None = None,
+    where_lines: Sequence[str] = (),
+    every_row_command: str | None = None,
+) -> str:
+    """The whole stdout of `compilegate run`. `run_set`: the comparison with a baseline (or
+    the base, in paired mode); `where_lines`: where the results went; `every_row_command`:
+    what shows every gate row."""
+    verdict = _verdict_lines(document, run_set, width)
+    lines = [*verdict, *_context(document, run_set, width)]
+    for step in document.get("steps", []):
+        lines += ["", *_step_lines(step, width)]
+    legend = _legend(document)
+    if run_set is not None:
+        lines += _attention(run_set, width, every_row_command)
+    lines.append("")
+    for sentence in legend:
+        lines += wrap_words(sentence, width)
+    lines += where_lines  # one line each, however long: a path is copied whole
+    lines += ["", *verdict]
+    return printable("\n".join(lines) + "\n")
+
+
+# -- the verdict ------------------------------------------------------------------------------
+
+
+def _verdict_lines(document: Doc, run_set: RunSetVerdict | None, width: int) -> list[str]:
+    if run_set is not None:
+        icon, headline = headline_of(run_set)
+        return wrap_words(f"{icon} compilegate {headline}".strip(), width, hanging="  ")
+    lines: list[str] = []
+    for step in document.get("steps", []):
+        lines += wrap_words(f"→ {step_decision(step)}", width, hanging="  ")
+    return lines or ["→ no step measured"]
+
+
+def step_decision(step: Doc) -> str:
+    """One line per step: `gpt: compile with reduce-overhead 3.50× (3.28–3.73) by mean step
+    time: pays off after 1,500 steps (…)`, `stay eager: …`, `undecided: …`, or why it failed."""
+    name = step.get("name")
+    if step.get("status") != "ok":
+        return f"{name}: failed: {_first_line(step.get('error'))}"
+    recommendation = step.get("recommendation") or {}
+    decision = recommendation.get("decision")
+    chosen = next(
+        (v for v in step.get("variants", []) if v.get("id") == recommendation.get("variant")),
+        None,
+    )
+    best = best_variant(step)
+    if best is None:
+        return f"{name}: no variant ran"
+    variant, speed = best if chosen is None else (chosen, variant_speed(step, chosen))
+    said = f"{variant.get('id')} {speed.text()}" if speed else str(variant.get("id"))
+    said += f" by {_statistic_words(step, variant)}"
+    pays_off = pays_off_text(step)
+    if decision == "compile" and chosen is not None:
+        return f"{name}: compile with {said}: pays off {pays_off}"
+    if decision == "stay_eager":
+        if speed is not None and speed.high is not None and speed.high < 1:
+            return f"{name}: stay eager: no variant beats eager (best: {said})"
+        if pays_off.startswith("after "):
+            return f"{name}: stay eager ({said}): pays off {pays_off.removesuffix(': stay eager')}"
+        per_run = recommendation.get("steps_per_run")
+        run = f"a {per_run:,.0f}-step run" if isinstance(per_run, (int, float)) else "a run"
+        return f"{name}: stay eager: compiling does not pay off within {run} ({said})"
+    if decision is not None:
+        return f"{name}: {pays_off} ({said})"
+    return f"{name}: {said}: {speed.words() if speed else 'no speed'}; no decision recorded"
+
+
+def _statistic_words(step: Doc, variant: Doc) -> str:
+    statistic = variant_statistic(step, variant)
+    return "mean step time" if statistic.name == "mean" else "median step time"
+
+
+def _first_line(text: object) -> str:
+    lines = str(text or "").strip().splitlines()
+    line = lines[0] if lines else "no reason recorded"
+    return line if len(line) <= 160 else line[:159] + "…"
+
+
+# -- context ----------------------------------------------------------------------------------
+
+
+def _context(document: Doc, run_set: RunSetVerdict | None, width: int) -> list[str]:
+    env = document.get("environment") or {}
+    where = env.get("gpu_name") or f"CPU, {env.get('cpu_count') or '?'} cores"
+    cache = env.get("inductor_cache")
+    parts = [
+        f"compilegate {(document.get('tool') or {}).get('version', '?')}",
+        f"torch {env.get('torch')}",
+        str(where),
+        f"Python {env.get('python')}",
+    ]
+    if cache:
+        parts.append(f"inductor cache {cache}")
+    lines = wrap_words(" · ".join(parts), width, hanging="  ")
+    if run_set is not None and run_set.baseline is not None:
+        base_env = run_set.baseline.get("environment") or {}
+        paired = next((v.verdict.paired for v in run_set.versions if v.verdict), None)
+        against = f"base {_short(base_env.get('commit'))}" if paired else "baseline"
+        if not paired:
+            against += f" {_short(base_env.get('commit'))} (torch {base_env.get('torch')})"
+        head = f"head {_short(env.get('commit'))} against {against}"
+        lines += wrap_words(head + (f" · {paired}" if paired else ""), width, hanging="  ")
+    health = health_line(document)
+    if health:
+        lines += wrap_words(health, width, hanging="  ")
+    return lines
+
+
+def _short(sha: object) -> str:
+    return str(sha)[:7] if sha else "(not recorded)"
+
+
+# -- the variants of a step -------------------------------------------------------------------
+
+
+def variant_statistic(step: Doc, variant: Doc) -> Statistic:
+    """The statistic the variant's speedup is made of: the mean over its processes when the
+    speedup is the decision's (results/payoff.py), else the in-process median ratio."""
+    speed = variant_speed(step, variant)
+    means = process_means(variant)
+    if speed is not None and speed.estimator != IN_PROCESS and means:
+        return Statistic("mean", len(means))
+    return Statistic("median", 1)
+
+
+def variant_ms(step: Doc, variant: Doc) -> tuple[float, float] | None:
+    """(eager ms, compiled ms) by the statistic of the variant's speedup: for the mean, the
+    geometric mean over processes of each one's mean, so eager ÷ compiled is the speedup."""
+    if variant_statistic(step, variant).name == "mean":
+        means = process_means(variant)
+        return geometric_mean([e for e, _ in means]), geometric_mean([c for _, c in means])
+    eager, compiled = variant.get("eager_step_ms") or {}, variant.get("step_ms") or {}
+    if isinstance(eager.get("median"), (int, float)) and isinstance(
+        compiled.get("median"), (int, float)
+    ):
+        return float(eager["median"]), float(compiled["median"])
+    return None
+
+
+def _step_lines(step: Doc, width: int) -> list[str]:
+    device = step.get("device")
+    title = f"step {step.get('name')}" + (f" ({device})" if device else "")
+    if step.get("status") != "ok":
+        return wrap_words(f"{title}: failed: {step.get('error')}", width, hanging="    ")
+    eager = step.get("eager") or {}
+    noise = eager.get("noise_pct")
+    if isinstance(noise, (int, float)):
+        title += f" · eager A/A noise ±{noise:.1f} %"
+    rows: list[list[str]] = []
+    notes: list[str] = []
+    for variant in step.get("variants", []):
+        if variant.get("status") != "ok":
+            rows.append([str(variant.get("id")), "failed", *["-"] * 7])
+            notes += [f"{variant.get('id')}: failed: {variant.get('error')}"]
+            continue
+        rows.append(_variant_row(step, variant))
+        notes += [f"{variant.get('id')}: degraded: {r}" for r in variant.get("degraded") or []]
+    header = [
+        "variant",
+        "speedup, 95 % CI",
+        "eager ms",
+        "compiled ms",
+        "compile s",
+        "break-even steps",
+        "graph breaks",
+        "recompiles",
+        "numerics",
+    ]
+    header, rows, same = _drop_said_once(header, rows)
+    lines = [title, *fit_table([header, *rows], width, indent="  ")]
+    if same:
+        lines += wrap_words("every variant: " + "; ".join(same), width, indent="  ", hanging="    ")
+    for note in notes:
+        lines += wrap_words(note, width, indent="  ", hanging="    ")
+    return lines
+
+
+def _variant_row(step: Doc, variant: Doc) -> list[str]:
+    speed = variant_speed(step, variant)
+    ms = variant_ms(step, variant)
+    eager, compiled = ("-", "-") if ms is None else (_ms(ms[0]), _ms(ms[1]))
+    compile_s = ((variant.get("payoff") or {}).get("compile_s") or {}).get("estimate")
+    if not isinstance(compile_s, (int, float)):
+        compile_s = variant.get("compile_s")  # the first process's cold compile
+    return [
+        str(variant.get("id")),
+        "-" if speed is None else speed.text(),
+        eager,
+        compiled,
+        f"{compile_s:.1f}" if isinstance(compile_s, (int, float)) else "-",
+        _break_even(step, variant, speed),
+        _count(variant.get("graph_breaks")),
+        _count(variant.get("recompiles")),
+        str((variant.get("numerics") or {}).get("status", "-")),
+    ]
+
+
+def _drop_said_once(
+    header: list[str], rows: list[list[str]]
+) -> tuple[list[str], list[list[str]], list[str]]:
+    """Columns (after the speed and times) with one value on every row of several: said once."""
+    if len(rows) < 2:
+        return header, rows, []
+    keep, same = [], []
+    for i, name in enumerate(header):
+        values = {row[i] for row in rows}
+        if i >= 5 and len(values) == 1:
+            same.append(f"{name} {values.pop()}")
+        else:
+            keep.append(i)
+    return [header[i] for i in keep], [[row[i] for i in keep] for row in rows], same
+
+
+def _ms(value: float) -> str:
+    """Four significant digits: enough that eager ÷ compiled gives back the speedup shown."""
+    if value >= 1000:
+        return f"{value:,.0f}"
+    if value <= 0:
+        return f"{value:.3f}"
+    return f"{value:.{max(0, 3 - math.floor(math.log10(value)))}f}"
+
+
+def _break_even(step: Doc, variant: Doc, speed: Speed | None) -> str:
+    """The break-even the decision uses, two significant digits, with its 95 % interval."""
+    payoff = variant.get("payoff") or {}
+    interval = payoff.get("break_even_steps")
+    if isinstance(interval, Mapping) and interval.get("estimate") is not None:
+        shown = w.steps_text(interval["estimate"]).removesuffix(" steps")
+        low, high = interval.get("low"), interval.get("high")
+        if low is not None and high is not None:
+            shown += f" ({w.steps_text(low).removesuffix(' steps')}–"
+            shown += f"{w.steps_text(high).removesuffix(' steps')})"
+        elif low is not None:
+            shown += f" ({w.steps_text(low).removesuffix(' steps')}–never)"
+        return shown
+    if speed is not None and speed.high is not None and speed.high < 1:
+        return "never: slower"
+    value = variant.get("break_even_steps")
+    return w.steps_text(value).removesuffix(" steps") if value is not None else "-"
+
+
+def _count(section: Doc | None) -> str:
+    return "-" if section is None else str(section.get("count", "-"))
+
+
+def _legend(document: Doc) -> list[str]:
+    """What the numbers are, once: the statistic of each step's ms and speedup."""
+    statistics: set[tuple[str, int]] = set()
+    for step in document.get("steps", []):
+        for variant in step.get("variants", []):
+            if variant.get("status") == "ok" and variant_speed(step, variant) is not None:
+                stat = variant_statistic(step, variant)
+                statistics.add((stat.name, stat.processes))
+    out = []
+    for name, processes in sorted(statistics):
+        if name == "mean":
+            out.append(
+                f"eager ms, compiled ms: mean step time (outliers included) of each process, "
+                f"geometric mean over {processes} processes; speedup: eager ÷ compiled of "
+                "those, 95 % CI over the processes; compile s: mean of the cold compiles; "
+                "break-even: compile ÷ time saved per step, 95 % interval for one run."
+            )
+        else:
+            out.append(
+                "eager ms, compiled ms: median step time in one process; speedup: their "
+                "ratio, 95 % CI over the interleaved rounds."
+            )
+    return out
+
+
+# -- the comparison ---------------------------------------------------------------------------
+
+
+def _attention(run_set: RunSetVerdict, width: int, every_row_command: str | None) -> list[str]:
+    several = len(run_set.versions) > 1
+    rows = [
+        (version, row)
+        for version in run_set.versions
+        if version.verdict is not None
+        for row in sorted_by_severity(version.verdict.verdicts)
+        if row.verdict in w.FAILING or row.verdict == "inconclusive"
+    ]
+    lines: list[str] = []
+    if rows:
+        header = (("torch",) if several else ()) + ROW_HEADER
+        at = VALUES + (1 if several else 0)
+        cells = []
+        for version, row in rows[:ATTENTION_ROWS_SHOWN]:
+            cell = list(row_cells(version, row, several))
+            if row.metric not in ("step", "variant"):
+                cell[at] = values_with_change(row, cell[at])
+            cells.append(cell)
+        failing = sum(1 for _, r in rows if r.verdict in w.FAILING)
+        title = f"Fails ({failing})" if failing else "Needs a look"
+        if failing and failing < len(rows):
+            title += f", needs a look ({len(rows) - failing})"
+        elif not failing:
+            title += f" ({len(rows)})"
+        lines += ["", title + ":", *fit_table([header, *cells], width, indent="  ")]
+        if len(rows) > ATTENTION_ROWS_SHOWN:
+            lines.append(f"  and {len(rows) - ATTENTION_ROWS_SHOWN} more")
+        for _, row in rows[:ATTENTION_ROWS_SHOWN]:
+            if row.metric.startswith(SAID_BY_MESSAGE) and row.verdict in w.FAILING:
+                said = f"{w.row_subject(row)}: {row.message}"
+                lines += wrap_words(said, width, indent="  ", hanging="    ")
+    if any("fastest iterations" in row.message for _, row in rows):
+        lines += ["", *wrap_words(FASTEST_NOTE, width)]
+    if any(row.unit == "yardsticks" for _, row in rows):
+        lines += ["", *wrap_words(YARDSTICK_NOTE, width)]
+    for version in run_set.versions:
+        for note in version.verdict.notes if version.verdict else ():
+            lines += ["", *wrap_words(note.replace("`", ""), width)]
+    for sentence, command in advice_for(run_set):
+        lines += ["", *wrap_words(sentence, width)]
+        if command:
+            lines.append(f"  {command}")
+    if every_row_command:
+        lines += ["", "Every gate row, with its reason:", f"  {every_row_command}"]
+    return lines
+
+
+def values_with_change(row: MetricVerdict, shown: str) -> str:
+    """`baseline → now` with the digits its change needs: when the rounded values read the
+    same (or closer than the change), three significant digits, then more."""
+    raw = _RAW_MS.search(row.message) if row.unit == "yardsticks" else None
+    if raw is not None:  # judged per yardstick; the milliseconds measured say their own change
+        a, b = float(raw.group(1)), float(raw.group(2))
+        change = float(raw.group(3).replace("−", "-"))
+        return f"{_significant(a, 3)} ms → {_significant(b, 3)} ms ({change:+.0f} % raw)".replace(
+            "-", "−"
+        )
+    base, now = row.baseline, row.current
+    if not isinstance(base, (int, float)) or not isinstance(now, (int, float)) or not base:
+        return shown
+    found = re.findall(r"[0-9][0-9,]*\.?[0-9]*", shown)
+    if len(found) == 2 and _agrees(found, base, now):
+        return shown
+    unit = {"ms": " ms", "s": " s", "x": "×"}.get(row.unit or "")
+    if unit is None:
+        return shown
+    for digits in (3, 4, 5):
+        texts = [_significant(v, digits) for v in (base, now)]
+        if _agrees(texts, base, now):
+            break
+    return f"{texts[0]}{unit} → {texts[1]}{unit}"
+
+
+def _agrees(texts: Sequence[str], base: float, now: float) -> bool:
+    """Whether the rounded values show the change within a fifth of it (or one point)."""
+    try:
+        a, b = (float(t.replace(",", "")) for t in texts)
+    except ValueError:
+        return False
+    if not a:
+        return False
+    change, shown = (now - base) / base * 100, (b - a) / a * 100
+    return abs(shown - change) <= max(1.0, abs(change) / 5)
+
+
+def _significant(value: float, digits: int) -> str:
+    text = f"{value:.{digits}g}"
+    return f"{float(text):,.0f}" if "e" in text else text

@@ -1,0 +1,701 @@
+"""The result document as a type: frozen dataclasses mirroring schemas/result.schema.json.
+
+`parse(raw, source, role)` is the one door in. It checks what the schema cannot (no NaN or
+Infinity, unique step names and variant ids), validates against the schema, upgrades the
+shapes an earlier compilegate wrote, and builds the dataclasses; after it, gate, report and
+the run side read attributes and never test for a missing key. `to_json()` is the one door
+out. A baseline is a result accepted from the default branch (schemas/baseline.schema.json),
+read with role="baseline".
+
+Older shapes, upgraded here:
+- a baseline from before compile cost and torch state were recorded lacks a variant's
+  `compile_cost` and `torch_state`: both read as None (the gate says they are new);
+- `dynamic`, `fullgraph`, `backend`, `compile_target` absent on a variant read as the
+  defaults `torch.compile` uses (VARIANT_DEFAULTS).
+
+Mirrors: a field per schema property, the same names; a nullable or optional property is
+`X | None` (None when null or absent), an array a tuple, a status an enum. Objects the schema
+leaves open (a step's `settings`, a variant's `cache`, `measurement_env`, `torch_state`'s
+changed values, a history run's variants) stay read-only mappings.
+tests/contract/test_result_model.py holds the fields equal to the schema's properties.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import math
+import types
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from ..errors import BaselineError
+from ..schemas import format_key_path, validation_errors
+
+ROLES = ("result", "baseline")
+# Keys a baseline recorded by an earlier compilegate lacks (compile cost and torch state
+# came later): such a baseline is still judged against.
+KEYS_OLD_BASELINES_LACK = ("compile_cost", "torch_state")
+# What an absent variant definition key means: torch.compile's own defaults.
+VARIANT_DEFAULTS = {
+    "mode": "default",
+    "dynamic": None,
+    "compile_target": "model",
+    "fullgraph": False,
+    "backend": "inductor",
+}
+# A variant that ran carries every gated measurement: one that could not be measured is
+# an explicit null, never a missing key (the schema's rule for status "ok").
+MEASURED_WHEN_OK = (
+    "compile_s",
+    "noise_pct",
+    "peak_bytes",
+    "recompiles",
+    "graph_breaks",
+    "fallbacks_to_eager",
+    "torch_state",
+)
+# A decided recommendation carries these of the quoted variant's payoff, null when unknown.
+PAYOFF_NULLS = (
+    "speedup",
+    "break_even_steps",
+    "warm_break_even_steps",
+    "saving_s",
+    "processes_needed",
+)
+MAX_DETAIL_CHARS = 200
+
+
+class Status(str, enum.Enum):
+    OK = "ok"
+    ERROR = "error"
+
+
+class NumericsStatus(str, enum.Enum):
+    PASS = "pass"
+    FAIL = "fail"
+    SKIPPED = "skipped"
+    ERROR = "error"
+
+
+class Decision(str, enum.Enum):
+    COMPILE = "compile"
+    STAY_EAGER = "stay_eager"
+    UNDECIDED = "undecided"
+
+
+class Model:
+    """What every document class shares: the door out."""
+
+    # Optional properties written as null when None (the schema requires them, nullable).
+    REQUIRED: ClassVar[tuple[str, ...]] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        nulls = self.written_as_null()
+        for item in dataclasses.fields(self):  # type: ignore[arg-type]
+            value = getattr(self, item.name)
+            if value is None and item.name not in nulls:
+                continue
+            out[item.name] = _to_json(value)
+        return out
+
+    def written_as_null(self) -> tuple[str, ...]:
+        """The properties the schema requires of this object even when null."""
+        return self.REQUIRED
+
+
+def _to_json(value: Any) -> Any:
+    if isinstance(value, Model):
+        return value.to_json()
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, tuple):
+        return [_to_json(v) for v in value]
+    if isinstance(value, Mapping):
+        return {k: _to_json(v) for k, v in value.items()}
+    return value
+
+
+# --- environment, head ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Tool(Model):
+    REQUIRED = ("name", "version")
+    name: Any = None
+    version: str | None = None
+
+
+@dataclass(frozen=True)
+class ConfigRef(Model):
+    path: str | None = None
+    sha256: str | None = None
+    # Absent in older documents (read as the default label by gate/acceptance.accept_label_of,
+    # which tells absent from null in the raw document: null turns acceptance off).
+    accept_label: str | None = None
+
+
+@dataclass(frozen=True)
+class Pairing(Model):
+    id: str
+    role: str
+    base_label: str | None = None
+    head_label: str | None = None
+    order: str | None = None
+    mode: str | None = None
+
+
+@dataclass(frozen=True)
+class Environment(Model):
+    REQUIRED = ("torch", "device", "gpu_name", "python")
+    torch: str | None = None
+    torch_git_version: str | None = None
+    cuda: str | None = None
+    cudnn: str | None = None
+    device: str | None = None
+    gpu_name: str | None = None
+    gpu_count: int | None = None
+    driver: str | None = None
+    python: str | None = None
+    python_executable: str | None = None
+    platform: str | None = None
+    processor: str | None = None
+    cpu_model: str | None = None
+    cpu_count: int | None = None
+    torch_num_threads: int | None = None
+    timer: str | None = None
+    commit: str | None = None
+    inductor_cache: str | None = None
+    measurement_env: Mapping[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class MachineHealth(Model):
+    seconds: float | None = None
+    cpu_count: int | None = None
+    load_average_mean: float | None = None
+    load_average_max: float | None = None
+    others_cpu_pct: float | None = None
+    steal_pct: float | None = None
+
+
+@dataclass(frozen=True)
+class GpuHealth(Model):
+    name: str | None = None
+    driver: str | None = None
+    persistence_mode: bool | None = None
+    power_limit_w: float | None = None
+    samples: int | None = None
+    busy_samples: int | None = None
+    sm_mhz_min: float | None = None
+    sm_mhz_max: float | None = None
+    mem_mhz_min: float | None = None
+    mem_mhz_max: float | None = None
+    throttled: tuple[str, ...] | None = None
+    other_processes: int | None = None
+
+
+@dataclass(frozen=True)
+class RunHealth(Model):
+    REQUIRED = ("unsteady",)
+    unsteady: tuple[str, ...] = ()
+    machine: MachineHealth | None = None
+    gpu: GpuHealth | None = None
+    aa_noise_pct: float | None = None
+    yardstick_drift_pct: float | None = None
+    multi_threaded: bool | None = None
+
+
+# --- measurements --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Timing(Model):
+    median: float
+    samples: tuple[float, ...]
+    mean: float | None = None
+    stdev: float | None = None
+    p10: float | None = None
+    p90: float | None = None
+    min: float | None = None
+    max: float | None = None
+    n: int | None = None
+    rounds: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Ratio(Model):
+    median: float
+    ci_low: float
+    ci_high: float
+    confidence: float | None = None
+    method: str | None = None
+
+
+@dataclass(frozen=True)
+class FastestMs(Model):
+    eager: float
+    eager_b: float | None = None
+    compiled: float | None = None
+    yardstick: float | None = None
+
+
+@dataclass(frozen=True)
+class Process(Model):
+    fastest_ms: FastestMs
+    step_ms: float | None = None
+    samples_ms: Mapping[str, tuple[float, ...]] | None = None
+    compile_wall_s: float | None = None
+    compile_cpu_s: float | None = None
+    cache: str | None = None
+    cpus: tuple[int, ...] | None = None
+    phases_s: Mapping[str, float] | None = None
+    head_vs_base: Mapping[str, float] | None = None
+
+
+@dataclass(frozen=True)
+class TorchState(Model):
+    changed: Mapping[str, Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
+class Eager(Model):
+    step_ms: Timing
+    warmup_s: tuple[float, ...] | None = None
+    peak_bytes: int | None = None
+    aa_ratio: Ratio | None = None
+    noise_pct: float | None = None
+    yardstick_ms: Timing | None = None
+    per_yardstick: Ratio | None = None
+    processes: tuple[Process, ...] | None = None
+    torch_state: TorchState | None = None
+
+
+@dataclass(frozen=True)
+class RecompileEvent(Model):
+    REQUIRED = ("line",)
+    function: str
+    file: str
+    reason: str
+    line: int | None = None
+    origin: str | None = None
+    reasons: tuple[str, ...] | None = None
+    compile_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Recompiles(Model):
+    count: int
+    events: tuple[RecompileEvent, ...]
+    limit_hit: bool | None = None
+    limit_message: str | None = None
+
+
+@dataclass(frozen=True)
+class BreakCause(Model):
+    REQUIRED = ("line",)
+    file: str
+    reason: str
+    line: int | None = None
+    function: str | None = None
+
+
+@dataclass(frozen=True)
+class BreakSite(Model):
+    REQUIRED = ("line",)
+    file: str
+    reason: str
+    count: int
+    line: int | None = None
+    function: str | None = None
+    origin: str | None = None
+    in_repo: bool | None = None
+    cause: BreakCause | None = None
+    sources: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class GraphBreaks(Model):
+    count: int
+    sites: tuple[BreakSite, ...]
+
+
+@dataclass(frozen=True)
+class WorstTensor(Model):
+    tensor: str
+    kind: str
+    step: int | None = None
+    passed: bool | None = None
+    rmse_compiled: float | None = None
+    rmse_eager: float | None = None
+    cosine: float | None = None
+    max_abs_diff: float | None = None
+
+
+@dataclass(frozen=True)
+class Numerics(Model):
+    status: NumericsStatus
+    reason: str | None = None
+    steps: int | None = None
+    dtype: str | None = None
+    tol: float | None = None
+    checked: tuple[str, ...] | None = None
+    failed: tuple[str, ...] | None = None
+    reference: str | None = None
+    reference_loss_rel_diff: float | None = None
+    worst: tuple[WorstTensor, ...] | None = None
+    fallback_random: bool | None = None
+    reference_from: str | None = None
+
+
+@dataclass(frozen=True)
+class CompileCounts(Model):
+    REQUIRED = (
+        "graphs",
+        "fx_nodes",
+        "guards",
+        "generated_kernels",
+        "compile_records",
+        "backward_compile_records",
+    )
+    graphs: int | None = None
+    fx_nodes: int | None = None
+    guards: int | None = None
+    generated_kernels: int | None = None
+    compile_records: int | None = None
+    backward_compile_records: int | None = None
+
+
+@dataclass(frozen=True)
+class ColdSample(Model):
+    wall_s: float
+    cpu_s: float
+
+
+@dataclass(frozen=True)
+class CompileCost(Model):
+    REQUIRED = ("wall_s", "cpu_s", "cpu_noise_pct", "warm_wall_s")
+    counts: CompileCounts
+    cold_samples: tuple[ColdSample, ...]
+    wall_s: float | None = None
+    cpu_s: float | None = None
+    cpu_noise_pct: float | None = None
+    warm_wall_s: float | None = None
+    cpu_method: str | None = None
+    eager_ops: int | None = None
+
+
+@dataclass(frozen=True)
+class BreakEvenInterval(Model):
+    REQUIRED = ("estimate", "high")
+    low: float
+    estimate: float | None = None
+    high: float | None = None
+
+
+@dataclass(frozen=True)
+class SpeedupEstimate(Model):
+    estimate: float
+    low: float
+    high: float
+    estimator: str
+
+
+@dataclass(frozen=True)
+class Interval(Model):
+    estimate: float
+    low: float
+    high: float
+
+
+@dataclass(frozen=True)
+class CompileEstimate(Model):
+    estimate: float | None = None
+    low: float | None = None
+    high: float | None = None
+
+
+@dataclass(frozen=True)
+class Payoff(Model):
+    REQUIRED = (
+        "speedup",
+        "break_even_steps",
+        "warm_break_even_steps",
+        "saving_s",
+        "processes_needed",
+    )
+    decision: Decision
+    steps_per_run: int
+    speedup: SpeedupEstimate | None = None
+    break_even_steps: BreakEvenInterval | None = None
+    warm_break_even_steps: BreakEvenInterval | None = None
+    saving_s: Interval | None = None
+    processes_needed: int | None = None
+    processes: int | None = None
+    compile_s: CompileEstimate | None = None
+
+
+@dataclass(frozen=True)
+class Variant(Model):
+    REQUIRED = ("dynamic", "error")
+    id: str
+    mode: str
+    compile_target: str
+    status: Status
+    dynamic: bool | None = None
+    error: str | None = None
+    fullgraph: bool | None = None
+    backend: str | None = None
+    compile_s: float | None = None
+    compile_cost: CompileCost | None = None
+    compile_call_s: float | None = None
+    compile_phases_s: Mapping[str, float] | None = None
+    cache: Mapping[str, Any] | None = None
+    warmup_s: tuple[float, ...] | None = None
+    eager_warmup_s: tuple[float, ...] | None = None
+    step_ms: Timing | None = None
+    eager_step_ms: Timing | None = None
+    speedup: Ratio | None = None
+    aa_ratio: Ratio | None = None
+    noise_pct: float | None = None
+    detectable_change_pct: float | None = None
+    break_even_steps: float | None = None
+    peak_bytes: int | None = None
+    eager_peak_bytes: int | None = None
+    recompiles: Recompiles | None = None
+    graph_breaks: GraphBreaks | None = None
+    fallbacks_to_eager: int | None = None
+    fallback_reasons: tuple[str, ...] | None = None
+    numerics: Numerics | None = None
+    degraded: tuple[str, ...] | None = None
+    yardstick_ms: Timing | None = None
+    eager_per_yardstick: Ratio | None = None
+    compiled_per_yardstick: Ratio | None = None
+    processes: tuple[Process, ...] | None = None
+    compiled_process_noise_pct: float | None = None
+    speedup_process_noise_pct: float | None = None
+    torch_state: TorchState | None = None
+    payoff: Payoff | None = None
+    late_recompile_s: float | None = None
+
+    def written_as_null(self) -> tuple[str, ...]:
+        return (*self.REQUIRED, *MEASURED_WHEN_OK) if self.status is Status.OK else self.REQUIRED
+
+    @property
+    def failed(self) -> bool:
+        return self.status is Status.ERROR
+
+    @property
+    def definition(self) -> dict[str, Any]:
+        """What makes two variants the same compile: mode, dynamic, target, fullgraph,
+        backend (an absent key read as torch.compile's default)."""
+        return {
+            key: default if getattr(self, key) is None else getattr(self, key)
+            for key, default in VARIANT_DEFAULTS.items()
+        }
+
+
+@dataclass(frozen=True)
+class Recommendation(Model):
+    """The step's decision; when a variant is quoted, its payoff figures too."""
+
+    variant: str | None = None
+    text: str | None = None
+    decision: Decision | None = None
+    steps_per_run: int | None = None
+    speedup: SpeedupEstimate | None = None
+    break_even_steps: BreakEvenInterval | None = None
+    warm_break_even_steps: BreakEvenInterval | None = None
+    saving_s: Interval | None = None
+    processes_needed: int | None = None
+    processes: int | None = None
+    compile_s: CompileEstimate | None = None
+
+    def written_as_null(self) -> tuple[str, ...]:
+        """A decided recommendation carries the payoff's figures, null where unknown."""
+        return PAYOFF_NULLS if self.decision is not None else ()
+
+
+@dataclass(frozen=True)
+class HistoryRun(Model):
+    created_at: str | None = None
+    config_fingerprint: str | None = None
+    eager_step_ms: float | None = None
+    eager_step_yardsticks: float | None = None
+    eager_step_p25_ms: float | None = None
+    eager_step_p25_yardsticks: float | None = None
+    variants: Mapping[str, Mapping[str, float | None]] | None = None
+
+
+@dataclass(frozen=True)
+class Step(Model):
+    REQUIRED = ("error",)
+    name: str
+    status: Status
+    variants: tuple[Variant, ...]
+    error: str | None = None
+    entry: str | None = None
+    device: str | None = None
+    config_fingerprint: str | None = None
+    settings: Mapping[str, Any] | None = None
+    eager: Eager | None = None
+    recommendation: Recommendation | None = None
+    process_noise_pct: float | None = None
+    history: tuple[HistoryRun, ...] | None = None
+
+    @property
+    def failed(self) -> bool:
+        return self.status is Status.ERROR
+
+    def variant(self, vid: str) -> Variant | None:
+        return next((v for v in self.variants if v.id == vid), None)
+
+
+@dataclass(frozen=True)
+class ResultDocument(Model):
+    schema_version: Any
+    tool: Tool
+    created_at: str
+    environment: Environment
+    steps: tuple[Step, ...]
+    config: ConfigRef | None = None
+    declared_steps: tuple[str, ...] | None = None
+    pairing: Pairing | None = None
+    run_health: RunHealth | None = None
+
+    def step(self, name: str) -> Step | None:
+        return next((s for s in self.steps if s.name == name), None)
+
+    @property
+    def step_names(self) -> tuple[str, ...]:
+        return tuple(s.name for s in self.steps)
+
+
+# --- the door in ---------------------------------------------------------------------
+
+
+def parse(raw: Any, source: str, role: str = "result") -> ResultDocument:
+    """The document `raw` (parsed JSON) read from `source`, checked and typed. Raise a
+    one-line BaselineError naming `source` and the key path of the first problem."""
+    check(raw, source, role)
+    return _build(ResultDocument, raw)
+
+
+def check(document: Any, source: str, role: str = "result") -> None:
+    """Raise a one-line BaselineError for a non-finite number, a schema violation, or a
+    duplicate step name or variant id."""
+    if role not in ROLES:
+        raise ValueError(f"role must be one of {ROLES}, got {role!r}")
+    non_finite = non_finite_paths(document)
+    if non_finite:
+        where, value = non_finite[0]
+        more = f" (and {len(non_finite) - 1} more)" if len(non_finite) > 1 else ""
+        raise BaselineError(
+            f"{source}: not a valid compilegate {role} document: at {where}: {value} is not a "
+            f"finite number (JSON has no NaN or Infinity){more}"
+        )
+    may_lack = KEYS_OLD_BASELINES_LACK if role == "baseline" else ()
+    problems = validation_errors(document, role, may_lack=may_lack) + duplicate_names(document)
+    if problems:
+        where, _, message = problems[0].partition(": ")
+        more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
+        raise BaselineError(
+            f"{source}: not a valid compilegate {role} document: at {where}: "
+            f"{_one_line(message)}{more}"
+        )
+
+
+def non_finite_paths(document: Any, path: tuple[Any, ...] = ()) -> list[tuple[str, str]]:
+    """(key path, `NaN`/`Infinity`/`-Infinity`) of every number JSON cannot carry."""
+    if isinstance(document, float) and not math.isfinite(document):
+        token = "NaN" if math.isnan(document) else ("Infinity" if document > 0 else "-Infinity")
+        return [(format_key_path(path), token)]
+    items: Any = ()
+    if isinstance(document, dict):
+        items = document.items()
+    elif isinstance(document, list):
+        items = enumerate(document)
+    return [found for key, value in items for found in non_finite_paths(value, (*path, key))]
+
+
+def duplicate_names(document: Any) -> list[str]:
+    """Step names and variant ids must be unique: they are what a comparison matches on."""
+    if not isinstance(document, dict) or not isinstance(document.get("steps"), list):
+        return []
+    problems = []
+    seen_steps: set[str] = set()
+    for index, step in enumerate(document["steps"]):
+        name = step.get("name") if isinstance(step, dict) else None
+        if name in seen_steps:
+            problems.append(f"steps[{index}].name: duplicate step name {name!r}")
+        seen_steps.add(name)
+        seen_variants: set[str] = set()
+        variants = step.get("variants", []) if isinstance(step, dict) else []
+        for v_index, variant in enumerate(variants if isinstance(variants, list) else []):
+            vid = variant.get("id") if isinstance(variant, dict) else None
+            if vid in seen_variants:
+                problems.append(f"steps[{index}].variants[{v_index}].id: duplicate variant {vid!r}")
+            seen_variants.add(vid)
+    return problems
+
+
+def _one_line(message: str) -> str:
+    flat = " ".join(message.split())
+    return flat if len(flat) <= MAX_DETAIL_CHARS else flat[: MAX_DETAIL_CHARS - 1] + "…"
+
+
+def _build(cls: type[Model], raw: Mapping[str, Any]) -> Any:
+    """`cls` from a schema-valid mapping: each field from the key of its name, converted by
+    its annotation; keys the schema does not name are left behind."""
+    hints = _hints(cls)
+    values = {}
+    for item in dataclasses.fields(cls):  # type: ignore[arg-type]
+        if item.name in raw:
+            values[item.name] = _convert(hints[item.name], raw[item.name])
+    return cls(**values)
+
+
+def _convert(annotation: Any, value: Any) -> Any:
+    if value is None:
+        return None
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        arms = [a for a in typing.get_args(annotation) if a is not type(None)]
+        return _convert(arms[0], value) if len(arms) == 1 else value
+    if origin is tuple:
+        item = typing.get_args(annotation)[0]
+        return tuple(_convert(item, v) for v in value)
+    if origin is Mapping:
+        item = typing.get_args(annotation)[1]
+        return types.MappingProxyType({k: _convert(item, v) for k, v in value.items()})
+    if isinstance(annotation, type) and issubclass(annotation, Model):
+        return _build(annotation, value)
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        return annotation(value)
+    if annotation is float and isinstance(value, int) and not isinstance(value, bool):
+        return value  # JSON's 3 and 3.0 are one number; kept as written
+    return value
+
+
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    if cls not in _HINTS:
+        _HINTS[cls] = typing.get_type_hints(cls)
+    return _HINTS[cls]
+
+
+__all__ = [
+    "Decision",
+    "NumericsStatus",
+    "ResultDocument",
+    "Status",
+    "Step",
+    "Variant",
+    "check",
+    "parse",
+]

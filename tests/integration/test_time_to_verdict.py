@@ -1,0 +1,73 @@
+"""Issue 28, time to verdict, through the real runner (real torch.compile, Inductor, CPU): a
+step with dropout and two variants. The float64 reference comes from the step's eager
+process, once for both variants; each variant's numerics still passes with dropout (its
+compiled copy compiled again with fallback_random); a later process only times; every
+process says which CPU its timed rounds ran on (`threads: 1`)."""
+
+from __future__ import annotations
+
+import io
+import os
+
+import pytest
+from cli_helpers import REPO_ROOT, TORCH_PYTHON, write_config
+
+from compilegate.config.loading import load_config_file
+from compilegate.run.orchestrate import RunOptions, run_config
+from compilegate.schemas import validation_errors
+
+pytestmark = pytest.mark.compile
+
+STEP = (
+    "  - name: dropout\n"
+    "    entry: examples/test_steps/dropout_mlp.py:make_step\n"
+    "    variants: [{mode: default}, {mode: default, dynamic: false}]\n"
+    "    warmup: 2\n    iterations: 4\n    rounds: 2\n    threads: 1\n"
+    "    variant_processes: 2\n"
+)
+
+
+@pytest.fixture(scope="module")
+def document(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    tmp = tmp_path_factory.mktemp("time-to-verdict")
+    config = load_config_file(write_config(tmp / "compilegate.yml", STEP), repo_root=REPO_ROOT)
+    options = RunOptions(out_path=tmp / "result.json", python=TORCH_PYTHON, stream=io.StringIO())
+    return run_config(config, options)
+
+
+def test_one_reference_for_both_variants_and_numerics_pass_with_dropout(document: dict) -> None:
+    assert validation_errors(document, "result") == []
+    step = document["steps"][0]
+    assert step["status"] == "ok", step["error"]
+    assert len(step["variants"]) == 2
+    for variant in step["variants"]:
+        assert variant["status"] == "ok", variant["error"]
+        numerics = variant["numerics"]
+        assert numerics["status"] == "pass", numerics["reason"]
+        assert numerics["fallback_random"] is True
+        assert numerics["reference"] == "float64" and numerics["reference_from"] == "eager"
+
+
+def test_every_process_records_where_it_was_pinned(document: dict) -> None:
+    step = document["steps"][0]
+    processes = step["eager"]["processes"] + [
+        p for variant in step["variants"] for p in variant["processes"]
+    ]
+    assert len(processes) == 5
+    allowed = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else set()
+    expected = [max(allowed)] if len(allowed) >= 2 else None
+    assert all(p["cpus"] == expected for p in processes)
+
+
+def test_phases_show_one_reference_and_later_processes_that_only_time(document: dict) -> None:
+    step = document["steps"][0]
+    (eager,) = step["eager"]["processes"]
+    assert eager["phases_s"]["reference"] > 0
+    for variant in step["variants"]:
+        first, later = variant["processes"]
+        assert "numerics" in first["phases_s"] and "reference" not in first["phases_s"]
+        assert set(later["phases_s"]) <= {"start", "import", "build", "eager warm-up"} | {
+            "compile",
+            "timed",
+            "other",
+        }

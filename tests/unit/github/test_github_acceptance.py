@@ -1,0 +1,243 @@
+"""Who may accept a run's regressions (github/acceptance.py), on event payloads as GitHub
+sends them: a maintainer's `labeled` event, re-read through pulls/get."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from compilegate.github.acceptance import check_acceptance
+from compilegate.github.errors import GitHubNotFound
+from compilegate.github.models import PullRequest
+
+LABEL = "compilegate: accept"
+REPO = "octo-org/trainer"
+HEAD = "a" * 40
+AUTHOR, MAINTAINER = "contributor", "maintainer"
+
+
+def labeled_event(**changes: Any) -> dict[str, Any]:
+    """A pull_request `labeled` payload (the fields GitHub documents for it)."""
+    payload = {
+        "action": "labeled",
+        "number": 42,
+        "label": {"id": 1, "name": LABEL, "color": "0e8a16"},
+        "sender": {"login": MAINTAINER, "type": "User", "id": 2},
+        "pull_request": {
+            "number": 42,
+            "state": "open",
+            "user": {"login": AUTHOR, "type": "User"},
+            "head": {"sha": HEAD, "repo": {"full_name": REPO}},
+            "base": {"repo": {"full_name": REPO}},
+            "labels": [{"name": LABEL}],
+        },
+    }
+    payload.update(changes)
+    return payload
+
+
+def workflow_run_event(actor: str = MAINTAINER, triggering: str = MAINTAINER, **run: Any):
+    """fork-publish.yml's workflow_run payload for a fork's measuring run."""
+    body = {
+        "event": "pull_request",
+        "conclusion": "success",
+        "head_sha": HEAD,
+        "head_branch": "feature",
+        "head_repository": {"full_name": "contributor/trainer"},
+        "actor": {"login": actor, "type": "User"},
+        "triggering_actor": {"login": triggering, "type": "User"},
+    }
+    body.update(run)
+    return {"action": "completed", "workflow_run": body}
+
+
+class PullClient:
+    """GitHub's view of pull request 42 now (only pulls/get is called)."""
+
+    def __init__(self, *, labels=(LABEL,), head_sha=HEAD, state="open", author=AUTHOR, gone=False):
+        self.pull = PullRequest(
+            number=42,
+            state=state,
+            html_url=f"https://github.com/{REPO}/pull/42",
+            head_sha=head_sha,
+            head_repo_full_name="contributor/trainer",
+            base_repo_full_name=REPO,
+            labels=tuple(labels),
+            author_login=author,
+        )
+        self.gone = gone
+        self.calls: list[tuple[str, int]] = []
+
+    def get_pull_request(self, repo: str, pull_number: int) -> PullRequest:
+        self.calls.append((repo, pull_number))
+        if self.gone:
+            raise GitHubNotFound("404 Not Found", status=404)
+        return self.pull
+
+
+def check(event_name: str, payload: dict, client: Any = None, label: str = LABEL):
+    client = PullClient() if client is None else client
+    return check_acceptance(event_name, payload, label, client, REPO, 42)
+
+
+def test_a_maintainers_label_on_the_measured_commit_accepts():
+    client = PullClient()
+    result = check("pull_request", labeled_event(), client)
+    assert result.acceptance is not None
+    assert (result.acceptance.login, result.acceptance.label) == (MAINTAINER, LABEL)
+    assert client.calls == [(REPO, 42)]  # re-read, not taken from the payload
+
+
+def test_a_push_or_another_action_accepts_nothing_even_with_the_label_on():
+    result = check("pull_request", labeled_event(action="synchronize"))
+    assert result.acceptance is None and "'synchronize'" in (result.why_not or "")
+
+
+def test_another_label_accepts_nothing():
+    payload = labeled_event(label={"name": "perf: looks fine"})
+    assert check("pull_request", payload).acceptance is None
+
+
+def test_a_bot_cannot_accept():
+    payload = labeled_event(sender={"login": "renovate[bot]", "type": "Bot"})
+    result = check("pull_request", payload)
+    assert result.acceptance is None and "Bot" in (result.why_not or "")
+
+
+def test_the_author_cannot_accept_their_own_pull_request():
+    payload = labeled_event(sender={"login": AUTHOR, "type": "User"})
+    result = check("pull_request", payload)
+    assert result.acceptance is None and "author" in (result.why_not or "")
+
+
+def test_the_author_as_github_says_counts_not_as_the_payload_says():
+    """A payload naming someone else as author: pulls/get's author wins."""
+    payload = labeled_event()
+    payload["pull_request"]["user"]["login"] = "someone-else"
+    result = check("pull_request", payload, PullClient(author=MAINTAINER))
+    assert result.acceptance is None
+
+
+def test_a_label_removed_since_or_a_newer_head_accepts_nothing():
+    result = check("pull_request", labeled_event(), PullClient(labels=()))
+    assert result.acceptance is None and "does not carry" in (result.why_not or "")
+    result = check("pull_request", labeled_event(), PullClient(head_sha="b" * 40))
+    assert result.acceptance is None and "apply the label again" in (result.why_not or "")
+    result = check("pull_request", labeled_event(), PullClient(state="closed"))
+    assert result.acceptance is None
+
+
+def test_without_github_nothing_is_accepted():
+    assert (
+        check_acceptance("pull_request", labeled_event(), LABEL, None, REPO, 42).acceptance is None
+    )
+    result = check("pull_request", labeled_event(), PullClient(gone=True))
+    assert result.acceptance is None and "could not read" in (result.why_not or "")
+
+
+def test_a_fork_run_started_by_the_maintainers_label_accepts():
+    result = check("workflow_run", workflow_run_event())
+    assert result.acceptance is not None and result.acceptance.login == MAINTAINER
+
+
+def test_a_fork_run_rerun_by_someone_else_or_started_by_the_author_accepts_nothing():
+    rerun = workflow_run_event(actor=AUTHOR, triggering=MAINTAINER)
+    assert check("workflow_run", rerun).acceptance is None
+    own = workflow_run_event(actor=AUTHOR, triggering=AUTHOR)
+    result = check("workflow_run", own)
+    assert result.acceptance is None and "author" in (result.why_not or "")
+    bot = workflow_run_event()
+    bot["workflow_run"]["triggering_actor"]["type"] = "Bot"
+    assert check("workflow_run", bot).acceptance is None
+    pushed = workflow_run_event(event="push")
+    assert check("workflow_run", pushed).acceptance is None
+
+
+def test_other_events_and_broken_payloads_accept_nothing():
+    assert check("push", {"ref": "refs/heads/main"}).acceptance is None
+    broken = copy.deepcopy(labeled_event())
+    del broken["sender"]
+    result = check("pull_request", broken)
+    assert result.acceptance is None and "not usable" in (result.why_not or "")
+
+
+# -- compilegate publish: the acceptance reaches the verdict, the outputs and the exit code ----
+
+
+def publish_in(tmp_path, monkeypatch, payload: dict, *, base_label: object = LABEL):
+    """`compilegate publish` on a regressed result against a baseline, in a labeled event's
+    job, with GitHub's pull request as PullClient says; returns (exit code, verdict output)."""
+    import json
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from test_acceptance import base_doc, regressed_doc
+
+    from compilegate.cli import main, publish_command
+
+    base, result = tmp_path / "baseline.json", tmp_path / "results" / "result.json"
+    result.parent.mkdir(exist_ok=True)
+    base.write_text(json.dumps(base_doc(base_label)))
+    result.write_text(json.dumps(regressed_doc()))
+    event, outputs = tmp_path / "event.json", tmp_path / "outputs.txt"
+    event.write_text(json.dumps(payload))
+    for name, value in {
+        "GITHUB_REPOSITORY": REPO,
+        "GITHUB_EVENT_NAME": "pull_request",
+        "GITHUB_EVENT_PATH": str(event),
+        "GITHUB_SHA": "c" * 40,
+        "GITHUB_OUTPUT": str(outputs),
+        "GITHUB_TOKEN": "ghs_test",
+        "GITHUB_API_URL": "https://api.github.com",
+        "GITHUB_SERVER_URL": "https://github.com",
+    }.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr(publish_command, "make_client", lambda context: PullClient())
+    code = main(
+        ["publish", "--results-dir", str(result.parent), "--baseline", str(base), "--no-comment"]
+    )
+    lines = outputs.read_text().splitlines()
+    verdict = lines[lines.index(next(x for x in lines if x.startswith("verdict<<"))) + 1]
+    return code, verdict
+
+
+def test_publish_accepts_a_maintainers_label_and_says_so(tmp_path, monkeypatch, capsys):
+    code, verdict = publish_in(tmp_path, monkeypatch, labeled_event())
+    assert (code, verdict) == (0, "accepted")
+    assert 'regressions accepted by @maintainer (label "compilegate: accept")' in (
+        capsys.readouterr().out
+    )
+
+
+def test_publish_keeps_the_regression_without_a_valid_acceptance(tmp_path, monkeypatch, capsys):
+    code, verdict = publish_in(tmp_path, monkeypatch, labeled_event(action="synchronize"))
+    assert (code, verdict) == (1, "regression")
+    assert "accepts nothing" in capsys.readouterr().out
+    code, _ = publish_in(tmp_path, monkeypatch, labeled_event(), base_label=None)  # off
+    assert code == 1
+
+
+def test_a_dry_run_asks_github_nothing(tmp_path, monkeypatch, capsys):
+    from compilegate.cli import publish_command
+    from compilegate.gate.run_set import RunSetVerdict
+    from compilegate.github.actions_env import ActionsContext
+
+    class Version:
+        accept_label = LABEL
+        verdict = type("Report", (), {"rows": lambda self, verdict: [object()]})()
+
+    event = tmp_path / "event.json"
+    event.write_text("{}")
+    context = ActionsContext(
+        repository=REPO,
+        event_name="pull_request",
+        sha="c" * 40,
+        api_url="https://api.github.com",
+        server_url="https://github.com",
+        event_path=event,
+    ).for_pull_request(42)
+    monkeypatch.setattr(publish_command, "make_client", lambda context: 1 / 0)
+    run_set = RunSetVerdict((Version(),))  # type: ignore[arg-type]
+    assert publish_command._with_acceptance(context, run_set, dry_run=True) is run_set
+    assert f"GET /repos/{REPO}/pulls/42" in capsys.readouterr().out

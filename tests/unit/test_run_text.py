@@ -1,0 +1,203 @@
+"""What `compilegate run` prints (report/run_text.py), from the stored H200 run of 2026-12-04
+(one step, two variants, 4 processes each): alone, against a stored baseline (passing and
+failing) and paired — the verdict first and last, each table once, within 60 terminal rows
+at 80 and 100 columns, no number broken by wrapping, every figure with its statistic."""
+
+from __future__ import annotations
+
+import copy
+import gzip
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from gate_docs import result, step, variant
+
+from compilegate.cli.gate_commands import judge_result
+from compilegate.gate.verdict import MetricVerdict
+from compilegate.report.run_text import render_run_text, values_with_change, variant_ms
+from compilegate.report.tables import display_width, text_table
+from compilegate.report.text_layout import fit_table, wrap_words
+from compilegate.results.location import default_result_path
+
+DATA = Path(__file__).parent / "data" / "h200-2026-12-04"
+WIDTHS = (80, 100)
+NUMBER = re.compile(r"[−+±(]?[0-9][0-9,.]*(?:[–-][0-9][0-9,.]*\)?)?(?: ?(?:%|ms|s|×|steps))?")
+
+
+def load(name: str) -> dict[str, Any]:
+    return json.loads(gzip.decompress((DATA / name).read_bytes()))
+
+
+def paired(document: dict[str, Any], role: str) -> dict[str, Any]:
+    document = copy.deepcopy(document)
+    document["pairing"] = {"id": "t", "role": role, "base_label": "base", "head_label": "head"}
+    return document
+
+
+def with_graph_break(document: dict[str, Any]) -> dict[str, Any]:
+    document = copy.deepcopy(document)
+    site = {"file": "model.py", "line": 181, "reason": "Tensor.item()", "count": 1, "in_repo": True}
+    document["steps"][0]["variants"][1]["graph_breaks"] = {"count": 1, "sites": [site]}
+    return document
+
+
+RUN1, RUN2 = load("run1-result.json.gz"), load("run2-result.json.gz")
+CASES = {
+    "alone": (None, RUN1),
+    "baseline passing": (RUN1, RUN2),
+    "baseline failing": (RUN1, with_graph_break(RUN2)),
+    "against": (paired(RUN1, "base"), paired(RUN2, "head")),
+}
+
+
+def run_text(case: str, width: int) -> str:
+    baseline, document = CASES[case]
+    where = ["result written to /tmp/r.json"]
+    if baseline is None:
+        return render_run_text(document, width=width, where_lines=where)
+    _, run_set = judge_result(baseline, document, result_path="r.json", baseline_path="b.json")
+    return render_run_text(
+        document,
+        width=width,
+        run_set=run_set,
+        where_lines=where,
+        every_row_command="compilegate compare --baseline b.json --result r.json",
+    )
+
+
+def terminal_rows(text: str, columns: int) -> int:
+    return sum(max(1, math.ceil(display_width(line) / columns)) for line in text.splitlines())
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("case", CASES)
+def test_the_verdict_comes_first_and_last_within_sixty_rows(case: str, width: int) -> None:
+    text = run_text(case, width)
+    lines = text.splitlines()
+    assert terminal_rows(text, width) <= 60, text
+    assert max(display_width(line) for line in lines) <= width, text
+    first = lines[0]
+    if CASES[case][0] is None:
+        assert first.startswith("→ seed-small: compile with reduce-overhead"), first
+    else:
+        assert first.startswith(("❌ compilegate", "⚠️ compilegate", "compilegate ")), first
+    block = lines[: lines.index(next(x for x in lines if x.startswith("compilegate 0.")))]
+    assert lines[-len(block) :] == block, "the verdict again, last"
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_each_table_once(case: str) -> None:
+    text = run_text(case, 80)
+    assert len(re.findall(r"^\s+variant\s", text, re.M)) == 1, text
+    assert len(re.findall(r"^\s+where\s", text, re.M)) <= 1, text
+    assert text.count("run health") <= 1
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_no_number_is_broken_at_80_columns(case: str) -> None:
+    """Every number laid out whole at 1000 columns is whole on some line at 80."""
+    wide = run_text(case, 1000)
+    narrow = [" ".join(line.split()) for line in run_text(case, 80).splitlines()]
+    numbers = {m.group(0) for m in NUMBER.finditer(wide)}
+    broken = [n for n in numbers if not any(n in line for line in narrow)]
+    assert len(numbers) > 20 and not broken, broken
+
+
+def test_a_table_too_wide_for_its_words_is_stacked_not_broken() -> None:
+    rows = [
+        ("variant", "break-even steps", "change"),
+        ("reduce-overhead", "11,000 (9,000–98,000 steps)", "−10 %"),
+    ]
+    old = "\n".join(text_table(rows, width=30))
+    assert "(9,000–98,000" not in old, "the old table broke it: (9, / 000–98,000"
+    lines = fit_table(rows, 30)
+    assert all(display_width(line) <= 30 for line in lines), lines
+    for number in ("11,000", "(9,000–98,000 steps)", "−10 %"):
+        assert any(number in line for line in lines), (number, lines)
+    assert lines[0].startswith("reduce-overhead: "), lines
+
+
+def test_wrapped_sentences_keep_a_number_with_its_unit() -> None:
+    lines = wrap_words("x" * 70 + " moved −10 % in 1,500 steps", 76)
+    assert lines[1].startswith("−10 %") or "−10 %" in lines[0], lines
+
+
+def test_the_table_shows_the_statistic_its_speedup_is_made_of() -> None:
+    """Issue 31: a 1.13× speedup beside eager 8.93 ms < compiled 10.09 ms. The ms are now the
+    means the speedup divides, named in the legend: eager ÷ compiled gives the speedup back."""
+    text = run_text("alone", 100)
+    for row in RUN1["steps"][0]["variants"]:
+        eager, compiled = variant_ms(RUN1["steps"][0], row)
+        shown = re.search(
+            rf"^\s+{row['id']}\s+([0-9.]+)×\s+\S+\s+([0-9.]+)\s+([0-9.]+)", text, re.M
+        )
+        assert shown, text
+        speedup, eager_shown, compiled_shown = (float(g) for g in shown.groups())
+        assert eager_shown / compiled_shown == pytest.approx(speedup, rel=0.005)
+        assert eager / compiled == pytest.approx(row["payoff"]["speedup"]["estimate"], rel=1e-3)
+    words = " ".join(text.split())
+    assert "mean step time" in words and "geometric mean over 4 processes" in words
+    assert "median" not in words
+
+
+def test_a_result_without_processes_says_median() -> None:
+    document = result(step("gpt", variants=[variant()]))
+    document["steps"][0]["variants"][0].pop("payoff", None)
+    document["steps"][0]["variants"][0]["processes"] = []
+    text = render_run_text(document, width=80)
+    assert "median step time in one process" in text, text
+    assert " mean " not in text
+
+
+def test_a_failed_step_without_a_device_never_shows_a_question_mark() -> None:
+    document = result(step("gpt", variants=[variant()]))
+    document["steps"][0].update(status="error", error="factory raised ValueError", device=None)
+    text = render_run_text(document, width=80)
+    assert "(?)" not in text
+    assert text.splitlines()[0] == "→ gpt: failed: factory raised ValueError"
+    assert "step gpt: failed: factory raised ValueError" in text
+
+
+def _row(**fields: Any) -> MetricVerdict:
+    base = dict(step="gpt", variant="default", verdict="regression", direction="lower_is_better")
+    return MetricVerdict(**{**base, **fields})
+
+
+def test_values_get_the_digits_their_change_needs() -> None:
+    row = _row(
+        metric="compiled_step_ms", message="", unit="ms", baseline=18.44, current=16.6,
+        change=-10.0, change_unit="pct", threshold=5.0, noise_pct=30.0,
+    )  # fmt: skip
+    assert values_with_change(row, "18 ms → 17 ms") == "18.4 ms → 16.6 ms"
+    assert values_with_change(row, "18.4 ms → 16.6 ms") == "18.4 ms → 16.6 ms"
+
+
+def test_a_row_judged_per_yardstick_shows_the_milliseconds_and_their_own_change() -> None:
+    row = _row(
+        metric="eager_step_ms", unit="yardsticks", baseline=40.0, current=36.0, change=-10.0,
+        change_unit="pct", threshold=5.0, noise_pct=3.0,
+        message="eager step time 40 → 36 (−10.0 %; raw 18.12 ms → 17.93 ms, -1.0 %)",
+    )  # fmt: skip
+    assert values_with_change(row, "18 ms → 18 ms") == "18.1 ms → 17.9 ms (−1 % raw)"
+
+
+def test_the_result_goes_outside_the_repository(tmp_path: Path) -> None:
+    repo = tmp_path / "my repo"
+    home = default_result_path(repo, {"HOME": str(tmp_path / "home")})
+    assert home.parent.parent == tmp_path / "home" / ".cache" / "compilegate" / "results"
+    assert re.fullmatch(r"my_repo-[0-9a-f]{8}", home.parent.name) and home.name == "result.json"
+    actions = {"GITHUB_ACTIONS": "true", "RUNNER_TEMP": str(tmp_path / "t"), "HOME": "/h"}
+    assert default_result_path(repo, actions).parent.parent == tmp_path / "t" / "compilegate"
+    other = default_result_path(tmp_path / "elsewhere" / "my repo", {"HOME": "/h"})
+    assert other.parent.name != home.parent.name, "two clones of one name kept apart"
+
+
+def test_the_getting_started_page_shows_what_a_run_prints() -> None:
+    page = (Path(__file__).parents[2] / "docs" / "getting-started.md").read_text(encoding="utf-8")
+    shown = page.split("<!-- run-text: alone, 100 columns -->\n```\n", 1)[1].split("```", 1)[0]
+    text = render_run_text(RUN1, width=100, where_lines=["result written to r.json"])
+    assert shown == text
