@@ -38,6 +38,7 @@ from compilegate.run.launcher import ChildOutcome, relay_output
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DATA = REPO_ROOT / "tests" / "unit" / "data" / "h200-2026-12-04"
+NANOGPT = REPO_ROOT / "tests" / "unit" / "data" / "nanogpt"
 RUN_LOG = Path("shared", "reference", "gpu-runs", "2026-12-04", "run1.log")
 PHASE = re.compile(r"^  (\S+ \[ *[0-9.]+s\] .*)$")
 NUMBER = re.compile(r"[−+±(]?[0-9][0-9,.]*(?:[–-][0-9][0-9,.]*\)?)?(?: ?(?:%|ms|s|×|steps))?")
@@ -68,6 +69,11 @@ def cases() -> dict[str, tuple[dict[str, Any] | None, dict[str, Any]]]:
         "baseline passing": (run1, run2),
         "baseline failing": (run1, with_graph_break(run2)),
         "against": (paired(run1, "base"), paired(run2, "head")),
+        # A real repository's failing PR (karpathy/nanoGPT, a graph break in attention), CPU.
+        "nanoGPT failing": (
+            json.loads((NANOGPT / "baseline.json").read_text()),
+            json.loads((NANOGPT / "head.json").read_text()),
+        ),
     }
 
 

@@ -24,6 +24,7 @@ from compilegate.report.text_layout import fit_table, wrap_words
 from compilegate.results.location import default_result_path
 
 DATA = Path(__file__).parent / "data" / "h200-2026-12-04"
+NANOGPT = Path(__file__).parent / "data" / "nanogpt"
 WIDTHS = (80, 100)
 NUMBER = re.compile(r"[−+±(]?[0-9][0-9,.]*(?:[–-][0-9][0-9,.]*\)?)?(?: ?(?:%|ms|s|×|steps))?")
 
@@ -51,6 +52,12 @@ CASES = {
     "baseline passing": (RUN1, RUN2),
     "baseline failing": (RUN1, with_graph_break(RUN2)),
     "against": (paired(RUN1, "base"), paired(RUN2, "head")),
+    # A real repository's failing pull request (karpathy/nanoGPT: a graph break in attention,
+    # two variants failing alike), measured on this project's 2-core CPU.
+    "nanoGPT failing": (
+        json.loads((NANOGPT / "baseline.json").read_text()),
+        json.loads((NANOGPT / "head.json").read_text()),
+    ),
 }
 
 
@@ -94,7 +101,7 @@ def test_each_table_once(case: str) -> None:
     text = run_text(case, 80)
     assert len(re.findall(r"^\s+variant\s", text, re.M)) == 1, text
     assert len(re.findall(r"^\s+where\s", text, re.M)) <= 1, text
-    assert text.count("run health") <= 1
+    assert text.count("⚠️ run health") <= 1  # the line itself once (a note may refer to it)
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -201,3 +208,13 @@ def test_the_getting_started_page_shows_what_a_run_prints() -> None:
     shown = page.split("<!-- run-text: alone, 100 columns -->\n```\n", 1)[1].split("```", 1)[0]
     text = render_run_text(RUN1, width=100, where_lines=["result written to r.json"])
     assert shown == text
+
+
+def test_rows_failing_alike_on_both_variants_are_said_once_with_their_reasons() -> None:
+    text = run_text("nanoGPT failing", 80)
+    assert "Fails (3), all in gpt · default; default, dynamic:" in text
+    # each reason once, and the step's degraded notes not again above them
+    assert text.count("Unsupported Tensor.item() call") == 1
+    assert text.count("model.py:72") == 2  # the graph break's cause, the fallback's loop
+    assert "degraded" not in text
+    assert terminal_rows(text, 80) <= 60

@@ -33,6 +33,7 @@ from ..results.processes import geometric_mean
 from ..results.run_health import health_line
 from . import wording as w
 from .advice import advice_for
+from .first_screen import FirstScreen
 from .headline import headline_of
 from .row_cells import ROW_HEADER, row_cells
 from .speeds import IN_PROCESS, Speed, best_variant, pays_off_text, variant_speed
@@ -43,14 +44,13 @@ Doc = Mapping[str, Any]
 WIDEST = 100
 NARROWEST = 60
 ATTENTION_ROWS_SHOWN = 12
-# Failing rows whose message says what the table cannot: where the graph break is, and why.
-SAID_BY_MESSAGE = ("graph_break", "recompile", "numerics", "fallback")
 FASTEST_NOTE = (
     "Speed rows against the baseline compare each process's fastest iterations (what load "
     "moves least), so their values are not the mean speedups of the table above."
 )
 VALUES = ROW_HEADER.index("baseline → now")
 
+SITE = re.compile(r"[\w./-]+\.py:\d+")
 _RAW_MS = re.compile(r"raw ([0-9.]+) ms → ([0-9.]+) ms, ([+−-][0-9.]+) %")
 YARDSTICK_NOTE = (
     "Step times between runs are judged per yardstick (a fixed torch workload timed beside "
@@ -86,8 +86,9 @@ def render_run_text(
     what shows every gate row."""
     verdict = _verdict_lines(document, run_set, width)
     lines = [*verdict, *_context(document, run_set, width)]
+    said = " ".join(reason_texts(run_set)) if run_set is not None else ""
     for step in document.get("steps", []):
-        lines += ["", *_step_lines(step, width)]
+        lines += ["", *_step_lines(step, width, said)]
     legend = _legend(document)
     if run_set is not None:
         lines += _attention(run_set, width, every_row_command)
@@ -218,7 +219,21 @@ def variant_ms(step: Doc, variant: Doc) -> tuple[float, float] | None:
     return None
 
 
-def _step_lines(step: Doc, width: int) -> list[str]:
+def reason_texts(run_set: RunSetVerdict) -> list[str]:
+    """Why each failing code metric failed, one line each, said once for the variants and
+    versions it failed alike on: the reasons the PR comment gives (first_screen.py)."""
+    return [reason.text().removeprefix("- ") for reason in FirstScreen.of(run_set).reasons]
+
+
+def _said_already(note: str, said: str) -> bool:
+    """Whether every file:line a degraded note names is in a reason the report gives below."""
+    sites = SITE.findall(note)
+    return bool(sites) and all(site in said for site in sites)
+
+
+def _step_lines(step: Doc, width: int, said: str = "") -> list[str]:
+    """The step's variants table and its notes; a degraded note whose file:lines the gate's
+    reasons (`said`) give already is left to them."""
     device = step.get("device")
     title = f"step {step.get('name')}" + (f" ({device})" if device else "")
     if step.get("status") != "ok":
@@ -229,13 +244,16 @@ def _step_lines(step: Doc, width: int) -> list[str]:
         title += f" · eager A/A noise ±{noise:.1f} %"
     rows: list[list[str]] = []
     notes: list[str] = []
+    degraded: dict[str, list[str]] = {}  # a reason said once for the variants it degraded
     for variant in step.get("variants", []):
         if variant.get("status") != "ok":
             rows.append([str(variant.get("id")), "failed", *["-"] * 7])
             notes += [f"{variant.get('id')}: failed: {variant.get('error')}"]
             continue
         rows.append(_variant_row(step, variant))
-        notes += [f"{variant.get('id')}: degraded: {r}" for r in variant.get("degraded") or []]
+        for reason in variant.get("degraded") or []:
+            if not _said_already(reason, said):
+                degraded.setdefault(reason, []).append(str(variant.get("id")))
     header = [
         "variant",
         "speedup, 95 % CI",
@@ -247,6 +265,7 @@ def _step_lines(step: Doc, width: int) -> list[str]:
         "recompiles",
         "numerics",
     ]
+    notes += [f"{', '.join(ids)}: degraded: {reason}" for reason, ids in degraded.items()]
     header, rows, same = _drop_said_once(header, rows)
     lines = [title, *fit_table([header, *rows], width, indent="  ")]
     if same:
@@ -365,25 +384,33 @@ def _attention(run_set: RunSetVerdict, width: int, every_row_command: str | None
     if rows:
         header = (("torch",) if several else ()) + ROW_HEADER
         at = VALUES + (1 if several else 0)
-        cells = []
-        for version, row in rows[:ATTENTION_ROWS_SHOWN]:
+        entries = []
+        for version, row in rows:
             cell = list(row_cells(version, row, several))
             if row.metric not in ("step", "variant"):
                 cell[at] = values_with_change(row, cell[at])
-            cells.append(cell)
-        failing = sum(1 for _, r in rows if r.verdict in w.FAILING)
+            entries.append((row, cell))
+        merged = merge_alike_variants(entries, at - 2)
+        cells = [cell for _, cell in merged[:ATTENTION_ROWS_SHOWN]]
+        failing = sum(1 for r, _ in merged if r.verdict in w.FAILING)
         title = f"Fails ({failing})" if failing else "Needs a look"
-        if failing and failing < len(rows):
-            title += f", needs a look ({len(rows) - failing})"
+        if failing and failing < len(merged):
+            title += f", needs a look ({len(merged) - failing})"
         elif not failing:
-            title += f" ({len(rows)})"
+            title += f" ({len(merged)})"
+        where = at - 2
+        if len(cells) > 1 and len({c[where] for c in cells}) == 1:
+            # one place for every row: said once in the title, so the cells need not wrap
+            title += f", all in {cells[0][where]}"
+            header = header[:where] + header[where + 1 :]
+            cells = [c[:where] + c[where + 1 :] for c in cells]
         lines += ["", title + ":", *fit_table([header, *cells], width, indent="  ")]
-        if len(rows) > ATTENTION_ROWS_SHOWN:
-            lines.append(f"  and {len(rows) - ATTENTION_ROWS_SHOWN} more")
-        for _, row in rows[:ATTENTION_ROWS_SHOWN]:
-            if row.metric.startswith(SAID_BY_MESSAGE) and row.verdict in w.FAILING:
-                said = f"{w.row_subject(row)}: {row.message}"
-                lines += wrap_words(said, width, indent="  ", hanging="    ")
+        if len(merged) > ATTENTION_ROWS_SHOWN:
+            lines.append(f"  and {len(merged) - ATTENTION_ROWS_SHOWN} more")
+        # Why each failing code metric failed, said once for the variants and versions it
+        # failed alike on: the same reasons the PR comment gives (first_screen.py).
+        for said in reason_texts(run_set):
+            lines += wrap_words(said, width, indent="  ", hanging="    ")
     if any("fastest iterations" in row.message for _, row in rows):
         lines += ["", *wrap_words(FASTEST_NOTE, width)]
     if any(row.unit == "yardsticks" for _, row in rows):
@@ -398,6 +425,28 @@ def _attention(run_set: RunSetVerdict, width: int, every_row_command: str | None
     if every_row_command:
         lines += ["", "Every gate row, with its reason:", f"  {every_row_command}"]
     return lines
+
+
+def merge_alike_variants(
+    entries: Sequence[tuple[MetricVerdict, list[str]]], where: int
+) -> list[tuple[MetricVerdict, list[str]]]:
+    """Rows that read the same on several variants of a step (same verdict and the same cells
+    but the place, `where`) said once, their variants in the place: `gpt · default; default,
+    dynamic`, as the PR comment says them (first_screen.py)."""
+    groups: dict[tuple, list[tuple[MetricVerdict, list[str]]]] = {}
+    for row, cells in entries:
+        alike = row.variant not in (None, "eager")
+        rest = tuple(cells[:where] + cells[where + 1 :])
+        key = (row.verdict, row.step, rest) if alike else (id(row),)
+        groups.setdefault(key, []).append((row, cells))
+    merged = []
+    for members in groups.values():
+        row, cells = members[0]
+        if len(members) > 1:
+            names = "; ".join(w.variant_name(r.variant) for r, _ in members)
+            cells = [*cells[:where], f"{row.step} · {names}", *cells[where + 1 :]]
+        merged.append((row, cells))
+    return merged
 
 
 def values_with_change(row: MetricVerdict, shown: str) -> str:
