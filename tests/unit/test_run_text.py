@@ -218,3 +218,14 @@ def test_rows_failing_alike_on_both_variants_are_said_once_with_their_reasons() 
     assert text.count("model.py:72") == 2  # the graph break's cause, the fallback's loop
     assert "degraded" not in text
     assert terminal_rows(text, 80) <= 60
+
+
+def test_the_run_lays_out_for_columns_when_set_even_into_a_pipe(monkeypatch) -> None:
+    from compilegate.cli import run_command
+
+    monkeypatch.setenv("COLUMNS", "80")
+    assert run_command._width() == 80
+    monkeypatch.setenv("COLUMNS", "300")
+    assert run_command._width() == 100
+    monkeypatch.delenv("COLUMNS")
+    assert run_command._width() == 100  # pytest's stdout is no terminal

@@ -251,9 +251,13 @@ def _run_against(args: argparse.Namespace, config: Config, python: str) -> int:
 
 
 def _width() -> int:
-    """The terminal's width (60–100 columns); 100 when stdout is not a terminal."""
+    """The terminal's width (60–100 columns): COLUMNS when set (a log viewer's width, or a
+    pipe's), else the terminal's; 100 when stdout is not a terminal."""
     from ..report.run_text import WIDEST, terminal_width
 
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit():
+        return terminal_width(int(columns))
     columns = shutil.get_terminal_size((WIDEST, 24)).columns if sys.stdout.isatty() else None
     return terminal_width(columns)
 
