@@ -58,7 +58,7 @@ def counts_past_limit(row: MetricVerdict) -> tuple[list[tuple[str, int, int]], s
     """([(`graphs`, 1, 5), …], `: grew by more than …`): the compile-work counts in torch's
     order (as the message lists them) that moved past the limit the way the verdict says
     (grew for a regression, fell for an improvement), and what the message says after
-    its counts; ([], "") when none did."""
+    its counts, to the end of that clause; ([], "") when none did."""
     found = list(_COUNT_MOVED.finditer(row.message))
     limit = row.threshold if row.threshold is not None else 0.0
     past = []
@@ -70,7 +70,9 @@ def counts_past_limit(row: MetricVerdict) -> tuple[list[tuple[str, int, int]], s
             -change > limit and row.verdict == "improvement"
         ):
             past.append((match["name"], before, after))
-    return past, (row.message[found[-1].end() :] if past else "")
+    # What follows the counts up to the next clause: the per-op note and any other clause
+    # are the gate row's (every gate row in the details), not the first screen's.
+    return past, (row.message[found[-1].end() :].split("; ", 1)[0] if past else "")
 
 
 def _change_pct(before: int, after: int) -> float:
