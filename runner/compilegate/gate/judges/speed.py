@@ -35,6 +35,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Callable
 
+from ...results.formats import format_value
 from ...results.model import Process
 from ...results.processes import (
     Key,
@@ -57,7 +58,7 @@ from ..rules import (
     detectable_change_pct,
     noise_rule_message,
 )
-from ..verdict import NOISE_FROM_HISTORY, NOISE_FROM_RUNS, MetricVerdict, format_value
+from ..verdict import NOISE_FROM_HISTORY, NOISE_FROM_RUNS, MetricVerdict
 from .sides import RAW, YARDSTICK, Sides
 from .speed_medians import judge_from_medians, judge_speed, ratio_median, speedup_noise_pct
 
