@@ -133,6 +133,25 @@ def test_compare_and_report_for_run_with_baseline(tmp_path, baseline):
     assert json.loads(out.read_text())["counts"]["regression"] == 1
 
 
+def test_compare_and_report_checks_each_document_once(tmp_path, baseline, monkeypatch):
+    """The door (results/model.check) once per document: parsed in compare_and_report and
+    handed on typed, not checked there and parsed again below it."""
+    import compilegate.gate.documents as documents
+    import compilegate.results.model as model
+
+    checked = []
+    real_check = model.check
+
+    def counting_check(raw, source, role="result"):
+        checked.append(source)
+        return real_check(raw, source, role)
+
+    monkeypatch.setattr(model, "check", counting_check)
+    monkeypatch.setattr(documents, "check", counting_check)
+    compare_and_report(baseline, result(), None, io.StringIO(), result_path="r.json")
+    assert sorted(checked) == sorted([str(baseline), "r.json"])
+
+
 def test_compare_and_report_other_gpu_is_incomparable_and_fails(tmp_path):
     other = write(tmp_path / "baseline.json", result(env=environment(gpu_name="NVIDIA A100")))
     stream = io.StringIO()

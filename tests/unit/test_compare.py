@@ -18,6 +18,7 @@ from compilegate.gate.judges.diagnostics import diff_graph_break_sites
 from compilegate.gate.judges.speed_medians import round_spread_pct
 from compilegate.gate.policy import resolve_thresholds
 from compilegate.gate.rules import classify_speed_change, combined_noise_pct
+from compilegate.results.model import parse
 from compilegate.schemas import validation_errors
 
 
@@ -403,7 +404,9 @@ def test_round_to_round_drift_counts_as_noise_for_absolute_times():
     row = only(compare(base_step=base, cur_step=cur), "eager_step_ms", "eager")
     assert row.noise_pct == pytest.approx((8.0**2 + 8.0**2) ** 0.5, rel=0.01)
     assert not row.gated
-    assert round_spread_pct(cur["eager"]["step_ms"]) == pytest.approx(8.0)
+    parsed = parse(result(cur), "result.json").steps[0].eager
+    assert parsed is not None
+    assert round_spread_pct(parsed.step_ms) == pytest.approx(8.0)
 
 
 def test_no_noise_measured_falls_back_to_threshold_and_says_so():

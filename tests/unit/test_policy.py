@@ -26,6 +26,13 @@ from compilegate.gate.policy import (
     step_config_mismatch,
 )
 from compilegate.gate.verdict import OVERALL_ORDER, VERDICT_EXIT_CODES, VERDICTS
+from compilegate.results.model import environment_of
+
+
+def env(raw):
+    """A JSON-shaped environment, typed as the gate reads it."""
+    return environment_of(raw)
+
 
 CPU = {"device": "cpu", "gpu_name": None, "driver": None, "cuda": None}
 
@@ -200,17 +207,17 @@ def test_run_with_a_baseline_measures_with_the_baselines_power(repo_root: Path):
 def test_another_cpu_model_is_not_compared_on_cpu():
     base = environment(**CPU, cpu_model="AMD EPYC 9654")
     cur = environment(**CPU, cpu_model="Intel(R) Xeon(R) Platinum 8480+")
-    assert environment_mismatch(base, cur) == (
+    assert environment_mismatch(env(base), env(cur)) == (
         "the baseline was measured on CPU AMD EPYC 9654, this run on CPU "
         "Intel(R) Xeon(R) Platinum 8480+"
     )
-    assert environment_mismatch(base, dict(base)) is None
+    assert environment_mismatch(env(base), env(dict(base))) is None
 
 
 def test_an_unrecorded_cpu_model_cannot_be_matched():
     base = environment(**CPU, cpu_model=None)
     assert "the baseline does not record its CPU model" in environment_mismatch(
-        base, environment(**CPU)
+        env(base), env(environment(**CPU))
     )
 
 
@@ -218,13 +225,13 @@ def test_processor_alone_is_not_a_cpu_model():
     # platform.processor() is "x86_64" on every Linux machine: it cannot match machines.
     base = environment(**CPU, cpu_model="AMD EPYC 9654", processor="x86_64")
     cur = environment(**CPU, cpu_model="Intel Xeon", processor="x86_64")
-    assert environment_mismatch(base, cur) is not None
+    assert environment_mismatch(env(base), env(cur)) is not None
 
 
 def test_a_driver_change_is_compared_and_stated():
     base, cur = environment(driver="550.54.15"), environment(driver="570.124.06")
-    assert environment_mismatch(base, cur) is None
-    (note,) = environment_notes(base, cur)
+    assert environment_mismatch(env(base), env(cur)) is None
+    (note,) = environment_notes(env(base), env(cur))
     assert note.startswith("NVIDIA driver 550.54.15 (baseline) vs 570.124.06 (this run)")
     report = judge_documents(result(env=base), result(env=cur))
     assert report.exit_code == EXIT_OK and note in report.notes
@@ -232,12 +239,16 @@ def test_a_driver_change_is_compared_and_stated():
 
 def test_another_host_cpu_under_the_same_gpu_is_a_note():
     base, cur = environment(cpu_model="AMD EPYC 9654"), environment()
-    assert environment_mismatch(base, cur) is None
-    assert any("host CPU AMD EPYC 9654 (baseline)" in n for n in environment_notes(base, cur))
+    assert environment_mismatch(env(base), env(cur)) is None
+    assert any(
+        "host CPU AMD EPYC 9654 (baseline)" in n for n in environment_notes(env(base), env(cur))
+    )
 
 
 def test_another_gpu_model_stays_incomparable():
-    assert "NVIDIA A100" in environment_mismatch(environment(gpu_name="NVIDIA A100"), environment())
+    assert "NVIDIA A100" in environment_mismatch(
+        env(environment(gpu_name="NVIDIA A100")), env(environment())
+    )
 
 
 # -- measurements that cannot be judged ---------------------------------------------------------

@@ -19,7 +19,7 @@ from ..errors import EXIT_OK, UsageError
 from ..gate.acceptance import accept_label_of
 from ..gate.baseline import update_baseline
 from ..gate.compare import compare_to_baseline
-from ..gate.documents import check_result_document, read_result_document
+from ..gate.documents import Parsed, parsed, read_parsed
 from ..gate.policy import validate_threshold_override
 from ..gate.run_set import RunSetVerdict, VersionOutcome
 from ..gate.verdict import VerdictReport
@@ -140,8 +140,8 @@ def add_parser(subparsers: Any) -> None:
 
 def command_compare(args: argparse.Namespace) -> int:
     override = parse_threshold_args(args.threshold)
-    baseline = read_result_document(args.baseline, role="baseline")
-    result = read_result_document(args.result, role="result")
+    baseline = read_parsed(args.baseline, role="baseline")
+    result = read_parsed(args.result, role="result")
     paths = (args.result, args.baseline)
     return _compare(baseline, result, args.out, sys.stdout, args.format, override, paths)
 
@@ -189,15 +189,18 @@ def compare_and_report(
     baseline_path: Path | str | None = None,
 ) -> int:
     """Compare an in-memory result (checked like a result file) with the baseline (a file, or
-    a document already read with read_result_document); write the verdicts; the exit code.
+    a document in memory); write the verdicts; the exit code. Each document passes the door
+    of results/model.py once, here.
     `result_path`, where the result was written, goes into the command that would refresh
     the baseline from it; `baseline_path`, where an in-memory baseline was read from."""
-    if not isinstance(baseline, Mapping):
+    if isinstance(baseline, Mapping):
+        base = parsed(baseline, str(baseline_path or "baseline"), "baseline")
+    else:
         baseline_path = baseline
-        baseline = read_result_document(baseline, role="baseline")
-    check_result_document(result_doc, str(result_path or "result"), role="result")
+        base = read_parsed(baseline, role="baseline")
+    result = parsed(result_doc, str(result_path or "result"), "result")
     paths = (result_path, baseline_path) if result_path is not None else None
-    return _compare(baseline, result_doc, out_path, stream, fmt, thresholds_override, paths)
+    return _compare(base, result, out_path, stream, fmt, thresholds_override, paths)
 
 
 def judge_result(
@@ -269,23 +272,20 @@ def one_version_run_set(
 
 
 def _compare(
-    baseline: Mapping[str, Any],
-    result: Mapping[str, Any],
+    baseline: Parsed,
+    result: Parsed,
     out_path: Path | str | None,
     stream: TextIO,
     fmt: str,
     override: Mapping[str, float] | None,
     paths: tuple[Path | str, Path | str] | None = None,
 ) -> int:
-    result_path, baseline_path = paths or (None, None)
-    report = compare_to_baseline(
-        parse(baseline, str(baseline_path or "baseline"), "baseline"),
-        parse(result, str(result_path or "result"), "result"),
-        override,
-    )
+    """Judge the documents (each through the door once, by the caller) and write the
+    report; report/ reads them as written."""
+    report = compare_to_baseline(baseline.doc, result.doc, override)
     if paths is not None and paths[0] is not None and paths[1] is not None:
         report = report.with_paths(*paths)
-    text = render_report(report, fmt, one_version_run_set(report, result, baseline, paths))
+    text = render_report(report, fmt, one_version_run_set(report, result.raw, baseline.raw, paths))
     if out_path is not None:  # written before printing: nothing is lost if the stream fails
         try:
             write_document(report.to_dict(), Path(out_path))

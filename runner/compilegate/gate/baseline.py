@@ -36,6 +36,7 @@ from typing import Any
 from ..config import DEFAULT_THRESHOLDS
 from ..errors import BaselineError
 from ..results.document import write_document
+from ..results.model import environment_of
 from .compare import variant_definition
 from .documents import read_result_document
 from .history import merged_history
@@ -101,7 +102,9 @@ def merge_into_baseline(
         merged["steps"] = [_with_history(None, step, created_at) for step in result["steps"]]
         added = tuple(step["name"] for step in result["steps"])
         return merged, BaselineUpdate(path=path, added=added)
-    env_reason = environment_mismatch(old.get("environment") or {}, result["environment"])
+    env_reason = environment_mismatch(
+        environment_of(old.get("environment") or {}), environment_of(result["environment"])
+    )
     new_steps = {step["name"]: step for step in result["steps"]}
     steps: list[Mapping[str, Any]] = []
     outcome: dict[str, list[str]] = {k: [] for k in ("replaced", "kept", "kept_over_error")}

@@ -64,7 +64,7 @@ def compare_to_baseline(
     through results/model.parse), under the baseline's policy (policy.py) and the
     operator's `thresholds_override`."""
     override = validate_threshold_override(thresholds_override)
-    base_env, cur_env = baseline.environment.to_json(), result.environment.to_json()
+    base_env, cur_env = baseline.environment, result.environment
     notes: list[str] = []
     pairing = Pairing.between(baseline, result)
     pairs = _pairs(baseline)

@@ -36,6 +36,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..results.model import Step
 from ..results.processes import (
     all_timed_yardstick,
     compiled_values,
@@ -130,9 +131,27 @@ def history_values(step: Doc, variant: str | None, key: str) -> list[float]:
             continue
         holder = run if variant in (None, "eager") else (run.get("variants") or {}).get(variant)
         value = (holder or {}).get(key) if isinstance(holder, Mapping) else None
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+        if _positive(value):
             values.append(float(value))
     return values
+
+
+def step_history_values(step: Step, variant: str | None, key: str) -> list[float]:
+    """history_values of a parsed step (results/model.py)."""
+    values = []
+    for run in step.history or ():
+        if variant in (None, "eager"):
+            value = getattr(run, key, None)
+        else:
+            holder = (run.variants or {}).get(variant)
+            value = holder.get(key) if isinstance(holder, Mapping) else None
+        if _positive(value):
+            values.append(float(value))
+    return values
+
+
+def _positive(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
 
 
 def predict(values: Sequence[float]) -> Prediction | None:

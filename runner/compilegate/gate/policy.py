@@ -51,7 +51,7 @@ from typing import Any
 from ..config import COMPARABLE_SETTINGS, DEFAULT_THRESHOLDS, POWER_SETTINGS, Config
 from ..config.model import ADOPTED_SETTINGS, MIN_WARMUP_REDUCE_OVERHEAD, SETTINGS_ABSENT_AS
 from ..errors import UsageError
-from ..results.model import Step
+from ..results.model import Environment, Step
 from .rules import is_number
 
 Doc = Mapping[str, Any]
@@ -137,14 +137,14 @@ def threshold_notes(step_name: str, base: Step, cur: Step, applied: Doc) -> list
     ]
 
 
-def environment_mismatch(base_env: Doc, cur_env: Doc) -> str | None:
+def environment_mismatch(base_env: Environment, cur_env: Environment) -> str | None:
     """Why timings from these two environments cannot be compared, or None when they can."""
     for key, unknown in (("device", "an unknown device"), ("gpu_name", "an unknown GPU")):
-        base, cur = base_env.get(key), cur_env.get(key)
+        base, cur = getattr(base_env, key), getattr(cur_env, key)
         if base != cur:
             return f"the baseline was measured on {base or unknown}, this run on {cur or unknown}"
-    if cur_env.get("device") == "cpu":
-        base_cpu, cur_cpu = base_env.get("cpu_model"), cur_env.get("cpu_model")
+    if cur_env.device == "cpu":
+        base_cpu, cur_cpu = base_env.cpu_model, cur_env.cpu_model
         if not base_cpu or not cur_cpu:
             side = "the baseline" if not base_cpu else "this run"
             return f"{side} does not record its CPU model, so the machines cannot be matched"
@@ -153,31 +153,29 @@ def environment_mismatch(base_env: Doc, cur_env: Doc) -> str | None:
     return None
 
 
-def environment_notes(base_env: Doc, cur_env: Doc) -> list[str]:
+def environment_notes(base_env: Environment, cur_env: Environment) -> list[str]:
     """Differences that keep the runs comparable but that a reader should know about."""
     notes = []
-    if base_env.get("torch") != cur_env.get("torch"):
+    if base_env.torch != cur_env.torch:
         notes.append(
-            f"torch {base_env.get('torch')} (baseline) vs {cur_env.get('torch')} (this run): "
+            f"torch {base_env.torch} (baseline) vs {cur_env.torch} (this run): "
             "compared, since that difference is what an upgrade gate measures"
         )
-    if cur_env.get("device") == "cuda":
-        base_driver, cur_driver = base_env.get("driver"), cur_env.get("driver")
-        if base_driver != cur_driver:
+    if cur_env.device == "cuda":
+        if base_env.driver != cur_env.driver:
             notes.append(
-                f"NVIDIA driver {base_driver or NOT_RECORDED} (baseline) vs "
-                f"{cur_driver or NOT_RECORDED} (this run): compared, like a torch upgrade; "
+                f"NVIDIA driver {base_env.driver or NOT_RECORDED} (baseline) vs "
+                f"{cur_env.driver or NOT_RECORDED} (this run): compared, like a torch upgrade; "
                 "a change in step times may be the driver's"
             )
         for key, label in (("cuda", "CUDA"), ("cpu_model", "host CPU")):
-            if base_env.get(key) and base_env.get(key) != cur_env.get(key):
-                notes.append(
-                    f"{label} {base_env[key]} (baseline) vs "
-                    f"{cur_env.get(key) or NOT_RECORDED} (this run)"
-                )
+            base, cur = getattr(base_env, key), getattr(cur_env, key)
+            if base and base != cur:
+                notes.append(f"{label} {base} (baseline) vs {cur or NOT_RECORDED} (this run)")
     for key, label in (("cpu_count", "CPU count"), ("torch_num_threads", "torch threads")):
-        if base_env.get(key) is not None and base_env.get(key) != cur_env.get(key):
-            notes.append(f"{label} {base_env[key]} (baseline) vs {cur_env.get(key)} (this run)")
+        base, cur = getattr(base_env, key), getattr(cur_env, key)
+        if base is not None and base != cur:
+            notes.append(f"{label} {base} (baseline) vs {cur} (this run)")
     return notes
 
 

@@ -37,9 +37,10 @@ import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Any
 
 from ..errors import EXIT_NOT_JUDGED, EXIT_OK, EXIT_REGRESSION, EXIT_RUN_ERROR
+from ..results.formats import Value
 from ..results.model import ResultDocument
 
 # Every verdict and the exit code it gives the job when it is the overall verdict, in
@@ -71,9 +72,6 @@ OVERALL_ORDER = (
 
 REFRESH_ADVICE = "if this change is intended, accept it as the baseline on the default branch"
 REFRESH_TEMPLATE = "compilegate baseline update --result RESULT --baseline BASELINE"
-
-# A value in a verdict row: a number in the row's unit, a status string, or nothing.
-Value = Optional[Union[float, int, str]]
 
 
 @dataclass(frozen=True)
@@ -249,55 +247,3 @@ def sorted_by_severity(rows: Iterable[MetricVerdict]) -> list[MetricVerdict]:
     """Regressions first, then errors, inconclusive, improvements, the rest; stable otherwise."""
     order = {verdict: index for index, verdict in enumerate(SEVERITY_ORDER)}
     return sorted(rows, key=lambda row: order[row.verdict])
-
-
-def format_value(value: Value, unit: str | None) -> str:
-    """A row value for people: `1.27x`, `12.50 ms`, `14.3 s`, `1.2 GiB`, `3`, `pass`, `-`."""
-    if value is None:
-        return "-"
-    if isinstance(value, str):
-        return value
-    if unit == "x":
-        return f"{value:.2f}x"
-    if unit == "yardsticks":
-        return f"{value:.3g} yardsticks"
-    if unit == "ms":
-        return f"{value:.3g} ms" if value < 1 else f"{value:.2f} ms"
-    if unit == "s":
-        return f"{value:.1f} s"
-    if unit == "bytes":
-        return format_bytes(value)
-    if unit == "count":
-        return f"{value:.0f}"
-    return f"{value:g}"
-
-
-def format_bytes(value: float) -> str:
-    size = float(value)
-    for suffix in ("B", "KiB", "MiB", "GiB"):
-        if abs(size) < 1024 or suffix == "GiB":
-            return f"{size:.0f} {suffix}" if suffix == "B" else f"{size:.1f} {suffix}"
-        size /= 1024
-    raise AssertionError("unreachable")
-
-
-def format_change(change: float | None, change_unit: str | None) -> str:
-    """`+7.2 %`, `-3.0 %`, `+2`, or `-`."""
-    if change is None:
-        return "-"
-    if change_unit == "pct":
-        return f"{change:+.1f} %"
-    return f"{change:+.0f}"
-
-
-def format_threshold(threshold: float | None, change_unit: str | None) -> str:
-    """`5 %` for a percentage, `> 0` for an allowed count increase, or `-`."""
-    if threshold is None:
-        return "-"
-    if change_unit == "pct":
-        return f"{threshold:g} %"
-    return f"> {threshold:g}"
-
-
-def format_noise(noise_pct: float | None) -> str:
-    return "-" if noise_pct is None else f"±{noise_pct:.1f} %"

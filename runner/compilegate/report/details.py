@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..gate.run_set import RunSetVerdict, VersionOutcome
-from ..gate.verdict import format_bytes, sorted_by_severity
+from ..gate.verdict import sorted_by_severity
+from ..results.formats import format_bytes
 from . import wording as w
 from .escape import cell, inert, with_code
 from .links import LinkContext

@@ -18,7 +18,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..gate.verdict import VERDICT_EXIT_CODES, MetricVerdict, format_bytes
+from ..gate.verdict import VERDICT_EXIT_CODES, MetricVerdict
+from ..results.formats import format_bytes
 
 FAIL_ICON = "❌"
 LOOK_ICON = "⚠️"

@@ -647,6 +647,12 @@ def _one_line(message: str) -> str:
     return flat if len(flat) <= MAX_DETAIL_CHARS else flat[: MAX_DETAIL_CHARS - 1] + "…"
 
 
+def environment_of(raw: Mapping[str, Any]) -> Environment:
+    """The environment of a document already through the door (`check`), typed: for
+    gate/baseline.py's merge, which works on the JSON it writes back."""
+    return _build(Environment, raw)
+
+
 def _build(cls: type[Model], raw: Mapping[str, Any]) -> Any:
     """`cls` from a schema-valid mapping: each field from the key of its name, converted by
     its annotation; keys the schema does not name are left behind."""
@@ -697,5 +703,6 @@ __all__ = [
     "Step",
     "Variant",
     "check",
+    "environment_of",
     "parse",
 ]

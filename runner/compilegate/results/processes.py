@@ -19,11 +19,14 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Union
 
+from .model import Process, Step, Variant
 from .stats import fastest, quantile
 
 Doc = Mapping[str, Any]
+# A process record: as the run side writes it (a mapping), or as the gate reads it, parsed.
+Record = Union[Doc, Process]
 SIDES = ("eager", "eager_b", "compiled", "yardstick")
 
 
@@ -78,9 +81,30 @@ def keyed_variant_records(variant: Doc | None) -> list[tuple[Key, Doc]]:
     ]
 
 
+def keyed_step_processes(step: Step) -> list[tuple[Key, Process]]:
+    """keyed_eager_records of a parsed step (results/model.py)."""
+    eager = step.eager.processes if step.eager is not None else None
+    keyed = [(("eager", i), p) for i, p in enumerate(eager or ())]
+    for variant in step.variants:
+        if not variant.failed:
+            keyed += [((variant.id, i), p) for i, p in enumerate(variant.processes or ())]
+    return [(key, p) for key, p in keyed if _fastest(p, "eager")]
+
+
+def keyed_variant_processes(variant: Variant | None) -> list[tuple[Key, Process]]:
+    """keyed_variant_records of a parsed variant."""
+    if variant is None:
+        return []
+    return [
+        ((variant.id, i), p)
+        for i, p in enumerate(variant.processes or ())
+        if _fastest(p, "eager") and _fastest(p, "compiled")
+    ]
+
+
 def paired_records(
-    base: Sequence[tuple[Key, Doc]], head: Sequence[tuple[Key, Doc]]
-) -> tuple[list[Doc], list[Doc]]:
+    base: Sequence[tuple[Key, Record]], head: Sequence[tuple[Key, Record]]
+) -> tuple[list[Record], list[Record]]:
     """The records of both sides that ran as pairs (the same key), in the base's order."""
     heads = dict(head)
     pairs = [(record, heads[key]) for key, record in base if key in heads]
@@ -124,7 +148,7 @@ def head_vs_base(head_timed: Doc, base_timed: Doc) -> dict[str, float]:
 
 
 def within_process(
-    base_values: Sequence[float], head_values: Sequence[float], head: Sequence[Doc], kind: str
+    base_values: Sequence[float], head_values: Sequence[float], head: Sequence[Record], kind: str
 ) -> list[float]:
     """A paired comparison's head values, where a pair's head record was measured in one
     process with its base (`head_vs_base`): the base's value times that process's round
@@ -132,7 +156,7 @@ def within_process(
     ratio is the one measured inside the process. Other pairs keep their own value."""
     out = []
     for base_value, head_value, record in zip(base_values, head_values, head):
-        ratios = record.get("head_vs_base") or {}
+        ratios = _head_vs_base(record)
         if kind == "speedup" and "eager" in ratios and "compiled" in ratios:
             out.append(base_value * ratios["eager"] / ratios["compiled"])
         elif kind in ratios:
@@ -142,11 +166,11 @@ def within_process(
     return out
 
 
-def eager_values(records: Sequence[Doc], *, per_yardstick: bool) -> list[float]:
+def eager_values(records: Sequence[Record], *, per_yardstick: bool) -> list[float]:
     return [_per(r, _eager_ms(r), per_yardstick) for r in records if _usable(r, per_yardstick)]
 
 
-def compiled_values(records: Sequence[Doc], *, per_yardstick: bool) -> list[float]:
+def compiled_values(records: Sequence[Record], *, per_yardstick: bool) -> list[float]:
     return [
         _per(r, _fastest(r, "compiled"), per_yardstick)
         for r in records
@@ -154,7 +178,7 @@ def compiled_values(records: Sequence[Doc], *, per_yardstick: bool) -> list[floa
     ]
 
 
-def speedup_values(records: Sequence[Doc]) -> list[float]:
+def speedup_values(records: Sequence[Record]) -> list[float]:
     return [_eager_ms(r) / _fastest(r, "compiled") for r in records]
 
 
@@ -162,39 +186,42 @@ def geometric_mean(values: Sequence[float]) -> float:
     return math.exp(math.fsum(math.log(v) for v in values) / len(values))
 
 
-def all_timed_yardstick(records: Sequence[Doc]) -> bool:
+def all_timed_yardstick(records: Sequence[Record]) -> bool:
     return bool(records) and all(_fastest(r, "yardstick") for r in records)
 
 
-def _eager_ms(record: Doc) -> float:
+def _eager_ms(record: Record) -> float:
     twin = _fastest(record, "eager_b")
     eager = _fastest(record, "eager")
     return math.sqrt(eager * twin) if twin else eager
 
 
-def _per(record: Doc, value: float, per_yardstick: bool) -> float:
+def _per(record: Record, value: float, per_yardstick: bool) -> float:
     return value / _fastest(record, "yardstick") if per_yardstick else value
 
 
-def _usable(record: Doc, per_yardstick: bool) -> bool:
+def _usable(record: Record, per_yardstick: bool) -> bool:
     return not per_yardstick or bool(_fastest(record, "yardstick"))
 
 
-def _fastest(record: Doc, side: str) -> float | None:
-    value = (record.get("fastest_ms") or {}).get(side)
+def _fastest(record: Record, side: str) -> float | None:
+    if isinstance(record, Process):
+        value = getattr(record.fastest_ms, side, None)
+    else:
+        value = (record.get("fastest_ms") or {}).get(side)
     if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
         return float(value)
     return None
 
 
 def quantile_values(
-    records: Sequence[Doc], copies: tuple[str, ...], q: float, *, per_yardstick: bool
+    records: Sequence[Record], copies: tuple[str, ...], q: float, *, per_yardstick: bool
 ) -> list[float]:
     """One value per process: the geometric mean over `copies` of each copy's q-quantile,
     divided by the yardstick's q-quantile when `per_yardstick`."""
     values = []
     for record in records:
-        samples = record.get("samples_ms") or {}
+        samples = _samples(record)
         present = [side for side in copies if _positive(samples.get(side))]
         value = math.exp(
             math.fsum(math.log(quantile(sorted(samples[s]), q)) for s in present) / len(present)
@@ -205,18 +232,33 @@ def quantile_values(
     return values
 
 
-def sampled(record: Doc, side: str) -> bool:
+def sampled(record: Record, side: str) -> bool:
     """Whether the record kept its raw samples of `side` (and of the yardstick, when timed)."""
-    samples = record.get("samples_ms") or {}
+    samples = _samples(record)
     if not _positive(samples.get(side)):
         return False
-    timed_yardstick = "yardstick" in (record.get("fastest_ms") or {})
+    if isinstance(record, Process):
+        timed_yardstick = record.fastest_ms.yardstick is not None
+    else:
+        timed_yardstick = "yardstick" in (record.get("fastest_ms") or {})
     return not timed_yardstick or _positive(samples.get("yardstick"))
+
+
+def _samples(record: Record) -> Mapping[str, Sequence[float]]:
+    if isinstance(record, Process):
+        return record.samples_ms or {}
+    return record.get("samples_ms") or {}
+
+
+def _head_vs_base(record: Record) -> Mapping[str, float]:
+    if isinstance(record, Process):
+        return record.head_vs_base or {}
+    return record.get("head_vs_base") or {}
 
 
 def _positive(samples: Any) -> bool:
     return (
-        isinstance(samples, list)
+        isinstance(samples, (list, tuple))
         and bool(samples)
         and all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in samples)
         and all(math.isfinite(v) for v in samples)

@@ -33,9 +33,7 @@ Per process (results/processes.py keeps every side's raw samples):
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
+from ...results.model import Process
 from ...results.processes import quantile_values, sampled
 from ..verdict import MetricVerdict
 from .sides import YARDSTICK, Sides
@@ -50,7 +48,6 @@ from .speed import (
     variant_records_of,
 )
 
-Doc = Mapping[str, Any]
 # (metric suffix, quantile, how the message names it)
 QUANTILES = (("p25", 0.25, "25th percentile"),)
 
@@ -76,7 +73,7 @@ def _judge(
     family: str,
     label: str,
     copies: tuple[str, ...],
-    records: tuple[list[Doc], list[Doc]],
+    records: tuple[list[Process], list[Process]],
     threshold_pct: float,
 ) -> list[MetricVerdict]:
     with_samples = keep_records(sides, records, lambda record: sampled(record, copies[0]))

@@ -3,10 +3,8 @@ the policy (from the baseline side) and the units step times are compared in."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cached_property
-from typing import Any, Callable, NamedTuple
+from typing import Callable
 
 from ...results.model import Eager, ResultDocument, Step, Variant
 from ..pairing import Pairing
@@ -14,7 +12,6 @@ from ..policy import StepPolicy
 from ..rules import Subject
 from ..verdict import MetricVerdict
 
-Doc = Mapping[str, Any]
 YARDSTICK = "yardstick"
 RAW = "raw"
 
@@ -49,23 +46,6 @@ class SpeedUnits:
         return self.normalisation == YARDSTICK
 
 
-class JsonSides(NamedTuple):
-    """The same sides as plain JSON mappings, for a judge not yet reading attributes."""
-
-    base: Doc
-    head: Doc
-    base_step: Doc
-    head_step: Doc
-
-    @property
-    def steps(self) -> tuple[Doc, Doc]:
-        return self.base_step, self.head_step
-
-    @property
-    def pair(self) -> tuple[Doc, Doc]:
-        return self.base, self.head
-
-
 @dataclass(frozen=True)
 class Sides:
     """One subject of the comparison. For a variant, `base`/`head` are the variant entries;
@@ -94,16 +74,6 @@ class Sides:
     @property
     def pair(self) -> tuple[Variant | Eager, Variant | Eager]:
         return self.base, self.head
-
-    @cached_property
-    def json(self) -> JsonSides:
-        """These sides as JSON (the model's door out), for the judges still reading keys."""
-        return JsonSides(
-            self.base.to_json(),
-            self.head.to_json(),
-            self.base_step.to_json(),
-            self.head_step.to_json(),
-        )
 
 
 # A judge: one metric family's rows for one subject (none when it measured nothing).

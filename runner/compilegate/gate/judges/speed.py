@@ -32,35 +32,36 @@ the fastest alone) is judged in distribution.py, with the same machinery (`judge
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
-from typing import Any, Callable
+from collections.abc import Sequence
+from typing import Callable
 
+from ...results.formats import format_value
+from ...results.model import Process
 from ...results.processes import (
+    Key,
     all_timed_yardstick,
     compiled_values,
     eager_values,
     geometric_mean,
-    keyed_eager_records,
-    keyed_variant_records,
+    keyed_step_processes,
+    keyed_variant_processes,
     paired_records,
     speedup_values,
     within_process,
 )
 from ...results.stats import ProcessComparison, compare_sides
-from ..history import HISTORY_RUNS, MIN_HISTORY_RUNS, Prediction, history_values, predict
+from ..history import HISTORY_RUNS, MIN_HISTORY_RUNS, Prediction, predict, step_history_values
 from ..rules import (
     HIGHER_IS_BETTER,
     LOWER_IS_BETTER,
     classify_speed_change,
     detectable_change_pct,
-    get_path,
     noise_rule_message,
 )
-from ..verdict import NOISE_FROM_HISTORY, NOISE_FROM_RUNS, MetricVerdict, format_value
+from ..verdict import NOISE_FROM_HISTORY, NOISE_FROM_RUNS, MetricVerdict
 from .sides import RAW, YARDSTICK, Sides
-from .speed_medians import judge_from_medians, judge_speed, speedup_noise_pct
+from .speed_medians import judge_from_medians, judge_speed, ratio_median, speedup_noise_pct
 
-Doc = Mapping[str, Any]
 YARDSTICK_UNIT = "yardsticks"  # a step time divided by the yardstick's: no physical unit
 # metric -> (label, unit, direction)
 SPEED_METRICS = {
@@ -68,7 +69,8 @@ SPEED_METRICS = {
     "eager_step_ms": ("eager step time", "ms", LOWER_IS_BETTER),
     "compiled_step_ms": ("compiled step time", "ms", LOWER_IS_BETTER),
 }
-Records = tuple[list[Doc], list[Doc]]
+Records = tuple[list[Process], list[Process]]
+KeyedProcesses = list[tuple[Key, Process]]
 
 
 def judge_eager(sides: Sides) -> list[MetricVerdict]:
@@ -108,10 +110,10 @@ def judge_variant(sides: Sides) -> list[MetricVerdict]:
         speedup = judge_speed(
             sides.subject,
             "speedup",
-            get_path(sides.json.base, "speedup", "median"),
-            get_path(sides.json.head, "speedup", "median"),
+            ratio_median(sides.base.speedup),
+            ratio_median(sides.head.speedup),
             thresholds["speedup_drop_pct"],
-            (speedup_noise_pct(sides.json.base), speedup_noise_pct(sides.json.head)),
+            (speedup_noise_pct(sides.base), speedup_noise_pct(sides.head)),
         )
         compiled = judge_from_medians(
             sides, "compiled_step_ms", thresholds["compiled_step_time_growth_pct"]
@@ -165,7 +167,7 @@ def _history_values(sides: Sides, family: str, normalisation: str | None) -> lis
         key = family
     else:
         key = f"{family}_yardsticks" if normalisation == YARDSTICK else f"{family}_ms"
-    return history_values(sides.json.base_step, sides.subject.variant, key)
+    return step_history_values(sides.base_step, sides.subject.variant, key)
 
 
 def step_time_gate(sides: Sides, family: str, normalisation: str | None) -> str | None:
@@ -206,16 +208,16 @@ def _paired(
 def eager_records_of(sides: Sides) -> Records:
     """Each run's processes that timed eager; in a paired comparison, the pairs (the same
     process of both sides, in the same order)."""
-    keyed = (keyed_eager_records(sides.json.base_step), keyed_eager_records(sides.json.head_step))
+    keyed = (keyed_step_processes(sides.base_step), keyed_step_processes(sides.head_step))
     return _records(sides, keyed)
 
 
 def variant_records_of(sides: Sides) -> Records:
-    keyed = (keyed_variant_records(sides.json.base), keyed_variant_records(sides.json.head))
+    keyed = (keyed_variant_processes(sides.base), keyed_variant_processes(sides.head))
     return _records(sides, keyed)
 
 
-def keep_records(sides: Sides, records: Records, keep: Callable[[Doc], bool]) -> Records:
+def keep_records(sides: Sides, records: Records, keep: Callable[[Process], bool]) -> Records:
     """The records `keep` accepts; in a paired comparison a pair stays only whole."""
     if sides.paired:
         pairs = [(b, h) for b, h in zip(*records) if keep(b) and keep(h)]
@@ -223,7 +225,7 @@ def keep_records(sides: Sides, records: Records, keep: Callable[[Doc], bool]) ->
     return [r for r in records[0] if keep(r)], [r for r in records[1] if keep(r)]
 
 
-def _records(sides: Sides, keyed: tuple[Any, Any]) -> Records:
+def _records(sides: Sides, keyed: tuple[KeyedProcesses, KeyedProcesses]) -> Records:
     if sides.paired:
         return paired_records(*keyed)
     return [r for _, r in keyed[0]], [r for _, r in keyed[1]]

@@ -22,9 +22,8 @@ from __future__ import annotations
 
 import dataclasses
 import statistics
-from collections.abc import Mapping
-from typing import Any
 
+from ...results.model import Eager, Ratio, Step, Timing, Variant
 from ..rules import (
     HIGHER_IS_BETTER,
     LOWER_IS_BETTER,
@@ -32,7 +31,6 @@ from ..rules import (
     classify_speed_change,
     combined_noise_pct,
     detectable_change_pct,
-    get_path,
     largest,
     missing,
     moved,
@@ -40,7 +38,6 @@ from ..rules import (
 from ..verdict import MetricVerdict
 from .sides import RAW, YARDSTICK, Sides
 
-Doc = Mapping[str, Any]
 SPEED_VERDICTS = ("regression", "improvement", "inconclusive", "pass")
 # metric -> (label, unit, direction)
 _METRICS = {
@@ -53,29 +50,24 @@ _METRICS = {
 def judge_from_medians(sides: Sides, metric: str, threshold_pct: float) -> MetricVerdict | None:
     """Step time from medians: in yardstick units when both runs timed it on the same
     torch, with the run-to-run drift each run could see counted as noise."""
+    base_step, head_step = sides.steps
+    base: Eager | Variant | None
+    cur: Eager | Variant | None
     if metric == "eager_step_ms":
-        docs = (sides.json.base_step.get("eager") or {}, sides.json.head_step.get("eager") or {})
-        ratio_key = "per_yardstick"
-        raw_noise = (eager_noise_pct(sides.json.base_step), eager_noise_pct(sides.json.head_step))
+        base, cur = base_step.eager, head_step.eager
+        ratios = (base and base.per_yardstick, cur and cur.per_yardstick)
+        raw_noise = (eager_noise_pct(base_step), eager_noise_pct(head_step))
     else:
-        docs = sides.json.pair
-        ratio_key = "compiled_per_yardstick"
-        raw_noise = (
-            compiled_noise_pct(sides.json.base, sides.json.base_step),
-            compiled_noise_pct(sides.json.head, sides.json.head_step),
-        )
-    base, cur = docs
-    values = (get_path(base, "step_ms", "median"), get_path(cur, "step_ms", "median"))
-    ratios = (base.get(ratio_key), cur.get(ratio_key))
-    steps = sides.json.steps
+        base, cur = sides.pair
+        ratios = (base.compiled_per_yardstick, cur.compiled_per_yardstick)
+        raw_noise = (compiled_noise_pct(base, base_step), compiled_noise_pct(cur, head_step))
+    values = (_step_median(base), _step_median(cur))
     if sides.units.normalisation == YARDSTICK and ratios[0] and ratios[1]:
         noise = (
-            yardstick_noise_pct(
-                ratios[0], base.get("noise_pct"), steps[0].get("process_noise_pct")
-            ),
-            yardstick_noise_pct(ratios[1], cur.get("noise_pct"), steps[1].get("process_noise_pct")),
+            yardstick_noise_pct(ratios[0], _noise(base), base_step.process_noise_pct),
+            yardstick_noise_pct(ratios[1], _noise(cur), head_step.process_noise_pct),
         )
-        per_yardstick = (ratios[0]["median"], ratios[1]["median"])
+        per_yardstick = (ratios[0].median, ratios[1].median)
         row = judge_speed(
             sides.subject, metric, *values, threshold_pct, noise, per_yardstick=per_yardstick
         )
@@ -85,6 +77,18 @@ def judge_from_medians(sides: Sides, metric: str, threshold_pct: float) -> Metri
         return row
     why = f" (raw milliseconds: {sides.units.why_raw})" if sides.units.why_raw else ""
     return dataclasses.replace(row, normalisation=RAW, message=row.message + why)
+
+
+def _step_median(entry: Eager | Variant | None) -> float | None:
+    return entry.step_ms.median if entry is not None and entry.step_ms is not None else None
+
+
+def _noise(entry: Eager | Variant | None) -> float | None:
+    return entry.noise_pct if entry is not None else None
+
+
+def ratio_median(ratio: Ratio | None) -> float | None:
+    return ratio.median if ratio is not None else None
 
 
 def judge_speed(
@@ -166,66 +170,66 @@ def judge_speed(
 # -- each run's own noise ---------------------------------------------------------------------
 
 
-def ratio_half_width_pct(ratio: Doc | None) -> float | None:
+def ratio_half_width_pct(ratio: Ratio | None) -> float | None:
     """Half-width of a ratio's CI in percent of its median (the wider side).
 
     None for a zero-width interval: that is what a single round gives (stats.py), not a
     measurement of zero noise.
     """
-    if not ratio or not ratio.get("median") or ratio["ci_low"] == ratio["ci_high"]:
+    if ratio is None or not ratio.median or ratio.ci_low == ratio.ci_high:
         return None
-    median = ratio["median"]
-    return max(median - ratio["ci_low"], ratio["ci_high"] - median) / median * 100
+    median = ratio.median
+    return max(median - ratio.ci_low, ratio.ci_high - median) / median * 100
 
 
-def round_spread_pct(timing: Doc | None) -> float | None:
+def round_spread_pct(timing: Timing | None) -> float | None:
     """Half-range of the per-round medians in percent of the overall median (≥2 rounds)."""
-    if not timing or not timing.get("rounds") or not timing.get("median"):
+    if timing is None or not timing.rounds or not timing.median:
         return None
     by_round: dict[int, list[float]] = {}
-    for value, round_no in zip(timing["samples"], timing["rounds"]):
+    for value, round_no in zip(timing.samples, timing.rounds):
         by_round.setdefault(round_no, []).append(value)
     if len(by_round) < 2:
         return None
     medians = [statistics.median(values) for values in by_round.values()]
-    spread = (max(medians) - min(medians)) / 2 / timing["median"] * 100
+    spread = (max(medians) - min(medians)) / 2 / timing.median * 100
     return spread or None  # identical rounds: nothing measured, not zero noise
 
 
 def yardstick_noise_pct(
-    ratio: Doc | None, aa_noise_pct: float | None, process_noise: float | None
+    ratio: Ratio | None, aa_noise_pct: float | None, process_noise: float | None
 ) -> float | None:
     """Noise of a step time in yardstick units: its interval, the A/A noise, or the spread
     between the run's processes, whichever is largest."""
     return largest(ratio_half_width_pct(ratio), aa_noise_pct, process_noise)
 
 
-def speedup_noise_pct(variant: Doc) -> float | None:
+def speedup_noise_pct(variant: Variant) -> float | None:
     return largest(
-        ratio_half_width_pct(variant.get("speedup")),
-        variant.get("noise_pct"),
-        variant.get("detectable_change_pct"),
+        ratio_half_width_pct(variant.speedup),
+        variant.noise_pct,
+        variant.detectable_change_pct,
     )
 
 
-def compiled_noise_pct(variant: Doc, step: Doc | None = None) -> float | None:
+def compiled_noise_pct(variant: Variant, step: Step | None = None) -> float | None:
     """An absolute time has no interleaved partner across runs: besides the run's own noise,
     count how far one process's timing lands from another's (process_noise_pct)."""
     return largest(
-        variant.get("noise_pct"),
-        variant.get("detectable_change_pct"),
-        round_spread_pct(variant.get("step_ms")),
-        (step or {}).get("process_noise_pct"),
+        variant.noise_pct,
+        variant.detectable_change_pct,
+        round_spread_pct(variant.step_ms),
+        step.process_noise_pct if step is not None else None,
     )
 
 
-def eager_noise_pct(step: Doc) -> float | None:
-    eager = step.get("eager") or {}
+def eager_noise_pct(step: Step) -> float | None:
+    eager = step.eager
     own = largest(
-        eager.get("noise_pct"),
-        round_spread_pct(eager.get("step_ms")),
-        step.get("process_noise_pct"),
+        _noise(eager),
+        round_spread_pct(eager.step_ms if eager is not None else None),
+        step.process_noise_pct,
     )
     if own is not None:
         return own
-    return largest(*(v.get("noise_pct") for v in step.get("variants", [])))
+    return largest(*(v.noise_pct for v in step.variants))
