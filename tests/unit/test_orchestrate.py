@@ -8,11 +8,11 @@ import io
 import json
 import signal
 from pathlib import Path
-from typing import Any
 
 import pytest
 from test_result import ENV, child_output, timed
 
+from compilegate.child.protocol import ChildSpec
 from compilegate.config.loading import load_config_file
 from compilegate.errors import RunInterrupted
 from compilegate.results import document as result_document
@@ -45,9 +45,8 @@ class StandInLauncher:
         self.calls: list[tuple[str, tuple[str, ...]]] = []
         self.shared_cache_dir = None
 
-    def run(
-        self, spec: dict[str, Any], *, label: str, timeout_s: float, env_opt_in=(), cache_dir=None
-    ):
+    def run(self, spec: ChildSpec, *, label: str, timeout_s: float, env_opt_in=(), cache_dir=None):
+        spec = spec.to_json()  # what the child would read
         self.calls.append((label, tuple(env_opt_in)))
         if label == self.interrupt_at:
             raise self.error(signal.SIGTERM) if self.error is RunInterrupted else self.error()

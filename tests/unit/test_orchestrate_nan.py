@@ -8,7 +8,7 @@ from pathlib import Path
 
 from test_result import ENV, child_output, timed
 
-from compilegate.child.protocol import EntryPoint
+from compilegate.child.protocol import ChildSpec, EntryPoint
 from compilegate.config.loading import load_config_file
 from compilegate.results.document import new_document, step_skeleton, write_document
 from compilegate.run.launcher import ChildOutcome
@@ -31,7 +31,7 @@ class FakeLauncher:
     def __init__(self, *documents: dict) -> None:
         self.documents = list(documents)
 
-    def run(self, spec: dict, *, label: str, timeout_s: float, **_: object) -> ChildOutcome:
+    def run(self, spec: ChildSpec, *, label: str, timeout_s: float, **_: object) -> ChildOutcome:
         return ChildOutcome(document=self.documents.pop(0), error=None)
 
 

@@ -14,6 +14,7 @@ import pytest
 from gate_docs import judge_documents
 from test_result import ENV, child_output, timed
 
+from compilegate.child.protocol import ChildSpec
 from compilegate.config.loading import load_config_file
 from compilegate.errors import BaselineMissing, ConfigError, UsageError
 from compilegate.run.launcher import ChildOutcome, DeadlineLauncher
@@ -65,6 +66,8 @@ class StandInLauncher:
         self.calls: list[dict[str, Any]] = []
 
     def run(self, spec, *, label, timeout_s, env_opt_in=(), cache_dir=None):
+        assert ChildSpec.from_json(spec.to_json()) == spec  # the child reads what was sent
+        spec = spec.to_json()  # what the child would read
         self.calls.append(
             {"label": label, "spec": spec, "cache_dir": cache_dir, "env": tuple(env_opt_in)}
         )
@@ -301,7 +304,7 @@ def test_a_child_cut_short_by_the_limit_says_which_limit() -> None:
         def run(self, spec, *, label, timeout_s, **kw):
             return ChildOutcome(None, f"timed out after {timeout_s:g} s (timeout_s)")
 
-    cut = DeadlineLauncher(Sleeper(), 5.0).run({}, label="x", timeout_s=600)
+    cut = DeadlineLauncher(Sleeper(), 5.0).run(ChildSpec(kind="probe"), label="x", timeout_s=600)
     assert cut.error == "timed out: --timeout-s 5 s ran out"
     own = DeadlineLauncher(Sleeper(), 5000.0).run({}, label="x", timeout_s=600)
     assert own.error == "timed out after 600 s (timeout_s)", "the step's own limit is named"

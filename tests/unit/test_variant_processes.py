@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from compilegate.child.protocol import EntryPoint
+from compilegate.child.protocol import ChildSpec, EntryPoint
 from compilegate.config import Config
 from compilegate.config.loading import load_config_file
 from compilegate.errors import ConfigError
@@ -57,6 +57,8 @@ class FakeLauncher:
     calls: list[dict[str, Any]] = field(default_factory=list)
 
     def run(self, spec, *, label, timeout_s, cache_dir=None, env_opt_in=()) -> ChildOutcome:
+        assert ChildSpec.from_json(spec.to_json()) == spec  # the child reads what was sent
+        spec = spec.to_json()  # what the child would read
         self.calls.append({"spec": spec, "label": label, "cache_dir": cache_dir})
         number = len(self.calls)
         if number == self.fail_at:

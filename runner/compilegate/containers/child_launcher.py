@@ -33,11 +33,11 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar, TextIO
 
-from ..child.protocol import new_progress_token
+from ..child.protocol import ChildSpec, new_progress_token
 from ..cleanup import remove_tree
 from ..config.limits import ResourceLimits
 from ..run.child_env import container_environment, harness_variables
@@ -84,7 +84,7 @@ class ContainerLauncher:
 
     def run(
         self,
-        spec: dict[str, Any],
+        spec: ChildSpec,
         *,
         label: str,
         timeout_s: float,
@@ -95,13 +95,13 @@ class ContainerLauncher:
         workdir = Path(tempfile.mkdtemp(prefix="compilegate-child-"))
         try:
             harness, cache = _prepare(workdir, cache_dir)
-            repo = spec.get("repo_root")
+            repo = spec.repo_root
             token = new_progress_token()
-            inside = {**spec, "out": f"{HARNESS}/out/{RESULT_NAME}", "label": label}
-            inside["progress_token"] = token
+            out = f"{HARNESS}/out/{RESULT_NAME}"
+            inside = replace(spec, out=out, label=label, progress_token=token)
             if repo:
-                inside.update(_in_workspace(spec, Path(repo)))
-            (harness / "spec.json").write_text(json.dumps(inside), encoding="utf-8")
+                inside = _in_workspace(inside, Path(repo))
+            (harness / "spec.json").write_text(json.dumps(inside.to_json()), encoding="utf-8")
             volumes = {
                 str(harness): {"bind": HARNESS, "mode": "rw"},
                 str(cache): {"bind": CACHE, "mode": "rw"},
@@ -112,7 +112,7 @@ class ContainerLauncher:
                 mounts = self._covers(Path(repo).resolve())
             env = container_environment(self.host_env, env_opt_in)
             env.update(harness_variables(Path(f"{HARNESS}/home"), Path(CACHE), {}))
-            limits = ResourceLimits.from_dict(spec.get("limits"))
+            limits = ResourceLimits.from_dict(spec.limits)
             started = time.perf_counter()
             outcome = self._run_container(
                 volumes, mounts, env, timeout_s, bool(repo), limits, token
@@ -214,15 +214,14 @@ class ContainerLauncher:
                 pass
 
 
-def _in_workspace(spec: Mapping[str, Any], repo: Path) -> dict[str, Any]:
+def _in_workspace(spec: ChildSpec, repo: Path) -> ChildSpec:
     """The spec's host paths as the container sees them: the tree at /workspace, the entry's
     file inside it."""
-    moved: dict[str, Any] = {"repo_root": WORKSPACE}
-    entry = spec.get("entry")
-    if isinstance(entry, Mapping) and entry.get("file"):
-        relative = Path(entry["file"]).resolve().relative_to(repo.resolve())
-        moved["entry"] = {**entry, "file": f"{WORKSPACE}/{relative.as_posix()}"}
-    return moved
+    entry = spec.entry
+    if entry is not None and entry.file:
+        relative = Path(entry.file).resolve().relative_to(repo.resolve())
+        entry = replace(entry, file=f"{WORKSPACE}/{relative.as_posix()}")
+    return replace(spec, repo_root=WORKSPACE, entry=entry)
 
 
 def _log_lines(container: Any) -> Iterator[str]:

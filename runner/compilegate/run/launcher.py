@@ -23,11 +23,11 @@ import sys
 import tempfile
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar, TextIO
 
-from ..child.protocol import new_progress_token, progress_prefix
+from ..child.protocol import ChildSpec, new_progress_token, progress_prefix
 from ..cleanup import remove_tree
 from .child_env import child_environment, harness_variables
 from .progress import ElapsedTicker
@@ -82,7 +82,7 @@ class DeadlineLauncher:
             raise AttributeError(name)
         return getattr(self.inner, name)
 
-    def run(self, spec: dict[str, Any], *, label: str, timeout_s: float, **kw: Any) -> ChildOutcome:
+    def run(self, spec: ChildSpec, *, label: str, timeout_s: float, **kw: Any) -> ChildOutcome:
         import time
 
         left = self.deadline - time.monotonic()
@@ -111,7 +111,7 @@ class ChildLauncher:
 
     def run(
         self,
-        spec: dict[str, Any],
+        spec: ChildSpec,
         *,
         label: str,
         timeout_s: float,
@@ -131,22 +131,21 @@ class ChildLauncher:
             home = workdir / "home"
             home.mkdir()
             token = new_progress_token()
-            spec = {**spec, "out": str(workdir / "out.json"), "label": label}
-            spec["progress_token"] = token
+            out_path = workdir / "out.json"
+            spec = replace(spec, out=str(out_path), label=label, progress_token=token)
             spec_path = workdir / "spec.json"
-            spec_path.write_text(json.dumps(spec), encoding="utf-8")
+            spec_path.write_text(json.dumps(spec.to_json()), encoding="utf-8")
             env = child_environment(self.host_env, env_opt_in)
             env.update(harness_variables(home, Path(cache_dir), self.host_env))
             started = time.perf_counter()
             outcome = self._spawn(
                 [self.python, "-c", BOOTSTRAP, str(PACKAGE_DIR), str(spec_path)],
                 env=env,
-                cwd=spec.get("repo_root"),
+                cwd=spec.repo_root,
                 timeout_s=timeout_s,
                 progress_token=token,
             )
             outcome.wall_s = time.perf_counter() - started
-            out_path = Path(spec["out"])
             if outcome.error is None:
                 outcome.document, outcome.error = _read_child_document(out_path)
             if outcome.error is not None:

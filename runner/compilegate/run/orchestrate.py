@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..child.protocol import EntryPoint
+from ..child.protocol import ChildSpec, EntryPoint
 from ..config import Config, StepConfig
 from ..errors import RunInterrupted, UsageError
 from ..results.document import new_document, step_skeleton, variant_skeleton, write_document
@@ -217,7 +217,7 @@ def _resolve(config: Config, index: int, step: StepConfig) -> EntryPoint:
 
 def probe_environment(launcher: ChildLauncher, python: str) -> dict[str, Any]:
     """Start the measuring interpreter once: it must import torch; report what it has."""
-    outcome = launcher.run({"kind": "probe"}, label="probe", timeout_s=PROBE_TIMEOUT_S)
+    outcome = launcher.run(ChildSpec(kind="probe"), label="probe", timeout_s=PROBE_TIMEOUT_S)
     if outcome.document is None or outcome.document.get("status") != "ok":
         reported = (outcome.document or {}).get("error")
         detail = reported or last_line(outcome) or outcome.error or "unknown failure"

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from compilegate.child.protocol import ChildSpec
 from compilegate.containers.child_launcher import ContainerLauncher
 
 
@@ -57,7 +58,8 @@ def launch(client: FakeClient, tmp_path: Path, **kwargs: Any):
     launcher = ContainerLauncher(client, "compilegate:torch-2.13.0", host_env=host_env)
     (repo / "step.py").write_text("")
     entry = {"spec": "step.py:f", "file": str(repo / "step.py"), "function": "f", "line": 1}
-    spec = {"kind": "eager", "repo_root": str(repo), "step": "s", "entry": entry}
+    raw = {"kind": "eager", "repo_root": str(repo), "step": "s", "entry": entry, "device": "cpu"}
+    spec = ChildSpec.from_json(raw)
     return launcher.run(spec, label="s@head/eager#1", timeout_s=30, **kwargs)
 
 
