@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import signal
+import sys
 from pathlib import Path
 
 import pytest
@@ -38,6 +39,11 @@ steps:
 
 class StandInLauncher:
     """Answers like ChildLauncher.run; `interrupt_at` raises on that label instead."""
+
+    python = "python"  # the other members of a run.launcher.Launcher
+    stream = sys.stderr
+    shares_host_paths = False
+    children_local = True
 
     def __init__(self, interrupt_at: str | None = None, error: type = RunInterrupted) -> None:
         self.host_env = {"PATH": "/bin", "OMP_NUM_THREADS": "2", "GITHUB_TOKEN": "x"}

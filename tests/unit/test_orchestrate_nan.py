@@ -4,7 +4,9 @@ the step, for eager) in the result, which is still written, valid and complete o
 from __future__ import annotations
 
 import io
+import sys
 from pathlib import Path
+from types import MappingProxyType
 
 from test_result import ENV, child_output, timed
 
@@ -26,6 +28,11 @@ CONFIG = (
 class FakeLauncher:
     """Answers eager and variant children from canned documents, in order."""
 
+    python = "python"  # the other members of a run.launcher.Launcher
+    host_env = MappingProxyType({"PATH": "/bin"})
+    stream = sys.stderr
+    shares_host_paths = False
+    children_local = True
     shared_cache_dir = None
 
     def __init__(self, *documents: dict) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +59,10 @@ steps:
 class StandInLauncher:
     """Answers like ChildLauncher.run and records every child it was asked for."""
 
-    python = "python"
+    python = "python"  # the other members of a run.launcher.Launcher
+    stream = sys.stderr
+    shares_host_paths = False
+    children_local = True
     shared_cache_dir = None
 
     def __init__(self) -> None:

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import io
 import random
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -51,6 +53,11 @@ def sides(seed: int, compiled: bool) -> dict[str, Any]:
 class FakeLauncher:
     """Answers like a child would; remembers every call. `fail_at` fails that call."""
 
+    python = "python"  # the other members of a run.launcher.Launcher
+    host_env = MappingProxyType({"PATH": "/bin"})
+    stream = sys.stderr
+    shares_host_paths = False
+    children_local = True
     shared_cache_dir: Path | None = None
     fail_at: int | None = None
     cold_hits: bool = False  # every child reports no compile-cache hit (torch 2.4)

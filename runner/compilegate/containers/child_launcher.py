@@ -4,7 +4,7 @@ pull-request code (`matrix --against REF`, `matrix --paired` with the docker bac
 A paired run alternates single child processes between its sides, so the sides cannot each
 be one long `compilegate run` in a container (docker_backend.py). Instead the parent, on
 the host, schedules the children (run/step_measurement.py) and `ContainerLauncher.run` —
-the interface of run/launcher.ChildLauncher — starts every one of them in its own
+a run/launcher.Launcher — starts every one of them in its own
 container of its side's image, with the isolation of a container run:
 
 - the child's tree read-only at /workspace, every `.git` in it covered by an empty one
@@ -67,8 +67,9 @@ class ContainerLauncher:
     """Starts measuring children, each in a fresh container of `image`."""
 
     # The children are the engine's, not this process's: their CPU time is not ours to count
-    # (run/machine_load.py).
+    # (run/machine_load.py); they see no host path but their tree, read-only.
     children_local: ClassVar[bool] = False
+    shares_host_paths: ClassVar[bool] = False
     client: Any
     image: str
     device_requests: Sequence[Any] = ()

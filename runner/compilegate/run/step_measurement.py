@@ -10,7 +10,6 @@ launcher has killed the child): the orchestration (orchestrate.py) marks what it
 from __future__ import annotations
 
 import contextlib
-import sys
 import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -31,7 +30,7 @@ from ..results.document import (
     variant_skeleton,
 )
 from ..results.processes import head_vs_base
-from .launcher import ChildLauncher, ChildOutcome
+from .launcher import ChildOutcome, Launcher
 
 REFERENCE_NAME = "numerics-reference.pt"  # the eager process's float64 reference
 
@@ -43,7 +42,7 @@ class StepSide:
     step: StepConfig
     entry: EntryPoint
     repo_root: Path
-    launcher: ChildLauncher
+    launcher: Launcher
     step_doc: dict[str, Any]
     label: str = ""
     save: Callable[[], None] = lambda: None
@@ -98,7 +97,7 @@ def _shares_reference(side: StepSide) -> bool:
     """Whether the step's eager process computes the float64 reference for its variants: the
     step checks numerics and its children read and write the host's files."""
     numerics = side.step.measurement_settings().get("numerics") or {}
-    return bool(numerics.get("enabled")) and getattr(side.launcher, "shares_host_paths", False)
+    return bool(numerics.get("enabled")) and side.launcher.shares_host_paths
 
 
 def _measure_step(sides: Sequence[StepSide], stream: TextIO, in_process: bool) -> None:
@@ -410,7 +409,7 @@ def _run_pair_child(
 
 
 def _run_child(
-    launcher: ChildLauncher,
+    launcher: Launcher,
     spec: ChildSpec,
     step: StepConfig,
     label: str,
@@ -472,7 +471,7 @@ def one_line(exc: BaseException) -> str:
 
 
 @contextlib.contextmanager
-def _variant_cache(launcher: ChildLauncher) -> Iterator[Path | None]:
+def _variant_cache(launcher: Launcher) -> Iterator[Path | None]:
     """An Inductor cache for one variant's processes: empty for its first (a cold compile),
     kept for the others. None when the run shares one cache (--inductor-cache)."""
     if launcher.shared_cache_dir is not None:
@@ -484,11 +483,11 @@ def _variant_cache(launcher: ChildLauncher) -> Iterator[Path | None]:
     finally:  # the children wrote it (in a container: bind-mounted writable)
         left = remove_tree(folder)
         if left is not None:
-            getattr(launcher, "stream", sys.stderr).write(f"warning: {left}\n")
+            launcher.stream.write(f"warning: {left}\n")
 
 
 @contextlib.contextmanager
-def _reference_dir(launcher: ChildLauncher) -> Iterator[Path]:
+def _reference_dir(launcher: Launcher) -> Iterator[Path]:
     """A folder for one step's float64 reference, removed after its last variant."""
     folder = Path(tempfile.mkdtemp(prefix="compilegate-reference-"))
     try:
@@ -496,7 +495,7 @@ def _reference_dir(launcher: ChildLauncher) -> Iterator[Path]:
     finally:
         left = remove_tree(folder)
         if left is not None:
-            getattr(launcher, "stream", sys.stderr).write(f"warning: {left}\n")
+            launcher.stream.write(f"warning: {left}\n")
 
 
 def _outcome_error(outcome: ChildOutcome) -> str | None:
