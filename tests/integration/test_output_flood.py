@@ -68,7 +68,7 @@ started = time.perf_counter()
 outcome = launcher.run(spec, label="flood", timeout_s=240)
 usage = resource.getrusage(resource.RUSAGE_SELF)
 out.write_text(json.dumps({
-    "error": outcome.error, "has_document": outcome.document is not None,
+    "error": outcome.error, "has_document": outcome.report is not None,
     "tail": outcome.output_tail, "wall_s": time.perf_counter() - started,
     "maxrss_mib": peak_mib(), "cpu_s": usage.ru_utime + usage.ru_stime,
 }))

@@ -102,7 +102,7 @@ def test_the_bootstrap_runs_under_older_pythons_in_a_shadowing_repo(
         ChildSpec(kind="probe", repo_root=str(shadowing_repo)), label="probe", timeout_s=120
     )
     assert outcome.error is None, outcome.output_tail
-    assert outcome.document is not None
-    if outcome.document["status"] == "ok":
+    assert outcome.report is not None
+    if outcome.report.status == "ok":
         return  # that interpreter has torch
-    assert "No module named 'torch'" in outcome.document["error"], outcome.document
+    assert "No module named 'torch'" in (outcome.report.error or ""), outcome.report

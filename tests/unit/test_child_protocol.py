@@ -11,7 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from compilegate.child.protocol import ChildSide, ChildSpec, EntryPoint, SpecError
+from compilegate.child.protocol import (
+    ChildReport,
+    ChildSide,
+    ChildSpec,
+    EntryPoint,
+    ReportError,
+    SpecError,
+)
+from compilegate.run.launcher import read_report
 
 ENTRY = EntryPoint("step.py:make", "/repo/step.py", "make", 3)
 VARIANT = {"id": "default", "compile_kwargs": {}, "compile_target": "module"}
@@ -108,3 +116,30 @@ def test_the_child_refuses_a_spec_it_cannot_read_at_its_door(tmp_path: Path) -> 
         "compilegate child: child spec: unknown key extra"
     )
     assert not (tmp_path / "o").exists()
+
+
+def test_a_report_comes_back_as_it_was_written() -> None:
+    measured = {"status": "ok", "error": None, "device": "cpu", "variant": {"timed": {}}}
+    assert ChildReport.from_json(measured).to_json() == measured
+    failed = {"status": "error", "error": "building: boom", "phase": "building"}
+    assert ChildReport.from_json(failed) == ChildReport("error", "building: boom", "building")
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        ("ok", "not a JSON object"),
+        ({"status": "ok", "steps": []}, "unknown key steps"),
+        ({"status": "done"}, "status 'done' is neither ok nor error"),
+        ({"error": "x"}, "status None is neither ok nor error"),
+        ({"status": "ok", "variant": [1]}, "variant is not a JSON object"),
+        ({"status": "error", "error": 3}, "error is not a string"),
+    ],
+)
+def test_a_report_the_parent_cannot_read_is_that_childs_error(raw: object, reason: str) -> None:
+    with pytest.raises(ReportError, match=re.escape(reason)):
+        ChildReport.from_json(raw)
+    assert read_report(raw) == (
+        None,
+        f"child process wrote a result the parent cannot read: {reason}",
+    )

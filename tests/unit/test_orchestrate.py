@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from test_result import ENV, child_output, timed
 
-from compilegate.child.protocol import ChildSpec
+from compilegate.child.protocol import ChildReport, ChildSpec
 from compilegate.config.loading import load_config_file
 from compilegate.errors import RunInterrupted
 from compilegate.results import document as result_document
@@ -57,15 +57,21 @@ class StandInLauncher:
         if label == self.interrupt_at:
             raise self.error(signal.SIGTERM) if self.error is RunInterrupted else self.error()
         if spec["kind"] == "probe":
-            return ChildOutcome({"status": "ok", "environment": dict(ENV)}, None)
+            return ChildOutcome(
+                ChildReport.from_json({"status": "ok", "environment": dict(ENV)}), None
+            )
         if spec["kind"] == "eager":
             eager = {
                 "warmup_s": [0.1],
                 "peak_bytes": None,
                 "timed": {"eager": timed(10), "eager_b": timed(10, seed=9)},
             }
-            return ChildOutcome({"status": "ok", "device": "cpu", "eager": eager}, None)
-        return ChildOutcome({"status": "ok", **child_output(10.0, 5.0)}, None)
+            return ChildOutcome(
+                ChildReport.from_json({"status": "ok", "device": "cpu", "eager": eager}), None
+            )
+        return ChildOutcome(
+            ChildReport.from_json({"status": "ok", **child_output(10.0, 5.0)}), None
+        )
 
 
 def run(tmp_path: Path, launcher: StandInLauncher) -> dict:

@@ -10,7 +10,7 @@ from types import MappingProxyType
 
 from test_result import ENV, child_output, timed
 
-from compilegate.child.protocol import ChildSpec, EntryPoint
+from compilegate.child.protocol import ChildReport, ChildSpec, EntryPoint
 from compilegate.config.loading import load_config_file
 from compilegate.results.document import new_document, step_skeleton, write_document
 from compilegate.run.launcher import ChildOutcome
@@ -39,7 +39,7 @@ class FakeLauncher:
         self.documents = list(documents)
 
     def run(self, spec: ChildSpec, *, label: str, timeout_s: float, **_: object) -> ChildOutcome:
-        return ChildOutcome(document=self.documents.pop(0), error=None)
+        return ChildOutcome(report=ChildReport.from_json(self.documents.pop(0)), error=None)
 
 
 def eager_child(median_ms: float) -> dict:

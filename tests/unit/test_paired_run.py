@@ -15,7 +15,7 @@ import pytest
 from gate_docs import judge_documents
 from test_result import ENV, child_output, timed
 
-from compilegate.child.protocol import ChildSpec
+from compilegate.child.protocol import ChildReport, ChildSpec
 from compilegate.config.loading import load_config_file
 from compilegate.errors import BaselineMissing, ConfigError, UsageError
 from compilegate.run.launcher import ChildOutcome, DeadlineLauncher
@@ -77,15 +77,21 @@ class StandInLauncher:
         )
         if spec["kind"] == "probe":
             environment = {**ENV, "cpu_model": "Stand-in CPU"}
-            return ChildOutcome({"status": "ok", "environment": environment}, None)
+            return ChildOutcome(
+                ChildReport.from_json({"status": "ok", "environment": environment}), None
+            )
         if spec["kind"] == "eager":
             eager = {
                 "warmup_s": [0.1],
                 "peak_bytes": None,
                 "timed": {"eager": timed(10), "eager_b": timed(10, seed=9)},
             }
-            return ChildOutcome({"status": "ok", "device": "cpu", "eager": eager}, None)
-        return ChildOutcome({"status": "ok", **child_output(10.0, 5.0)}, None)
+            return ChildOutcome(
+                ChildReport.from_json({"status": "ok", "device": "cpu", "eager": eager}), None
+            )
+        return ChildOutcome(
+            ChildReport.from_json({"status": "ok", **child_output(10.0, 5.0)}), None
+        )
 
 
 def git(repo: Path, *args: str) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from compilegate.child.protocol import ChildSpec, EntryPoint
+from compilegate.child.protocol import ChildReport, ChildSpec, EntryPoint
 from compilegate.config import Config
 from compilegate.config.loading import load_config_file
 from compilegate.errors import ConfigError
@@ -83,7 +83,9 @@ class FakeLauncher:
             },
         }
         key = "eager" if spec["kind"] == "eager" else "variant"
-        return ChildOutcome({"status": "ok", "device": "cpu", key: measured}, None)
+        return ChildOutcome(
+            ChildReport.from_json({"status": "ok", "device": "cpu", key: measured}), None
+        )
 
 
 def measure(cfg: Config, launcher: FakeLauncher) -> dict[str, Any]:

@@ -24,7 +24,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from .protocol import ChildSpec, SpecError, phase_of, progress_prefix
+from .protocol import ChildReport, ChildSpec, SpecError, phase_of, progress_prefix
 
 
 class Child:
@@ -53,8 +53,10 @@ class Child:
         self._phase, self._phase_started = following, now
 
     def write(self, document: dict[str, Any]) -> None:
+        """The report, in the shape the parent reads (protocol.ChildReport)."""
+        report = ChildReport.from_json(document)
         tmp = self.out_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(document), encoding="utf-8")
+        tmp.write_text(json.dumps(report.to_json()), encoding="utf-8")
         os.replace(tmp, self.out_path)
 
     def run(self) -> None:

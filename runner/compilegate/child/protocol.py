@@ -227,3 +227,63 @@ def _mapping_or_none(raw: Any, where: str) -> dict[str, Any] | None:
     if raw is not None and not isinstance(raw, dict):
         raise SpecError(f"child spec: {where} is not a JSON object")
     return raw
+
+
+class ReportError(ValueError):
+    """A child's result the parent cannot read: not its shape (user code can write there)."""
+
+
+STATUSES = ("ok", "error")
+
+
+@dataclass(frozen=True)
+class ChildReport:
+    """What a child sends back (its one JSON file): `ok` with what it measured, or `error`
+    with the reason, the phase it was in and, for a user's exception, its traceback.
+
+    Its top level is typed here; what one process measured (`eager`, `variant`,
+    `diagnostics`, `numerics`, a paired child's `sides` by role) stays the JSON the
+    parent's recorders read (results/document.py). The child writes it through
+    `from_json(...).to_json()`; the launcher reads it with `from_json` at the parent's door.
+    """
+
+    status: str
+    error: str | None = None
+    phase: str | None = None
+    traceback: str | None = None
+    environment: dict[str, Any] | None = None  # what the probe reads (child/environment.py)
+    device: str | None = None
+    eager: dict[str, Any] | None = None
+    variant: dict[str, Any] | None = None
+    diagnostics: dict[str, Any] | None = None
+    numerics: dict[str, Any] | None = None
+    sides: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The report as JSON: status and error always, the other fields when set."""
+        out: dict[str, Any] = {"status": self.status, "error": self.error}
+        for item in fields(self):
+            value = getattr(self, item.name)
+            if value is not None and item.name not in out:
+                out[item.name] = value
+        return out
+
+    @classmethod
+    def from_json(cls, raw: Any) -> ChildReport:
+        """The report `raw` (parsed JSON) checked and typed; ReportError names the first
+        problem."""
+        if not isinstance(raw, dict):
+            raise ReportError("not a JSON object")
+        known = tuple(item.name for item in fields(cls))
+        unknown = sorted(set(raw) - set(known))
+        if unknown:
+            raise ReportError(f"unknown key {', '.join(unknown)}")
+        if raw.get("status") not in STATUSES:
+            raise ReportError(f"status {raw.get('status')!r} is neither ok nor error")
+        for name in ("error", "phase", "traceback", "device"):
+            if raw.get(name) is not None and not isinstance(raw[name], str):
+                raise ReportError(f"{name} is not a string")
+        for name in ("environment", "eager", "variant", "diagnostics", "numerics", "sides"):
+            if raw.get(name) is not None and not isinstance(raw[name], dict):
+                raise ReportError(f"{name} is not a JSON object")
+        return cls(**raw)

@@ -37,11 +37,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar, TextIO
 
-from ..child.protocol import ChildSpec, new_progress_token
+from ..child.protocol import ChildReport, ChildSpec, new_progress_token
 from ..cleanup import remove_tree
 from ..config.limits import ResourceLimits
 from ..run.child_env import container_environment, harness_variables
-from ..run.launcher import TAIL_LINES, ChildOutcome, relay_output
+from ..run.launcher import TAIL_LINES, ChildOutcome, read_report, relay_output
 from ..run.relay import bounded_lines
 from .collect import RESULT_NAME, collect_result
 from .docker_backend import IMAGE_UID, STOP_GRACE_S, WORKSPACE
@@ -122,7 +122,7 @@ class ContainerLauncher:
             if outcome.error is None:
                 outcome.error = output_over(harness, limits)
             if outcome.error is None:
-                outcome.document, outcome.error = _read_result(harness / "out", workdir)
+                outcome.report, outcome.error = _read_result(harness / "out", workdir)
             if outcome.error is not None and outcome.last_phase:
                 outcome.error += f" while {outcome.last_phase}"
             return outcome
@@ -237,7 +237,7 @@ def _log_chunks(container: Any) -> Iterator[bytes]:
         return
 
 
-def _read_result(out_dir: Path, workdir: Path) -> tuple[dict[str, Any] | None, str | None]:
+def _read_result(out_dir: Path, workdir: Path) -> tuple[ChildReport | None, str | None]:
     """The child's result, taken as collect.py takes a run's: the output folder is hostile."""
     collected = collect_result(out_dir, workdir / "clean")
     if collected.refused:
@@ -248,9 +248,7 @@ def _read_result(out_dir: Path, workdir: Path) -> tuple[dict[str, Any] | None, s
         document = json.loads(collected.result_path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         return None, f"child process wrote an unreadable result ({type(exc).__name__})"
-    if not isinstance(document, dict):
-        return None, "child process wrote a result that is not a JSON object"
-    return document, None
+    return read_report(document)
 
 
 def _prepare(workdir: Path, cache_dir: Path | None) -> tuple[Path, Path]:

@@ -27,7 +27,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, TextIO, runtime_checkable
 
-from ..child.protocol import ChildSpec, new_progress_token, progress_prefix
+from ..child.protocol import (
+    ChildReport,
+    ChildSpec,
+    ReportError,
+    new_progress_token,
+    progress_prefix,
+)
 from ..cleanup import remove_tree
 from .child_env import child_environment, harness_variables
 from .progress import ElapsedTicker
@@ -52,9 +58,9 @@ TAIL_LINES = 40
 
 @dataclass
 class ChildOutcome:
-    """What came back: the child's document, or why there is none."""
+    """What came back: the child's report, or why there is none."""
 
-    document: dict[str, Any] | None
+    report: ChildReport | None
     error: str | None
     last_phase: str = ""
     output_tail: list[str] = field(default_factory=list)
@@ -233,7 +239,7 @@ class ChildLauncher:
             )
             outcome.wall_s = time.perf_counter() - started
             if outcome.error is None:
-                outcome.document, outcome.error = _read_child_document(out_path)
+                outcome.report, outcome.error = _read_child_report(out_path)
             if outcome.error is not None:
                 where = f" while {outcome.last_phase}" if outcome.last_phase else ""
                 outcome.error += where
@@ -355,7 +361,7 @@ def relay_output(
         ticker.stop()
 
 
-def _read_child_document(out_path: Path) -> tuple[dict[str, Any] | None, str | None]:
+def _read_child_report(out_path: Path) -> tuple[ChildReport | None, str | None]:
     """The child's result file, or why there is none (user code can write anything there)."""
     if not out_path.is_file():
         return None, "child process exited without writing its result"
@@ -363,9 +369,15 @@ def _read_child_document(out_path: Path) -> tuple[dict[str, Any] | None, str | N
         document = json.loads(out_path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         return None, f"child process wrote an unreadable result ({type(exc).__name__})"
-    if not isinstance(document, dict):
-        return None, "child process wrote a result that is not a JSON object"
-    return document, None
+    return read_report(document)
+
+
+def read_report(document: Any) -> tuple[ChildReport | None, str | None]:
+    """A child's parsed result as its report, or why it is none: the parent's door."""
+    try:
+        return ChildReport.from_json(document), None
+    except ReportError as exc:
+        return None, f"child process wrote a result the parent cannot read: {exc}"
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:

@@ -218,11 +218,12 @@ def _resolve(config: Config, index: int, step: StepConfig) -> EntryPoint:
 def probe_environment(launcher: Launcher, python: str) -> dict[str, Any]:
     """Start the measuring interpreter once: it must import torch; report what it has."""
     outcome = launcher.run(ChildSpec(kind="probe"), label="probe", timeout_s=PROBE_TIMEOUT_S)
-    if outcome.document is None or outcome.document.get("status") != "ok":
-        reported = (outcome.document or {}).get("error")
+    report = outcome.report
+    if report is None or report.status != "ok" or report.environment is None:
+        reported = report.error if report is not None else None
         detail = reported or last_line(outcome) or outcome.error or "unknown failure"
         raise UsageError(f"--python {python}: cannot use this interpreter: {detail}")
-    return outcome.document["environment"]
+    return report.environment
 
 
 def _mark_interrupted(step: StepConfig, step_doc: dict[str, Any], stop: RunInterrupted) -> None:

@@ -425,7 +425,9 @@ def _run_child(
     except Exception as exc:  # the parent's own failure to run it: this child's error only
         return None, f"compilegate could not run this child: {one_line(exc)}"
     error = _outcome_error(outcome)
-    return (outcome.document if error is None else None), error
+    if error is not None or outcome.report is None:
+        return None, error
+    return outcome.report.to_json(), None  # what it measured: the recorders read JSON
 
 
 def _record(record: Callable[..., Any], *args: Any) -> tuple[Any, str | None]:
@@ -502,9 +504,9 @@ def _outcome_error(outcome: ChildOutcome) -> str | None:
     if outcome.error is not None:
         last = last_line(outcome)
         return outcome.error + (f" (last output: {last})" if last else "")
-    assert outcome.document is not None
-    if outcome.document.get("status") != "ok":
-        return " ".join(str(outcome.document.get("error")).split())
+    assert outcome.report is not None
+    if outcome.report.status != "ok":
+        return " ".join(str(outcome.report.error).split())
     return None
 
 

@@ -96,7 +96,7 @@ launcher = ContainerLauncher(docker.from_env(timeout=600), image, stream=open("/
 started = time.perf_counter()
 outcome = launcher.run(spec, label="attack", timeout_s=480)
 out.write_text(json.dumps({
-    "error": outcome.error, "has_document": outcome.document is not None,
+    "error": outcome.error, "has_document": outcome.report is not None,
     "tail": outcome.output_tail, "wall_s": time.perf_counter() - started,
     "maxrss_mib": peak_mib(),
 }))
