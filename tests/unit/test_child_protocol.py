@@ -73,7 +73,7 @@ def test_a_spec_leaves_out_what_is_at_its_default() -> None:
 @pytest.mark.parametrize(
     ("raw", "reason"),
     [
-        ({"kind": "eager", "repo_root": "/r"}, "child spec (eager): missing entry, device"),
+        ({"kind": "eager", "repo_root": "/r"}, "(eager): missing entry, device, settings"),
         ({"kind": "measure"}, "kind 'measure' is none of probe, eager, variant, pair"),
         ({"kind": "probe", "numerics": {}}, "child spec: unknown key numerics"),
         ({"out": "/o"}, "child spec: missing kind"),
@@ -82,6 +82,7 @@ def test_a_spec_leaves_out_what_is_at_its_default() -> None:
         ({"kind": "probe", "settings": []}, "settings is not a JSON object"),
         ({**eager().to_json(), "entry": {"spec": "s"}}, "entry: missing file, function, line"),
         ({**eager().to_json(), "kind": "pair"}, "child spec (pair): missing sides"),
+        ({**eager().to_json(), "settings": None}, "child spec (eager): missing settings"),
         (
             {**eager().to_json(), "kind": "pair", "sides": [{"role": "base", "tree": "/b"}]},
             "sides[]: unknown key tree",

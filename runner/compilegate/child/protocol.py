@@ -182,6 +182,10 @@ class ChildSpec:
         problem: a key missing, one this child does not know, or one of the wrong type."""
         known = tuple(item.name for item in fields(cls))
         values = dict(_fields(raw, "child spec", ("kind",), known))
+        needs = NEEDS.get(values["kind"], ())
+        missing = [name for name in needs if values.get(name) is None]
+        if missing:  # settings too: the dataclass's own check sees only its default, {}
+            raise SpecError(f"child spec ({values['kind']}): missing {', '.join(missing)}")
         if values.get("entry") is not None:
             values["entry"] = _entry(values["entry"], "entry")
         if "sides" in values:

@@ -58,8 +58,8 @@ def launch(client: FakeClient, tmp_path: Path, **kwargs: Any):
     launcher = ContainerLauncher(client, "compilegate:torch-2.13.0", host_env=host_env)
     (repo / "step.py").write_text("")
     entry = {"spec": "step.py:f", "file": str(repo / "step.py"), "function": "f", "line": 1}
-    raw = {"kind": "eager", "repo_root": str(repo), "step": "s", "entry": entry, "device": "cpu"}
-    spec = ChildSpec.from_json(raw)
+    raw = {"kind": "eager", "repo_root": str(repo), "step": "s", "entry": entry}
+    spec = ChildSpec.from_json({**raw, "device": "cpu", "settings": {"seed": 0}})
     return launcher.run(spec, label="s@head/eager#1", timeout_s=30, **kwargs)
 
 
