@@ -53,6 +53,7 @@ def peak_mib():  # this process's own peak (VmHWM): ru_maxrss survives execve
 
 
 from pathlib import Path
+from compilegate.child.protocol import ChildSpec
 from compilegate.config.loading import load_config_file
 from compilegate.run.entry_check import resolve_entry
 from compilegate.run.launcher import ChildLauncher
@@ -60,14 +61,14 @@ from compilegate.run.launcher import ChildLauncher
 repo, out = Path(sys.argv[1]), Path(sys.argv[2])
 step = load_config_file(repo / "compilegate.yml", repo_root=repo).steps[0]
 entry = resolve_entry(step.entry, repo, "test")
-spec = {"repo_root": str(repo), "entry": entry.to_dict(), "step": step.name, "device": "cpu",
-        "settings": step.measurement_settings(), "kind": "eager"}
+spec = ChildSpec(kind="eager", repo_root=str(repo), entry=entry, step=step.name, device="cpu",
+                 settings=step.measurement_settings())
 launcher = ChildLauncher(stream=open("/dev/null", "w"))
 started = time.perf_counter()
 outcome = launcher.run(spec, label="flood", timeout_s=240)
 usage = resource.getrusage(resource.RUSAGE_SELF)
 out.write_text(json.dumps({
-    "error": outcome.error, "has_document": outcome.document is not None,
+    "error": outcome.error, "has_document": outcome.report is not None,
     "tail": outcome.output_tail, "wall_s": time.perf_counter() - started,
     "maxrss_mib": peak_mib(), "cpu_s": usage.ru_utime + usage.ru_stime,
 }))

@@ -13,6 +13,7 @@ import pytest
 from cli_helpers import QUICK_STEP_SETTINGS as QUICK
 from cli_helpers import run_cli, write_config
 
+from compilegate.child.protocol import ChildSpec
 from compilegate.run.launcher import ChildLauncher
 
 SHADOWS = ("platform", "json", "logging", "random", "types", "tempfile")
@@ -98,10 +99,10 @@ def test_the_bootstrap_runs_under_older_pythons_in_a_shadowing_repo(
         pytest.skip("OLDER PYTHONS NOT TESTED: no python3.8/3.9/3.10 on this machine")
     launcher = ChildLauncher(python=python)
     outcome = launcher.run(
-        {"kind": "probe", "repo_root": str(shadowing_repo)}, label="probe", timeout_s=120
+        ChildSpec(kind="probe", repo_root=str(shadowing_repo)), label="probe", timeout_s=120
     )
     assert outcome.error is None, outcome.output_tail
-    assert outcome.document is not None
-    if outcome.document["status"] == "ok":
+    assert outcome.report is not None
+    if outcome.report.status == "ok":
         return  # that interpreter has torch
-    assert "No module named 'torch'" in outcome.document["error"], outcome.document
+    assert "No module named 'torch'" in (outcome.report.error or ""), outcome.report

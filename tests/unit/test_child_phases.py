@@ -7,7 +7,7 @@ import io
 from pathlib import Path
 
 from compilegate.child import main as child_main
-from compilegate.child.protocol import phase_of
+from compilegate.child.protocol import ChildSpec, phase_of
 
 
 def test_progress_messages_name_their_phases():
@@ -24,7 +24,7 @@ def test_each_phase_is_charged_the_time_until_the_next_one_begins(tmp_path: Path
     clock = [100.0]
     monkeypatch.setattr(child_main.time, "perf_counter", lambda: clock[0])
     monkeypatch.setattr(child_main.sys, "stderr", io.StringIO())
-    child = child_main.Child({"out": str(tmp_path / "out.json")})
+    child = child_main.Child(ChildSpec(kind="probe", out=str(tmp_path / "out.json")))
     for advance, message in [
         (3.0, "importing the step factory"),
         (0.5, "building copies"),

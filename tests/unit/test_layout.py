@@ -87,6 +87,26 @@ def test_child_imports_only_stdlib_torch_and_itself(path: Path):
             assert top in STDLIB_AND_TORCH, f"{path.name} imports {name}"
 
 
+# What the child's interpreter loads: the bootstrap runs the package's __init__, then the
+# child's modules and what they import at the top (paths.py). That interpreter may be as old
+# as Python 3.8 (run/launcher.py, `--python`): none of it may use later syntax, and every
+# annotation (`str | None`, `dict[str, Any]`) must stay a string, unevaluated.
+CHILD_LOADS = [PACKAGE / "__init__.py", PACKAGE / "paths.py", *modules("child")]
+
+
+@pytest.mark.parametrize("path", CHILD_LOADS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_what_the_child_loads_is_python_3_8(path: Path):
+    source = path.read_text(encoding="utf-8")
+    tree = ast.parse(source, feature_version=(3, 8))  # SyntaxError: syntax newer than 3.8
+    annotated = any(
+        (isinstance(node, (ast.AnnAssign, ast.arg)) and node.annotation is not None)
+        or (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.returns is not None)
+        for node in ast.walk(tree)
+    )
+    if annotated:
+        assert "from __future__ import annotations" in source, f"{path.name}: annotations run"
+
+
 @pytest.mark.parametrize("wing", ["gate", "report", "results", "config"])
 def test_parent_wings_never_import_the_child(wing: str):
     for path in modules(wing):
@@ -119,8 +139,11 @@ def test_config_imports_no_other_wing():
             assert wing not in WINGS or wing == "config", f"config/{path.name} imports {name}"
 
 
-def test_run_uses_only_the_childs_protocol():
-    for path in modules("run"):
+@pytest.mark.parametrize("wing", ["run", "containers", "cli", "github"])
+def test_the_parent_uses_only_the_childs_protocol(wing: str):
+    """The launchers (run/, containers/) speak to the child through child/protocol.py alone:
+    ChildSpec out, ChildReport back."""
+    for path in modules(wing):
         for name in imports_of(path):
             if wing_of(name) == "child":
                 assert name.startswith("compilegate.child.protocol"), f"{path.name}: {name}"

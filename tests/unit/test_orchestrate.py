@@ -7,12 +7,13 @@ from __future__ import annotations
 import io
 import json
 import signal
+import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 from test_result import ENV, child_output, timed
 
+from compilegate.child.protocol import ChildReport, ChildSpec
 from compilegate.config.loading import load_config_file
 from compilegate.errors import RunInterrupted
 from compilegate.results import document as result_document
@@ -39,28 +40,38 @@ steps:
 class StandInLauncher:
     """Answers like ChildLauncher.run; `interrupt_at` raises on that label instead."""
 
+    python = "python"  # the other members of a run.launcher.Launcher
+    stream = sys.stderr
+    shares_host_paths = False
+    children_local = True
+
     def __init__(self, interrupt_at: str | None = None, error: type = RunInterrupted) -> None:
         self.host_env = {"PATH": "/bin", "OMP_NUM_THREADS": "2", "GITHUB_TOKEN": "x"}
         self.interrupt_at, self.error = interrupt_at, error
         self.calls: list[tuple[str, tuple[str, ...]]] = []
         self.shared_cache_dir = None
 
-    def run(
-        self, spec: dict[str, Any], *, label: str, timeout_s: float, env_opt_in=(), cache_dir=None
-    ):
+    def run(self, spec: ChildSpec, *, label: str, timeout_s: float, env_opt_in=(), cache_dir=None):
+        spec = spec.to_json()  # what the child would read
         self.calls.append((label, tuple(env_opt_in)))
         if label == self.interrupt_at:
             raise self.error(signal.SIGTERM) if self.error is RunInterrupted else self.error()
         if spec["kind"] == "probe":
-            return ChildOutcome({"status": "ok", "environment": dict(ENV)}, None)
+            return ChildOutcome(
+                ChildReport.from_json({"status": "ok", "environment": dict(ENV)}), None
+            )
         if spec["kind"] == "eager":
             eager = {
                 "warmup_s": [0.1],
                 "peak_bytes": None,
                 "timed": {"eager": timed(10), "eager_b": timed(10, seed=9)},
             }
-            return ChildOutcome({"status": "ok", "device": "cpu", "eager": eager}, None)
-        return ChildOutcome({"status": "ok", **child_output(10.0, 5.0)}, None)
+            return ChildOutcome(
+                ChildReport.from_json({"status": "ok", "device": "cpu", "eager": eager}), None
+            )
+        return ChildOutcome(
+            ChildReport.from_json({"status": "ok", **child_output(10.0, 5.0)}), None
+        )
 
 
 def run(tmp_path: Path, launcher: StandInLauncher) -> dict:

@@ -4,11 +4,13 @@ the step, for eager) in the result, which is still written, valid and complete o
 from __future__ import annotations
 
 import io
+import sys
 from pathlib import Path
+from types import MappingProxyType
 
 from test_result import ENV, child_output, timed
 
-from compilegate.child.protocol import EntryPoint
+from compilegate.child.protocol import ChildReport, ChildSpec, EntryPoint
 from compilegate.config.loading import load_config_file
 from compilegate.results.document import new_document, step_skeleton, write_document
 from compilegate.run.launcher import ChildOutcome
@@ -26,13 +28,18 @@ CONFIG = (
 class FakeLauncher:
     """Answers eager and variant children from canned documents, in order."""
 
+    python = "python"  # the other members of a run.launcher.Launcher
+    host_env = MappingProxyType({"PATH": "/bin"})
+    stream = sys.stderr
+    shares_host_paths = False
+    children_local = True
     shared_cache_dir = None
 
     def __init__(self, *documents: dict) -> None:
         self.documents = list(documents)
 
-    def run(self, spec: dict, *, label: str, timeout_s: float, **_: object) -> ChildOutcome:
-        return ChildOutcome(document=self.documents.pop(0), error=None)
+    def run(self, spec: ChildSpec, *, label: str, timeout_s: float, **_: object) -> ChildOutcome:
+        return ChildOutcome(report=ChildReport.from_json(self.documents.pop(0)), error=None)
 
 
 def eager_child(median_ms: float) -> dict:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ import pytest
 from gate_docs import judge_documents
 from test_result import ENV, child_output, timed
 
+from compilegate.child.protocol import ChildReport, ChildSpec
 from compilegate.config.loading import load_config_file
 from compilegate.errors import BaselineMissing, ConfigError, UsageError
 from compilegate.run.launcher import ChildOutcome, DeadlineLauncher
@@ -57,7 +59,10 @@ steps:
 class StandInLauncher:
     """Answers like ChildLauncher.run and records every child it was asked for."""
 
-    python = "python"
+    python = "python"  # the other members of a run.launcher.Launcher
+    stream = sys.stderr
+    shares_host_paths = False
+    children_local = True
     shared_cache_dir = None
 
     def __init__(self) -> None:
@@ -65,20 +70,28 @@ class StandInLauncher:
         self.calls: list[dict[str, Any]] = []
 
     def run(self, spec, *, label, timeout_s, env_opt_in=(), cache_dir=None):
+        assert ChildSpec.from_json(spec.to_json()) == spec  # the child reads what was sent
+        spec = spec.to_json()  # what the child would read
         self.calls.append(
             {"label": label, "spec": spec, "cache_dir": cache_dir, "env": tuple(env_opt_in)}
         )
         if spec["kind"] == "probe":
             environment = {**ENV, "cpu_model": "Stand-in CPU"}
-            return ChildOutcome({"status": "ok", "environment": environment}, None)
+            return ChildOutcome(
+                ChildReport.from_json({"status": "ok", "environment": environment}), None
+            )
         if spec["kind"] == "eager":
             eager = {
                 "warmup_s": [0.1],
                 "peak_bytes": None,
                 "timed": {"eager": timed(10), "eager_b": timed(10, seed=9)},
             }
-            return ChildOutcome({"status": "ok", "device": "cpu", "eager": eager}, None)
-        return ChildOutcome({"status": "ok", **child_output(10.0, 5.0)}, None)
+            return ChildOutcome(
+                ChildReport.from_json({"status": "ok", "device": "cpu", "eager": eager}), None
+            )
+        return ChildOutcome(
+            ChildReport.from_json({"status": "ok", **child_output(10.0, 5.0)}), None
+        )
 
 
 def git(repo: Path, *args: str) -> None:
@@ -301,7 +314,7 @@ def test_a_child_cut_short_by_the_limit_says_which_limit() -> None:
         def run(self, spec, *, label, timeout_s, **kw):
             return ChildOutcome(None, f"timed out after {timeout_s:g} s (timeout_s)")
 
-    cut = DeadlineLauncher(Sleeper(), 5.0).run({}, label="x", timeout_s=600)
+    cut = DeadlineLauncher(Sleeper(), 5.0).run(ChildSpec(kind="probe"), label="x", timeout_s=600)
     assert cut.error == "timed out: --timeout-s 5 s ran out"
     own = DeadlineLauncher(Sleeper(), 5000.0).run({}, label="x", timeout_s=600)
     assert own.error == "timed out after 600 s (timeout_s)", "the step's own limit is named"

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import io
 import random
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import pytest
 
-from compilegate.child.protocol import EntryPoint
+from compilegate.child.protocol import ChildReport, ChildSpec, EntryPoint
 from compilegate.config import Config
 from compilegate.config.loading import load_config_file
 from compilegate.errors import ConfigError
@@ -51,12 +53,19 @@ def sides(seed: int, compiled: bool) -> dict[str, Any]:
 class FakeLauncher:
     """Answers like a child would; remembers every call. `fail_at` fails that call."""
 
+    python = "python"  # the other members of a run.launcher.Launcher
+    host_env = MappingProxyType({"PATH": "/bin"})
+    stream = sys.stderr
+    shares_host_paths = False
+    children_local = True
     shared_cache_dir: Path | None = None
     fail_at: int | None = None
     cold_hits: bool = False  # every child reports no compile-cache hit (torch 2.4)
     calls: list[dict[str, Any]] = field(default_factory=list)
 
     def run(self, spec, *, label, timeout_s, cache_dir=None, env_opt_in=()) -> ChildOutcome:
+        assert ChildSpec.from_json(spec.to_json()) == spec  # the child reads what was sent
+        spec = spec.to_json()  # what the child would read
         self.calls.append({"spec": spec, "label": label, "cache_dir": cache_dir})
         number = len(self.calls)
         if number == self.fail_at:
@@ -74,7 +83,9 @@ class FakeLauncher:
             },
         }
         key = "eager" if spec["kind"] == "eager" else "variant"
-        return ChildOutcome({"status": "ok", "device": "cpu", key: measured}, None)
+        return ChildOutcome(
+            ChildReport.from_json({"status": "ok", "device": "cpu", key: measured}), None
+        )
 
 
 def measure(cfg: Config, launcher: FakeLauncher) -> dict[str, Any]:

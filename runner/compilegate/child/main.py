@@ -24,16 +24,16 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from .protocol import EntryPoint, phase_of, progress_prefix
+from .protocol import ChildReport, ChildSpec, SpecError, phase_of, progress_prefix
 
 
 class Child:
-    def __init__(self, spec: dict[str, Any]) -> None:
+    def __init__(self, spec: ChildSpec) -> None:
         self.spec = spec
-        self.out_path = Path(spec["out"])
+        self.out_path = Path(spec.out)
         self.phase = "starting"
-        self.label = spec.get("label", "")
-        self.progress_prefix = progress_prefix(spec.get("progress_token", ""))
+        self.label = spec.label
+        self.progress_prefix = progress_prefix(spec.progress_token)
         self.started = time.perf_counter()
         self.phases_s: dict[str, float] = {}  # seconds per phase (protocol.phase_of)
         self._phase, self._phase_started = "start", self.started
@@ -53,8 +53,10 @@ class Child:
         self._phase, self._phase_started = following, now
 
     def write(self, document: dict[str, Any]) -> None:
+        """The report, in the shape the parent reads (protocol.ChildReport)."""
+        report = ChildReport.from_json(document)
         tmp = self.out_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(document), encoding="utf-8")
+        tmp.write_text(json.dumps(report.to_json()), encoding="utf-8")
         os.replace(tmp, self.out_path)
 
     def run(self) -> None:
@@ -65,7 +67,7 @@ class Child:
         try:
             import_harness()
             document["environment"] = describe_environment()
-            if self.spec["kind"] == "probe":
+            if self.spec.kind == "probe":
                 self.write(document)
                 return
             document["device"] = self.resolve_device(document["environment"])
@@ -80,7 +82,7 @@ class Child:
         except DeviceError as exc:
             document.update(status="error", error=str(exc), phase=self.phase)
         except Exception as exc:
-            repo_root = Path(self.spec.get("repo_root", "."))
+            repo_root = Path(self.spec.repo_root or ".")
             message = describe_user_exception(exc, repo_root)
             document.update(
                 status="error",
@@ -91,7 +93,7 @@ class Child:
         self.write(document)
 
     def resolve_device(self, environment: dict[str, Any]) -> str:
-        wanted = self.spec["device"]
+        wanted = self.spec.device
         if wanted == "auto":
             return environment["device"]
         if wanted == "cuda" and environment["device"] != "cuda":
@@ -104,30 +106,30 @@ class Child:
     def measure(self, device: str) -> dict[str, Any]:
         from .measure import StepBuilder, measure_eager, measure_variant
 
-        settings = self.spec["settings"]
-        repo_root = Path(self.spec["repo_root"])
+        spec = self.spec
+        settings = spec.settings
+        repo_root = Path(spec.repo_root or ".")
         if settings.get("threads"):
             import torch
 
             torch.set_num_threads(settings["threads"])
-        if self.spec["kind"] == "pair":  # a paired run's base and head in this one process
-            from .measure_pair import PairSide, measure_pair
+        if spec.kind == "pair":  # a paired run's base and head in this one process
+            from .measure_pair import measure_pair
 
-            sides = [PairSide.from_dict(raw) for raw in self.spec["sides"]]
-            return {"sides": measure_pair(sides, settings, device, self.progress)}
+            return {"sides": measure_pair(list(spec.sides), settings, device, self.progress)}
+        assert spec.entry is not None  # ChildSpec: every kind but probe has one
         self.progress("importing the step factory")
-        builder = StepBuilder(
-            EntryPoint.from_dict(self.spec["entry"]), repo_root, device, settings["seed"]
-        )
+        builder = StepBuilder(spec.entry, repo_root, device, settings["seed"])
         numerics = settings.get("numerics", {})
-        if self.spec["kind"] == "eager":
+        if spec.kind == "eager":
             result = {"eager": measure_eager(builder, settings, self.progress)}
-            if numerics.get("enabled") and self.spec.get("numerics_reference_out"):
+            if numerics.get("enabled") and spec.numerics_reference_out:
                 self.progress("numerics: float64 reference, once for every variant")
-                write_reference(builder, settings, self.spec["numerics_reference_out"])
+                write_reference(builder, settings, spec.numerics_reference_out)
             return result
-        variant = self.spec["variant"]
-        if self.spec.get("timing_only"):  # a variant's later process: only its timing
+        variant = spec.variant
+        assert variant is not None  # ChildSpec: a variant's spec has one
+        if spec.timing_only:  # a variant's later process: only its timing
             settings = {**settings, "epoch_length": None}  # the first process charged it
             return {
                 "variant": measure_variant(
@@ -141,7 +143,7 @@ class Child:
         result["diagnostics"] = probe.report()
         result["variant"]["compile"]["counts"] = probe.work_counts()
         if numerics.get("enabled"):
-            reference = self.spec.get("numerics_reference")
+            reference = spec.numerics_reference
             result["numerics"] = run_numerics(builder, settings, variant, self.progress, reference)
         return result
 
@@ -191,9 +193,22 @@ def main(spec_path: str) -> None:
     2 s (eager only) to 5 s (after a compile) per process on this project's loaded 2-core CPU
     — a process whose result is already on disk. The parent ends what the child leaves
     behind (compile workers) with its process group (run/launcher.py)."""
-    spec = json.loads(Path(spec_path).read_text(encoding="utf-8"))
+    spec = read_spec(Path(spec_path))
     os.environ.pop("TORCH_LOGS", None)  # it silently overrides torch._logging.set_logs
     Child(spec).run()
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
+
+
+def read_spec(path: Path) -> ChildSpec:
+    """The spec the parent wrote, read once at the child's door. A spec this child cannot
+    read (a harness of another version, a parent bug) ends it with the reason on stderr and
+    exit code 2: the parent reports that code and the last line."""
+    try:
+        return ChildSpec.from_json(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError) as exc:  # SpecError, and JSON's own
+        reason = exc if isinstance(exc, SpecError) else f"cannot read {path}: {exc}"
+        sys.stderr.write(f"compilegate child: {reason}\n")
+        sys.stderr.flush()
+        os._exit(2)

@@ -17,7 +17,6 @@ measure_variant), so the parent records it as it records those.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -26,34 +25,13 @@ import torch
 from . import torch_state
 from .cpu_pinning import pinned
 from .measure import StepBuilder, VariantCopies, _checked, peak_step_bytes
-from .protocol import EntryPoint
+from .protocol import ChildSide
 from .timing import interleaved_rounds, timed_warmup, timer_for, yardstick
 from .training import TrainingStep
 from .two_sides import SideModules
 from .user_code import user_import_paths
 
 Progress = Callable[[str], None]
-
-
-@dataclass
-class PairSide:
-    """One side as the spec gives it: its role, tree, entry and variant (None: eager)."""
-
-    role: str
-    repo_root: Path
-    entry: EntryPoint
-    variant: dict[str, Any] | None
-    cache_dir: str | None
-
-    @classmethod
-    def from_dict(cls, raw: dict[str, Any]) -> PairSide:
-        return cls(
-            str(raw["role"]),
-            Path(raw["repo_root"]),
-            EntryPoint.from_dict(raw["entry"]),
-            raw.get("variant"),
-            raw.get("cache_dir"),
-        )
 
 
 class Pinned:
@@ -86,7 +64,7 @@ def split_sides(
 
 
 def measure_pair(
-    sides: list[PairSide], settings: dict[str, Any], device: str, progress: Progress
+    sides: list[ChildSide], settings: dict[str, Any], device: str, progress: Progress
 ) -> dict[str, dict[str, Any]]:
     """Both sides built and warmed up one after the other, then timed in the same rounds;
     per role, {"eager": …} or {"variant": …} as a one-side child returns it."""
@@ -95,12 +73,11 @@ def measure_pair(
     built: dict[str, tuple[Any, torch_state.State, SideModules]] = {}
     for side in sides:
         torch_state.apply(clean)
-        modules = SideModules(
-            side.repo_root, user_import_paths(side.entry, side.repo_root), side.cache_dir
-        )
+        repo_root = Path(side.repo_root)
+        modules = SideModules(repo_root, user_import_paths(side.entry, repo_root), side.cache_dir)
         with modules.active():
             progress(f"{side.role}: importing the step factory")
-            builder = StepBuilder(side.entry, side.repo_root, device, settings["seed"], side.role)
+            builder = StepBuilder(side.entry, repo_root, device, settings["seed"], side.role)
             if side.variant is None:
                 copies: Any = EagerCopies(
                     builder, settings, lambda m, r=side.role: progress(f"{r}: {m}")

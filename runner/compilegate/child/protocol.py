@@ -7,7 +7,7 @@ holds no logic, only the shared vocabulary. Standard library only.
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass
+from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
 # Lines the child writes on stderr to say what it is doing; the parent shows them as its own.
@@ -74,3 +74,220 @@ class EntryPoint:
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> EntryPoint:
         return cls(raw["spec"], raw["file"], raw["function"], raw["line"], raw.get("module"))
+
+
+class SpecError(ValueError):
+    """A child's spec the child cannot read: a key missing, unknown or of the wrong type."""
+
+
+KINDS = ("probe", "eager", "variant", "pair")
+# What each kind needs besides `kind` and `out`; every other field may be left out.
+NEEDS = {
+    "probe": (),
+    "eager": ("repo_root", "entry", "device", "settings"),
+    "variant": ("repo_root", "entry", "device", "settings", "variant"),
+    "pair": ("repo_root", "entry", "device", "settings", "sides"),
+}
+
+
+@dataclass(frozen=True)
+class ChildSide:
+    """One side of a paired child (child/measure_pair.py): its role, tree, entry, and
+    variant with the cache its timing reuses (eager: no variant)."""
+
+    role: str
+    repo_root: str
+    entry: EntryPoint
+    variant: dict[str, Any] | None = None
+    cache_dir: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "role": self.role,
+            "repo_root": self.repo_root,
+            "entry": self.entry.to_dict(),
+        }
+        if self.variant is not None:
+            out["variant"] = self.variant
+            out["cache_dir"] = self.cache_dir
+        return out
+
+    @classmethod
+    def from_json(cls, raw: Any) -> ChildSide:
+        fields = _fields(raw, "sides[]", ("role", "repo_root", "entry"), SIDE_KEYS)
+        return cls(
+            str(fields["role"]),
+            str(fields["repo_root"]),
+            _entry(fields["entry"], "sides[].entry"),
+            _mapping_or_none(fields.get("variant"), "sides[].variant"),
+            fields.get("cache_dir"),
+        )
+
+
+SIDE_KEYS = ("role", "repo_root", "entry", "variant", "cache_dir")
+
+
+@dataclass(frozen=True)
+class ChildSpec:
+    """What the parent asks of one child: the one document it sends (SPEC.json).
+
+    The parent (run/step_measurement.py) builds it; a launcher adds where the child writes
+    (`out`), its `label` and `progress_token` (and, in a container, moves the host paths);
+    the child reads it once, at its door (child/main.py), and reads attributes after that.
+    `limits` are the launcher's (a container applies them); the child does not read them.
+    """
+
+    kind: str
+    out: str = ""
+    label: str = ""
+    progress_token: str = ""
+    repo_root: str | None = None
+    entry: EntryPoint | None = None
+    step: str | None = None
+    device: str | None = None
+    settings: dict[str, Any] = field(default_factory=dict)
+    variant: dict[str, Any] | None = None
+    numerics_reference: str | None = None  # the float64 reference a variant compares with
+    numerics_reference_out: str | None = None  # where the eager process leaves it
+    timing_only: bool = False  # a variant's later process: only its timing
+    sides: tuple[ChildSide, ...] = ()  # a paired child's base and head
+    limits: dict[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise SpecError(f"child spec: kind {self.kind!r} is none of {', '.join(KINDS)}")
+        missing = [name for name in NEEDS[self.kind] if getattr(self, name) in (None, ())]
+        if missing:
+            raise SpecError(f"child spec ({self.kind}): missing {', '.join(missing)}")
+
+    def to_json(self) -> dict[str, Any]:
+        """The spec as JSON: the fields that are set (a field at its default is left out)."""
+        out: dict[str, Any] = {}
+        for item in fields(self):
+            value = getattr(self, item.name)
+            factory = item.default_factory
+            default = factory() if factory is not MISSING else item.default
+            if value == default and item.name != "kind":
+                continue
+            if isinstance(value, EntryPoint):
+                value = value.to_dict()
+            elif item.name == "sides":
+                value = [side.to_json() for side in value]
+            out[item.name] = value
+        return out
+
+    @classmethod
+    def from_json(cls, raw: Any) -> ChildSpec:
+        """The spec `raw` (parsed JSON) checked and typed; SpecError names the first
+        problem: a key missing, one this child does not know, or one of the wrong type."""
+        known = tuple(item.name for item in fields(cls))
+        values = dict(_fields(raw, "child spec", ("kind",), known))
+        needs = NEEDS.get(values["kind"], ())
+        missing = [name for name in needs if values.get(name) is None]
+        if missing:  # settings too: the dataclass's own check sees only its default, {}
+            raise SpecError(f"child spec ({values['kind']}): missing {', '.join(missing)}")
+        if values.get("entry") is not None:
+            values["entry"] = _entry(values["entry"], "entry")
+        if "sides" in values:
+            if not isinstance(values["sides"], list):
+                raise SpecError("child spec: sides is not a list")
+            values["sides"] = tuple(ChildSide.from_json(side) for side in values["sides"])
+        for name in ("settings", "variant", "limits"):
+            if name in values:
+                values[name] = _mapping_or_none(values[name], name)
+        if "settings" in values and values["settings"] is None:
+            raise SpecError("child spec: settings is null")
+        for name in ("out", "label", "progress_token", "kind"):
+            if name in values and not isinstance(values[name], str):
+                raise SpecError(f"child spec: {name} is not a string")
+        if not isinstance(values.get("timing_only", False), bool):
+            raise SpecError("child spec: timing_only is not true or false")
+        return cls(**values)
+
+
+def _fields(
+    raw: Any, where: str, required: tuple[str, ...], known: tuple[str, ...]
+) -> dict[str, Any]:
+    if not isinstance(raw, dict):
+        raise SpecError(f"{where}: not a JSON object")
+    unknown = sorted(set(raw) - set(known))
+    if unknown:
+        raise SpecError(f"{where}: unknown key {', '.join(unknown)}")
+    missing = [name for name in required if name not in raw]
+    if missing:
+        raise SpecError(f"{where}: missing {', '.join(missing)}")
+    return raw
+
+
+def _entry(raw: Any, where: str) -> EntryPoint:
+    fields_ = _fields(raw, where, ("spec", "file", "function", "line"), ENTRY_KEYS)
+    return EntryPoint.from_dict(fields_)
+
+
+ENTRY_KEYS = ("spec", "file", "function", "line", "module")
+
+
+def _mapping_or_none(raw: Any, where: str) -> dict[str, Any] | None:
+    if raw is not None and not isinstance(raw, dict):
+        raise SpecError(f"child spec: {where} is not a JSON object")
+    return raw
+
+
+class ReportError(ValueError):
+    """A child's result the parent cannot read: not its shape (user code can write there)."""
+
+
+STATUSES = ("ok", "error")
+
+
+@dataclass(frozen=True)
+class ChildReport:
+    """What a child sends back (its one JSON file): `ok` with what it measured, or `error`
+    with the reason, the phase it was in and, for a user's exception, its traceback.
+
+    Its top level is typed here; what one process measured (`eager`, `variant`,
+    `diagnostics`, `numerics`, a paired child's `sides` by role) stays the JSON the
+    parent's recorders read (results/document.py). The child writes it through
+    `from_json(...).to_json()`; the launcher reads it with `from_json` at the parent's door.
+    """
+
+    status: str
+    error: str | None = None
+    phase: str | None = None
+    traceback: str | None = None
+    environment: dict[str, Any] | None = None  # what the probe reads (child/environment.py)
+    device: str | None = None
+    eager: dict[str, Any] | None = None
+    variant: dict[str, Any] | None = None
+    diagnostics: dict[str, Any] | None = None
+    numerics: dict[str, Any] | None = None
+    sides: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The report as JSON: status and error always, the other fields when set."""
+        out: dict[str, Any] = {"status": self.status, "error": self.error}
+        for item in fields(self):
+            value = getattr(self, item.name)
+            if value is not None and item.name not in out:
+                out[item.name] = value
+        return out
+
+    @classmethod
+    def from_json(cls, raw: Any) -> ChildReport:
+        """The report `raw` (parsed JSON) checked and typed; ReportError names the first
+        problem."""
+        if not isinstance(raw, dict):
+            raise ReportError("not a JSON object")
+        known = tuple(item.name for item in fields(cls))
+        unknown = sorted(set(raw) - set(known))
+        if unknown:
+            raise ReportError(f"unknown key {', '.join(unknown)}")
+        if raw.get("status") not in STATUSES:
+            raise ReportError(f"status {raw.get('status')!r} is neither ok nor error")
+        for name in ("error", "phase", "traceback", "device"):
+            if raw.get(name) is not None and not isinstance(raw[name], str):
+                raise ReportError(f"{name} is not a string")
+        for name in ("environment", "eager", "variant", "diagnostics", "numerics", "sides"):
+            if raw.get(name) is not None and not isinstance(raw[name], dict):
+                raise ReportError(f"{name} is not a JSON object")
+        return cls(**raw)

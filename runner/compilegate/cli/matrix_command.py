@@ -13,7 +13,7 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..config import Config
 from ..config.limits import under_baseline
@@ -34,6 +34,9 @@ from ..run.child_env import (
 from ..run.env_policy import trusts_config_env
 from .report_commands import links_from_environment
 from .run_command import add_env_arguments, config_under_env_policy, refuse_opted_in_credentials
+
+if TYPE_CHECKING:
+    from ..run.launcher import Launcher
 
 BACKENDS = ("docker", "venv")
 # The build network's default when --build-network is not given: for an engine without a
@@ -268,14 +271,14 @@ def _command_matrix_paired(args: argparse.Namespace, versions: list[str], config
     return run_set.exit_code
 
 
-def _paired_launchers(args: argparse.Namespace, versions: list[str]) -> list[tuple[str, Any]]:
+def _paired_launchers(args: argparse.Namespace, versions: list[str]) -> list[tuple[str, Launcher]]:
     """Each version's launcher, its environment built first: a fresh container of its image
     per child (docker), or its venv's interpreter (venv). A version that cannot be built
     stops the run before anything is measured: a paired run needs every side."""
     from ..containers.outcome import EnvironmentBuildError
 
     backend, _ = _backend(args, [])
-    launchers = []
+    launchers: list[tuple[str, Launcher]] = []
     for version in versions:
         try:
             prepared = backend.prepare(version)
@@ -284,7 +287,7 @@ def _paired_launchers(args: argparse.Namespace, versions: list[str]) -> list[tup
         if args.backend == "venv":
             from ..run.launcher import ChildLauncher
 
-            launcher: Any = ChildLauncher(python=str(backend.python(version)))
+            launcher: Launcher = ChildLauncher(python=str(backend.python(version)))
         else:
             from ..containers.child_launcher import ContainerLauncher
 

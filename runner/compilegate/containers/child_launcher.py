@@ -4,7 +4,7 @@ pull-request code (`matrix --against REF`, `matrix --paired` with the docker bac
 A paired run alternates single child processes between its sides, so the sides cannot each
 be one long `compilegate run` in a container (docker_backend.py). Instead the parent, on
 the host, schedules the children (run/step_measurement.py) and `ContainerLauncher.run` —
-the interface of run/launcher.ChildLauncher — starts every one of them in its own
+a run/launcher.Launcher — starts every one of them in its own
 container of its side's image, with the isolation of a container run:
 
 - the child's tree read-only at /workspace, every `.git` in it covered by an empty one
@@ -33,15 +33,15 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar, TextIO
 
-from ..child.protocol import new_progress_token
+from ..child.protocol import ChildReport, ChildSpec, new_progress_token
 from ..cleanup import remove_tree
 from ..config.limits import ResourceLimits
 from ..run.child_env import container_environment, harness_variables
-from ..run.launcher import TAIL_LINES, ChildOutcome, relay_output
+from ..run.launcher import TAIL_LINES, ChildOutcome, read_report, relay_output
 from ..run.relay import bounded_lines
 from .collect import RESULT_NAME, collect_result
 from .docker_backend import IMAGE_UID, STOP_GRACE_S, WORKSPACE
@@ -67,8 +67,9 @@ class ContainerLauncher:
     """Starts measuring children, each in a fresh container of `image`."""
 
     # The children are the engine's, not this process's: their CPU time is not ours to count
-    # (run/machine_load.py).
+    # (run/machine_load.py); they see no host path but their tree, read-only.
     children_local: ClassVar[bool] = False
+    shares_host_paths: ClassVar[bool] = False
     client: Any
     image: str
     device_requests: Sequence[Any] = ()
@@ -84,7 +85,7 @@ class ContainerLauncher:
 
     def run(
         self,
-        spec: dict[str, Any],
+        spec: ChildSpec,
         *,
         label: str,
         timeout_s: float,
@@ -95,13 +96,13 @@ class ContainerLauncher:
         workdir = Path(tempfile.mkdtemp(prefix="compilegate-child-"))
         try:
             harness, cache = _prepare(workdir, cache_dir)
-            repo = spec.get("repo_root")
+            repo = spec.repo_root
             token = new_progress_token()
-            inside = {**spec, "out": f"{HARNESS}/out/{RESULT_NAME}", "label": label}
-            inside["progress_token"] = token
+            out = f"{HARNESS}/out/{RESULT_NAME}"
+            inside = replace(spec, out=out, label=label, progress_token=token)
             if repo:
-                inside.update(_in_workspace(spec, Path(repo)))
-            (harness / "spec.json").write_text(json.dumps(inside), encoding="utf-8")
+                inside = _in_workspace(inside, Path(repo))
+            (harness / "spec.json").write_text(json.dumps(inside.to_json()), encoding="utf-8")
             volumes = {
                 str(harness): {"bind": HARNESS, "mode": "rw"},
                 str(cache): {"bind": CACHE, "mode": "rw"},
@@ -112,7 +113,7 @@ class ContainerLauncher:
                 mounts = self._covers(Path(repo).resolve())
             env = container_environment(self.host_env, env_opt_in)
             env.update(harness_variables(Path(f"{HARNESS}/home"), Path(CACHE), {}))
-            limits = ResourceLimits.from_dict(spec.get("limits"))
+            limits = ResourceLimits.from_dict(spec.limits)
             started = time.perf_counter()
             outcome = self._run_container(
                 volumes, mounts, env, timeout_s, bool(repo), limits, token
@@ -121,7 +122,7 @@ class ContainerLauncher:
             if outcome.error is None:
                 outcome.error = output_over(harness, limits)
             if outcome.error is None:
-                outcome.document, outcome.error = _read_result(harness / "out", workdir)
+                outcome.report, outcome.error = _read_result(harness / "out", workdir)
             if outcome.error is not None and outcome.last_phase:
                 outcome.error += f" while {outcome.last_phase}"
             return outcome
@@ -214,15 +215,14 @@ class ContainerLauncher:
                 pass
 
 
-def _in_workspace(spec: Mapping[str, Any], repo: Path) -> dict[str, Any]:
+def _in_workspace(spec: ChildSpec, repo: Path) -> ChildSpec:
     """The spec's host paths as the container sees them: the tree at /workspace, the entry's
     file inside it."""
-    moved: dict[str, Any] = {"repo_root": WORKSPACE}
-    entry = spec.get("entry")
-    if isinstance(entry, Mapping) and entry.get("file"):
-        relative = Path(entry["file"]).resolve().relative_to(repo.resolve())
-        moved["entry"] = {**entry, "file": f"{WORKSPACE}/{relative.as_posix()}"}
-    return moved
+    entry = spec.entry
+    if entry is not None and entry.file:
+        relative = Path(entry.file).resolve().relative_to(repo.resolve())
+        entry = replace(entry, file=f"{WORKSPACE}/{relative.as_posix()}")
+    return replace(spec, repo_root=WORKSPACE, entry=entry)
 
 
 def _log_lines(container: Any) -> Iterator[str]:
@@ -237,7 +237,7 @@ def _log_chunks(container: Any) -> Iterator[bytes]:
         return
 
 
-def _read_result(out_dir: Path, workdir: Path) -> tuple[dict[str, Any] | None, str | None]:
+def _read_result(out_dir: Path, workdir: Path) -> tuple[ChildReport | None, str | None]:
     """The child's result, taken as collect.py takes a run's: the output folder is hostile."""
     collected = collect_result(out_dir, workdir / "clean")
     if collected.refused:
@@ -248,9 +248,7 @@ def _read_result(out_dir: Path, workdir: Path) -> tuple[dict[str, Any] | None, s
         document = json.loads(collected.result_path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         return None, f"child process wrote an unreadable result ({type(exc).__name__})"
-    if not isinstance(document, dict):
-        return None, "child process wrote a result that is not a JSON object"
-    return document, None
+    return read_report(document)
 
 
 def _prepare(workdir: Path, cache_dir: Path | None) -> tuple[Path, Path]:

@@ -23,11 +23,17 @@ import sys
 import tempfile
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, ClassVar, TextIO
+from typing import Any, ClassVar, Protocol, TextIO, runtime_checkable
 
-from ..child.protocol import new_progress_token, progress_prefix
+from ..child.protocol import (
+    ChildReport,
+    ChildSpec,
+    ReportError,
+    new_progress_token,
+    progress_prefix,
+)
 from ..cleanup import remove_tree
 from .child_env import child_environment, harness_variables
 from .progress import ElapsedTicker
@@ -52,22 +58,68 @@ TAIL_LINES = 40
 
 @dataclass
 class ChildOutcome:
-    """What came back: the child's document, or why there is none."""
+    """What came back: the child's report, or why there is none."""
 
-    document: dict[str, Any] | None
+    report: ChildReport | None
     error: str | None
     last_phase: str = ""
     output_tail: list[str] = field(default_factory=list)
     wall_s: float = 0.0
 
 
+@runtime_checkable
+class Launcher(Protocol):
+    """What runs a measuring child, as the run side (orchestrate.py, step_measurement.py,
+    paired.py) uses it: ChildLauncher on this machine, containers/child_launcher.py's
+    ContainerLauncher in a fresh container, DeadlineLauncher either under one limit."""
+
+    @property
+    def python(self) -> str:
+        """The measuring interpreter, as the result document names it."""
+
+    @property
+    def shared_cache_dir(self) -> Path | None:
+        """The one Inductor cache every child shares (--inductor-cache), or None: each
+        variant compiles into its own."""
+
+    @property
+    def host_env(self) -> Mapping[str, str]:
+        """The environment the children's allow-list is taken from."""
+
+    @property
+    def stream(self) -> TextIO:
+        """Where the launcher's warnings (and, with show_output, the child's lines) go."""
+
+    @property
+    def shares_host_paths(self) -> bool:
+        """Whether the children read and write this machine's files (a container's do not):
+        then a step's eager process can leave its variants the float64 reference."""
+
+    @property
+    def children_local(self) -> bool:
+        """Whether the children are this process's descendants, their CPU time and GPU use
+        ours to count (run/machine_load.py, gpu_state.py); a container's are the engine's."""
+
+    def run(
+        self,
+        spec: ChildSpec,
+        *,
+        label: str,
+        timeout_s: float,
+        env_opt_in: Sequence[str] = (),
+        cache_dir: Path | None = None,
+    ) -> ChildOutcome:
+        """Run one child to completion: its document, or why there is none."""
+
+
 @dataclass
 class DeadlineLauncher:
     """Another launcher under one wall-clock limit shared by many children (`matrix
     --timeout-s` in paired mode, where one run holds every version's children): each child's
-    own timeout is cut to what is left, and a child due after the limit is not started."""
+    own timeout is cut to what is left, and a child due after the limit is not started.
+    Everything else is the inner launcher's."""
 
-    inner: Any
+    inner: Launcher | None  # None: only to draw a deadline many launchers share
     limit_s: float
     deadline: float = 0.0  # time.monotonic() at which the limit runs out; 0: limit_s from now
 
@@ -77,18 +129,57 @@ class DeadlineLauncher:
         if not self.deadline:
             self.deadline = time.monotonic() + self.limit_s
 
-    def __getattr__(self, name: str) -> Any:  # python, host_env, shared_cache_dir, ...
-        if name == "inner":
-            raise AttributeError(name)
-        return getattr(self.inner, name)
+    @property
+    def _launcher(self) -> Launcher:
+        if self.inner is None:
+            raise TypeError("DeadlineLauncher without a launcher only draws a deadline")
+        return self.inner
 
-    def run(self, spec: dict[str, Any], *, label: str, timeout_s: float, **kw: Any) -> ChildOutcome:
+    @property
+    def python(self) -> str:
+        return self._launcher.python
+
+    @property
+    def shared_cache_dir(self) -> Path | None:
+        return self._launcher.shared_cache_dir
+
+    @property
+    def host_env(self) -> Mapping[str, str]:
+        return self._launcher.host_env
+
+    @property
+    def stream(self) -> TextIO:
+        return self._launcher.stream
+
+    @property
+    def shares_host_paths(self) -> bool:
+        return self._launcher.shares_host_paths
+
+    @property
+    def children_local(self) -> bool:
+        return self._launcher.children_local
+
+    def run(
+        self,
+        spec: ChildSpec,
+        *,
+        label: str,
+        timeout_s: float,
+        env_opt_in: Sequence[str] = (),
+        cache_dir: Path | None = None,
+    ) -> ChildOutcome:
         import time
 
         left = self.deadline - time.monotonic()
         if left <= 0:
             return ChildOutcome(None, f"not started: --timeout-s {self.limit_s:g} s ran out")
-        outcome = self.inner.run(spec, label=label, timeout_s=min(timeout_s, left), **kw)
+        outcome = self._launcher.run(
+            spec,
+            label=label,
+            timeout_s=min(timeout_s, left),
+            env_opt_in=env_opt_in,
+            cache_dir=cache_dir,
+        )
         if left < timeout_s and (outcome.error or "").startswith("timed out"):
             outcome.error = f"timed out: --timeout-s {self.limit_s:g} s ran out"
         return outcome
@@ -101,8 +192,9 @@ class ChildLauncher:
 
     # Children run on this machine: they read and write the host's files (a container
     # launcher's do not), so a step's eager process can leave the variants its float64
-    # reference (run/step_measurement.py).
+    # reference (run/step_measurement.py); they are this process's descendants.
     shares_host_paths: ClassVar[bool] = True
+    children_local: ClassVar[bool] = True
     python: str = sys.executable
     shared_cache_dir: Path | None = None
     show_output: bool = False
@@ -111,7 +203,7 @@ class ChildLauncher:
 
     def run(
         self,
-        spec: dict[str, Any],
+        spec: ChildSpec,
         *,
         label: str,
         timeout_s: float,
@@ -131,24 +223,23 @@ class ChildLauncher:
             home = workdir / "home"
             home.mkdir()
             token = new_progress_token()
-            spec = {**spec, "out": str(workdir / "out.json"), "label": label}
-            spec["progress_token"] = token
+            out_path = workdir / "out.json"
+            spec = replace(spec, out=str(out_path), label=label, progress_token=token)
             spec_path = workdir / "spec.json"
-            spec_path.write_text(json.dumps(spec), encoding="utf-8")
+            spec_path.write_text(json.dumps(spec.to_json()), encoding="utf-8")
             env = child_environment(self.host_env, env_opt_in)
             env.update(harness_variables(home, Path(cache_dir), self.host_env))
             started = time.perf_counter()
             outcome = self._spawn(
                 [self.python, "-c", BOOTSTRAP, str(PACKAGE_DIR), str(spec_path)],
                 env=env,
-                cwd=spec.get("repo_root"),
+                cwd=spec.repo_root,
                 timeout_s=timeout_s,
                 progress_token=token,
             )
             outcome.wall_s = time.perf_counter() - started
-            out_path = Path(spec["out"])
             if outcome.error is None:
-                outcome.document, outcome.error = _read_child_document(out_path)
+                outcome.report, outcome.error = _read_child_report(out_path)
             if outcome.error is not None:
                 where = f" while {outcome.last_phase}" if outcome.last_phase else ""
                 outcome.error += where
@@ -270,7 +361,7 @@ def relay_output(
         ticker.stop()
 
 
-def _read_child_document(out_path: Path) -> tuple[dict[str, Any] | None, str | None]:
+def _read_child_report(out_path: Path) -> tuple[ChildReport | None, str | None]:
     """The child's result file, or why there is none (user code can write anything there)."""
     if not out_path.is_file():
         return None, "child process exited without writing its result"
@@ -278,9 +369,15 @@ def _read_child_document(out_path: Path) -> tuple[dict[str, Any] | None, str | N
         document = json.loads(out_path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         return None, f"child process wrote an unreadable result ({type(exc).__name__})"
-    if not isinstance(document, dict):
-        return None, "child process wrote a result that is not a JSON object"
-    return document, None
+    return read_report(document)
+
+
+def read_report(document: Any) -> tuple[ChildReport | None, str | None]:
+    """A child's parsed result as its report, or why it is none: the parent's door."""
+    try:
+        return ChildReport.from_json(document), None
+    except ReportError as exc:
+        return None, f"child process wrote a result the parent cannot read: {exc}"
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:

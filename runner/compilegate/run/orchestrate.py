@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..child.protocol import EntryPoint
+from ..child.protocol import ChildSpec, EntryPoint
 from ..config import Config, StepConfig
 from ..errors import RunInterrupted, UsageError
 from ..results.document import new_document, step_skeleton, variant_skeleton, write_document
@@ -31,7 +31,7 @@ from .entry_check import resolve_entry
 from .gpu_state import GpuSampler
 from .host_git import head_commit
 from .interrupts import as_interrupted
-from .launcher import ChildLauncher
+from .launcher import ChildLauncher, Launcher
 from .machine_load import MachineLoad
 from .step_measurement import StepSide, finish_step_doc, last_line, mark_not_run, measure_step
 
@@ -48,9 +48,9 @@ class RunOptions:
     inductor_cache_dir: Path | None = None
     verbose: bool = False
     stream: TextIO = field(default_factory=lambda: sys.stderr)  # at run time: defused
-    launcher: ChildLauncher | None = None
+    launcher: Launcher | None = None
 
-    def make_launcher(self) -> ChildLauncher:
+    def make_launcher(self) -> Launcher:
         return self.launcher or ChildLauncher(
             python=self.python,
             shared_cache_dir=self.inductor_cache_dir,
@@ -66,7 +66,7 @@ class RunSide:
     records beside the measurements (`extra`: the pairing of a paired run)."""
 
     config: Config
-    launcher: ChildLauncher
+    launcher: Launcher
     out_path: Path
     label: str = ""
     python: str = sys.executable  # the interpreter the launcher starts, as the user named it
@@ -111,7 +111,7 @@ def run_sides(sides: Sequence[RunSide], stream: TextIO, *, in_process: bool = Fa
     names = list(dict.fromkeys(s.name for side in sides for s in side.config.steps))
     finished: set[str] = set()
     current: str | None = None
-    children_local = getattr(sides[0].launcher, "children_local", True)
+    children_local = sides[0].launcher.children_local
     machine = MachineLoad(children_local=children_local)
     machine.start()
     on_gpu = any(s.device == "cuda" for side in sides for s in side.config.steps)
@@ -215,14 +215,15 @@ def _resolve(config: Config, index: int, step: StepConfig) -> EntryPoint:
     return resolve_entry(step.entry, config.repo_root, f"{config.path}: steps[{index}].entry")
 
 
-def probe_environment(launcher: ChildLauncher, python: str) -> dict[str, Any]:
+def probe_environment(launcher: Launcher, python: str) -> dict[str, Any]:
     """Start the measuring interpreter once: it must import torch; report what it has."""
-    outcome = launcher.run({"kind": "probe"}, label="probe", timeout_s=PROBE_TIMEOUT_S)
-    if outcome.document is None or outcome.document.get("status") != "ok":
-        reported = (outcome.document or {}).get("error")
+    outcome = launcher.run(ChildSpec(kind="probe"), label="probe", timeout_s=PROBE_TIMEOUT_S)
+    report = outcome.report
+    if report is None or report.status != "ok" or report.environment is None:
+        reported = report.error if report is not None else None
         detail = reported or last_line(outcome) or outcome.error or "unknown failure"
         raise UsageError(f"--python {python}: cannot use this interpreter: {detail}")
-    return outcome.document["environment"]
+    return report.environment
 
 
 def _mark_interrupted(step: StepConfig, step_doc: dict[str, Any], stop: RunInterrupted) -> None:

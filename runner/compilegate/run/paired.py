@@ -46,7 +46,7 @@ from ..config.loading import load_config_file
 from ..errors import BaselineMissing, UsageError
 from ..results.document import pairing_entry, step_skeleton
 from .host_git import GitRepository, repository_of, run_git
-from .launcher import ChildLauncher
+from .launcher import Launcher
 from .orchestrate import RunOptions, RunSide, run_sides
 from .step_measurement import mark_not_run
 
@@ -137,7 +137,7 @@ def run_against(
 
 def run_versions_paired(
     config: Config,
-    launchers: Sequence[tuple[str, ChildLauncher]],
+    launchers: Sequence[tuple[str, Launcher]],
     out_paths: Sequence[Path],
     stream: TextIO,
 ) -> list[dict[str, Any]]:
@@ -159,7 +159,7 @@ def run_versions_paired(
     return [side.document for side in sides]
 
 
-def _launcher(options: RunOptions, role: str) -> ChildLauncher:
+def _launcher(options: RunOptions, role: str) -> Launcher:
     """Each side its own launcher; a shared Inductor cache (--inductor-cache DIR) becomes one
     folder per side (DIR/base, DIR/head), so the head never compiles into the base's."""
     if options.launcher is not None:

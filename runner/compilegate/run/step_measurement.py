@@ -10,14 +10,13 @@ launcher has killed the child): the orchestration (orchestrate.py) marks what it
 from __future__ import annotations
 
 import contextlib
-import sys
 import tempfile
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, TextIO
 
-from ..child.protocol import EntryPoint
+from ..child.protocol import ChildSide, ChildSpec, EntryPoint
 from ..cleanup import remove_tree
 from ..config import StepConfig, Variant
 from ..results.compile_cost import FRESH, REUSED, SHARED
@@ -31,7 +30,7 @@ from ..results.document import (
     variant_skeleton,
 )
 from ..results.processes import head_vs_base
-from .launcher import ChildLauncher, ChildOutcome
+from .launcher import ChildOutcome, Launcher
 
 REFERENCE_NAME = "numerics-reference.pt"  # the eager process's float64 reference
 
@@ -43,7 +42,7 @@ class StepSide:
     step: StepConfig
     entry: EntryPoint
     repo_root: Path
-    launcher: ChildLauncher
+    launcher: Launcher
     step_doc: dict[str, Any]
     label: str = ""
     save: Callable[[], None] = lambda: None
@@ -98,7 +97,7 @@ def _shares_reference(side: StepSide) -> bool:
     """Whether the step's eager process computes the float64 reference for its variants: the
     step checks numerics and its children read and write the host's files."""
     numerics = side.step.measurement_settings().get("numerics") or {}
-    return bool(numerics.get("enabled")) and getattr(side.launcher, "shares_host_paths", False)
+    return bool(numerics.get("enabled")) and side.launcher.shares_host_paths
 
 
 def _measure_step(sides: Sequence[StepSide], stream: TextIO, in_process: bool) -> None:
@@ -114,7 +113,7 @@ def _measure_step(sides: Sequence[StepSide], stream: TextIO, in_process: bool) -
             stream.write(
                 f"[{sides[0].step.name}] eager reference {number}: base and head in one process\n"
             )
-            documents, error = _run_pair_child(sides, {"kind": "pair"}, None, f"eager#{number}")
+            documents, error = _run_pair_child(sides, None, f"eager#{number}")
             for side in sides:
                 if error is not None:
                     errors[id(side)] = error
@@ -127,9 +126,9 @@ def _measure_step(sides: Sequence[StepSide], stream: TextIO, in_process: bool) -
                 continue
             total = side.step.eager_processes
             stream.write(f"{side.tag} eager reference {number}/{total}\n")
-            spec = {**_base_spec(side), "kind": "eager"}
+            spec = ChildSpec(kind="eager", **_base_spec(side))
             if number == 1 and side.reference_path is not None:
-                spec["numerics_reference_out"] = side.reference_path
+                spec = replace(spec, numerics_reference_out=side.reference_path)
             document, errors[id(side)] = _run_child(
                 side.launcher,
                 spec,
@@ -151,9 +150,10 @@ def _measure_step(sides: Sequence[StepSide], stream: TextIO, in_process: bool) -
 
 
 def _base_spec(side: StepSide) -> dict[str, Any]:
+    """The ChildSpec fields every process of a side's step shares."""
     return {
         "repo_root": str(side.repo_root),
-        "entry": side.entry.to_dict(),
+        "entry": side.entry,
         "step": side.step.name,
         "device": side.step.device,
         "settings": side.step.measurement_settings(),
@@ -193,34 +193,25 @@ class _VariantRun:
     error: str | None = None
 
     @property
-    def spec(self) -> dict[str, Any]:
+    def spec(self) -> ChildSpec:
         """The first process's spec: it compiles cold, with every diagnostic and the
         numerics, against the float64 reference of the step's eager process when there is
         one."""
-        spec = {
-            **_base_spec(self.side),
-            "kind": "variant",
-            "device": self.side.step_doc["device"],
-            "variant": {
-                "id": self.variant.id,
-                "compile_kwargs": self.variant.compile_kwargs(),
-                "compile_target": self.variant.compile_target,
-            },
-        }
-        if self.side.reference_path is not None:
-            spec["numerics_reference"] = self.side.reference_path
-        return spec
+        return ChildSpec(
+            kind="variant",
+            **{**_base_spec(self.side), "device": self.side.step_doc["device"]},
+            variant=_variant_spec(self.variant),
+            numerics_reference=self.side.reference_path,
+        )
 
     @property
-    def timing_spec(self) -> dict[str, Any]:
+    def timing_spec(self) -> ChildSpec:
         """A later process's spec: it only times (no numerics, no epoch end, no memory
         passes: the first process measured them)."""
-        spec = {**self.spec, "timing_only": True}
-        spec.pop("numerics_reference", None)
-        settings = spec["settings"]
-        numerics = {**(settings.get("numerics") or {}), "enabled": False}
-        spec["settings"] = {**settings, "numerics": numerics, "epoch_length": None}
-        return spec
+        spec = self.spec
+        numerics = {**(spec.settings.get("numerics") or {}), "enabled": False}
+        settings = {**spec.settings, "numerics": numerics, "epoch_length": None}
+        return replace(spec, timing_only=True, numerics_reference=None, settings=settings)
 
     def run_process(self, number: int, stream: TextIO) -> None:
         """The variant's process `number`: the first compiles cold with every diagnostic and
@@ -329,18 +320,9 @@ def _run_pair_process(runs: Sequence[_VariantRun], number: int, stream: TextIO) 
         f"[{sides[0].step.name}] variant {vid}: timing process {number}/{total}, base and head "
         "in one process\n"
     )
-    variants = {
-        run.side.label: {
-            "id": run.variant.id,
-            "compile_kwargs": run.variant.compile_kwargs(),
-            "compile_target": run.variant.compile_target,
-        }
-        for run in runs
-    }
+    variants = {run.side.label: _variant_spec(run.variant) for run in runs}
     caches = {run.side.label: run.cache_dir for run in runs}
-    documents, error = _run_pair_child(
-        sides, {"kind": "pair", "timing_only": True}, (variants, caches), f"{vid}#{number}"
-    )
+    documents, error = _run_pair_child(sides, (variants, caches), f"{vid}#{number}")
     for run in runs:
         found = error
         document = documents.get(run.side.label) if error is None else None
@@ -367,32 +349,46 @@ def _without_compile(measured: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _variant_spec(variant: Variant) -> dict[str, Any]:
+    """What a child needs of a variant (ChildSpec.variant)."""
+    return {
+        "id": variant.id,
+        "compile_kwargs": variant.compile_kwargs(),
+        "compile_target": variant.compile_target,
+    }
+
+
 def _run_pair_child(
     sides: Sequence[StepSide],
-    spec: dict[str, Any],
     variant: tuple[dict[str, Any], dict[str, Path | None]] | None,
     label: str,
 ) -> tuple[dict[str, dict[str, Any]], str | None]:
-    """One child measuring both sides (child/measure_pair.py), run by the head's launcher;
-    each side's part as a one-side child's document, by side label, or the error."""
+    """One child measuring both sides (child/measure_pair.py), run by the head's launcher:
+    the eager references (`variant` None) or a variant's warm timing (`variant`: each side's
+    variant and cache, by side label); each side's part as a one-side child's document, by
+    side label, or the error."""
     head = sides[-1]
     entries = []
     for side in sides:
-        entry: dict[str, Any] = {
-            "role": side.label,
-            "repo_root": str(side.repo_root),
-            "entry": side.entry.to_dict(),
-        }
-        if variant is not None:
-            entry["variant"] = variant[0][side.label]
-            cache = variant[1][side.label]
-            entry["cache_dir"] = str(cache) if cache is not None else None
-        entries.append(entry)
-    full = {**_base_spec(head), **spec, "sides": entries}
+        if variant is None:
+            entries.append(ChildSide(side.label, str(side.repo_root), side.entry))
+            continue
+        cache = variant[1][side.label]
+        entries.append(
+            ChildSide(
+                side.label,
+                str(side.repo_root),
+                side.entry,
+                variant[0][side.label],
+                str(cache) if cache is not None else None,
+            )
+        )
+    full = ChildSpec(kind="pair", **_base_spec(head), sides=tuple(entries))
     if head.step_doc.get("device"):
-        full["device"] = head.step_doc["device"]
+        full = replace(full, device=head.step_doc["device"])
     if variant is not None:
-        full["settings"] = {**full["settings"], "epoch_length": None}
+        settings = {**full.settings, "epoch_length": None}
+        full = replace(full, timing_only=True, settings=settings)
     cache_dir = variant[1][head.label] if variant is not None else None
     document, error = _run_child(
         head.launcher, full, head.step, f"{head.step.name}@pair/{label}", cache_dir=cache_dir
@@ -413,15 +409,15 @@ def _run_pair_child(
 
 
 def _run_child(
-    launcher: ChildLauncher,
-    spec: dict[str, Any],
+    launcher: Launcher,
+    spec: ChildSpec,
     step: StepConfig,
     label: str,
     *,
     cache_dir: Path | None = None,
 ) -> tuple[dict[str, Any] | None, str | None]:
     """One child's document, or the one-line error it ended with."""
-    spec = {**spec, "limits": step.limits.to_dict()}  # a container launcher applies them
+    spec = replace(spec, limits=step.limits.to_dict())  # a container launcher applies them
     try:
         outcome = launcher.run(
             spec, label=label, timeout_s=step.timeout_s, env_opt_in=step.env, cache_dir=cache_dir
@@ -429,7 +425,9 @@ def _run_child(
     except Exception as exc:  # the parent's own failure to run it: this child's error only
         return None, f"compilegate could not run this child: {one_line(exc)}"
     error = _outcome_error(outcome)
-    return (outcome.document if error is None else None), error
+    if error is not None or outcome.report is None:
+        return None, error
+    return outcome.report.to_json(), None  # what it measured: the recorders read JSON
 
 
 def _record(record: Callable[..., Any], *args: Any) -> tuple[Any, str | None]:
@@ -475,7 +473,7 @@ def one_line(exc: BaseException) -> str:
 
 
 @contextlib.contextmanager
-def _variant_cache(launcher: ChildLauncher) -> Iterator[Path | None]:
+def _variant_cache(launcher: Launcher) -> Iterator[Path | None]:
     """An Inductor cache for one variant's processes: empty for its first (a cold compile),
     kept for the others. None when the run shares one cache (--inductor-cache)."""
     if launcher.shared_cache_dir is not None:
@@ -487,11 +485,11 @@ def _variant_cache(launcher: ChildLauncher) -> Iterator[Path | None]:
     finally:  # the children wrote it (in a container: bind-mounted writable)
         left = remove_tree(folder)
         if left is not None:
-            getattr(launcher, "stream", sys.stderr).write(f"warning: {left}\n")
+            launcher.stream.write(f"warning: {left}\n")
 
 
 @contextlib.contextmanager
-def _reference_dir(launcher: ChildLauncher) -> Iterator[Path]:
+def _reference_dir(launcher: Launcher) -> Iterator[Path]:
     """A folder for one step's float64 reference, removed after its last variant."""
     folder = Path(tempfile.mkdtemp(prefix="compilegate-reference-"))
     try:
@@ -499,16 +497,16 @@ def _reference_dir(launcher: ChildLauncher) -> Iterator[Path]:
     finally:
         left = remove_tree(folder)
         if left is not None:
-            getattr(launcher, "stream", sys.stderr).write(f"warning: {left}\n")
+            launcher.stream.write(f"warning: {left}\n")
 
 
 def _outcome_error(outcome: ChildOutcome) -> str | None:
     if outcome.error is not None:
         last = last_line(outcome)
         return outcome.error + (f" (last output: {last})" if last else "")
-    assert outcome.document is not None
-    if outcome.document.get("status") != "ok":
-        return " ".join(str(outcome.document.get("error")).split())
+    assert outcome.report is not None
+    if outcome.report.status != "ok":
+        return " ".join(str(outcome.report.error).split())
     return None
 
 

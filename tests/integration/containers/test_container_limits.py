@@ -82,6 +82,7 @@ def peak_mib():  # this process's own peak (VmHWM): ru_maxrss survives execve
 
 from pathlib import Path
 import docker
+from compilegate.child.protocol import ChildSpec
 from compilegate.config.loading import load_config_file
 from compilegate.containers.child_launcher import ContainerLauncher
 from compilegate.run.entry_check import resolve_entry
@@ -89,14 +90,13 @@ from compilegate.run.entry_check import resolve_entry
 image, repo, out = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
 step = load_config_file(repo / "compilegate.yml", repo_root=repo).steps[0]
 entry = resolve_entry(step.entry, repo, "test")
-spec = {"repo_root": str(repo), "entry": entry.to_dict(), "step": step.name, "device": "cpu",
-        "settings": step.measurement_settings(), "kind": "eager",
-        "limits": step.limits.to_dict()}
+spec = ChildSpec(kind="eager", repo_root=str(repo), entry=entry, step=step.name, device="cpu",
+                 settings=step.measurement_settings(), limits=step.limits.to_dict())
 launcher = ContainerLauncher(docker.from_env(timeout=600), image, stream=open("/dev/null", "w"))
 started = time.perf_counter()
 outcome = launcher.run(spec, label="attack", timeout_s=480)
 out.write_text(json.dumps({
-    "error": outcome.error, "has_document": outcome.document is not None,
+    "error": outcome.error, "has_document": outcome.report is not None,
     "tail": outcome.output_tail, "wall_s": time.perf_counter() - started,
     "maxrss_mib": peak_mib(),
 }))

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from compilegate.child.protocol import ChildReport, ChildSpec
 from compilegate.containers.child_launcher import ContainerLauncher
 
 
@@ -57,7 +58,8 @@ def launch(client: FakeClient, tmp_path: Path, **kwargs: Any):
     launcher = ContainerLauncher(client, "compilegate:torch-2.13.0", host_env=host_env)
     (repo / "step.py").write_text("")
     entry = {"spec": "step.py:f", "file": str(repo / "step.py"), "function": "f", "line": 1}
-    spec = {"kind": "eager", "repo_root": str(repo), "step": "s", "entry": entry}
+    raw = {"kind": "eager", "repo_root": str(repo), "step": "s", "entry": entry}
+    spec = ChildSpec.from_json({**raw, "device": "cpu", "settings": {"seed": 0}})
     return launcher.run(spec, label="s@head/eager#1", timeout_s=30, **kwargs)
 
 
@@ -66,7 +68,7 @@ def test_the_child_sees_its_tree_read_only_and_nothing_of_the_host(tmp_path: Pat
     cache = tmp_path / "variant-cache"
     cache.mkdir()
     outcome = launch(client, tmp_path, cache_dir=cache)
-    assert outcome.error is None and outcome.document == {"status": "ok"}
+    assert outcome.error is None and outcome.report == ChildReport("ok")
     assert outcome.last_phase == "measuring" and outcome.output_tail == ["plain line"]
     (container,) = client.started
     kwargs = container.kwargs
@@ -114,7 +116,7 @@ def test_a_result_that_is_a_link_is_refused(tmp_path: Path) -> None:
     secret.write_text('{"token": "ghp_secret"}')
     client = FakeClient(write=lambda out: os.symlink(secret, out / "result.json"))
     outcome = launch(client, tmp_path)
-    assert outcome.document is None and "not a regular file" in (outcome.error or "")
+    assert outcome.report is None and "not a regular file" in (outcome.error or "")
 
 
 def test_a_child_past_its_limit_is_killed_and_removed(tmp_path: Path) -> None:

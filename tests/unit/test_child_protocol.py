@@ -1,0 +1,146 @@
+"""The spec a parent sends its child: one typed document, read once at the child's door."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from compilegate.child.protocol import (
+    ChildReport,
+    ChildSide,
+    ChildSpec,
+    EntryPoint,
+    ReportError,
+    SpecError,
+)
+from compilegate.run.launcher import read_report
+
+ENTRY = EntryPoint("step.py:make", "/repo/step.py", "make", 3)
+VARIANT = {"id": "default", "compile_kwargs": {}, "compile_target": "module"}
+SETTINGS = {"seed": 0, "warmup": 2, "iterations": 4, "rounds": 2, "numerics": {"enabled": True}}
+
+
+def eager(**changes) -> ChildSpec:
+    fields = {"repo_root": "/repo", "entry": ENTRY, "step": "s", "device": "cpu"}
+    return ChildSpec(kind="eager", settings=SETTINGS, **{**fields, **changes})
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        ChildSpec(kind="probe", out="/h/out.json", label="probe", progress_token="ab"),
+        eager(numerics_reference_out="/tmp/ref.pt", limits={"memory_mib": 100}),
+        ChildSpec(
+            kind="variant",
+            repo_root="/repo",
+            entry=ENTRY,
+            device="cpu",
+            settings=SETTINGS,
+            variant=VARIANT,
+            numerics_reference="/tmp/ref.pt",
+            timing_only=True,
+        ),
+        ChildSpec(
+            kind="pair",
+            repo_root="/head",
+            entry=ENTRY,
+            device="cpu",
+            settings=SETTINGS,
+            sides=(
+                ChildSide("base", "/base", ENTRY),
+                ChildSide("head", "/head", ENTRY, VARIANT, "/cache"),
+            ),
+        ),
+    ],
+    ids=["probe", "eager", "variant", "pair"],
+)
+def test_what_the_parent_writes_the_child_reads_back_unchanged(spec: ChildSpec) -> None:
+    sent = json.loads(json.dumps(spec.to_json()))
+    assert ChildSpec.from_json(sent) == spec
+
+
+def test_a_spec_leaves_out_what_is_at_its_default() -> None:
+    assert ChildSpec(kind="probe").to_json() == {"kind": "probe"}
+    assert "timing_only" not in eager().to_json()
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        ({"kind": "eager", "repo_root": "/r"}, "(eager): missing entry, device, settings"),
+        ({"kind": "measure"}, "kind 'measure' is none of probe, eager, variant, pair"),
+        ({"kind": "probe", "numerics": {}}, "child spec: unknown key numerics"),
+        ({"out": "/o"}, "child spec: missing kind"),
+        ([], "child spec: not a JSON object"),
+        ({"kind": "probe", "timing_only": "yes"}, "timing_only is not true or false"),
+        ({"kind": "probe", "settings": []}, "settings is not a JSON object"),
+        ({**eager().to_json(), "entry": {"spec": "s"}}, "entry: missing file, function, line"),
+        ({**eager().to_json(), "kind": "pair"}, "child spec (pair): missing sides"),
+        ({**eager().to_json(), "settings": None}, "child spec (eager): missing settings"),
+        (
+            {**eager().to_json(), "kind": "pair", "sides": [{"role": "base", "tree": "/b"}]},
+            "sides[]: unknown key tree",
+        ),
+    ],
+)
+def test_a_spec_the_child_cannot_read_names_what_is_wrong(raw: object, reason: str) -> None:
+    with pytest.raises(SpecError, match=re.escape(reason)):
+        ChildSpec.from_json(raw)
+
+
+def test_the_child_refuses_a_spec_it_cannot_read_at_its_door(tmp_path: Path) -> None:
+    """Exit code 2 and the reason as its last line: the launcher reports both."""
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps({"kind": "eager", "out": str(tmp_path / "o"), "extra": 1}))
+    runner = Path(__file__).resolve().parents[2] / "runner"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from compilegate.child.main import main; import sys; main(sys.argv[1])",
+            str(path),
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(runner)},
+        check=False,
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        "compilegate child: child spec: unknown key extra"
+    )
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_report_comes_back_as_it_was_written() -> None:
+    measured = {"status": "ok", "error": None, "device": "cpu", "variant": {"timed": {}}}
+    assert ChildReport.from_json(measured).to_json() == measured
+    failed = {"status": "error", "error": "building: boom", "phase": "building"}
+    assert ChildReport.from_json(failed) == ChildReport("error", "building: boom", "building")
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        ("ok", "not a JSON object"),
+        ({"status": "ok", "steps": []}, "unknown key steps"),
+        ({"status": "done"}, "status 'done' is neither ok nor error"),
+        ({"error": "x"}, "status None is neither ok nor error"),
+        ({"status": "ok", "variant": [1]}, "variant is not a JSON object"),
+        ({"status": "error", "error": 3}, "error is not a string"),
+    ],
+)
+def test_a_report_the_parent_cannot_read_is_that_childs_error(raw: object, reason: str) -> None:
+    with pytest.raises(ReportError, match=re.escape(reason)):
+        ChildReport.from_json(raw)
+    assert read_report(raw) == (
+        None,
+        f"child process wrote a result the parent cannot read: {reason}",
+    )
