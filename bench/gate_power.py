@@ -45,21 +45,24 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT / "runner"))
 
+from bench_common import (  # noqa: E402
+    change_of,
+    fastest_ms,
+    flagged,
+    intermittent_busy_loops,
+    new_manifest,
+)
+
 from compilegate.gate.baseline import merge_into_baseline  # noqa: E402
 from compilegate.gate.compare import compare_to_baseline  # noqa: E402
 from compilegate.results.model import parse  # noqa: E402
 from compilegate.results.processes import (  # noqa: E402
-    compiled_values,
     eager_records,
-    eager_values,
-    geometric_mean,
     variant_records,
 )
 
@@ -89,50 +92,6 @@ steps:
     numerics: {{enabled: false}}
     env: [{env}]
 """
-BUSY_LOOP = "while True: pass"
-
-
-@contextmanager
-def busy_loops(count: int) -> Iterator[None]:
-    """`count` processes spinning on a core each, for the duration of the block."""
-    spinners = [subprocess.Popen([sys.executable, "-c", BUSY_LOOP]) for _ in range(count)]
-    try:
-        yield
-    finally:
-        for spinner in spinners:
-            spinner.kill()
-        for spinner in spinners:
-            spinner.wait()
-
-
-@contextmanager
-def intermittent_busy_loops(count: int, period_s: float) -> Iterator[None]:
-    """`count` busy loops that come and go: on for `period_s`, off for `period_s`, … — a
-    neighbour's jobs starting and ending on a shared runner. Without a period, always on."""
-    if not period_s:
-        with busy_loops(count):
-            yield
-        return
-    import threading
-
-    stop = threading.Event()
-
-    def cycle() -> None:
-        while not stop.is_set():
-            spinners = [subprocess.Popen([sys.executable, "-c", BUSY_LOOP]) for _ in range(count)]
-            stop.wait(period_s)
-            for spinner in spinners:
-                spinner.kill()
-                spinner.wait()
-            stop.wait(period_s)
-
-    worker = threading.Thread(target=cycle, daemon=True)
-    worker.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        worker.join()
 
 
 def judge_pair(baseline: dict, result: dict):
@@ -159,32 +118,6 @@ def run_once(
     if not out.is_file():
         raise SystemExit(f"gate_power: run failed: {done.stderr.strip().splitlines()[-1:]}")
     return json.loads(out.read_text())
-
-
-def fastest_ms(document: dict, side: str) -> float:
-    """The step time the gate compares: fastest iterations, geometric mean over processes."""
-    step = document["steps"][0]
-    if side == "eager":
-        return geometric_mean(eager_values(eager_records(step), per_yardstick=False))
-    records = variant_records(step["variants"][0])
-    return geometric_mean(compiled_values(records, per_yardstick=False))
-
-
-def flagged(report, metrics: tuple[str, ...] | None = None, verdict: str = "regression") -> bool:
-    return any(
-        r.verdict == verdict and (metrics is None or r.metric in metrics) for r in report.rows()
-    )
-
-
-def change_of(reports: list, metrics: tuple[str, ...]) -> str:
-    """The median change the gate measured on the first of `metrics` every report has."""
-    for metric in metrics:
-        changes = [
-            row.change for r in reports for row in r.rows(metric=metric) if row.change is not None
-        ]
-        if len(changes) == len(reports) and changes:
-            return f"{metric} {statistics.median(changes):+.1f}%"
-    return "-"
 
 
 def size_check(reports: list, metric: str, planted: float) -> str:
@@ -229,21 +162,6 @@ def plants(args: argparse.Namespace, baseline: dict) -> list[dict]:
             "shown": ["eager_step_ms_p25", "eager_step_ms"],
         },
     ]
-
-
-def new_manifest(args: argparse.Namespace) -> dict:
-    """What a bench run records beside its results: how it was run and the machine's load."""
-    return {
-        "command": " ".join(sys.argv),
-        "load": args.load,
-        "load_period_s": args.load_period,
-        "iterations": args.iterations,
-        "threads": args.threads,
-        "variant_processes": args.processes,
-        "load_before": os.getloadavg()[0],
-        "started": time.time(),
-        "cases": [],
-    }
 
 
 def measure(args: argparse.Namespace, work: Path) -> None:

@@ -50,7 +50,7 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT / "runner"))
 
-from gate_power import (  # noqa: E402
+from bench_common import (  # noqa: E402
     change_of,
     fastest_ms,
     flagged,
