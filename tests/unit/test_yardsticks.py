@@ -124,3 +124,21 @@ def test_a_gpu_bound_step_is_still_divided_by_the_gpu_bound_yardstick() -> None:
     row = judge_documents(base, head).rows(metric="eager_step_ms")[0]
     assert "normalised by the GPU-bound yardstick" in row.message
     assert abs(row.change) < 1 and row.noise_pct < 2, row.message
+
+
+def test_every_child_times_both_yardsticks_in_the_same_rounds() -> None:
+    from compilegate.child.timing import CpuTimer, interleaved_rounds, yardsticks
+    from compilegate.results.processes import process_record
+
+    sticks = yardsticks("cpu")
+    assert sticks["yardstick_launch"].x.numel() == 64  # tiny: its time is the dispatcher's
+    timed = interleaved_rounds(
+        {"eager": lambda i: None, "eager_b": lambda i: None, **sticks},
+        first_index=0,
+        iterations=4,
+        rounds=2,
+        timer=CpuTimer(),
+    )
+    assert timed["yardstick_launch"]["rounds"] == timed["yardstick"]["rounds"] == [0, 0, 1, 1]
+    fastest = process_record({"timed": timed})["fastest_ms"]
+    assert set(fastest) == {"eager", "eager_b", "yardstick", "yardstick_launch"}
