@@ -142,3 +142,14 @@ def test_every_child_times_both_yardsticks_in_the_same_rounds() -> None:
     assert timed["yardstick_launch"]["rounds"] == timed["yardstick"]["rounds"] == [0, 0, 1, 1]
     fastest = process_record({"timed": timed})["fastest_ms"]
     assert set(fastest) == {"eager", "eager_b", "yardstick", "yardstick_launch"}
+
+
+def test_against_a_history_the_row_keeps_the_gpu_bound_yardstick_the_history_is_in() -> None:
+    from gate_docs import with_history
+
+    base = document(1, "launch")
+    base["steps"][0] = with_history(base["steps"][0])
+    row = judge_documents(base, document(2, "launch")).rows(metric="eager_step_ms")[0]
+    assert row.noise_source == "history"
+    assert "in units of the yardstick timed beside them" in row.message
+    assert "launch-bound" not in row.message
