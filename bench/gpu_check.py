@@ -225,6 +225,10 @@ def example_aa(check: Check, iterations: int) -> None:
             check.save()
             return
         document = json.loads(out.read_text())
+        if not document["steps"][0].get("variants"):
+            case["error"] = f"run {index} measured no variant (exit {code}; cut off by the window?)"
+            check.save()
+            return
         documents.append((out, document))
         variant = document["steps"][0]["variants"][0]
         case["runs"][-1].update(
