@@ -11,11 +11,13 @@ lent window (issue 28), writing what it measured after every run.
                             eager iteration (on a launch-bound step the GPU waits for it too)
     4  10 % compiled plant  the same on the compiled iterations only
 
-and the GPU's state before and after (NVML: SM and memory clocks, throttle reasons,
-persistence mode, power limit, driver, other processes). Every run's documents, the
-judgements and the table go to --out (default out/gpu-check/) as they come, so a run cut
-off by its window keeps what it measured. On a machine without CUDA, `--device cpu` runs
-the same sequence on the CPU's sizes (the rehearsal before a lent window).
+which yardstick the example's step times followed across its processes (the GPU-bound or
+the launch-bound one: results/yardsticks.py), and the GPU's state before and after (NVML:
+SM and memory clocks, throttle reasons, persistence mode, power limit, driver, other
+processes). Every run's documents, the judgements and the table go to --out (default
+out/gpu-check/) as they come, so a run cut off by its window keeps what it measured. On a
+machine without CUDA, `--device cpu` runs the same sequence on the CPU's sizes (the
+rehearsal before a lent window).
 
     python bench/gpu_check.py [--out DIR] [--device cuda|cpu] [--budget-s 480]
 """
@@ -46,6 +48,7 @@ from compilegate.results.processes import (  # noqa: E402
     geometric_mean,
     variant_records,
 )
+from compilegate.results.yardsticks import tracking_yardstick  # noqa: E402
 
 STEP_SOURCE = REPO_ROOT / "examples" / "test_steps" / "gate_step.py"
 PLANT_LEVEL_PCT = 10.0
@@ -222,6 +225,10 @@ def example_aa(check: Check, iterations: int) -> None:
             check.save()
             return
         document = json.loads(out.read_text())
+        if not document["steps"][0].get("variants"):
+            case["error"] = f"run {index} measured no variant (exit {code}; cut off by the window?)"
+            check.save()
+            return
         documents.append((out, document))
         variant = document["steps"][0]["variants"][0]
         case["runs"][-1].update(
@@ -232,6 +239,8 @@ def example_aa(check: Check, iterations: int) -> None:
             unsteady=(document.get("run_health") or {}).get("unsteady") or [],
         )
         check.save()
+    case["yardstick"] = tracked_yardsticks([document for _, document in documents])
+    check.save()
     for (stored, _), (judged, judged_doc), order in (
         (documents[0], documents[1], "run 2 against run 1"),
         (documents[1], documents[0], "run 1 against run 2"),
@@ -273,6 +282,22 @@ def example_aa(check: Check, iterations: int) -> None:
             judged_by.update(speed_rows(json.loads(baseline.read_text()), judged_doc))
         case.setdefault("judged", []).append(judged_by)
         check.save()
+
+
+def tracked_yardsticks(documents: list[dict]) -> dict[str, Any]:
+    """Which yardstick the example's eager and compiled step times followed across both
+    runs' processes (results/yardsticks.py), with each one's step/yardstick spread."""
+    steps = [document["steps"][0] for document in documents]
+    picked = {
+        "eager": tracking_yardstick([eager_records(s) for s in steps], eager_values),
+        "compiled": tracking_yardstick(
+            [variant_records(s["variants"][0]) for s in steps], compiled_values
+        ),
+    }
+    return {
+        kind: {"picked": choice.yardstick, "spreads_pct": choice.spreads_pct}
+        for kind, choice in picked.items()
+    }
 
 
 # -- 2-4: paired runs of the gate step in a scratch repository -------------------------------
@@ -384,6 +409,16 @@ def table_text(record: dict) -> str:
                     f"{_s(run['compile_s'])}, {run['seconds']:.0f} s"
                     + (f", unsteady: {'; '.join(run['unsteady'])}" if run["unsteady"] else "")
                 )
+    for case in record["cases"]:
+        for kind, picked in (case.get("yardstick") or {}).items():
+            spreads = ", ".join(
+                f"{name} ±{value:.1f} %" if value is not None else f"{name} not timed"
+                for name, value in picked["spreads_pct"].items()
+            )
+            lines.append(
+                f"\nexample {kind} step time followed {picked['picked']} "
+                f"(step/yardstick spread across processes: {spreads})"
+            )
     for moment in ("before", "after"):
         state = record["gpu"].get(moment)
         if state:

@@ -26,7 +26,7 @@ from compilegate.results.processes import (
 from compilegate.results.stats import compare_pairs
 
 COPIES = ["eager", "eager_b", "compiled"]
-COST_MS = {"eager": 2.0, "eager_b": 2.0, "compiled": 1.0, "yardstick": 0.5}
+COST_MS = {"eager": 2.0, "eager_b": 2.0, "compiled": 1.0, "yardstick": 0.5, "yardstick_launch": 0.2}
 
 
 class Copy:
@@ -80,10 +80,12 @@ def test_each_round_times_both_sides_next_to_each_other() -> None:
         "base/compiled",
         "head/compiled",
         "yardstick",
+        "yardstick_launch",
     ]
     sides = pair_process(seed=1, head_factor=1.0)
-    assert set(sides["base"]) == {"eager", "eager_b", "compiled", "yardstick"}
+    assert set(sides["base"]) == {"eager", "eager_b", "compiled", "yardstick", "yardstick_launch"}
     assert sides["base"]["yardstick"] is sides["head"]["yardstick"]
+    assert sides["base"]["yardstick_launch"] is sides["head"]["yardstick_launch"]
     for copy in COPIES:  # the same rounds, the same count, on both sides
         assert sides["base"][copy]["rounds"] == sides["head"][copy]["rounds"]
         assert sorted(set(sides["head"][copy]["rounds"])) == list(range(8))

@@ -19,7 +19,7 @@ from .compile_cost import cpu_method, elapsed, now
 from .compile_size import count_eager_ops
 from .cpu_pinning import pinned
 from .protocol import EntryPoint
-from .timing import interleaved_rounds, synchronize, timed_warmup, timer_for, yardstick
+from .timing import interleaved_rounds, synchronize, timed_warmup, timer_for, yardsticks
 from .training import TrainingStep, seed_everything
 from .user_code import StepParts, build_parts, load_factory
 
@@ -113,7 +113,7 @@ def measure_eager(builder: StepBuilder, settings: dict[str, Any], progress: Prog
             {
                 "eager": eager_a,
                 "eager_b": eager_b,
-                "yardstick": yardstick(device, builder.clean_state),
+                **yardsticks(device, builder.clean_state),
             },
             first_index=warmup,
             iterations=iterations,
@@ -158,7 +158,7 @@ def measure_variant(
         progress(f"measuring: {iterations} iterations per side in {rounds} rounds")
         with pinned(torch.get_num_threads()) as cpus:
             timed = interleaved_rounds(
-                {**copies.sides(), "yardstick": yardstick(builder.device, builder.clean_state)},
+                {**copies.sides(), **yardsticks(builder.device, builder.clean_state)},
                 first_index=settings["warmup"],
                 iterations=iterations,
                 rounds=rounds,

@@ -26,7 +26,7 @@ from . import torch_state
 from .cpu_pinning import pinned
 from .measure import StepBuilder, VariantCopies, _checked, peak_step_bytes
 from .protocol import ChildSide
-from .timing import interleaved_rounds, timed_warmup, timer_for, yardstick
+from .timing import YARDSTICKS, interleaved_rounds, timed_warmup, timer_for, yardsticks
 from .training import TrainingStep
 from .two_sides import SideModules
 from .user_code import user_import_paths
@@ -50,17 +50,17 @@ class Pinned:
 
 def schedule_names(roles: list[str], copies: list[str]) -> list[str]:
     """The blocks of one round: each copy of every side, the sides next to each other
-    (base/eager, head/eager, base/eager_b, head/eager_b, …), the yardstick last."""
-    return [f"{role}/{copy}" for copy in copies for role in roles] + ["yardstick"]
+    (base/eager, head/eager, base/eager_b, head/eager_b, …), the yardsticks last."""
+    return [f"{role}/{copy}" for copy in copies for role in roles] + list(YARDSTICKS)
 
 
 def split_sides(
     timed: dict[str, dict[str, list[Any]]], role: str
 ) -> dict[str, dict[str, list[Any]]]:
-    """One side's timing in a one-side child's shape: its copies, and the shared yardstick."""
+    """One side's timing in a one-side child's shape: its copies, and the shared yardsticks."""
     prefix = f"{role}/"
     own = {name[len(prefix) :]: value for name, value in timed.items() if name.startswith(prefix)}
-    return {**own, "yardstick": timed["yardstick"]}
+    return {**own, **{name: timed[name] for name in YARDSTICKS if name in timed}}
 
 
 def measure_pair(
@@ -91,9 +91,10 @@ def measure_pair(
     roles = [side.role for side in sides]
     copy_names = list(next(iter(built.values()))[0].sides())
     steps: dict[str, Any] = {}
+    sticks = yardsticks(device, clean)
     for name in schedule_names(roles, copy_names):
-        if name == "yardstick":
-            steps[name] = yardstick(device, clean)
+        if name in sticks:
+            steps[name] = sticks[name]
         else:
             role, copy = name.split("/", 1)
             copies, state, _ = built[role]

@@ -171,3 +171,48 @@ class Yardstick:
 
 def yardstick(device: str, clean: State | None = None) -> Yardstick:
     return Yardstick(device, clean)
+
+
+class LaunchYardstick:
+    """A chain of tiny element-wise kernels on a small tensor: the machine's dispatch speed.
+
+    Each op does almost no arithmetic, so its time is the host's: Python and torch's
+    dispatcher, and on CUDA the kernel launch. A launch-bound step (many small kernels, as
+    the seed's transformer on an H200: the host dispatched ~13 ms of them and wandered
+    11.4–17.8 ms within 45 s with the SM clock fixed) moves with this, not with the matmul
+    yardstick, which keeps the GPU busy. results/yardsticks.py picks, per comparison, the
+    yardstick the step's processes follow. 48 ops: ~0.3 ms an iteration on a CUDA host,
+    ~0.15 ms on this CPU.
+    """
+
+    OPS = 48
+
+    def __init__(self, device: str, clean: State | None = None) -> None:
+        self.clean = clean
+        with self.block():
+            self.x = torch.linspace(0.0, 1.0, 64, dtype=torch.float32).to(device)
+
+    def block(self) -> Any:
+        return contextlib.nullcontext() if self.clean is None else pinned(self.clean)
+
+    def __call__(self, index: int) -> None:
+        x = self.x
+        for _ in range(self.OPS // 2):
+            x = x * 0.5 + 0.25
+        x.sum()
+
+
+def yardstick_launch(device: str, clean: State | None = None) -> LaunchYardstick:
+    return LaunchYardstick(device, clean)
+
+
+YARDSTICKS = ("yardstick", "yardstick_launch")  # the sides' names in interleaved_rounds
+
+
+def yardsticks(device: str, clean: State | None = None) -> dict[str, Any]:
+    """Both yardsticks, as sides of interleaved_rounds: the GPU-bound (compute) one and the
+    launch-bound one (results/yardsticks.py picks which a comparison divides by)."""
+    return {
+        "yardstick": yardstick(device, clean),
+        "yardstick_launch": yardstick_launch(device, clean),
+    }

@@ -241,6 +241,7 @@ class FastestMs(Model):
     eager_b: float | None = None
     compiled: float | None = None
     yardstick: float | None = None
+    yardstick_launch: float | None = None
 
 
 @dataclass(frozen=True)

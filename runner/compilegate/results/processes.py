@@ -11,7 +11,8 @@ the eager median kept for reading, and the raw samples. From the records of one 
     speedup          one value per process of the variant: eager / compiled, as above
 
 Step times are divided by the fastest yardstick iteration of the same process when the
-comparison normalises (gate/judges/speed.py decides); a speedup needs no yardstick.
+comparison normalises (gate/judges/speed.py decides); a speedup needs no yardstick. Which of
+the two yardsticks (GPU-bound, launch-bound) is the one the step follows: results/yardsticks.py.
 """
 
 from __future__ import annotations
@@ -27,7 +28,9 @@ from .stats import fastest, quantile
 Doc = Mapping[str, Any]
 # A process record: as the run side writes it (a mapping), or as the gate reads it, parsed.
 Record = Union[Doc, Process]
-SIDES = ("eager", "eager_b", "compiled", "yardstick")
+SIDES = ("eager", "eager_b", "compiled", "yardstick", "yardstick_launch")
+GPU_BOUND = "yardstick"  # matmuls and element-wise ops (child/timing.Yardstick)
+LAUNCH_BOUND = "yardstick_launch"  # a chain of tiny kernels (child/timing.LaunchYardstick)
 
 
 def process_record(measured: Doc) -> dict[str, Any]:
@@ -166,15 +169,24 @@ def within_process(
     return out
 
 
-def eager_values(records: Sequence[Record], *, per_yardstick: bool) -> list[float]:
-    return [_per(r, _eager_ms(r), per_yardstick) for r in records if _usable(r, per_yardstick)]
-
-
-def compiled_values(records: Sequence[Record], *, per_yardstick: bool) -> list[float]:
+def eager_values(
+    records: Sequence[Record], *, per_yardstick: bool, yardstick: str = GPU_BOUND
+) -> list[float]:
+    """Each process's eager time, divided by its fastest `yardstick` when `per_yardstick`."""
     return [
-        _per(r, _fastest(r, "compiled"), per_yardstick)
+        _per(r, _eager_ms(r), per_yardstick, yardstick)
         for r in records
-        if _usable(r, per_yardstick)
+        if _usable(r, per_yardstick, yardstick)
+    ]
+
+
+def compiled_values(
+    records: Sequence[Record], *, per_yardstick: bool, yardstick: str = GPU_BOUND
+) -> list[float]:
+    return [
+        _per(r, _fastest(r, "compiled"), per_yardstick, yardstick)
+        for r in records
+        if _usable(r, per_yardstick, yardstick)
     ]
 
 
@@ -186,8 +198,8 @@ def geometric_mean(values: Sequence[float]) -> float:
     return math.exp(math.fsum(math.log(v) for v in values) / len(values))
 
 
-def all_timed_yardstick(records: Sequence[Record]) -> bool:
-    return bool(records) and all(_fastest(r, "yardstick") for r in records)
+def all_timed_yardstick(records: Sequence[Record], yardstick: str = GPU_BOUND) -> bool:
+    return bool(records) and all(_fastest(r, yardstick) for r in records)
 
 
 def _eager_ms(record: Record) -> float:
@@ -196,12 +208,12 @@ def _eager_ms(record: Record) -> float:
     return math.sqrt(eager * twin) if twin else eager
 
 
-def _per(record: Record, value: float, per_yardstick: bool) -> float:
-    return value / _fastest(record, "yardstick") if per_yardstick else value
+def _per(record: Record, value: float, per_yardstick: bool, yardstick: str = GPU_BOUND) -> float:
+    return value / _fastest(record, yardstick) if per_yardstick else value  # type: ignore[operator]
 
 
-def _usable(record: Record, per_yardstick: bool) -> bool:
-    return not per_yardstick or bool(_fastest(record, "yardstick"))
+def _usable(record: Record, per_yardstick: bool, yardstick: str = GPU_BOUND) -> bool:
+    return not per_yardstick or bool(_fastest(record, yardstick))
 
 
 def _fastest(record: Record, side: str) -> float | None:

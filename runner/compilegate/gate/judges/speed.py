@@ -38,6 +38,7 @@ from typing import Callable
 from ...results.formats import format_value
 from ...results.model import Process
 from ...results.processes import (
+    GPU_BOUND,
     Key,
     all_timed_yardstick,
     compiled_values,
@@ -50,6 +51,7 @@ from ...results.processes import (
     within_process,
 )
 from ...results.stats import ProcessComparison, compare_sides
+from ...results.yardsticks import tracking_yardstick
 from ..history import HISTORY_RUNS, MIN_HISTORY_RUNS, Prediction, predict, step_history_values
 from ..rules import (
     HIGHER_IS_BETTER,
@@ -63,6 +65,7 @@ from .sides import RAW, YARDSTICK, Sides
 from .speed_medians import judge_from_medians, judge_speed, ratio_median, speedup_noise_pct
 
 YARDSTICK_UNIT = "yardsticks"  # a step time divided by the yardstick's: no physical unit
+YARDSTICK_UNITS = "in units of the yardstick timed beside them"
 # metric -> (label, unit, direction)
 SPEED_METRICS = {
     "speedup": ("speedup", "x", HIGHER_IS_BETTER),
@@ -80,13 +83,14 @@ def judge_eager(sides: Sides) -> list[MetricVerdict]:
     if has_degrees_of_freedom(records):
         normalisation, units = units_of(sides, records)
         per_yardstick = normalisation == YARDSTICK
+        stick, units = yardstick_of(sides, records, eager_values, "eager_step", units)
         row = judge_processes(
             sides,
             "eager_step_ms",
             _paired(
                 sides,
                 records,
-                [eager_values(r, per_yardstick=per_yardstick) for r in records],
+                [eager_values(r, per_yardstick=per_yardstick, yardstick=stick) for r in records],
                 "eager",
             ),
             _paired(
@@ -133,13 +137,14 @@ def judge_variant(sides: Sides) -> list[MetricVerdict]:
     )
     normalisation, units = units_of(sides, records)
     per_yardstick = normalisation == YARDSTICK
+    stick, units = yardstick_of(sides, records, compiled_values, "compiled_step", units)
     compiled = judge_processes(
         sides,
         "compiled_step_ms",
         _paired(
             sides,
             records,
-            [compiled_values(r, per_yardstick=per_yardstick) for r in records],
+            [compiled_values(r, per_yardstick=per_yardstick, yardstick=stick) for r in records],
             "compiled",
         ),
         _paired(
@@ -241,7 +246,19 @@ def units_of(sides: Sides, records: Records) -> tuple[str, str]:
         return RAW, f"raw milliseconds ({sides.units.why_raw})"
     if not all(all_timed_yardstick(r) for r in records):
         return RAW, "raw milliseconds (a run did not time the yardstick)"
-    return YARDSTICK, "in units of the yardstick timed beside them"
+    return YARDSTICK, YARDSTICK_UNITS
+
+
+def yardstick_of(
+    sides: Sides, records: Records, values_of: Callable[..., list[float]], family: str, units: str
+) -> tuple[str, str]:
+    """(the yardstick `family`'s step times are divided by, how the message says it): the
+    one its processes follow (results/yardsticks.py). The GPU-bound one where the row is
+    judged against a history, which stores step times in its units (gate/history.py)."""
+    choice = tracking_yardstick(records, values_of)
+    if units != YARDSTICK_UNITS or history_of(sides, family, YARDSTICK) is not None:
+        return GPU_BOUND, units
+    return choice.yardstick, choice.describe()
 
 
 def judge_processes(
