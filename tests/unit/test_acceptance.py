@@ -157,3 +157,15 @@ def test_a_failing_report_says_how_to_accept_it_with_the_base_sides_label(tmp_pa
     assert any('with the label "compilegate: accept"' in s for s in said), said
     off = judge_run_set([ResultSource(cur_path, "r")], base_doc(None))
     assert not any("label" in s for s, _ in advice_for(off))
+
+
+def test_a_label_naming_metrics_accepts_those_rows_only():
+    report = judge_documents(base_doc(), regressed_doc())
+    named = Acceptance(label=f"{LABEL}: compile work", login="maintainer")
+    accepted = accept(report, LABEL, named)
+    assert [r.metric for r in accepted.rows("accepted")] == ["compile_work"]
+    assert accepted.exit_code == EXIT_OK
+    other = Acceptance(label=f"{LABEL}: graph_break_sites, numerics", login="maintainer")
+    assert accept(report, LABEL, other).exit_code == EXIT_REGRESSION
+    lookalike = Acceptance(label=f"{LABEL}able", login="maintainer")
+    assert accept(report, LABEL, lookalike).exit_code == EXIT_REGRESSION

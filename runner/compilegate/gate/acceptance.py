@@ -6,6 +6,9 @@ the required check until it is merged over it. The base branch's config names a 
 maintainer applies it to the pull request, and github/acceptance.py has verified that from
 the event and from GitHub's own view of the pull request, `accept` here turns every
 `regression` row into `accepted` (exit 0) and records who accepted it with which label.
+The label followed by a colon and metric names accepts only the rows it names:
+`compilegate: accept: compile_work, graph_break_sites` (a name is the row's metric, as the
+verdict JSON gives it; a space reads as an underscore).
 
 What it never does:
 - read the label from the pull request's config: `accept_label` is read from the base
@@ -64,22 +67,43 @@ def accept_label_of(base_document: Mapping[str, Any] | None) -> str | None:
     return label if isinstance(label, str) and label.strip() else None
 
 
+def label_accepts(label: str, accept_label: str) -> bool:
+    """Whether `label` is the accept label, alone or naming rows (`LABEL: metric, metric`)."""
+    return label == accept_label or label.startswith(accept_label + ":")
+
+
+def named_metrics(label: str, accept_label: str) -> frozenset[str] | None:
+    """The metrics `label` names after `accept_label:`; None when it is the label alone (every
+    regression row)."""
+    if label == accept_label:
+        return None
+    names = label[len(accept_label) + 1 :].split(",")
+    return frozenset(n.strip().lower().replace(" ", "_") for n in names if n.strip())
+
+
 def accept(
     report: VerdictReport, accept_label: str | None, acceptance: Acceptance | None
 ) -> VerdictReport:
-    """The report with its regression rows accepted, when `acceptance` is for the label the
-    base side names; else the report unchanged."""
-    if acceptance is None or accept_label is None or acceptance.label != accept_label:
+    """The report with its regression rows accepted (those the label names, when it names
+    some), when `acceptance` is for the label the base side names; else unchanged."""
+    if acceptance is None or accept_label is None:
         return report
-    if not report.rows("regression"):
+    if not label_accepts(acceptance.label, accept_label):
         return report
-    rows = tuple(_accepted(row, acceptance) for row in report.verdicts)
+    names = named_metrics(acceptance.label, accept_label)
+    if not any(_acceptable(row, names) for row in report.verdicts):
+        return report
+    rows = tuple(
+        _accepted(row, acceptance) if _acceptable(row, names) else row for row in report.verdicts
+    )
     return dataclasses.replace(report, verdicts=rows, accepted_by=acceptance.to_dict())
 
 
+def _acceptable(row: MetricVerdict, names: frozenset[str] | None) -> bool:
+    return row.verdict in ACCEPTABLE and (names is None or row.metric in names)
+
+
 def _accepted(row: MetricVerdict, acceptance: Acceptance) -> MetricVerdict:
-    if row.verdict not in ACCEPTABLE:
-        return row
     return dataclasses.replace(
         row,
         verdict="accepted",

@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..gate.acceptance import Acceptance
+from ..gate.acceptance import Acceptance, label_accepts
 from .client import GitHubClient
 from .errors import GitHubError
 
@@ -59,7 +59,7 @@ def check_acceptance(
         return AcceptanceCheck(None, f"the {event_name} payload is not usable ({exc!r})")
     if isinstance(claimed, str):
         return AcceptanceCheck(None, claimed)
-    login, head_sha, author = claimed
+    login, head_sha, author, applied = claimed
     if client is None:
         return AcceptanceCheck(None, "no token to confirm the label with GitHub")
     try:
@@ -69,8 +69,13 @@ def check_acceptance(
     author = pull.author_login or author
     if pull.state != "open":
         return AcceptanceCheck(None, f"pull request #{pull_number} is {pull.state}")
-    if accept_label not in pull.labels:
-        return AcceptanceCheck(None, f'pull request #{pull_number} does not carry "{accept_label}"')
+    # The label the event applied; for a fork's run (no label in its payload) the accept
+    # label on the pull request, alone or else naming rows.
+    carried = [label for label in pull.labels if label_accepts(label, accept_label)]
+    label = applied or (accept_label if accept_label in carried else next(iter(carried), None))
+    if label is None or label not in pull.labels:
+        missing = applied or accept_label
+        return AcceptanceCheck(None, f'pull request #{pull_number} does not carry "{missing}"')
     if pull.head_sha != head_sha:
         return AcceptanceCheck(
             None,
@@ -81,26 +86,26 @@ def check_acceptance(
         return AcceptanceCheck(
             None, f"@{login} wrote the pull request: its author cannot accept it"
         )
-    return AcceptanceCheck(Acceptance(label=accept_label, login=login))
+    return AcceptanceCheck(Acceptance(label=label, login=login))
 
 
 def _claim(
     event_name: str, payload: Mapping[str, Any], accept_label: str
-) -> tuple[str, str, str | None] | str:
-    """(who applied the label, the measured head commit, the author as the event says), or
-    why the event claims no acceptance."""
+) -> tuple[str, str, str | None, str | None] | str:
+    """(who applied the label, the measured head commit, the author as the event says, the
+    label applied when the event says), or why the event claims no acceptance."""
     if event_name in PULL_REQUEST_EVENTS:
         if payload.get("action") != "labeled":
             return f"a {event_name} event of action {payload.get('action')!r}, not `labeled`"
         label = str(payload["label"]["name"])
-        if label != accept_label:
+        if not label_accepts(label, accept_label):
             return f'the label applied is "{label}", not "{accept_label}"'
         sender = payload["sender"]
         if sender.get("type") != "User":
             kind, login = sender.get("type"), sender.get("login")
             return f"the label was applied by {kind} @{login}, not by a person"
         pull = payload["pull_request"]
-        return str(sender["login"]), str(pull["head"]["sha"]), pull["user"]["login"]
+        return str(sender["login"]), str(pull["head"]["sha"]), pull["user"]["login"], label
     if event_name == "workflow_run":
         run = payload["workflow_run"]
         if run["event"] != "pull_request":
@@ -113,5 +118,5 @@ def _claim(
                 f"the triggering run is @{triggering['login']}'s re-run of @{actor['login']}'s: "
                 "only a run a labelling started accepts"
             )
-        return str(actor["login"]), str(run["head_sha"]), None
+        return str(actor["login"]), str(run["head_sha"]), None, None
     return f"a {event_name} event cannot accept"

@@ -241,3 +241,18 @@ def test_a_dry_run_asks_github_nothing(tmp_path, monkeypatch, capsys):
     run_set = RunSetVerdict((Version(),))  # type: ignore[arg-type]
     assert publish_command._with_acceptance(context, run_set, dry_run=True) is run_set
     assert f"GET /repos/{REPO}/pulls/42" in capsys.readouterr().out
+
+
+def test_a_label_naming_rows_is_the_accept_label_and_github_must_carry_it():
+    named = f"{LABEL}: compile_work"
+    payload = labeled_event(label={"name": named})
+    result = check("pull_request", payload, PullClient(labels=(named,)))
+    assert result.acceptance is not None and result.acceptance.label == named
+    # the event's label must be on the pull request as GitHub has it now
+    assert check("pull_request", payload, PullClient(labels=(LABEL,))).acceptance is None
+    # a lookalike without the colon is another label
+    lookalike = labeled_event(label={"name": f"{LABEL}able"})
+    assert check("pull_request", lookalike, PullClient(labels=(f"{LABEL}able",))).acceptance is None
+    # a fork's run takes the accept label the pull request carries, naming rows or not
+    fork = check("workflow_run", workflow_run_event(), PullClient(labels=("bug", named)))
+    assert fork.acceptance is not None and fork.acceptance.label == named
