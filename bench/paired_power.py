@@ -427,7 +427,9 @@ def judge_pairings(folders: list[Path]) -> None:
                 head = json.loads((work / run["head"]).read_text())
                 base = json.loads((work / run["base"]).read_text())
                 mode = (head.get("pairing") or {}).get("mode", "processes")
-                report = compare_to_baseline(base, head)
+                report = compare_to_baseline(
+                    parse(base, "base", "baseline"), parse(head, "head", "result")
+                )
                 by_case.setdefault(case["label"], {m: [] for m in PAIRINGS})[mode].append(report)
                 seconds[mode].append(run["seconds"])
     first = manifests[0]

@@ -14,6 +14,7 @@ from cli_helpers import REPO_ROOT, run_cli, write_config
 
 from compilegate.gate.compare import compare_to_baseline
 from compilegate.report.wording import ICON_LEGEND
+from compilegate.results.model import parse
 
 pytestmark = pytest.mark.compile
 
@@ -146,7 +147,9 @@ def test_an_added_layer_is_not_more_compile_work(gate) -> None:
     run = gate("extra_layer")
     assert run.result is not None, run.stderr[-2000:]
     baseline = json.loads(gate.baseline.read_text())
-    report = compare_to_baseline(baseline, run.result)
+    report = compare_to_baseline(
+        parse(baseline, "baseline.json", "baseline"), parse(run.result, "result.json", "result")
+    )
     (row,) = report.rows(metric="compile_work")
     base_cost = baseline["steps"][0]["variants"][0]["compile_cost"]
     cost = run.result["steps"][0]["variants"][0]["compile_cost"]
