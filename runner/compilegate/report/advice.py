@@ -43,16 +43,11 @@ def advice_for(run_set: RunSetVerdict) -> list[tuple[str, str | None]]:
     for version in run_set.versions:
         if version.accept_label and version.verdict and version.verdict.rows("regression"):
             labels.setdefault(version.accept_label, []).append(_torch(version))
-    for label, on in labels.items():
-        out.append(
-            (
-                f"If the regressions on {_and(on)} are intended, a maintainer (not the pull "
-                f'request\'s author) accepts them for this commit with the label "{label}" on '
-                "the pull request: the rows read accepted and the check passes "
-                "(errors and unjudged rows still fail).",
-                None,
-            )
-        )
+    by_label = [
+        f"Regressions on {_and(on)} intended? A maintainer other than the author accepts "
+        f'them for this commit with the label "{label}" (errors and unjudged rows still fail)'
+        for label, on in labels.items()
+    ]
     paired = [
         _torch(v)
         for v in run_set.versions
@@ -68,19 +63,32 @@ def advice_for(run_set: RunSetVerdict) -> list[tuple[str, str | None]]:
             )
         )
     refresh = [v for v in run_set.versions if v.verdict and v.verdict.failing_refresh_command]
-    if refresh:
+    out += [(sentence + ".", None) for sentence in by_label[:-1]]
+    if refresh and by_label:
+        # The two ways through said as one: the label for this commit, or the baseline.
+        sentence, command = _accept(refresh, run_set, lead=f"{by_label[-1]}, or ")
+        out.append((sentence, command))
+    elif refresh:
         out.append(_accept(refresh, run_set))
+    elif by_label:
+        out.append((by_label[-1] + ".", None))
     return out
 
 
-def _accept(refresh: list[VersionOutcome], run_set: RunSetVerdict) -> tuple[str, str]:
+def _accept(
+    refresh: list[VersionOutcome], run_set: RunSetVerdict, *, lead: str = ""
+) -> tuple[str, str]:
     """One way to accept an intended change, however many versions failed: a stored baseline
     holds one torch's result, so the result to accept is the one on the baseline's torch
-    (else the newest version's)."""
+    (else the newest version's). `lead`: what the sentence follows (the accept label)."""
     base_torch = ((run_set.baseline or {}).get("environment") or {}).get("torch")
     own = [v for v in refresh if base_torch and v.torch and _torch(v) == _torch_of(base_torch)]
     chosen = own[0] if own else refresh[-1]
-    sentence = "If the change is intended, accept it as the baseline on the default branch"
+    sentence = (
+        f"{lead}the change becomes the baseline on the default branch"
+        if lead
+        else "If the change is intended, accept it as the baseline on the default branch"
+    )
     if len(run_set.versions) > 1:
         whose = " (the baseline's torch)" if own else ""
         sentence += f" with the result on {_torch(chosen)}{whose}"
