@@ -139,9 +139,9 @@ def test_the_built_wheel_installs_into_a_fresh_venv_and_inits_and_runs_a_step(tm
     # The installed schemas check the document the installed run wrote.
     check = (
         "import json, sys; from compilegate.schemas import validation_errors; "
-        "print(json.dumps(validation_errors(json.load(open('result.json')), 'result')))"
+        "print(json.dumps(validation_errors(json.load(open(sys.argv[1])), 'result')))"
     )
-    done = sh([venv / "bin/python", "-c", check], cwd=repo)
+    done = sh([venv / "bin/python", "-c", check, written], cwd=repo)
     assert done.returncode == 0 and json.loads(done.stdout) == [], done.stdout + done.stderr
     sys.stderr.write(
         f"\n[install test: wheel built and installed in {installed_s:.0f} s, "

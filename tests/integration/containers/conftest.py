@@ -86,3 +86,58 @@ def local_torch_image(
         f"{time.perf_counter() - started:.1f} s, {built.size_bytes / 1e9:.2f} GB"
     )
     return built
+
+
+# A CUDA build of torch (COMPILEGATE_DOCKER_SECOND_TORCH, CI's 2.14.1) takes about 24 GB of
+# the engine's disk while its image builds: the wheels sent as the build context, copied into
+# the build stage, installed there, and the environment copied into the final stage (measured
+# here: 11 GB more in use within two minutes, 6.3 GB image and 6.9 GB build stage after).
+SECOND_TORCH_BUILD_BYTES = 26 * 10**9
+
+
+def _prune_dangling(client: Any) -> int:
+    """Removes the untagged images the builds left (their build stages: an image is reused
+    by its tag, so nothing reads them again); the bytes freed."""
+    return int(client.images.prune(filters={"dangling": True}).get("SpaceReclaimed") or 0)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _build_stages_pruned() -> Any:
+    """After each module of container tests, the build stages its images left are removed, so
+    the suite's disk peak is one build's, not the sum of every build's."""
+    yield
+    try:
+        import docker
+
+        client = docker.from_env(timeout=120)
+        client.ping()
+    except Exception:  # no engine: the tests skipped or failed already
+        return
+    freed = _prune_dangling(client)
+    if freed:
+        print(f"\nremoved the build stages left behind: {freed / 1e9:.1f} GB")
+
+
+@pytest.fixture(scope="session")
+def room_for_second_torch(docker_client: Any) -> None:
+    """Fails clearly, before a build that would stop on 'no space left on device', when the
+    engine's disk cannot hold the second torch's image; reuses an image already built."""
+    import shutil
+
+    second = os.environ.get("COMPILEGATE_DOCKER_SECOND_TORCH")
+    if not second or any(
+        tag.startswith(f"compilegate-torch:{second}-")
+        for image in docker_client.images.list()
+        for tag in image.tags
+    ):
+        return
+    root = docker_client.info().get("DockerRootDir") or "/var/lib/docker"
+    if shutil.disk_usage(root).free < SECOND_TORCH_BUILD_BYTES:
+        _prune_dangling(docker_client)
+    free = shutil.disk_usage(root).free
+    if free < SECOND_TORCH_BUILD_BYTES:
+        pytest.fail(
+            f"the image of torch {second} needs about {SECOND_TORCH_BUILD_BYTES / 1e9:.0f} GB "
+            f"free on {root} while it builds; {free / 1e9:.1f} GB are",
+            pytrace=False,
+        )

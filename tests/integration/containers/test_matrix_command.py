@@ -41,7 +41,7 @@ def hostile_config(folder: Path) -> Path:
 
 
 def test_matrix_measures_each_version_in_its_image_and_reports_them_together(
-    local_torch_image: Any, base_image: str, tmp_path: Path
+    local_torch_image: Any, base_image: str, tmp_path: Path, room_for_second_torch: None
 ) -> None:
     second = os.environ.get("COMPILEGATE_DOCKER_SECOND_TORCH")
     versions = [LOCAL_TORCH, *([second] if second else []), "0.0.0"]

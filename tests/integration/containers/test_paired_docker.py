@@ -135,7 +135,7 @@ def test_the_hostile_head_cannot_touch_the_base(
 
 
 def test_two_versions_alternate_each_child_in_its_versions_image(
-    local_torch_image: Any, base_image: str, tmp_path: Path
+    local_torch_image: Any, base_image: str, tmp_path: Path, room_for_second_torch: None
 ) -> None:
     """`matrix --paired`: the upgrade question on one machine. With one real version (no
     COMPILEGATE_DOCKER_SECOND_TORCH) it must refuse: a paired run needs two."""
