@@ -26,7 +26,7 @@ from compilegate.gate.policy import (
     step_config_mismatch,
 )
 from compilegate.gate.verdict import OVERALL_ORDER, VERDICT_EXIT_CODES, VERDICTS
-from compilegate.results.model import environment_of
+from compilegate.results.model import environment_of, step_of
 
 
 def env(raw):
@@ -99,19 +99,24 @@ def test_a_baseline_threshold_that_is_not_a_number_falls_back_to_the_default():
     assert resolve_thresholds(base["settings"])["speedup_drop_pct"] == 5.0
 
 
+def mismatch(base: dict, cur: dict) -> str | None:
+    """step_config_mismatch on two JSON-shaped steps, each typed at the door."""
+    return step_config_mismatch(step_of(base), step_of(cur))
+
+
 # -- comparable settings -----------------------------------------------------------------------
 
 
 def test_settings_are_compared_even_without_fingerprints():
     base = step(fingerprint=None)
     cur = step(fingerprint=None, settings={"iterations": 4})
-    assert "iterations 40 → 4" in step_config_mismatch(base, cur)
+    assert "iterations 40 → 4" in mismatch(base, cur)
 
 
 def test_a_result_that_does_not_record_its_settings_is_incomparable():
     cur = step()
     del cur["settings"]
-    why = step_config_mismatch(step(), cur)
+    why = mismatch(step(), cur)
     assert why and "warmup 5 → (not recorded)" in why
 
 
@@ -153,21 +158,21 @@ def test_a_pr_that_times_its_variant_in_one_process_cannot_turn_a_regression_int
 def test_more_processes_than_the_baseline_stay_comparable(key):
     cur = step()
     cur["settings"][key] += 2
-    assert step_config_mismatch(step(), cur) is None
+    assert mismatch(step(), cur) is None
     cur["settings"][key] = 0
-    assert f"{key} " in step_config_mismatch(step(), cur)
+    assert f"{key} " in mismatch(step(), cur)
 
 
 def test_a_baseline_that_predates_the_process_settings_sets_no_floor():
     base = step()
     del base["settings"]["variant_processes"], base["settings"]["eager_processes"]
-    assert step_config_mismatch(base, step(settings={"variant_processes": 1})) is None
+    assert mismatch(base, step(settings={"variant_processes": 1})) is None
 
 
 def test_a_result_that_hides_its_process_count_is_incomparable():
     cur = step()
     del cur["settings"]["variant_processes"]
-    assert "variant_processes 4 → (not recorded)" in step_config_mismatch(step(), cur)
+    assert "variant_processes 4 → (not recorded)" in mismatch(step(), cur)
 
 
 POWERLESS_CONFIG = """\
@@ -198,7 +203,7 @@ def test_run_with_a_baseline_measures_with_the_baselines_power(repo_root: Path):
     assert "step train: measured with the baseline's" in note
     assert "iterations 40 (config: 10)" in note and "variant_processes 4 (config: 1)" in note
     measured = step(settings=train.comparable_settings() | {"variant_processes": 4})
-    assert step_config_mismatch(step(), measured) is None
+    assert mismatch(step(), measured) is None
 
 
 # -- the machine -------------------------------------------------------------------------------

@@ -36,7 +36,7 @@ from typing import Any
 from ..config import DEFAULT_THRESHOLDS
 from ..errors import BaselineError
 from ..results.document import write_document
-from ..results.model import environment_of
+from ..results.model import environment_of, step_of
 from .compare import variant_definition
 from .documents import read_result_document
 from .history import merged_history
@@ -157,7 +157,7 @@ def merge_variants(
     replaced by its previous complete baseline where that is still a baseline of the same
     thing; and `step/variant (why)` for each one kept. A changed step configuration takes
     the new step as it is."""
-    if _failed(old_step) or step_config_mismatch(old_step, new_step):
+    if _failed(old_step) or step_config_mismatch(step_of(old_step), step_of(new_step)):
         return new_step, []
     old_variants = {v["id"]: v for v in old_step.get("variants", [])}
     variants, kept = [], []

@@ -128,8 +128,7 @@ def _compare_step(
             f"({base.error or 'unknown error'})"
         )
         return [*errors, step.row("step", "incomparable", why)]
-    # Shared with gate/baseline.py's merge, which works on JSON documents.
-    reason = step_config_mismatch(base.to_json(), cur.to_json())
+    reason = step_config_mismatch(base, cur)
     if reason:
         return [*errors, step.row("step", "incomparable", f"not compared: {reason}")]
     if not base.settings and not base.config_fingerprint:

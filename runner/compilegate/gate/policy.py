@@ -179,17 +179,17 @@ def environment_notes(base_env: Environment, cur_env: Environment) -> list[str]:
     return notes
 
 
-def step_config_mismatch(base_step: Doc, cur_step: Doc) -> str | None:
+def step_config_mismatch(base_step: Step, cur_step: Step) -> str | None:
     """Why this step's configuration makes its baseline incomparable, or None.
 
     None also when only the variant list changed: the variants are then matched by id.
     """
-    base_dev, cur_dev = base_step.get("device"), cur_step.get("device")
+    base_dev, cur_dev = base_step.device, cur_step.device
     if base_dev and cur_dev and base_dev != cur_dev:
         return f"the step ran on {base_dev} in the baseline and on {cur_dev} now"
     changed = []
-    if base_step.get("entry") != cur_step.get("entry"):
-        changed.append(f"entry {_shown(base_step, 'entry')} → {_shown(cur_step, 'entry')}")
+    if base_step.entry != cur_step.entry:
+        changed.append(f"entry {_shown_entry(base_step)} → {_shown_entry(cur_step)}")
     base_set, cur_set = _with_absent(base_step), _with_absent(cur_step)
     if any(key in base_set for key in COMPARABLE_SETTINGS):
         changed.extend(
@@ -198,7 +198,7 @@ def step_config_mismatch(base_step: Doc, cur_step: Doc) -> str | None:
             if key not in base_set or key not in cur_set or base_set[key] != cur_set[key]
         )
     else:  # a baseline without its settings: only the fingerprint can tell
-        base_fp, cur_fp = base_step.get("config_fingerprint"), cur_step.get("config_fingerprint")
+        base_fp, cur_fp = base_step.config_fingerprint, cur_step.config_fingerprint
         if base_fp and base_fp != cur_fp:
             return f"the step's configuration changed (fingerprint {base_fp} → {cur_fp})"
     changed.extend(_less_power(base_set, cur_set))
@@ -207,12 +207,15 @@ def step_config_mismatch(base_step: Doc, cur_step: Doc) -> str | None:
     return None
 
 
-def _with_absent(step: Doc) -> Doc:
+def _with_absent(step: Step) -> Doc:
     """The step's recorded settings, a setting recorded only by later compilegates
     (config.SETTINGS_ABSENT_AS) read as what its absence meant; no settings stay none."""
-    settings = step.get("settings") or {}
+    return _settings_with_absent(step.settings)
+
+
+def _settings_with_absent(settings: Doc | None) -> Doc:
     if not settings:
-        return settings
+        return {}
     return {**SETTINGS_ABSENT_AS, **settings}
 
 
@@ -237,6 +240,10 @@ def _shown(doc: Doc, key: str) -> str:
     return repr(doc[key]) if key in doc else NOT_RECORDED
 
 
+def _shown_entry(step: Step) -> str:
+    return repr(step.entry) if step.entry is not None else NOT_RECORDED
+
+
 def adopt_baseline_power(config: Config, baseline: Doc) -> tuple[Config, list[str]]:
     """The config with each step's ADOPTED_SETTINGS (`warmup`, `iterations`, `rounds`,
     `epoch_length`) as the baseline recorded them, and its process counts at least the
@@ -244,7 +251,7 @@ def adopt_baseline_power(config: Config, baseline: Doc) -> tuple[Config, list[st
     base_steps = {s.get("name"): s for s in baseline.get("steps") or [] if isinstance(s, Mapping)}
     steps, notes = [], []
     for step in config.steps:
-        settings = _with_absent(base_steps.get(step.name) or {})
+        settings = _settings_with_absent((base_steps.get(step.name) or {}).get("settings"))
         wanted = {
             key: settings[key]
             for key in ADOPTED_SETTINGS

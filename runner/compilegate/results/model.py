@@ -654,6 +654,12 @@ def environment_of(raw: Mapping[str, Any]) -> Environment:
     return _build(Environment, raw)
 
 
+def step_of(raw: Mapping[str, Any]) -> Step:
+    """One step of a document already through the door (`check`), typed: for
+    gate/baseline.py's merge, which works on the JSON it writes back."""
+    return _build(Step, raw)
+
+
 def _build(cls: type[Model], raw: Mapping[str, Any]) -> Any:
     """`cls` from a schema-valid mapping: each field from the key of its name, converted by
     its annotation; keys the schema does not name are left behind."""
@@ -706,4 +712,5 @@ __all__ = [
     "check",
     "environment_of",
     "parse",
+    "step_of",
 ]
