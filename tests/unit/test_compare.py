@@ -18,7 +18,7 @@ from compilegate.gate.judges.diagnostics import diff_graph_break_sites
 from compilegate.gate.judges.speed_medians import round_spread_pct
 from compilegate.gate.policy import resolve_thresholds
 from compilegate.gate.rules import classify_speed_change, combined_noise_pct
-from compilegate.results.model import parse
+from compilegate.results.model import BreakSite, parse
 from compilegate.schemas import validation_errors
 
 
@@ -164,11 +164,20 @@ def test_graph_break_gone_is_an_improvement():
     assert "loss.py:7" in row.message
 
 
+def typed_sites(*sites: dict) -> list[BreakSite]:
+    """JSON-shaped sites as a variant's parsed `graph_breaks` holds them."""
+    raw = variant(sites=list(sites))
+    return list(
+        parse(result(step(variants=[raw])), "r.json").steps[0].variants[0].graph_breaks.sites
+    )
+
+
 def test_graph_break_sites_are_compared_as_a_set_not_a_count():
     new, gone = diff_graph_break_sites(
-        [site("a.py", 1, "x", count=5)], [site("a.py", 1, "x", count=9), site("b.py", 2, "y")]
+        typed_sites(site("a.py", 1, "x", count=5)),
+        typed_sites(site("a.py", 1, "x", count=9), site("b.py", 2, "y")),
     )
-    assert [s["file"] for s in new] == ["b.py"] and gone == []
+    assert [s.file for s in new] == ["b.py"] and gone == []
 
 
 def break_site(file: str, line: int, origin: str, cause: tuple[str, int], reason: str) -> dict:
@@ -203,10 +212,11 @@ def test_two_breaks_splitting_one_call_are_two_sites_when_causes_are_recorded():
     """`return self.head(self.encoder(h))`: both inner breaks cut forward at the same line."""
     first = break_site("model.py", 45, "repo", ("encoder.py", 9), "print")
     second = break_site("model.py", 45, "repo", ("head.py", 4), "Data-dependent branching")
-    new, gone = diff_graph_break_sites([first], [first, second])
-    assert new == [second] and gone == []
-    legacy = [site("model.py", 45, "print")]  # a baseline from before causes were recorded
-    assert diff_graph_break_sites(legacy, [first, second]) == ([], [])
+    first_t, second_t = typed_sites(first, second)
+    new, gone = diff_graph_break_sites(typed_sites(first), [first_t, second_t])
+    assert new == [second_t] and gone == []
+    legacy = typed_sites(site("model.py", 45, "print"))  # from before causes were recorded
+    assert diff_graph_break_sites(legacy, [first_t, second_t]) == ([], [])
 
 
 def test_more_fallbacks_to_eager_is_a_regression():

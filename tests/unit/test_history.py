@@ -11,6 +11,7 @@ from gate_docs import judge_documents, process, result, step, variant, with_proc
 
 from compilegate.cli.gate_commands import one_version_run_set, render_report
 from compilegate.gate.baseline import merge_into_baseline
+from compilegate.gate.documents import parsed
 from compilegate.gate.history import HISTORY_RUNS, predict
 
 PROCESSES = 4
@@ -182,7 +183,12 @@ def test_an_inconclusive_row_against_a_history_says_a_rerun_will_not_narrow_its_
     baseline = baseline_of(unsteady)
     report = judge_documents(baseline, slower)
     rows = [r for r in report.verdicts if r.metric == "eager_step_ms"]
-    run_set = one_version_run_set(report, slower, baseline, ("r.json", "b.json"))
+    run_set = one_version_run_set(
+        report,
+        parsed(slower, "r.json"),
+        parsed(baseline, "b.json", "baseline"),
+        ("r.json", "b.json"),
+    )
     text = " ".join(render_report(report, "table", run_set).split())
     assert [r.verdict for r in rows] == ["inconclusive"], [r.message for r in rows]
     assert rows[0].noise_source == "history"

@@ -8,6 +8,7 @@ import io
 from gate_docs import environment, judge_documents, result, site, step, variant
 
 from compilegate.cli.gate_commands import compare_and_report, one_version_run_set, render_report
+from compilegate.gate.documents import parsed
 
 
 def mixed():
@@ -27,7 +28,13 @@ def mixed():
 def rendered(fmt: str, paths=("out/result.json", ".compilegate/base line.json")) -> str:
     baseline, current = mixed()
     report = judge_documents(baseline, current).with_paths(*paths)
-    return render_report(report, fmt, one_version_run_set(report, current, baseline, paths))
+    return render_report(
+        report,
+        fmt,
+        one_version_run_set(
+            report, parsed(current, "result.json"), parsed(baseline, "b.json", "baseline"), paths
+        ),
+    )
 
 
 def test_text_starts_with_the_headline_and_lists_failing_rows_first():
@@ -64,7 +71,13 @@ def test_a_failure_names_the_command_that_refreshes_the_baseline():
 def test_a_passing_or_erroring_run_shows_no_refresh_command():
     passing = judge_documents(result(), result()).with_paths("r.json", "b.json")
     assert passing.failing_refresh_command is None
-    text = render_report(passing, "table", one_version_run_set(passing, result(), result(), None))
+    text = render_report(
+        passing,
+        "table",
+        one_version_run_set(
+            passing, parsed(result(), "r.json"), parsed(result(), "b.json", "baseline"), None
+        ),
+    )
     assert "baseline update" not in text
     assert text.startswith("compilegate passes: step speed, compile time, graph breaks")
     broken = result(step(variants=[variant(status="error", error="boom")]))

@@ -27,7 +27,6 @@ from ..report.comment import render_comment
 from ..report.links import LinkContext
 from ..report.run_set_text import render_run_set_text
 from ..results.document import write_document
-from ..results.model import parse
 
 FORMATS = ("table", "markdown", "json")
 
@@ -212,12 +211,10 @@ def judge_result(
 ) -> tuple[VerdictReport, RunSetVerdict]:
     """A result just measured (checked like a result file) judged against a baseline already
     read, as the report and the run set of one version `compilegate run` prints."""
-    report = compare_to_baseline(
-        parse(baseline, str(baseline_path), "baseline"),
-        parse(result_doc, str(result_path), "result"),
-    ).with_paths(result_path, baseline_path)
-    paths = (result_path, baseline_path)
-    return report, one_version_run_set(report, result_doc, baseline, paths)
+    base = parsed(baseline, str(baseline_path), "baseline")
+    result = parsed(result_doc, str(result_path), "result")
+    report = compare_to_baseline(base.doc, result.doc).with_paths(result_path, baseline_path)
+    return report, one_version_run_set(report, result, base, (result_path, baseline_path))
 
 
 def parse_threshold_args(items: list[str]) -> dict[str, float]:
@@ -254,21 +251,23 @@ def render_report(
 
 def one_version_run_set(
     report: VerdictReport,
-    result: Mapping[str, Any],
-    baseline: Mapping[str, Any],
+    result: Parsed,
+    baseline: Parsed,
     paths: tuple[Path | str | None, Path | str | None] | None,
 ) -> RunSetVerdict:
     """A comparison of one result as the run set `compilegate report` would make of it."""
     result_path, baseline_path = paths or (None, None)
-    torch = (result.get("environment") or {}).get("torch")
+    torch = result.doc.environment.torch
     version = VersionOutcome(
         f"torch {torch}" if torch else "this run",
         str(result_path or "result.json"),
-        document=result,
+        document=result.raw,
         verdict=report,
-        accept_label=accept_label_of(baseline),
+        accept_label=accept_label_of(baseline.raw),
+        parsed=result.doc,
     )
-    return RunSetVerdict((version,), str(baseline_path) if baseline_path else None, baseline)
+    where = str(baseline_path) if baseline_path else None
+    return RunSetVerdict((version,), where, baseline.raw, baseline.doc)
 
 
 def _compare(
@@ -285,7 +284,7 @@ def _compare(
     report = compare_to_baseline(baseline.doc, result.doc, override)
     if paths is not None and paths[0] is not None and paths[1] is not None:
         report = report.with_paths(*paths)
-    text = render_report(report, fmt, one_version_run_set(report, result.raw, baseline.raw, paths))
+    text = render_report(report, fmt, one_version_run_set(report, result, baseline, paths))
     if out_path is not None:  # written before printing: nothing is lost if the stream fails
         try:
             write_document(report.to_dict(), Path(out_path))

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import EXIT_OK, EXIT_RUN_ERROR, BaselineError, UsageError
-from ..results.model import parse
+from ..results.model import ResultDocument, parse
 from .acceptance import Acceptance, accept, accept_label_of
 from .compare import compare_to_baseline
-from .documents import read_result_document
+from .documents import read_parsed, read_result_document
 from .verdict import OVERALL_ORDER, VerdictReport
 
 RESULT_NAME = "result.json"
@@ -52,9 +52,14 @@ class VersionOutcome:
     # The label that accepts this version's regressions, from the base side it was judged
     # against (gate/acceptance.py); None: acceptance off, or nothing judged.
     accept_label: str | None = None
+    # `document` typed, as it came through the door (results/model.py): what report/ reads
+    # as attributes (the rest of report/ still reads `document`, the JSON as written).
+    parsed: ResultDocument | None = None
 
     @property
     def torch(self) -> str | None:
+        if self.parsed is not None:
+            return self.parsed.environment.torch
         return ((self.document or {}).get("environment") or {}).get("torch")
 
     @property
@@ -91,6 +96,8 @@ class RunSetVerdict:
     versions: tuple[VersionOutcome, ...]
     baseline_source: str | None = None
     baseline: Mapping[str, Any] | None = None
+    # `baseline` typed, as it came through the door.
+    parsed_baseline: ResultDocument | None = None
 
     @property
     def exit_code(self) -> int:
@@ -193,12 +200,19 @@ def judge_run_set(
     baseline_source: str | None = None,
 ) -> RunSetVerdict:
     """Read and judge every version; one version's failure never hides another's result."""
-    outcomes = [_judge_one(source, baseline) for source in sources]
+    typed = None
+    if baseline is not None:
+        typed = parse(baseline, baseline_source or "the baseline", "baseline")
+    outcomes = [_judge_one(source, baseline, typed) for source in sources]
     outcomes.sort(key=lambda o: _version_key(o.torch or o.label))
-    return RunSetVerdict(tuple(outcomes), baseline_source, baseline)
+    return RunSetVerdict(tuple(outcomes), baseline_source, baseline, typed)
 
 
-def _judge_one(source: ResultSource, baseline: Mapping[str, Any] | None) -> VersionOutcome:
+def _judge_one(
+    source: ResultSource,
+    baseline: Mapping[str, Any] | None,
+    typed_baseline: ResultDocument | None,
+) -> VersionOutcome:
     label = _label(source.label_hint)
     if not source.path.is_file():
         error_file = source.path.parent / ERROR_NAME
@@ -209,24 +223,24 @@ def _judge_one(source: ResultSource, baseline: Mapping[str, Any] | None) -> Vers
             why = f"no result document at {source.path}"
         return VersionOutcome(label, str(source.path), error=why)
     try:
-        document = read_result_document(source.path, role="result")
+        document = read_parsed(source.path, role="result")
     except BaselineError as exc:
         return VersionOutcome(label, str(source.path), error=str(exc))
-    torch = (document.get("environment") or {}).get("torch")
+    torch = document.doc.environment.torch
     label = f"torch {torch}" if torch else label
-    baseline = source.baseline if source.baseline is not None else baseline
+    if source.baseline is not None:  # a paired run's own base
+        baseline = source.baseline
+        typed_baseline = parse(baseline, f"{source.path} (its baseline)", "baseline")
     verdict = None
-    if baseline is not None:
-        where = f"{source.path} (its baseline)"
-        verdict = compare_to_baseline(
-            parse(baseline, where, "baseline"), parse(document, str(source.path), "result")
-        )
+    if typed_baseline is not None:
+        verdict = compare_to_baseline(typed_baseline, document.doc)
     return VersionOutcome(
         label,
         str(source.path),
-        document=document,
+        document=document.raw,
         verdict=verdict,
         accept_label=accept_label_of(baseline),
+        parsed=document.doc,
     )
 
 

@@ -9,29 +9,27 @@ Errors come first, so GitHub's per-step limit drops the least important.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from ..gate.judges.diagnostics import diff_graph_break_sites
 from ..gate.run_set import RunSetVerdict
+from ..results.model import BreakSite, RecompileEvent, Variant
 from .workflow_annotation import Annotation
 
-Doc = Mapping[str, Any]
+Finding = BreakSite | RecompileEvent
 
 
 def annotations_for(run_set: RunSetVerdict) -> list[Annotation]:
     found: dict[tuple, dict[str, Any]] = {}
-    base_steps = {s["name"]: s for s in (run_set.baseline or {}).get("steps", [])}
+    baseline = run_set.parsed_baseline
     for version in run_set.versions:
-        for step in (version.document or {}).get("steps", []):
-            base_variants = {
-                v["id"]: v for v in base_steps.get(step["name"], {}).get("variants", [])
-            }
-            for variant in step.get("variants", []):
-                where = f"{step['name']}/{variant['id']}"
-                base = base_variants.get(variant["id"]) if run_set.baseline is not None else None
-                for level, kind, item in _findings(variant, base, run_set.baseline is not None):
-                    key = (level, kind, item.get("file"), item.get("line"), item.get("reason"))
+        for step in version.parsed.steps if version.parsed is not None else ():
+            base_step = baseline.step(step.name) if baseline is not None else None
+            for variant in step.variants:
+                where = f"{step.name}/{variant.id}"
+                base = base_step.variant(variant.id) if base_step is not None else None
+                for level, kind, item in _findings(variant, base, baseline is not None):
+                    key = (level, kind, item.file, item.line, item.reason)
                     entry = found.setdefault(key, {"item": item, "where": [], "versions": []})
                     if where not in entry["where"]:
                         entry["where"].append(where)
@@ -41,18 +39,23 @@ def annotations_for(run_set: RunSetVerdict) -> list[Annotation]:
     return sorted(out, key=lambda a: ("error", "warning", "notice").index(a.level))
 
 
-def _findings(variant: Doc, base: Doc | None, compared: bool) -> list[tuple[str, str, Doc]]:
-    if variant.get("status") != "ok":
+def _findings(
+    variant: Variant, base: Variant | None, compared: bool
+) -> list[tuple[str, str, Finding]]:
+    if variant.failed:
         return []
-    sites = [s for s in (variant.get("graph_breaks") or {}).get("sites", []) if _in_repo(s)]
+    breaks = variant.graph_breaks
+    sites = [s for s in (breaks.sites if breaks is not None else ()) if _in_repo(s)]
+    out: list[tuple[str, str, Finding]]
     if compared:
-        base_sites = ((base or {}).get("graph_breaks") or {}).get("sites", [])
-        new, _ = diff_graph_break_sites(base_sites, sites)
+        base_breaks = base.graph_breaks if base is not None else None
+        new, _ = diff_graph_break_sites(base_breaks.sites if base_breaks else (), sites)
         out = [("error", "graph break", s) for s in new]
     else:
         out = [("warning", "graph break", s) for s in sites]
-    events = (variant.get("recompiles") or {}).get("events", [])
-    base_count = ((base or {}).get("recompiles") or {}).get("count", 0) if compared else 0
+    events = variant.recompiles.events if variant.recompiles is not None else ()
+    base_recompiles = base.recompiles if base is not None else None
+    base_count = base_recompiles.count if compared and base_recompiles is not None else 0
     if len(events) > base_count:
         out += [("warning", "recompile", e) for e in events if _in_repo(e)]
     return out
@@ -72,11 +75,12 @@ def _annotation(key: tuple, entry: dict[str, Any]) -> Annotation:
     )
 
 
-def _in_repo(item: Doc) -> bool:
+def _in_repo(item: Finding) -> bool:
     """A repository-relative path: the only places a pull request can be annotated."""
-    file = item.get("file")
-    if not isinstance(file, str) or not file or file.startswith(("/", "<")):
+    file = item.file
+    if not file or file.startswith(("/", "<")):
         return False
-    if item.get("in_repo") is False or item.get("origin") in ("library", "torch", "harness"):
+    in_repo = item.in_repo if isinstance(item, BreakSite) else None
+    if in_repo is False or item.origin in ("library", "torch", "harness"):
         return False
     return ".." not in file.split("/")

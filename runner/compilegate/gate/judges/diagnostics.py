@@ -13,15 +13,21 @@ A diagnostic this run lacks is `missing`, with the reason when the variant says 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
-from ...results.model import GraphBreaks, RecompileEvent, Recompiles, Variant
+from ...results.model import (
+    BreakCause,
+    BreakSite,
+    GraphBreaks,
+    RecompileEvent,
+    Recompiles,
+    Variant,
+)
 from ..rules import Subject, missing
 from ..verdict import MetricVerdict
 from .sides import Sides
 
-Doc = Mapping[str, Any]
 # Variant metrics the compile diagnostics produce, and their keys.
 DIAGNOSTIC_METRICS = {
     "recompiles": "recompiles",
@@ -117,13 +123,12 @@ def judge_graph_breaks(
     unjudged = missing(subject, "graph_break_sites", "graph breaks", base_gb, cur_gb, numeric=False)
     if unjudged is not None or base_gb is None or cur_gb is None:
         return unjudged
-    # The site helpers below work on the sites as JSON: report/annotations.py shares them.
-    base_sites = gated_sites(site.to_json() for site in base_gb.sites)
-    cur_sites = gated_sites(site.to_json() for site in cur_gb.sites)
+    base_sites = gated_sites(base_gb.sites)
+    cur_sites = gated_sites(cur_gb.sites)
     new, gone = diff_graph_break_sites(base_sites, cur_sites)
     if new:
         verdict = "regression" if len(new) > allowed_new else "pass"
-        message = f"new graph break at {break_name(new[0])}: {new[0]['reason']}"
+        message = f"new graph break at {break_name(new[0])}: {new[0].reason}"
         if len(new) > 1:
             message += f"; and {len(new) - 1} more: " + ", ".join(map(site_name, new[1:4]))
         if verdict == "pass":
@@ -131,9 +136,7 @@ def judge_graph_breaks(
         change = float(len(new))
     elif gone:
         verdict, change = "improvement", float(-len(gone))
-        message = "graph break gone: " + ", ".join(
-            f"{site_name(s)} ({s['reason']})" for s in gone[:3]
-        )
+        message = "graph break gone: " + ", ".join(f"{site_name(s)} ({s.reason})" for s in gone[:3])
     else:
         verdict, change = "pass", 0.0
         message = f"no new graph-break sites ({len(cur_sites)} as before)"
@@ -144,8 +147,8 @@ def judge_graph_breaks(
 
 
 def diff_graph_break_sites(
-    base_sites: Iterable[Doc], cur_sites: Iterable[Doc]
-) -> tuple[list[Doc], list[Doc]]:
+    base_sites: Iterable[BreakSite], cur_sites: Iterable[BreakSite]
+) -> tuple[list[BreakSite], list[BreakSite]]:
     """(new sites, gone sites), keyed by (file, line), and by the cause's (file, line) too when
     both sides record causes (two breaks can split a graph at the same call).
 
@@ -153,15 +156,15 @@ def diff_graph_break_sites(
     break: an edit above it must not be reported as a new graph break.
     """
     base_sites, cur_sites = list(base_sites), list(cur_sites)
-    with_cause = all("cause" in s for s in [*base_sites, *cur_sites])
+    with_cause = all(s.cause is not None for s in [*base_sites, *cur_sites])
     base_unique = _unique_sites(base_sites, with_cause)
     cur_unique = _unique_sites(cur_sites, with_cause)
     new = [s for key, s in cur_unique.items() if key not in base_unique]
     gone = [s for key, s in base_unique.items() if key not in cur_unique]
     really_new = []
     for site in new:
-        same = (site["file"], site["reason"])
-        moved = next((g for g in gone if (g["file"], g["reason"]) == same), None)
+        same = (site.file, site.reason)
+        moved = next((g for g in gone if (g.file, g.reason) == same), None)
         if moved is None:
             really_new.append(site)
         else:
@@ -183,31 +186,31 @@ def recompile_detail(base: Recompiles | None, cur: Recompiles | None) -> str:
     return detail
 
 
-def gated_sites(sites: Iterable[Doc]) -> list[Doc]:
+def gated_sites(sites: Iterable[BreakSite]) -> list[BreakSite]:
     """Sites in the user's code or an installed library (documents before `origin` was
     recorded: every site, as then)."""
-    return [s for s in sites if s.get("origin", "repo") in ("repo", "library")]
+    return [s for s in sites if (s.origin or "repo") in ("repo", "library")]
 
 
-def break_name(site: Doc) -> str:
+def break_name(site: BreakSite) -> str:
     """`model.py:42`, with the cause when it is elsewhere: `model.py:42 (cause: util.py:7)`."""
-    cause = site.get("cause") or {}
-    if not cause or (cause.get("file"), cause.get("line")) == (site["file"], site.get("line")):
+    cause = site.cause
+    if cause is None or (cause.file, cause.line) == (site.file, site.line):
         return site_name(site)
     return f"{site_name(site)} (cause: {site_name(cause)})"
 
 
-def site_name(site: Doc) -> str:
+def site_name(site: BreakSite | BreakCause) -> str:
     """`model.py:42`, or the file alone when the line is unknown."""
-    return f"{site['file']}:{site['line']}" if site.get("line") is not None else str(site["file"])
+    return f"{site.file}:{site.line}" if site.line is not None else site.file
 
 
-def _unique_sites(sites: Iterable[Doc], with_cause: bool) -> dict[tuple[Any, ...], Doc]:
-    unique: dict[tuple[Any, ...], Doc] = {}
+def _unique_sites(sites: Iterable[BreakSite], with_cause: bool) -> dict[tuple[Any, ...], BreakSite]:
+    unique: dict[tuple[Any, ...], BreakSite] = {}
     for site in sites:
-        key: tuple[Any, ...] = (site["file"], site["line"])
-        if with_cause:
-            key += (site["cause"].get("file"), site["cause"].get("line"))
+        key: tuple[Any, ...] = (site.file, site.line)
+        if with_cause and site.cause is not None:
+            key += (site.cause.file, site.cause.line)
         unique.setdefault(key, site)
     return unique
 
