@@ -154,3 +154,58 @@ def test_one_process_a_host_hiccup_slowed_does_not_make_a_run_unsteady():
     document["run_health"] = run_health(QUIET, document)
     assert document["run_health"]["unsteady"] == [], document["run_health"]
     assert document["run_health"]["yardstick_drift_pct"] < 5
+
+
+class _Machine:
+    """What run/orchestrate.py's `_record_health` reads of a MachineLoad."""
+
+    def __init__(self, summary: dict) -> None:
+        self._summary = summary
+
+    def stop(self) -> None:
+        pass
+
+    def summary(self) -> dict:
+        return self._summary
+
+
+class _Side:
+    def __init__(self, document: dict) -> None:
+        self.document = document
+
+
+def decided(document: dict) -> dict:
+    document["steps"][0]["recommendation"] = {
+        "decision": "stay_eager",
+        "variant": "default",
+        "text": "keep torch.compile off: no variant beats eager (best default 0.73×)",
+        "steps_per_run": 10000,
+        "speedup": {"estimate": 0.73, "low": 0.65, "high": 0.82, "estimator": "mean"},
+        "break_even_steps": None,
+        "warm_break_even_steps": None,
+        "saving_s": None,
+        "processes_needed": None,
+    }
+    return document
+
+
+def test_an_unsteady_run_gives_no_recommendation_and_says_what_it_measured():
+    """The demo on a loaded runner said "stay eager" under a health line saying its step
+    times support no recommendation: now the decision is withheld, in the document."""
+    from compilegate.results.model import parse
+    from compilegate.run.orchestrate import _record_health
+
+    busy, quiet = _Side(decided(measured())), _Side(decided(measured()))
+    _record_health([busy], _Machine(BUSY), None)  # type: ignore[list-item, arg-type]
+    _record_health([quiet], _Machine(QUIET), None)  # type: ignore[list-item, arg-type]
+    withheld = busy.document["steps"][0]["recommendation"]
+    assert withheld["decision"] == "undecided" and withheld["withheld"], withheld
+    assert withheld["text"].startswith("no recommendation: the machine was unsteady")
+    assert "measured: keep torch.compile off" in withheld["text"]
+    assert withheld["speedup"]["high"] == 0.82  # the figures stay for the reports
+    parse(busy.document, "unsteady.json")  # still a valid result document
+    assert parse(busy.document, "unsteady.json").steps[0].recommendation.withheld
+    assert quiet.document["steps"][0]["recommendation"]["decision"] == "stay_eager"
+    first = render_run_text(busy.document).splitlines()[0]
+    assert "no recommendation: the machine was unsteady (run health)" in first, first
+    assert "stay eager" not in render_run_text(busy.document)

@@ -132,6 +132,8 @@ def step_decision(step: Doc) -> str:
     said = f"{variant.get('id')} {speed.text()}" if speed else str(variant.get("id"))
     said += f" by {_statistic_words(step, variant)}"
     pays_off = pays_off_text(step)
+    if recommendation.get("withheld"):
+        return f"{name}: {pays_off}; measured {said}"
     if decision == "compile" and chosen is not None:
         return f"{name}: compile with {said}: pays off {pays_off}"
     if decision == "stay_eager":

@@ -24,6 +24,8 @@ from .wording import speed_words, speedup_text, steps_text, variant_name
 Doc = Mapping[str, Any]
 
 IN_PROCESS = "in_process_median"
+# An unsteady run's decision (results/recommendation.withheld): what the pays-off cell says.
+NO_RECOMMENDATION = "no recommendation: the machine was unsteady (run health)"
 ESTIMATORS = {
     IN_PROCESS: (
         "eager ÷ compiled median step time, timed in the same process with the rounds "
@@ -144,6 +146,8 @@ def variant_pays_off(step: Doc, variant: Doc, speed: Speed | None) -> str:
 
 
 def _decision_pays_off(recommendation: Doc, decision: str) -> str:
+    if recommendation.get("withheld"):
+        return NO_RECOMMENDATION
     interval = recommendation.get("break_even_steps") or {}
     estimate = _number(interval.get("estimate"))
     low, high = _number(interval.get("low")), _number(interval.get("high"))

@@ -514,6 +514,7 @@ class Recommendation(Model):
     processes_needed: int | None = None
     processes: int | None = None
     compile_s: CompileEstimate | None = None
+    withheld: str | None = None
 
     def written_as_null(self) -> tuple[str, ...]:
         """A decided recommendation carries the payoff's figures, null where unknown."""

@@ -102,6 +102,25 @@ def analyse(variant: dict[str, Any], m: Measured, steps: int) -> dict[str, Any]:
     }
 
 
+WITHHELD = "the machine was unsteady while this ran (run health)"
+
+
+def withheld(recommendation: dict[str, Any]) -> dict[str, Any]:
+    """The recommendation of a run whose machine was unsteady (results/run_health.py): its
+    step times support no decision, so it is `undecided`, `withheld` says why, and the text
+    keeps what was measured. The figures stay for the reports."""
+    if recommendation.get("withheld") or recommendation.get("variant") is None:
+        return recommendation
+    measured = str(recommendation.get("text") or "")
+    return {
+        **recommendation,
+        "decision": "undecided",
+        "processes_needed": None,
+        "withheld": WITHHELD,
+        "text": f"no recommendation: {WITHHELD}; measured: {measured}",
+    }
+
+
 def _empty(steps: int, text: str) -> dict[str, Any]:
     return {
         "decision": "stay_eager",

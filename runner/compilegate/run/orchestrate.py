@@ -25,6 +25,7 @@ from ..child.protocol import ChildSpec, EntryPoint
 from ..config import Config, StepConfig
 from ..errors import RunInterrupted, UsageError
 from ..results.document import new_document, step_skeleton, variant_skeleton, write_document
+from ..results.recommendation import withheld
 from ..results.run_health import run_health
 from .child_env import measurement_variables
 from .entry_check import resolve_entry
@@ -166,7 +167,12 @@ def _record_health(sides: Sequence[RunSide], machine: MachineLoad, gpu: GpuSampl
         gpu.stop()
         gpu_summary = gpu.summary()
     for side in sides:
-        side.document["run_health"] = run_health(load, side.document, gpu_summary)
+        health = run_health(load, side.document, gpu_summary)
+        side.document["run_health"] = health
+        if health.get("unsteady"):  # the health line and the decision say one thing
+            for step in side.document["steps"]:
+                if step.get("recommendation"):
+                    step["recommendation"] = withheld(step["recommendation"])
 
 
 def _start_document(side: RunSide) -> None:
