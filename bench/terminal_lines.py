@@ -34,6 +34,7 @@ from compilegate.child.protocol import progress_prefix
 from compilegate.cli.gate_commands import judge_result
 from compilegate.report.run_text import render_run_text
 from compilegate.report.tables import display_width
+from compilegate.results.model import parse
 from compilegate.run.launcher import ChildOutcome, relay_output
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -80,10 +81,11 @@ def cases() -> dict[str, tuple[dict[str, Any] | None, dict[str, Any]]]:
 def run_text(baseline: dict[str, Any] | None, document: dict[str, Any], width: int) -> str:
     """The stdout of `compilegate run` for these documents, as run_command lays it out."""
     if baseline is None:
-        return render_run_text(document, width=width, where_lines=["result written to r.json"])
+        typed = parse(document, "r.json")
+        return render_run_text(typed, width=width, where_lines=["result written to r.json"])
     _, run_set = judge_result(baseline, document, result_path="r.json", baseline_path="b.json")
     return render_run_text(
-        document,
+        run_set.versions[0].document,
         width=width,
         run_set=run_set,
         where_lines=["result written to r.json"],

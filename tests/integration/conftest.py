@@ -93,6 +93,7 @@ def diagnostics_run(measuring_python: str, tmp_path_factory: pytest.TempPathFact
     """Every diagnostics step through the real runner, one Inductor cache per interpreter."""
     from compilegate.config.loading import load_config_file
     from compilegate.report.run_text import render_run_text
+    from compilegate.results.model import parse
     from compilegate.run.orchestrate import RunOptions, run_config
 
     tmp = tmp_path_factory.mktemp("diagnostics")
@@ -121,7 +122,7 @@ def diagnostics_run(measuring_python: str, tmp_path_factory: pytest.TempPathFact
     return DiagnosticsRun(
         measuring_python,
         document,
-        render_run_text(document),
+        render_run_text(parse(document, str(tmp / "result.json"))),
         stream.getvalue(),
         wall_s,
         skipped,

@@ -21,6 +21,7 @@ from compilegate.report.comment import render_comment
 from compilegate.report.links import LinkContext
 from compilegate.report.run_set_text import render_run_set_text
 from compilegate.report.tables import display_width
+from compilegate.results.model import parse
 
 METRIC_WORDS = {
     "compile_s": "compile time (wall)",
@@ -102,7 +103,8 @@ def _version(rows: list[MetricVerdict], commits: tuple[str, str] = ("a", "b")) -
     env = EnvironmentSummary(torch="2.13.0", device="cpu", commit=commits[0])
     report = VerdictReport(tuple(rows), env, dataclasses.replace(env, commit=commits[1]))
     document = result(step("train"), env=environment(torch="2.13.0", commit=commits[1]))
-    return VersionOutcome("torch 2.13.0", "result.json", document=document, verdict=report)
+    typed = parse(document, "result.json")
+    return VersionOutcome("torch 2.13.0", "result.json", document=typed, verdict=report)
 
 
 def _row(metric: str, verdict: str, unit: str = "s", **fields) -> MetricVerdict:
@@ -433,12 +435,12 @@ def test_the_run_table_fits_100_columns(repo_root: Path):
     paths = sorted((repo_root / "examples" / "report" / "results").glob("*/result.json"))
     assert len(paths) == 2  # the example's two torch versions
     for path in paths:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = parse(json.loads(path.read_text(encoding="utf-8")), str(path))
         text = render_run_text(document)
         assert long_lines(text) == [], path
         flat = " ".join(text.split())
-        for step_doc in document["steps"]:  # each step's decision is still there, whole
-            assert f"→ {step_decision(step_doc)}" in flat, step_doc["name"]
+        for typed_step in document.steps:  # each step's decision is still there, whole
+            assert f"→ {step_decision(typed_step)}" in flat, typed_step.name
 
 
 def test_terminal_output_never_carries_control_characters(tmp_path: Path):
@@ -464,14 +466,16 @@ def test_the_run_table_shows_the_speed_the_decision_uses(repo_root: Path):
     from compilegate.report.speeds import variant_speed
 
     path = repo_root / "examples" / "report" / "results" / "torch-2.13.0" / "result.json"
-    document = json.loads(path.read_text(encoding="utf-8"))
-    for step_doc in document["steps"]:
-        for variant_doc in step_doc["variants"]:
-            speed = variant_speed(step_doc, variant_doc)
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    for step_doc in raw["steps"]:
+        one_step = parse({**raw, "steps": [step_doc]}, str(path))
+        typed_step = one_step.steps[0]
+        for typed_variant in typed_step.variants:
+            speed = variant_speed(typed_step, typed_variant)
             assert speed is not None and speed.estimator != "in_process_median"
             row = next(
                 line
-                for line in render_run_text({**document, "steps": [step_doc]}).splitlines()
-                if line.strip().startswith(variant_doc["id"] + " ")
+                for line in render_run_text(one_step).splitlines()
+                if line.strip().startswith(typed_variant.id + " ")
             )
-            assert speed.text().split(" ")[0] in row, (variant_doc["id"], row)
+            assert speed.text().split(" ")[0] in row, (typed_variant.id, row)

@@ -23,6 +23,7 @@ from compilegate.results.document import (
     variant_skeleton,
     write_document,
 )
+from compilegate.results.model import parse
 from compilegate.results.recommendation import recommend
 from compilegate.schemas import validation_errors
 
@@ -124,7 +125,7 @@ def test_the_document_recommends_the_variant_that_pays_off(tmp_path: Path) -> No
 
 
 def test_table_shows_speedup_error_and_recommendation(tmp_path: Path) -> None:
-    text = render_run_text(make_document(tmp_path))
+    text = render_run_text(parse(make_document(tmp_path), "result.json"))
     assert "step s (cpu)" in text
     assert re.search(r"^  default\+dynamic +failed", text, re.M), text
     assert "default+dynamic: failed: timed out after 600 s" in text

@@ -10,6 +10,7 @@ from gate_docs import process, result, step, variant, with_processes
 from compilegate.gate.run_set import RunSetVerdict, VersionOutcome
 from compilegate.report.first_screen import FirstScreen
 from compilegate.report.run_text import render_run_text
+from compilegate.results.model import parse
 from compilegate.results.run_health import health_line, run_health
 from compilegate.run.machine_load import CpuCounters, MachineLoad
 
@@ -32,8 +33,8 @@ def test_a_quiet_run_is_steady_and_says_nothing():
     document = measured()
     document["run_health"] = run_health(QUIET, document)
     assert document["run_health"]["unsteady"] == []
-    assert health_line(document) is None
-    assert "run health" not in render_run_text(document)
+    assert health_line(parse(document, "r.json")) is None
+    assert "run health" not in render_run_text(parse(document, "r.json"))
 
 
 def test_a_busy_machine_a_wide_aa_or_a_drifting_yardstick_each_make_a_run_unsteady():
@@ -52,11 +53,11 @@ def test_a_busy_machine_a_wide_aa_or_a_drifting_yardstick_each_make_a_run_unstea
         ({**QUIET, "steal_pct": 12.0}, measured(), "stole 12 %"),
     ):
         document["run_health"] = run_health(machine, document)
-        line = health_line(document)
+        line = health_line(parse(document, "r.json"))
         assert line is not None and said in line, line
         assert "step times are reported, not judged, and support no recommendation" in line
-        paired = {**document, "pairing": {"id": "p"}}
-        line = health_line(paired)
+        paired = {**document, "pairing": {"id": "p", "role": "head"}}
+        line = health_line(parse(paired, "r.json"))
         assert "paired differences" in line and "run --against" not in line
 
 
@@ -75,7 +76,7 @@ def test_a_drift_on_a_quiet_machine_with_several_threads_says_threads_1_steadies
     ):
         document = measured(yardsticks=drifting, threads=threads)
         document["run_health"] = run_health(machine, document)
-        line = health_line(document)
+        line = health_line(parse(document, "r.json"))
         assert line is not None and "the yardstick drifted 50 %" in line, line
         assert (hint in line) == said, (machine, threads, line)
         # the advice never sends a run whose machine was quiet to "a quiet runner"
@@ -98,25 +99,27 @@ def test_any_unsteady_run_of_a_multi_threaded_cpu_step_names_threads_1():
         (BUSY, measured(device="cuda"), False),
     ):
         doc["run_health"] = run_health(machine, doc)
-        line = health_line(doc)
+        line = health_line(parse(doc, "r.json"))
         assert line is not None and line.count(hint) == int(said), (machine, line)
         if said and machine is BUSY:
             assert "its CPU steps ran with several threads (threads unset or above 1)" in line
             assert line.index(hint) < line.index(". Its step times are reported")
     quiet = measured(device="cpu")
     quiet["run_health"] = run_health(QUIET, quiet)
-    assert health_line(quiet) is None
+    assert health_line(parse(quiet, "r.json")) is None
 
 
 def test_the_line_heads_the_terminal_table_and_the_pr_comment():
     document = measured()
     document["run_health"] = run_health(BUSY, document)
-    table = render_run_text(document).splitlines()
+    table = render_run_text(parse(document, "r.json")).splitlines()
     said = [i for i, line in enumerate(table) if line.startswith("⚠️ run health: the machine")]
     assert len(said) == 1 and said[0] < table.index(
         next(x for x in table if x.startswith("  variant "))
     )
-    run_set = RunSetVerdict(versions=(VersionOutcome("2.13.0", "r.json", document=document),))
+    run_set = RunSetVerdict(
+        versions=(VersionOutcome("2.13.0", "r.json", document=parse(document, "r.json")),)
+    )
     markdown = FirstScreen.of(run_set).markdown().splitlines()
     assert markdown[2].startswith("> ⚠️ run health: the machine was unsteady")
 
@@ -192,7 +195,6 @@ def decided(document: dict) -> dict:
 def test_an_unsteady_run_gives_no_recommendation_and_says_what_it_measured():
     """The demo on a loaded runner said "stay eager" under a health line saying its step
     times support no recommendation: now the decision is withheld, in the document."""
-    from compilegate.results.model import parse
     from compilegate.run.orchestrate import _record_health
 
     busy, quiet = _Side(decided(measured())), _Side(decided(measured()))
@@ -206,6 +208,6 @@ def test_an_unsteady_run_gives_no_recommendation_and_says_what_it_measured():
     parse(busy.document, "unsteady.json")  # still a valid result document
     assert parse(busy.document, "unsteady.json").steps[0].recommendation.withheld
     assert quiet.document["steps"][0]["recommendation"]["decision"] == "stay_eager"
-    first = render_run_text(busy.document).splitlines()[0]
+    first = render_run_text(parse(busy.document, "r.json")).splitlines()[0]
     assert "no recommendation: the machine was unsteady (run health)" in first, first
-    assert "stay eager" not in render_run_text(busy.document)
+    assert "stay eager" not in render_run_text(parse(busy.document, "r.json"))

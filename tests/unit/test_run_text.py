@@ -22,6 +22,7 @@ from compilegate.report.run_text import render_run_text, values_with_change, var
 from compilegate.report.tables import display_width, text_table
 from compilegate.report.text_layout import fit_table, wrap_words
 from compilegate.results.location import default_result_path
+from compilegate.results.model import parse
 
 DATA = Path(__file__).parent / "data" / "h200-2026-12-04"
 NANOGPT = Path(__file__).parent / "data" / "nanogpt"
@@ -65,10 +66,10 @@ def run_text(case: str, width: int) -> str:
     baseline, document = CASES[case]
     where = ["result written to /tmp/r.json"]
     if baseline is None:
-        return render_run_text(document, width=width, where_lines=where)
+        return render_run_text(parse(document, "r.json"), width=width, where_lines=where)
     _, run_set = judge_result(baseline, document, result_path="r.json", baseline_path="b.json")
     return render_run_text(
-        document,
+        run_set.versions[0].document,
         width=width,
         run_set=run_set,
         where_lines=where,
@@ -137,8 +138,9 @@ def test_the_table_shows_the_statistic_its_speedup_is_made_of() -> None:
     """Issue 31: a 1.13× speedup beside eager 8.93 ms < compiled 10.09 ms. The ms are now the
     means the speedup divides, named in the legend: eager ÷ compiled gives the speedup back."""
     text = run_text("alone", 100)
+    typed = parse(RUN1, "r.json").steps[0]
     for row in RUN1["steps"][0]["variants"]:
-        eager, compiled = variant_ms(RUN1["steps"][0], row)
+        eager, compiled = variant_ms(typed, typed.variant(row["id"]))
         shown = re.search(
             rf"^\s+{row['id']}\s+([0-9.]+)×\s+\S+\s+([0-9.]+)\s+([0-9.]+)", text, re.M
         )
@@ -155,7 +157,7 @@ def test_a_result_without_processes_says_median() -> None:
     document = result(step("gpt", variants=[variant()]))
     document["steps"][0]["variants"][0].pop("payoff", None)
     document["steps"][0]["variants"][0]["processes"] = []
-    text = render_run_text(document, width=80)
+    text = render_run_text(parse(document, "r.json"), width=80)
     assert "median step time in one process" in text, text
     assert " mean " not in text
 
@@ -163,7 +165,7 @@ def test_a_result_without_processes_says_median() -> None:
 def test_a_failed_step_without_a_device_never_shows_a_question_mark() -> None:
     document = result(step("gpt", variants=[variant()]))
     document["steps"][0].update(status="error", error="factory raised ValueError", device=None)
-    text = render_run_text(document, width=80)
+    text = render_run_text(parse(document, "r.json"), width=80)
     assert "(?)" not in text
     assert text.splitlines()[0] == "→ gpt: failed: factory raised ValueError"
     assert "step gpt: failed: factory raised ValueError" in text
@@ -206,7 +208,9 @@ def test_the_result_goes_outside_the_repository(tmp_path: Path) -> None:
 def test_the_getting_started_page_shows_what_a_run_prints() -> None:
     page = (Path(__file__).parents[2] / "docs" / "getting-started.md").read_text(encoding="utf-8")
     shown = page.split("<!-- run-text: alone, 100 columns -->\n```\n", 1)[1].split("```", 1)[0]
-    text = render_run_text(RUN1, width=100, where_lines=["result written to r.json"])
+    text = render_run_text(
+        parse(RUN1, "r.json"), width=100, where_lines=["result written to r.json"]
+    )
     assert shown == text
 
 

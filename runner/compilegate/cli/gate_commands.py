@@ -261,13 +261,12 @@ def one_version_run_set(
     version = VersionOutcome(
         f"torch {torch}" if torch else "this run",
         str(result_path or "result.json"),
-        document=result.raw,
+        document=result.doc,
         verdict=report,
         accept_label=accept_label_of(baseline.raw),
-        parsed=result.doc,
     )
     where = str(baseline_path) if baseline_path else None
-    return RunSetVerdict((version,), where, baseline.raw, baseline.doc)
+    return RunSetVerdict((version,), where, baseline.doc)
 
 
 def _compare(

@@ -118,6 +118,7 @@ def command_run(args: argparse.Namespace) -> int:
     from ..config.loading import load_config_file
     from ..report.run_text import render_run_text
     from ..results.location import default_result_path
+    from ..results.model import parse
     from ..run.checkout_credentials import refuse_persisted_credentials
     from ..run.interrupts import signals_interrupt_the_run
     from ..run.orchestrate import run_config
@@ -162,7 +163,8 @@ def command_run(args: argparse.Namespace) -> int:
     )
     where = [f"result written to {args.out}"]
     if baseline is None:
-        sys.stdout.write(render_run_text(document, width=_width(), where_lines=where))
+        typed = parse(document, str(args.out))  # the run's own document, through the door
+        sys.stdout.write(render_run_text(typed, width=_width(), where_lines=where))
         return EXIT_RUN_ERROR if failed else EXIT_OK
     from .gate_commands import judge_result
 
@@ -177,7 +179,7 @@ def command_run(args: argparse.Namespace) -> int:
     )
     sys.stdout.write(
         render_run_text(
-            document, width=_width(), run_set=run_set, where_lines=where,
+            run_set.versions[0].document, width=_width(), run_set=run_set, where_lines=where,
             every_row_command=every_row,
         )
     )  # fmt: skip
@@ -243,7 +245,7 @@ def _run_against(args: argparse.Namespace, config: Config, python: str) -> int:
     )  # fmt: skip
     sys.stdout.write(
         render_run_text(
-            paired.head, width=_width(), run_set=run_set, where_lines=where,
+            run_set.versions[0].document, width=_width(), run_set=run_set, where_lines=where,
             every_row_command=every_row,
         )
     )  # fmt: skip

@@ -36,13 +36,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..results.model import Step
+from ..results.model import HistoryRun, Step
 from ..results.processes import (
+    Record,
     all_timed_yardstick,
     compiled_values,
     eager_records,
     eager_values,
     geometric_mean,
+    keyed_step_processes,
+    keyed_variant_processes,
     quantile_values,
     sampled,
     speedup_values,
@@ -78,21 +81,44 @@ def run_summary(step: Doc) -> dict[str, Any] | None:
     for a step that did not measure."""
     if step.get("status") not in (None, "ok"):
         return None
-    eager = eager_records(step)
+    variants = [
+        (str(v.get("id")), variant_records(v))
+        for v in step.get("variants") or []
+        if v.get("status") in (None, "ok")
+    ]
+    return _summary(step.get("config_fingerprint"), eager_records(step), variants)
+
+
+def step_run_summary(step: Step) -> HistoryRun | None:
+    """run_summary of a parsed step, as a history run (what report/trend.py draws last)."""
+    if step.failed:
+        return None
+    variants = [
+        (v.id, [p for _, p in keyed_variant_processes(v)]) for v in step.variants if not v.failed
+    ]
+    eager = [p for _, p in keyed_step_processes(step)]
+    summary = _summary(step.config_fingerprint, eager, variants)
+    return HistoryRun(**summary) if summary is not None else None
+
+
+def _summary(
+    fingerprint: str | None,
+    eager: Sequence[Record],
+    variants: Sequence[tuple[str, Sequence[Record]]],
+) -> dict[str, Any] | None:
     if not eager:
         return None
     summary: dict[str, Any] = {
-        "config_fingerprint": step.get("config_fingerprint"),
+        "config_fingerprint": fingerprint,
         "eager_step_ms": _mean(eager_values(eager, per_yardstick=False)),
         "eager_step_yardsticks": _mean_yardsticks(eager, eager_values),
         **_p25(eager, "eager_step", ("eager", "eager_b")),
         "variants": {},
     }
-    for variant in step.get("variants") or []:
-        records = variant_records(variant)
-        if variant.get("status") not in (None, "ok") or not records:
+    for vid, records in variants:
+        if not records:
             continue
-        summary["variants"][str(variant.get("id"))] = {
+        summary["variants"][vid] = {
             "speedup": _mean(speedup_values(records)),
             "compiled_step_ms": _mean(compiled_values(records, per_yardstick=False)),
             "compiled_step_yardsticks": _mean_yardsticks(records, compiled_values),
@@ -175,13 +201,13 @@ def _mean(values: Sequence[float]) -> float | None:
     return geometric_mean(values) if values else None
 
 
-def _mean_yardsticks(records: Sequence[Doc], values_of: Any) -> float | None:
+def _mean_yardsticks(records: Sequence[Record], values_of: Any) -> float | None:
     if not all_timed_yardstick(records):
         return None
     return _mean(values_of(records, per_yardstick=True))
 
 
-def _p25(records: Sequence[Doc], family: str, copies: tuple[str, ...]) -> dict[str, float]:
+def _p25(records: Sequence[Record], family: str, copies: tuple[str, ...]) -> dict[str, float]:
     """The run's 25th percentile rows (judges/distribution.py) as its history keeps them:
     the geometric mean over processes of each one's p25, raw and in yardstick units; none
     when a process did not keep its samples."""

@@ -46,21 +46,17 @@ class VersionOutcome:
 
     label: str
     source: str
-    document: Mapping[str, Any] | None = None
+    # The result, typed as it came through the door (results/model.py); None: no result.
+    document: ResultDocument | None = None
     verdict: VerdictReport | None = None
     error: str | None = None
     # The label that accepts this version's regressions, from the base side it was judged
     # against (gate/acceptance.py); None: acceptance off, or nothing judged.
     accept_label: str | None = None
-    # `document` typed, as it came through the door (results/model.py): what report/ reads
-    # as attributes (the rest of report/ still reads `document`, the JSON as written).
-    parsed: ResultDocument | None = None
 
     @property
     def torch(self) -> str | None:
-        if self.parsed is not None:
-            return self.parsed.environment.torch
-        return ((self.document or {}).get("environment") or {}).get("torch")
+        return self.document.environment.torch if self.document is not None else None
 
     @property
     def overall(self) -> str:
@@ -69,7 +65,7 @@ class VersionOutcome:
             return "error"
         if self.verdict is not None:
             return self.verdict.overall
-        return "error" if _run_failed(self.document or {}) else "measured"
+        return "error" if self.document is None or _run_failed(self.document) else "measured"
 
     @property
     def exit_code(self) -> int:
@@ -95,9 +91,8 @@ class VersionOutcome:
 class RunSetVerdict:
     versions: tuple[VersionOutcome, ...]
     baseline_source: str | None = None
-    baseline: Mapping[str, Any] | None = None
-    # `baseline` typed, as it came through the door.
-    parsed_baseline: ResultDocument | None = None
+    # The baseline, typed as it came through the door; None: nothing to judge against.
+    baseline: ResultDocument | None = None
 
     @property
     def exit_code(self) -> int:
@@ -205,7 +200,7 @@ def judge_run_set(
         typed = parse(baseline, baseline_source or "the baseline", "baseline")
     outcomes = [_judge_one(source, baseline, typed) for source in sources]
     outcomes.sort(key=lambda o: _version_key(o.torch or o.label))
-    return RunSetVerdict(tuple(outcomes), baseline_source, baseline, typed)
+    return RunSetVerdict(tuple(outcomes), baseline_source, typed)
 
 
 def _judge_one(
@@ -237,10 +232,9 @@ def _judge_one(
     return VersionOutcome(
         label,
         str(source.path),
-        document=document.raw,
+        document=document.doc,
         verdict=verdict,
         accept_label=accept_label_of(baseline),
-        parsed=document.doc,
     )
 
 
@@ -254,8 +248,5 @@ def _version_key(text: str) -> tuple[Any, ...]:
     return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"[.+ -]", text))
 
 
-def _run_failed(document: Mapping[str, Any]) -> bool:
-    return any(
-        step.get("status") != "ok" or any(v.get("status") != "ok" for v in step.get("variants", []))
-        for step in document.get("steps", [])
-    )
+def _run_failed(document: ResultDocument) -> bool:
+    return any(step.failed or any(v.failed for v in step.variants) for step in document.steps)

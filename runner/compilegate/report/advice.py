@@ -81,7 +81,8 @@ def _accept(
     """One way to accept an intended change, however many versions failed: a stored baseline
     holds one torch's result, so the result to accept is the one on the baseline's torch
     (else the newest version's). `lead`: what the sentence follows (the accept label)."""
-    base_torch = ((run_set.baseline or {}).get("environment") or {}).get("torch")
+    baseline = run_set.baseline
+    base_torch = baseline.environment.torch if baseline is not None else None
     own = [v for v in refresh if base_torch and v.torch and _torch(v) == _torch_of(base_torch)]
     chosen = own[0] if own else refresh[-1]
     sentence = (

@@ -21,9 +21,9 @@ Finding = BreakSite | RecompileEvent
 
 def annotations_for(run_set: RunSetVerdict) -> list[Annotation]:
     found: dict[tuple, dict[str, Any]] = {}
-    baseline = run_set.parsed_baseline
+    baseline = run_set.baseline
     for version in run_set.versions:
-        for step in version.parsed.steps if version.parsed is not None else ():
+        for step in version.document.steps if version.document is not None else ():
             base_step = baseline.step(step.name) if baseline is not None else None
             for variant in step.variants:
                 where = f"{step.name}/{variant.id}"

@@ -13,13 +13,21 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..gate.run_set import RunSetVerdict, VersionOutcome
 from ..gate.verdict import sorted_by_severity
 from ..results.formats import format_bytes
+from ..results.model import (
+    BreakSite,
+    Environment,
+    NumericsStatus,
+    ResultDocument,
+    Step,
+    Variant,
+)
 from . import wording as w
 from .escape import cell, inert, with_code
 from .links import LinkContext
@@ -83,7 +91,7 @@ def version_details(
     name = inert(version.label)
     if version.document is None:
         return []
-    steps = version.document.get("steps", [])
+    steps = version.document.steps
     out = [details("table", f"{name}: every variant", variant_table_markdown(steps))]
     if version.verdict is not None:
         out.append(details("verdicts", f"{name}: every gate row", gate_rows_markdown(version)))
@@ -106,54 +114,54 @@ def version_details(
 # -- the variant table ----------------------------------------------------------------------
 
 
-def variant_rows(steps: Sequence[Mapping[str, Any]]) -> list[list[str]]:
+def variant_rows(steps: Sequence[Step]) -> list[list[str]]:
     rows = []
     for step in steps:
-        if step.get("status") != "ok" and not step.get("variants"):
-            rows.append([str(step.get("name")), "failed (below)", *["-"] * 5])
-        for variant in step.get("variants", []):
+        if step.failed and not step.variants:
+            rows.append([step.name, "failed (below)", *["-"] * 5])
+        for variant in step.variants:
             rows.append(_variant_row(step, variant))
     return rows
 
 
-def decisions(steps: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
+def decisions(steps: Sequence[Step]) -> list[tuple[str, str]]:
     """(step, the decision's own line) for every step that has one."""
     out = []
     for step in steps:
-        text = (step.get("recommendation") or {}).get("text")
-        if step.get("status") == "ok" and text:
-            out.append((str(step.get("name")), str(text)))
+        text = step.recommendation.text if step.recommendation is not None else None
+        if not step.failed and text:
+            out.append((step.name, text))
     return out
 
 
-def failures(steps: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
+def failures(steps: Sequence[Step]) -> list[tuple[str, str]]:
     """(where, error) for every step and variant that failed to run."""
     out = []
     for step in steps:
-        if step.get("status") != "ok" and not step.get("variants"):
-            out.append((str(step.get("name")), str(step.get("error") or "error")))
-        for variant in step.get("variants", []):
-            if variant.get("status") != "ok":
-                where = f"{step.get('name')} · {w.variant_name(variant)}"
-                out.append((where, str(variant.get("error") or "error")))
+        if step.failed and not step.variants:
+            out.append((step.name, step.error or "error"))
+        for variant in step.variants:
+            if variant.failed:
+                out.append((f"{step.name} · {w.variant_name(variant)}", variant.error or "error"))
     return out
 
 
-def _variant_row(step: Mapping[str, Any], variant: Mapping[str, Any]) -> list[str]:
-    name = f"{step.get('name')} · {w.variant_name(variant)}"
-    if variant.get("status") != "ok":
+def _variant_row(step: Step, variant: Variant) -> list[str]:
+    name = f"{step.name} · {w.variant_name(variant)}"
+    if variant.failed:
         return [name, "failed (below)", *["-"] * 5]
     speed = variant_speed(step, variant)
-    compile_s = variant.get("compile_s")
-    breaks = (variant.get("graph_breaks") or {}).get("count", "-")
-    peak = variant.get("peak_bytes")
+    compile_s = variant.compile_s
+    breaks = variant.graph_breaks.count if variant.graph_breaks is not None else "-"
+    recompiles = variant.recompiles.count if variant.recompiles is not None else "-"
+    peak = variant.peak_bytes
     return [
         name,
         f"{speed.text()}: {speed.words()}" if speed else "-",
-        f"{compile_s:.1f} s" if isinstance(compile_s, (int, float)) else "-",
+        f"{compile_s:.1f} s" if compile_s is not None else "-",
         variant_pays_off(step, variant, speed),
-        f"{breaks}, {(variant.get('recompiles') or {}).get('count', '-')}",
-        str((variant.get("numerics") or {}).get("status", "-")),
+        f"{breaks}, {recompiles}",
+        variant.numerics.status.value if variant.numerics is not None else "-",
         "n/a (CPU)" if peak is None else format_bytes(peak),
     ]
 
@@ -172,7 +180,7 @@ def drop_constant_columns(
     return [header[i] for i in kept], [[r[i] for i in kept] for r in rows], said
 
 
-def variant_table_markdown(steps: Sequence[Mapping[str, Any]]) -> str:
+def variant_table_markdown(steps: Sequence[Step]) -> str:
     rows = variant_rows(steps)
     if not rows:
         return "_No variants measured._"
@@ -225,75 +233,74 @@ def gate_rows_markdown(version: VersionOutcome) -> str:
 # -- graph breaks, recompiles, numerics -------------------------------------------------------
 
 
-def _breaks_and_recompiles(
-    steps: Sequence[Mapping[str, Any]], links: LinkContext
-) -> tuple[int, str] | None:
+def _breaks_and_recompiles(steps: Sequence[Step], links: LinkContext) -> tuple[int, str] | None:
     lines = []
     total = 0
     for step in steps:
-        for variant in step.get("variants", []):
-            where = inert(f"{step.get('name')} · {w.variant_name(variant)}")
-            for site in ((variant.get("graph_breaks") or {}).get("sites") or [])[:SITES_SHOWN]:
+        for variant in step.variants:
+            where = inert(f"{step.name} · {w.variant_name(variant)}")
+            sites = variant.graph_breaks.sites if variant.graph_breaks is not None else ()
+            for site in sites[:SITES_SHOWN]:
                 total += 1
                 lines.append(f"- {where}: {_site_line(site, links)}")
-            events = (variant.get("recompiles") or {}).get("events") or []
-            for event in events[:SITES_SHOWN]:
+            recompiles = variant.recompiles
+            for event in recompiles.events[:SITES_SHOWN] if recompiles is not None else ():
                 total += 1
+                at = _site_link(event.file, event.line, event.origin == "repo", links)
                 lines.append(
-                    f"- {where}: recompile of {inert(event.get('function', '?'))} at "
-                    f"{_site_link(event, links)}: guard "
-                    f"{with_code(event.get('reason', ''), max_chars=400)}"
+                    f"- {where}: recompile of {inert(event.function)} at {at}: guard "
+                    f"{with_code(event.reason, max_chars=400)}"
                 )
-            if (variant.get("recompiles") or {}).get("limit_hit"):
+            if recompiles is not None and recompiles.limit_hit:
                 lines.append(
                     f"- {where}: {w.LOOK_ICON} recompile limit hit: that frame now runs eagerly"
                 )
     return (total, "\n".join(lines)) if lines else None
 
 
-def _site_line(site: Mapping[str, Any], links: LinkContext) -> str:
+def _site_line(site: BreakSite, links: LinkContext) -> str:
     """`graph break at model.py:24 (caused at layers.py:61): reason`; torch's own are marked."""
-    origin = site.get("origin") or ("repo" if site.get("in_repo") else "library")
+    origin = site.origin or ("repo" if site.in_repo else "library")
     kind = "graph break inside torch (not gated)" if origin == "torch" else "graph break"
-    text = f"{kind} at {_site_link(site, links)}"
-    cause = site.get("cause") or {}
-    if cause and (cause.get("file"), cause.get("line")) != (site.get("file"), site.get("line")):
-        cause_site = {**cause, "origin": origin if cause.get("file") == site.get("file") else None}
-        text += f" (caused at {_site_link(cause_site, links)})"
-    reason = cause.get("reason") or site.get("reason", "")
+    text = f"{kind} at {_site_link(site.file, site.line, site.in_repository, links)}"
+    cause = site.cause
+    if cause is not None and (cause.file, cause.line) != (site.file, site.line):
+        cause_in_repo = origin == "repo" and cause.file == site.file
+        text += f" (caused at {_site_link(cause.file, cause.line, cause_in_repo, links)})"
+    reason = (cause.reason if cause is not None else "") or site.reason
     return f"{text}: {with_code(reason, max_chars=400)}"
 
 
-def _site_link(site: Mapping[str, Any], links: LinkContext) -> str:
+def _site_link(file: str, line: int | None, in_repo: bool, links: LinkContext) -> str:
     """`file:line`, linked to the head commit when the file is the repository's."""
-    path, line = str(site.get("file") or "?"), site.get("line")
+    path = file or "?"
     text = inert(f"{path}:{line}" if line is not None else path)
-    in_repo = site.get("origin") == "repo" or (
-        site.get("origin") is None and site.get("in_repo", False)
-    )
     url = links.blob_url(path, line) if in_repo else None
     return f"[{text}]({url})" if url else text
 
 
-def _numerics(steps: Sequence[Mapping[str, Any]]) -> str:
+def _numerics(steps: Sequence[Step]) -> str:
     lines = []
     for step in steps:
-        for variant in step.get("variants", []):
-            numerics = variant.get("numerics") or {}
-            if numerics.get("status") not in ("fail", "error"):
+        for variant in step.variants:
+            numerics = variant.numerics
+            if numerics is None or numerics.status not in (
+                NumericsStatus.FAIL,
+                NumericsStatus.ERROR,
+            ):
                 continue
-            where = inert(f"{step.get('name')} · {w.variant_name(variant)}")
-            reason = numerics.get("reason")
+            where = inert(f"{step.name} · {w.variant_name(variant)}")
+            reason = numerics.reason
             lines.append(
-                f"- {where}: {inert(numerics['status'])}"
+                f"- {where}: {inert(numerics.status.value)}"
                 + (f": {with_code(reason, max_chars=300)}" if reason else "")
             )
-            for worst in (numerics.get("worst") or [])[:WORST_TENSORS_SHOWN]:
+            for worst in (numerics.worst or ())[:WORST_TENSORS_SHOWN]:
                 lines.append(
-                    f"  - {inert(worst.get('kind', ''))} {inert(worst.get('tensor', ''))}: "
-                    f"rmse compiled {_number(worst.get('rmse_compiled'), '{:.3g}')} vs eager "
-                    f"{_number(worst.get('rmse_eager'), '{:.3g}')}, cosine "
-                    f"{_number(worst.get('cosine'), '{:.4f}')}"
+                    f"  - {inert(worst.kind)} {inert(worst.tensor)}: "
+                    f"rmse compiled {_number(worst.rmse_compiled, '{:.3g}')} vs eager "
+                    f"{_number(worst.rmse_eager, '{:.3g}')}, cosine "
+                    f"{_number(worst.cosine, '{:.4f}')}"
                 )
     return "\n".join(lines)
 
@@ -305,20 +312,20 @@ def _number(value: Any, fmt: str) -> str:
 # -- environment and reproduction -------------------------------------------------------------
 
 
-def _environment(document: Mapping[str, Any]) -> str:
-    env = document.get("environment") or {}
+def _environment(document: ResultDocument) -> str:
+    env = document.environment
     fields = (
-        ("GPU", env.get("gpu_name") or "none"),
-        ("driver", env.get("driver") or "-"),
-        ("CUDA", env.get("cuda") or "-"),
-        ("torch", env.get("torch")),
-        ("Python", env.get("python")),
-        ("CPU", env.get("cpu_model") or env.get("processor")),
-        ("CPU cores", env.get("cpu_count")),
-        ("device", env.get("device")),
-        ("commit", env.get("commit")),
-        ("Inductor cache", env.get("inductor_cache")),
-        ("measured at", document.get("created_at")),
+        ("GPU", env.gpu_name or "none"),
+        ("driver", env.driver or "-"),
+        ("CUDA", env.cuda or "-"),
+        ("torch", env.torch),
+        ("Python", env.python),
+        ("CPU", env.cpu_model or env.processor),
+        ("CPU cores", env.cpu_count),
+        ("device", env.device),
+        ("commit", env.commit),
+        ("Inductor cache", env.inductor_cache),
+        ("measured at", document.created_at),
     )
     return "\n".join(
         f"- {name}: {inert(value if value is not None else '-')}" for name, value in fields
@@ -329,12 +336,13 @@ def reproduce_commands(version: VersionOutcome, run_set: RunSetVerdict) -> list[
     """Shell lines that measure this version again from a clean checkout of the measured
     commit and judge it against the same baseline. Only arguments that are plain paths or
     versions are written; anything else becomes the documented default."""
-    document = version.document or {}
-    env = document.get("environment") or {}
-    config = (document.get("config") or {}).get("path") or "compilegate.yml"
+    document = version.document
+    env = document.environment if document is not None else Environment()
+    config_ref = document.config if document is not None else None
+    config = (config_ref.path if config_ref is not None else None) or "compilegate.yml"
     config = config if _SAFE_ARG.match(config) and ".." not in config else "compilegate.yml"
-    commit = str(env.get("commit") or "")
-    torch = str(env.get("torch") or "").split("+")[0]
+    commit = env.commit or ""
+    torch = (env.torch or "").split("+")[0]
     lines = []
     if re.fullmatch(r"[0-9a-f]{7,64}", commit):
         lines.append(f"git checkout {commit}")

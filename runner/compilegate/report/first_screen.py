@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from ..gate.run_set import RunSetVerdict, VersionOutcome
 from ..gate.verdict import SEVERITY_ORDER, MetricVerdict, sorted_by_severity
+from ..results.model import Environment, Step
 from ..results.run_health import HEALTH_PREFIX, UNSTEADY, health_line, health_parts
 from . import wording as w
 from .advice import advice_for
@@ -227,12 +228,13 @@ def _health_lines(run_set: RunSetVerdict) -> list[str]:
     those measured on an unsteady machine, each group of like reasons once, and says what
     that means once."""
     if len(run_set.versions) == 1:
-        line = health_line(run_set.versions[0].document or {})
+        only = run_set.versions[0].document
+        line = health_line(only) if only is not None else None
         return [line] if line else []
     groups: dict[tuple[str, ...], list[str]] = {}
     consequences: list[str] = []
     for version in run_set.versions:
-        parts = health_parts(version.document or {})
+        parts = health_parts(version.document) if version.document is not None else None
         if parts is None:
             continue
         reasons, consequence = parts
@@ -451,30 +453,28 @@ def _break_site(
     if found is None:
         return None, None
     file, line = found["file"], int(found["line"])
-    for step in (version.document or {}).get("steps", []):
-        for variant in step.get("variants", []):
-            for site in (variant.get("graph_breaks") or {}).get("sites") or []:
-                in_repo = site.get("origin") == "repo" or (
-                    site.get("origin") is None and site.get("in_repo", False)
-                )
-                if (site.get("file"), site.get("line")) == (file, line) and in_repo:
+    for step in version.document.steps if version.document is not None else ():
+        for variant in step.variants:
+            for site in variant.graph_breaks.sites if variant.graph_breaks is not None else ():
+                if (site.file, site.line) == (file, line) and site.in_repository:
                     return f"{file}:{line}", links.blob_url(file, line)
     return f"{file}:{line}", None
 
 
 def _context(run_set: RunSetVerdict, links: LinkContext) -> tuple:
     """Two lines: the commits and the machine; the torch versions and the links."""
-    first = next((v.document for v in run_set.versions if v.document is not None), None) or {}
-    env = first.get("environment") or {}
-    base_env = (run_set.baseline or {}).get("environment") or {}
-    head = links.head_sha or env.get("commit")
-    base = base_env.get("commit")
+    first = next((v.document for v in run_set.versions if v.document is not None), None)
+    env = first.environment if first is not None else Environment()
+    baseline = run_set.baseline
+    base_env = baseline.environment if baseline is not None else Environment()
+    head = links.head_sha or env.commit
+    base = base_env.commit
     groups: list[tuple[Item, ...]] = [
         (Item("head", style="bold"), Item(_short(head), links.commit_url(head), "code"))
     ]
     if run_set.baseline is not None:
         paired = next((v.verdict.paired for v in run_set.versions if v.verdict), None)
-        about = [f"torch {_plain_torch(base_env['torch'])}"] if base_env.get("torch") else []
+        about = [f"torch {_plain_torch(base_env.torch)}"] if base_env.torch else []
         about += [paired] if paired else []
         groups.append(
             (
@@ -483,15 +483,14 @@ def _context(run_set: RunSetVerdict, links: LinkContext) -> tuple:
                 *([Item(f"({'; '.join(about)})")] if about else []),
             )
         )
-    where = env.get("gpu_name") or (
-        f"CPU {env.get('cpu_model') or env.get('processor') or '?'}, "
-        f"{env.get('cpu_count') or '?'} cores"
+    where = env.gpu_name or (
+        f"CPU {env.cpu_model or env.processor or '?'}, {env.cpu_count or '?'} cores"
     )
     runner = f"runner {links.runner}: {where}" if links.runner else f"measured on {where}"
     groups.append((Item(runner),))
     torches = [_plain_torch(v.torch) if v.torch else v.label for v in run_set.versions]
     second: list[tuple[Item, ...]] = [(Item("torch", style="bold"), Item(", ".join(torches)))]
-    base_torch_plain = _plain_torch(base_env["torch"]) if base_env.get("torch") else None
+    base_torch_plain = _plain_torch(base_env.torch) if base_env.torch else None
     other = [t for t in torches if base_torch_plain and t != base_torch_plain]
     if other:
         named = _and(other) if len(other) <= 3 else f"{len(other)} versions"
@@ -528,12 +527,12 @@ def _version_rows(version: VersionOutcome) -> list[tuple[str, ...]]:
         return [(label, "-", f"{w.FAIL_ICON} error", version.error or "no result", "-", "-")]
     rows = []
     verdicts = version.verdict.verdicts if version.verdict is not None else ()
-    for index, step in enumerate(version.document.get("steps", [])):
-        mine = [r for r in verdicts if r.step == step.get("name")]
+    for index, step in enumerate(version.document.steps):
+        mine = [r for r in verdicts if r.step == step.name]
         rows.append(
             (
                 label if index == 0 else "",
-                str(step.get("name")),
+                step.name,
                 _gate(version, mine, step),
                 _what_failed(mine, step),
                 best_speed_text(step),
@@ -543,9 +542,9 @@ def _version_rows(version: VersionOutcome) -> list[tuple[str, ...]]:
     return rows
 
 
-def _gate(version: VersionOutcome, rows: list[MetricVerdict], step: dict) -> str:
+def _gate(version: VersionOutcome, rows: list[MetricVerdict], step: Step) -> str:
     if version.verdict is None:
-        return f"{w.FAIL_ICON} error" if step.get("status") != "ok" else "measured"
+        return f"{w.FAIL_ICON} error" if step.failed else "measured"
     if not rows:
         return "-"
     top = sorted_by_severity(rows)[0].verdict
@@ -558,7 +557,7 @@ def _gate(version: VersionOutcome, rows: list[MetricVerdict], step: dict) -> str
     return {"improvement": "pass (better)", "new": "new"}.get(top, "pass")
 
 
-def _what_failed(rows: list[MetricVerdict], step: dict) -> str:
+def _what_failed(rows: list[MetricVerdict], step: Step) -> str:
     names: list[str] = []
     for row in sorted_by_severity(rows):
         if row.verdict in w.FAILING:
@@ -573,7 +572,7 @@ def _what_failed(rows: list[MetricVerdict], step: dict) -> str:
     accepted = sorted({w.metric_name(r.metric) for r in rows if r.verdict == "accepted"})
     if accepted:
         names.append("accepted: " + ", ".join(accepted))
-    if not rows and step.get("status") != "ok":
+    if not rows and step.failed:
         names.append("the step failed")
     text = ", ".join(names)
     if unclear:
@@ -585,8 +584,8 @@ def _footnotes(run_set: RunSetVerdict) -> list[str]:
     estimators: list[str] = []
     yardstick = processes = paired = False
     for version in run_set.versions:
-        for step in (version.document or {}).get("steps", []):
-            for variant in step.get("variants", []):
+        for step in version.document.steps if version.document is not None else ():
+            for variant in step.variants:
                 speed = variant_speed(step, variant)
                 if speed is not None and speed.estimator not in estimators:
                     estimators.append(speed.estimator)

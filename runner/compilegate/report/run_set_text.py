@@ -6,8 +6,11 @@ except a command, which must stay one line to be copied.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ..gate.run_set import RunSetVerdict
 from ..gate.verdict import sorted_by_severity
+from ..results.model import Step
 from . import wording as w
 from .details import (
     VARIANT_HEADER,
@@ -32,15 +35,14 @@ def render_run_set_text(run_set: RunSetVerdict, links: LinkContext | None = None
         if version.document is None:
             lines += wrap(f"error: {version.error}")
             continue
-        header, body, said = drop_constant_columns(
-            VARIANT_HEADER, variant_rows(version.document.get("steps", []))
-        )
+        steps = version.document.steps
+        header, body, said = drop_constant_columns(VARIANT_HEADER, variant_rows(steps))
         lines += ["Every variant:", *fit_table([header, *body])]
         if said:
             lines += wrap("  same on every row: " + "; ".join(said))
-        for name, text in decisions(version.document.get("steps", [])):
+        for name, text in decisions(steps):
             lines += wrap(f"- {name}: {text}", hanging="    ")
-        for where, error in failures(version.document.get("steps", [])):
+        for where, error in failures(steps):
             lines += wrap(f"- {where} failed: {error}")
         if version.verdict is not None:
             for note in version.verdict.notes:
@@ -52,7 +54,7 @@ def render_run_set_text(run_set: RunSetVerdict, links: LinkContext | None = None
             for row in sorted_by_severity(version.verdict.verdicts):
                 if row.verdict != "pass":
                     lines += wrap(f"- {w.row_subject(row)}: {row.message}")
-        lines += _breaks(version.document.get("steps", []))
+        lines += _breaks(steps)
         lines += [
             "Reproduce:",
             *(f"  {command}" for command in reproduce_commands(version, run_set)),
@@ -60,21 +62,19 @@ def render_run_set_text(run_set: RunSetVerdict, links: LinkContext | None = None
     return printable("\n".join(lines) + "\n")
 
 
-def _breaks(steps: list) -> list[str]:
+def _breaks(steps: Sequence[Step]) -> list[str]:
     out = []
     for step in steps:
-        for variant in step.get("variants", []):
-            where = f"{step.get('name')} · {w.variant_name(variant)}"
-            for site in (variant.get("graph_breaks") or {}).get("sites") or []:
-                at = f"{site.get('file')}:{site.get('line')}"
+        for variant in step.variants:
+            where = f"{step.name} · {w.variant_name(variant)}"
+            for site in variant.graph_breaks.sites if variant.graph_breaks is not None else ():
+                at = f"{site.file}:{site.line}"
                 kind = "graph break inside torch (not gated)"
-                if (
-                    site.get("origin") or ("repo" if site.get("in_repo") else "library")
-                ) != "torch":
+                if (site.origin or ("repo" if site.in_repo else "library")) != "torch":
                     kind = "graph break"
-                out += wrap(f"- {where}: {kind} at {at}: {site.get('reason', '')}")
-            for event in (variant.get("recompiles") or {}).get("events") or []:
-                at = f"{event.get('file')}:{event.get('line')}"
-                what = f"recompile of {event.get('function')} at {at}"
-                out += wrap(f"- {where}: {what}: {event.get('reason', '')}")
+                out += wrap(f"- {where}: {kind} at {at}: {site.reason}")
+            for event in variant.recompiles.events if variant.recompiles is not None else ():
+                at = f"{event.file}:{event.line}"
+                what = f"recompile of {event.function} at {at}"
+                out += wrap(f"- {where}: {what}: {event.reason}")
     return ["Graph breaks and recompiles:", *out] if out else []

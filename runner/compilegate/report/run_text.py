@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from ..gate.run_set import RunSetVerdict
 from ..gate.verdict import MetricVerdict, sorted_by_severity
-from ..results.payoff import process_means
+from ..results.model import Decision, GraphBreaks, Recompiles, ResultDocument, Step, Variant
+from ..results.payoff import parsed_process_means
 from ..results.processes import geometric_mean
 from ..results.run_health import health_line
 from . import wording as w
@@ -40,7 +40,6 @@ from .speeds import IN_PROCESS, Speed, best_variant, pays_off_text, variant_spee
 from .tables import printable
 from .text_layout import fit_table, wrap_words
 
-Doc = Mapping[str, Any]
 WIDEST = 100
 NARROWEST = 60
 ATTENTION_ROWS_SHOWN = 12
@@ -74,7 +73,7 @@ class Statistic:
 
 
 def render_run_text(
-    document: Doc,
+    document: ResultDocument,
     *,
     width: int = WIDEST,
     run_set: RunSetVerdict | None = None,
@@ -87,7 +86,7 @@ def render_run_text(
     verdict = _verdict_lines(document, run_set, width)
     lines = [*verdict, *_context(document, run_set, width)]
     said = " ".join(reason_texts(run_set)) if run_set is not None else ""
-    for step in document.get("steps", []):
+    for step in document.steps:
         lines += ["", *_step_lines(step, width, said)]
     legend = _legend(document)
     if run_set is not None:
@@ -103,53 +102,54 @@ def render_run_text(
 # -- the verdict ------------------------------------------------------------------------------
 
 
-def _verdict_lines(document: Doc, run_set: RunSetVerdict | None, width: int) -> list[str]:
+def _verdict_lines(
+    document: ResultDocument, run_set: RunSetVerdict | None, width: int
+) -> list[str]:
     if run_set is not None:
         icon, headline = headline_of(run_set)
         return wrap_words(f"{icon} compilegate {headline}".strip(), width, hanging="  ")
     lines: list[str] = []
-    for step in document.get("steps", []):
+    for step in document.steps:
         lines += wrap_words(f"→ {step_decision(step)}", width, hanging="  ")
     return lines or ["→ no step measured"]
 
 
-def step_decision(step: Doc) -> str:
+def step_decision(step: Step) -> str:
     """One line per step: `gpt: compile with reduce-overhead 3.50× (3.28–3.73) by mean step
     time: pays off after 1,500 steps (…)`, `stay eager: …`, `undecided: …`, or why it failed."""
-    name = step.get("name")
-    if step.get("status") != "ok":
-        return f"{name}: failed: {_first_line(step.get('error'))}"
-    recommendation = step.get("recommendation") or {}
-    decision = recommendation.get("decision")
-    chosen = next(
-        (v for v in step.get("variants", []) if v.get("id") == recommendation.get("variant")),
-        None,
+    name = step.name
+    if step.failed:
+        return f"{name}: failed: {_first_line(step.error)}"
+    recommendation = step.recommendation
+    decision = recommendation.decision if recommendation is not None else None
+    chosen = (
+        step.variant(recommendation.variant) if recommendation and recommendation.variant else None
     )
     best = best_variant(step)
     if best is None:
         return f"{name}: no variant ran"
     variant, speed = best if chosen is None else (chosen, variant_speed(step, chosen))
-    said = f"{variant.get('id')} {speed.text()}" if speed else str(variant.get("id"))
+    said = f"{variant.id} {speed.text()}" if speed else variant.id
     said += f" by {_statistic_words(step, variant)}"
     pays_off = pays_off_text(step)
-    if recommendation.get("withheld"):
+    if recommendation is not None and recommendation.withheld:
         return f"{name}: {pays_off}; measured {said}"
-    if decision == "compile" and chosen is not None:
+    if decision is Decision.COMPILE and chosen is not None:
         return f"{name}: compile with {said}: pays off {pays_off}"
-    if decision == "stay_eager":
+    if decision is Decision.STAY_EAGER:
         if speed is not None and speed.high is not None and speed.high < 1:
             return f"{name}: stay eager: no variant beats eager (best: {said})"
         if pays_off.startswith("after "):
             return f"{name}: stay eager ({said}): pays off {pays_off.removesuffix(': stay eager')}"
-        per_run = recommendation.get("steps_per_run")
-        run = f"a {per_run:,.0f}-step run" if isinstance(per_run, (int, float)) else "a run"
+        per_run = recommendation.steps_per_run if recommendation is not None else None
+        run = f"a {per_run:,.0f}-step run" if per_run is not None else "a run"
         return f"{name}: stay eager: compiling does not pay off within {run} ({said})"
     if decision is not None:
         return f"{name}: {pays_off} ({said})"
     return f"{name}: {said}: {speed.words() if speed else 'no speed'}; no decision recorded"
 
 
-def _statistic_words(step: Doc, variant: Doc) -> str:
+def _statistic_words(step: Step, variant: Variant) -> str:
     statistic = variant_statistic(step, variant)
     return "mean step time" if statistic.name == "mean" else "median step time"
 
@@ -163,26 +163,26 @@ def _first_line(text: object) -> str:
 # -- context ----------------------------------------------------------------------------------
 
 
-def _context(document: Doc, run_set: RunSetVerdict | None, width: int) -> list[str]:
-    env = document.get("environment") or {}
-    where = env.get("gpu_name") or f"CPU, {env.get('cpu_count') or '?'} cores"
-    cache = env.get("inductor_cache")
+def _context(document: ResultDocument, run_set: RunSetVerdict | None, width: int) -> list[str]:
+    env = document.environment
+    where = env.gpu_name or f"CPU, {env.cpu_count or '?'} cores"
+    cache = env.inductor_cache
     parts = [
-        f"compilegate {(document.get('tool') or {}).get('version', '?')}",
-        f"torch {env.get('torch')}",
+        f"compilegate {document.tool.version}",
+        f"torch {env.torch}",
         str(where),
-        f"Python {env.get('python')}",
+        f"Python {env.python}",
     ]
     if cache:
         parts.append(f"inductor cache {cache}")
     lines = wrap_words(" · ".join(parts), width, hanging="  ")
     if run_set is not None and run_set.baseline is not None:
-        base_env = run_set.baseline.get("environment") or {}
+        base_env = run_set.baseline.environment
         paired = next((v.verdict.paired for v in run_set.versions if v.verdict), None)
-        against = f"base {_short(base_env.get('commit'))}" if paired else "baseline"
+        against = f"base {_short(base_env.commit)}" if paired else "baseline"
         if not paired:
-            against += f" {_short(base_env.get('commit'))} (torch {base_env.get('torch')})"
-        head = f"head {_short(env.get('commit'))} against {against}"
+            against += f" {_short(base_env.commit)} (torch {base_env.torch})"
+        head = f"head {_short(env.commit)} against {against}"
         lines += wrap_words(head + (f" · {paired}" if paired else ""), width, hanging="  ")
     health = health_line(document)
     if health:
@@ -197,27 +197,25 @@ def _short(sha: object) -> str:
 # -- the variants of a step -------------------------------------------------------------------
 
 
-def variant_statistic(step: Doc, variant: Doc) -> Statistic:
+def variant_statistic(step: Step, variant: Variant) -> Statistic:
     """The statistic the variant's speedup is made of: the mean over its processes when the
     speedup is the decision's (results/payoff.py), else the in-process median ratio."""
     speed = variant_speed(step, variant)
-    means = process_means(variant)
+    means = parsed_process_means(variant)
     if speed is not None and speed.estimator != IN_PROCESS and means:
         return Statistic("mean", len(means))
     return Statistic("median", 1)
 
 
-def variant_ms(step: Doc, variant: Doc) -> tuple[float, float] | None:
+def variant_ms(step: Step, variant: Variant) -> tuple[float, float] | None:
     """(eager ms, compiled ms) by the statistic of the variant's speedup: for the mean, the
     geometric mean over processes of each one's mean, so eager ÷ compiled is the speedup."""
     if variant_statistic(step, variant).name == "mean":
-        means = process_means(variant)
+        means = parsed_process_means(variant)
         return geometric_mean([e for e, _ in means]), geometric_mean([c for _, c in means])
-    eager, compiled = variant.get("eager_step_ms") or {}, variant.get("step_ms") or {}
-    if isinstance(eager.get("median"), (int, float)) and isinstance(
-        compiled.get("median"), (int, float)
-    ):
-        return float(eager["median"]), float(compiled["median"])
+    eager, compiled = variant.eager_step_ms, variant.step_ms
+    if eager is not None and compiled is not None:
+        return float(eager.median), float(compiled.median)
     return None
 
 
@@ -233,29 +231,28 @@ def _said_already(note: str, said: str) -> bool:
     return bool(sites) and all(site in said for site in sites)
 
 
-def _step_lines(step: Doc, width: int, said: str = "") -> list[str]:
+def _step_lines(step: Step, width: int, said: str = "") -> list[str]:
     """The step's variants table and its notes; a degraded note whose file:lines the gate's
     reasons (`said`) give already is left to them."""
-    device = step.get("device")
-    title = f"step {step.get('name')}" + (f" ({device})" if device else "")
-    if step.get("status") != "ok":
-        return wrap_words(f"{title}: failed: {step.get('error')}", width, hanging="    ")
-    eager = step.get("eager") or {}
-    noise = eager.get("noise_pct")
-    if isinstance(noise, (int, float)):
+    device = step.device
+    title = f"step {step.name}" + (f" ({device})" if device else "")
+    if step.failed:
+        return wrap_words(f"{title}: failed: {step.error}", width, hanging="    ")
+    noise = step.eager.noise_pct if step.eager is not None else None
+    if noise is not None:
         title += f" · eager A/A noise ±{noise:.1f} %"
     rows: list[list[str]] = []
     notes: list[str] = []
     degraded: dict[str, list[str]] = {}  # a reason said once for the variants it degraded
-    for variant in step.get("variants", []):
-        if variant.get("status") != "ok":
-            rows.append([str(variant.get("id")), "failed", *["-"] * 7])
-            notes += [f"{variant.get('id')}: failed: {variant.get('error')}"]
+    for variant in step.variants:
+        if variant.failed:
+            rows.append([variant.id, "failed", *["-"] * 7])
+            notes += [f"{variant.id}: failed: {variant.error}"]
             continue
         rows.append(_variant_row(step, variant))
-        for reason in variant.get("degraded") or []:
+        for reason in variant.degraded or ():
             if not _said_already(reason, said):
-                degraded.setdefault(reason, []).append(str(variant.get("id")))
+                degraded.setdefault(reason, []).append(variant.id)
     header = [
         "variant",
         "speedup, 95 % CI",
@@ -277,23 +274,24 @@ def _step_lines(step: Doc, width: int, said: str = "") -> list[str]:
     return lines
 
 
-def _variant_row(step: Doc, variant: Doc) -> list[str]:
+def _variant_row(step: Step, variant: Variant) -> list[str]:
     speed = variant_speed(step, variant)
     ms = variant_ms(step, variant)
     eager, compiled = ("-", "-") if ms is None else (_ms(ms[0]), _ms(ms[1]))
-    compile_s = ((variant.get("payoff") or {}).get("compile_s") or {}).get("estimate")
-    if not isinstance(compile_s, (int, float)):
-        compile_s = variant.get("compile_s")  # the first process's cold compile
+    payoff = variant.payoff
+    compile_s = payoff.compile_s.estimate if payoff and payoff.compile_s else None
+    if compile_s is None:
+        compile_s = variant.compile_s  # the first process's cold compile
     return [
-        str(variant.get("id")),
+        variant.id,
         "-" if speed is None else speed.text(),
         eager,
         compiled,
-        f"{compile_s:.1f}" if isinstance(compile_s, (int, float)) else "-",
-        _break_even(step, variant, speed),
-        _count(variant.get("graph_breaks")),
-        _count(variant.get("recompiles")),
-        str((variant.get("numerics") or {}).get("status", "-")),
+        f"{compile_s:.1f}" if compile_s is not None else "-",
+        _break_even(variant, speed),
+        _count(variant.graph_breaks),
+        _count(variant.recompiles),
+        variant.numerics.status.value if variant.numerics is not None else "-",
     ]
 
 
@@ -322,13 +320,12 @@ def _ms(value: float) -> str:
     return f"{value:.{max(0, 3 - math.floor(math.log10(value)))}f}"
 
 
-def _break_even(step: Doc, variant: Doc, speed: Speed | None) -> str:
+def _break_even(variant: Variant, speed: Speed | None) -> str:
     """The break-even the decision uses, two significant digits, with its 95 % interval."""
-    payoff = variant.get("payoff") or {}
-    interval = payoff.get("break_even_steps")
-    if isinstance(interval, Mapping) and interval.get("estimate") is not None:
-        shown = w.steps_text(interval["estimate"]).removesuffix(" steps")
-        low, high = interval.get("low"), interval.get("high")
+    interval = variant.payoff.break_even_steps if variant.payoff is not None else None
+    if interval is not None and interval.estimate is not None:
+        shown = w.steps_text(interval.estimate).removesuffix(" steps")
+        low, high = interval.low, interval.high
         if low is not None and high is not None:
             shown += f" ({w.steps_text(low).removesuffix(' steps')}–"
             shown += f"{w.steps_text(high).removesuffix(' steps')})"
@@ -337,20 +334,20 @@ def _break_even(step: Doc, variant: Doc, speed: Speed | None) -> str:
         return shown
     if speed is not None and speed.high is not None and speed.high < 1:
         return "never: slower"
-    value = variant.get("break_even_steps")
+    value = variant.break_even_steps
     return w.steps_text(value).removesuffix(" steps") if value is not None else "-"
 
 
-def _count(section: Doc | None) -> str:
-    return "-" if section is None else str(section.get("count", "-"))
+def _count(section: GraphBreaks | Recompiles | None) -> str:
+    return "-" if section is None else str(section.count)
 
 
-def _legend(document: Doc) -> list[str]:
+def _legend(document: ResultDocument) -> list[str]:
     """What the numbers are, once: the statistic of each step's ms and speedup."""
     statistics: set[tuple[str, int]] = set()
-    for step in document.get("steps", []):
-        for variant in step.get("variants", []):
-            if variant.get("status") == "ok" and variant_speed(step, variant) is not None:
+    for step in document.steps:
+        for variant in step.variants:
+            if not variant.failed and variant_speed(step, variant) is not None:
                 stat = variant_statistic(step, variant)
                 statistics.add((stat.name, stat.processes))
     out = []

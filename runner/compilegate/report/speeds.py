@@ -14,14 +14,10 @@ variant that may well be slower is a number nobody should plan with.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
+from ..results.model import Decision, Payoff, Recommendation, Step, Variant
 from .wording import speed_words, speedup_text, steps_text, variant_name
-
-Doc = Mapping[str, Any]
 
 IN_PROCESS = "in_process_median"
 # An unsteady run's decision (results/recommendation.withheld): what the pays-off cell says.
@@ -52,51 +48,47 @@ def estimator_text(key: str) -> str:
     return ESTIMATORS.get(key, key.replace("_", " "))
 
 
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if math.isfinite(value) else None
+def _chosen(step: Step) -> str | None:
+    """The variant the step's recommendation names, if any."""
+    return step.recommendation.variant if step.recommendation is not None else None
 
 
-def variant_speed(step: Doc, variant: Doc) -> Speed | None:
-    if variant.get("status") != "ok":
+def variant_speed(step: Step, variant: Variant) -> Speed | None:
+    if variant.failed:
         return None
-    recommendation = step.get("recommendation") or {}
-    quoted = [(variant.get("payoff") or {}).get("speedup")]
-    if recommendation.get("variant") == variant.get("id"):
-        quoted.append(recommendation.get("speedup"))
+    quoted = [variant.payoff.speedup if variant.payoff is not None else None]
+    if step.recommendation is not None and step.recommendation.variant == variant.id:
+        quoted.append(step.recommendation.speedup)
     for speed in quoted:
-        estimate = _number(speed.get("estimate")) if isinstance(speed, Mapping) else None
-        if isinstance(speed, Mapping) and estimate is not None:
+        if speed is not None:
             return Speed(
-                estimate,
-                _number(speed.get("low")),
-                _number(speed.get("high")),
-                str(speed.get("estimator") or "the decision's estimate"),
+                float(speed.estimate),
+                float(speed.low),
+                float(speed.high),
+                speed.estimator or "the decision's estimate",
             )
-    ratio = variant.get("speedup") or {}
-    estimate = _number(ratio.get("median"))
-    if estimate is None:
+    ratio = variant.speedup
+    if ratio is None:
         return None
-    return Speed(estimate, _number(ratio.get("ci_low")), _number(ratio.get("ci_high")), IN_PROCESS)
+    return Speed(float(ratio.median), float(ratio.ci_low), float(ratio.ci_high), IN_PROCESS)
 
 
-def best_variant(step: Doc) -> tuple[Doc, Speed] | None:
+def best_variant(step: Step) -> tuple[Variant, Speed] | None:
     """The variant the decision names, else the fastest that ran."""
-    speeds = [(v, variant_speed(step, v)) for v in step.get("variants", [])]
+    speeds = [(v, variant_speed(step, v)) for v in step.variants]
     ran = [(v, s) for v, s in speeds if s is not None]
     if not ran:
         return None
-    chosen = (step.get("recommendation") or {}).get("variant")
+    chosen = _chosen(step)
     for v, s in ran:
-        if chosen is not None and v.get("id") == chosen:
+        if chosen is not None and v.id == chosen:
             return v, s
     return max(ran, key=lambda pair: pair[1].estimate)
 
 
-def best_speed_text(step: Doc) -> str:
+def best_speed_text(step: Step) -> str:
     """`0.92× (0.88–0.97) default: slower than eager`, or why there is no number."""
-    if step.get("status") != "ok":
+    if step.failed:
         return "step failed"
     best = best_variant(step)
     if best is None:
@@ -105,67 +97,66 @@ def best_speed_text(step: Doc) -> str:
     return f"{speed.text()} {variant_name(variant)}: {speed.words()}"
 
 
-def pays_off_text(step: Doc) -> str:
+def pays_off_text(step: Step) -> str:
     """When compiling pays off, in steps, as the decision has it."""
-    if step.get("status") != "ok":
+    if step.failed:
         return "-"
-    recommendation = step.get("recommendation") or {}
-    decision = recommendation.get("decision")
-    if decision is not None:
-        return _decision_pays_off(recommendation, decision)
+    recommendation = step.recommendation
+    if recommendation is not None and recommendation.decision is not None:
+        return _decision_pays_off(recommendation, recommendation.decision)
     best = best_variant(step)
     if best is None:
         return "-"
     variant, speed = best
-    chosen = recommendation.get("variant") is not None and recommendation["variant"] == variant.get(
-        "id"
-    )
-    if chosen or (speed.low is not None and speed.low > 1):
-        return f"after {steps_text(_number(variant.get('break_even_steps')))}"
+    chosen = _chosen(step)
+    if (chosen is not None and chosen == variant.id) or (speed.low is not None and speed.low > 1):
+        return f"after {steps_text(variant.break_even_steps)}"
     if speed.high is not None and speed.high < 1:
         return "never: slower"
     return "unclear: may be slower" if speed.low is not None else "-"
 
 
-def variant_pays_off(step: Doc, variant: Doc, speed: Speed | None) -> str:
+def variant_pays_off(step: Step, variant: Variant, speed: Speed | None) -> str:
     """The per-variant table's pay-off: the variant's own `payoff` decision when it has one."""
-    payoff = variant.get("payoff")
-    if isinstance(payoff, Mapping) and payoff.get("decision"):
-        return _decision_pays_off(payoff, payoff["decision"]).removeprefix("after ")
-    recommendation = step.get("recommendation") or {}
-    decided = recommendation.get("break_even_steps")
-    if recommendation.get("variant") == variant.get("id") and isinstance(decided, Mapping):
-        return steps_text(_number(decided.get("estimate")))
+    if variant.payoff is not None:
+        return _decision_pays_off(variant.payoff, variant.payoff.decision).removeprefix("after ")
+    recommendation = step.recommendation
+    if (
+        recommendation is not None
+        and recommendation.variant == variant.id
+        and recommendation.break_even_steps is not None
+    ):
+        return steps_text(recommendation.break_even_steps.estimate)
     if speed is None or speed.low is None:
         return "-"
     if speed.high is not None and speed.high < 1:
         return "never: slower"
     if speed.low <= 1:
         return "unclear: may be slower"
-    return steps_text(_number(variant.get("break_even_steps")))
+    return steps_text(variant.break_even_steps)
 
 
-def _decision_pays_off(recommendation: Doc, decision: str) -> str:
-    if recommendation.get("withheld"):
+def _decision_pays_off(figures: Recommendation | Payoff, decision: Decision) -> str:
+    """The pays-off words of a decision: the step's recommendation, or a variant's payoff."""
+    if isinstance(figures, Recommendation) and figures.withheld:
         return NO_RECOMMENDATION
-    interval = recommendation.get("break_even_steps") or {}
-    estimate = _number(interval.get("estimate"))
-    low, high = _number(interval.get("low")), _number(interval.get("high"))
+    interval = figures.break_even_steps
+    estimate = interval.estimate if interval is not None else None
     steps = f"after {steps_text(estimate)}" if estimate is not None else ""
-    if steps and low is not None and high is not None:
-        steps += f" ({steps_text(low).removesuffix(' steps')}–{steps_text(high)})"
-    saving = (recommendation.get("saving_s") or {}).get("estimate")
-    per_run = _number(recommendation.get("steps_per_run"))
-    if decision == "compile":
+    if steps and interval is not None and interval.high is not None:
+        steps += f" ({steps_text(interval.low).removesuffix(' steps')}–{steps_text(interval.high)})"
+    saving = figures.saving_s.estimate if figures.saving_s is not None else None
+    per_run = figures.steps_per_run
+    if decision is Decision.COMPILE:
         text = steps or "at once"
-        if _number(saving) is not None and per_run is not None:
+        if saving is not None and per_run is not None:
             text += f"; saves ~{_duration(float(saving))} in a {per_run:,.0f}-step run"
         return text
-    if decision == "stay_eager":
+    if decision is Decision.STAY_EAGER:
         if steps and per_run is not None:
             return f"{steps}, beyond a {per_run:,.0f}-step run: stay eager"
         return "never: stay eager"
-    needed = recommendation.get("processes_needed")
+    needed = figures.processes_needed
     more = (
         f": {needed} more process{'' if needed == 1 else 'es'} to decide"
         if isinstance(needed, int)

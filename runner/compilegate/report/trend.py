@@ -12,39 +12,36 @@ fewer than two stored runs has no trend to show.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
-from ..gate.history import run_summary
+from ..gate.history import step_run_summary
+from ..results.model import HistoryRun, ResultDocument
 from .escape import inert
 
 MAX_LINES = 4
 MIN_STORED_RUNS = 2
 PALETTE = (("#1f77b4", "blue"), ("#ff7f0e", "orange"), ("#2ca02c", "green"), ("#d62728", "red"))
 
-Doc = Mapping[str, Any]
 
-
-def trend_markdown(baseline: Doc | None, document: Doc) -> str | None:
+def trend_markdown(baseline: ResultDocument | None, document: ResultDocument) -> str | None:
     """One chart per step the baseline keeps a history of (≥ MIN_STORED_RUNS runs); None
     when no step has one."""
     if baseline is None:
         return None
-    stored = {str(s.get("name")): s for s in baseline.get("steps") or [] if isinstance(s, Mapping)}
     charts = []
-    for step in document.get("steps") or []:
-        old = stored.get(str(step.get("name")))
-        history = [r for r in (old or {}).get("history") or [] if isinstance(r, Mapping)]
-        current = run_summary(step)
+    for step in document.steps:
+        old = baseline.step(step.name)
+        history = list(old.history or ()) if old is not None else []
+        current = step_run_summary(step)
         if len(history) < MIN_STORED_RUNS or current is None:
             continue
-        chart = step_chart(str(step.get("name")), [*history, current])
+        chart = step_chart(step.name, [*history, current])
         if chart:
             charts.append(chart)
     return "\n\n".join(charts) if charts else None
 
 
-def step_chart(name: str, runs: Sequence[Doc]) -> str | None:
+def step_chart(name: str, runs: Sequence[HistoryRun]) -> str | None:
     """The chart of one step over `runs` (the last one this run)."""
     lines = _lines(runs)
     if not lines:
@@ -77,23 +74,18 @@ def step_chart(name: str, runs: Sequence[Doc]) -> str | None:
     )
 
 
-def _lines(runs: Sequence[Doc]) -> list[tuple[str, list[float | None]]]:
-    out: list[tuple[str, list[float | None]]] = [
-        ("eager", [_ms(r.get("eager_step_ms")) for r in runs])
-    ]
+def _lines(runs: Sequence[HistoryRun]) -> list[tuple[str, list[float | None]]]:
+    out: list[tuple[str, list[float | None]]] = [("eager", [_ms(r.eager_step_ms) for r in runs])]
     variants: list[str] = []
     for run in runs:
-        for vid in run.get("variants") or {}:
+        for vid in run.variants or {}:
             if vid not in variants:
                 variants.append(vid)
     for vid in variants[: MAX_LINES - 1]:
         out.append(
             (
                 f"{vid} compiled",
-                [
-                    _ms(((r.get("variants") or {}).get(vid) or {}).get("compiled_step_ms"))
-                    for r in runs
-                ],
+                [_ms(((r.variants or {}).get(vid) or {}).get("compiled_step_ms")) for r in runs],
             )
         )
     return [(label, series) for label, series in out if series[-1] is not None]
@@ -108,7 +100,7 @@ def _filled(series: Sequence[float | None]) -> list[float]:
     return out
 
 
-def _ms(value: Any) -> float | None:
+def _ms(value: float | None) -> float | None:
     if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
         return float(value)
     return None

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from ..gate.verdict import VERDICT_EXIT_CODES, MetricVerdict
 from ..results.formats import format_bytes
+from ..results.model import Variant
 
 FAIL_ICON = "❌"
 LOOK_ICON = "⚠️"
@@ -167,7 +168,7 @@ _DERIVED_OPTIONS = {
 }
 
 
-def variant_name(variant: Mapping[str, Any] | str | None) -> str:
+def variant_name(variant: Variant | str | None) -> str:
     """`default`, `default, whole step` (compile: step), `reduce-overhead, dynamic`; a
     variant the config named keeps its name."""
     if variant is None:
@@ -177,18 +178,17 @@ def variant_name(variant: Mapping[str, Any] | str | None) -> str:
         if options and all(option in _DERIVED_OPTIONS for option in options):
             return ", ".join([mode, *(_DERIVED_OPTIONS[option] for option in options)])
         return variant  # a name the config gave (or the bare mode)
-    derived = [str(variant.get("mode") or "default")]
-    if variant.get("dynamic") is not None:
-        derived.append("dynamic" if variant["dynamic"] else "static")
-    if variant.get("compile_target") == "step":
+    derived = [variant.mode or "default"]
+    if variant.dynamic is not None:
+        derived.append("dynamic" if variant.dynamic else "static")
+    if variant.compile_target == "step":
         derived.append("whole step")
-    if variant.get("fullgraph"):
+    if variant.fullgraph:
         derived.append("fullgraph")
-    if variant.get("backend") not in (None, "inductor"):
-        derived.append(str(variant["backend"]))
-    vid = str(variant.get("id") or "")
+    if variant.backend not in (None, "inductor"):
+        derived.append(str(variant.backend))
     generated = "+".join([derived[0], *[p.replace("whole step", "step") for p in derived[1:]]])
-    return ", ".join(derived) if vid in ("", generated) else vid
+    return ", ".join(derived) if variant.id in ("", generated) else variant.id
 
 
 def row_subject(row: MetricVerdict) -> str:

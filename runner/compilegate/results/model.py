@@ -317,6 +317,11 @@ class BreakSite(Model):
     cause: BreakCause | None = None
     sources: tuple[str, ...] | None = None
 
+    @property
+    def in_repository(self) -> bool:
+        """In the user's repository: origin "repo" (a document before `origin`: in_repo)."""
+        return self.origin == "repo" or (self.origin is None and bool(self.in_repo))
+
 
 @dataclass(frozen=True)
 class GraphBreaks(Model):

@@ -48,7 +48,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .processes import variant_records
+from .model import Process, Variant
+from .processes import Record, keyed_variant_processes, variant_records
 from .stats import CONFIDENCE, ratio_of_means, t_quantile
 
 Doc = Mapping[str, Any]
@@ -172,17 +173,26 @@ def measure(variant: Doc) -> Measured | None:
 
 def process_means(variant: Doc) -> list[tuple[float, float]]:
     """(mean eager ms, mean compiled ms) of each process of the variant."""
+    return record_means(variant_records(variant))
+
+
+def parsed_process_means(variant: Variant) -> list[tuple[float, float]]:
+    """process_means of a parsed variant (results/model.py)."""
+    return record_means([process for _, process in keyed_variant_processes(variant)])
+
+
+def record_means(records: Sequence[Record]) -> list[tuple[float, float]]:
     out = []
-    for record in variant_records(variant):
+    for record in records:
         eager, compiled = _mean_ms(record, "eager", "eager_b"), _mean_ms(record, "compiled")
         if eager and compiled:
             out.append((eager, compiled))
     return out
 
 
-def _mean_ms(record: Doc, *copies: str) -> float | None:
+def _mean_ms(record: Record, *copies: str) -> float | None:
     """Mean of a process's timed iterations of these copies (ms); None without a positive one."""
-    samples = record.get("samples_ms") or {}
+    samples = (record.samples_ms if isinstance(record, Process) else record.get("samples_ms")) or {}
     values = [v for copy in copies for v in samples.get(copy) or []]
     mean = statistics.fmean(values) if values else 0.0
     return mean if mean > 0 else None

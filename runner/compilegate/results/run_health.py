@@ -18,6 +18,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .model import ResultDocument, Step
+
 OTHERS_CPU_LIMIT_PCT = 25.0
 STEAL_LIMIT_PCT = 5.0
 AA_NOISE_LIMIT_PCT = 25.0
@@ -104,22 +106,21 @@ def multi_threaded(steps: Sequence[Doc]) -> bool:
     """Whether a measured step ran with more than one thread (`threads` unset: torch's
     default, one per core). On this project's 2-core runner, idle, the yardstick timed with
     2 threads drifted 23-47 % between processes (5 runs), with 1 thread 2-4 % (2 runs)."""
-    for step in steps:
-        if step.get("status") != "ok":
-            continue
-        threads = (step.get("settings") or {}).get("threads")
-        if threads is None or threads > 1:
-            return True
-    return False
+    return any(_several_threads(s.get("settings")) for s in steps if s.get("status") == "ok")
 
 
-def cpu_multi_threaded(steps: Sequence[Doc]) -> bool:
+def cpu_multi_threaded(steps: Sequence[Step]) -> bool:
     """Whether a step measured on the CPU ran with more than one thread: then an unsteady
     run names threads: 1 whatever made it unsteady, the one cause of noise the user's config
     sets. Idle, on the 2-core runner, several threads alone made the yardstick drift 23-47 %
     (1 thread: 2-4 %). Under load one thread is no cure: with others taking 54-77 % of the
     CPU, a small MLP's A/A was ±6.5-404 % with 1 thread, ±13-59 % with 2 (3 runs each)."""
-    return multi_threaded([step for step in steps if step.get("device") == "cpu"])
+    return any(_several_threads(s.settings) for s in steps if not s.failed and s.device == "cpu")
+
+
+def _several_threads(settings: Mapping[str, Any] | None) -> bool:
+    threads = (settings or {}).get("threads")
+    return threads is None or threads > 1
 
 
 def _on_cores(cores: Any) -> str:
@@ -130,7 +131,7 @@ HEALTH_PREFIX = "⚠️ run health"
 UNSTEADY = "the machine was unsteady while this ran"
 
 
-def health_line(document: Doc) -> str | None:
+def health_line(document: ResultDocument) -> str | None:
     """The one line a report starts with when the run's machine was unsteady; else None."""
     parts = health_parts(document)
     if parts is None:
@@ -139,13 +140,13 @@ def health_line(document: Doc) -> str | None:
     return f"{HEALTH_PREFIX}: {UNSTEADY} — " + "; ".join(reasons) + consequence
 
 
-def health_parts(document: Doc) -> tuple[list[str], str] | None:
+def health_parts(document: ResultDocument) -> tuple[list[str], str] | None:
     """(why the machine was unsteady, what that means for the run), for a report that says
     the consequence once for several runs; None when the run was steady."""
-    reasons = ((document.get("run_health") or {}).get("unsteady")) or []
+    reasons = document.run_health.unsteady if document.run_health is not None else ()
     if not reasons:
         return None
-    if document.get("pairing"):
+    if document.pairing is not None:
         # Paired: head and base shared those minutes, and the gate judges the paired
         # differences with their own noise (gate/judges/speed.py, step_time_gate).
         consequence = (
@@ -159,9 +160,7 @@ def health_parts(document: Doc) -> tuple[list[str], str] | None:
             "sides share cancels."
         )
     shown = [str(r) for r in reasons]
-    if cpu_multi_threaded(document.get("steps") or []) and not any(
-        THREADS_HINT in r for r in shown
-    ):
+    if cpu_multi_threaded(document.steps) and not any(THREADS_HINT in r for r in shown):
         shown.append(
             "its CPU steps ran with several threads (threads unset or above 1), which alone "
             f"make a small machine's timings wander; {THREADS_HINT}"
