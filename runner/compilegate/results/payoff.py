@@ -48,8 +48,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .model import Process, Variant
-from .processes import Record, keyed_variant_processes, variant_records
+from .model import Variant
+from .processes import Record, keyed_variant_processes, samples_of, variant_records
 from .stats import CONFIDENCE, ratio_of_means, t_quantile
 
 Doc = Mapping[str, Any]
@@ -192,7 +192,7 @@ def record_means(records: Sequence[Record]) -> list[tuple[float, float]]:
 
 def _mean_ms(record: Record, *copies: str) -> float | None:
     """Mean of a process's timed iterations of these copies (ms); None without a positive one."""
-    samples = (record.samples_ms if isinstance(record, Process) else record.get("samples_ms")) or {}
+    samples = samples_of(record)
     values = [v for copy in copies for v in samples.get(copy) or []]
     mean = statistics.fmean(values) if values else 0.0
     return mean if mean > 0 else None

@@ -233,7 +233,7 @@ def quantile_values(
     divided by the yardstick's q-quantile when `per_yardstick`."""
     values = []
     for record in records:
-        samples = _samples(record)
+        samples = samples_of(record)
         present = [side for side in copies if _positive(samples.get(side))]
         value = math.exp(
             math.fsum(math.log(quantile(sorted(samples[s]), q)) for s in present) / len(present)
@@ -246,7 +246,7 @@ def quantile_values(
 
 def sampled(record: Record, side: str) -> bool:
     """Whether the record kept its raw samples of `side` (and of the yardstick, when timed)."""
-    samples = _samples(record)
+    samples = samples_of(record)
     if not _positive(samples.get(side)):
         return False
     if isinstance(record, Process):
@@ -256,7 +256,7 @@ def sampled(record: Record, side: str) -> bool:
     return not timed_yardstick or _positive(samples.get("yardstick"))
 
 
-def _samples(record: Record) -> Mapping[str, Sequence[float]]:
+def samples_of(record: Record) -> Mapping[str, Sequence[float]]:
     if isinstance(record, Process):
         return record.samples_ms or {}
     return record.get("samples_ms") or {}
