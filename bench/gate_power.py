@@ -217,9 +217,10 @@ def stored_baseline(work: Path, names: list[str]) -> dict:
     order: the last run's measurements, the history of all of them (gate/history.py)."""
     baseline = None
     for name in names:
-        baseline, _ = merge_into_baseline(baseline, json.loads((work / name).read_text()), work)
+        run = parse(json.loads((work / name).read_text()), str(work / name))
+        baseline, _ = merge_into_baseline(baseline, run, work)
     assert baseline is not None
-    return baseline
+    return baseline.to_json()
 
 
 def period_text(manifest: dict) -> str:

@@ -26,7 +26,7 @@ from report_runs import (
     with_history,
 )
 
-from compilegate.gate.documents import read_result_document
+from compilegate.gate.documents import read_document
 from compilegate.gate.run_set import RunSetVerdict, find_results, judge_run_set
 from compilegate.report.comment import render_comment
 
@@ -58,7 +58,7 @@ def chromium() -> None:
 
 
 def example_run_set() -> RunSetVerdict:
-    baseline = read_result_document(EXAMPLE / "baseline.json", role="baseline")
+    baseline = read_document(EXAMPLE / "baseline.json", role="baseline")
     sources = find_results([], EXAMPLE / "results")
     return judge_run_set(sources, baseline, "examples/report/baseline.json")
 

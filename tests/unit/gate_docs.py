@@ -230,7 +230,11 @@ def result(
         "schema_version": 1,
         "tool": {"name": "compilegate", "version": "0.1.0"},
         "created_at": created_at,
-        "config": {"path": "compilegate.yml", "sha256": "abc"},
+        "config": {
+            "path": "compilegate.yml",
+            "sha256": "abc",
+            "accept_label": "compilegate: accept",
+        },
         "declared_steps": (
             declared_steps if declared_steps is not None else [s["name"] for s in run_steps]
         ),
@@ -276,8 +280,6 @@ def with_history(step_doc: dict[str, Any], scatter: tuple[float, ...] = STEADY_H
     (gate/history.py): each run's eager times scaled by its factor, its compiled times by
     another one's, the yardstick left alone. A stored baseline judges absolute step times
     only with such a history (gate/judges/speed.py, step_time_gate)."""
-    from compilegate.gate.history import run_summary
-
     runs = []
     for index, factor in enumerate(scatter):
         compiled_factor = scatter[(index + 2) % len(scatter)]
@@ -311,3 +313,24 @@ def judge_documents(baseline: dict[str, Any], current: dict[str, Any], *args: An
         *args,
         **kwargs,
     )
+
+
+def run_summary(step_doc: dict[str, Any]) -> dict[str, Any] | None:
+    """One run of the step (JSON-shaped) as a baseline's history keeps it, as JSON
+    (gate/history.step_run_summary of the step through the door)."""
+    from compilegate.gate.history import step_run_summary
+    from compilegate.results.model import step_of
+
+    summary = step_run_summary(step_of(step_doc))
+    return summary.to_json() if summary is not None else None
+
+
+def merge_documents(old: dict[str, Any] | None, new: dict[str, Any], path: Any = None):
+    """`baseline update`'s merge (gate/baseline.merge_into_baseline) of JSON-shaped
+    documents, each through the door (results/model.parse); the merged baseline as JSON."""
+    from compilegate.gate.baseline import merge_into_baseline
+    from compilegate.results.model import parse
+
+    base = parse(old, "baseline.json", "baseline") if old is not None else None
+    merged, update = merge_into_baseline(base, parse(new, "result.json", "result"), path)
+    return merged.to_json(), update

@@ -111,17 +111,17 @@ def synthetic_documents() -> dict[str, dict[str, Any]]:
 
 def baselines_from_updates(docs: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Baselines as `compilegate baseline update` writes them (gate/baseline.py's merge)."""
-    from compilegate.gate.baseline import merge_into_baseline
+    from gate_docs import merge_documents
 
     made = {}
     where = Path("baseline.json")
-    first, _ = merge_into_baseline(None, docs["base"], where)
+    first, _ = merge_documents(None, docs["base"], where)
     made["updated-base"] = first
-    made["updated-base-then-speed-drop"], _ = merge_into_baseline(first, docs["speed-drop"], where)
-    made["updated-base-then-variant-error"], _ = merge_into_baseline(
+    made["updated-base-then-speed-drop"], _ = merge_documents(first, docs["speed-drop"], where)
+    made["updated-base-then-variant-error"], _ = merge_documents(
         first, docs["variant-error"], where
     )
-    made["updated-base-then-two-steps"], _ = merge_into_baseline(first, docs["two-steps"], where)
+    made["updated-base-then-two-steps"], _ = merge_documents(first, docs["two-steps"], where)
     return made
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from gate_docs import compile_cost, environment, recompile, result, site, step, variant
 
 from compilegate.gate.run_set import ResultSource, RunSetVerdict, judge_run_set
+from compilegate.results.model import parse
 
 HOSTILE = (
     "x | y </details> <script>alert(1)</script> @octo-org/team ![x](http://evil.example/p.png) "
@@ -42,9 +43,10 @@ def judge(tmp_path: Path, baseline: dict | None, **results: dict) -> RunSetVerdi
         ResultSource(write(tmp_path / name / "result.json", doc), name)
         for name, doc in results.items()
     ]
-    if baseline is not None:
-        write(tmp_path / "baseline.json", baseline)
-    return judge_run_set(sources, baseline, str(tmp_path / "baseline.json") if baseline else None)
+    if baseline is None:
+        return judge_run_set(sources, None)
+    where = str(write(tmp_path / "baseline.json", baseline))
+    return judge_run_set(sources, parse(baseline, where, "baseline"), where)
 
 
 def _steps(**changes: dict) -> list[dict]:
@@ -137,9 +139,7 @@ def failing_rows(run_set: RunSetVerdict) -> list:
 def with_history(tmp_path: Path, stored_runs: int = 6) -> RunSetVerdict:
     """The 2 × 3 run set judged against a baseline that keeps the default branch's last
     `stored_runs` runs of each step (gate/history.py), each a few percent off the next."""
-    from gate_docs import process, with_processes
-
-    from compilegate.gate.history import run_summary
+    from gate_docs import process, run_summary, with_processes
 
     def timed(document: dict) -> dict:
         for step_doc in document["steps"]:

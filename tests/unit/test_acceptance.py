@@ -3,10 +3,11 @@ rows, and only those, into `accepted` (exit 0), saying who accepted them."""
 
 from __future__ import annotations
 
+import pytest
 from gate_docs import compile_cost, judge_documents, result, step, variant
 
 from compilegate.config.loading import load_config_text
-from compilegate.errors import EXIT_NOT_JUDGED, EXIT_OK, EXIT_REGRESSION
+from compilegate.errors import EXIT_NOT_JUDGED, EXIT_OK, EXIT_REGRESSION, BaselineError
 from compilegate.gate.acceptance import (
     Acceptance,
     accept,
@@ -15,6 +16,7 @@ from compilegate.gate.acceptance import (
 from compilegate.gate.run_set import ResultSource, judge_run_set
 from compilegate.report.comment import render_comment
 from compilegate.report.headline import headline_of
+from compilegate.results.model import ResultDocument, parse
 
 LABEL = "compilegate: accept"
 MAINTAINER = Acceptance(label=LABEL, login="maintainer")
@@ -37,6 +39,11 @@ def base_doc(accept_label: object = LABEL, *, record: bool = True) -> dict:
     else:
         doc.pop("config", None)
     return doc
+
+
+def parsed_base(accept_label: object = LABEL, *, record: bool = True) -> ResultDocument:
+    """base_doc through the door (results/model.parse), as the gate reads a baseline."""
+    return parse(base_doc(accept_label, record=record), "baseline.json", "baseline")
 
 
 def regressed_doc() -> dict:
@@ -101,20 +108,34 @@ def test_the_label_is_the_base_sides_never_the_pull_requests(tmp_path):
     cur_path.write_text(json.dumps(cur))
     for base_label, wanted in ((LABEL, [LABEL]), (None, []), ("perf: ok", ["perf: ok"])):
         base_path.write_text(json.dumps(base_doc(base_label)))
-        run_set = judge_run_set(
-            [ResultSource(cur_path, "result")], json.loads(base_path.read_text())
-        )
+        base = parse(json.loads(base_path.read_text()), str(base_path), "baseline")
+        run_set = judge_run_set([ResultSource(cur_path, "result")], base)
         assert run_set.labels_to_accept() == wanted
     pr_own = Acceptance(label="lgtm", login="maintainer")
     assert run_set.accepted([pr_own]).exit_code == EXIT_REGRESSION
 
 
 def test_a_baseline_from_before_the_key_has_the_default_label():
-    assert accept_label_of(base_doc(record=False)) == LABEL
-    assert accept_label_of(base_doc(LABEL)) == LABEL
-    assert accept_label_of(base_doc(None)) is None
-    assert accept_label_of(base_doc(42)) is None  # a hand-edited baseline: off
+    assert accept_label_of(parsed_base(record=False)) == LABEL
+    before_the_key = base_doc()
+    del before_the_key["config"]["accept_label"]
+    old = parse(before_the_key, "old.json", "baseline")
+    assert old.config is not None and old.config.accept_label == LABEL  # read at the door
+    assert accept_label_of(old) == LABEL
+    assert accept_label_of(parsed_base(LABEL)) == LABEL
+    assert accept_label_of(parsed_base(None)) is None
+    assert accept_label_of(parsed_base("  ")) is None  # a hand-edited baseline: off
     assert accept_label_of(None) is None
+    with pytest.raises(BaselineError, match="accept_label"):
+        parsed_base(42)  # not a label at all: refused at the door
+
+
+def test_acceptance_turned_off_stays_off_through_both_doors():
+    """null (off) is written back as null: left out, it would read as the default label."""
+    off = parsed_base(None)
+    written = off.to_json()
+    assert written["config"]["accept_label"] is None
+    assert accept_label_of(parse(written, "again.json", "baseline")) is None
 
 
 def test_the_config_key_defaults_and_turns_off(tmp_path):
@@ -134,7 +155,7 @@ def test_the_comment_and_headline_say_who_accepted_what(tmp_path):
 
     cur_path = tmp_path / "result.json"
     cur_path.write_text(json.dumps(regressed_doc()))
-    run_set = judge_run_set([ResultSource(cur_path, "result")], base_doc())
+    run_set = judge_run_set([ResultSource(cur_path, "result")], parsed_base())
     run_set = run_set.accepted([MAINTAINER])
     assert run_set.exit_code == EXIT_OK and run_set.overall == "accepted"
     _, headline = headline_of(run_set)
@@ -153,9 +174,9 @@ def test_a_failing_report_says_how_to_accept_it_with_the_base_sides_label(tmp_pa
 
     cur_path = tmp_path / "result.json"
     cur_path.write_text(json.dumps(regressed_doc()))
-    said = [s for s, _ in advice_for(judge_run_set([ResultSource(cur_path, "r")], base_doc()))]
+    said = [s for s, _ in advice_for(judge_run_set([ResultSource(cur_path, "r")], parsed_base()))]
     assert any('with the label "compilegate: accept"' in s for s in said), said
-    off = judge_run_set([ResultSource(cur_path, "r")], base_doc(None))
+    off = judge_run_set([ResultSource(cur_path, "r")], parsed_base(None))
     assert not any("label" in s for s, _ in advice_for(off))
 
 

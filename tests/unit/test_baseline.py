@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from gate_docs import environment, result, step, variant
+from gate_docs import environment, merge_documents, result, step, variant
 
 from compilegate.errors import EXIT_USAGE, BaselineError
-from compilegate.gate.baseline import merge_into_baseline, update_baseline
+from compilegate.gate.baseline import update_baseline
 from compilegate.gate.documents import check_result_document, read_result_document
 
 
@@ -262,7 +262,7 @@ def test_a_variant_that_failed_keeps_its_last_good_baseline(tmp_path):
 def test_an_incomplete_variant_keeps_its_last_complete_baseline(incomplete, why):
     old = result(step(variants=[variant(speedup=1.5)]))
     new = result(step(variants=[variant(speedup=1.4) | incomplete]))
-    merged, update = merge_into_baseline(old, new, tmp_path_stub())
+    merged, update = merge_documents(old, new, tmp_path_stub())
     assert merged["steps"][0]["variants"][0]["speedup"]["median"] == 1.5
     assert update.variants_kept == (f"train/default ({why} in this run)",)
 
@@ -274,7 +274,7 @@ def test_a_failed_variant_replaces_the_baseline_when_the_step_config_changed():
         settings={"warmup": 9},
         fingerprint="fp-2",
     )
-    merged, update = merge_into_baseline(old, result(changed), tmp_path_stub())
+    merged, update = merge_documents(old, result(changed), tmp_path_stub())
     assert merged["steps"][0]["variants"][0]["status"] == "error"
     assert update.variants_kept == ()
 
@@ -282,7 +282,7 @@ def test_a_failed_variant_replaces_the_baseline_when_the_step_config_changed():
 def test_a_variant_that_never_ran_well_stays_failed_in_the_baseline():
     old = result(step(variants=[variant(status="error", error="first")]))
     new = result(step(variants=[variant(status="error", error="second")]))
-    merged, _ = merge_into_baseline(old, new, tmp_path_stub())
+    merged, _ = merge_documents(old, new, tmp_path_stub())
     assert merged["steps"][0]["variants"][0]["error"] == "second"
 
 
@@ -295,7 +295,7 @@ def tmp_path_stub():
 def test_a_variant_absent_from_a_cut_short_run_keeps_its_baseline():
     old = result(step(variants=[variant("a"), variant("b", speedup=1.7)]))
     cut_short = result(step(variants=[variant("a", speedup=1.3)]))  # same fingerprint
-    merged, update = merge_into_baseline(old, cut_short, tmp_path_stub())
+    merged, update = merge_documents(old, cut_short, tmp_path_stub())
     assert [v["id"] for v in merged["steps"][0]["variants"]] == ["a", "b"]
     assert merged["steps"][0]["variants"][0]["speedup"]["median"] == 1.3
     assert update.variants_kept == ("train/b (not in this run's result)",)
@@ -304,7 +304,7 @@ def test_a_variant_absent_from_a_cut_short_run_keeps_its_baseline():
 def test_a_variant_dropped_from_the_config_is_dropped_from_the_baseline():
     old = result(step(variants=[variant("a"), variant("b")], fingerprint="fp-ab"))
     new = result(step(variants=[variant("a")], fingerprint="fp-a"))
-    merged, update = merge_into_baseline(old, new, tmp_path_stub())
+    merged, update = merge_documents(old, new, tmp_path_stub())
     assert [v["id"] for v in merged["steps"][0]["variants"]] == ["a"]
     assert update.variants_kept == ()
 
@@ -313,7 +313,7 @@ def test_a_step_deleted_from_the_config_leaves_the_baseline_and_one_left_out_sta
     old = result(step(name="kept"), step(name="deleted"), step(name="left-out"))
     # the default branch's config now declares kept and left-out; this run measured kept only
     new = result(step(name="kept"), declared_steps=["kept", "left-out"])
-    merged, update = merge_into_baseline(old, new, tmp_path_stub())
+    merged, update = merge_documents(old, new, tmp_path_stub())
     assert [s["name"] for s in merged["steps"]] == ["kept", "left-out"]
     assert update.no_longer_declared == ("deleted",)
     assert "1 dropped (no longer in the config) (deleted)" in update.summary()

@@ -17,6 +17,7 @@ from report_runs import hostile as hostile_run_set
 from compilegate.gate.run_set import ResultSource, judge_run_set
 from compilegate.report.comment import COMMENT_LIMIT_CHARS, render_comment
 from compilegate.report.links import LinkContext
+from compilegate.results.model import parse as document
 
 cmarkgfm = pytest.importorskip("cmarkgfm")
 from cmarkgfm.cmark import Options  # noqa: E402
@@ -74,7 +75,9 @@ def run_set(tmp_path: Path, baseline: dict | None, **results: dict):
         ResultSource(write(tmp_path / name / "result.json", doc), name)
         for name, doc in results.items()
     ]
-    return judge_run_set(sources, baseline, "baseline.json" if baseline else None)
+    if baseline is None:
+        return judge_run_set(sources, None)
+    return judge_run_set(sources, document(baseline, "baseline.json", "baseline"), "baseline.json")
 
 
 def test_hostile_strings_stay_inert(tmp_path: Path):
@@ -128,7 +131,9 @@ def test_a_missing_version_is_a_row_with_its_error(tmp_path: Path):
         ResultSource(ok, "torch-2.13.0"),
         ResultSource(tmp_path / "torch-9.9.9" / "result.json", "torch-9.9.9"),
     ]
-    verdict = judge_run_set(sources, result(), "baseline.json")
+    verdict = judge_run_set(
+        sources, document(result(), "baseline.json", "baseline"), "baseline.json"
+    )
     markdown = render_comment(verdict)
     assert "| 9.9.9 | - | ❌ error | pip: no matching distribution for torch==9.9.9 |" in markdown
     assert markdown.splitlines()[0].startswith(

@@ -21,6 +21,7 @@ from gate_docs import (
 
 from compilegate.gate.run_set import ResultSource, judge_run_set
 from compilegate.report.first_screen import FirstScreen
+from compilegate.results.model import parse
 
 # What the machine did while each pair ran: the same factor on both sides of a pair.
 LOAD = [1.0, 1.25, 0.9, 1.4]
@@ -74,7 +75,8 @@ def test_the_first_screen_names_the_base_and_the_pairing(tmp_path: Path) -> None
     base = side(5.0, "base", [10.0, 12.5, 9.0])
     head = tmp_path / "result.json"
     head.write_text(json.dumps(side(5.5, "head", [10.2, 12.6, 9.1])))
-    run_set = judge_run_set([ResultSource(head, "result")], base, "result.base.json")
+    typed_base = parse(base, "result.base.json", "baseline")
+    run_set = judge_run_set([ResultSource(head, "result")], typed_base, "result.base.json")
     text = " ".join(FirstScreen.of(run_set).text().split())
     assert "base bbbbbbb (torch 2.10.0; paired, 4 pairs, same machine)" in text
     assert "baseline update" not in text, "nothing to refresh: the base is measured each run"

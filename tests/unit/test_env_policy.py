@@ -7,10 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from gate_docs import result, step
 
 from compilegate.config import Config
 from compilegate.config.loading import load_config_file
 from compilegate.errors import UsageError
+from compilegate.results.model import ResultDocument, parse
 from compilegate.run.env_policy import apply_env_policy, checked_operator_env, trusts_config_env
 from compilegate.run.paired import paired_configs
 
@@ -24,12 +26,17 @@ steps:
     entry: step.py:make_step
     env: [TEAM_DEPLOY_SETTING]
 """
-BASELINE = {
-    "steps": [
-        {"name": "train", "settings": {"env": ["HF_HOME", "TORCH_HOME", "CI_JOB_JWT"]}},
-        {"name": "gone", "settings": {"env": ["DATA_DIR"]}},
-    ]
-}
+
+
+def recorded_baseline() -> ResultDocument:
+    """A stored baseline whose steps recorded the names they were given (settings.env)."""
+    document = result(step(name="train"), step(name="gone"))
+    document["steps"][0]["settings"]["env"] = ["HF_HOME", "TORCH_HOME", "CI_JOB_JWT"]
+    document["steps"][1]["settings"]["env"] = ["DATA_DIR"]
+    return parse(document, "baseline.json", "baseline")
+
+
+BASELINE = recorded_baseline()
 
 
 @pytest.fixture

@@ -7,12 +7,19 @@ from __future__ import annotations
 import copy
 import random
 
-from gate_docs import judge_documents, process, result, step, variant, with_processes
+from gate_docs import (
+    judge_documents,
+    merge_documents,
+    process,
+    result,
+    step,
+    variant,
+    with_processes,
+)
 
 from compilegate.cli.gate_commands import one_version_run_set, render_report
-from compilegate.gate.baseline import merge_into_baseline
-from compilegate.gate.documents import parsed
 from compilegate.gate.history import HISTORY_RUNS, predict
+from compilegate.results.model import parse
 
 PROCESSES = 4
 ITERATIONS = 20
@@ -42,7 +49,7 @@ def simulated_run(rng: random.Random, day_sd: float, eager_ms=10.0, compiled_ms=
 def baseline_of(runs: list[dict]) -> dict:
     baseline = None
     for run in runs:
-        baseline, _ = merge_into_baseline(baseline, run, path=None)
+        baseline, _ = merge_documents(baseline, run)
     return baseline
 
 
@@ -65,13 +72,13 @@ def test_baseline_update_keeps_the_last_runs_newest_last_and_restarts_on_a_new_c
     # a result that brings its own history does not get to write the baseline's
     forged = copy.deepcopy(runs[0])
     forged["steps"][0]["history"] = [{"eager_step_ms": 1e9}] * 50
-    after, _ = merge_into_baseline(baseline, forged, path=None)
+    after, _ = merge_documents(baseline, forged)
     assert len(after["steps"][0]["history"]) == HISTORY_RUNS
     assert max(r["eager_step_ms"] for r in after["steps"][0]["history"]) < 11
     # another configuration measures something else: its history starts again
     changed = copy.deepcopy(runs[0])
     changed["steps"][0]["config_fingerprint"] = "fp-2"
-    restarted, _ = merge_into_baseline(baseline, changed, path=None)
+    restarted, _ = merge_documents(baseline, changed)
     assert len(restarted["steps"][0]["history"]) == 1
 
 
@@ -185,8 +192,8 @@ def test_an_inconclusive_row_against_a_history_says_a_rerun_will_not_narrow_its_
     rows = [r for r in report.verdicts if r.metric == "eager_step_ms"]
     run_set = one_version_run_set(
         report,
-        parsed(slower, "r.json"),
-        parsed(baseline, "b.json", "baseline"),
+        parse(slower, "r.json"),
+        parse(baseline, "b.json", "baseline"),
         ("r.json", "b.json"),
     )
     text = " ".join(render_report(report, "table", run_set).split())

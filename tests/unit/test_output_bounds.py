@@ -36,9 +36,9 @@ def test_limits_take_defaults_for_what_a_document_leaves_out_or_gets_wrong() -> 
 
 
 def test_a_run_against_a_baseline_gets_no_more_than_the_baseline_allows() -> None:
-    baseline = {"steps": [{"name": "a", "settings": {"limits": {"pids": 100}}}]}
+    recorded = {"a": {"pids": 100}}  # step name → its baseline step's settings.limits
     asked = [("a", ResourceLimits(pids=10**6, memory_mib=1024)), ("new", ResourceLimits(pids=9999))]
-    limits = under_baseline(asked, baseline)
+    limits = under_baseline(asked, recorded)
     # "a" capped by its baseline step; "new" (not in the baseline) by the defaults
     assert limits.pids == ResourceLimits().pids
     assert limits.memory_mib == ResourceLimits().memory_mib

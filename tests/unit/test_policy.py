@@ -26,7 +26,7 @@ from compilegate.gate.policy import (
     step_config_mismatch,
 )
 from compilegate.gate.verdict import OVERALL_ORDER, VERDICT_EXIT_CODES, VERDICTS
-from compilegate.results.model import environment_of, step_of
+from compilegate.results.model import environment_of, parse, step_of
 
 
 def env(raw):
@@ -194,7 +194,7 @@ def test_run_with_a_baseline_measures_with_the_baselines_power(repo_root: Path):
     measures with the baseline's iterations, rounds and process counts, and says so."""
     config = load_config_text(POWERLESS_CONFIG, source="compilegate.yml", repo_root=repo_root)
     baseline = result(step())  # step "train": warmup 5, 40 iterations, 4 rounds, 1 + 4 processes
-    adopted, notes = adopt_baseline_power(config, baseline)
+    adopted, notes = adopt_baseline_power(config, parse(baseline, "b.json", "baseline"))
     train, other = adopted.steps
     assert (train.warmup, train.iterations, train.rounds) == (5, 40, 4)
     assert (train.variant_processes, train.eager_processes) == (4, 3)  # more is kept

@@ -8,7 +8,7 @@ import io
 from gate_docs import environment, judge_documents, result, site, step, variant
 
 from compilegate.cli.gate_commands import compare_and_report, one_version_run_set, render_report
-from compilegate.gate.documents import parsed
+from compilegate.results.model import parse
 
 
 def mixed():
@@ -32,7 +32,7 @@ def rendered(fmt: str, paths=("out/result.json", ".compilegate/base line.json"))
         report,
         fmt,
         one_version_run_set(
-            report, parsed(current, "result.json"), parsed(baseline, "b.json", "baseline"), paths
+            report, parse(current, "result.json"), parse(baseline, "b.json", "baseline"), paths
         ),
     )
 
@@ -75,7 +75,7 @@ def test_a_passing_or_erroring_run_shows_no_refresh_command():
         passing,
         "table",
         one_version_run_set(
-            passing, parsed(result(), "r.json"), parsed(result(), "b.json", "baseline"), None
+            passing, parse(result(), "r.json"), parse(result(), "b.json", "baseline"), None
         ),
     )
     assert "baseline update" not in text
@@ -96,7 +96,7 @@ def test_markdown_escapes_what_user_code_wrote():
     hostile = (
         "a | b in <lambda> ![x](http://evil.example/p.png) [click](http://evil.example) @org/team"
     )
-    baseline = result(step(variants=[variant()]))
+    baseline = parse(result(step(variants=[variant()])), "b.json", "baseline")
     current = result(step(variants=[variant(status="error", error=hostile)]))
     stream = io.StringIO()
     code = compare_and_report(baseline, current, None, stream, fmt="markdown", result_path="r.json")

@@ -29,6 +29,7 @@ from compilegate.config.model import (
 )
 from compilegate.gate.policy import adopt_baseline_power
 from compilegate.results.document import step_skeleton
+from compilegate.results.model import parse
 from compilegate.run.paired import HEAD_OWN_FIELDS
 
 
@@ -81,7 +82,7 @@ def test_run_with_a_baseline_measures_the_baselines_epoch(
 ):
     baseline = result(step_document(base_text, repo_root))
     config = load_config_text(config_text, source="compilegate.yml", repo_root=repo_root)
-    measured, notes = adopt_baseline_power(config, baseline)
+    measured, notes = adopt_baseline_power(config, parse(baseline, "b.json", "baseline"))
     assert measured.steps[0].epoch_length == adopted
     (note,) = notes
     assert f"epoch_length {adopted} (config: {config.steps[0].epoch_length})" in note

@@ -19,7 +19,7 @@ from ..errors import EXIT_OK, UsageError
 from ..gate.acceptance import accept_label_of
 from ..gate.baseline import update_baseline
 from ..gate.compare import compare_to_baseline
-from ..gate.documents import Parsed, parsed, read_parsed
+from ..gate.documents import read_document
 from ..gate.policy import validate_threshold_override
 from ..gate.run_set import RunSetVerdict, VersionOutcome
 from ..gate.verdict import VerdictReport
@@ -27,6 +27,7 @@ from ..report.comment import render_comment
 from ..report.links import LinkContext
 from ..report.run_set_text import render_run_set_text
 from ..results.document import write_document
+from ..results.model import ResultDocument, parse
 
 FORMATS = ("table", "markdown", "json")
 
@@ -139,8 +140,8 @@ def add_parser(subparsers: Any) -> None:
 
 def command_compare(args: argparse.Namespace) -> int:
     override = parse_threshold_args(args.threshold)
-    baseline = read_parsed(args.baseline, role="baseline")
-    result = read_parsed(args.result, role="result")
+    baseline = read_document(args.baseline, role="baseline")
+    result = read_document(args.result, role="result")
     paths = (args.result, args.baseline)
     return _compare(baseline, result, args.out, sys.stdout, args.format, override, paths)
 
@@ -177,7 +178,7 @@ def command_baseline_update(args: argparse.Namespace) -> int:
 
 
 def compare_and_report(
-    baseline: Path | str | Mapping[str, Any],
+    baseline: Path | str | ResultDocument,
     result_doc: Mapping[str, Any],
     out_path: Path | str | None,
     stream: TextIO,
@@ -188,33 +189,33 @@ def compare_and_report(
     baseline_path: Path | str | None = None,
 ) -> int:
     """Compare an in-memory result (checked like a result file) with the baseline (a file, or
-    a document in memory); write the verdicts; the exit code. Each document passes the door
-    of results/model.py once, here.
+    a document already through the door); write the verdicts; the exit code. The result
+    passes the door of results/model.py once, here.
     `result_path`, where the result was written, goes into the command that would refresh
     the baseline from it; `baseline_path`, where an in-memory baseline was read from."""
-    if isinstance(baseline, Mapping):
-        base = parsed(baseline, str(baseline_path or "baseline"), "baseline")
+    if isinstance(baseline, ResultDocument):
+        base = baseline
     else:
         baseline_path = baseline
-        base = read_parsed(baseline, role="baseline")
-    result = parsed(result_doc, str(result_path or "result"), "result")
+        base = read_document(baseline, role="baseline")
+    result = parse(result_doc, str(result_path or "result"), "result")
     paths = (result_path, baseline_path) if result_path is not None else None
     return _compare(base, result, out_path, stream, fmt, thresholds_override, paths)
 
 
 def judge_result(
-    baseline: Mapping[str, Any],
+    baseline: ResultDocument,
     result_doc: Mapping[str, Any],
     *,
     result_path: Path | str,
     baseline_path: Path | str,
 ) -> tuple[VerdictReport, RunSetVerdict]:
     """A result just measured (checked like a result file) judged against a baseline already
-    read, as the report and the run set of one version `compilegate run` prints."""
-    base = parsed(baseline, str(baseline_path), "baseline")
-    result = parsed(result_doc, str(result_path), "result")
-    report = compare_to_baseline(base.doc, result.doc).with_paths(result_path, baseline_path)
-    return report, one_version_run_set(report, result, base, (result_path, baseline_path))
+    through the door, as the report and the run set of one version `compilegate run`
+    prints."""
+    result = parse(result_doc, str(result_path), "result")
+    report = compare_to_baseline(baseline, result).with_paths(result_path, baseline_path)
+    return report, one_version_run_set(report, result, baseline, (result_path, baseline_path))
 
 
 def parse_threshold_args(items: list[str]) -> dict[str, float]:
@@ -251,27 +252,27 @@ def render_report(
 
 def one_version_run_set(
     report: VerdictReport,
-    result: Parsed,
-    baseline: Parsed,
+    result: ResultDocument,
+    baseline: ResultDocument,
     paths: tuple[Path | str | None, Path | str | None] | None,
 ) -> RunSetVerdict:
     """A comparison of one result as the run set `compilegate report` would make of it."""
     result_path, baseline_path = paths or (None, None)
-    torch = result.doc.environment.torch
+    torch = result.environment.torch
     version = VersionOutcome(
         f"torch {torch}" if torch else "this run",
         str(result_path or "result.json"),
-        document=result.doc,
+        document=result,
         verdict=report,
-        accept_label=accept_label_of(baseline.raw),
+        accept_label=accept_label_of(baseline),
     )
     where = str(baseline_path) if baseline_path else None
-    return RunSetVerdict((version,), where, baseline.doc)
+    return RunSetVerdict((version,), where, baseline)
 
 
 def _compare(
-    baseline: Parsed,
-    result: Parsed,
+    baseline: ResultDocument,
+    result: ResultDocument,
     out_path: Path | str | None,
     stream: TextIO,
     fmt: str,
@@ -279,8 +280,8 @@ def _compare(
     paths: tuple[Path | str, Path | str] | None = None,
 ) -> int:
     """Judge the documents (each through the door once, by the caller) and write the
-    report; report/ reads them as written."""
-    report = compare_to_baseline(baseline.doc, result.doc, override)
+    report."""
+    report = compare_to_baseline(baseline, result, override)
     if paths is not None and paths[0] is not None and paths[1] is not None:
         report = report.with_paths(*paths)
     text = render_report(report, fmt, one_version_run_set(report, result, baseline, paths))

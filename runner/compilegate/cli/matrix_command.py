@@ -22,10 +22,11 @@ from ..containers.matrix import check_version, run_matrix
 from ..containers.outcome import VersionOutcome
 from ..containers.requirements import ALLOW_SOURCE_BUILDS_FLAG, read_requirements
 from ..errors import RunInterrupted, UsageError
-from ..gate.documents import read_result_document
+from ..gate.documents import read_document
 from ..gate.run_set import ERROR_NAME, RESULT_NAME, ResultSource, judge_run_set
 from ..report.comment import render_comment
 from ..report.run_set_text import render_run_set_text
+from ..results.model import ResultDocument, parse
 from ..run.checkout_credentials import refuse_persisted_credentials
 from ..run.child_env import (
     child_environment,
@@ -151,7 +152,7 @@ def command_matrix(args: argparse.Namespace) -> int:
     refuse_persisted_credentials(config.repo_root)  # a token in .git/config: never measured
     baseline = None
     if args.baseline is not None:  # a bad baseline is found before hours of measuring
-        baseline = read_result_document(args.baseline, role="baseline")
+        baseline = read_document(args.baseline, role="baseline")
     if args.against:  # the base's config gives the opt-ins (run/paired.py)
         if args.env:
             raise UsageError("--env and --against: in paired mode the base's config gives the "
@@ -181,7 +182,10 @@ def command_matrix(args: argparse.Namespace) -> int:
         steps=args.step,
         extra_args=_inner_env_arguments(args, baseline, opt_in),
         timeout_s=args.timeout_s,
-        limits=under_baseline([(s.name, s.limits) for s in config.steps], baseline),
+        limits=under_baseline(
+            [(s.name, s.limits) for s in config.steps],
+            baseline.recorded_settings("limits") if baseline is not None else None,
+        ),
         log=_log,
     )
     for outcome in outcomes:
@@ -204,7 +208,7 @@ def command_matrix(args: argparse.Namespace) -> int:
 
 
 def _inner_env_arguments(
-    args: argparse.Namespace, baseline: dict[str, Any] | None, given: list[str]
+    args: argparse.Namespace, baseline: ResultDocument | None, given: list[str]
 ) -> list[str]:
     """The same opt-in policy for each version's `compilegate run` (which has no baseline):
     a trusted config keeps its own opt-ins; otherwise every name the policy gave a step."""
@@ -248,14 +252,15 @@ def _command_matrix_paired(args: argparse.Namespace, versions: list[str], config
         with signals_interrupt_the_run():
             if args.paired:
                 documents = run_versions_paired(config, launchers, out_paths, sys.stderr)
-                base = documents[0]
-                sources = [ResultSource(p, p.parent.name) for p in out_paths[1:]]
                 baseline_source = str(out_paths[0])
+                base = parse(documents[0], baseline_source, "baseline")
+                sources = [ResultSource(p, p.parent.name) for p in out_paths[1:]]
             else:
                 for (_, launcher), path in zip(launchers, out_paths):
                     options = RunOptions(out_path=path, launcher=launcher)
                     paired = run_against(config, args.against, options)
-                    sources.append(ResultSource(path, path.parent.name, paired.base))
+                    own_base = parse(paired.base, str(paired.base_path), "baseline")
+                    sources.append(ResultSource(path, path.parent.name, own_base))
                     for note in paired.notes:
                         _log(f"note: {note}")
                 base = sources[0].baseline

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import BaselineMissing, UsageError
-from ..gate.documents import read_result_document
+from ..gate.documents import read_document
 from ..gate.run_set import (
     BASE_SUFFIX,
     RESULT_NAME,
@@ -90,7 +90,7 @@ def add_run_set_arguments(cmd: Any) -> None:
 def build_run_set(args: argparse.Namespace) -> RunSetVerdict:
     baseline = None
     if args.baseline is not None:
-        baseline = read_result_document(args.baseline, role="baseline")
+        baseline = read_document(args.baseline, role="baseline")
     elif args.untrusted_results:
         # The fork wrote its artifact, base documents included: falling back to one would
         # let it pick what it is judged against.

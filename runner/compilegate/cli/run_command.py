@@ -14,6 +14,7 @@ from ..errors import EXIT_OK, EXIT_RUN_ERROR, RunInterrupted, UsageError
 
 if TYPE_CHECKING:
     from ..config import Config
+    from ..results.model import ResultDocument
     from ..run.orchestrate import RunOptions
 
 
@@ -187,7 +188,7 @@ def command_run(args: argparse.Namespace) -> int:
 
 
 def config_under_env_policy(
-    args: argparse.Namespace, config: Config, baseline: dict[str, Any] | None
+    args: argparse.Namespace, config: Config, baseline: ResultDocument | None
 ) -> Config:
     """The steps' opt-ins as the policy gives them (run/env_policy.py), each one the config
     asked for and did not get said in a note; then a credential under a given name is
@@ -220,6 +221,7 @@ def _run_against(args: argparse.Namespace, config: Config, python: str) -> int:
     """Paired mode (run/paired.py): both sides measured, then the head judged against the
     base on paired differences; exit codes as for compare."""
     from ..report.run_text import render_run_text
+    from ..results.model import parse
     from ..run.interrupts import signals_interrupt_the_run
     from ..run.paired import run_against
     from .gate_commands import judge_result
@@ -235,8 +237,9 @@ def _run_against(args: argparse.Namespace, config: Config, python: str) -> int:
         return stop.exit_code
     for note in paired.notes:
         sys.stderr.write(f"note: {note}\n")
+    base = parse(paired.base, str(paired.base_path), "baseline")
     report, run_set = judge_result(
-        paired.base, paired.head, result_path=paired.head_path, baseline_path=paired.base_path
+        base, paired.head, result_path=paired.head_path, baseline_path=paired.base_path
     )
     where = [f"results written to {paired.head_path} (head) and {paired.base_path} (base)"]
     every_row = shlex.join(
@@ -293,11 +296,11 @@ def _check_out_path(out: Path) -> None:
         raise UsageError(f"--out {out}: cannot write in {folder}")
 
 
-def _read_baseline(path: Path | None, config: Config) -> dict[str, Any] | None:
+def _read_baseline(path: Path | None, config: Config) -> ResultDocument | None:
     """The baseline to compare with after the run, read and validated now: a missing,
     unreadable or invalid `--baseline` is a usage error before anything is measured. The
     config's `baseline:` is compared only when that file exists."""
-    from ..gate.documents import read_result_document
+    from ..gate.documents import read_document
 
     if path is None and config.baseline is not None:
         candidate = config.repo_root / config.baseline
@@ -307,4 +310,4 @@ def _read_baseline(path: Path | None, config: Config) -> dict[str, Any] | None:
         path = candidate
     if path is None:
         return None
-    return read_result_document(path, role="baseline")
+    return read_document(path, role="baseline")

@@ -77,18 +77,14 @@ class ResourceLimits:
 
 
 def under_baseline(
-    steps: Sequence[tuple[str, ResourceLimits]], baseline: Mapping[str, Any] | None
+    steps: Sequence[tuple[str, ResourceLimits]], recorded: Mapping[str, Any] | None
 ) -> ResourceLimits:
     """The limits of one container that runs these (step name, limits): the widest of them,
-    each step's first capped by its baseline step's recorded limits (the defaults where the
-    baseline has no such step or records none). Without a baseline: the config's own."""
-    if baseline is None:
+    each step's first capped by the limits its baseline step recorded (`recorded`: step
+    name → its `settings.limits`; the defaults where the baseline has no such step or
+    records none). Without a baseline (None): the config's own."""
+    if recorded is None:
         return ResourceLimits.widest([limits for _, limits in steps])
-    recorded = {
-        step.get("name"): (step.get("settings") or {}).get("limits")
-        for step in baseline.get("steps") or []
-        if isinstance(step, Mapping)
-    }
     return ResourceLimits.widest(
         [
             limits.capped_by(ResourceLimits.from_dict(_mapping(recorded.get(name))))

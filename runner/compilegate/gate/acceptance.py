@@ -27,11 +27,10 @@ documents and verdicts in, verdicts out.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from ..config.model import DEFAULT_ACCEPT_LABEL
+from ..results.model import ResultDocument
 from .verdict import MetricVerdict, VerdictReport
 
 ACCEPTABLE = frozenset({"regression"})
@@ -53,18 +52,18 @@ class Acceptance:
         return f'@{self.login} (label "{self.label}")'
 
 
-def accept_label_of(base_document: Mapping[str, Any] | None) -> str | None:
+def accept_label_of(base_document: ResultDocument | None) -> str | None:
     """The label the base side's config accepts with, or None (acceptance off, or no base).
 
-    A document from before the key records none: the default. Anything but a non-empty
-    string or null (a hand-edited baseline) turns acceptance off."""
+    A document from before the key reads the default at the door (results/model.py); one
+    without a config block, too. A blank label (a hand-edited baseline) turns acceptance
+    off, as null does."""
     if base_document is None:
         return None
-    config = base_document.get("config")
-    if not isinstance(config, Mapping) or "accept_label" not in config:
+    if base_document.config is None:
         return DEFAULT_ACCEPT_LABEL
-    label = config["accept_label"]
-    return label if isinstance(label, str) and label.strip() else None
+    label = base_document.config.accept_label
+    return label if label and label.strip() else None
 
 
 def label_accepts(label: str, accept_label: str) -> bool:

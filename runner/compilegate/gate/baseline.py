@@ -28,17 +28,14 @@ The file is written atomically, so a crash never leaves half a baseline behind.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ..config import DEFAULT_THRESHOLDS
 from ..errors import BaselineError
 from ..results.document import write_document
-from ..results.model import environment_of, step_of
-from .compare import variant_definition
-from .documents import read_result_document
+from ..results.model import NumericsStatus, ResultDocument, Step, Variant
+from .documents import read_document
 from .history import merged_history
 from .policy import declared_thresholds, environment_mismatch, step_config_mismatch
 from .rules import decides_threshold, is_number
@@ -93,49 +90,45 @@ class BaselineUpdate:
 
 
 def merge_into_baseline(
-    old: Mapping[str, Any] | None, result: Mapping[str, Any], path: Path
-) -> tuple[dict[str, Any], BaselineUpdate]:
+    old: ResultDocument | None, result: ResultDocument, path: Path
+) -> tuple[ResultDocument, BaselineUpdate]:
     """The new baseline document, and what changed; pure (no I/O)."""
-    merged = dict(result)
-    created_at = result.get("created_at")
+    created_at = result.created_at
     if old is None:
-        merged["steps"] = [_with_history(None, step, created_at) for step in result["steps"]]
-        added = tuple(step["name"] for step in result["steps"])
-        return merged, BaselineUpdate(path=path, added=added)
-    env_reason = environment_mismatch(
-        environment_of(old.get("environment") or {}), environment_of(result["environment"])
-    )
-    new_steps = {step["name"]: step for step in result["steps"]}
-    steps: list[Mapping[str, Any]] = []
+        steps = tuple(_with_history(None, step, created_at) for step in result.steps)
+        added = result.step_names
+        return dataclasses.replace(result, steps=steps), BaselineUpdate(path=path, added=added)
+    env_reason = environment_mismatch(old.environment, result.environment)
+    new_steps = {step.name: step for step in result.steps}
+    merged: list[Step] = []
     outcome: dict[str, list[str]] = {k: [] for k in ("replaced", "kept", "kept_over_error")}
     dropped: list[str] = []
     no_longer_declared: list[str] = []
-    declared = set(result.get("declared_steps") or ())
+    declared = set(result.declared_steps or ())
     variants_kept: list[str] = []
-    for old_step in old.get("steps", []):
-        name = old_step["name"]
+    for old_step in old.steps:
+        name = old_step.name
         new_step = new_steps.pop(name, None)
         if new_step is None and declared and name not in declared:
             no_longer_declared.append(name)
         elif new_step is None and env_reason:
             dropped.append(name)
         elif new_step is None:
-            steps.append(old_step)
+            merged.append(old_step)
             outcome["kept"].append(name)
-        elif _failed(new_step) and not _failed(old_step) and not env_reason:
-            steps.append(old_step)
+        elif new_step.failed and not old_step.failed and not env_reason:
+            merged.append(old_step)
             outcome["kept_over_error"].append(name)
         elif env_reason:
-            steps.append(_with_history(None, new_step, created_at))
+            merged.append(_with_history(None, new_step, created_at))
             outcome["replaced"].append(name)
         else:
             merged_step, kept_here = merge_variants(old_step, new_step)
-            steps.append(_with_history(old_step, merged_step, created_at))
+            merged.append(_with_history(old_step, merged_step, created_at))
             outcome["replaced"].append(name)
             variants_kept.extend(kept_here)
     # steps new in this result, in its order
-    steps.extend(_with_history(None, step, created_at) for step in new_steps.values())
-    merged["steps"] = steps
+    merged.extend(_with_history(None, step, created_at) for step in new_steps.values())
     update = BaselineUpdate(
         path=path,
         replaced=tuple(outcome["replaced"]),
@@ -147,54 +140,50 @@ def merge_into_baseline(
         no_longer_declared=tuple(no_longer_declared),
         variants_kept=tuple(variants_kept),
     )
-    return merged, update
+    return dataclasses.replace(result, steps=tuple(merged)), update
 
 
-def merge_variants(
-    old_step: Mapping[str, Any], new_step: Mapping[str, Any]
-) -> tuple[Mapping[str, Any], list[str]]:
+def merge_variants(old_step: Step, new_step: Step) -> tuple[Step, list[str]]:
     """The new step, with each failed, incomplete or (same declared variants) absent variant
     replaced by its previous complete baseline where that is still a baseline of the same
     thing; and `step/variant (why)` for each one kept. A changed step configuration takes
     the new step as it is."""
-    if _failed(old_step) or step_config_mismatch(step_of(old_step), step_of(new_step)):
+    if old_step.failed or step_config_mismatch(old_step, new_step):
         return new_step, []
-    old_variants = {v["id"]: v for v in old_step.get("variants", [])}
     variants, kept = [], []
-    for variant in new_step.get("variants", []):
-        previous = old_variants.get(variant["id"])
+    for variant in new_step.variants:
+        previous = old_step.variant(variant.id)
         why = variant_incomplete(variant)
         if (
             why
             and previous is not None
             and variant_incomplete(previous) is None
-            and variant_definition(previous) == variant_definition(variant)
+            and previous.definition == variant.definition
         ):
             variants.append(previous)
-            kept.append(f"{new_step['name']}/{variant['id']} ({why})")
+            kept.append(f"{new_step.name}/{variant.id} ({why})")
         else:
             variants.append(variant)
-    same_variants = old_step.get("config_fingerprint") == new_step.get("config_fingerprint")
-    if same_variants and old_step.get("config_fingerprint"):
+    if old_step.config_fingerprint and old_step.config_fingerprint == new_step.config_fingerprint:
         # Same declared variants, yet one is absent: a run cut short. Keep its baseline.
-        ran = {v["id"] for v in variants}
-        for vid, previous in old_variants.items():
-            if vid not in ran and variant_incomplete(previous) is None:
+        ran = {v.id for v in variants}
+        for previous in old_step.variants:
+            if previous.id not in ran and variant_incomplete(previous) is None:
                 variants.append(previous)
-                kept.append(f"{new_step['name']}/{vid} (not in this run's result)")
+                kept.append(f"{new_step.name}/{previous.id} (not in this run's result)")
     if not kept:
         return new_step, []
-    return {**new_step, "variants": variants}, kept
+    return dataclasses.replace(new_step, variants=tuple(variants)), kept
 
 
-def variant_incomplete(variant: Mapping[str, Any]) -> str | None:
+def variant_incomplete(variant: Variant) -> str | None:
     """Why a variant's measurement is no full reference, or None when it is one."""
-    if variant.get("status") == "error":
-        error = " ".join(str(variant.get("error") or "unknown error").split())
+    if variant.failed:
+        error = " ".join((variant.error or "unknown error").split())
         return f"failed in this run: {error[:120]}"
-    if any(variant.get(key) is None for key in ("recompiles", "graph_breaks")):
+    if variant.recompiles is None or variant.graph_breaks is None:
         return "its compile diagnostics failed in this run"
-    if (variant.get("numerics") or {}).get("status") == "error":
+    if variant.numerics is not None and variant.numerics.status is NumericsStatus.ERROR:
         return "its numerics check errored in this run"
     return None
 
@@ -204,36 +193,34 @@ def variant_incomplete(variant: Mapping[str, Any]) -> str | None:
 # history's spread between runs, not one run's processes (gate/judges/speed.py), so their
 # own process noise does not make a run unfit to join the history (issue 28: the first run
 # on an idle H200 was refused for an eager noise of ±11 %).
-_GATED_NOISE = (("speedup", "speedup_drop_pct", ("speedup_process_noise_pct",)),)
+_GATED_NOISE = (("speedup", "speedup_drop_pct", "speedup_process_noise_pct"),)
 
 
-def unsteady_run(result: Mapping[str, Any]) -> list[str]:
+def unsteady_run(result: ResultDocument) -> list[str]:
     """Why this result may not join the baseline: its run's own health says its numbers
     support no verdict (results/run_health.py); its history would carry the outlier."""
-    return [
-        f"the machine was unsteady: {why}"
-        for why in (result.get("run_health") or {}).get("unsteady") or []
-    ]
+    unsteady = result.run_health.unsteady if result.run_health is not None else ()
+    return [f"the machine was unsteady: {why}" for why in unsteady]
 
 
-def noisy_rows(result: Mapping[str, Any]) -> list[str]:
+def noisy_rows(result: ResultDocument) -> list[str]:
     """The gated rows whose noise in this run is more than twice their threshold
     (rules.decides_threshold): a pull request judged against this run alone reads
     `inconclusive` there. Said when recording, not refused: on an idle H200 the seed's own
     step brought a speedup noise of ±14 % (issue 28), and a baseline nobody can record gates
     nothing."""
     reasons = []
-    for step in result.get("steps") or []:
-        if step.get("status") != "ok":
+    for step in result.steps:
+        if step.failed:
             continue
-        thresholds = declared_thresholds(step.get("settings"))
-        for label, threshold_name, (key,) in _GATED_NOISE:
+        thresholds = declared_thresholds(step.settings)
+        for label, threshold_name, attribute in _GATED_NOISE:
             threshold = thresholds.get(threshold_name, DEFAULT_THRESHOLDS[threshold_name])
-            for holder in step.get("variants") or []:
-                noise = holder.get(key)
+            for variant in step.variants:
+                noise = getattr(variant, attribute)
                 if is_number(noise) and not decides_threshold(noise, threshold):
                     reasons.append(
-                        f"{step['name']}/{holder.get('id')}: its {label} noise ±{noise:.0f} % "
+                        f"{step.name}/{variant.id}: its {label} noise ±{noise:.0f} % "
                         f"is more than twice the {threshold:g} % threshold"
                     )
     return reasons
@@ -245,7 +232,7 @@ def update_baseline(
     """Merge the result at `result_path` into the baseline at `baseline_path` (atomically).
     A result too noisy to gate its thresholds is refused (BaselineError) unless `force`."""
     baseline_path = Path(baseline_path)
-    result = read_result_document(result_path, role="result")
+    result = read_document(result_path, role="result")
     refused = unsteady_run(result)
     if refused and not force:
         raise BaselineError(
@@ -254,11 +241,11 @@ def update_baseline(
         )
     old = None
     if baseline_path.exists():
-        old = read_result_document(baseline_path, role="baseline")
+        old = read_document(baseline_path, role="baseline")
     merged, update = merge_into_baseline(old, result, baseline_path)
     update = dataclasses.replace(update, noisy=tuple(noisy_rows(result)))
     try:
-        write_document(merged, baseline_path)
+        write_document(merged.to_json(), baseline_path)
     except OSError as exc:
         raise BaselineError(
             f"{baseline_path}: cannot write baseline: {exc.strerror or exc}"
@@ -266,13 +253,7 @@ def update_baseline(
     return update
 
 
-def _with_history(
-    old_step: Mapping[str, Any] | None, new_step: Mapping[str, Any], created_at: str | None
-) -> Mapping[str, Any]:
+def _with_history(old_step: Step | None, new_step: Step, created_at: str | None) -> Step:
     """`new_step` carrying the default branch's recent runs (gate/history.py), this one
     last; whatever history the result itself carried is not kept."""
-    return {**new_step, "history": merged_history(old_step, new_step, created_at)}
-
-
-def _failed(step: Mapping[str, Any]) -> bool:
-    return step.get("status") == "error"
+    return dataclasses.replace(new_step, history=merged_history(old_step, new_step, created_at))

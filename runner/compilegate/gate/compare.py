@@ -27,7 +27,6 @@ lives in its judge; this module decides what is compared with what, and what is 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from ..results.model import ResultDocument, Step, Variant
 from .judges import EAGER_JUDGES, VARIANT_JUDGES, Sides, SpeedUnits
@@ -43,15 +42,6 @@ from .policy import (
 from .rules import HIGHER_IS_BETTER, Subject
 from .verdict import EnvironmentSummary, MetricVerdict, VerdictReport
 
-VARIANT_DEFINITION = {
-    "mode": "default",
-    "dynamic": None,
-    "compile_target": "model",
-    "fullgraph": False,
-    "backend": "inductor",
-}
-
-Doc = Mapping[str, Any]
 How = tuple[SpeedUnits, "Pairing | None", tuple[str, ...]]
 
 
@@ -220,8 +210,3 @@ def _pairs(baseline: ResultDocument) -> int | None:
     ]
     counts = [c for c in counts if isinstance(c, int)]
     return min(counts) if counts else None
-
-
-def variant_definition(variant: Doc) -> dict[str, Any]:
-    """A variant entry's definition (for gate/baseline.py, which merges plain documents)."""
-    return {key: variant.get(key, default) for key, default in VARIANT_DEFINITION.items()}

@@ -13,8 +13,6 @@ the key path. The checks themselves are the door of results/model.py;
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,17 +21,15 @@ from ..results.model import KEYS_OLD_BASELINES_LACK, ROLES, ResultDocument, chec
 
 __all__ = [
     "KEYS_OLD_BASELINES_LACK",
-    "Parsed",
     "check_result_document",
-    "parsed",
     "read_document",
-    "read_parsed",
     "read_result_document",
 ]
 
 
 def read_result_document(path: Path | str, *, role: str = "result") -> dict[str, Any]:
-    """Load a result (or, with role="baseline", a baseline) document and validate it."""
+    """Load a result (or, with role="baseline", a baseline) document and validate it, kept
+    as JSON: for github/baseline_fetch.py, which writes what it fetched back as it was."""
     document = _load(Path(path), role)
     check_result_document(document, str(path), role=role)
     return document
@@ -42,25 +38,6 @@ def read_result_document(path: Path | str, *, role: str = "result") -> dict[str,
 def read_document(path: Path | str, *, role: str = "result") -> ResultDocument:
     """The document at `path`, read strictly and typed (results/model.py's door)."""
     return parse(_load(Path(path), role), str(path), role)
-
-
-@dataclass(frozen=True)
-class Parsed:
-    """A document through the door once: typed for the gate (`doc`), and as it was written
-    (`raw`) for report/, which still reads the JSON of a run it prints."""
-
-    doc: ResultDocument
-    raw: Mapping[str, Any]
-
-
-def parsed(raw: Mapping[str, Any], source: str, role: str = "result") -> Parsed:
-    """`raw` (a document in memory) checked and typed once, named `source` in an error."""
-    return Parsed(parse(raw, source, role), raw)
-
-
-def read_parsed(path: Path | str, *, role: str = "result") -> Parsed:
-    """The document at `path`, read strictly, typed, and kept as written."""
-    return parsed(_load(Path(path), role), str(path), role)
 
 
 def _load(path: Path, role: str) -> Any:

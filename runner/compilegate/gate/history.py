@@ -30,6 +30,7 @@ another configuration measure something else.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
 from collections.abc import Mapping, Sequence
@@ -41,7 +42,6 @@ from ..results.processes import (
     Record,
     all_timed_yardstick,
     compiled_values,
-    eager_records,
     eager_values,
     geometric_mean,
     keyed_step_processes,
@@ -49,11 +49,9 @@ from ..results.processes import (
     quantile_values,
     sampled,
     speedup_values,
-    variant_records,
 )
 from ..results.stats import t_quantile
 
-Doc = Mapping[str, Any]
 HISTORY_RUNS = 10
 # t(0.975, 4) = 2.78. From 3 runs (t(2) = 4.30) the interval was so wide that 5 of 8 A/A
 # runs under intermittent load read inconclusive, where the two-sample interval against
@@ -75,95 +73,57 @@ class Prediction:
         return (value / self.mean - 1) * 100
 
 
-def run_summary(step: Doc) -> dict[str, Any] | None:
+def step_run_summary(step: Step) -> HistoryRun | None:
     """One run of a step as its history keeps it: the values the speed rows compare (raw
     milliseconds, yardstick units where every process timed the yardstick, speedups). None
     for a step that did not measure."""
-    if step.get("status") not in (None, "ok"):
-        return None
-    variants = [
-        (str(v.get("id")), variant_records(v))
-        for v in step.get("variants") or []
-        if v.get("status") in (None, "ok")
-    ]
-    return _summary(step.get("config_fingerprint"), eager_records(step), variants)
-
-
-def step_run_summary(step: Step) -> HistoryRun | None:
-    """run_summary of a parsed step, as a history run (what report/trend.py draws last)."""
     if step.failed:
         return None
-    variants = [
-        (v.id, [p for _, p in keyed_variant_processes(v)]) for v in step.variants if not v.failed
-    ]
     eager = [p for _, p in keyed_step_processes(step)]
-    summary = _summary(step.config_fingerprint, eager, variants)
-    return HistoryRun(**summary) if summary is not None else None
-
-
-def _summary(
-    fingerprint: str | None,
-    eager: Sequence[Record],
-    variants: Sequence[tuple[str, Sequence[Record]]],
-) -> dict[str, Any] | None:
     if not eager:
         return None
-    summary: dict[str, Any] = {
-        "config_fingerprint": fingerprint,
-        "eager_step_ms": _mean(eager_values(eager, per_yardstick=False)),
-        "eager_step_yardsticks": _mean_yardsticks(eager, eager_values),
-        **_p25(eager, "eager_step", ("eager", "eager_b")),
-        "variants": {},
-    }
-    for vid, records in variants:
-        if not records:
+    variants: dict[str, dict[str, float | None]] = {}
+    for variant in step.variants:
+        records = [p for _, p in keyed_variant_processes(variant)]
+        if variant.failed or not records:
             continue
-        summary["variants"][vid] = {
+        variants[variant.id] = {
             "speedup": _mean(speedup_values(records)),
             "compiled_step_ms": _mean(compiled_values(records, per_yardstick=False)),
             "compiled_step_yardsticks": _mean_yardsticks(records, compiled_values),
             **_p25(records, "compiled_step", ("compiled",)),
         }
-    return summary
+    return HistoryRun(
+        config_fingerprint=step.config_fingerprint,
+        eager_step_ms=_mean(eager_values(eager, per_yardstick=False)),
+        eager_step_yardsticks=_mean_yardsticks(eager, eager_values),
+        **_p25(eager, "eager_step", ("eager", "eager_b")),
+        variants=variants,
+    )
 
 
 def merged_history(
-    old_step: Doc | None, new_step: Doc, created_at: str | None, keep_runs: int = HISTORY_RUNS
-) -> list[dict[str, Any]]:
+    old_step: Step | None, new_step: Step, created_at: str | None, keep_runs: int = HISTORY_RUNS
+) -> tuple[HistoryRun, ...]:
     """The history a baseline step carries after `new_step` is merged in: the old step's
     runs (its history, or the old step itself for a baseline written before histories),
     then the new run, the last `keep_runs`; restarted when the configuration changed."""
-    summary = run_summary(new_step)
-    runs: list[dict[str, Any]] = []
+    summary = step_run_summary(new_step)
+    runs: list[HistoryRun] = []
     if old_step is not None:
-        runs = [dict(r) for r in (old_step.get("history") or []) if isinstance(r, Mapping)]
+        runs = list(old_step.history or ())
         if not runs:
-            first = run_summary(old_step)
+            first = step_run_summary(old_step)
             runs = [first] if first else []
     if summary is None:
-        return runs[-keep_runs:]
-    fingerprint = summary.get("config_fingerprint")
-    runs = [r for r in runs if r.get("config_fingerprint") == fingerprint]
-    summary["created_at"] = created_at
-    return [*runs, summary][-keep_runs:]
-
-
-def history_values(step: Doc, variant: str | None, key: str) -> list[float]:
-    """`key` (e.g. `eager_step_yardsticks`, `speedup`) of each run the step's history
-    keeps, oldest first; runs that did not record it are left out."""
-    values = []
-    for run in step.get("history") or []:
-        if not isinstance(run, Mapping):
-            continue
-        holder = run if variant in (None, "eager") else (run.get("variants") or {}).get(variant)
-        value = (holder or {}).get(key) if isinstance(holder, Mapping) else None
-        if _positive(value):
-            values.append(float(value))
-    return values
+        return tuple(runs[-keep_runs:])
+    runs = [r for r in runs if r.config_fingerprint == summary.config_fingerprint]
+    return tuple([*runs, dataclasses.replace(summary, created_at=created_at)][-keep_runs:])
 
 
 def step_history_values(step: Step, variant: str | None, key: str) -> list[float]:
-    """history_values of a parsed step (results/model.py)."""
+    """`key` (e.g. `eager_step_yardsticks`, `speedup`) of each run the step's history
+    keeps, oldest first; runs that did not record it are left out."""
     values = []
     for run in step.history or ():
         if variant in (None, "eager"):

@@ -51,7 +51,7 @@ from typing import Any
 from ..config import COMPARABLE_SETTINGS, DEFAULT_THRESHOLDS, POWER_SETTINGS, Config
 from ..config.model import ADOPTED_SETTINGS, MIN_WARMUP_REDUCE_OVERHEAD, SETTINGS_ABSENT_AS
 from ..errors import UsageError
-from ..results.model import Environment, Step
+from ..results.model import Environment, ResultDocument, Step
 from .rules import is_number
 
 Doc = Mapping[str, Any]
@@ -244,14 +244,14 @@ def _shown_entry(step: Step) -> str:
     return repr(step.entry) if step.entry is not None else NOT_RECORDED
 
 
-def adopt_baseline_power(config: Config, baseline: Doc) -> tuple[Config, list[str]]:
+def adopt_baseline_power(config: Config, baseline: ResultDocument) -> tuple[Config, list[str]]:
     """The config with each step's ADOPTED_SETTINGS (`warmup`, `iterations`, `rounds`,
     `epoch_length`) as the baseline recorded them, and its process counts at least the
     baseline's. Returns the config to measure with and one note per step changed."""
-    base_steps = {s.get("name"): s for s in baseline.get("steps") or [] if isinstance(s, Mapping)}
     steps, notes = [], []
     for step in config.steps:
-        settings = _settings_with_absent((base_steps.get(step.name) or {}).get("settings"))
+        base_step = baseline.step(step.name)
+        settings = _settings_with_absent(base_step.settings if base_step is not None else None)
         wanted = {
             key: settings[key]
             for key in ADOPTED_SETTINGS

@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import EXIT_OK, EXIT_RUN_ERROR, BaselineError, UsageError
-from ..results.model import ResultDocument, parse
+from ..results.model import ResultDocument
 from .acceptance import Acceptance, accept, accept_label_of
 from .compare import compare_to_baseline
-from .documents import read_parsed, read_result_document
+from .documents import read_document
 from .verdict import OVERALL_ORDER, VerdictReport
 
 RESULT_NAME = "result.json"
@@ -35,9 +35,9 @@ class ResultSource:
 
     path: Path
     label_hint: str
-    # A paired run's own base for this version (its result.base.json), judged against in
-    # place of the run set's baseline.
-    baseline: Mapping[str, Any] | None = None
+    # A paired run's own base for this version (its result.base.json), typed as it came
+    # through the door, judged against in place of the run set's baseline.
+    baseline: ResultDocument | None = None
 
 
 @dataclass(frozen=True)
@@ -182,7 +182,7 @@ def find_results(
         base = path.with_name(path.stem + BASE_SUFFIX)
         baseline = None
         if paired_bases and base.is_file():
-            baseline = read_result_document(base, role="baseline")
+            baseline = read_document(base, role="baseline")
         sources.append(ResultSource(path, hint, baseline))
     if not sources:
         raise UsageError("no result documents given: pass --result PATH or --results-dir DIR")
@@ -191,23 +191,17 @@ def find_results(
 
 def judge_run_set(
     sources: Iterable[ResultSource],
-    baseline: Mapping[str, Any] | None,
+    baseline: ResultDocument | None,
     baseline_source: str | None = None,
 ) -> RunSetVerdict:
-    """Read and judge every version; one version's failure never hides another's result."""
-    typed = None
-    if baseline is not None:
-        typed = parse(baseline, baseline_source or "the baseline", "baseline")
-    outcomes = [_judge_one(source, baseline, typed) for source in sources]
+    """Read and judge every version against `baseline` (through the door already, named
+    `baseline_source`); one version's failure never hides another's result."""
+    outcomes = [_judge_one(source, baseline) for source in sources]
     outcomes.sort(key=lambda o: _version_key(o.torch or o.label))
-    return RunSetVerdict(tuple(outcomes), baseline_source, typed)
+    return RunSetVerdict(tuple(outcomes), baseline_source, baseline)
 
 
-def _judge_one(
-    source: ResultSource,
-    baseline: Mapping[str, Any] | None,
-    typed_baseline: ResultDocument | None,
-) -> VersionOutcome:
+def _judge_one(source: ResultSource, baseline: ResultDocument | None) -> VersionOutcome:
     label = _label(source.label_hint)
     if not source.path.is_file():
         error_file = source.path.parent / ERROR_NAME
@@ -218,21 +212,20 @@ def _judge_one(
             why = f"no result document at {source.path}"
         return VersionOutcome(label, str(source.path), error=why)
     try:
-        document = read_parsed(source.path, role="result")
+        document = read_document(source.path, role="result")
     except BaselineError as exc:
         return VersionOutcome(label, str(source.path), error=str(exc))
-    torch = document.doc.environment.torch
+    torch = document.environment.torch
     label = f"torch {torch}" if torch else label
     if source.baseline is not None:  # a paired run's own base
         baseline = source.baseline
-        typed_baseline = parse(baseline, f"{source.path} (its baseline)", "baseline")
     verdict = None
-    if typed_baseline is not None:
-        verdict = compare_to_baseline(typed_baseline, document.doc)
+    if baseline is not None:
+        verdict = compare_to_baseline(baseline, document)
     return VersionOutcome(
         label,
         str(source.path),
-        document=document.doc,
+        document=document,
         verdict=verdict,
         accept_label=accept_label_of(baseline),
     )

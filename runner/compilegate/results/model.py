@@ -11,7 +11,9 @@ Older shapes, upgraded here:
 - a baseline from before compile cost and torch state were recorded lacks a variant's
   `compile_cost` and `torch_state`: both read as None (the gate says they are new);
 - `dynamic`, `fullgraph`, `backend`, `compile_target` absent on a variant read as the
-  defaults `torch.compile` uses (VARIANT_DEFAULTS).
+  defaults `torch.compile` uses (VARIANT_DEFAULTS);
+- a document from before the config's `accept_label` was recorded reads the default label
+  (null, which turns acceptance off, is kept as null and written back as null).
 
 Mirrors: a field per schema property, the same names; a nullable or optional property is
 `X | None` (None when null or absent), an array a tuple, a status an enum. Objects the schema
@@ -31,6 +33,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from ..config.model import DEFAULT_ACCEPT_LABEL
 from ..errors import BaselineError
 from ..schemas import format_key_path, validation_errors
 
@@ -133,9 +136,13 @@ class Tool(Model):
 class ConfigRef(Model):
     path: str | None = None
     sha256: str | None = None
-    # Absent in older documents (read as the default label by gate/acceptance.accept_label_of,
-    # which tells absent from null in the raw document: null turns acceptance off).
-    accept_label: str | None = None
+    # Absent in older documents: read at the door as the default label.
+    accept_label: str | None = DEFAULT_ACCEPT_LABEL
+
+    def written_as_null(self) -> tuple[str, ...]:
+        """accept_label null turns acceptance off: written as null, since left out it would
+        read as the default label."""
+        return ("accept_label",)
 
 
 @dataclass(frozen=True)
@@ -579,6 +586,11 @@ class ResultDocument(Model):
     @property
     def step_names(self) -> tuple[str, ...]:
         return tuple(s.name for s in self.steps)
+
+    def recorded_settings(self, key: str) -> dict[str, Any]:
+        """Step name → what its settings (an open object) recorded under `key`; None where
+        a step recorded nothing there."""
+        return {s.name: (s.settings or {}).get(key) for s in self.steps}
 
 
 # --- the door in ---------------------------------------------------------------------

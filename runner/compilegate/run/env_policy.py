@@ -20,12 +20,12 @@ A name the config asks for that the policy does not give is left out, and a note
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from ..config import Config
 from ..config.env_names import opt_in_refusal
 from ..errors import UsageError
+from ..results.model import ResultDocument
 
 CONFIG_ENV_CHOICES = ("trust", "ignore")
 
@@ -52,7 +52,7 @@ def trusts_config_env(choice: str | None, *, has_baseline: bool) -> bool:
 def apply_env_policy(
     config: Config,
     *,
-    baseline: Mapping[str, Any] | None,
+    baseline: ResultDocument | None,
     operator_env: Sequence[str] = (),
     trust_config: bool,
 ) -> tuple[Config, list[str]]:
@@ -80,15 +80,16 @@ def apply_env_policy(
     return dataclasses.replace(config, steps=tuple(steps)), notes
 
 
-def _recorded_env(baseline: Mapping[str, Any] | None) -> dict[str, tuple[str, ...]]:
+def _recorded_env(baseline: ResultDocument | None) -> dict[str, tuple[str, ...]]:
     """Step name → the names the baseline's step was given, as it recorded them; a name
-    today's deny-list refuses (a baseline recorded under older rules) is not given."""
-    found: dict[str, tuple[str, ...]] = {}
-    for step in (baseline or {}).get("steps") or []:
-        if not isinstance(step, Mapping):
-            continue
-        names = (step.get("settings") or {}).get("env") or []
-        found[str(step.get("name"))] = tuple(
-            name for name in names if isinstance(name, str) and opt_in_refusal(name) is None
+    today's deny-list refuses (a baseline recorded under older rules) is not given. A
+    step's settings are an open object: `env` is read only when it is a list."""
+    recorded = baseline.recorded_settings("env") if baseline is not None else {}
+    return {
+        step: tuple(
+            name
+            for name in (names if isinstance(names, list | tuple) else ())
+            if isinstance(name, str) and opt_in_refusal(name) is None
         )
-    return found
+        for step, names in recorded.items()
+    }

@@ -10,6 +10,7 @@ from pathlib import Path
 from compilegate.cli.matrix_command import PARTIAL_NAME, _keep_error
 from compilegate.containers.outcome import VersionOutcome
 from compilegate.gate.run_set import ResultSource, judge_run_set
+from compilegate.results.model import parse
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from gate_docs import result
@@ -28,5 +29,6 @@ def test_a_partial_result_of_an_errored_version_is_kept_aside_and_the_version_er
     )  # fmt: skip
     _keep_error(outcome, tmp_path)
     assert not partial.exists() and (folder / PARTIAL_NAME).is_file()
-    run_set = judge_run_set([ResultSource(partial, "torch-2.13.0")], result())
+    baseline = parse(result(), "baseline.json", "baseline")
+    run_set = judge_run_set([ResultSource(partial, "torch-2.13.0")], baseline)
     assert run_set.overall == "error" and run_set.exit_code == 3
