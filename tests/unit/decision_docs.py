@@ -3,6 +3,7 @@ times eager (two copies) and compiled in rounds, with a small deterministic jitt
 
 from __future__ import annotations
 
+import statistics
 from typing import Any
 
 ROUNDS = 5
@@ -20,6 +21,11 @@ def samples(
     for k in range(outliers):
         values[n - 1 - k] = mean_ms * 3
     return values
+
+
+def timing(values: list[float]) -> dict[str, Any]:
+    """A timing entry of these samples, timed in ROUNDS rounds."""
+    return {"median": statistics.median(values), "samples": values, "rounds": rounds()}
 
 
 def rounds() -> list[int]:
@@ -56,19 +62,51 @@ def variant(
     first = records[0]["samples_ms"]
     doc: dict[str, Any] = {
         "id": vid,
+        "mode": "default",
+        "compile_target": "model",
         "status": "ok",
         "compile_s": compile_s,
         "speedup": {"median": speedups[0], "ci_low": speedups[0], "ci_high": speedups[0]},
-        "eager_step_ms": {"samples": first["eager"], "rounds": rounds()},
-        "step_ms": {"samples": first["compiled"], "rounds": rounds()},
+        "eager_step_ms": timing(first["eager"]),
+        "step_ms": timing(first["compiled"]),
         "degraded": degraded or [],
         "processes": records,
     }
     if cold_samples is not None:
         doc["compile_cost"] = {
             "wall_s": compile_s,
+            "counts": {},
             "cold_samples": [{"wall_s": w, "cpu_s": w} for w in cold_samples],
         }
     if numerics is not None:
         doc["numerics"] = {"status": numerics}
     return doc
+
+
+def typed(variants: list[dict[str, Any]]) -> tuple[Any, ...]:
+    """The variants (JSON-shaped) as a step through the door reads them (results/model)."""
+    from compilegate.results.model import step_of
+
+    return step_of({"name": "train", "status": "ok", "variants": list(variants)}).variants
+
+
+def recommend(variants: list[dict[str, Any]], steps_per_run: int | None = None) -> dict[str, Any]:
+    """results/recommendation.recommend of JSON-shaped variants, read through the door."""
+    from compilegate.results import recommendation
+
+    if steps_per_run is None:
+        return recommendation.recommend(typed(variants))
+    return recommendation.recommend(typed(variants), steps_per_run)
+
+
+def measure(variant_doc: dict[str, Any]) -> Any:
+    """results/payoff.measure of a JSON-shaped variant, read through the door."""
+    from compilegate.results.payoff import measure as measure_variant
+
+    return measure_variant(typed([variant_doc])[0])
+
+
+def as_processes(records: list[dict[str, Any]]) -> list[Any]:
+    """Process records (JSON-shaped, as the run side writes them) as the door reads them."""
+    variant_doc = {"id": "v", "mode": "default", "compile_target": "model", "status": "ok"}
+    return list(typed([{**variant_doc, "processes": records}])[0].processes)

@@ -20,9 +20,7 @@ import random
 import statistics
 
 import pytest
-from decision_docs import process
-
-from compilegate.results.recommendation import recommend
+from decision_docs import process, recommend
 
 EAGER_MS, COMPILED_MS, COMPILE_S, WARM_S = 14.0, 9.5, 25.0, 3.0
 CONDITIONS_SD, COPY_SD, COMPILE_SD = 0.10, 0.02, 0.08
@@ -53,6 +51,8 @@ def measured_variant(rng: random.Random) -> dict:
         )
     return {
         "id": "default",
+        "mode": "default",
+        "compile_target": "model",
         "status": "ok",
         "compile_s": records[0]["compile_wall_s"],
         "numerics": {"status": "pass"},

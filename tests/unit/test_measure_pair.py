@@ -8,6 +8,7 @@ from __future__ import annotations
 import random
 
 import pytest
+from decision_docs import as_processes
 
 pytest.importorskip("torch")
 
@@ -97,6 +98,7 @@ def test_a_drift_between_rounds_cancels_in_one_process_not_across_processes() ->
         sides = pair_process(seed, head_factor=1.10)
         in_process_base.append(process_record({"timed": sides["base"]}))
         in_process_head.append(process_record({"timed": sides["head"]}))
+    in_process_base, in_process_head = as_processes(in_process_base), as_processes(in_process_head)
     together = compare_pairs(
         compiled_values(in_process_base, per_yardstick=False),
         compiled_values(in_process_head, per_yardstick=False),
@@ -105,10 +107,12 @@ def test_a_drift_between_rounds_cancels_in_one_process_not_across_processes() ->
     assert together.noise_pct is not None and together.noise_pct < 1e-6
     # The same drift with each side in its own process (alternating): each process draws
     # its own rounds, and the ratio carries the difference.
-    apart_base = [process_record({"timed": pair_process(2 * s, 1.10)["base"]}) for s in range(4)]
-    apart_head = [
-        process_record({"timed": pair_process(2 * s + 1, 1.10)["head"]}) for s in range(4)
-    ]
+    apart_base = as_processes(
+        [process_record({"timed": pair_process(2 * s, 1.10)["base"]}) for s in range(4)]
+    )
+    apart_head = as_processes(
+        [process_record({"timed": pair_process(2 * s + 1, 1.10)["head"]}) for s in range(4)]
+    )
     apart = compare_pairs(
         compiled_values(apart_base, per_yardstick=False),
         compiled_values(apart_head, per_yardstick=False),
@@ -142,8 +146,12 @@ def test_pairs_timed_in_one_process_are_judged_on_their_round_ratio() -> None:
     ratios = head_vs_base(sides["head"], sides["base"])
     assert ratios["compiled"] == pytest.approx(1.10)
     assert ratios["eager"] == pytest.approx(1.10)
-    in_one = {"head_vs_base": {"eager": 1.05, "compiled": 1.25}}
-    apart: dict = {}
+    in_one, apart = as_processes(
+        [
+            {"fastest_ms": {"eager": 1.0}, "head_vs_base": {"eager": 1.05, "compiled": 1.25}},
+            {"fastest_ms": {"eager": 1.0}},
+        ]
+    )
     base_values, head_values = [2.0, 2.0], [9.0, 9.0]
     assert within_process(base_values, head_values, [in_one, apart], "compiled") == [2.5, 9.0]
     assert within_process(base_values, head_values, [in_one, apart], "speedup") == [

@@ -9,10 +9,10 @@ import math
 import re
 
 import pytest
-from decision_docs import process, samples, variant
+from decision_docs import measure, process, recommend, samples, variant
 
-from compilegate.results.payoff import log_estimate, measure
-from compilegate.results.recommendation import MEANINGFUL_SPAN, duration, recommend, steps
+from compilegate.results.payoff import log_estimate
+from compilegate.results.recommendation import MEANINGFUL_SPAN, duration, steps
 
 # Processes measured on a tiny GPT (issue 17 item 2): process 1 alone said 1.10x.
 FLIPPING = [1.10, 1.25, 1.23, 1.31]
@@ -185,7 +185,8 @@ def test_one_process_uses_the_bootstrap_inside_it():
 
 
 def test_a_step_with_no_timed_variant_has_nothing_to_recommend():
-    advice = recommend([{"id": "x", "status": "error"}])
+    failed = {"id": "x", "mode": "default", "compile_target": "model", "status": "error"}
+    advice = recommend([failed])
     assert advice["decision"] == "stay_eager" and advice["variant"] is None
     assert advice["text"] == "no compiled variant ran successfully"
 

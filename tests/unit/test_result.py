@@ -23,7 +23,7 @@ from compilegate.results.document import (
     variant_skeleton,
     write_document,
 )
-from compilegate.results.model import parse
+from compilegate.results.model import parse, step_of
 from compilegate.results.recommendation import recommend
 from compilegate.schemas import validation_errors
 
@@ -89,7 +89,7 @@ def make_document(tmp_path: Path) -> dict:
     broken = variant_skeleton(step.variants[1])
     broken.update(status="error", error="timed out after 600 s (timeout_s)")
     step_doc["variants"] = [fast, broken]
-    step_doc["recommendation"] = recommend(step_doc["variants"])
+    step_doc["recommendation"] = recommend(step_of(step_doc).variants)
     doc["steps"].append(step_doc)
     return doc
 

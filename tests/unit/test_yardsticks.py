@@ -10,6 +10,7 @@ import random
 import pytest
 from gate_docs import judge_documents, result, step, variant, with_processes
 
+from compilegate.results.model import Process, parse
 from compilegate.results.processes import GPU_BOUND, LAUNCH_BOUND, eager_values
 from compilegate.results.yardsticks import pooled_log_spread, tracking_yardstick
 
@@ -67,9 +68,10 @@ def document(
     return result(doc)
 
 
-def records_of(doc: dict) -> list[dict]:
-    s = doc["steps"][0]
-    return s["eager"]["processes"] + s["variants"][0]["processes"]
+def records_of(doc: dict) -> list[Process]:
+    s = parse(doc, "result.json").steps[0]
+    assert s.eager is not None
+    return [*(s.eager.processes or ()), *(s.variants[0].processes or ())]
 
 
 def test_a_launch_bound_step_follows_the_launch_bound_yardstick() -> None:

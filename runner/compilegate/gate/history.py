@@ -37,9 +37,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..results.model import HistoryRun, Step
+from ..results.model import HistoryRun, Process, Step
 from ..results.processes import (
-    Record,
     all_timed_yardstick,
     compiled_values,
     eager_values,
@@ -161,13 +160,13 @@ def _mean(values: Sequence[float]) -> float | None:
     return geometric_mean(values) if values else None
 
 
-def _mean_yardsticks(records: Sequence[Record], values_of: Any) -> float | None:
+def _mean_yardsticks(records: Sequence[Process], values_of: Any) -> float | None:
     if not all_timed_yardstick(records):
         return None
     return _mean(values_of(records, per_yardstick=True))
 
 
-def _p25(records: Sequence[Record], family: str, copies: tuple[str, ...]) -> dict[str, float]:
+def _p25(records: Sequence[Process], family: str, copies: tuple[str, ...]) -> dict[str, float]:
     """The run's 25th percentile rows (judges/distribution.py) as its history keeps them:
     the geometric mean over processes of each one's p25, raw and in yardstick units; none
     when a process did not keep its samples."""

@@ -33,7 +33,6 @@ row.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,8 +42,6 @@ from .verdict import MetricVerdict
 HIGHER_IS_BETTER = "higher_is_better"
 LOWER_IS_BETTER = "lower_is_better"
 MUST_PASS = "must_pass"
-
-Doc = Mapping[str, Any]
 
 
 @dataclass(frozen=True)
@@ -250,12 +247,3 @@ def largest(*values: Any) -> float | None:
 
 def is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def get_path(doc: Doc | None, *keys: str) -> Any:
-    """`doc[k1][k2]…`, or None where a level is missing or not a mapping."""
-    for key in keys:
-        if not isinstance(doc, Mapping):
-            return None
-        doc = doc.get(key)
-    return doc

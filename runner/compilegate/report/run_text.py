@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from ..gate.run_set import RunSetVerdict
 from ..gate.verdict import MetricVerdict, sorted_by_severity
 from ..results.model import Decision, GraphBreaks, Recompiles, ResultDocument, Step, Variant
-from ..results.payoff import parsed_process_means
+from ..results.payoff import process_means
 from ..results.processes import geometric_mean
 from ..results.run_health import health_line
 from . import wording as w
@@ -201,7 +201,7 @@ def variant_statistic(step: Step, variant: Variant) -> Statistic:
     """The statistic the variant's speedup is made of: the mean over its processes when the
     speedup is the decision's (results/payoff.py), else the in-process median ratio."""
     speed = variant_speed(step, variant)
-    means = parsed_process_means(variant)
+    means = process_means(variant)
     if speed is not None and speed.estimator != IN_PROCESS and means:
         return Statistic("mean", len(means))
     return Statistic("median", 1)
@@ -211,7 +211,7 @@ def variant_ms(step: Step, variant: Variant) -> tuple[float, float] | None:
     """(eager ms, compiled ms) by the statistic of the variant's speedup: for the mean, the
     geometric mean over processes of each one's mean, so eager ÷ compiled is the speedup."""
     if variant_statistic(step, variant).name == "mean":
-        means = parsed_process_means(variant)
+        means = process_means(variant)
         return geometric_mean([e for e, _ in means]), geometric_mean([c for _, c in means])
     eager, compiled = variant.eager_step_ms, variant.step_ms
     if eager is not None and compiled is not None:

@@ -19,16 +19,16 @@ from .. import __version__
 from ..config import StepConfig, Variant
 from ..config.model import DEFAULT_ACCEPT_LABEL
 from .compile_cost import FRESH, REUSED, compile_cost, process_compile
-from .model import non_finite_paths
+from .model import non_finite_paths, step_of
 from .payoff import measure
 from .processes import (
     all_timed_yardstick,
     compiled_values,
-    eager_records,
     eager_values,
+    keyed_step_processes,
+    keyed_variant_processes,
     process_record,
     speedup_values,
-    variant_records,
 )
 from .recommendation import DEFAULT_STEPS_PER_RUN, analyse, recommend
 from .stats import break_even_steps, process_noise_pct, ratio_of_medians, summarize
@@ -258,28 +258,29 @@ def finish_step(step_doc: dict[str, Any]) -> None:
     """Once every process of a step has reported: the noise its processes' spread gives a
     comparison with an identical run (gate/judges/speed.py pools both runs' instead), each
     variant's payoff against the run length (payoff.py; its `break_even_steps` becomes that
-    estimate, from every process's mean step times), and the recommendation."""
-    records = eager_records(step_doc)
+    estimate, from every process's mean step times), and the recommendation. Computed from
+    the step as measured, typed (results/model.py); written into its JSON."""
+    step = step_of(step_doc)
+    records = [process for _, process in keyed_step_processes(step)]
     per_yardstick = all_timed_yardstick(records)
     step_doc["process_noise_pct"] = process_noise_pct(
         eager_values(records, per_yardstick=per_yardstick)
     )
-    for variant in step_doc["variants"]:
-        if variant.get("status") == "error":
+    steps = (step.settings or {}).get("steps_per_run") or DEFAULT_STEPS_PER_RUN
+    for variant, entry in zip(step.variants, step_doc["variants"], strict=True):
+        if variant.failed:
             continue
-        mine = variant_records(variant)
-        variant["compiled_process_noise_pct"] = process_noise_pct(
+        mine = [process for _, process in keyed_variant_processes(variant)]
+        entry["compiled_process_noise_pct"] = process_noise_pct(
             compiled_values(mine, per_yardstick=all_timed_yardstick(mine))
         )
-        variant["speedup_process_noise_pct"] = process_noise_pct(speedup_values(mine))
-    steps = step_doc.get("settings", {}).get("steps_per_run") or DEFAULT_STEPS_PER_RUN
-    for variant in step_doc["variants"]:
-        measured = measure(variant) if variant.get("status") == "ok" else None
+        entry["speedup_process_noise_pct"] = process_noise_pct(speedup_values(mine))
+        measured = measure(variant)
         if measured is not None:
             payoff = analyse(variant, measured, steps)
-            variant["payoff"] = {k: v for k, v in payoff.items() if k not in ("variant", "text")}
-            variant["break_even_steps"] = (payoff["break_even_steps"] or {}).get("estimate")
-    step_doc["recommendation"] = recommend(step_doc["variants"], steps)
+            entry["payoff"] = {k: v for k, v in payoff.items() if k not in ("variant", "text")}
+            entry["break_even_steps"] = (payoff["break_even_steps"] or {}).get("estimate")
+    step_doc["recommendation"] = recommend(step.variants, steps)
 
 
 def write_document(document: dict[str, Any], path: Path) -> None:

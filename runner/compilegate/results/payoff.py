@@ -44,15 +44,14 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .model import Variant
-from .processes import Record, keyed_variant_processes, samples_of, variant_records
+from .model import Process, Variant
+from .processes import keyed_variant_processes
 from .stats import CONFIDENCE, ratio_of_means, t_quantile
 
-Doc = Mapping[str, Any]
 MAX_PROCESSES = 10  # the most variant_processes a config may ask for (config schema)
 NORMAL_95 = 1.959964
 
@@ -144,7 +143,7 @@ class Measured:
         )
 
 
-def measure(variant: Doc) -> Measured | None:
+def measure(variant: Variant) -> Measured | None:
     """The payoff inputs of a measured variant; None when it has no usable timing."""
     pairs = process_means(variant)
     if not pairs:
@@ -171,79 +170,70 @@ def measure(variant: Doc) -> Measured | None:
     )
 
 
-def process_means(variant: Doc) -> list[tuple[float, float]]:
+def process_means(variant: Variant) -> list[tuple[float, float]]:
     """(mean eager ms, mean compiled ms) of each process of the variant."""
-    return record_means(variant_records(variant))
-
-
-def parsed_process_means(variant: Variant) -> list[tuple[float, float]]:
-    """process_means of a parsed variant (results/model.py)."""
-    return record_means([process for _, process in keyed_variant_processes(variant)])
-
-
-def record_means(records: Sequence[Record]) -> list[tuple[float, float]]:
     out = []
-    for record in records:
-        eager, compiled = _mean_ms(record, "eager", "eager_b"), _mean_ms(record, "compiled")
+    for process in _processes(variant):
+        eager, compiled = _mean_ms(process, "eager", "eager_b"), _mean_ms(process, "compiled")
         if eager and compiled:
             out.append((eager, compiled))
     return out
 
 
-def _mean_ms(record: Record, *copies: str) -> float | None:
+def _processes(variant: Variant) -> list[Process]:
+    return [process for _, process in keyed_variant_processes(variant)]
+
+
+def _mean_ms(process: Process, *copies: str) -> float | None:
     """Mean of a process's timed iterations of these copies (ms); None without a positive one."""
-    samples = samples_of(record)
-    values = [v for copy in copies for v in samples.get(copy) or []]
+    samples = process.samples_ms or {}
+    values = [v for copy in copies for v in samples.get(copy) or ()]
     mean = statistics.fmean(values) if values else 0.0
     return mean if mean > 0 else None
 
 
-def _one_process_speedup(variant: Doc, pair: tuple[float, float]) -> LogEstimate:
-    eager, compiled = variant.get("eager_step_ms") or {}, variant.get("step_ms") or {}
-    if eager.get("rounds") and compiled.get("rounds"):
+def _one_process_speedup(variant: Variant, pair: tuple[float, float]) -> LogEstimate:
+    eager, compiled = variant.eager_step_ms, variant.step_ms
+    if eager is not None and compiled is not None and eager.rounds and compiled.rounds:
         ratio = ratio_of_means(
-            eager["samples"], eager["rounds"], compiled["samples"], compiled["rounds"]
+            list(eager.samples), list(eager.rounds), list(compiled.samples), list(compiled.rounds)
         )
         half = math.log(ratio.ci_high / ratio.median)
         return LogEstimate(pair[0] / pair[1], half / NORMAL_95, 1, half)
     return LogEstimate(pair[0] / pair[1], 0.0, 1, 0.0)
 
 
-def cold_compile_samples(variant: Doc) -> list[float]:
+def cold_compile_samples(variant: Variant) -> list[float]:
     """Wall seconds of every cold compile of the variant. The late recompiles an epoch
     schedule found (late_recompile_s) were measured in the first process and are in its
     sample (its compile_wall_s, so compile_s); the other cold processes did not run the
     epoch end and are charged the same."""
-    cost = variant.get("compile_cost") or {}
-    walls = [s.get("wall_s") for s in cost.get("cold_samples") or [] if isinstance(s, Mapping)]
+    cost = variant.compile_cost
+    walls = [s.wall_s for s in cost.cold_samples] if cost is not None else []
     walls = [w for w in walls if _positive(w)]
     if not walls:
-        return [variant["compile_s"]] if _positive(variant.get("compile_s")) else []
-    late = variant.get("late_recompile_s")
-    late = late if _positive(late) else 0.0
-    return [walls[0], *(w + late for w in walls[1:])]
+        return [variant.compile_s] if _positive(variant.compile_s) else []  # type: ignore[list-item]
+    late = variant.late_recompile_s if _positive(variant.late_recompile_s) else 0.0
+    return [walls[0], *(w + late for w in walls[1:])]  # type: ignore[operator]
 
 
-def warm_compile_samples(variant: Doc) -> list[float]:
+def warm_compile_samples(variant: Variant) -> list[float]:
     """Compile wall seconds of the processes that compiled from the warm cache."""
-    walls = [
-        r.get("compile_wall_s")
-        for r in variant.get("processes") or []
-        if isinstance(r, Mapping) and r.get("cache") == "warm"
-    ]
+    walls = [p.compile_wall_s for p in variant.processes or () if p.cache == "warm"]
     walls = [w for w in walls if _positive(w)]
-    if not walls and _positive((variant.get("compile_cost") or {}).get("warm_wall_s")):
-        walls = [variant["compile_cost"]["warm_wall_s"]]
-    return walls
+    cost = variant.compile_cost
+    if not walls and cost is not None and _positive(cost.warm_wall_s):
+        walls = [cost.warm_wall_s]
+    return walls  # type: ignore[return-value]
 
 
-def warm_compile_per_step(variant: Doc) -> list[float]:
+def warm_compile_per_step(variant: Variant) -> list[float]:
     """Each warm process's compile wall seconds over its own mean eager step (ms)."""
     out = []
-    for record in variant_records(variant):
-        eager, wall = _mean_ms(record, "eager", "eager_b"), record.get("compile_wall_s")
-        if record.get("cache") == "warm" and eager and _positive(wall):
-            out.append(wall / eager)
+    for process in _processes(variant):
+        eager, wall = _mean_ms(process, "eager", "eager_b"), process.compile_wall_s
+        if process.cache == "warm" and eager and _positive(wall):
+            out.append(wall / eager)  # type: ignore[operator]
     return out
 
 

@@ -20,20 +20,20 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Mapping, Sequence
-from typing import Any, Union
+from typing import Any
 
 from .model import Process, Step, Variant
 from .stats import fastest, quantile
 
-Doc = Mapping[str, Any]
-# A process record: as the run side writes it (a mapping), or as the gate reads it, parsed.
-Record = Union[Doc, Process]
+# What a child reports of its timing (child/protocol.py's `timed` and `measured`), as JSON.
+ChildTiming = Mapping[str, Any]
+Process = Process
 SIDES = ("eager", "eager_b", "compiled", "yardstick", "yardstick_launch")
 GPU_BOUND = "yardstick"  # matmuls and element-wise ops (child/timing.Yardstick)
 LAUNCH_BOUND = "yardstick_launch"  # a chain of tiny kernels (child/timing.LaunchYardstick)
 
 
-def process_record(measured: Doc) -> dict[str, Any]:
+def process_record(measured: ChildTiming) -> dict[str, Any]:
     """One child's timing in a line: each side's fastest iteration (ms), the eager median,
     the raw samples (ms, in the order they were timed), the CPUs its timed rounds were
     pinned to and the seconds of each phase of its work (None: a child of an older release;
@@ -49,43 +49,14 @@ def process_record(measured: Doc) -> dict[str, Any]:
     }
 
 
-def eager_records(step: Doc) -> list[Doc]:
-    """Every process of this step that timed eager: eager references and variants'."""
-    return [record for _, record in keyed_eager_records(step)]
-
-
-def variant_records(variant: Doc | None) -> list[Doc]:
-    return [record for _, record in keyed_variant_records(variant)]
-
-
 Key = tuple[str, int]
 
 
-def keyed_eager_records(step: Doc) -> list[tuple[Key, Doc]]:
-    """eager_records, each with where it came from: ("eager", i) for the i-th eager
-    reference, (variant id, i) for the i-th process of a variant. In a paired run, the
-    processes with the same key on both sides ran next to each other."""
-    keyed = [
-        (("eager", i), r) for i, r in enumerate((step.get("eager") or {}).get("processes") or [])
-    ]
-    for variant in step.get("variants") or []:
-        if variant.get("status") != "error":
-            keyed += [((variant["id"], i), r) for i, r in enumerate(variant.get("processes") or [])]
-    return [(key, r) for key, r in keyed if _fastest(r, "eager")]
-
-
-def keyed_variant_records(variant: Doc | None) -> list[tuple[Key, Doc]]:
-    records = (variant or {}).get("processes") or []
-    vid = str((variant or {}).get("id"))
-    return [
-        ((vid, i), r)
-        for i, r in enumerate(records)
-        if _fastest(r, "eager") and _fastest(r, "compiled")
-    ]
-
-
 def keyed_step_processes(step: Step) -> list[tuple[Key, Process]]:
-    """keyed_eager_records of a parsed step (results/model.py)."""
+    """Every process of this step that timed eager: eager references and variants', each
+    with where it came from: ("eager", i) for the i-th eager reference, (variant id, i) for
+    the i-th process of a variant. In a paired run, the processes with the same key on both
+    sides ran next to each other."""
     eager = step.eager.processes if step.eager is not None else None
     keyed = [(("eager", i), p) for i, p in enumerate(eager or ())]
     for variant in step.variants:
@@ -95,7 +66,7 @@ def keyed_step_processes(step: Step) -> list[tuple[Key, Process]]:
 
 
 def keyed_variant_processes(variant: Variant | None) -> list[tuple[Key, Process]]:
-    """keyed_variant_records of a parsed variant."""
+    """The variant's processes that timed eager and compiled, keyed as keyed_step_processes."""
     if variant is None:
         return []
     return [
@@ -106,8 +77,8 @@ def keyed_variant_processes(variant: Variant | None) -> list[tuple[Key, Process]
 
 
 def paired_records(
-    base: Sequence[tuple[Key, Record]], head: Sequence[tuple[Key, Record]]
-) -> tuple[list[Record], list[Record]]:
+    base: Sequence[tuple[Key, Process]], head: Sequence[tuple[Key, Process]]
+) -> tuple[list[Process], list[Process]]:
     """The records of both sides that ran as pairs (the same key), in the base's order."""
     heads = dict(head)
     pairs = [(record, heads[key]) for key, record in base if key in heads]
@@ -136,7 +107,7 @@ def round_ratio(
     return geometric_mean(ratios)
 
 
-def head_vs_base(head_timed: Doc, base_timed: Doc) -> dict[str, float]:
+def head_vs_base(head_timed: ChildTiming, base_timed: ChildTiming) -> dict[str, float]:
     """The head process record's `head_vs_base`: round_ratio of eager (its twin's too, the
     geometric mean of both) and of the compiled copy when there is one."""
 
@@ -151,7 +122,7 @@ def head_vs_base(head_timed: Doc, base_timed: Doc) -> dict[str, float]:
 
 
 def within_process(
-    base_values: Sequence[float], head_values: Sequence[float], head: Sequence[Record], kind: str
+    base_values: Sequence[float], head_values: Sequence[float], head: Sequence[Process], kind: str
 ) -> list[float]:
     """A paired comparison's head values, where a pair's head record was measured in one
     process with its base (`head_vs_base`): the base's value times that process's round
@@ -170,7 +141,7 @@ def within_process(
 
 
 def eager_values(
-    records: Sequence[Record], *, per_yardstick: bool, yardstick: str = GPU_BOUND
+    records: Sequence[Process], *, per_yardstick: bool, yardstick: str = GPU_BOUND
 ) -> list[float]:
     """Each process's eager time, divided by its fastest `yardstick` when `per_yardstick`."""
     return [
@@ -181,7 +152,7 @@ def eager_values(
 
 
 def compiled_values(
-    records: Sequence[Record], *, per_yardstick: bool, yardstick: str = GPU_BOUND
+    records: Sequence[Process], *, per_yardstick: bool, yardstick: str = GPU_BOUND
 ) -> list[float]:
     return [
         _per(r, _fastest(r, "compiled"), per_yardstick, yardstick)
@@ -190,7 +161,7 @@ def compiled_values(
     ]
 
 
-def speedup_values(records: Sequence[Record]) -> list[float]:
+def speedup_values(records: Sequence[Process]) -> list[float]:
     return [_eager_ms(r) / _fastest(r, "compiled") for r in records]
 
 
@@ -198,36 +169,33 @@ def geometric_mean(values: Sequence[float]) -> float:
     return math.exp(math.fsum(math.log(v) for v in values) / len(values))
 
 
-def all_timed_yardstick(records: Sequence[Record], yardstick: str = GPU_BOUND) -> bool:
+def all_timed_yardstick(records: Sequence[Process], yardstick: str = GPU_BOUND) -> bool:
     return bool(records) and all(_fastest(r, yardstick) for r in records)
 
 
-def _eager_ms(record: Record) -> float:
+def _eager_ms(record: Process) -> float:
     twin = _fastest(record, "eager_b")
     eager = _fastest(record, "eager")
     return math.sqrt(eager * twin) if twin else eager
 
 
-def _per(record: Record, value: float, per_yardstick: bool, yardstick: str = GPU_BOUND) -> float:
+def _per(record: Process, value: float, per_yardstick: bool, yardstick: str = GPU_BOUND) -> float:
     return value / _fastest(record, yardstick) if per_yardstick else value  # type: ignore[operator]
 
 
-def _usable(record: Record, per_yardstick: bool, yardstick: str = GPU_BOUND) -> bool:
+def _usable(record: Process, per_yardstick: bool, yardstick: str = GPU_BOUND) -> bool:
     return not per_yardstick or bool(_fastest(record, yardstick))
 
 
-def _fastest(record: Record, side: str) -> float | None:
-    if isinstance(record, Process):
-        value = getattr(record.fastest_ms, side, None)
-    else:
-        value = (record.get("fastest_ms") or {}).get(side)
+def _fastest(record: Process, side: str) -> float | None:
+    value = getattr(record.fastest_ms, side, None)
     if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
         return float(value)
     return None
 
 
 def quantile_values(
-    records: Sequence[Record], copies: tuple[str, ...], q: float, *, per_yardstick: bool
+    records: Sequence[Process], copies: tuple[str, ...], q: float, *, per_yardstick: bool
 ) -> list[float]:
     """One value per process: the geometric mean over `copies` of each copy's q-quantile,
     divided by the yardstick's q-quantile when `per_yardstick`."""
@@ -244,28 +212,21 @@ def quantile_values(
     return values
 
 
-def sampled(record: Record, side: str) -> bool:
+def sampled(record: Process, side: str) -> bool:
     """Whether the record kept its raw samples of `side` (and of the yardstick, when timed)."""
     samples = samples_of(record)
     if not _positive(samples.get(side)):
         return False
-    if isinstance(record, Process):
-        timed_yardstick = record.fastest_ms.yardstick is not None
-    else:
-        timed_yardstick = "yardstick" in (record.get("fastest_ms") or {})
+    timed_yardstick = record.fastest_ms.yardstick is not None
     return not timed_yardstick or _positive(samples.get("yardstick"))
 
 
-def samples_of(record: Record) -> Mapping[str, Sequence[float]]:
-    if isinstance(record, Process):
-        return record.samples_ms or {}
-    return record.get("samples_ms") or {}
+def samples_of(record: Process) -> Mapping[str, Sequence[float]]:
+    return record.samples_ms or {}
 
 
-def _head_vs_base(record: Record) -> Mapping[str, float]:
-    if isinstance(record, Process):
-        return record.head_vs_base or {}
-    return record.get("head_vs_base") or {}
+def _head_vs_base(record: Process) -> Mapping[str, float]:
+    return record.head_vs_base or {}
 
 
 def _positive(samples: Any) -> bool:

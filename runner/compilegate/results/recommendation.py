@@ -18,9 +18,11 @@ other keys carry them for the renderers (the shape is in schemas/result.schema.j
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ..config.model import DEFAULT_STEPS_PER_RUN
+from .model import Status, Variant
 from .payoff import (
     MAX_PROCESSES,
     Measured,
@@ -40,22 +42,23 @@ DISQUALIFYING_NUMERICS = {"fail": "its numerics fail", "error": "its numerics ch
 
 
 def recommend(
-    variants: list[dict[str, Any]], steps_per_run: int = DEFAULT_STEPS_PER_RUN
+    variants: Sequence[Variant], steps_per_run: int = DEFAULT_STEPS_PER_RUN
 ) -> dict[str, Any]:
-    """The step's `recommendation` object."""
-    ok = [v for v in variants if v.get("status") == "ok"]
-    measured = {v["id"]: measure(v) for v in ok}
-    timed = [v for v in ok if measured[v["id"]] is not None]
+    """The step's `recommendation` object (JSON, as the document records it) from its
+    measured variants."""
+    ok = [v for v in variants if v.status is Status.OK]
+    measured = {v.id: m for v in ok if (m := measure(v)) is not None}
+    timed = [v for v in ok if v.id in measured]
     if not timed:
         return _empty(steps_per_run, "no compiled variant ran successfully")
     trusted = [v for v in timed if _numerics_problem(v) is None]
     ruled_out = _ruled_out(timed, trusted, measured)
     if not trusted:
         return _empty(steps_per_run, "stay eager: no variant's numerics can be trusted" + ruled_out)
-    analyses = [analyse(v, measured[v["id"]], steps_per_run) for v in trusted]
+    analyses = [analyse(v, measured[v.id], steps_per_run) for v in trusted]
     chosen = _choose(analyses)
-    variant = next(v for v in trusted if v["id"] == chosen["variant"])
-    text = _text(chosen, measured[variant["id"]])
+    variant = next(v for v in trusted if v.id == chosen["variant"])
+    text = _text(chosen, measured[variant.id])
     chosen["text"] = text + _caveats(chosen, variant) + ruled_out
     return chosen
 
@@ -75,7 +78,7 @@ def _choose(analyses: list[dict[str, Any]]) -> dict[str, Any]:
     return max(analyses, key=lambda a: (a["speedup"]["estimate"], a["variant"]))
 
 
-def analyse(variant: dict[str, Any], m: Measured, steps: int) -> dict[str, Any]:
+def analyse(variant: Variant, m: Measured, steps: int) -> dict[str, Any]:
     """One variant's payoff against a `steps`-step run (the recommendation's keys)."""
     speedup = {**m.speedup.to_dict(), "estimator": m.estimator}
     if m.compile_s is None:  # no compile seconds measured: the speedup alone decides
@@ -89,7 +92,7 @@ def analyse(variant: dict[str, Any], m: Measured, steps: int) -> dict[str, Any]:
         saving = saving_s(m, m.compile_s, steps, found)
     return {
         "decision": decision,
-        "variant": variant["id"],
+        "variant": variant.id,
         "text": "",
         "steps_per_run": steps,
         "speedup": speedup,
@@ -231,35 +234,36 @@ def duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
-def _ruled_out(
-    timed: list[dict[str, Any]], trusted: list[dict[str, Any]], measured: dict[str, Any]
-) -> str:
+def _ruled_out(timed: list[Variant], trusted: list[Variant], measured: dict[str, Measured]) -> str:
     """A faster variant ruled out by its numerics is named, so nobody picks it by hand."""
 
-    def speed(v: dict[str, Any]) -> float:
-        return measured[v["id"]].speedup.estimate
+    def speed(v: Variant) -> float:
+        return measured[v.id].speedup.estimate
 
     fastest = max(timed, key=speed)
     problem = _numerics_problem(fastest)
     if problem is None or (trusted and speed(max(trusted, key=speed)) >= speed(fastest)):
         return ""
-    return f"; {fastest['id']} ({speed(fastest):.2f}×) is not recommended: {problem}"
+    return f"; {fastest.id} ({speed(fastest):.2f}×) is not recommended: {problem}"
 
 
-def _numerics_problem(variant: dict[str, Any]) -> str | None:
-    status = (variant.get("numerics") or {}).get("status")
-    return DISQUALIFYING_NUMERICS.get(status or "")
+def _numerics_status(variant: Variant) -> str | None:
+    return variant.numerics.status.value if variant.numerics is not None else None
 
 
-def _caveats(a: dict[str, Any], variant: dict[str, Any]) -> str:
+def _numerics_problem(variant: Variant) -> str | None:
+    return DISQUALIFYING_NUMERICS.get(_numerics_status(variant) or "")
+
+
+def _caveats(a: dict[str, Any], variant: Variant) -> str:
     """What the user must know before following the advice: degradation, unchecked numerics."""
     if a["decision"] == "stay_eager":
         return ""
     out = ""
-    degraded = variant.get("degraded") or []
+    degraded = variant.degraded or ()
     if degraded:
         more = f" (and {len(degraded) - 1} more)" if len(degraded) > 1 else ""
         out += f"; but degraded: {degraded[0]}{more}"
-    if (variant.get("numerics") or {}).get("status") != "pass":
+    if _numerics_status(variant) != "pass":
         out += "; numerics not checked"
     return out

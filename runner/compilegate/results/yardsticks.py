@@ -20,7 +20,8 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from .processes import GPU_BOUND, LAUNCH_BOUND, Doc, all_timed_yardstick
+from .model import Process
+from .processes import GPU_BOUND, LAUNCH_BOUND, all_timed_yardstick
 
 ValuesOf = Callable[..., list[float]]  # processes.eager_values or compiled_values
 NAMES = {GPU_BOUND: "GPU-bound", LAUNCH_BOUND: "launch-bound"}
@@ -63,7 +64,7 @@ def pooled_log_spread(runs: Sequence[Sequence[float]]) -> float | None:
     return (math.exp(math.sqrt(squares / freedom)) - 1) * 100
 
 
-def tracking_yardstick(runs: Sequence[Sequence[Doc]], values_of: ValuesOf) -> Choice:
+def tracking_yardstick(runs: Sequence[Sequence[Process]], values_of: ValuesOf) -> Choice:
     """The yardstick the step's processes follow in these runs (the module's docstring);
     `values_of(records, per_yardstick=True, yardstick=name)` gives the step in its units."""
     spreads: dict[str, float | None] = {}

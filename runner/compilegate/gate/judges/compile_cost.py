@@ -64,7 +64,6 @@ from ..rules import (
 from ..verdict import MetricVerdict
 from .sides import Sides
 
-Doc = Mapping[str, Any]
 COMPILE_TIME_FLOOR_S = 1.0
 COUNTS = {
     "graphs": "graphs",
