@@ -120,7 +120,7 @@ def merged_history(
     return tuple([*runs, dataclasses.replace(summary, created_at=created_at)][-keep_runs:])
 
 
-def step_history_values(step: Step, variant: str | None, key: str) -> list[float]:
+def history_values(step: Step, variant: str | None, key: str) -> list[float]:
     """`key` (e.g. `eager_step_yardsticks`, `speedup`) of each run the step's history
     keeps, oldest first; runs that did not record it are left out."""
     values = []

@@ -52,7 +52,7 @@ from ...results.processes import (
 )
 from ...results.stats import ProcessComparison, compare_sides
 from ...results.yardsticks import tracking_yardstick
-from ..history import HISTORY_RUNS, MIN_HISTORY_RUNS, Prediction, predict, step_history_values
+from ..history import HISTORY_RUNS, MIN_HISTORY_RUNS, Prediction, history_values, predict
 from ..rules import (
     HIGHER_IS_BETTER,
     LOWER_IS_BETTER,
@@ -172,7 +172,7 @@ def _history_values(sides: Sides, family: str, normalisation: str | None) -> lis
         key = family
     else:
         key = f"{family}_yardsticks" if normalisation == YARDSTICK else f"{family}_ms"
-    return step_history_values(sides.base_step, sides.subject.variant, key)
+    return history_values(sides.base_step, sides.subject.variant, key)
 
 
 def step_time_gate(sides: Sides, family: str, normalisation: str | None) -> str | None:
