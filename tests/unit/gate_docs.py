@@ -317,11 +317,11 @@ def judge_documents(baseline: dict[str, Any], current: dict[str, Any], *args: An
 
 def run_summary(step_doc: dict[str, Any]) -> dict[str, Any] | None:
     """One run of the step (JSON-shaped) as a baseline's history keeps it, as JSON
-    (gate/history.step_run_summary of the step through the door)."""
-    from compilegate.gate.history import step_run_summary
+    (results/processes.run_summary of the step through the door)."""
     from compilegate.results.model import step_of
+    from compilegate.results.processes import run_summary as summary_of
 
-    summary = step_run_summary(step_of(step_doc))
+    summary = summary_of(step_of(step_doc))
     return summary.to_json() if summary is not None else None
 
 

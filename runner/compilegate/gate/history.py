@@ -37,18 +37,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..results.model import HistoryRun, Process, Step
-from ..results.processes import (
-    all_timed_yardstick,
-    compiled_values,
-    eager_values,
-    geometric_mean,
-    keyed_step_processes,
-    keyed_variant_processes,
-    quantile_values,
-    sampled,
-    speedup_values,
-)
+from ..results.model import HistoryRun, Step
+from ..results.processes import run_summary
 from ..results.stats import t_quantile
 
 HISTORY_RUNS = 10
@@ -72,47 +62,18 @@ class Prediction:
         return (value / self.mean - 1) * 100
 
 
-def step_run_summary(step: Step) -> HistoryRun | None:
-    """One run of a step as its history keeps it: the values the speed rows compare (raw
-    milliseconds, yardstick units where every process timed the yardstick, speedups). None
-    for a step that did not measure."""
-    if step.failed:
-        return None
-    eager = [p for _, p in keyed_step_processes(step)]
-    if not eager:
-        return None
-    variants: dict[str, dict[str, float | None]] = {}
-    for variant in step.variants:
-        records = [p for _, p in keyed_variant_processes(variant)]
-        if variant.failed or not records:
-            continue
-        variants[variant.id] = {
-            "speedup": _mean(speedup_values(records)),
-            "compiled_step_ms": _mean(compiled_values(records, per_yardstick=False)),
-            "compiled_step_yardsticks": _mean_yardsticks(records, compiled_values),
-            **_p25(records, "compiled_step", ("compiled",)),
-        }
-    return HistoryRun(
-        config_fingerprint=step.config_fingerprint,
-        eager_step_ms=_mean(eager_values(eager, per_yardstick=False)),
-        eager_step_yardsticks=_mean_yardsticks(eager, eager_values),
-        **_p25(eager, "eager_step", ("eager", "eager_b")),
-        variants=variants,
-    )
-
-
 def merged_history(
     old_step: Step | None, new_step: Step, created_at: str | None, keep_runs: int = HISTORY_RUNS
 ) -> tuple[HistoryRun, ...]:
     """The history a baseline step carries after `new_step` is merged in: the old step's
     runs (its history, or the old step itself for a baseline written before histories),
     then the new run, the last `keep_runs`; restarted when the configuration changed."""
-    summary = step_run_summary(new_step)
+    summary = run_summary(new_step)
     runs: list[HistoryRun] = []
     if old_step is not None:
         runs = list(old_step.history or ())
         if not runs:
-            first = step_run_summary(old_step)
+            first = run_summary(old_step)
             runs = [first] if first else []
     if summary is None:
         return tuple(runs[-keep_runs:])
@@ -154,31 +115,3 @@ def predict(values: Sequence[float]) -> Prediction | None:
         runs=n,
         spread_pct=(math.exp(spread) - 1) * 100,
     )
-
-
-def _mean(values: Sequence[float]) -> float | None:
-    return geometric_mean(values) if values else None
-
-
-def _mean_yardsticks(records: Sequence[Process], values_of: Any) -> float | None:
-    if not all_timed_yardstick(records):
-        return None
-    return _mean(values_of(records, per_yardstick=True))
-
-
-def _p25(records: Sequence[Process], family: str, copies: tuple[str, ...]) -> dict[str, float]:
-    """The run's 25th percentile rows (judges/distribution.py) as its history keeps them:
-    the geometric mean over processes of each one's p25, raw and in yardstick units; none
-    when a process did not keep its samples."""
-    if not records or not all(sampled(record, copies[0]) for record in records):
-        return {}
-    summary = {
-        f"{family}_p25_ms": geometric_mean(
-            quantile_values(records, copies, 0.25, per_yardstick=False)
-        )
-    }
-    if all_timed_yardstick(records):
-        summary[f"{family}_p25_yardsticks"] = geometric_mean(
-            quantile_values(records, copies, 0.25, per_yardstick=True)
-        )
-    return summary

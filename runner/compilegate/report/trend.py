@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..gate.history import step_run_summary
 from ..results.model import HistoryRun, ResultDocument
+from ..results.processes import run_summary
 from .escape import inert
 
 MAX_LINES = 4
@@ -32,7 +32,7 @@ def trend_markdown(baseline: ResultDocument | None, document: ResultDocument) ->
     for step in document.steps:
         old = baseline.step(step.name)
         history = list(old.history or ()) if old is not None else []
-        current = step_run_summary(step)
+        current = run_summary(step)
         if len(history) < MIN_STORED_RUNS or current is None:
             continue
         chart = step_chart(step.name, [*history, current])

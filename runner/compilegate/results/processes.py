@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .model import Process, Step, Variant
+from .model import HistoryRun, Process, Step, Variant
 from .stats import fastest, quantile
 
 # What a child reports of its timing (child/protocol.py's `timed` and `measured`), as JSON.
@@ -236,3 +236,63 @@ def _positive(samples: Any) -> bool:
         and all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in samples)
         and all(math.isfinite(v) for v in samples)
     )
+
+
+def run_summary(step: Step) -> HistoryRun | None:
+    """One run of a step as a baseline's history keeps it (gate/history.py) and the
+    trend draws it last (report/trend.py): the values the speed rows compare (raw
+    milliseconds, yardstick units where every process timed the yardstick, speedups). None
+    for a step that did not measure."""
+    if step.failed:
+        return None
+    eager = [p for _, p in keyed_step_processes(step)]
+    if not eager:
+        return None
+    variants: dict[str, dict[str, float | None]] = {}
+    for variant in step.variants:
+        records = [p for _, p in keyed_variant_processes(variant)]
+        if variant.failed or not records:
+            continue
+        variants[variant.id] = {
+            "speedup": _mean(speedup_values(records)),
+            "compiled_step_ms": _mean(compiled_values(records, per_yardstick=False)),
+            "compiled_step_yardsticks": _mean_yardsticks(records, compiled_values),
+            **_p25(records, "compiled_step", ("compiled",)),
+        }
+    return HistoryRun(
+        config_fingerprint=step.config_fingerprint,
+        eager_step_ms=_mean(eager_values(eager, per_yardstick=False)),
+        eager_step_yardsticks=_mean_yardsticks(eager, eager_values),
+        **_p25(eager, "eager_step", ("eager", "eager_b")),
+        variants=variants,
+    )
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return geometric_mean(values) if values else None
+
+
+def _mean_yardsticks(
+    records: Sequence[Process], values_of: Callable[..., list[float]]
+) -> float | None:
+    if not all_timed_yardstick(records):
+        return None
+    return _mean(values_of(records, per_yardstick=True))
+
+
+def _p25(records: Sequence[Process], family: str, copies: tuple[str, ...]) -> dict[str, float]:
+    """The run's 25th percentile rows (judges/distribution.py) as its history keeps them:
+    the geometric mean over processes of each one's p25, raw and in yardstick units; none
+    when a process did not keep its samples."""
+    if not records or not all(sampled(record, copies[0]) for record in records):
+        return {}
+    summary = {
+        f"{family}_p25_ms": geometric_mean(
+            quantile_values(records, copies, 0.25, per_yardstick=False)
+        )
+    }
+    if all_timed_yardstick(records):
+        summary[f"{family}_p25_yardsticks"] = geometric_mean(
+            quantile_values(records, copies, 0.25, per_yardstick=True)
+        )
+    return summary
