@@ -25,10 +25,10 @@ from .processes import (
     all_timed_yardstick,
     compiled_values,
     eager_values,
-    keyed_step_processes,
-    keyed_variant_processes,
     process_record,
     speedup_values,
+    step_processes,
+    variant_processes,
 )
 from .recommendation import DEFAULT_STEPS_PER_RUN, analyse, recommend
 from .stats import break_even_steps, process_noise_pct, ratio_of_medians, summarize
@@ -261,7 +261,7 @@ def finish_step(step_doc: dict[str, Any]) -> None:
     estimate, from every process's mean step times), and the recommendation. Computed from
     the step as measured, typed (results/model.py); written into its JSON."""
     step = step_of(step_doc)
-    records = [process for _, process in keyed_step_processes(step)]
+    records = step_processes(step)
     per_yardstick = all_timed_yardstick(records)
     step_doc["process_noise_pct"] = process_noise_pct(
         eager_values(records, per_yardstick=per_yardstick)
@@ -270,7 +270,7 @@ def finish_step(step_doc: dict[str, Any]) -> None:
     for variant, entry in zip(step.variants, step_doc["variants"], strict=True):
         if variant.failed:
             continue
-        mine = [process for _, process in keyed_variant_processes(variant)]
+        mine = variant_processes(variant)
         entry["compiled_process_noise_pct"] = process_noise_pct(
             compiled_values(mine, per_yardstick=all_timed_yardstick(mine))
         )

@@ -49,7 +49,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from .model import Process, Variant
-from .processes import keyed_variant_processes
+from .processes import variant_processes
 from .stats import CONFIDENCE, ratio_of_means, t_quantile
 
 MAX_PROCESSES = 10  # the most variant_processes a config may ask for (config schema)
@@ -173,15 +173,11 @@ def measure(variant: Variant) -> Measured | None:
 def process_means(variant: Variant) -> list[tuple[float, float]]:
     """(mean eager ms, mean compiled ms) of each process of the variant."""
     out = []
-    for process in _processes(variant):
+    for process in variant_processes(variant):
         eager, compiled = _mean_ms(process, "eager", "eager_b"), _mean_ms(process, "compiled")
         if eager and compiled:
             out.append((eager, compiled))
     return out
-
-
-def _processes(variant: Variant) -> list[Process]:
-    return [process for _, process in keyed_variant_processes(variant)]
 
 
 def _mean_ms(process: Process, *copies: str) -> float | None:
@@ -230,7 +226,7 @@ def warm_compile_samples(variant: Variant) -> list[float]:
 def warm_compile_per_step(variant: Variant) -> list[float]:
     """Each warm process's compile wall seconds over its own mean eager step (ms)."""
     out = []
-    for process in _processes(variant):
+    for process in variant_processes(variant):
         eager, wall = _mean_ms(process, "eager", "eager_b"), process.compile_wall_s
         if process.cache == "warm" and eager and _positive(wall):
             out.append(wall / eager)  # type: ignore[operator]

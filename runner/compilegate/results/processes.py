@@ -76,6 +76,16 @@ def keyed_variant_processes(variant: Variant | None) -> list[tuple[Key, Process]
     ]
 
 
+def step_processes(step: Step) -> list[Process]:
+    """keyed_step_processes without their keys: every process of the step that timed eager."""
+    return [process for _, process in keyed_step_processes(step)]
+
+
+def variant_processes(variant: Variant | None) -> list[Process]:
+    """keyed_variant_processes without their keys."""
+    return [process for _, process in keyed_variant_processes(variant)]
+
+
 def paired_records(
     base: Sequence[tuple[Key, Process]], head: Sequence[tuple[Key, Process]]
 ) -> tuple[list[Process], list[Process]]:
@@ -245,12 +255,12 @@ def run_summary(step: Step) -> HistoryRun | None:
     for a step that did not measure."""
     if step.failed:
         return None
-    eager = [p for _, p in keyed_step_processes(step)]
+    eager = step_processes(step)
     if not eager:
         return None
     variants: dict[str, dict[str, float | None]] = {}
     for variant in step.variants:
-        records = [p for _, p in keyed_variant_processes(variant)]
+        records = variant_processes(variant)
         if variant.failed or not records:
             continue
         variants[variant.id] = {
