@@ -19,7 +19,8 @@ from compilegate.report.headline import headline_of
 from compilegate.results.model import ResultDocument, parse
 
 LABEL = "compilegate: accept"
-MAINTAINER = Acceptance(label=LABEL, login="maintainer")
+COMMIT = "0123456789abcdef" * 2 + "01234567"
+MAINTAINER = Acceptance(label=LABEL, login="maintainer", commit=COMMIT)
 COUNTS = {"graphs": 1, "fx_nodes": 33, "guards": 199, "generated_kernels": 61,
           "compile_records": 2, "backward_compile_records": 1}  # fmt: skip
 
@@ -58,7 +59,11 @@ def test_a_verified_label_accepts_the_regression_rows_and_says_who():
     rows = accepted.rows("accepted")
     assert [r.metric for r in rows] == ["compile_work"]
     assert 'accepted by @maintainer (label "compilegate: accept")' in rows[0].message
-    assert accepted.to_dict()["accepted_by"] == {"login": "maintainer", "label": LABEL}
+    assert accepted.to_dict()["accepted_by"] == {
+        "login": "maintainer",
+        "label": LABEL,
+        "commit": COMMIT,
+    }
     assert not accepted.rows("regression")
 
 
@@ -66,7 +71,7 @@ def test_no_acceptance_another_label_or_acceptance_off_change_nothing():
     report = judge_documents(base_doc(), regressed_doc())
     assert accept(report, LABEL, None) is report
     assert accept(report, None, MAINTAINER) is report  # the base side turned it off
-    other = Acceptance(label="perf: ok", login="maintainer")
+    other = Acceptance(label="perf: ok", login="maintainer", commit=COMMIT)
     assert accept(report, LABEL, other).exit_code == EXIT_REGRESSION
 
 
@@ -111,7 +116,7 @@ def test_the_label_is_the_base_sides_never_the_pull_requests(tmp_path):
         base = parse(json.loads(base_path.read_text()), str(base_path), "baseline")
         run_set = judge_run_set([ResultSource(cur_path, "result")], base)
         assert run_set.labels_to_accept() == wanted
-    pr_own = Acceptance(label="lgtm", login="maintainer")
+    pr_own = Acceptance(label="lgtm", login="maintainer", commit=COMMIT)
     assert run_set.accepted([pr_own]).exit_code == EXIT_REGRESSION
 
 
@@ -182,11 +187,13 @@ def test_a_failing_report_says_how_to_accept_it_with_the_base_sides_label(tmp_pa
 
 def test_a_label_naming_metrics_accepts_those_rows_only():
     report = judge_documents(base_doc(), regressed_doc())
-    named = Acceptance(label=f"{LABEL}: compile work", login="maintainer")
+    named = Acceptance(label=f"{LABEL}: compile work", login="maintainer", commit=COMMIT)
     accepted = accept(report, LABEL, named)
     assert [r.metric for r in accepted.rows("accepted")] == ["compile_work"]
     assert accepted.exit_code == EXIT_OK
-    other = Acceptance(label=f"{LABEL}: graph_break_sites, numerics", login="maintainer")
+    other = Acceptance(
+        label=f"{LABEL}: graph_break_sites, numerics", login="maintainer", commit=COMMIT
+    )
     assert accept(report, LABEL, other).exit_code == EXIT_REGRESSION
-    lookalike = Acceptance(label=f"{LABEL}able", login="maintainer")
+    lookalike = Acceptance(label=f"{LABEL}able", login="maintainer", commit=COMMIT)
     assert accept(report, LABEL, lookalike).exit_code == EXIT_REGRESSION

@@ -15,6 +15,7 @@ from .. import __version__
 from ..errors import EXIT_CODES, EXIT_RUN_ERROR, CompilegateError
 from ..run.workflow_log import defused_output
 from . import (
+    acceptance_command,
     gate_commands,
     init_command,
     matrix_command,
@@ -38,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     gate_commands.add_parser(commands)
     report_commands.add_parser(commands)
     publish_command.add_parser(commands)
+    acceptance_command.add_parser(commands)
     matrix_command.add_parser(commands)
     return parser
 

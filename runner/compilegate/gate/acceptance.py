@@ -27,6 +27,7 @@ documents and verdicts in, verdicts out.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..config.model import DEFAULT_ACCEPT_LABEL
@@ -38,18 +39,27 @@ ACCEPTABLE = frozenset({"regression"})
 
 @dataclass(frozen=True)
 class Acceptance:
-    """A label on the pull request, applied by `login`, verified by github/acceptance.py on
-    the measured commit."""
+    """A label on the pull request, applied by `login` while its head was `commit`, verified
+    by github/acceptance.py: it accepts that commit's regressions and no later one's."""
 
     label: str
     login: str
+    commit: str
 
     def to_dict(self) -> dict[str, str]:
-        return {"login": self.login, "label": self.label}
+        return {"login": self.login, "label": self.label, "commit": self.commit}
 
     def words(self) -> str:
-        """`@maintainer (label "compilegate: accept")`."""
-        return f'@{self.login} (label "{self.label}")'
+        """`@maintainer (label "compilegate: accept") at 0123456789ab`."""
+        return accepted_words(self.to_dict())
+
+
+def accepted_words(accepted_by: dict[str, str]) -> str:
+    """An acceptance as the verdict JSON records it, in words: who, which label, at which
+    commit (a report from before the commit was recorded names none)."""
+    words = f'@{accepted_by["login"]} (label "{accepted_by["label"]}")'
+    commit = accepted_by.get("commit")
+    return f"{words} at {commit[:12]}" if commit else words
 
 
 def accept_label_of(base_document: ResultDocument | None) -> str | None:
@@ -69,6 +79,17 @@ def accept_label_of(base_document: ResultDocument | None) -> str | None:
 def label_accepts(label: str, accept_label: str) -> bool:
     """Whether `label` is the accept label, alone or naming rows (`LABEL: metric, metric`)."""
     return label == accept_label or label.startswith(accept_label + ":")
+
+
+def acceptance_for(
+    accept_label: str | None, acceptances: Sequence[Acceptance]
+) -> Acceptance | None:
+    """The acceptance whose label is `accept_label`, alone or naming rows; None when none is
+    (or acceptance is off). The applied label is what an acceptance carries, so
+    `compilegate: accept: compile_work` is found for the base side's `compilegate: accept`."""
+    if accept_label is None:
+        return None
+    return next((a for a in acceptances if label_accepts(a.label, accept_label)), None)
 
 
 def named_metrics(label: str, accept_label: str) -> frozenset[str] | None:

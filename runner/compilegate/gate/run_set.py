@@ -17,7 +17,7 @@ from typing import Any
 
 from ..errors import EXIT_OK, EXIT_RUN_ERROR, BaselineError, UsageError
 from ..results.model import ResultDocument
-from .acceptance import Acceptance, accept, accept_label_of
+from .acceptance import Acceptance, accept, accept_label_of, acceptance_for
 from .compare import compare_to_baseline
 from .documents import read_document
 from .verdict import OVERALL_ORDER, VerdictReport
@@ -129,14 +129,15 @@ class RunSetVerdict:
         return labels
 
     def accepted(self, acceptances: Sequence[Acceptance]) -> RunSetVerdict:
-        """This run set with each version's regressions accepted by the acceptance for the
-        label its base side names (none: unchanged)."""
-        by_label = {a.label: a for a in acceptances}
+        """This run set with each version's regressions accepted by the acceptance of the
+        label its base side names, alone or naming rows (none: unchanged)."""
         versions = tuple(
             dataclasses.replace(
                 version,
                 verdict=accept(
-                    version.verdict, version.accept_label, by_label.get(version.accept_label or "")
+                    version.verdict,
+                    version.accept_label,
+                    acceptance_for(version.accept_label, acceptances),
                 ),
             )
             if version.verdict is not None

@@ -3,24 +3,29 @@
 gate/acceptance.py turns regression rows into `accepted` for an `Acceptance`; this module
 decides whether there is one, from the event GitHub sent the job and from GitHub's own view
 of the pull request, never from anything the pull request wrote (its config, its result
-documents, its branch name):
+documents, its branch name). An acceptance is bound to the commit that was the pull
+request's head when the label was applied: a later push needs the label applied again.
 
     pull_request /             action `labeled`, the label the base side names
     pull_request_target        (`accept_label`), applied by a User (not a Bot), not by the
-                               pull request's author
+                               pull request's author; the commit is the event's head
     workflow_run               (fork-publish.yml) the triggering run came from a
-                               `pull_request` event, was started by a User who also
-                               triggered it (`actor` == `triggering_actor`: not a re-run of
-                               the author's run), who is not the pull request's author
-    both                       GET /repos/{owner}/{repo}/pulls/{pull_number} now: the pull
+                               `pull_request` event; the labelling was recorded by
+                               fork-publish.yml's `pull_request_target` job
+                               (github/acceptance_record.py) at the commit the run measured
+    all                        GET /repos/{owner}/{repo}/pulls/{pull_number} now: the pull
                                request is open, carries the label, and its head commit is the
-                               one measured (a later push needs the label applied again)
+                               one labelled and measured
+
+A `workflow_run` payload says only that its run came from a `pull_request` event, not from
+which action: a reopening, or a maintainer's push to the fork's branch, starts one as a
+labelling does. So that event accepts only what was recorded when the label was applied.
 
 GitHub lets only people with triage rights or more on the repository apply a label, so a
 `labeled` event by someone other than the author is a maintainer's. Who applied the label
 cannot be confirmed through the API this project uses (the contract has no issue-events or
-collaborator-permission endpoint): for a `workflow_run` the event that started the run is
-known only as `pull_request`, not as `labeled`. docs/security.md states the gap.
+collaborator-permission endpoint): it is taken from the `labeled` event GitHub delivered.
+docs/security.md states it.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..gate.acceptance import Acceptance, label_accepts
+from .acceptance_record import AcceptanceRecord, newest_record, write_record
 from .client import GitHubClient
 from .errors import GitHubError
 
@@ -59,41 +65,51 @@ def check_acceptance(
         return AcceptanceCheck(None, f"the {event_name} payload is not usable ({exc!r})")
     if isinstance(claimed, str):
         return AcceptanceCheck(None, claimed)
-    login, head_sha, author, applied = claimed
     if client is None:
         return AcceptanceCheck(None, "no token to confirm the label with GitHub")
     try:
         pull = client.get_pull_request(repository, pull_number)
+        if claimed.label is None:  # a workflow_run: what the labelling recorded
+            record = newest_record(client, repository, pull_number)
+            claimed = _recorded(claimed, record, pull_number)
+            if isinstance(claimed, str):
+                return AcceptanceCheck(None, claimed)
     except GitHubError as exc:
         return AcceptanceCheck(None, f"could not read pull request #{pull_number} ({exc})")
-    author = pull.author_login or author
+    author = pull.author_login or claimed.author
     if pull.state != "open":
         return AcceptanceCheck(None, f"pull request #{pull_number} is {pull.state}")
-    # The label the event applied; for a fork's run (no label in its payload) the accept
-    # label on the pull request, alone or else naming rows.
-    carried = [label for label in pull.labels if label_accepts(label, accept_label)]
-    label = applied or (accept_label if accept_label in carried else next(iter(carried), None))
-    if label is None or label not in pull.labels:
-        missing = applied or accept_label
-        return AcceptanceCheck(None, f'pull request #{pull_number} does not carry "{missing}"')
-    if pull.head_sha != head_sha:
+    label = claimed.label
+    if not label_accepts(label, accept_label):
+        return AcceptanceCheck(None, f'the label applied is "{label}", not "{accept_label}"')
+    if label not in pull.labels:
+        return AcceptanceCheck(None, f'pull request #{pull_number} does not carry "{label}"')
+    if pull.head_sha != claimed.commit:
         return AcceptanceCheck(
             None,
-            f"pull request #{pull_number} moved to {pull.head_sha[:12]} after the measured "
-            f"commit {head_sha[:12]}: apply the label again",
+            f"pull request #{pull_number} moved to {pull.head_sha[:12]} after the labelled "
+            f"commit {claimed.commit[:12]}: apply the label again",
         )
-    if author is None or login == author:
+    if author is None or claimed.login == author:
         return AcceptanceCheck(
-            None, f"@{login} wrote the pull request: its author cannot accept it"
+            None, f"@{claimed.login} wrote the pull request: its author cannot accept it"
         )
-    return AcceptanceCheck(Acceptance(label=label, login=login))
+    return AcceptanceCheck(Acceptance(label=label, login=claimed.login, commit=claimed.commit))
 
 
-def _claim(
-    event_name: str, payload: Mapping[str, Any], accept_label: str
-) -> tuple[str, str, str | None, str | None] | str:
-    """(who applied the label, the measured head commit, the author as the event says, the
-    label applied when the event says), or why the event claims no acceptance."""
+@dataclass(frozen=True)
+class _Claim:
+    """What the event says: who applied which label (None: not said, a workflow_run) while
+    the head was `commit` (for a workflow_run: the commit its run measured)."""
+
+    login: str
+    commit: str
+    label: str | None
+    author: str | None = None
+
+
+def _claim(event_name: str, payload: Mapping[str, Any], accept_label: str) -> _Claim | str:
+    """What the event claims, or why it claims no acceptance."""
     if event_name in PULL_REQUEST_EVENTS:
         if payload.get("action") != "labeled":
             return f"a {event_name} event of action {payload.get('action')!r}, not `labeled`"
@@ -105,18 +121,55 @@ def _claim(
             kind, login = sender.get("type"), sender.get("login")
             return f"the label was applied by {kind} @{login}, not by a person"
         pull = payload["pull_request"]
-        return str(sender["login"]), str(pull["head"]["sha"]), pull["user"]["login"], label
+        return _Claim(
+            login=str(sender["login"]),
+            commit=str(pull["head"]["sha"]),
+            label=label,
+            author=pull["user"]["login"],
+        )
     if event_name == "workflow_run":
         run = payload["workflow_run"]
         if run["event"] != "pull_request":
             return f"the triggering run was started by {run['event']}, not by a pull request"
-        actor, triggering = run["actor"], run.get("triggering_actor") or run["actor"]
-        if triggering.get("type") != "User":
-            return f"the triggering run was started by {triggering.get('type')}, not a person"
-        if actor["login"] != triggering["login"]:
-            return (
-                f"the triggering run is @{triggering['login']}'s re-run of @{actor['login']}'s: "
-                "only a run a labelling started accepts"
-            )
-        return str(actor["login"]), str(run["head_sha"]), None, None
+        return _Claim(login="", commit=str(run["head_sha"]), label=None)
     return f"a {event_name} event cannot accept"
+
+
+def _recorded(claimed: _Claim, record: AcceptanceRecord | None, pull_number: int) -> _Claim | str:
+    """A workflow_run's claim completed from the labelling's record, or why there is none."""
+    if record is None:
+        return (
+            f"no labelling of pull request #{pull_number} was recorded (a fork's label is "
+            "recorded when it is applied, by fork-publish.yml's pull_request_target job)"
+        )
+    if record.commit != claimed.commit:
+        return (
+            f'"{record.label}" was applied at {record.commit[:12]}, not at the measured '
+            f"commit {claimed.commit[:12]}: apply the label again"
+        )
+    return _Claim(login=record.login, commit=record.commit, label=record.label)
+
+
+def record_acceptance(
+    event_name: str,
+    payload: Mapping[str, Any],
+    accept_label: str,
+    client: GitHubClient | None,
+    repository: str,
+    pull_number: int,
+) -> AcceptanceCheck:
+    """In the job a `labeled` event started (fork-publish.yml's pull_request_target job):
+    verify the labelling as check_acceptance does and, when it stands, record it on the pull
+    request at the labelled commit for the fork's later workflow_run jobs."""
+    if event_name not in PULL_REQUEST_EVENTS:
+        return AcceptanceCheck(None, f"a {event_name} event records no acceptance")
+    check = check_acceptance(event_name, payload, accept_label, client, repository, pull_number)
+    if check.acceptance is None or client is None:
+        return check
+    found = check.acceptance
+    record = AcceptanceRecord(commit=found.commit, label=found.label, login=found.login)
+    try:
+        write_record(client, repository, pull_number, record)
+    except GitHubError as exc:
+        return AcceptanceCheck(None, f"could not record the acceptance ({exc})")
+    return check

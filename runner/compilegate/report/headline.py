@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..gate.acceptance import accepted_words
 from ..gate.run_set import RunSetVerdict, VersionOutcome
 from . import wording as w
 from .wording import and_list as _and
@@ -93,12 +94,13 @@ def headline_of(run_set: RunSetVerdict) -> tuple[str, str]:
 
 
 def _accepted_by(judged: Sequence[VersionOutcome]) -> str:
-    """`accepted by @maintainer (label "compilegate: accept")`, once per distinct acceptance."""
+    """`accepted by @maintainer (label "compilegate: accept") at 0123456789ab`, once per
+    distinct acceptance."""
     seen: list[str] = []
     for version in judged:
         by = version.verdict.accepted_by if version.verdict is not None else None
         if by:
-            text = f'@{by["login"]} (label "{by["label"]}")'
+            text = accepted_words(by)
             if text not in seen:
                 seen.append(text)
     return "accepted by " + _and(seen)

@@ -90,8 +90,25 @@ class FakeGitHub:
             server.shutdown()
             server.server_close()
 
-    def open_pull_request(self, number: int, head_sha: str, head_repo: str) -> None:
+    def open_pull_request(
+        self,
+        number: int,
+        head_sha: str,
+        head_repo: str,
+        *,
+        labels: tuple[str, ...] | None = None,
+        author: str | None = None,
+        head_ref: str | None = None,
+    ) -> None:
+        """An open pull request; `labels`, `author` and `head_ref` replace the example's."""
         pull = example("/repos/{owner}/{repo}/pulls/{pull_number}", "get", "200")
+        if labels is not None:
+            shape = pull["labels"][0]
+            pull["labels"] = [dict(shape, id=i + 1, name=name) for i, name in enumerate(labels)]
+        if author is not None:
+            pull["user"]["login"] = author
+        if head_ref is not None:
+            pull["head"]["ref"] = head_ref
         pull["requested_teams"] = []  # GitHub's example team lacks a field its schema requires
         pull.update(number=number, state="open")
         pull["html_url"] = f"{self.web_url}/{self.repo}/pull/{number}"
@@ -102,6 +119,11 @@ class FakeGitHub:
         with self.lock:
             self.pulls[number] = pull
             self.comments.setdefault(number, [])
+
+    def push(self, number: int, head_sha: str) -> None:
+        """The pull request's branch moved to `head_sha` (the labels stay, as on GitHub)."""
+        with self.lock:
+            self.pulls[number]["head"]["sha"] = head_sha
 
     def add_comment(self, number: int, body: str, *, login: str, kind: str = "User") -> int:
         with self.lock:

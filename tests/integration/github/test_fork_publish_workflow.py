@@ -96,3 +96,67 @@ def test_a_failed_baseline_fetch_is_exit_4_never_the_forks_own_base(
     assert "no baseline" in posting.stdout + posting.stderr
     assert fake_github.comments_on(PR) == [], "judged against the fork's own base"
     assert not (workspace / "results" / "report.json").exists()
+
+
+def test_a_maintainers_label_is_recorded_at_the_commit_labelled(
+    tmp_path: Path, fake_github: FakeGitHub
+):
+    """fork-publish.yml's pull_request_target job on `labeled` (issue 38, finding 3): the
+    labelling recorded on the pull request at the labelled head, for the workflow_run job."""
+    import zipfile
+    from io import BytesIO
+
+    from compilegate.github.acceptance_record import AcceptanceRecord
+
+    fake_github.open_pull_request(
+        PR, HEAD_SHA, "mallory/trainer", labels=("compilegate: accept",), author="mallory"
+    )
+    baseline = BytesIO()
+    with zipfile.ZipFile(baseline, "w") as archive:
+        archive.writestr("baseline.json", json.dumps(result()))
+    fake_github.add_artifact("compilegate-baseline", baseline.getvalue(), head_branch="main")
+    event = json.loads(EVENT_FILE.read_text())
+    event.update(action="labeled", number=PR)
+    event["label"] = {"id": 7, "name": "compilegate: accept", "color": "0e8a16", "default": False}
+    event["sender"] = dict(event["sender"], login="maintainer", type="User")
+    event["pull_request"].update(number=PR)
+    event["pull_request"]["user"] = dict(event["pull_request"]["user"], login="mallory")
+    event["pull_request"]["head"]["sha"] = HEAD_SHA
+    event["pull_request"]["head"]["repo"]["full_name"] = "mallory/trainer"
+    event_path = tmp_path / "event.json"
+    event_path.write_text(json.dumps(event))
+    workspace, runner_temp = tmp_path / "ws", tmp_path / "temp"
+    workspace.mkdir()
+    runner_temp.mkdir()
+
+    def checkout(step: dict, given: dict, runner: Runner) -> dict:
+        checkout_of_this_action(workspace / given["path"])
+        return {}
+
+    base_env = {
+        "PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/root"), "LANG": "C.UTF-8",
+        "GITHUB_ACTIONS": "true", "GITHUB_REPOSITORY": REPO,
+        "GITHUB_EVENT_NAME": "pull_request_target", "GITHUB_EVENT_PATH": str(event_path),
+        "GITHUB_SHA": "5" * 40, "GITHUB_RUN_ID": "79", "GITHUB_API_URL": fake_github.api_url,
+        "GITHUB_SERVER_URL": fake_github.web_url, "NO_PROXY": "127.0.0.1",
+        "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+        **{k: v for k, v in os.environ.items() if k.startswith("PIP_")},
+    }  # fmt: skip
+    runner = Runner(
+        workspace=workspace, runner_temp=runner_temp, base_env=base_env,
+        github={"event": event, "event_name": "pull_request_target", "repository": REPO,
+                "token": TOKEN},
+        action_root=REPO_ROOT, secrets={"GITHUB_TOKEN": TOKEN},
+        stand_ins={"actions/checkout@": checkout}, timeout_s=600,
+    )  # fmt: skip
+    workflow = yaml.safe_load(WORKFLOW.read_text())
+    contexts = runner._contexts(inputs={})
+    for job, runs in (("record-acceptance", True), ("publish", False)):
+        assert bool(runner.evaluate(str(workflow["jobs"][job]["if"]), contexts, {})) is runs, job
+    runner.run_job(workflow, "record-acceptance")
+
+    recording = next(r for r in runner.records if r.name == "Record the acceptance")
+    assert recording.returncode == 0, recording.stdout + recording.stderr
+    (comment,) = fake_github.comments_on(PR)
+    record = AcceptanceRecord.from_body(comment["body"])
+    assert record == AcceptanceRecord(HEAD_SHA, "compilegate: accept", "maintainer")

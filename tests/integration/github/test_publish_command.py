@@ -44,7 +44,11 @@ def run_set(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def publish_cli(
-    tmp_path: Path, fake: FakeGitHub, *args: str, environ: dict[str, str] | None = None
+    tmp_path: Path,
+    fake: FakeGitHub,
+    *args: str,
+    environ: dict[str, str] | None = None,
+    command: str = "publish",
 ) -> subprocess.CompletedProcess:
     env = {
         "PATH": os.environ["PATH"],
@@ -64,7 +68,7 @@ def publish_cli(
         **(environ or {}),
     }
     return subprocess.run(
-        [sys.executable, "-m", "compilegate", "publish", *args],
+        [sys.executable, "-m", "compilegate", command, *args],
         capture_output=True,
         text=True,
         env=env,

@@ -4,11 +4,13 @@ sends them: a maintainer's `labeled` event, re-read through pulls/get."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 from typing import Any
 
 from compilegate.github.acceptance import check_acceptance
+from compilegate.github.acceptance_record import RECORD_MARKER, AcceptanceRecord
 from compilegate.github.errors import GitHubNotFound
-from compilegate.github.models import PullRequest
+from compilegate.github.models import IssueComment, PullRequest
 
 LABEL = "compilegate: accept"
 REPO = "octo-org/trainer"
@@ -54,7 +56,16 @@ def workflow_run_event(actor: str = MAINTAINER, triggering: str = MAINTAINER, **
 class PullClient:
     """GitHub's view of pull request 42 now (only pulls/get is called)."""
 
-    def __init__(self, *, labels=(LABEL,), head_sha=HEAD, state="open", author=AUTHOR, gone=False):
+    def __init__(
+        self,
+        *,
+        labels=(LABEL,),
+        head_sha=HEAD,
+        state="open",
+        author=AUTHOR,
+        gone=False,
+        comments=(),
+    ):
         self.pull = PullRequest(
             number=42,
             state=state,
@@ -66,6 +77,7 @@ class PullClient:
             author_login=author,
         )
         self.gone = gone
+        self.comments = list(comments)
         self.calls: list[tuple[str, int]] = []
 
     def get_pull_request(self, repo: str, pull_number: int) -> PullRequest:
@@ -73,6 +85,22 @@ class PullClient:
         if self.gone:
             raise GitHubNotFound("404 Not Found", status=404)
         return self.pull
+
+    def iter_issue_comments(self, repo: str, issue_number: int):
+        return iter(self.comments)
+
+
+def record_comment(commit=HEAD, label=LABEL, login=MAINTAINER, *, author_type="Bot", id=7):
+    """The comment fork-publish.yml's pull_request_target job leaves when a label is applied."""
+    body = AcceptanceRecord(commit=commit, label=label, login=login).body()
+    return IssueComment(
+        id=id,
+        body=body,
+        html_url=f"https://github.com/{REPO}/pull/42#issuecomment-{id}",
+        author_login="github-actions[bot]" if author_type == "Bot" else "contributor",
+        author_type=author_type,
+        created_at="2026-12-06T06:00:00Z",
+    )
 
 
 def check(event_name: str, payload: dict, client: Any = None, label: str = LABEL):
@@ -135,22 +163,58 @@ def test_without_github_nothing_is_accepted():
     assert result.acceptance is None and "could not read" in (result.why_not or "")
 
 
-def test_a_fork_run_started_by_the_maintainers_label_accepts():
-    result = check("workflow_run", workflow_run_event())
-    assert result.acceptance is not None and result.acceptance.login == MAINTAINER
+def test_a_fork_run_accepts_the_commit_the_labelling_recorded():
+    client = PullClient(comments=[record_comment()])
+    result = check("workflow_run", workflow_run_event(), client)
+    assert result.acceptance is not None
+    assert (result.acceptance.login, result.acceptance.commit) == (MAINTAINER, HEAD)
+    # who started the run does not matter: the record says who labelled which commit
+    rerun = workflow_run_event(actor=AUTHOR, triggering=AUTHOR)
+    assert check("workflow_run", rerun, client).acceptance is not None
 
 
-def test_a_fork_run_rerun_by_someone_else_or_started_by_the_author_accepts_nothing():
-    rerun = workflow_run_event(actor=AUTHOR, triggering=MAINTAINER)
-    assert check("workflow_run", rerun).acceptance is None
-    own = workflow_run_event(actor=AUTHOR, triggering=AUTHOR)
-    result = check("workflow_run", own)
-    assert result.acceptance is None and "author" in (result.why_not or "")
-    bot = workflow_run_event()
-    bot["workflow_run"]["triggering_actor"]["type"] = "Bot"
-    assert check("workflow_run", bot).acceptance is None
+def test_a_fork_push_after_the_label_is_not_accepted_by_a_later_maintainers_run():
+    """Issue 38, finding 3: a maintainer labels X; the fork pushes Y; the maintainer reopens
+    the pull request (its run: a pull_request event by the maintainer, the label still on)."""
+    pushed = "b" * 40
+    client = PullClient(head_sha=pushed, comments=[record_comment(commit=HEAD)])
+    reopened = workflow_run_event(head_sha=pushed)
+    result = check("workflow_run", reopened, client)
+    assert result.acceptance is None
+    assert "applied at aaaaaaaaaaaa, not at the measured commit bbbbbbbbbbbb" in (
+        result.why_not or ""
+    )
+
+
+def test_a_fork_run_without_a_record_from_a_bot_accepts_nothing():
+    result = check("workflow_run", workflow_run_event(), PullClient())
+    assert result.acceptance is None and "was recorded" in (result.why_not or "")
+    pasted = PullClient(comments=[record_comment(author_type="User")])
+    assert check("workflow_run", workflow_run_event(), pasted).acceptance is None
+    # the label removed since the record: revoked
+    removed = PullClient(labels=(), comments=[record_comment()])
+    assert check("workflow_run", workflow_run_event(), removed).acceptance is None
+    # a record naming the author (a bot recorded what the event said): refused
+    own = PullClient(comments=[record_comment(login=AUTHOR)])
+    assert check("workflow_run", workflow_run_event(), own).acceptance is None
     pushed = workflow_run_event(event="push")
-    assert check("workflow_run", pushed).acceptance is None
+    assert check("workflow_run", pushed, PullClient(comments=[record_comment()])).acceptance is None
+
+
+def test_the_newest_record_counts_and_a_broken_one_is_skipped():
+    older = record_comment(commit="b" * 40, id=3)
+    newer = record_comment(commit=HEAD, id=9)
+    broken = dataclasses.replace(newer, id=11, body=f"{RECORD_MARKER}\n<!-- not json -->")
+    client = PullClient(comments=[newer, older, broken])
+    assert check("workflow_run", workflow_run_event(), client).acceptance is not None
+
+
+def test_a_record_round_trips_and_no_label_closes_its_html_comment():
+    record = AcceptanceRecord(commit=HEAD, label="accept --> <b>x</b>", login=MAINTAINER)
+    body = record.body()
+    assert body.splitlines()[1].count("-->") == 1
+    assert AcceptanceRecord.from_body(body) == record
+    assert AcceptanceRecord.from_body(body.replace(HEAD, "HEAD")) is None
 
 
 def test_other_events_and_broken_payloads_accept_nothing():
@@ -205,7 +269,7 @@ def publish_in(tmp_path, monkeypatch, payload: dict, *, base_label: object = LAB
 def test_publish_accepts_a_maintainers_label_and_says_so(tmp_path, monkeypatch, capsys):
     code, verdict = publish_in(tmp_path, monkeypatch, labeled_event())
     assert (code, verdict) == (0, "accepted")
-    assert 'regressions accepted by @maintainer (label "compilegate: accept")' in (
+    assert 'regressions accepted by @maintainer (label "compilegate: accept") at aaaaaaaaaaaa' in (
         capsys.readouterr().out
     )
 
@@ -253,6 +317,7 @@ def test_a_label_naming_rows_is_the_accept_label_and_github_must_carry_it():
     # a lookalike without the colon is another label
     lookalike = labeled_event(label={"name": f"{LABEL}able"})
     assert check("pull_request", lookalike, PullClient(labels=(f"{LABEL}able",))).acceptance is None
-    # a fork's run takes the accept label the pull request carries, naming rows or not
-    fork = check("workflow_run", workflow_run_event(), PullClient(labels=("bug", named)))
+    # a fork's run takes the label the labelling recorded, naming rows or not
+    client = PullClient(labels=("bug", named), comments=[record_comment(label=named)])
+    fork = check("workflow_run", workflow_run_event(), client)
     assert fork.acceptance is not None and fork.acceptance.label == named

@@ -1,0 +1,171 @@
+"""Accepting with a label as a user triggers it: `compilegate publish` (and, for a fork,
+`compilegate record-acceptance`) as real subprocesses in the environment GitHub gives a step,
+with event files shaped like GitHub's and real HTTP to the local GitHub, which checks every
+exchange against GitHub's contract (issue 38, findings 3 and 6)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import sys
+from pathlib import Path
+
+from fake_github import FakeGitHub
+from test_publish_command import publish_cli, write
+
+from conftest import EVENT_FILE, REPO
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "unit"))
+from test_acceptance import base_doc, regressed_doc
+
+LABEL = "compilegate: accept"
+PR = 31
+AUTHOR, MAINTAINER = "contributor", "maintainer"
+LABELLED, PUSHED = "1a" * 20, "2b" * 20
+FORK = "contributor/trainer"
+
+
+def documents(tmp_path: Path) -> tuple[Path, Path]:
+    """A baseline naming the default accept label, and a result that compiles into twice the
+    graphs (a compile_work regression)."""
+    baseline = write(tmp_path / "baseline.json", base_doc())
+    results = tmp_path / "results"
+    write(results / "torch-2.13.0" / "result.json", regressed_doc())
+    return baseline, results
+
+
+def labeled_event(tmp_path: Path, label: str, head_sha: str, *, fork: bool = False) -> Path:
+    """GitHub's pull_request `labeled` payload: the stored synchronize event, relabelled."""
+    payload = copy.deepcopy(json.loads(EVENT_FILE.read_text()))
+    payload.update(action="labeled", number=PR)
+    payload["label"] = {"id": 7, "name": label, "color": "0e8a16", "default": False}
+    payload["sender"] = dict(payload["sender"], login=MAINTAINER, type="User")
+    pull = payload["pull_request"]
+    pull.update(number=PR)
+    pull["user"] = dict(pull["user"], login=AUTHOR)
+    pull["head"]["sha"] = head_sha
+    if fork:
+        pull["head"]["repo"]["full_name"] = FORK
+    return write(tmp_path / f"labeled-{head_sha[:4]}.json", payload)
+
+
+def workflow_run_event(tmp_path: Path, head_sha: str, head_ref: str) -> Path:
+    """fork-publish.yml's `workflow_run` payload after a maintainer started the fork's
+    measuring run (a reopening, or a labelling: the payload does not say which)."""
+    maintainer = {"login": MAINTAINER, "type": "User", "id": 2}
+    run = {
+        "id": 77, "name": "compilegate-fork-measure", "event": "pull_request",
+        "status": "completed", "conclusion": "success", "head_sha": head_sha,
+        "head_branch": head_ref, "path": ".github/workflows/fork-measure.yml",
+        "head_repository": {"full_name": FORK}, "repository": {"full_name": REPO},
+        "actor": maintainer, "triggering_actor": maintainer,
+    }  # fmt: skip
+    payload = {"action": "completed", "workflow_run": run}
+    return write(tmp_path / f"run-{head_sha[:4]}.json", payload)
+
+
+def outputs(tmp_path: Path) -> dict[str, str]:
+    lines = (tmp_path / "output").read_text().splitlines()
+    return {line.split("<<")[0]: lines[i + 1] for i, line in enumerate(lines) if "<<" in line}
+
+
+def test_a_label_naming_rows_accepts_those_rows_through_publish(
+    tmp_path: Path, fake_github: FakeGitHub
+):
+    """Issue 38, finding 6: `compilegate: accept: compile_work` on the pull request logged
+    "regressions accepted" while the verdict stayed `regression`, exit 1."""
+    baseline, results = documents(tmp_path)
+    named = f"{LABEL}: compile_work"
+    fake_github.open_pull_request(PR, LABELLED, REPO, labels=(named,), author=AUTHOR)
+    event = labeled_event(tmp_path, named, LABELLED)
+    done = publish_cli(
+        tmp_path, fake_github, "--results-dir", str(results), "--baseline", str(baseline),
+        environ={"GITHUB_EVENT_PATH": str(event)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert outputs(tmp_path)["verdict"] == "accepted"
+    (comment,) = fake_github.comments_on(PR)
+    # inert in markdown: a word joiner after `@` (no mention), `_` escaped
+    label = named.replace("_", "\\_")
+    said = f'accepted by @\u2060{MAINTAINER} (label "{label}") at {LABELLED[:12]}'
+    assert said in comment["body"], comment["body"][:600]
+    # the same label naming another row accepts nothing
+    other = f"{LABEL}: numerics"
+    fake_github.open_pull_request(PR, LABELLED, REPO, labels=(other,), author=AUTHOR)
+    event = labeled_event(tmp_path, other, LABELLED)
+    done = publish_cli(
+        tmp_path, fake_github, "--results-dir", str(results), "--baseline", str(baseline),
+        environ={"GITHUB_EVENT_PATH": str(event)},
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert outputs(tmp_path)["verdict"] == "regression"
+
+
+def test_a_forks_acceptance_holds_for_the_labelled_commit_only(
+    tmp_path: Path, fake_github: FakeGitHub
+):
+    """Issue 38, finding 3: a maintainer labels the fork's head X; the fork pushes Y; a
+    later maintainer-started run at Y (here: a reopening) must not accept Y."""
+    baseline, results = documents(tmp_path)
+    fake_github.open_pull_request(
+        PR, LABELLED, FORK, labels=(LABEL,), author=AUTHOR, head_ref="speedup"
+    )
+    # fork-publish.yml's pull_request_target job, on `labeled`: the labelling recorded
+    target = {"GITHUB_EVENT_NAME": "pull_request_target"}
+    event = labeled_event(tmp_path, LABEL, LABELLED, fork=True)
+    done = publish_cli(
+        tmp_path, fake_github, "--baseline", str(baseline), command="record-acceptance",
+        environ={**target, "GITHUB_EVENT_PATH": str(event)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"recorded: regressions accepted by @{MAINTAINER}" in done.stdout
+    publish = ("--results-dir", str(results), "--baseline", str(baseline))
+    fork_run = {"GITHUB_EVENT_NAME": "workflow_run"}
+    # the fork's run of X, published by fork-publish.yml's workflow_run job: accepted
+    event = workflow_run_event(tmp_path, LABELLED, "speedup")
+    done = publish_cli(
+        tmp_path, fake_github, *publish, "--pr-from-workflow-run",
+        environ={**fork_run, "GITHUB_EVENT_PATH": str(event)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert outputs(tmp_path)["verdict"] == "accepted"
+    # the fork pushes Y; the label stays on; a maintainer reopens, and Y is measured
+    fake_github.push(PR, PUSHED)
+    event = workflow_run_event(tmp_path, PUSHED, "speedup")
+    done = publish_cli(
+        tmp_path, fake_github, *publish, "--pr-from-workflow-run",
+        environ={**fork_run, "GITHUB_EVENT_PATH": str(event)},
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert outputs(tmp_path)["verdict"] == "regression"
+    assert f"applied at {LABELLED[:12]}, not at the measured commit {PUSHED[:12]}" in done.stdout
+    # the label applied again at Y: recorded there, and Y is accepted
+    event = labeled_event(tmp_path, LABEL, PUSHED, fork=True)
+    done = publish_cli(
+        tmp_path, fake_github, "--baseline", str(baseline), command="record-acceptance",
+        environ={**target, "GITHUB_EVENT_PATH": str(event)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    event = workflow_run_event(tmp_path, PUSHED, "speedup")
+    done = publish_cli(
+        tmp_path, fake_github, *publish, "--pr-from-workflow-run",
+        environ={**fork_run, "GITHUB_EVENT_PATH": str(event)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    records = [c for c in fake_github.comments_on(PR) if "acceptance record" in c["body"]]
+    assert len(records) == 1 and PUSHED in records[0]["body"]  # one record, updated in place
+
+
+def test_the_forks_author_cannot_record_an_acceptance(tmp_path: Path, fake_github: FakeGitHub):
+    baseline, _ = documents(tmp_path)
+    fake_github.open_pull_request(PR, LABELLED, FORK, labels=(LABEL,), author=AUTHOR)
+    payload = json.loads(labeled_event(tmp_path, LABEL, LABELLED, fork=True).read_text())
+    payload["sender"]["login"] = AUTHOR
+    event = write(tmp_path / "by-author.json", payload)
+    done = publish_cli(
+        tmp_path, fake_github, "--baseline", str(baseline), command="record-acceptance",
+        environ={"GITHUB_EVENT_NAME": "pull_request_target", "GITHUB_EVENT_PATH": str(event)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "nothing recorded" in done.stdout and "author" in done.stdout
+    assert fake_github.comments_on(PR) == []
