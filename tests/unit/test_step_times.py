@@ -177,3 +177,46 @@ def test_an_unsteady_run_fails_no_step_time_row_and_a_paired_one_is_judged() -> 
     for metric in ("eager_step_ms", "compiled_step_ms", "eager_step_ms_p25"):
         assert (unsteady[metric].verdict, unsteady[metric].gated) == ("pass", False)
         assert "unsteady (run health)" in unsteady[metric].message
+
+
+def most_iterations_slower(factor: float, *, iterations: int = 30, processes: int = 4) -> dict:
+    """A step whose processes each time `iterations` samples; with `factor` > 1 every
+    iteration but the fastest is that much slower (each process's fastest unchanged)."""
+    from gate_docs import process, with_processes
+
+    def samples(base_ms: float, s: float) -> list[float]:
+        values = [base_ms * s * (1 + 0.002 * i) for i in range(iterations)]
+        return [values[0]] + [v * factor for v in values[1:]]
+
+    doc = step(eager_ms=10.0, variants=[variant(step_ms=8.0)])
+    eager = [process(samples(10.0, SCATTER[0]), yardstick=[2.0] * iterations)]
+    compiled = [
+        process(samples(10.0, s), samples(8.0, s), yardstick=[2.0] * iterations)
+        for s in SCATTER[1 : processes + 1]
+    ]
+    return with_processes(doc, eager, [compiled])
+
+
+def test_a_gross_slowdown_fails_against_one_stored_run() -> None:
+    """Issue 39: 29 of 30 iterations 1.5x slower, each process's fastest unchanged, against
+    a one-run baseline: the 25th percentiles moved +50 %, beyond the 40 % any drift between
+    whole runs reached, so the job fails without a history; a 10 % change stays reported."""
+    judged = rows(most_iterations_slower(1.0), most_iterations_slower(1.5))
+    for metric in ("eager_step_ms_p25", "compiled_step_ms_p25"):
+        row = judged[metric]
+        assert (row.verdict, row.gated) == ("regression", True), row.message
+        assert row.change == pytest.approx(50.0, abs=1.0) and row.threshold == 40.0
+        assert "step_time_gross_growth_pct" in row.message
+    for metric in ("eager_step_ms", "compiled_step_ms"):  # the fastest iterations: unchanged
+        assert judged[metric].verdict == "pass"
+    mild = rows(most_iterations_slower(1.0), most_iterations_slower(1.1))
+    row = mild["compiled_step_ms_p25"]
+    assert (row.verdict, row.gated) == ("pass", False), row.message
+    assert "reported, not judged: 1 of 5 default-branch runs recorded" in row.message
+
+
+def test_the_gross_bound_is_the_baselines_policy() -> None:
+    base = most_iterations_slower(1.0)
+    base["settings"]["thresholds"]["step_time_gross_growth_pct"] = 60.0
+    row = rows(base, most_iterations_slower(1.5))["compiled_step_ms_p25"]
+    assert (row.verdict, row.gated) == ("pass", False), row.message

@@ -327,6 +327,17 @@ def judge_processes(
         if history is None
         else f"between the default branch's last {history.runs} runs"
     )
+    gross_pct = gross_bound_pct(sides, history, ungated, threshold_pct)
+    if gross_pct is not None and classify_speed_change(worse_by, gross_pct, noise) == (
+        "regression"
+    ):
+        # Against one stored run, a change beyond any drift between whole runs fails.
+        verdict, threshold_pct, ungated = "regression", gross_pct, None
+        where += (
+            f"; against one stored run a step time fails only beyond the {gross_pct:g} % "
+            "that whole runs of one machine were measured to drift apart "
+            "(step_time_gross_growth_pct)"
+        )
     message = noise_rule_message(moved, verdict, change, threshold_pct, noise, where)
     if verdict == "inconclusive":
         message += how_to_decide(history)
@@ -345,6 +356,21 @@ def judge_processes(
         noise_source=NOISE_FROM_RUNS if history is None else NOISE_FROM_HISTORY,
     )
     return reported_only(row, ungated, moved)
+
+
+def gross_bound_pct(
+    sides: Sides, history: Prediction | None, ungated: str | None, threshold_pct: float
+) -> float | None:
+    """The bound a step time is judged against where no history judges it yet (one stored
+    run, a steady run, not paired): `step_time_gross_growth_pct`, above the drift measured
+    between whole runs of unchanged code (the 2-core CPU's 25th percentile up to 18 %, the
+    H200's fastest iterations +26 %, hosted runners 26 % between jobs), so a step most of
+    whose iterations got 1.5x slower fails from the first run; never below the row's own
+    threshold. None elsewhere: the row is judged on its history or paired noise, or only
+    reported (an unsteady run)."""
+    if ungated is None or history is not None or sides.paired or sides.unsteady:
+        return None
+    return max(sides.policy.thresholds["step_time_gross_growth_pct"], threshold_pct)
 
 
 def reported_only(
