@@ -669,3 +669,17 @@ def test_a_new_metric_is_one_new_judge(monkeypatch):
     report = compare(base_step=step(variants=[variant()], thresholds={"speedup_drop_pct": 7}))
     assert seen == [("default", 7.0)]
     assert only(report, "answer").message == "42 for default"
+
+
+def test_a_drop_is_as_large_as_its_log_against_twice_the_noise() -> None:
+    """Issue 39: a speedup 1.7x → 0.13x is −92 %, a 12.5x change; held in percent against
+    twice a ±85 % noise it read "too noisy to decide". Beyond the noise itself a drop is
+    still read in percent (the H200's same-commit −9.1 % at ±9.3 % stays inconclusive)."""
+    from compilegate.gate.rules import classify_speed_change, ratio_size_pct
+
+    assert ratio_size_pct(-92.0) == pytest.approx(1150.0)
+    assert ratio_size_pct(50.0) == pytest.approx(50.0)
+    assert classify_speed_change(92.0, 5.0, 85.0) == "inconclusive"
+    assert classify_speed_change(92.0, 5.0, 85.0, size_pct=ratio_size_pct(-92.0)) == "regression"
+    same_commit = classify_speed_change(9.1, 5.0, 9.3, size_pct=ratio_size_pct(-9.1))
+    assert same_commit == "inconclusive"

@@ -100,3 +100,37 @@ def test_the_first_screen_says_which_step_times_moved_unjudged_and_why(tmp_path:
     assert "seed-small: eager +16 %" in text and "default compiled +20 %" in text
     assert "1 of 5 default-branch runs recorded" in text and "paired mode" in text
     assert shown.returncode == 0 and "❌" not in shown.stdout.splitlines()[0]
+
+
+def scaled(path: Path, side: str, factor: float, *, processes: slice) -> Path:
+    """The document with `side`'s times of the chosen variant processes scaled by `factor`
+    (its fastest iteration and every sample), as a load spike or a slower step would."""
+    document = json.loads(path.read_text())
+    for variant in document["steps"][0]["variants"]:
+        for record in variant["processes"][processes]:
+            record["fastest_ms"][side] *= factor
+            record["samples_ms"][side] = [v * factor for v in record["samples_ms"][side]]
+    path.write_text(json.dumps(document))
+    return path
+
+
+def test_one_disturbed_baseline_process_does_not_blind_the_gate(tmp_path: Path) -> None:
+    """Issue 39: one process of a loaded baseline timed eager x10 beside its unchanged twin
+    (a load spike inside it: its speedup 10x too high); against it, a run whose compiled
+    step is 10x slower in every process read `speedup 1.7x → 0.1x, −92 %, ±85 % (too
+    noisy)`, exit 0. The disturbed process is left out, and said so: exit 1."""
+    baseline = tmp_path / "baseline.json"
+    disturbed = scaled(unpacked(tmp_path, "run1"), "eager", 10.0, processes=slice(0, 1))
+    update = cli("baseline", "update", "--force", "--result", str(disturbed), "--baseline",
+                 str(baseline))  # fmt: skip
+    assert update.returncode == 0, update.stderr
+    slower = scaled(unpacked(tmp_path, "run2"), "compiled", 10.0, processes=slice(None))
+    verdicts = tmp_path / "verdicts.json"
+    compare = cli("compare", "--baseline", str(baseline), "--result", str(slower), "--out",
+                  str(verdicts))  # fmt: skip
+    assert compare.returncode == 1, compare.stdout[-3000:]
+    rows = json.loads(verdicts.read_text())["verdicts"]
+    speedups = [r for r in rows if r["metric"] == "speedup"]
+    assert speedups and all(r["verdict"] == "regression" for r in speedups), speedups
+    assert all("1 disturbed process left out (baseline's eager twins x" in r["message"]
+               for r in speedups)  # fmt: skip

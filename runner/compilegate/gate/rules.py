@@ -137,16 +137,33 @@ def detectable_change_pct(noise_pct: float | None, threshold_pct: float) -> floa
 
 
 def classify_speed_change(
-    worse_by_pct: float, threshold_pct: float, noise_pct: float | None
+    worse_by_pct: float,
+    threshold_pct: float,
+    noise_pct: float | None,
+    *,
+    size_pct: float | None = None,
 ) -> str:
-    """The noise rule; `worse_by_pct` is the change in the bad direction (negative: better)."""
-    decided = decides_threshold(noise_pct, threshold_pct, worse_by_pct)
+    """The noise rule; `worse_by_pct` is the change in the bad direction (negative: better).
+    `size_pct`, when given, is the change's size for the decisive margin (ratio_size_pct: a
+    drop as large as its log); else |worse_by_pct|. Beyond the noise is always judged on
+    |worse_by_pct|, the smaller of the two for a drop: on the idle H200 the same commit's
+    speedup moved −9.1 % at ±9.3 % (+10.0 % as a log), which is no regression."""
+    size = abs(worse_by_pct) if size_pct is None else size_pct
+    decided = decides_threshold(noise_pct, threshold_pct, size)
     beyond_noise = noise_pct is None or abs(worse_by_pct) > noise_pct
     if worse_by_pct > threshold_pct:
         return "regression" if beyond_noise and decided else "inconclusive"
     if -worse_by_pct > threshold_pct and beyond_noise and decided:
         return "improvement"
     return "pass"
+
+
+def ratio_size_pct(change_pct: float) -> float:
+    """A change of a ratio, as large as its log: the rise with the same log as a drop (−92 %
+    is a 12.5x change, the size of +1150 %). The noise of a ratio is a half-width on the log
+    scale (stats.compare_processes), read as a rise; a drop can never exceed 100 %, so held
+    against twice that noise in percent a 12.5x slowdown read "too noisy" at ±85 %."""
+    return math.expm1(abs(math.log1p(change_pct / 100))) * 100
 
 
 def noise_rule_message(

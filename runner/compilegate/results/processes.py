@@ -175,6 +175,29 @@ def speedup_values(records: Sequence[Process]) -> list[float]:
     return [_eager_ms(r) / _fastest(r, "compiled") for r in records]
 
 
+# A process whose two eager copies' fastest iterations are more than this far apart was
+# disturbed while it ran: its eager time, and the speedup taken from it, measure the
+# disturbance. The twins of 106 real processes (the H200 runs, nanoGPT, the golden
+# documents) agreed within x1.39; a load spike inside one process of a loaded baseline put
+# its eager at 341.8 ms beside its twin's 35.5 ms (x9.6).
+DISTURBED_TWINS_RATIO = 2.0
+
+
+def twins_ratio(record: Process) -> float | None:
+    """How far apart the fastest iterations of the process's eager twins are (>= 1), or
+    None when it timed no twin."""
+    eager, twin = _fastest(record, "eager"), _fastest(record, "eager_b")
+    if eager is None or twin is None:
+        return None
+    return max(eager, twin) / min(eager, twin)
+
+
+def is_disturbed(record: Process) -> bool:
+    """Whether the process's eager twins disagree beyond DISTURBED_TWINS_RATIO."""
+    ratio = twins_ratio(record)
+    return ratio is not None and ratio > DISTURBED_TWINS_RATIO
+
+
 def geometric_mean(values: Sequence[float]) -> float:
     return math.exp(math.fsum(math.log(v) for v in values) / len(values))
 

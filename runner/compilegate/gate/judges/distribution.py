@@ -44,8 +44,10 @@ from .speed import (
     judge_processes,
     keep_records,
     step_time_gate,
+    undisturbed,
     units_of,
     variant_records_of,
+    with_note,
 )
 
 # (metric suffix, quantile, how the message names it)
@@ -76,6 +78,7 @@ def _judge(
     records: tuple[list[Process], list[Process]],
     threshold_pct: float,
 ) -> list[MetricVerdict]:
+    records, note = undisturbed(sides, records)
     with_samples = keep_records(sides, records, lambda record: sampled(record, copies[0]))
     if not has_degrees_of_freedom(with_samples):
         return []
@@ -87,17 +90,20 @@ def _judge(
         judged = [quantile_values(r, copies, q, per_yardstick=per_yardstick) for r in with_samples]
         shown = [quantile_values(r, copies, q, per_yardstick=False) for r in with_samples]
         rows.append(
-            judge_processes(
-                sides,
-                f"{family}_{suffix}",
-                judged,
-                shown,
-                threshold_pct,
-                (normalisation, units),
-                label=f"{label} ({name})",
-                statistic=f"each process's {name}",
-                history=history_of(sides, f"{family_prefix}_{suffix}", normalisation),
-                ungated=step_time_gate(sides, f"{family_prefix}_{suffix}", normalisation),
+            with_note(
+                judge_processes(
+                    sides,
+                    f"{family}_{suffix}",
+                    judged,
+                    shown,
+                    threshold_pct,
+                    (normalisation, units),
+                    label=f"{label} ({name})",
+                    statistic=f"each process's {name}",
+                    history=history_of(sides, f"{family_prefix}_{suffix}", normalisation),
+                    ungated=step_time_gate(sides, f"{family_prefix}_{suffix}", normalisation),
+                ),
+                note,
             )
         )
-    return rows
+    return [row for row in rows if row is not None]

@@ -38,16 +38,19 @@ from typing import Callable
 from ...results.formats import format_value
 from ...results.model import Process
 from ...results.processes import (
+    DISTURBED_TWINS_RATIO,
     GPU_BOUND,
     Key,
     all_timed_yardstick,
     compiled_values,
     eager_values,
     geometric_mean,
+    is_disturbed,
     keyed_step_processes,
     keyed_variant_processes,
     paired_records,
     speedup_values,
+    twins_ratio,
     within_process,
 )
 from ...results.stats import ProcessComparison, compare_sides
@@ -59,6 +62,7 @@ from ..rules import (
     classify_speed_change,
     detectable_change_pct,
     noise_rule_message,
+    ratio_size_pct,
 )
 from ..verdict import NOISE_FROM_HISTORY, NOISE_FROM_RUNS, MetricVerdict
 from .sides import RAW, YARDSTICK, Sides
@@ -78,7 +82,7 @@ KeyedProcesses = list[tuple[Key, Process]]
 
 def judge_eager(sides: Sides) -> list[MetricVerdict]:
     """The step's eager time, over every process of each run that timed eager."""
-    records = eager_records_of(sides)
+    records, note = undisturbed(sides, eager_records_of(sides))
     threshold = sides.policy.thresholds["eager_step_time_growth_pct"]
     if has_degrees_of_freedom(records):
         normalisation, units = units_of(sides, records)
@@ -101,14 +105,14 @@ def judge_eager(sides: Sides) -> list[MetricVerdict]:
             history=history_of(sides, "eager_step", normalisation),
             ungated=step_time_gate(sides, "eager_step", normalisation),
         )
-        return [row]
+        return _listed(with_note(row, note))
     row = judge_from_medians(sides, "eager_step_ms", threshold)
     return _listed(reported_only(row, step_time_gate(sides, "eager_step", None)))
 
 
 def judge_variant(sides: Sides) -> list[MetricVerdict]:
     """Speedup and compiled step time of one variant."""
-    records = variant_records_of(sides)
+    records, note = undisturbed(sides, variant_records_of(sides))
     thresholds = sides.policy.thresholds
     if not has_degrees_of_freedom(records):
         speedup = judge_speed(
@@ -155,7 +159,7 @@ def judge_variant(sides: Sides) -> list[MetricVerdict]:
         history=history_of(sides, "compiled_step", normalisation),
         ungated=step_time_gate(sides, "compiled_step", normalisation),
     )
-    return [speedup, compiled]
+    return _listed(with_note(speedup, note), with_note(compiled, note))
 
 
 def history_of(sides: Sides, family: str, normalisation: str | None) -> Prediction | None:
@@ -236,6 +240,36 @@ def _records(sides: Sides, keyed: tuple[KeyedProcesses, KeyedProcesses]) -> Reco
     return [r for _, r in keyed[0]], [r for _, r in keyed[1]]
 
 
+def undisturbed(sides: Sides, records: Records) -> tuple[Records, str]:
+    """The records without the processes disturbed while they ran (processes.is_disturbed:
+    eager twins far apart), and the words that say which were left out ("" when none). One
+    such process set the noise of every later verdict against a loaded baseline (±85 %: a
+    compiled step 10x slower read inconclusive). Left out only while each side keeps a
+    process: else all stay, and the noise shows what happened."""
+    kept = keep_records(sides, records, lambda record: not is_disturbed(record))
+    left_out = [
+        (side, ratio)
+        for side, side_records in zip(("baseline", "this run"), records)
+        for ratio in (twins_ratio(r) for r in side_records)
+        if ratio is not None and ratio > DISTURBED_TWINS_RATIO
+    ]
+    if not left_out or not kept[0] or not kept[1]:
+        return records, ""
+    said = ", ".join(f"{side}'s eager twins x{ratio:.1f} apart" for side, ratio in left_out)
+    count = len(left_out)
+    return kept, (
+        f"; {count} disturbed process{'es' if count > 1 else ''} left out ({said}: "
+        f"more than x{DISTURBED_TWINS_RATIO:g}, a load spike inside the process)"
+    )
+
+
+def with_note(row: MetricVerdict | None, note: str) -> MetricVerdict | None:
+    """The row with `note` appended to its message (none: as it is)."""
+    if row is None or not note:
+        return row
+    return dataclasses.replace(row, message=row.message + note)
+
+
 def has_degrees_of_freedom(records: Records) -> bool:
     return bool(records[0]) and bool(records[1]) and len(records[0]) + len(records[1]) > 2
 
@@ -295,7 +329,8 @@ def judge_processes(
         noise = history.noise_pct
         judged_values = (history.mean, judged_values[1])
     worse_by = -change if direction == HIGHER_IS_BETTER else change
-    verdict = classify_speed_change(worse_by, threshold_pct, noise)
+    size = ratio_size_pct(change)
+    verdict = classify_speed_change(worse_by, threshold_pct, noise, size_pct=size)
     normalisation, units_text = units
     shown_values = (geometric_mean(shown[0]), geometric_mean(shown[1]))
     unit_text = f", {units_text}" if units_text else ""
@@ -328,9 +363,9 @@ def judge_processes(
         else f"between the default branch's last {history.runs} runs"
     )
     gross_pct = gross_bound_pct(sides, history, ungated, threshold_pct)
-    if gross_pct is not None and classify_speed_change(worse_by, gross_pct, noise) == (
-        "regression"
-    ):
+    if gross_pct is not None and classify_speed_change(
+        worse_by, gross_pct, noise, size_pct=size
+    ) == ("regression"):
         # Against one stored run, a change beyond any drift between whole runs fails.
         verdict, threshold_pct, ungated = "regression", gross_pct, None
         where += (
