@@ -279,6 +279,10 @@ def test_another_worktrees_config_is_read(repo: Path, tmp_path: Path) -> None:
     git(repo, "config", "extensions.worktreeConfig", "true")
     git(worktree, "config", "--worktree", "http.extraheader", f"AUTHORIZATION: bearer {TOKEN}")
     assert "config.worktree" in refusal(repo)
+    git(worktree, "config", "--worktree", "--unset", "http.extraheader")
+    refuse_persisted_credentials(worktree)
+    git(repo, "config", "--worktree", "credential.helper", "store")  # the main worktree's
+    assert ".git/config.worktree" in refusal(worktree)
 
 
 def test_reading_the_other_configs_runs_nothing_they_name(repo: Path, tmp_path: Path) -> None:

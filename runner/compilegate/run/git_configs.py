@@ -99,9 +99,12 @@ def _nested_checkouts(root: Path, budget: _Budget) -> Iterator[GitRepository]:
 
 
 def _inner_repositories(repo: GitRepository, budget: _Budget) -> Iterator[GitRepository]:
-    """The git directories under `repo`'s common directory: each submodule's (`modules/…`,
-    recursively) and each linked worktree's (`worktrees/<id>`)."""
+    """`repo`'s common git directory, when `repo` is a linked worktree's, and the git
+    directories under it: each submodule's (`modules/…`, recursively) and each linked
+    worktree's (`worktrees/<id>`)."""
     common = _common_dir(repo.git_dir)
+    if common != repo.git_dir:  # a linked worktree's repository: its main worktree's config
+        yield GitRepository(common, repo.work_tree)
     worktrees = common / "worktrees"
     if worktrees.is_dir() and not worktrees.is_symlink():
         entries = sorted(worktrees.iterdir())
