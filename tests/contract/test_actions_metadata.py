@@ -130,3 +130,11 @@ def test_the_last_step_passes_a_regression_only_when_publish_accepted_it(
     done = subprocess.run(["bash", "-c", last["run"]], env=env, capture_output=True, text=True)
     assert done.returncode == job_exit, done.stdout
     assert last["env"]["PUBLISHED_VERDICT"] == "${{ steps.publish.outputs.verdict }}"
+
+
+def test_every_action_input_is_documented():
+    """docs/action.md names every input action.yml declares (issue 38 added
+    allow-pull-request-code-on-host: an opt-in nobody can find is one nobody weighs)."""
+    documented = (REPO_ROOT / "docs" / "action.md").read_text()
+    inputs = yaml.safe_load(ACTION.read_text())["inputs"]
+    assert [name for name in inputs if f"`{name}`" not in documented] == []

@@ -102,7 +102,7 @@ def base_steps_action(tmp: Path) -> Path:
     action = yaml.safe_load((REPO_ROOT / "action.yml").read_text())
     steps = action["runs"]["steps"]
     ids = [s.get("id") for s in steps]
-    action["runs"]["steps"] = steps[1 : ids.index("measure")]
+    action["runs"]["steps"] = steps[ids.index("base") : ids.index("measure")]
     folder = tmp / "base-steps-action"
     folder.mkdir()
     (folder / "action.yml").write_text(yaml.safe_dump(action, sort_keys=False))

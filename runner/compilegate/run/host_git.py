@@ -55,7 +55,7 @@ def find_repository(start: Path) -> GitRepository | None:
         dot_git = candidate / ".git"
         if dot_git.is_symlink():
             raise UsageError(f"{dot_git}: a symlink; git runs only against a real .git folder")
-        if dot_git.exists() and not _empty(dot_git):
+        if dot_git.exists() and not empty_dot_git(dot_git):
             # Below the top is the checkout's: a link there could lead git anywhere.
             linked = next((p for p in _between(folder, candidate) if p.is_symlink()), None)
             if linked is not None:
@@ -66,7 +66,7 @@ def find_repository(start: Path) -> GitRepository | None:
     return None
 
 
-def _empty(dot_git: Path) -> bool:
+def empty_dot_git(dot_git: Path) -> bool:
     """A `.git` with nothing in it (an empty folder or file) is no repository: what a
     container sees where compilegate covered the checkout's (containers/hidden_git.py)."""
     try:

@@ -1,0 +1,102 @@
+"""Issue 38, finding 5: the action refuses a host backend on a pull request unless the workflow
+opts in with `allow-pull-request-code-on-host: true`.
+
+With `backend: venv` the pull request's code runs on the runner host, outside a container: the
+reproduced child walked up its parents, found GITHUB_ENV in /proc/<pid>/environ and appended
+`LD_PRELOAD=…` for every later step (the token's included). docs/security.md called that mode
+trusted-only; now action.yml enforces it. The action's steps run as a runner runs them
+(tests/integration/actions_runner.py) with a real pull_request event payload: refused before
+anything is installed (one `::error` line, the job fails with the usage exit 2), let through
+with the opt-in, and the docker backend goes on as before (it reaches compilegate, which here
+finds no engine: the container is not what is tested).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).resolve().parents[1]
+REPO_ROOT = TESTS.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from actions_runner import Runner, workflow_commands  # noqa: E402
+
+REPO = "octo-org/trainer"
+EVENT = json.loads((TESTS / "integration/github/data/pull_request.synchronize.json").read_text())
+REFUSAL_STEP = "Refuse a host backend on pull requests (unless opted in)"
+
+
+def run_action(tmp_path: Path, event_name: str, inputs: dict[str, str]) -> Runner:
+    """The composite action on `event_name`, against a checkout without compilegate.yml (with
+    the backend let through, compilegate starts and stops at once)."""
+    workspace = tmp_path / "checkout"
+    workspace.mkdir()
+    (tmp_path / "runner-temp").mkdir()
+    event_path = tmp_path / "event.json"
+    event_path.write_text(json.dumps(EVENT))
+    base_env = {
+        "PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/root"), "LANG": "C.UTF-8",
+        "GITHUB_ACTIONS": "true", "GITHUB_REPOSITORY": REPO, "GITHUB_EVENT_NAME": event_name,
+        "GITHUB_EVENT_PATH": str(event_path), "GITHUB_SHA": "5" * 40, "GITHUB_RUN_ID": "77",
+        "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+        "DOCKER_HOST": f"unix://{tmp_path}/no-docker.sock",
+        **{k: v for k, v in os.environ.items() if k.startswith("PIP_")},
+    }  # fmt: skip
+    runner = Runner(
+        workspace=workspace, runner_temp=tmp_path / "runner-temp", base_env=base_env,
+        github={"event": EVENT, "event_name": event_name, "repository": REPO},
+        action_root=REPO_ROOT, timeout_s=900,
+    )  # fmt: skip
+    runner.run_action(
+        {"torch": "2.13.0", "against": "none", "allow-missing-baseline": "true",
+         "comment": "false", **inputs}
+    )  # fmt: skip
+    return runner
+
+
+def record(runner: Runner, prefix: str):
+    return next(r for r in runner.records if r.name.startswith(prefix))
+
+
+@pytest.mark.parametrize("event_name", ["pull_request", "pull_request_target"])
+def test_venv_on_a_pull_request_is_refused_before_anything_runs(
+    tmp_path: Path, event_name: str
+) -> None:
+    runner = run_action(tmp_path, event_name, {"backend": "venv"})
+    ran = [r.name for r in runner.records if r.returncode is not None]
+    assert ran == [REFUSAL_STEP, "Fail the job per the verdict"], ran  # nothing installed
+    assert not (tmp_path / "runner-temp" / "compilegate-venv").exists()
+    refusal = record(runner, REFUSAL_STEP)
+    assert refusal.returncode == 2, refusal.stdout + refusal.stderr
+    commands = workflow_commands(refusal.stdout)
+    assert len(commands) == 1 and commands[0].startswith("::error title=compilegate::")
+    assert "allow-pull-request-code-on-host: true" in commands[0] and event_name in commands[0]
+    verdict = record(runner, "Fail the job")
+    assert verdict.returncode == 2, verdict.stdout + verdict.stderr
+
+
+def test_venv_on_a_pull_request_runs_with_the_opt_in(tmp_path: Path) -> None:
+    runner = run_action(
+        tmp_path, "pull_request", {"backend": "venv", "allow-pull-request-code-on-host": "true"}
+    )
+    assert record(runner, REFUSAL_STEP).returncode == 0
+    measure = record(runner, "Measure")
+    assert measure.returncode == 0 and measure.env["INPUT_BACKEND"] == "venv"
+    assert "compilegate.yml" in measure.stderr, measure.stderr[-2000:]  # compilegate ran
+
+
+@pytest.mark.parametrize(("event_name", "backend"), [("pull_request", "docker"), ("push", "venv")])
+def test_docker_on_a_pull_request_and_venv_off_one_are_unaffected(
+    tmp_path: Path, event_name: str, backend: str
+) -> None:
+    runner = run_action(tmp_path, event_name, {"backend": backend})
+    refusal = record(runner, REFUSAL_STEP)
+    assert refusal.returncode == 0 and workflow_commands(refusal.stdout) == []
+    measure = record(runner, "Measure")
+    assert measure.returncode == 0 and measure.env["INPUT_BACKEND"] == backend
+    assert "compilegate.yml" in measure.stderr, measure.stderr[-2000:]
