@@ -57,6 +57,16 @@ def test_a_document_over_the_size_limit_is_refused_unread(tmp_path: Path) -> Non
         read_document(path)
 
 
+def test_a_document_of_a_schema_error_per_value_stops_counting(tmp_path: Path) -> None:
+    """100,000 empty steps in 400 KB were 600,000 jsonschema errors: 1.8 GB, 12 s."""
+    document = result(step(variants=[variant()]))
+    document["steps"] = [{} for _ in range(100_000)]
+    path = write(tmp_path / "r.json", document)
+    with pytest.raises(BaselineError) as caught:
+        read_document(path)
+    assert str(caught.value).endswith("(and at least 99 more problems)")
+
+
 def test_a_nested_version_is_that_versions_error_and_the_others_are_judged(
     tmp_path: Path,
 ) -> None:
