@@ -22,8 +22,10 @@ from pathlib import Path, PurePath
 from .errors import CompilegateError, UsageError
 
 # The caps: a compilegate.yml or a requirements file is a few kilobytes; a step's source file
-# a few hundred. Anything larger is a mistake or an attack, never worth reading.
-CONFIG_MAX_BYTES = 1 << 20
+# a few hundred. Anything larger is a mistake or an attack, never worth reading. A config is
+# parsed by PyYAML in pure Python, about 30 s of CPU a megabyte (issue 38): 256 KiB holds
+# some thousand steps, 350 times the largest example config (731 bytes).
+CONFIG_MAX_BYTES = 256 << 10
 REQUIREMENTS_MAX_BYTES = 1 << 20
 STEP_SOURCE_MAX_BYTES = 4 << 20
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.metadata
+import itertools
 import json
 import re
 import sys
@@ -16,6 +17,8 @@ from .errors import UsageError
 SCHEMA_NAMES = ("config", "result", "baseline")
 # 4.18 brought the `referencing` registry that validation_errors resolves $refs with.
 JSONSCHEMA_MINIMUM = (4, 18)
+# The most schema violations validation_errors collects: the first is what a message shows.
+MAX_ERRORS = 100
 
 
 def schema_dir() -> Path:
@@ -74,10 +77,15 @@ def require_jsonschema() -> None:
         )
 
 
-def validation_errors(document: Any, name: str, *, may_lack: tuple[str, ...] = ()) -> list[str]:
+def validation_errors(
+    document: Any, name: str, *, may_lack: tuple[str, ...] = (), max_errors: int = MAX_ERRORS
+) -> list[str]:
     """Schema violations of `document` against schemas/<name>.schema.json, each as
-    `steps[0].variants[1]: message`, in document order. `may_lack`: required properties
-    whose absence is not reported (keys an older writer of the document did not know)."""
+    `steps[0].variants[1]: message`, in document order: the first `max_errors` the walk
+    finds (a hostile document holds one per value, and jsonschema's errors are large: 100,000
+    empty steps in 400 KB made 600,000 errors, 1.8 GB and 12 s, issue 38). `may_lack`:
+    required properties whose absence is not reported (keys an older writer of the document
+    did not know)."""
     require_jsonschema()
     import jsonschema
     from referencing import Registry, Resource
@@ -87,11 +95,12 @@ def validation_errors(document: Any, name: str, *, may_lack: tuple[str, ...] = (
         schema = load_schema(other)
         registry = registry.with_resource(schema["$id"], Resource.from_contents(schema))
     validator = jsonschema.Draft202012Validator(load_schema(name), registry=registry)
-    errors = sorted(validator.iter_errors(document), key=lambda e: list(map(str, e.path)))
     # jsonschema reports each missing required property as its own error, worded so.
     tolerated = {f"{key!r} is a required property" for key in may_lack}
-    return [
-        f"{format_key_path(list(e.path))}: {e.message}"
-        for e in errors
+    found = (
+        e
+        for e in validator.iter_errors(document)
         if not (e.validator == "required" and e.message in tolerated)
-    ]
+    )
+    errors = sorted(itertools.islice(found, max_errors), key=lambda e: list(map(str, e.path)))
+    return [f"{format_key_path(list(e.path))}: {e.message}" for e in errors]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -55,3 +56,34 @@ def run_cli(
 def write_config(path: Path, body: str) -> Path:
     path.write_text("version: 1\nsteps:\n" + body)
     return path
+
+
+def assert_one_line_error(run, code: int, *fragments: str) -> None:
+    assert run.returncode == code, run.stderr
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1, run.stderr
+    assert lines[0].startswith("compilegate: error: ")
+    assert "Traceback" not in run.stderr
+    for fragment in fragments:
+        assert fragment in lines[0]
+
+
+def run_cli_measured(*args: str, tmp_path: Path, memory_cap_bytes: int) -> tuple[CliRun, int]:
+    """The CLI in a subprocess under an address-space cap, and its own peak RSS in bytes
+    (wait4: this child's alone, not the largest of every child the test process reaped)."""
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (memory_cap_bytes, memory_cap_bytes))
+
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT / "runner")}
+    with open(tmp_path / "stdout", "w+b") as out, open(tmp_path / "stderr", "w+b") as err:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "compilegate", *args],
+            cwd=REPO_ROOT, env=env, stdout=out, stderr=err, preexec_fn=cap,
+        )  # fmt: skip
+        _, status, usage = os.wait4(process.pid, 0)
+        process.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
+        out.seek(0)
+        err.seek(0)
+        run = CliRun(process.returncode, out.read().decode(), err.read().decode(), None)
+    return run, usage.ru_maxrss * 1024

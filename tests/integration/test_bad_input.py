@@ -3,30 +3,16 @@ a step that fails at run time is recorded in the result while the other steps st
 
 from __future__ import annotations
 
-import os
-import resource
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from cli_helpers import REPO_ROOT, CliRun, run_cli, write_config
+from cli_helpers import REPO_ROOT, assert_one_line_error, run_cli, run_cli_measured, write_config
 
 BAD = "examples/test_steps/bad_steps.py"
 GOOD_VARIANT = (
     "    variants: [{backend: eager}]\n    warmup: 1\n    iterations: 4\n    rounds: 2\n"
     "    variant_processes: 1\n"
 )
-
-
-def assert_one_line_error(run, code: int, *fragments: str) -> None:
-    assert run.returncode == code, run.stderr
-    lines = run.stderr.strip().splitlines()
-    assert len(lines) == 1, run.stderr
-    assert lines[0].startswith("compilegate: error: ")
-    assert "Traceback" not in run.stderr
-    for fragment in fragments:
-        assert fragment in lines[0]
 
 
 @pytest.mark.parametrize(
@@ -59,27 +45,6 @@ def test_config_mistakes_exit_2(tmp_path: Path, body: str, fragments: list[str])
     )
     assert_one_line_error(run, 2, *fragments)
     assert run.result is None, "nothing is measured for an invalid config"
-
-
-def run_cli_measured(*args: str, tmp_path: Path, memory_cap_bytes: int) -> tuple[CliRun, int]:
-    """The CLI in a subprocess under an address-space cap, and its own peak RSS in bytes
-    (wait4: this child's alone, not the largest of every child the test process reaped)."""
-
-    def cap() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (memory_cap_bytes, memory_cap_bytes))
-
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT / "runner")}
-    with open(tmp_path / "stdout", "w+b") as out, open(tmp_path / "stderr", "w+b") as err:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "compilegate", *args],
-            cwd=REPO_ROOT, env=env, stdout=out, stderr=err, preexec_fn=cap,
-        )  # fmt: skip
-        _, status, usage = os.wait4(process.pid, 0)
-        process.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
-        out.seek(0)
-        err.seek(0)
-        run = CliRun(process.returncode, out.read().decode(), err.read().decode(), None)
-    return run, usage.ru_maxrss * 1024
 
 
 def test_a_yaml_alias_bomb_exits_2_in_bounded_memory(tmp_path: Path) -> None:

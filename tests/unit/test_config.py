@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -275,3 +276,25 @@ def test_an_error_shows_a_long_value_cut_short(tmp_path: Path) -> None:
         assert "compilegate.yml:" in message and "x" * 120 not in message
     message = error_of(GOOD.replace("pkg.steps:make", f"{'x' * 501}.py:make"), tmp_path)
     assert "steps[1].entry: 'xxx" in message and "is too long: at most 500 characters" in message
+
+
+@pytest.mark.parametrize(
+    ("nesting", "line"),
+    [
+        ("    variants: " + "[" * 200_000 + "\n", 5),  # flow: 12 minutes, then RecursionError
+        ("    variants: " + "[" * 17 + "]" * 17 + "\n", 5),  # closed, still too deep
+        ("    x:\n" + "".join("  " * (3 + i) + f"k{i}:\n" for i in range(20)), 19),  # block
+    ],
+    ids=["flow-200KB", "flow-closed", "block"],
+)
+def test_nesting_deeper_than_the_limit_is_refused_before_it_is_parsed(
+    tmp_path: Path, nesting: str, line: int
+) -> None:
+    """Issue 38: PyYAML's scanner is quadratic in flow depth and its composer recursive; the
+    event scan that refuses anchors stops at depth 16 (a real config's is 5)."""
+    started = time.process_time()
+    message = error_of("version: 1\nsteps:\n  - name: a\n    entry: x.py:f\n" + nesting, tmp_path)
+    assert time.process_time() - started < 2
+    assert message == f"{tmp_path / 'compilegate.yml'}:{line}: nested deeper than 16 levels " + (
+        "(a compilegate config needs 5)"
+    )

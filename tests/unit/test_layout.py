@@ -66,9 +66,12 @@ def test_the_top_level_holds_only_the_wings_and_shared_stdlib_modules():
     loose = sorted(p.name for p in PACKAGE.glob("*.py"))
     # checkout_files: reading the checkout's files on the host, shared by config, run and
     # containers (standard library and errors only, like paths); cleanup: removing a folder a
-    # child wrote into, whatever modes it left, shared by run and containers (stdlib only).
+    # child wrote into, whatever modes it left, shared by run and containers (stdlib only);
+    # bounded_json: reading a JSON document that crossed a trust boundary within limits,
+    # shared by gate, run, containers and github (stdlib only).
     shared = [
-        "__init__.py", "__main__.py", "checkout_files.py", "cleanup.py", "errors.py", "paths.py",
+        "__init__.py", "__main__.py", "bounded_json.py", "checkout_files.py", "cleanup.py",
+        "errors.py", "paths.py",
     ]  # fmt: skip
     assert loose == [*shared, "schemas.py"]
     folders = sorted(p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name != "__pycache__")

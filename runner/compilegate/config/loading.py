@@ -8,6 +8,10 @@ built: a few hundred bytes of nested aliases expand into gigabytes (466 bytes to
 when validation walked and printed the expanded tree), on the host, before any container
 or limit applies (issue 29). Without them a value is at most as large as the file
 (CONFIG_MAX_BYTES), and a value an error shows is cut at MAX_SHOWN_CHARS.
+
+Nesting deeper than CONFIG_MAX_DEPTH is refused in the same pass, before anything is
+composed: PyYAML's scanner is quadratic in flow depth and its composer recursive (a 200 KB
+config of `[` ran 12 minutes, then raised RecursionError, issue 38); the pass stops there.
 """
 
 from __future__ import annotations
@@ -39,8 +43,11 @@ from .model import (
     Variant,
 )
 
-# The longest value (or message) an error shows: a config value may be up to a megabyte.
+# The longest value (or message) an error shows: a config value may be up to CONFIG_MAX_BYTES.
 MAX_SHOWN_CHARS = 120
+# The deepest nesting of mappings and lists: a real config's is 5 (steps, a step, its
+# variants, a variant, its options).
+CONFIG_MAX_DEPTH = 16
 
 
 def load_config_file(path: Path, repo_root: Path | None = None) -> Config:
@@ -195,7 +202,7 @@ class _UniqueKeyLoader(yaml.SafeLoader):
 
 def _parse_yaml(text: str, source: str) -> tuple[Any, yaml.Node]:
     try:
-        _refuse_anchors(text, source)
+        _refuse_anchors_and_depth(text, source)
         node = yaml.compose(text, Loader=yaml.SafeLoader)
         raw = yaml.load(text, Loader=_UniqueKeyLoader)
     except yaml.MarkedYAMLError as exc:
@@ -210,19 +217,31 @@ def _parse_yaml(text: str, source: str) -> tuple[Any, yaml.Node]:
     return raw, node
 
 
-def _refuse_anchors(text: str, source: str) -> None:
-    """A ConfigError at the first anchor or alias (module docstring): found in the event
-    stream, so nothing is composed, let alone expanded."""
+def _refuse_anchors_and_depth(text: str, source: str) -> None:
+    """A ConfigError at the first anchor or alias, or at nesting deeper than
+    CONFIG_MAX_DEPTH (module docstring): found in the event stream, so nothing is composed,
+    let alone expanded, and the scan stops there."""
+    depth = 0
     for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        line = event.start_mark.line + 1
         if isinstance(event, yaml.AliasEvent):
             kind = f"an alias *{event.anchor}"
         elif getattr(event, "anchor", None):
             kind = f"an anchor &{event.anchor}"
         else:
+            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                depth += 1
+            elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                depth -= 1
+            if depth > CONFIG_MAX_DEPTH:
+                raise ConfigError(
+                    f"{source}:{line}: nested deeper than {CONFIG_MAX_DEPTH} levels "
+                    "(a compilegate config needs 5)"
+                )
             continue
         raise ConfigError(
-            f"{source}:{event.start_mark.line + 1}: {_shortened(kind)}: YAML anchors and "
-            "aliases are not allowed in a compilegate config; write the value out"
+            f"{source}:{line}: {_shortened(kind)}: YAML anchors and aliases are not allowed "
+            "in a compilegate config; write the value out"
         )
 
 

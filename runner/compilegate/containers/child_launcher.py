@@ -41,7 +41,7 @@ from ..child.protocol import ChildReport, ChildSpec, new_progress_token
 from ..cleanup import remove_tree
 from ..config.limits import ResourceLimits
 from ..run.child_env import container_environment, harness_variables
-from ..run.launcher import TAIL_LINES, ChildOutcome, read_report, relay_output
+from ..run.launcher import TAIL_LINES, ChildOutcome, read_report_file, relay_output
 from ..run.relay import bounded_lines
 from .collect import RESULT_NAME, collect_result
 from .docker_backend import IMAGE_UID, STOP_GRACE_S, WORKSPACE
@@ -244,11 +244,7 @@ def _read_result(out_dir: Path, workdir: Path) -> tuple[ChildReport | None, str 
         return None, f"child process result {collected.refused}"
     if collected.result_path is None:
         return None, "child process exited without writing its result"
-    try:
-        document = json.loads(collected.result_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        return None, f"child process wrote an unreadable result ({type(exc).__name__})"
-    return read_report(document)
+    return read_report_file(collected.result_path)
 
 
 def _prepare(workdir: Path, cache_dir: Path | None) -> tuple[Path, Path]:

@@ -9,9 +9,10 @@ the folder's host path is no secret (a container sees it in /proc/self/mountinfo
 - the folder a run writes into is a fresh staging folder outside the results folder
   (`staging_folder`); the results folder, which is uploaded, is written by compilegate only;
 - from the staging folder exactly one name is read, `result.json`, and only when it is a
-  regular file of at most `MAX_RESULT_BYTES`: opened with O_NOFOLLOW | O_NONBLOCK relative to
-  a descriptor of the folder opened with O_DIRECTORY | O_NOFOLLOW, checked with fstat — no
-  link is ever followed, no FIFO or device read;
+  regular file of at most `MAX_RESULT_BYTES` (the size limit of every document read across
+  a trust boundary, bounded_json.py; whoever reads the copy checks the rest): opened with
+  O_NOFOLLOW | O_NONBLOCK relative to a descriptor of the folder opened with O_DIRECTORY |
+  O_NOFOLLOW, checked with fstat — no link is ever followed, no FIFO or device read;
 - its bytes are copied into the results folder (`collect_result`), and the host never
   writes into the staging folder after the run: it is removed (`discard`: cleanup.py, which
   unlinks links without following them and opens up folders the run made unreadable).
@@ -25,10 +26,11 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..bounded_json import DOCUMENT_LIMITS
 from ..cleanup import remove_tree
 
 RESULT_NAME = "result.json"
-MAX_RESULT_BYTES = 256 * 1024 * 1024
+MAX_RESULT_BYTES = DOCUMENT_LIMITS.max_bytes
 
 
 @dataclass(frozen=True)

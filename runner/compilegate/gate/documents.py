@@ -2,12 +2,14 @@
 
 A baseline is a result document accepted from the default branch
 (schemas/baseline.schema.json references the result schema). Reading either kind is
-strict: a missing file, invalid JSON, a number JSON does not have (`NaN`, `Infinity`,
-which Python's json would accept, or an overflow such as `1e999`) or a schema violation
-is a BaselineError (exit 2) whose one-line message names the file and the line/column or
-the key path. The checks themselves are the door of results/model.py;
-`check_result_document` applies them to a document in memory (`compilegate run
---baseline` compares the result it just measured).
+strict: a missing file, a file over a limit of bounded_json.py (size, nesting, values:
+checked before it is parsed, since a document may come from the code under test), invalid
+JSON, a number JSON does not have (`NaN`, `Infinity`, which Python's json would accept, or
+an overflow such as `1e999`) or a schema violation is a BaselineError (exit 2) whose
+one-line message names the file and the limit, the line/column or the key path. The
+checks themselves are the door of results/model.py; `check_result_document` applies them
+to a document in memory (`compilegate run --baseline` compares the result it just
+measured).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..bounded_json import DocumentRefused, read_bounded_json
 from ..errors import BaselineError
 from ..results.model import KEYS_OLD_BASELINES_LACK, ROLES, ResultDocument, check, parse
 
@@ -44,7 +47,7 @@ def _load(path: Path, role: str) -> Any:
     if role not in ROLES:
         raise ValueError(f"role must be one of {ROLES}, got {role!r}")
     try:
-        text = path.read_text(encoding="utf-8")
+        return read_bounded_json(path)  # NaN, Infinity, 1e999 parse as floats: the door refuses
     except FileNotFoundError:
         raise BaselineError(f"{path}: {role} file not found") from None
     except IsADirectoryError:
@@ -53,8 +56,8 @@ def _load(path: Path, role: str) -> Any:
         raise BaselineError(f"{path}: {role} file is not UTF-8 text") from None
     except OSError as exc:
         raise BaselineError(f"{path}: cannot read {role} file: {exc.strerror or exc}") from None
-    try:
-        return json.loads(text)  # NaN, Infinity, 1e999 parse as floats: the door refuses them
+    except DocumentRefused as exc:
+        raise BaselineError(f"{path}: {role} file refused: {exc}") from None
     except json.JSONDecodeError as exc:
         raise BaselineError(
             f"{path}: {role} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"

@@ -38,6 +38,8 @@ class ResultSource:
     # A paired run's own base for this version (its result.base.json), typed as it came
     # through the door, judged against in place of the run set's baseline.
     baseline: ResultDocument | None = None
+    # Why that base could not be read (the version is then an error, the others judged).
+    baseline_error: str | None = None
 
 
 @dataclass(frozen=True)
@@ -181,10 +183,13 @@ def find_results(
     sources = []
     for path, hint in candidates:
         base = path.with_name(path.stem + BASE_SUFFIX)
-        baseline = None
+        baseline, baseline_error = None, None
         if paired_bases and base.is_file():
-            baseline = read_document(base, role="baseline")
-        sources.append(ResultSource(path, hint, baseline))
+            try:
+                baseline = read_document(base, role="baseline")
+            except BaselineError as exc:
+                baseline_error = str(exc)
+        sources.append(ResultSource(path, hint, baseline, baseline_error))
     if not sources:
         raise UsageError("no result documents given: pass --result PATH or --results-dir DIR")
     return sources
@@ -212,6 +217,8 @@ def _judge_one(source: ResultSource, baseline: ResultDocument | None) -> Version
         else:
             why = f"no result document at {source.path}"
         return VersionOutcome(label, str(source.path), error=why)
+    if source.baseline_error is not None:
+        return VersionOutcome(label, str(source.path), error=source.baseline_error)
     try:
         document = read_document(source.path, role="result")
     except BaselineError as exc:

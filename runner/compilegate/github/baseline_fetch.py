@@ -13,8 +13,9 @@ through the workflow-runs API) that
 - and whose head repository is this repository (not a fork).
 
 The zip is read in memory (never extracted to disk, so no member can write outside the output
-file), must hold exactly one JSON document, and that document must pass the baseline schema
-before it is written, atomically. No such run, or no unexpired artifact in one: exit 4
+file), must hold exactly one JSON document, within the limits of every document read across
+a trust boundary (bounded_json.py), and that document must pass the baseline schema before
+it is written, atomically. No such run, or no unexpired artifact in one: exit 4
 (`BaselineMissing`), with the one line that says how to create it.
 """
 
@@ -26,13 +27,14 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+from ..bounded_json import DOCUMENT_LIMITS
 from ..errors import BaselineError, BaselineMissing
 from ..gate.documents import read_result_document
 from ..results.document import write_document
 from .client import GitHubClient
 from .models import WorkflowRun
 
-MAX_MEMBER_BYTES = 64 * 1024 * 1024
+MAX_MEMBER_BYTES = DOCUMENT_LIMITS.max_bytes  # and read within the rest (bounded_json.py)
 TRUSTED_EVENTS = frozenset({"push", "schedule", "workflow_dispatch"})
 MAX_RUNS_EXAMINED = 50
 

@@ -35,7 +35,7 @@ from typing import Any, ClassVar
 
 from ..config.model import DEFAULT_ACCEPT_LABEL
 from ..errors import BaselineError
-from ..schemas import format_key_path, validation_errors
+from ..schemas import MAX_ERRORS, format_key_path, validation_errors
 
 ROLES = ("result", "baseline")
 # Keys a baseline recorded by an earlier compilegate lacks (compile cost and torch state
@@ -621,6 +621,8 @@ def check(document: Any, source: str, role: str = "result") -> None:
     if problems:
         where, _, message = problems[0].partition(": ")
         more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
+        if len(problems) >= MAX_ERRORS:  # validation_errors stops counting there
+            more = f" (and at least {MAX_ERRORS - 1} more problems)"
         raise BaselineError(
             f"{source}: not a valid compilegate {role} document: at {where}: "
             f"{_one_line(message)}{more}"

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, TextIO, runtime_checkable
 
+from ..bounded_json import DocumentRefused, read_bounded_json
 from ..child.protocol import (
     ChildReport,
     ChildSpec,
@@ -365,8 +366,16 @@ def _read_child_report(out_path: Path) -> tuple[ChildReport | None, str | None]:
     """The child's result file, or why there is none (user code can write anything there)."""
     if not out_path.is_file():
         return None, "child process exited without writing its result"
+    return read_report_file(out_path)
+
+
+def read_report_file(path: Path) -> tuple[ChildReport | None, str | None]:
+    """The child's result file as its report, or why it is none: read within the limits of
+    bounded_json.py (the child runs user code, which can write anything there)."""
     try:
-        document = json.loads(out_path.read_text(encoding="utf-8"))
+        document = read_bounded_json(path)
+    except DocumentRefused as exc:
+        return None, f"child process wrote a result the parent refuses: {exc}"
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         return None, f"child process wrote an unreadable result ({type(exc).__name__})"
     return read_report(document)

@@ -139,3 +139,33 @@ def test_the_folders_go_with_the_child(tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.setattr(tempfile, "tempdir", None)
     launch(FakeClient(), tmp_path)
     assert list((tmp_path / "tmp").iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("content", "limit"),
+    [
+        (b"[" * 200_000, "nested deeper than 32 levels (max_depth)"),
+        (b"[" + b"{}," * 300_000 + b"{}]", "a list of more than 250000 items"),
+    ],
+    ids=["nested", "wide"],
+)
+def test_a_forged_result_is_refused_naming_the_limit(
+    tmp_path: Path, content: bytes, limit: str
+) -> None:
+    """Issue 38: each child of a paired run hands the host a file the host used to parse
+    whole (a RecursionError, or ~50 bytes of memory a byte of `[{},{},…]`)."""
+    outcome = launch(
+        FakeClient(write=lambda out: (out / "result.json").write_bytes(content)), tmp_path
+    )
+    assert outcome.report is None
+    assert f"child process wrote a result the parent refuses: {limit}" in (outcome.error or "")
+
+
+def test_a_result_over_the_document_size_is_not_even_copied(tmp_path: Path) -> None:
+    def write(out: Path) -> None:
+        with open(out / "result.json", "wb") as handle:
+            handle.truncate((16 << 20) + 1)
+
+    outcome = launch(FakeClient(write=write), tmp_path)
+    assert outcome.report is None
+    assert "result.json refused: larger than 16777216 bytes" in (outcome.error or "")

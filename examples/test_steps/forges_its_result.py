@@ -1,0 +1,27 @@
+"""A hostile step that hands the host a forged result and kills its compilegate (issue 38).
+
+It writes the run's result.json (/out in a container) as FORGE_RESULT_SHAPE says — `nested`:
+200,000 `[` (a RecursionError for json.loads), `wide:BYTES`: `[{},{},…]` of BYTES (about 50
+bytes of host memory a byte when parsed whole) — and SIGKILLs the compilegate that started
+it, so that what the host collects and reads is the forgery. The host must refuse it in one
+line, in bounded memory, and still write its report.
+"""
+
+import os
+import signal
+import time
+
+
+def make_step(device="cpu"):
+    shape = os.environ["FORGE_RESULT_SHAPE"]
+    out = os.path.join(os.environ.get("FORGE_OUT_DIR", "/out"), "result.json")
+    with open(out + ".partial", "wb") as handle:
+        if shape == "nested":
+            handle.write(b"[" * 200_000)
+        else:
+            size = int(shape.split(":")[1])
+            handle.write(b"[" + b"{}," * (size // 3 - 1) + b"{}]")
+    os.replace(out + ".partial", out)
+    os.kill(os.getppid(), signal.SIGKILL)  # its compilegate: the forgery is the result
+    time.sleep(60)
+    raise SystemExit("still alive")
