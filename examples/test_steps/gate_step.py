@@ -13,6 +13,8 @@ COMPILEGATE_PLANT=compile_only      300 more element-wise ops on the logits, tra
                                     one fused kernel over 512 numbers more to run
 COMPILEGATE_PLANT=extra_layer     one more hidden layer (Linear + ReLU): an intended change
                                     that compiles into more FX nodes and guards, in proportion
+COMPILEGATE_PLANT=item              a `.item()` of the loss in every loss call (outside the
+                                    compiled model): one more host-device sync per step
 COMPILEGATE_PLANT_MOST_MS=X         9 loss calls in 10 wait X ms more (a busy-wait), eager and
                                     compiled alike: most iterations slower, the fastest not
 COMPILEGATE_GATE_WIDTH, _ROWS        hidden width and batch rows (default 128 and 16; the gate
@@ -103,6 +105,9 @@ def make_step(device="cpu"):
         if wait_ms:
             _busy_wait(wait_ms)
         x, y = inputs
-        return nn.functional.cross_entropy(model(x), y)
+        loss = nn.functional.cross_entropy(model(x), y)
+        if PLANT == "item":
+            loss.detach().item()
+        return loss
 
     return {"model": model, "optimizer": optimizer, "batch": batch, "loss": loss}

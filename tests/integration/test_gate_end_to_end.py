@@ -157,3 +157,34 @@ def test_an_added_layer_is_not_more_compile_work(gate) -> None:
     assert cost["counts"]["fx_nodes"] > base_cost["counts"]["fx_nodes"] * 1.05  # raw: beyond
     assert row.verdict == "pass", row.message
     assert "ATen ops eager" in row.message
+
+
+def step_works(document: dict) -> dict[str, dict]:
+    """Each side's step-work record (child/step_work.py): eager's, then each variant's."""
+    step = document["steps"][0]
+    return {"eager": step["eager"]["step_work"]} | {
+        v["id"]: v["step_work"] for v in step["variants"]
+    }
+
+
+def test_step_work_is_the_same_in_another_run_and_an_item_is_one_more_sync(gate) -> None:
+    """Issue 39: the counts of one iteration are functions of the code, the same in another
+    run of it (other processes, another moment's load), name by name; a `.item()` planted in
+    the loss is one more host sync, eager and compiled, and leaves the FLOPs alone."""
+    first = step_works(json.loads(gate.baseline.read_text()))
+    same = gate()
+    assert same.result is not None, same.stderr[-2000:]
+    assert step_works(same.result) == first
+    for work in first.values():
+        counts = work["counts"]
+        assert counts["aten_ops"] > 0 and counts["flops"] > 0 and counts["allocations"] > 0
+        assert counts["host_syncs"] == 0
+        assert counts["kernels"] is None and "CPU" in work["absent"]["kernels"]
+    assert first["eager"]["counts"]["compiled_region_calls"] == 0
+    assert first["default+eager"]["counts"]["compiled_region_calls"] == 1
+    planted = gate("item")
+    assert planted.result is not None, planted.stderr[-2000:]
+    for side, work in step_works(planted.result).items():
+        assert work["counts"]["host_syncs"] == 1, side
+        assert work["top"]["host_syncs"] == [["aten::_local_scalar_dense", 1]], side
+        assert work["counts"]["flops"] == first[side]["counts"]["flops"], side

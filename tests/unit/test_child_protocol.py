@@ -8,10 +8,12 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from compilegate.child.protocol import (
+    STEP_WORK_COUNTS,
     ChildReport,
     ChildSide,
     ChildSpec,
@@ -119,6 +121,33 @@ def test_the_child_refuses_a_spec_it_cannot_read_at_its_door(tmp_path: Path) -> 
     assert not (tmp_path / "o").exists()
 
 
+def step_work_record(**changes: Any) -> dict[str, Any]:
+    """A step-work record as child/step_work.py writes it on the CPU; `counts`, `absent`
+    and `top` changes merge into its own."""
+    counts = {key: 1 for key in STEP_WORK_COUNTS} | {"kernels": None, "cuda_graph_replays": None}
+    record: dict[str, Any] = {
+        "counts": counts | changes.pop("counts", {}),
+        "absent": {"kernels": "cpu", "cuda_graph_replays": "cpu"} | changes.pop("absent", {}),
+        "top": {"aten_ops": [["aten::mm", 1]]} | changes.pop("top", {}),
+        "batch_index": 5,
+    }
+    return record | changes
+
+
+def with_step_work(drop: str = "", **changes: Any) -> dict[str, Any]:
+    """A report whose variant carries a step-work record, changed; `drop`: a key left out
+    of the record or of its counts."""
+    record = step_work_record(**changes)
+    record.pop(drop, None)
+    record["counts"].pop(drop, None)
+    return {"status": "ok", "variant": {"step_work": record}}
+
+
+def test_a_report_with_step_work_comes_back_as_it_was_written() -> None:
+    measured = {"status": "ok", "error": None, "eager": {"step_work": step_work_record()}}
+    assert ChildReport.from_json(measured).to_json() == measured
+
+
 def test_a_report_comes_back_as_it_was_written() -> None:
     measured = {"status": "ok", "error": None, "device": "cpu", "variant": {"timed": {}}}
     assert ChildReport.from_json(measured).to_json() == measured
@@ -135,6 +164,38 @@ def test_a_report_comes_back_as_it_was_written() -> None:
         ({"error": "x"}, "status None is neither ok nor error"),
         ({"status": "ok", "variant": [1]}, "variant is not a JSON object"),
         ({"status": "error", "error": 3}, "error is not a string"),
+        (with_step_work(extra=1), "variant.step_work: unknown key extra"),
+        (with_step_work(drop="top"), "variant.step_work: missing top"),
+        (with_step_work(drop="flops"), "variant.step_work.counts: missing flops"),
+        (
+            with_step_work(counts={"aten_ops": -1}),
+            "variant.step_work.counts.aten_ops is not an integer >= 0 or null",
+        ),
+        (
+            with_step_work(counts={"aten_ops": True}),
+            "variant.step_work.counts.aten_ops is not an integer >= 0 or null",
+        ),
+        (with_step_work(counts={"mystery": 1}), "variant.step_work.counts: unknown key mystery"),
+        (
+            with_step_work(counts={"aten_ops": None}),
+            "variant.step_work.counts.aten_ops: absent exactly when null, with a reason",
+        ),
+        (
+            with_step_work(absent={"flops": "?"}),
+            "variant.step_work.counts.flops: absent exactly when null, with a reason",
+        ),
+        (
+            with_step_work(top={"aten_ops": [["aten::mm"]]}),
+            "variant.step_work.top.aten_ops is not a list of [name, count] of a count",
+        ),
+        (
+            with_step_work(top={"kernels": [["k", 1]]}),
+            "variant.step_work.top.kernels is not a list of [name, count] of a count",
+        ),
+        (
+            with_step_work(batch_index="5"),
+            "variant.step_work.batch_index is not an integer >= 0",
+        ),
     ],
 )
 def test_a_report_the_parent_cannot_read_is_that_childs_error(raw: object, reason: str) -> None:

@@ -248,3 +248,47 @@ def test_finish_step_gives_each_variant_the_payoff_the_decision_quotes(tmp_path:
     assert fast["break_even_steps"] == advice["break_even_steps"]["estimate"]
     assert f"{advice['speedup']['estimate']:.2f}×" in advice["text"]
     assert validation_errors(doc, "result") == []
+
+
+STEP_WORK = {
+    "counts": {
+        "aten_ops": 126,
+        "compiled_region_calls": 0,
+        "kernels": None,
+        "cuda_graph_replays": None,
+        "host_syncs": 0,
+        "flops": 71680,
+        "allocations": 21,
+        "allocated_bytes": 15644,
+    },
+    "absent": {"kernels": "on the CPU …", "cuda_graph_replays": "CUDA graphs exist only on CUDA"},
+    "top": {"aten_ops": [["aten::resolve_conj", 20], ["aten::mm", 6]]},
+    "batch_index": 3,
+}
+
+
+def test_the_first_processes_step_work_goes_into_the_document_as_it_came(tmp_path: Path) -> None:
+    """Eager's from the eager reference, a variant's from its first process; a later, timing
+    process has none and changes nothing; a child without it leaves the key out."""
+    doc = make_document(tmp_path)
+    step_doc = doc["steps"][0]
+    assert "step_work" not in step_doc["eager"] and "step_work" not in step_doc["variants"][0]
+    declared = load_config_file(tmp_path / "compilegate.yml").steps[0].variants[0]
+    compiled_work = {**STEP_WORK, "counts": {**STEP_WORK["counts"], "aten_ops": 40}}
+    measured = {
+        "warmup_s": [0.1],
+        "peak_bytes": None,
+        "timed": {"eager": timed(10), "eager_b": timed(10, seed=9)},
+        "step_work": STEP_WORK,
+    }
+    step_doc["eager"] = eager_entry(measured)
+    child = child_output(10.0, 5.0)
+    child["variant"]["step_work"] = compiled_work
+    variant = variant_entry(declared, child)
+    add_process(variant, child_output(10.0, 5.0)["variant"])
+    step_doc["variants"][0] = variant
+    assert step_doc["eager"]["step_work"] == STEP_WORK
+    assert variant["step_work"] == compiled_work
+    assert validation_errors(doc, "result") == []
+    parsed = parse(doc, "result.json")
+    assert parsed.steps[0].variants[0].step_work.counts.aten_ops == 40

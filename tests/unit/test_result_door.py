@@ -79,3 +79,70 @@ def test_an_older_baseline_without_compile_cost_reads_as_a_baseline_only():
 def test_an_unknown_role_is_a_programming_error():
     with pytest.raises(ValueError, match="role must be one of"):
         model.parse(result(), "x.json", "other")
+
+
+def step_work(aten_ops: int = 126, **names: int) -> dict:
+    """A step-work record as a CPU run writes it (child/step_work.py)."""
+    return {
+        "counts": {
+            "aten_ops": aten_ops,
+            "compiled_region_calls": 0,
+            "kernels": None,
+            "cuda_graph_replays": None,
+            "host_syncs": 1,
+            "flops": 71680,
+            "allocations": 21,
+            "allocated_bytes": 15644,
+        },
+        "absent": {"kernels": "no device kernels on the CPU", "cuda_graph_replays": "CUDA only"},
+        "top": {
+            "aten_ops": [["aten::mm", 6], *([name, n] for name, n in names.items())],
+            "host_syncs": [["aten::_local_scalar_dense", 1]],
+        },
+        "batch_index": 5,
+    }
+
+
+def with_step_work(eager_work: dict, variant_work: dict) -> dict:
+    raw = result()
+    raw["steps"][0]["eager"]["step_work"] = eager_work
+    raw["steps"][0]["variants"][0]["step_work"] = variant_work
+    return raw
+
+
+def test_step_work_reads_as_counts_and_names_on_eager_and_variants():
+    doc = model.parse(with_step_work(step_work(), step_work(40)), "result.json")
+    train = doc.step("train")
+    assert train is not None and train.eager is not None
+    eager_work, compiled_work = train.eager.step_work, train.variants[0].step_work
+    assert eager_work is not None and compiled_work is not None
+    assert eager_work.counts.aten_ops == 126 and compiled_work.count("aten_ops") == 40
+    assert eager_work.count("kernels") is None
+    assert eager_work.absent["kernels"] == "no device kernels on the CPU"
+    assert eager_work.named("host_syncs") == {"aten::_local_scalar_dense": 1}
+    assert eager_work.named("kernels") == {}
+    assert doc.to_json()["steps"][0]["eager"]["step_work"] == step_work()
+
+
+def test_a_document_from_before_step_work_reads_it_as_not_counted():
+    doc = model.parse(result(), "result.json")
+    assert doc.steps[0].eager is not None and doc.steps[0].eager.step_work is None
+    assert doc.steps[0].variants[0].step_work is None
+    assert "step_work" not in doc.to_json()["steps"][0]["variants"][0]
+
+
+@pytest.mark.parametrize(
+    ("change", "where"),
+    [
+        (lambda w: w["counts"].update(mystery=1), "step_work.counts"),
+        (lambda w: w["counts"].pop("flops"), "step_work.counts"),
+        (lambda w: w["counts"].update(aten_ops=-1), "step_work.counts.aten_ops"),
+        (lambda w: w["absent"].update(mystery="?"), "step_work.absent"),
+        (lambda w: w["top"].update(aten_ops=[["aten::mm", 1, 2]]), "step_work.top.aten_ops[0]"),
+        (lambda w: w.update(extra=1), "step_work"),
+    ],
+)
+def test_a_step_work_record_of_another_shape_is_refused(change, where):
+    work = step_work()
+    change(work)
+    assert f"at steps[0].variants[0].{where}" in refused(with_step_work(step_work(), work))

@@ -19,6 +19,7 @@ from .compile_cost import cpu_method, elapsed, now
 from .compile_size import count_eager_ops
 from .cpu_pinning import pinned
 from .protocol import EntryPoint
+from .step_work import count_step_work
 from .timing import interleaved_rounds, synchronize, timed_warmup, timer_for, yardsticks
 from .training import TrainingStep, seed_everything
 from .user_code import StepParts, build_parts, load_factory
@@ -122,13 +123,23 @@ def measure_eager(builder: StepBuilder, settings: dict[str, Any], progress: Prog
             on_round=lambda r: progress(f"round {r + 1}/{rounds}"),
         )
     end = warmup + iterations
+    peak = peak_step_bytes(eager_a, end, device)
     return {
         "warmup_s": warmup_s,
         "timed": timed,
         "cpus": cpus,
-        "peak_bytes": peak_step_bytes(eager_a, end, device),
+        "peak_bytes": peak,
         "torch_state": builder.torch_state_record(),
+        "step_work": step_work(eager_a, warmup, progress),
     }
+
+
+def step_work(step: TrainingStep, index: int, progress: Progress) -> dict[str, Any]:
+    """The step-work counts of one more iteration of `step` at batch `index` (the first
+    timed one, which every process of the step has run, so nothing compiles), after
+    everything timed; the copy is not used after it (child/step_work.py)."""
+    progress(f"step work: one untimed iteration under the profiler (batch {index})")
+    return count_step_work(step, index)
 
 
 def measure_variant(
@@ -176,10 +187,13 @@ def measure_variant(
         if probe is not None
         else None
     )
-    return {
+    measured = {
         **copies.result(timed, peak, builder.torch_state_record(), late, eager_peak=eager_peak),
         "cpus": cpus,
     } | {"compile": {**copies.compile_record(), "eager_ops": eager_ops}}
+    if probe is not None:  # the first process: the compiled copy's work, counted last
+        measured["step_work"] = step_work(copies.compiled, settings["warmup"], progress)
+    return measured
 
 
 class VariantCopies:

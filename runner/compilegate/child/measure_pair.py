@@ -24,7 +24,7 @@ import torch
 
 from . import torch_state
 from .cpu_pinning import pinned
-from .measure import StepBuilder, VariantCopies, _checked, peak_step_bytes
+from .measure import StepBuilder, VariantCopies, _checked, peak_step_bytes, step_work
 from .protocol import ChildSide
 from .timing import YARDSTICKS, interleaved_rounds, timed_warmup, timer_for, yardsticks
 from .training import TrainingStep
@@ -116,7 +116,9 @@ def measure_pair(
         record = {"changed": torch_state.changed(clean, state)}
         with torch_state.pinned(state):
             if side.variant is None:
-                out[side.role] = {"eager": copies.result(split_sides(timed, side.role), record)}
+                eager = copies.result(split_sides(timed, side.role), record)
+                eager["step_work"] = step_work(copies.eager_a, warmup, progress)
+                out[side.role] = {"eager": eager}
             else:
                 peak = peak_step_bytes(copies.compiled, end, device)
                 eager_peak = peak_step_bytes(copies.eager_a, end, device)

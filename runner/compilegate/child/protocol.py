@@ -34,6 +34,7 @@ PHASES = (
     ("compile", ("compiling", "compiled warm-up")),
     ("timed", ("measuring", "round ")),
     ("memory/epoch", ("epoch end", "peak memory")),
+    ("step work", ("step work",)),
     ("reference", ("numerics: float64 reference",)),
     ("numerics", ("numerics",)),
 )
@@ -239,6 +240,73 @@ class ReportError(ValueError):
 
 STATUSES = ("ok", "error")
 
+# What one untimed iteration of the step does, counted (child/step_work.py documents each
+# count): the keys of a `step_work` record's `counts`, `absent` and `top`.
+STEP_WORK_COUNTS = (
+    "aten_ops",
+    "compiled_region_calls",
+    "kernels",
+    "cuda_graph_replays",
+    "host_syncs",
+    "flops",
+    "allocations",
+    "allocated_bytes",
+)
+STEP_WORK_KEYS = ("counts", "absent", "top", "batch_index")
+
+
+def check_step_work(raw: Any, where: str) -> None:
+    """A `step_work` record (child/step_work.py) as the parent records it, or ReportError
+    naming the first problem: every count an integer >= 0 or null, each null one with its
+    reason in `absent` (and only those), `top` [[name, integer], …] lists of counted keys,
+    no key this parent does not know."""
+    if not isinstance(raw, dict):
+        raise ReportError(f"{where} is not a JSON object")
+    unknown = sorted(set(raw) - set(STEP_WORK_KEYS))
+    missing = [key for key in STEP_WORK_KEYS if key not in raw]
+    if unknown or missing:
+        what = f"unknown key {', '.join(unknown)}" if unknown else f"missing {', '.join(missing)}"
+        raise ReportError(f"{where}: {what}")
+    if raw["batch_index"] is None or not _count_or_none(raw["batch_index"]):
+        raise ReportError(f"{where}.batch_index is not an integer >= 0")
+    counts, absent, top = raw["counts"], raw["absent"], raw["top"]
+    for name in ("counts", "absent", "top"):
+        value = raw[name]
+        if not isinstance(value, dict):
+            raise ReportError(f"{where}.{name} is not a JSON object")
+        unknown = sorted(set(value) - set(STEP_WORK_COUNTS))
+        if unknown:
+            raise ReportError(f"{where}.{name}: unknown key {', '.join(unknown)}")
+    if set(counts) != set(STEP_WORK_COUNTS):
+        missing = [key for key in STEP_WORK_COUNTS if key not in counts]
+        raise ReportError(f"{where}.counts: missing {', '.join(missing)}")
+    for key, value in counts.items():
+        if not _count_or_none(value):
+            raise ReportError(f"{where}.counts.{key} is not an integer >= 0 or null")
+        if (value is None) != (key in absent):
+            raise ReportError(f"{where}.counts.{key}: absent exactly when null, with a reason")
+    for key, reason in absent.items():
+        if not isinstance(reason, str) or not reason:
+            raise ReportError(f"{where}.absent.{key} is not a reason")
+    for key, names in top.items():
+        if (
+            counts[key] is None
+            or not isinstance(names, list)
+            or not all(
+                isinstance(pair, list)
+                and len(pair) == 2
+                and isinstance(pair[0], str)
+                and _count_or_none(pair[1])
+                and pair[1] is not None
+                for pair in names
+            )
+        ):
+            raise ReportError(f"{where}.top.{key} is not a list of [name, count] of a count")
+
+
+def _count_or_none(value: Any) -> bool:
+    return value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0)
+
 
 @dataclass(frozen=True)
 class ChildReport:
@@ -290,4 +358,7 @@ class ChildReport:
         for name in ("environment", "eager", "variant", "diagnostics", "numerics", "sides"):
             if raw.get(name) is not None and not isinstance(raw[name], dict):
                 raise ReportError(f"{name} is not a JSON object")
+        for name in ("eager", "variant"):
+            if raw.get(name) is not None and "step_work" in raw[name]:
+                check_step_work(raw[name]["step_work"], f"{name}.step_work")
         return cls(**raw)

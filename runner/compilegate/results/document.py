@@ -118,7 +118,16 @@ def eager_entry(measured: dict[str, Any]) -> dict[str, Any]:
     entry.update(yardstick_entries(timed, {"per_yardstick": "eager"}))
     entry["processes"] = [process_record(measured)]
     entry["torch_state"] = measured.get("torch_state")
+    _add_step_work(entry, measured)
     return entry
+
+
+def _add_step_work(entry: dict[str, Any], measured: dict[str, Any]) -> None:
+    """The first process's step-work counts (child/step_work.py; checked at the door,
+    child/protocol.check_step_work), when it took them: a child of an earlier release, a
+    timing-only or a paired process leaves the key out."""
+    if measured.get("step_work") is not None:
+        entry["step_work"] = measured["step_work"]
 
 
 def process_summary(entry: dict[str, Any]) -> dict[str, Any]:
@@ -222,6 +231,7 @@ def variant_entry(
     )
     entry["processes"] = [first]
     entry["torch_state"] = measured.get("torch_state")
+    _add_step_work(entry, measured)
     _merge_diagnostics(entry, child.get("diagnostics") or {})
     for key in ("recompiles", "graph_breaks", "fallbacks_to_eager"):
         entry.setdefault(key, None)  # null: not measured, the diagnostics failed (`degraded`)

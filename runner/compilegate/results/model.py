@@ -13,7 +13,9 @@ Older shapes, upgraded here:
 - `dynamic`, `fullgraph`, `backend`, `compile_target` absent on a variant read as the
   defaults `torch.compile` uses (VARIANT_DEFAULTS);
 - a document from before the config's `accept_label` was recorded reads the default label
-  (null, which turns acceptance off, is kept as null and written back as null).
+  (null, which turns acceptance off, is kept as null and written back as null);
+- a document from before step work was counted (child/step_work.py) lacks `step_work` on
+  eager and on its variants: it reads as None (not counted), never as zero work.
 
 Mirrors: a field per schema property, the same names; a nullable or optional property is
 `X | None` (None when null or absent), an array a tuple, a status an enum. Objects the schema
@@ -270,6 +272,49 @@ class TorchState(Model):
 
 
 @dataclass(frozen=True)
+class StepWorkCounts(Model):
+    """Each count over one iteration; None exactly when StepWork.absent says why."""
+
+    REQUIRED = (
+        "aten_ops",
+        "compiled_region_calls",
+        "kernels",
+        "cuda_graph_replays",
+        "host_syncs",
+        "flops",
+        "allocations",
+        "allocated_bytes",
+    )
+    aten_ops: int | None = None
+    compiled_region_calls: int | None = None
+    kernels: int | None = None
+    cuda_graph_replays: int | None = None
+    host_syncs: int | None = None
+    flops: int | None = None
+    allocations: int | None = None
+    allocated_bytes: int | None = None
+
+
+@dataclass(frozen=True)
+class StepWork(Model):
+    """What one steady iteration of the step does, counted (child/step_work.py): the counts,
+    why each missing one is missing, and per count the names that make it up."""
+
+    counts: StepWorkCounts
+    absent: Mapping[str, str]
+    top: Mapping[str, tuple[tuple[str | int, ...], ...]]
+    batch_index: int
+
+    def count(self, key: str) -> int | None:
+        """The count named `key` (StepWorkCounts.REQUIRED), None when absent."""
+        return getattr(self.counts, key)
+
+    def named(self, key: str) -> dict[str, int]:
+        """The top names of count `key`, name → value ({} for none or an absent count)."""
+        return {str(name): int(value) for name, value in self.top.get(key, ())}
+
+
+@dataclass(frozen=True)
 class Eager(Model):
     step_ms: Timing
     warmup_s: tuple[float, ...] | None = None
@@ -280,6 +325,7 @@ class Eager(Model):
     per_yardstick: Ratio | None = None
     processes: tuple[Process, ...] | None = None
     torch_state: TorchState | None = None
+    step_work: StepWork | None = None
 
 
 @dataclass(frozen=True)
@@ -493,6 +539,7 @@ class Variant(Model):
     torch_state: TorchState | None = None
     payoff: Payoff | None = None
     late_recompile_s: float | None = None
+    step_work: StepWork | None = None
 
     def written_as_null(self) -> tuple[str, ...]:
         return (*self.REQUIRED, *MEASURED_WHEN_OK) if self.status is Status.OK else self.REQUIRED

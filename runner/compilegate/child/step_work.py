@@ -1,0 +1,284 @@
+"""What one iteration of the step does, counted: the step-work pass (issue 39).
+
+One steady iteration of the full training step, as the loop runs it (TrainingStep: zero_grad,
+forward and loss, backward, optimizer step; no loss check, which would add a `.item()`), at a
+batch index every process of the step has already run (the first timed one), after
+everything timed and outside the compile probe, under `torch.profiler` (CPU activity; CUDA
+activity too on a GPU, with record_shapes, with_flops, profile_memory). The profiler costs a
+lot on the profiled iteration (~95 % on CUDA, PR #99571), so it never runs in a timed round.
+The copy it runs on is not used for anything after it (its weights move one step).
+
+The counts, each over that one iteration (`COUNT_KEYS`):
+
+    aten_ops               ATen operator calls dispatched outside compiled code: every
+                           profiler event named `aten::…`, nested calls included (the
+                           dispatcher's work), except those inside a compiled region (a
+                           `Torch-Compiled Region` or `CompiledFunctionBackward` event).
+                           A TorchDispatchMode cannot take this: with one active, Dynamo runs
+                           the compiled frames eagerly (checked on torch 2.13: the same ops as
+                           eager, no compiled region entered).
+    compiled_region_calls  compiled code entered: Dynamo frames (`Torch-Compiled Region: f/n`)
+                           and compiled backward graphs (`CompiledFunctionBackward`); 0 for
+                           eager. Absent for a compiled step whose torch marks neither
+                           regions nor Dynamo's cache lookups.
+    kernels                CUDA: device kernels, memcpys and memsets. Absent on the CPU: eager
+                           ops run in their ATen kernels (aten_ops), and Inductor's generated
+                           C++ kernels leave no profiler event unless compiled with
+                           `cpp.enable_kernel_profile` (another compile, other code).
+    cuda_graph_replays     CUDA: `cudaGraphLaunch` calls (reduce-overhead). Absent on the CPU.
+    host_syncs             waits of the host for the device: every `aten::_local_scalar_dense`
+                           (each `.item()`, on every device, CPU included, named as such) and,
+                           on CUDA, `cudaStreamSynchronize`, `cudaDeviceSynchronize`,
+                           `cudaEventSynchronize` and blocking `cudaMemcpy` calls not made by
+                           a `.item()`.
+    flops                  the profiler's FLOPs of the matmul, convolution and element-wise
+                           ATen calls it has formulas for, wherever they run (Inductor's
+                           extern matmuls inside compiled code included). Inductor's generated
+                           kernels have none, so a compiled step's FLOPs are those of the work
+                           it leaves to ATen. FlopCounterMode is a TorchDispatchMode: under it
+                           Dynamo runs compiled frames eagerly, so it cannot count a compiled
+                           step (checked on torch 2.13).
+    allocations            tensor allocations on the step's device (the profiler's memory
+    allocated_bytes        events: each allocator call on the CPU, each caching-allocator
+                           block handed out on CUDA) and their bytes.
+
+`top`: per count, the names that make it up, largest first, ties by name: every name up to
+TOP_NAMES (a CPU step has fewer: the demo transformer's eager step has 78 ATen op names), so
+two documents compare name by name. ATen op names; region names; kernel names; sync names;
+FLOPs per op; allocations and bytes per innermost op (or record_function range) that made
+them. Names hold no addresses or hashes (a compiled graph's `## Call CompiledFxGraph <hash>
+##` is written without its hash).
+
+`absent`: count → why it is not there (a count that cannot be taken is never 0). The whole
+pass is None when it fails, and every count absent when the counted iteration compiled
+(torch._dynamo's counters moved): that iteration's work is the compile's, not the step's.
+
+Child-process only: standard library and torch (1.13+ for the profiler's events API).
+"""
+
+from __future__ import annotations
+
+import collections
+from typing import Any
+
+from .protocol import STEP_WORK_COUNTS
+from .training import TrainingStep
+
+COUNT_KEYS = STEP_WORK_COUNTS
+TOP_NAMES = 100
+REGION_PREFIX = "Torch-Compiled Region"
+COMPILED_BACKWARD = "CompiledFunctionBackward"
+CACHE_LOOKUP = "TorchDynamo Cache Lookup"
+ITEM = "aten::_local_scalar_dense"
+CUDA_SYNCS = (
+    "cudaStreamSynchronize",
+    "cudaDeviceSynchronize",
+    "cudaEventSynchronize",
+    "cudaMemcpy",
+)
+GRAPH_LAUNCH = "cudaGraphLaunch"
+MEMORY_EVENT = "[memory]"
+HARNESS_SYNC = "compilegate: wait for the step's kernels"
+OUTSIDE_OPS = "(outside any op)"
+COMPILED_GRAPH_PREFIX = "## Call CompiledFxGraph"
+COMPILED_GRAPH = "## Call CompiledFxGraph ##"
+MAX_NAME_CHARS = 160
+CPU_KERNELS_ABSENT = (
+    "on the CPU there are no device kernels: eager's ops run in their ATen kernels (aten_ops), "
+    "and Inductor's generated C++ kernels leave no profiler event without "
+    "cpp.enable_kernel_profile, which would need another compile"
+)
+CPU_GRAPHS_ABSENT = "CUDA graphs exist only on CUDA"
+RECOMPILED = "the counted iteration compiled (torch._dynamo's counters moved): not a steady step"
+
+
+def count_step_work(step: TrainingStep, index: int) -> dict[str, Any]:
+    """The step-work record of one iteration of `step` at batch `index`. When the pass
+    fails (a torch without the profiler's events API, a step the profiler breaks), every
+    count is absent with the reason."""
+    try:
+        return _count(step, index)
+    except Exception as exc:  # the counts are then unknown, never a failed measurement
+        reason = " ".join(f"the count pass failed: {type(exc).__name__}: {exc}".split())
+        return all_absent(reason[:300], index)
+
+
+def all_absent(reason: str, index: int) -> dict[str, Any]:
+    return {
+        "counts": {key: None for key in COUNT_KEYS},
+        "absent": {key: reason for key in COUNT_KEYS},
+        "top": {},
+        "batch_index": index,
+    }
+
+
+def _count(step: TrainingStep, index: int) -> dict[str, Any]:
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    cuda = step.device == "cuda"
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    before = dynamo_compiles()
+    if cuda:
+        torch.cuda.synchronize()
+    with profile(
+        activities=activities, record_shapes=True, with_flops=True, profile_memory=True
+    ) as profiled:
+        step(index)
+        if cuda:  # the kernels finish inside the profile; this wait is not the step's
+            with torch.profiler.record_function(HARNESS_SYNC):
+                torch.cuda.synchronize()
+    if dynamo_compiles() != before:
+        return all_absent(RECOMPILED, index)
+    events = [_Event.of(raw) for raw in profiled.profiler.kineto_results.events()]
+    return {**tally(events, device=step.device, compiled=step.compiled), "batch_index": index}
+
+
+def dynamo_compiles() -> tuple[tuple[str, int], ...]:
+    """torch._dynamo's compile counters (frames, graphs); () when torch has none. A count
+    pass that moves them compiled."""
+    try:
+        from torch._dynamo.utils import counters
+    except Exception:
+        return ()
+    return tuple(
+        sorted(
+            (f"{group}.{name}", int(value))
+            for group in ("frames", "stats")
+            for name, value in counters[group].items()
+            if isinstance(value, int)
+        )
+    )
+
+
+class _Event:
+    """One profiler event, as the tally reads it."""
+
+    __slots__ = ("device", "end_ns", "flops", "name", "nbytes", "on_device", "start_ns", "thread")
+
+    def __init__(
+        self,
+        name: str,
+        start_ns: int,
+        end_ns: int,
+        thread: int,
+        device: str,
+        flops: int = 0,
+        nbytes: int = 0,
+    ) -> None:
+        self.name, self.start_ns, self.end_ns, self.thread = name, start_ns, end_ns, thread
+        self.device, self.flops, self.nbytes = device, flops, nbytes
+        self.on_device = device != "cpu" and name != MEMORY_EVENT
+
+    @classmethod
+    def of(cls, raw: Any) -> _Event:
+        device = str(raw.device_type()).rpartition(".")[2].lower()
+        start = int(raw.start_ns())
+        name = raw.name()
+        return cls(
+            name=name,
+            start_ns=start,
+            end_ns=start + max(int(raw.duration_ns()), 0),
+            thread=int(raw.start_thread_id()),
+            device=device,
+            flops=int(raw.flops() or 0) if name != MEMORY_EVENT else 0,
+            nbytes=int(raw.nbytes() or 0) if name == MEMORY_EVENT else 0,
+        )
+
+
+def tally(events: list[_Event], *, device: str, compiled: bool) -> dict[str, Any]:
+    """The counts, absences and top names of one iteration's events (see the module's
+    docstring). Pure: unit tests feed it events."""
+    enclosing = _enclosing(events)
+    names: dict[str, collections.Counter] = {key: collections.Counter() for key in COUNT_KEYS}
+    saw_dynamo = False
+    for i, event in enumerate(events):
+        name = event.name
+        if event.on_device:  # kernels, memcpy, memset (CUDA activity)
+            names["kernels"][_short(name)] += 1
+            continue
+        parents = enclosing[i]
+        parent_names = [events[p].name for p in parents]
+        if name == HARNESS_SYNC or HARNESS_SYNC in parent_names:
+            continue
+        if name == MEMORY_EVENT:
+            if event.nbytes > 0 and event.device == device:
+                owner = _plain(parent_names[0]) if parent_names else OUTSIDE_OPS
+                names["allocations"][owner] += 1
+                names["allocated_bytes"][owner] += event.nbytes
+            continue
+        if name.startswith(REGION_PREFIX) or name == COMPILED_BACKWARD:
+            names["compiled_region_calls"][name] += 1
+            saw_dynamo = True
+            continue
+        if name == CACHE_LOOKUP:
+            saw_dynamo = True
+            continue
+        if name == GRAPH_LAUNCH:
+            names["cuda_graph_replays"][name] += 1
+        if name == ITEM or (name in CUDA_SYNCS and ITEM not in parent_names):
+            names["host_syncs"][name] += 1
+        if event.flops > 0:
+            names["flops"][name] += event.flops
+        inside_compiled = any(
+            n.startswith(REGION_PREFIX) or n == COMPILED_BACKWARD for n in parent_names
+        )
+        if name.startswith("aten::") and not inside_compiled:
+            names["aten_ops"][name] += 1
+    absent: dict[str, str] = {}
+    if device != "cuda":
+        absent["kernels"] = CPU_KERNELS_ABSENT
+        absent["cuda_graph_replays"] = CPU_GRAPHS_ABSENT
+    if compiled and not saw_dynamo:
+        why = "this torch's profiler marks no compiled region (no Dynamo event)"
+        absent["compiled_region_calls"] = why
+        absent["aten_ops"] = why + ": ops inside and outside compiled code cannot be told apart"
+    counts: dict[str, int | None] = {
+        key: None if key in absent else sum(names[key].values()) for key in COUNT_KEYS
+    }
+    top = {key: top_names(names[key]) for key in COUNT_KEYS if key not in absent and names[key]}
+    return {"counts": counts, "absent": absent, "top": top}
+
+
+def top_names(counter: collections.Counter) -> list[list[Any]]:
+    """[[name, value], …]: the largest first, ties by name, at most TOP_NAMES."""
+    ranked = sorted(counter.items(), key=lambda item: (-item[1], item[0]))
+    return [[name, value] for name, value in ranked[:TOP_NAMES]]
+
+
+def _short(name: str) -> str:
+    return name if len(name) <= MAX_NAME_CHARS else name[: MAX_NAME_CHARS - 1] + "…"
+
+
+def _plain(name: str) -> str:
+    """A name without what differs between runs of one commit: a compiled graph's hash."""
+    return COMPILED_GRAPH if name.startswith(COMPILED_GRAPH_PREFIX) else _short(name)
+
+
+def _enclosing(events: list[_Event]) -> list[list[int]]:
+    """For each event, the indices of the host events that enclose it on its thread,
+    innermost first: a sweep over each thread's events by start time (an event at the very
+    start of another is inside it; one at its very end too)."""
+    out: list[list[int]] = [[] for _ in events]
+    by_thread: dict[int, list[int]] = collections.defaultdict(list)
+    for i, event in enumerate(events):
+        if not event.on_device:
+            by_thread[event.thread].append(i)
+    for indices in by_thread.values():
+        # Longer first at one start (the parent before its child), memory events last.
+        indices.sort(
+            key=lambda i: (
+                events[i].start_ns,
+                events[i].name == MEMORY_EVENT,
+                -events[i].end_ns,
+            )
+        )
+        stack: list[int] = []
+        for i in indices:
+            event = events[i]
+            while stack and events[stack[-1]].end_ns < event.start_ns:
+                stack.pop()
+            out[i] = list(reversed(stack))
+            if event.name != MEMORY_EVENT and event.end_ns > event.start_ns:
+                stack.append(i)
+    return out
