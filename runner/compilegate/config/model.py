@@ -53,6 +53,9 @@ DEFAULT_THRESHOLDS: dict[str, float] = {
     # a shared runner's load alone moved them (x1.04-1.45 with two busy neighbours).
     "compile_work_growth_pct": 5.0,
     "compile_cpu_time_growth_pct": 50.0,
+    # Step work (gate/judges/step_work.py): counts of one iteration, identical between runs
+    # of one commit under load, so a small tolerance; host syncs have none.
+    "step_work_growth_pct": 2.0,
     # The 25th percentile of each process's step times (gate/judges/distribution.py):
     # above what a shared runner's load moves it.
     "step_time_quantile_growth_pct": 20.0,

@@ -61,7 +61,7 @@ PAIRED_NOTE = (
 )
 READING_SUMMARY = "Reading these numbers"
 # Failing rows whose message says more than the table's numbers: said under the table.
-REASON_METRICS = ("graph_break_sites", "compile_work", "numerics", "torch_state")
+REASON_METRICS = ("graph_break_sites", "compile_work", "step_work", "numerics", "torch_state")
 # These say more only when the message carries the new event's detail (`; new: …`).
 DETAIL_METRICS = ("recompiles", "fallbacks_to_eager")
 _NEW_BREAK_AT = re.compile(r"^new graph break at (?P<file>[^\s:]+):(?P<line>\d+)")

@@ -38,6 +38,7 @@ METRIC_NAMES = {
     "compile_s": "compile time (wall)",
     "compile_cpu_s": "compile time (CPU)",
     "compile_work": "compile work",
+    "step_work": "step work",
     "recompiles": "recompiles",
     "graph_break_sites": "graph breaks",
     "fallbacks_to_eager": "fallbacks to eager",
@@ -50,6 +51,7 @@ METRIC_NAMES = {
 # The families the headline speaks of, in the order it names them.
 FAMILIES = (
     "step speed",
+    "step work",
     "compile time",
     "compile work",
     "graph breaks",
@@ -68,6 +70,7 @@ _FAMILY_OF = {
     "compile_s": "compile time",
     "compile_cpu_s": "compile time",
     "compile_work": "compile work",
+    "step_work": "step work",
     "graph_break_sites": "graph breaks",
     "fallbacks_to_eager": "graph breaks",
     "recompiles": "recompiles",

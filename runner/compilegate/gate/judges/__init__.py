@@ -9,6 +9,7 @@ what; the judges decide how.
     speed.py          speedup, eager and compiled step time: each process's fastest iteration
     distribution.py   eager and compiled step time: each process's p25 and median
     compile_cost.py   compile work counts, compile CPU seconds, compile wall seconds
+    step_work.py      what one iteration of the step does, counted (eager and compiled)
     diagnostics.py    recompiles, graph-break sites, fallbacks to eager
     numerics.py       pass → fail
     memory.py         peak bytes
@@ -17,13 +18,28 @@ what; the judges decide how.
 
 from __future__ import annotations
 
-from . import compile_cost, diagnostics, distribution, memory, numerics, speed, torch_state
+from . import (
+    compile_cost,
+    diagnostics,
+    distribution,
+    memory,
+    numerics,
+    speed,
+    step_work,
+    torch_state,
+)
 from .sides import Judge, Sides, SpeedUnits
 
-EAGER_JUDGES: tuple[Judge, ...] = (speed.judge_eager, distribution.judge_eager, torch_state.judge)
+EAGER_JUDGES: tuple[Judge, ...] = (
+    speed.judge_eager,
+    distribution.judge_eager,
+    step_work.judge,
+    torch_state.judge,
+)
 VARIANT_JUDGES: tuple[Judge, ...] = (
     speed.judge_variant,
     distribution.judge_compiled,
+    step_work.judge,
     compile_cost.judge,
     diagnostics.judge,
     numerics.judge,
