@@ -56,13 +56,15 @@ this API, a step the profiler breaks) or when the counted iteration compiled
 (torch._dynamo's counters moved): that iteration's work is the compile's, not the step's.
 
 Exact: two runs of the example transformer (dropout on) under two busy loops gave identical
-records, eager, `compile: model` and `compile: step`, name by name; eager counts are the
-same on torch 2.4.1 and 2.13 for a small MLP. What is not a function of the code alone:
-which Inductor chose under max-autotune (a timed choice: an extern matmul is ATen ops and
-FLOPs, a template is neither), and data-dependent control flow (the counted batch and the
-weights it meets decide the branch; both are the same in every run of one commit). The
-CUDA path (kernels, graph replays, the synchronisations) is written from the profiler's
-event names and not yet run on a GPU.
+records, eager, `compile: model` and `compile: step`, name by name; so did two processes
+each of a small MLP under max-autotune and under `dynamic: true` with a batch that grows
+(torch 2.13, CPU); eager counts are the same on torch 2.4.1 and 2.13 for a small MLP.
+Not a function of the code alone, and not checked: max-autotune on a GPU chooses between
+extern matmuls (ATen ops, FLOPs) and Triton templates (kernels only) by timing them, so
+its counts may differ between runs; data-dependent control flow follows the counted batch
+and the weights it meets (the same in every run of one commit, on a deterministic device).
+The CUDA path (kernels, graph replays, the synchronisations) is written from the
+profiler's event names and has not run on a GPU yet.
 
 Child-process only: standard library and torch (checked on 2.4.1 and 2.13).
 """
