@@ -36,17 +36,18 @@ def test_ops_inside_compiled_code_are_not_dispatched_ops_but_their_flops_count()
         op("Torch-Compiled Region: 0/0", 20, 100),
         op("aten::mm", 30, 40, flops=64),  # Inductor's extern matmul
         op("CompiledFunctionBackward", 200, 300),
+        op("Torch-Compiled Region: 0/1", 150, 160),  # the same frame's other cache entry
         op("aten::mm", 210, 220, flops=64),
         op("aten::add_", 400, 410),
     ]
     counted = tally(events, device="cpu", compiled=True)
     assert counted["counts"]["aten_ops"] == 2
-    assert counted["counts"]["compiled_region_calls"] == 2
+    assert counted["counts"]["compiled_region_calls"] == 3
     assert counted["counts"]["flops"] == 128
     assert counted["top"]["aten_ops"] == [["aten::add_", 1], ["aten::mul", 1]]
     assert counted["top"]["compiled_region_calls"] == [
+        ["Torch-Compiled Region: 0", 2],  # by frame, not by recompile
         ["CompiledFunctionBackward", 1],
-        ["Torch-Compiled Region: 0/0", 1],
     ]
 
 
