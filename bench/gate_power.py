@@ -16,6 +16,9 @@ is printed with the table). Each run compiles cold (a fresh Inductor cache per v
                                 compiling (COMPILEGATE_PLANT=compile_only)    compile_cpu_s
     most iterations slower      9 loss calls in 10 wait 50 % of the fastest   eager_step_ms_p25 or
                                 eager iteration more (the fastest untouched)  compiled_step_ms_p25
+    more work (4 plants)        a redundant matmul, an .item() per step, an   step_work
+                                extra .clone() of activations, an extra
+                                optimizer pass (COMPILEGATE_PLANT=matmul, ...)
 
 For the unchanged code the table counts runs with any `regression` row (target 0, compile
 cost included) and with any `inconclusive` row, naming the metrics; for each plant, the runs
@@ -53,6 +56,7 @@ sys.path.insert(0, str(REPO_ROOT / "runner"))
 from bench_common import (  # noqa: E402
     change_of,
     fastest_ms,
+    first_step,
     flagged,
     intermittent_busy_loops,
     new_manifest,
@@ -62,8 +66,8 @@ from compilegate.gate.baseline import merge_into_baseline  # noqa: E402
 from compilegate.gate.compare import compare_to_baseline  # noqa: E402
 from compilegate.results.model import parse  # noqa: E402
 from compilegate.results.processes import (  # noqa: E402
-    eager_records,
-    variant_records,
+    step_processes,
+    variant_processes,
 )
 
 # A step of about a millisecond on one CPU thread (examples/test_steps/gate_step.py).
@@ -77,6 +81,14 @@ PLANT_VARIABLES = (
     "COMPILEGATE_GATE_WIDTH",
     "COMPILEGATE_GATE_ROWS",
 )
+# Plants that make the step do more work (examples/test_steps/gate_step.py): judged by the
+# step-work counts (gate/judges/step_work.py), from one stored run whatever the load.
+WORK_PLANTS = {
+    "matmul": "a redundant matmul (~10 % of FLOPs)",
+    "item": "an .item() per step",
+    "clone": "an extra .clone() of activations",
+    "optimizer": "an extra optimizer pass",
+}
 CONFIG = """\
 version: 1
 steps:
@@ -129,6 +141,20 @@ def size_check(reports: list, metric: str, planted: float) -> str:
     return f"{metric} {measured:+.1f}%" + (f" OFF-TARGET (want {planted:g}±3)" if off else "")
 
 
+def work_changes(reports: list) -> str:
+    """Each subject's step-work change in the first report (the counts repeat run to run):
+    `eager +1; default +1` (a host sync, a count) or `eager +2.3%`."""
+    rows = reports[0].rows(metric="step_work") if reports else []
+    said = [
+        f"{row.variant} {row.change:+.0f}"
+        if row.change_unit == "count"
+        else f"{row.variant} {row.change:+.1f}%"
+        for row in rows
+        if row.change is not None and row.verdict != "pass"
+    ]
+    return "; ".join(said) or "-"
+
+
 def plants(args: argparse.Namespace, baseline: dict) -> list[dict]:
     """The planted cases: label, environment, the metrics that flag it, how to size it."""
     eager_ms, compiled_ms = fastest_ms(baseline, "eager"), fastest_ms(baseline, "compiled")
@@ -154,6 +180,16 @@ def plants(args: argparse.Namespace, baseline: dict) -> list[dict]:
             "judged_by": ["compile_work", "compile_cpu_s"],
             "shown": ["compile_work", "compile_cpu_s", "compile_s"],
         },
+        *(
+            {
+                "key": key,
+                "label": label,
+                "plant": {"COMPILEGATE_PLANT": key},
+                "judged_by": ["step_work"],
+                "shown": ["step_work"],
+            }
+            for key, label in WORK_PLANTS.items()
+        ),
         {
             "key": "most",
             "label": f"9 in 10 iterations +{args.most_level:g}%",
@@ -271,6 +307,8 @@ def judge(work: Path) -> None:
         judged_by = tuple(case["judged_by"])
         if "size" in case:
             measured = size_check(reports, *case["size"])
+        elif case["judged_by"] == ["step_work"]:
+            measured = work_changes(reports)
         else:
             measured = "; ".join(change_of(reports, (m,)) for m in case["shown"])
         rows.append(
@@ -293,8 +331,9 @@ def judge(work: Path) -> None:
         f"{'under the same load' if len(manifest.get('baseline_runs') or []) > 1 else 'without'})"
         f" · torch {env['torch']} · {env.get('gpu_name') or 'CPU'} "
         f"({env.get('cpu_count')} cores) · {manifest['iterations']} iterations x 10 rounds · "
-        f"threads {manifest['threads']} · processes: eager {len(eager_records(step))}, variant "
-        f"{len(variant_records(step['variants'][0]))} · baseline fastest eager "
+        f"threads {manifest['threads']} · processes: eager "
+        f"{len(step_processes(first_step(baseline)))}, variant "
+        f"{len(variant_processes(first_step(baseline).variants[0]))} · baseline fastest eager "
         f"{fastest_ms(baseline, 'eager'):.3f} ms, compiled {fastest_ms(baseline, 'compiled'):.3f} "
         f"ms, compile {step['variants'][0].get('compile_s') or 0:.1f} s wall / "
         f"{cost.get('cpu_s') or 0:.1f} s CPU · load average {manifest['load_before']:.1f} → "
@@ -345,7 +384,7 @@ def main() -> None:
     parser.add_argument(
         "--plants",
         default="eager,compiled,compile,most",
-        help="the planted cases to run, of eager,compiled,compile,most",
+        help="the planted cases to run, of eager,compiled,compile,most," + ",".join(WORK_PLANTS),
     )
     parser.add_argument(
         "--paired",

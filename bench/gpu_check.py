@@ -37,16 +37,16 @@ from typing import Any
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT / "runner"))
 
+from bench_common import fastest_ms, first_step  # noqa: E402
 from paired_power import commit, git  # noqa: E402  (the scratch repository's git)
 
 from compilegate.gate.compare import compare_to_baseline  # noqa: E402
 from compilegate.results.model import parse  # noqa: E402
 from compilegate.results.processes import (  # noqa: E402
     compiled_values,
-    eager_records,
     eager_values,
-    geometric_mean,
-    variant_records,
+    step_processes,
+    variant_processes,
 )
 from compilegate.results.yardsticks import tracking_yardstick  # noqa: E402
 
@@ -185,15 +185,6 @@ def speed_rows(baseline: dict, result: dict) -> dict[str, Any]:
     return {"overall": report.overall, "exit": report.exit_code, "rows": rows}
 
 
-def fastest_ms(document: dict, side: str) -> float:
-    """The geometric mean over processes of each one's fastest `side` iteration."""
-    step = document["steps"][0]
-    if side == "eager":
-        return geometric_mean(eager_values(eager_records(step), per_yardstick=False))
-    records = variant_records(step["variants"][0])
-    return geometric_mean(compiled_values(records, per_yardstick=False))
-
-
 # -- 1: the example, twice, each the other's one-run baseline --------------------------------
 
 
@@ -287,11 +278,11 @@ def example_aa(check: Check, iterations: int) -> None:
 def tracked_yardsticks(documents: list[dict]) -> dict[str, Any]:
     """Which yardstick the example's eager and compiled step times followed across both
     runs' processes (results/yardsticks.py), with each one's step/yardstick spread."""
-    steps = [document["steps"][0] for document in documents]
+    steps = [first_step(document) for document in documents]
     picked = {
-        "eager": tracking_yardstick([eager_records(s) for s in steps], eager_values),
+        "eager": tracking_yardstick([step_processes(s) for s in steps], eager_values),
         "compiled": tracking_yardstick(
-            [variant_records(s["variants"][0]) for s in steps], compiled_values
+            [variant_processes(s.variants[0]) for s in steps], compiled_values
         ),
     }
     return {

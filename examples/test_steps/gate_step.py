@@ -15,6 +15,12 @@ COMPILEGATE_PLANT=extra_layer     one more hidden layer (Linear + ReLU): an inte
                                     that compiles into more FX nodes and guards, in proportion
 COMPILEGATE_PLANT=item              a `.item()` of the loss in every loss call (outside the
                                     compiled model): one more host-device sync per step
+COMPILEGATE_PLANT=matmul            a redundant matmul in every loss call: the batch times a
+                                    32 x 5*WIDTH matrix, its result added times 0 (about 10 %
+                                    of the step's FLOPs at the gate power bench's size)
+COMPILEGATE_PLANT=clone             one extra .clone() of the hidden activations in forward
+                                    (Inductor removes it from compiled code: eager's work)
+COMPILEGATE_PLANT=optimizer         the optimizer steps twice per iteration
 COMPILEGATE_PLANT_MOST_MS=X         9 loss calls in 10 wait X ms more (a busy-wait), eager and
                                     compiled alike: most iterations slower, the fastest not
 COMPILEGATE_GATE_WIDTH, _ROWS        hidden width and batch rows (default 128 and 16; the gate
@@ -72,6 +78,8 @@ class GateModel(nn.Module):
         if PLANT == "graph_break":
             torch._dynamo.graph_break()
         h = torch.relu(self.hidden(h))
+        if PLANT == "clone":
+            h = h.clone()
         if self.extra is not None:
             h = torch.relu(self.extra(h))
         out = self.out(h)
@@ -84,10 +92,21 @@ class GateModel(nn.Module):
         return out
 
 
+def _twice(step):
+    def stepped_twice(*args, **kwargs):
+        step(*args, **kwargs)
+        return step(*args, **kwargs)
+
+    return stepped_twice
+
+
 def make_step(device="cpu"):
     model = GateModel().to(device)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    if PLANT == "optimizer":
+        optimizer.step = _twice(optimizer.step)
     generator = torch.Generator().manual_seed(0)
+    redundant = torch.randn(32, 5 * WIDTH, generator=generator).to(device)
     xs = torch.randn(4, ROWS + 8, 32, generator=generator).to(device)
     ys = torch.randint(0, 8, (4, ROWS + 8), generator=generator).to(device)
 
@@ -106,6 +125,8 @@ def make_step(device="cpu"):
             _busy_wait(wait_ms)
         x, y = inputs
         loss = nn.functional.cross_entropy(model(x), y)
+        if PLANT == "matmul":
+            loss = loss + 0.0 * (x @ redundant).sum()
         if PLANT == "item":
             loss.detach().item()
         return loss
