@@ -126,3 +126,41 @@ def test_a_label_naming_step_work_accepts_the_row() -> None:
     accepted = accept(report, "compilegate: accept", Acceptance(label, "maintainer", "a" * 40))
     assert accepted.exit_code == EXIT_OK
     assert {r.verdict for r in accepted.verdicts if r.metric == "step_work"} == {"accepted"}
+
+
+def test_max_autotune_does_not_gate_aten_ops_and_flops_but_host_syncs() -> None:
+    base, cur = documents(work(), work(flops=3_000_000))
+    for doc in (base, cur):
+        doc["steps"][0]["variants"][0]["mode"] = "max-autotune"
+        doc["steps"][0]["variants"][0]["id"] = "max-autotune"
+    report = judge_documents(base, cur)
+    (row,) = [r for r in report.verdicts if r.metric == "step_work" and r.variant != "eager"]
+    assert row.verdict == "pass" and "not gated under max-autotune" in row.message
+    base, cur = documents(work(), work(host_syncs=1))
+    for doc in (base, cur):
+        doc["steps"][0]["variants"][0]["mode"] = "max-autotune"
+        doc["steps"][0]["variants"][0]["id"] = "max-autotune"
+    report = judge_documents(base, cur)
+    assert {r.verdict for r in report.verdicts if r.metric == "step_work"} == {"regression"}
+
+
+def test_the_comment_says_which_speed_rows_were_judged_by_counts_time_or_only_reported():
+    from compilegate.gate.run_set import ResultSource, judge_run_set
+    from compilegate.report.first_screen import speed_judged_how
+    from compilegate.results.model import parse
+
+    base, cur = documents(work(), work(host_syncs=1))
+    import json
+    import tempfile
+    from pathlib import Path
+
+    folder = Path(tempfile.mkdtemp())
+    (folder / "result.json").write_text(json.dumps(cur))
+    run_set = judge_run_set(
+        [ResultSource(folder / "result.json", "r")], parse(base, "baseline.json", "baseline")
+    )
+    said = speed_judged_how(run_set)
+    assert said is not None
+    assert "Judged by counts of work (the same on any machine, under any load): step work." in said
+    assert "Judged by time: speedup vs eager." in said
+    assert "Only reported: eager step time; compiled step time." in said

@@ -597,6 +597,9 @@ def _footnotes(run_set: RunSetVerdict) -> list[str]:
     if estimators:
         described = "; ".join(estimator_text(e) for e in estimators)
         notes.append(f"Compiled vs eager: {described}.")
+    judged_how = speed_judged_how(run_set)
+    if judged_how:
+        notes.append(judged_how)
     if processes:
         notes.append(PROCESSES_NOTE)
     if paired:
@@ -604,6 +607,45 @@ def _footnotes(run_set: RunSetVerdict) -> list[str]:
     if yardstick:
         notes.append(YARDSTICK_NOTE)
     return notes
+
+
+# Rows about the step's speed, by how the gate judged them (issue 39).
+SPEED_COUNT_METRICS = ("step_work",)
+SPEED_TIME_FAMILIES = ("speedup", "eager_step_ms", "compiled_step_ms")
+
+
+def speed_judged_how(run_set: RunSetVerdict) -> str | None:
+    """Which speed rows were judged by counts (the same on any machine and load), which by
+    time, and which were only reported: `Judged by counts of work (…): step work. Judged by
+    time: speedup vs eager. Only reported: eager step time; compiled step time.` None
+    without speed rows."""
+    counted: list[str] = []
+    timed: list[str] = []
+    reported: list[str] = []
+    for version in run_set.versions:
+        for row in version.verdict.verdicts if version.verdict is not None else ():
+            if row.metric in SPEED_COUNT_METRICS and w.gated(row):
+                target = counted
+            elif row.metric.startswith(SPEED_TIME_FAMILIES):
+                target = timed if w.gated(row) else reported
+            else:
+                continue
+            name = w.metric_name(row.metric)
+            if name not in target:
+                target.append(name)
+    reported = [name for name in reported if name not in timed]
+    # A name may hold a comma (`eager step time, 25th percentile`): names are parted by
+    # semicolons, the three kinds by sentences.
+    parts = [
+        f"{how} {'; '.join(names)}."
+        for how, names in (
+            ("Judged by counts of work (the same on any machine, under any load):", counted),
+            ("Judged by time:", timed),
+            ("Only reported:", reported),
+        )
+        if names
+    ]
+    return " ".join(parts) if parts else None
 
 
 # -- small helpers --------------------------------------------------------------------------------

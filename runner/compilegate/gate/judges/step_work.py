@@ -20,7 +20,9 @@ Not judged, and said so in the row:
 - across torch versions (an upgrade): FLOPs and host syncs are the user's arithmetic and
   code, judged; how a version dispatches, launches and allocates is its own, so the other
   counts are reported side by side (`gated` false when nothing is judged);
-- a baseline from before the pass (no `step_work`): `new`, nothing to judge against.
+- a baseline from before the pass (no `step_work`): `new`, nothing to judge against;
+- ATen ops and FLOPs of a max-autotune variant: autotuning picks an ATen matmul or a
+  generated template by timing them, so what stays in ATen may differ between GPU runs.
 
 The row names what changed, by name: the names whose count grew (or fell), largest change
 first, so "+1 host sync" comes with `aten::_local_scalar_dense` and "+10 ATen ops" with
@@ -31,7 +33,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...results.model import StepWork, StepWorkCounts
+from ...results.model import StepWork, StepWorkCounts, Variant
 from ..verdict import MetricVerdict
 from .sides import Sides
 
@@ -49,6 +51,9 @@ COUNTS = {
 ZERO_TOLERANCE = frozenset({"host_syncs"})
 # Judged across torch versions too: what the user's code computes and where it waits.
 ACROSS_VERSIONS = frozenset({"flops", "host_syncs"})
+# Under max-autotune a GPU run picks an ATen matmul or a generated template by timing them,
+# so how much work stays in ATen may differ between runs (found exact on the CPU only).
+AUTOTUNED = frozenset({"aten_ops", "flops"})
 NAMES_SHOWN = 3
 REFRESH = "refresh the baseline on the default branch to gate it"
 
@@ -94,7 +99,12 @@ def judge_step_work(sides: Sides) -> MetricVerdict | None:
             METRIC, "pass", "step work: no count taken on both sides", unit="count", gated=False
         )
     same_torch = sides.units.same_torch
-    gated = [c for c in changes if same_torch or c.key in ACROSS_VERSIONS]
+    autotuned = _autotuned(sides)
+    gated = [
+        c
+        for c in changes
+        if (same_torch or c.key in ACROSS_VERSIONS) and not (autotuned and c.key in AUTOTUNED)
+    ]
     grown = [c for c in gated if _grew(c, threshold_pct)]
     shrunk = [c for c in gated if _shrank(c, threshold_pct)]
     moved = [c for c in changes if c.after != c.before]
@@ -116,6 +126,11 @@ def judge_step_work(sides: Sides) -> MetricVerdict | None:
     absent = sorted(set(base.absent) | set(cur.absent))
     if absent:
         message += "; not counted: " + ", ".join(COUNTS.get(k, k) for k in absent)
+    if autotuned:
+        message += (
+            "; ATen ops and FLOPs not gated under max-autotune: autotuning times ATen "
+            "matmuls against generated templates and may pick another between runs"
+        )
     if not same_torch:
         message += (
             "; across torch versions only FLOPs and host syncs are judged: each version "
@@ -133,6 +148,12 @@ def judge_step_work(sides: Sides) -> MetricVerdict | None:
         0.0 if by_count else threshold_pct,
         change_unit="count" if by_count else "pct",
         gated=bool(gated),
+    )
+
+
+def _autotuned(sides: Sides) -> bool:
+    return any(
+        isinstance(side, Variant) and side.mode.startswith("max-autotune") for side in sides.pair
     )
 
 
