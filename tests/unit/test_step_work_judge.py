@@ -99,13 +99,14 @@ def test_less_work_is_an_improvement_and_noise_free_changes_within_tolerance_pas
     )
 
 
-def test_across_torch_versions_only_flops_and_host_syncs_are_judged() -> None:
-    more_ops = work(aten_ops=150)
+def test_across_torch_versions_only_flops_host_syncs_and_eagers_ops_are_judged() -> None:
+    more_ops = work(aten_ops=150, allocations=60)
     _, judged = rows(work(), more_ops, torch="2.14.1")
-    row = judged["eager"]
+    row = judged["default"]
     assert row.verdict == "pass" and row.gated, row.message  # FLOPs and syncs: judged
-    assert "ATen ops 113 → 150: reported; " in row.message
+    assert "ATen ops 113 → 150; allocations 40 → 60: reported; " in row.message
     assert "only FLOPs and host syncs are judged" in row.message
+    assert judged["eager"].verdict == "regression"  # eager's ATen ops are the user's code
     _, judged = rows(work(), work(flops=3_000_000), torch="2.14.1")
     assert judged["eager"].verdict == "regression"
 
