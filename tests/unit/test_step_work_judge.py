@@ -165,3 +165,15 @@ def test_the_comment_says_which_speed_rows_were_judged_by_counts_time_or_only_re
     assert "Judged by counts of work (the same on any machine, under any load): step work." in said
     assert "Judged by time: speedup vs eager." in said
     assert "Only reported: eager step time; compiled step time." in said
+
+
+def test_the_counts_the_child_sends_are_the_ones_the_document_types() -> None:
+    """child/protocol.py (what a child may send) and results/model.py (what the door types)
+    each list the counts: the parent's wings never import the child, so they are held equal
+    here, and the judge names each."""
+    from compilegate.child.protocol import STEP_WORK_COUNTS
+    from compilegate.gate.judges.step_work import COUNTS
+    from compilegate.results.model import StepWorkCounts
+
+    assert StepWorkCounts.REQUIRED == STEP_WORK_COUNTS
+    assert set(COUNTS) == set(STEP_WORK_COUNTS)
