@@ -3,9 +3,9 @@
 
 It writes a config for the example transformer step (examples/transformer_step.py, dropout
 on: numerics needs `fallback_random`) to a temporary folder, runs `compilegate run` on it,
-and stamps every line the run prints with the time it arrived. Each child's progress lines
-("label [elapsed] message") mark its phases; a phase lasts until the child's next line, its
-last one until the next process starts (or the run ends). Printed: each process's wall
+and reads where each process's time went from the result document, which records each
+process's phases (`processes[].phases_s`, as its progress lines began them; issue 40: the
+bench once read the progress lines `run` stopped printing). Printed: each process's wall
 seconds and its phases grouped (start: the harness importing torch; import, build, eager
 warm-up, compile, timed rounds, memory and epoch passes, the float64 reference, numerics,
 other), the run's total, and the total over what the verdict cannot do without: the cold
@@ -23,45 +23,36 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
 import time
-from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT / "runner"))
 
-from compilegate.child.protocol import PHASES, phase_of  # noqa: E402
+from compilegate.child.protocol import PHASES  # noqa: E402
 
-# "  transformer/default#2 [  12.3s] measuring: 30 iterations per side in 5 rounds"
-PROGRESS = re.compile(r"^\s+(?P<label>\S+) \[\s*(?P<elapsed>[0-9.]+)s\] (?P<message>.*)$")
 GROUPS = tuple(name for name, _ in PHASES)  # the order phases are printed in
 
 
 @dataclass
 class Process:
+    """One child process of the run: its label and its phases' wall seconds, as the result
+    document records them (`processes[].phases_s`, child/protocol.py PHASES)."""
+
     label: str
-    started: float  # seconds into the run at which the child's clock started
-    lines: list[tuple[float, str]] = field(default_factory=list)  # (child's elapsed, message)
-    ended: float = 0.0  # seconds into the run at which the next process (or the run) began
+    phases_s: dict[str, float] = field(default_factory=dict)
+    first_of_variant: bool = False
 
     @property
     def wall_s(self) -> float:
-        return self.ended - self.started
+        return sum(self.phases_s.values())
 
     def phases(self) -> dict[str, float]:
-        """Seconds per phase group; the last phase runs to the process's end."""
-        out: dict[str, float] = defaultdict(float)
-        first_elapsed = self.lines[0][0] if self.lines else 0.0
-        out["start"] += first_elapsed  # interpreter, harness and torch, before its first line
-        end_elapsed = self.ended - self.started
-        for (at, message), nxt in zip(self.lines, [*self.lines[1:], (end_elapsed, "")]):
-            out[phase_of(message)] += max(nxt[0] - at, 0.0)
-        return dict(out)
+        return dict(self.phases_s)
 
 
 def write_config(folder: Path, args: argparse.Namespace) -> Path:
@@ -86,7 +77,8 @@ def write_config(folder: Path, args: argparse.Namespace) -> Path:
 
 
 def run(args: argparse.Namespace) -> tuple[list[Process], float, dict]:
-    """Run compilegate once; the processes it started, its wall seconds, its result."""
+    """Run compilegate once; the processes it started (from the result document), its wall
+    seconds, its result."""
     with tempfile.TemporaryDirectory(prefix="time-to-verdict-") as tmp:
         folder = Path(tmp)
         config = write_config(folder, args)
@@ -95,45 +87,38 @@ def run(args: argparse.Namespace) -> tuple[list[Process], float, dict]:
         command = [args.python, "-m", "compilegate", "run", "--config", str(config)]
         command += ["--out", str(out), "--repo", str(REPO_ROOT / "examples")]
         start = time.perf_counter()
-        proc = subprocess.Popen(
-            command, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True
-        )
-        processes: dict[str, Process] = {}
-        order: list[Process] = []
-        others: list[str] = []  # the run's own lines: shown when it measured nothing
-        assert proc.stderr is not None
-        for line in proc.stderr:
-            now = time.perf_counter() - start
-            match = PROGRESS.match(line.rstrip("\n"))
-            if match is None:
-                others = [*others[-19:], line.rstrip("\n")]
-                continue
-            label, elapsed = match["label"], float(match["elapsed"])
-            if label not in processes:
-                if order:
-                    order[-1].ended = now - elapsed  # this child began about then
-                processes[label] = Process(label, now - elapsed)
-                order.append(processes[label])
-            processes[label].lines.append((elapsed, match["message"]))
-        proc.wait()
+        done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
         total = time.perf_counter() - start
-        if not order:
-            sys.exit(
-                f"compilegate run measured nothing (exit {proc.returncode}):\n" + "\n".join(others)
-            )
-        if order:
-            order[-1].ended = total
         document = json.loads(out.read_text(encoding="utf-8")) if out.is_file() else {}
-    return order, total, document
+    processes = processes_of(document)
+    if not processes:
+        tail = (done.stdout + done.stderr).strip().splitlines()[-20:]
+        sys.exit(f"compilegate run measured nothing (exit {done.returncode}):\n" + "\n".join(tail))
+    return processes, total, document
+
+
+def processes_of(document: dict) -> list[Process]:
+    """Every process of every step, in the order they ran: the eager references, then each
+    variant's (the first of a variant compiled cold)."""
+    found = []
+    for step in document.get("steps") or []:
+        eager = (step.get("eager") or {}).get("processes") or []
+        for index, record in enumerate(eager):
+            found.append(Process(f"{step['name']}/eager#{index + 1}", _phases(record)))
+        for variant in step.get("variants") or []:
+            for index, record in enumerate(variant.get("processes") or []):
+                label = f"{step['name']}/{variant['id']}" + (f"#{index + 1}" if index else "")
+                found.append(Process(label, _phases(record), first_of_variant=index == 0))
+    return found
+
+
+def _phases(record: dict) -> dict[str, float]:
+    return {k: float(v) for k, v in (record.get("phases_s") or {}).items()}
 
 
 def cold_compile_s(processes: list[Process]) -> float:
     """Compile seconds of the processes that compiled cold: each variant's first."""
-    return sum(p.phases().get("compile", 0.0) for p in processes if _is_first_variant(p))
-
-
-def _is_first_variant(process: Process) -> bool:
-    return "#" not in process.label and not process.label.endswith("/eager")
+    return sum(p.phases().get("compile", 0.0) for p in processes if p.first_of_variant)
 
 
 def summary(processes: list[Process], total: float) -> dict:

@@ -71,3 +71,18 @@ def test_phases_show_one_reference_and_later_processes_that_only_time(document: 
             "timed",
             "other",
         }
+
+
+def test_the_time_to_verdict_bench_reads_this_runs_document(document: dict) -> None:
+    """bench/time_to_verdict.py splits a run's time by the phases the document records (it
+    once read progress lines `run` stopped printing, and measured nothing: issue 40)."""
+    import sys
+
+    sys.path.insert(0, str(REPO_ROOT / "bench"))
+    import time_to_verdict
+
+    processes = time_to_verdict.processes_of(document)
+    assert [p.first_of_variant for p in processes].count(True) == 2  # two variants, cold
+    summary = time_to_verdict.summary(processes, total=sum(p.wall_s for p in processes))
+    assert summary["cold_compiles_s"] > 0 and summary["timed_s"] > 0
+    assert summary["total_over_floor"] is not None and summary["total_over_floor"] >= 1
