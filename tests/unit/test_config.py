@@ -94,7 +94,11 @@ def test_unknown_key_names_line_path_and_allowed_keys(tmp_path: Path) -> None:
     text = GOOD.replace("    timeout_s: 600\n", "    timeout_s: 600\n    warmpu: 3\n")
     message = error_of(text, tmp_path)
     assert "compilegate.yml:14: steps[0].warmpu:" in message
-    assert "'warmpu' was unexpected" in message and "warmup" in message
+    assert "'warmpu' was unexpected (did you mean warmup?); allowed keys:" in message
+    unlike = error_of(
+        GOOD.replace("    timeout_s: 600\n", "    timeout_s: 600\n    zzz: 3\n"), tmp_path
+    )
+    assert "'zzz' was unexpected; allowed keys:" in unlike  # no near key: no guess
 
 
 def test_bad_enum_value_names_key_path(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ config of `[` ran 12 minutes, then raised RecursionError, issue 38); the pass st
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import hashlib
 import os
 import reprlib
@@ -264,7 +265,9 @@ def _validate_schema(raw: dict[str, Any], node: yaml.Node, source: str) -> None:
 def _describe(error: jsonschema.ValidationError, path: list[Any]) -> str:
     if error.validator == "additionalProperties" and isinstance(error.instance, dict):
         allowed = sorted(error.schema.get("properties", {}))
-        return f"{_shown(path[-1])} was unexpected; allowed keys: {', '.join(allowed)}"
+        near = difflib.get_close_matches(str(path[-1]), allowed, n=1)
+        meant = f" (did you mean {near[0]}?)" if near else ""
+        return f"{_shown(path[-1])} was unexpected{meant}; allowed keys: {', '.join(allowed)}"
     if error.validator == "enum":
         options = ", ".join("null" if o is None else str(o) for o in error.validator_value)
         return f"{_shown(error.instance)} is not one of: {options}"
