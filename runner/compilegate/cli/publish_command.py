@@ -12,10 +12,12 @@ import dataclasses
 import json
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
+from ..gate.acceptance import Acceptance
 from ..gate.run_set import RunSetVerdict
 from ..github.acceptance import check_acceptance
 from ..github.actions_env import ActionsContext
@@ -71,12 +73,35 @@ def add_parser(subparsers: Any) -> None:
     cmd.add_argument(
         "--dry-run", action="store_true", help="print what would be sent; send nothing"
     )
+    cmd.add_argument(
+        "--event",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="with --dry-run: a saved event payload (e.g. a pull_request `labeled` event): "
+        "the repository, pull request and commit are read from it, no GITHUB_* variables "
+        "needed; says what the accept label would change",
+    )
+    cmd.add_argument(
+        "--event-name",
+        default="pull_request",
+        metavar="NAME",
+        help="with --event: the event the payload is of (default: pull_request)",
+    )
     cmd.set_defaults(func=command_publish)
 
 
 def command_publish(args: argparse.Namespace) -> int:
     checked_marker(args.comment_key)  # a bad key is a usage error before anything runs
-    context = ActionsContext.from_environ(os.environ, token_env=args.token_env)
+    environ: Mapping[str, str] = os.environ
+    if args.event is not None:
+        if not args.dry_run:
+            raise UsageError(
+                "--event FILE rehearses a publish: use it with --dry-run (a real publish reads "
+                "the event GitHub gives the step)"
+            )
+        environ = {**_environ_of_event(args.event, args.event_name), args.token_env: ""}
+    context = ActionsContext.from_environ(environ, token_env=args.token_env)
     if args.pr is not None:
         if args.pr < 1:
             raise UsageError(f"--pr {args.pr}: expected a pull request number")
@@ -137,6 +162,14 @@ def _with_acceptance(
             f"compilegate publish --dry-run: would check {', '.join(labels)} with GET "
             f"/repos/{context.repository}/pulls/{context.pull_request.number}\n"
         )
+        for label in labels:
+            rehearsed = run_set.accepted([Acceptance(label, "maintainer", context.head_sha)])
+            sys.stdout.write(
+                f'compilegate publish --dry-run: "{label}" applied by a maintainer at '
+                f"{context.head_sha[:12]} would make the verdict {run_set.overall} → "
+                f"{rehearsed.overall} (exit {run_set.exit_code} → {rehearsed.exit_code}); "
+                f'"{label}: METRIC, …" accepts only the rows it names\n'
+            )
         return run_set
     client = make_client(context)
     acceptances = []
@@ -155,6 +188,29 @@ def _with_acceptance(
             acceptances.append(check.acceptance)
             sys.stdout.write(f"compilegate: regressions accepted by {check.acceptance.words()}\n")
     return run_set.accepted(acceptances)
+
+
+def _environ_of_event(path: Path, event_name: str) -> dict[str, str]:
+    """The variables GitHub would give a step for this saved event: repository, API and
+    server URLs from the payload's repository, the commit from its pull request."""
+    try:
+        payload = json.loads(path.read_text(encoding="utf-8"))
+        repository = payload["repository"]
+        name = str(repository["full_name"])
+        api_url = str(repository["url"]).removesuffix(f"/repos/{name}")
+        server_url = str(repository["html_url"]).removesuffix(f"/{name}")
+        pull = payload.get("pull_request") or {}
+        sha = str((pull.get("head") or {}).get("sha") or payload.get("after") or "0" * 40)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise UsageError(f"--event {path}: not a usable event payload ({exc!r})") from None
+    return {
+        "GITHUB_REPOSITORY": name,
+        "GITHUB_EVENT_NAME": event_name,
+        "GITHUB_EVENT_PATH": str(path),
+        "GITHUB_SHA": sha,
+        "GITHUB_API_URL": api_url,
+        "GITHUB_SERVER_URL": server_url,
+    }
 
 
 def _keep_report(args: argparse.Namespace, run_set: Any, markdown: str) -> Path:

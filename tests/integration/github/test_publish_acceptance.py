@@ -169,3 +169,32 @@ def test_the_forks_author_cannot_record_an_acceptance(tmp_path: Path, fake_githu
     assert done.returncode == 0, done.stdout + done.stderr
     assert "nothing recorded" in done.stdout and "author" in done.stdout
     assert fake_github.comments_on(PR) == []
+
+
+def test_a_dry_run_with_a_saved_event_rehearses_the_label(tmp_path: Path) -> None:
+    """Issue 40, finding 7: `publish --dry-run` asked for GITHUB_* variables one at a time
+    and never said what the label would change. With a saved `labeled` event it needs none,
+    asks GitHub nothing, and says what accepting would do."""
+    import os
+    import subprocess
+
+    baseline, results = documents(tmp_path)
+    event = labeled_event(tmp_path, LABEL, LABELLED)
+    env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(Path(__file__).parents[3] / "runner")}
+    done = subprocess.run(
+        [sys.executable, "-m", "compilegate", "publish", "--dry-run", "--event", str(event),
+         "--results-dir", str(results), "--baseline", str(baseline)],
+        capture_output=True, text=True, env=env, check=False, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr  # the gate's verdict, unaccepted
+    assert (
+        f'"{LABEL}" applied by a maintainer at {LABELLED[:12]} would make the verdict '
+        "regression → accepted (exit 1 → 0)"
+    ) in done.stdout
+    assert "nothing is sent" in done.stdout
+    refused = subprocess.run(
+        [sys.executable, "-m", "compilegate", "publish", "--event", str(event),
+         "--results-dir", str(results), "--baseline", str(baseline)],
+        capture_output=True, text=True, env=env, check=False, timeout=120,
+    )  # fmt: skip
+    assert refused.returncode == 2 and "use it with --dry-run" in refused.stderr
