@@ -283,14 +283,20 @@ def test_publish_keeps_the_regression_without_a_valid_acceptance(tmp_path, monke
 
 
 def test_a_dry_run_asks_github_nothing(tmp_path, monkeypatch, capsys):
+    import json
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from test_acceptance import parsed_base, regressed_doc
+
     from compilegate.cli import publish_command
-    from compilegate.gate.run_set import RunSetVerdict
+    from compilegate.gate.run_set import ResultSource, judge_run_set
     from compilegate.github.actions_env import ActionsContext
 
-    class Version:
-        accept_label = LABEL
-        verdict = type("Report", (), {"rows": lambda self, verdict: [object()]})()
-
+    result = tmp_path / "result.json"
+    result.write_text(json.dumps(regressed_doc()))
+    run_set = judge_run_set([ResultSource(result, "r")], parsed_base())
     event = tmp_path / "event.json"
     event.write_text("{}")
     context = ActionsContext(
@@ -302,9 +308,10 @@ def test_a_dry_run_asks_github_nothing(tmp_path, monkeypatch, capsys):
         event_path=event,
     ).for_pull_request(42)
     monkeypatch.setattr(publish_command, "make_client", lambda context: 1 / 0)
-    run_set = RunSetVerdict((Version(),))  # type: ignore[arg-type]
     assert publish_command._with_acceptance(context, run_set, dry_run=True) is run_set
-    assert f"GET /repos/{REPO}/pulls/42" in capsys.readouterr().out
+    said = capsys.readouterr().out
+    assert f"GET /repos/{REPO}/pulls/42" in said
+    assert "would make the verdict regression → accepted (exit 1 → 0)" in said
 
 
 def test_a_label_naming_rows_is_the_accept_label_and_github_must_carry_it():
