@@ -58,6 +58,7 @@ ACROSS_VERSIONS_EAGER = ACROSS_VERSIONS | {"aten_ops"}
 # so how much work stays in ATen may differ between runs (found exact on the CPU only).
 AUTOTUNED = frozenset({"aten_ops", "flops"})
 NAMES_SHOWN = 3
+NAMED_COUNTS = 2
 REFRESH = "refresh the baseline on the default branch to gate it"
 
 
@@ -123,13 +124,21 @@ def judge_step_work(sides: Sides) -> MetricVerdict | None:
         worst = max(changes, key=lambda c: (abs(c.change_pct), c.key == "aten_ops"))
         judged_moved = [c for c in moved if c in gated]
         why = f"within the {threshold_pct:g} % tolerance" if judged_moved else "reported"
-    listing = "; ".join(describe(c) for c in moved)
+    # The counts that decided the verdict, named; the others that moved, by name only (a
+    # graph break moves half the counts of a compiled step: the row says what failed first).
+    deciding = sorted(grown or shrunk, key=_weight, reverse=True)[:NAMED_COUNTS] or moved
+    listing = "; ".join(describe(c) for c in deciding)
+    others = [COUNTS[c.key] for c in moved if c not in deciding]
     message = (
         f"step work: {listing}: {why}" if listing else "step work: every count as in the baseline"
     )
-    absent = sorted(set(base.absent) | set(cur.absent))
-    if absent:
-        message += "; not counted: " + ", ".join(COUNTS.get(k, k) for k in absent)
+    if others:
+        message += f"; also moved: {', '.join(others)}"
+    # Counts one side took and the other not (a count both lack, such as kernels on the
+    # CPU, is the device's, and said in the result's own step_work.absent).
+    one_sided = sorted(set(base.absent) ^ set(cur.absent))
+    if one_sided:
+        message += "; counted on one side only: " + ", ".join(COUNTS[k] for k in one_sided)
     if autotuned:
         message += (
             "; ATen ops and FLOPs not gated under max-autotune: autotuning times ATen "
