@@ -27,7 +27,8 @@ FORK = "contributor/trainer"
 
 def documents(tmp_path: Path) -> tuple[Path, Path]:
     """A baseline naming the default accept label, and a result that compiles into twice the
-    graphs (a compile_work regression)."""
+    graphs (a compile_work regression), at tmp_path/baseline.json and tmp_path/results (where
+    the helpers below read them)."""
     baseline = write(tmp_path / "baseline.json", base_doc())
     results = tmp_path / "results"
     write(results / "torch-2.13.0" / "result.json", regressed_doc())
@@ -64,6 +65,34 @@ def workflow_run_event(tmp_path: Path, head_sha: str, head_ref: str) -> Path:
     return write(tmp_path / f"run-{head_sha[:4]}.json", payload)
 
 
+def publish_labelled(tmp_path: Path, fake: FakeGitHub, event: Path):
+    """pr-gate.yml's publish in the job a same-repository `labeled` event started."""
+    baseline, results = tmp_path / "baseline.json", tmp_path / "results"
+    return publish_cli(
+        tmp_path, fake, "--results-dir", str(results), "--baseline", str(baseline),
+        environ={"GITHUB_EVENT_PATH": str(event)},
+    )  # fmt: skip
+
+
+def record_labelling(tmp_path: Path, fake: FakeGitHub, event: Path):
+    """fork-publish.yml's pull_request_target job on `labeled`: `record-acceptance`."""
+    return publish_cli(
+        tmp_path, fake, "--baseline", str(tmp_path / "baseline.json"),
+        command="record-acceptance",
+        environ={"GITHUB_EVENT_NAME": "pull_request_target", "GITHUB_EVENT_PATH": str(event)},
+    )  # fmt: skip
+
+
+def publish_fork_run(tmp_path: Path, fake: FakeGitHub, head_sha: str):
+    """fork-publish.yml's workflow_run job after the fork's measuring run of `head_sha`."""
+    event = workflow_run_event(tmp_path, head_sha, "speedup")
+    return publish_cli(
+        tmp_path, fake, "--results-dir", str(tmp_path / "results"),
+        "--baseline", str(tmp_path / "baseline.json"), "--pr-from-workflow-run",
+        environ={"GITHUB_EVENT_NAME": "workflow_run", "GITHUB_EVENT_PATH": str(event)},
+    )  # fmt: skip
+
+
 def outputs(tmp_path: Path) -> dict[str, str]:
     lines = (tmp_path / "output").read_text().splitlines()
     return {line.split("<<")[0]: lines[i + 1] for i, line in enumerate(lines) if "<<" in line}
@@ -74,14 +103,10 @@ def test_a_label_naming_rows_accepts_those_rows_through_publish(
 ):
     """Issue 38, finding 6: `compilegate: accept: compile_work` on the pull request logged
     "regressions accepted" while the verdict stayed `regression`, exit 1."""
-    baseline, results = documents(tmp_path)
+    documents(tmp_path)
     named = f"{LABEL}: compile_work"
     fake_github.open_pull_request(PR, LABELLED, REPO, labels=(named,), author=AUTHOR)
-    event = labeled_event(tmp_path, named, LABELLED)
-    done = publish_cli(
-        tmp_path, fake_github, "--results-dir", str(results), "--baseline", str(baseline),
-        environ={"GITHUB_EVENT_PATH": str(event)},
-    )  # fmt: skip
+    done = publish_labelled(tmp_path, fake_github, labeled_event(tmp_path, named, LABELLED))
     assert done.returncode == 0, done.stdout + done.stderr
     assert outputs(tmp_path)["verdict"] == "accepted"
     (comment,) = fake_github.comments_on(PR)
@@ -92,11 +117,7 @@ def test_a_label_naming_rows_accepts_those_rows_through_publish(
     # the same label naming another row accepts nothing
     other = f"{LABEL}: numerics"
     fake_github.open_pull_request(PR, LABELLED, REPO, labels=(other,), author=AUTHOR)
-    event = labeled_event(tmp_path, other, LABELLED)
-    done = publish_cli(
-        tmp_path, fake_github, "--results-dir", str(results), "--baseline", str(baseline),
-        environ={"GITHUB_EVENT_PATH": str(event)},
-    )  # fmt: skip
+    done = publish_labelled(tmp_path, fake_github, labeled_event(tmp_path, other, LABELLED))
     assert done.returncode == 1, done.stdout + done.stderr
     assert outputs(tmp_path)["verdict"] == "regression"
 
@@ -106,66 +127,42 @@ def test_a_forks_acceptance_holds_for_the_labelled_commit_only(
 ):
     """Issue 38, finding 3: a maintainer labels the fork's head X; the fork pushes Y; a
     later maintainer-started run at Y (here: a reopening) must not accept Y."""
-    baseline, results = documents(tmp_path)
+    documents(tmp_path)
     fake_github.open_pull_request(
         PR, LABELLED, FORK, labels=(LABEL,), author=AUTHOR, head_ref="speedup"
     )
     # fork-publish.yml's pull_request_target job, on `labeled`: the labelling recorded
-    target = {"GITHUB_EVENT_NAME": "pull_request_target"}
     event = labeled_event(tmp_path, LABEL, LABELLED, fork=True)
-    done = publish_cli(
-        tmp_path, fake_github, "--baseline", str(baseline), command="record-acceptance",
-        environ={**target, "GITHUB_EVENT_PATH": str(event)},
-    )  # fmt: skip
+    done = record_labelling(tmp_path, fake_github, event)
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"recorded: regressions accepted by @{MAINTAINER}" in done.stdout
-    publish = ("--results-dir", str(results), "--baseline", str(baseline))
-    fork_run = {"GITHUB_EVENT_NAME": "workflow_run"}
     # the fork's run of X, published by fork-publish.yml's workflow_run job: accepted
-    event = workflow_run_event(tmp_path, LABELLED, "speedup")
-    done = publish_cli(
-        tmp_path, fake_github, *publish, "--pr-from-workflow-run",
-        environ={**fork_run, "GITHUB_EVENT_PATH": str(event)},
-    )  # fmt: skip
+    done = publish_fork_run(tmp_path, fake_github, LABELLED)
     assert done.returncode == 0, done.stdout + done.stderr
     assert outputs(tmp_path)["verdict"] == "accepted"
     # the fork pushes Y; the label stays on; a maintainer reopens, and Y is measured
     fake_github.push(PR, PUSHED)
-    event = workflow_run_event(tmp_path, PUSHED, "speedup")
-    done = publish_cli(
-        tmp_path, fake_github, *publish, "--pr-from-workflow-run",
-        environ={**fork_run, "GITHUB_EVENT_PATH": str(event)},
-    )  # fmt: skip
+    done = publish_fork_run(tmp_path, fake_github, PUSHED)
     assert done.returncode == 1, done.stdout + done.stderr
     assert outputs(tmp_path)["verdict"] == "regression"
     assert f"applied at {LABELLED[:12]}, not at the measured commit {PUSHED[:12]}" in done.stdout
     # the label applied again at Y: recorded there, and Y is accepted
-    event = labeled_event(tmp_path, LABEL, PUSHED, fork=True)
-    done = publish_cli(
-        tmp_path, fake_github, "--baseline", str(baseline), command="record-acceptance",
-        environ={**target, "GITHUB_EVENT_PATH": str(event)},
-    )  # fmt: skip
+    done = record_labelling(
+        tmp_path, fake_github, labeled_event(tmp_path, LABEL, PUSHED, fork=True)
+    )
     assert done.returncode == 0, done.stdout + done.stderr
-    event = workflow_run_event(tmp_path, PUSHED, "speedup")
-    done = publish_cli(
-        tmp_path, fake_github, *publish, "--pr-from-workflow-run",
-        environ={**fork_run, "GITHUB_EVENT_PATH": str(event)},
-    )  # fmt: skip
+    done = publish_fork_run(tmp_path, fake_github, PUSHED)
     assert done.returncode == 0, done.stdout + done.stderr
     records = [c for c in fake_github.comments_on(PR) if "acceptance record" in c["body"]]
     assert len(records) == 1 and PUSHED in records[0]["body"]  # one record, updated in place
 
 
 def test_the_forks_author_cannot_record_an_acceptance(tmp_path: Path, fake_github: FakeGitHub):
-    baseline, _ = documents(tmp_path)
+    documents(tmp_path)
     fake_github.open_pull_request(PR, LABELLED, FORK, labels=(LABEL,), author=AUTHOR)
     payload = json.loads(labeled_event(tmp_path, LABEL, LABELLED, fork=True).read_text())
     payload["sender"]["login"] = AUTHOR
-    event = write(tmp_path / "by-author.json", payload)
-    done = publish_cli(
-        tmp_path, fake_github, "--baseline", str(baseline), command="record-acceptance",
-        environ={"GITHUB_EVENT_NAME": "pull_request_target", "GITHUB_EVENT_PATH": str(event)},
-    )  # fmt: skip
+    done = record_labelling(tmp_path, fake_github, write(tmp_path / "by-author.json", payload))
     assert done.returncode == 0, done.stdout + done.stderr
     assert "nothing recorded" in done.stdout and "author" in done.stdout
     assert fake_github.comments_on(PR) == []
