@@ -98,6 +98,31 @@ def test_an_item_is_one_sync_and_the_cuda_wait_inside_it_is_not_another():
     assert counted["absent"] == {}
 
 
+def test_compute_time_is_the_outermost_flop_carrying_calls_and_overlapping_kernels_count_once():
+    # Times in microseconds (the profiler's nanoseconds × 1000): the record keeps ms to 3 places.
+    events = [
+        op("aten::linear", 0, 100000),
+        op("aten::addmm", 10000, 90000, flops=1000),
+        op("aten::mm", 20000, 80000, flops=1000),  # inside the addmm (a decomposition): not again
+        op("aten::relu", 100000, 110000),
+        op("aten::addmm", 120000, 160000, flops=500),
+        op("aten::mul", 170000, 180000, flops=10),
+    ]
+    timing = tally(events, device="cpu", compiled=False)["timing"]
+    assert timing["compute_ms"] == pytest.approx(120e-3)  # the element-wise mul is not in it
+    assert timing["compute_top"] == [["aten::addmm", 0.12, 2]]
+    assert timing["device_busy_ms"] is None
+    kernels = [
+        _Event("gemm", 0, 100000, 7, "cuda"),
+        _Event("gemm", 50000, 150000, 8, "cuda"),  # another stream, overlapping
+        _Event("relu", 300000, 310000, 7, "cuda"),
+    ]
+    on_gpu = tally([op("aten::mm", 0, 5000), *kernels], device="cuda", compiled=False)["timing"]
+    assert on_gpu["device_busy_ms"] == pytest.approx(160e-3)
+    assert on_gpu["compute_ms"] == pytest.approx(210e-3)
+    assert on_gpu["compute_top"][0] == ["gemm", pytest.approx(200e-3), 2]
+
+
 def test_allocations_count_on_the_steps_device_per_innermost_op():
     events = [
         op("aten::empty_like", 0, 50),
@@ -186,11 +211,20 @@ def moved(plant: str) -> dict[str, dict]:
     return out
 
 
+def counted_part(record: dict) -> dict:
+    """A record without its `timing` (times of the profiled iteration, which vary)."""
+    return {key: value for key, value in record.items() if key != "timing"}
+
+
 def test_the_counts_of_one_step_are_the_same_twice_and_leave_the_weights_alone():
     first, second = mlp_step(), mlp_step()
-    assert count_step_work(first, 2) == count_step_work(second, 2)
+    assert counted_part(count_step_work(first, 2)) == counted_part(count_step_work(second, 2))
     assert count_step_work(first, 2)["batch_index"] == 2
     taken = count_step_work(first, 2)
+    check_step_work(taken, "step_work")  # the timing too, as the parent reads it
+    assert taken["timing"]["dispatch_us"] > 0
+    assert 0 < taken["timing"]["compute_ms"] <= taken["timing"]["profiled_ms"]
+    assert taken["timing"]["compute_top"][0][0] in ("aten::addmm", "aten::mm")
     assert all(
         taken["counts"][key] is not None
         for key in STEP_WORK_COUNTS

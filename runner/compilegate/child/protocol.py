@@ -253,6 +253,14 @@ STEP_WORK_COUNTS = (
     "allocated_bytes",
 )
 STEP_WORK_KEYS = ("counts", "absent", "top", "batch_index")
+# Optional beside them: the profiled iteration's `timing` (child/step_work.py).
+STEP_WORK_TIMING = (
+    "profiled_ms",
+    "compute_ms",
+    "compute_top",
+    "device_busy_ms",
+    "dispatch_us",
+)
 
 
 def check_step_work(raw: Any, where: str) -> None:
@@ -262,7 +270,7 @@ def check_step_work(raw: Any, where: str) -> None:
     no key this parent does not know."""
     if not isinstance(raw, dict):
         raise ReportError(f"{where} is not a JSON object")
-    unknown = sorted(set(raw) - set(STEP_WORK_KEYS))
+    unknown = sorted(set(raw) - set(STEP_WORK_KEYS) - {"timing"})
     missing = [key for key in STEP_WORK_KEYS if key not in raw]
     if unknown or missing:
         what = f"unknown key {', '.join(unknown)}" if unknown else f"missing {', '.join(missing)}"
@@ -302,6 +310,37 @@ def check_step_work(raw: Any, where: str) -> None:
             )
         ):
             raise ReportError(f"{where}.top.{key} is not a list of [name, count] of a count")
+    if "timing" in raw:
+        check_step_timing(raw["timing"], f"{where}.timing")
+
+
+def check_step_timing(raw: Any, where: str) -> None:
+    """A step-work record's `timing`: its keys, each a number >= 0 or null, `compute_top`
+    a list of [name, ms, calls]."""
+    if not isinstance(raw, dict) or set(raw) != set(STEP_WORK_TIMING):
+        raise ReportError(f"{where} is not an object of {', '.join(STEP_WORK_TIMING)}")
+    for key in STEP_WORK_TIMING:
+        if key == "compute_top":
+            continue
+        value = raw[key]
+        if value is not None and not (_number(value) and value >= 0):
+            raise ReportError(f"{where}.{key} is not a number >= 0 or null")
+    top = raw["compute_top"]
+    if not isinstance(top, list) or not all(
+        isinstance(entry, list)
+        and len(entry) == 3
+        and isinstance(entry[0], str)
+        and _number(entry[1])
+        and entry[1] >= 0
+        and _count_or_none(entry[2])
+        and entry[2] is not None
+        for entry in top
+    ):
+        raise ReportError(f"{where}.compute_top is not a list of [name, ms, calls]")
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
 
 
 def _count_or_none(value: Any) -> bool:

@@ -50,6 +50,24 @@ FLOPs per op; allocations and bytes per innermost op (or record_function range) 
 them. Names hold no addresses or hashes (a compiled graph's `## Call CompiledFxGraph <hash>
 ##` is written without its hash).
 
+`timing`: what bounds the step needs beside the counts (times of the profiled iteration, which
+the profiler slows: never gated, only read against each other and against the unprofiled
+step time by results/step_bound.py):
+
+    profiled_ms            the iteration's span under the profiler (on CUDA to the end of
+                           its kernels)
+    compute_ms             CPU: the time of the outermost matrix multiplications and
+                           convolutions (ATen calls with FLOPs and `mm` or `conv` in their
+                           name: not the element-wise ops the profiler also has FLOP
+                           formulas for); CUDA: the device kernels' total time
+    compute_top            [[name, ms, calls], …]: where compute_ms went, largest first (5)
+    device_busy_ms         CUDA: the union of the kernels' intervals (the GPU was busy);
+                           null on the CPU
+    dispatch_us            what one trivial ATen call costs this process (the fastest of 5
+                           blocks of 200 `torch.add(out=)` on one-element tensors, CUDA
+                           synchronised after each block: dispatch plus launch), taken after
+                           the profile, untimed
+
 `absent`: count → why it is not there (a count that cannot be taken is never 0). Every
 count is absent, with the reason, when the pass fails (a torch whose profiler events lack
 this API, a step the profiler breaks) or when the counted iteration compiled
@@ -72,6 +90,7 @@ Child-process only: standard library and torch (checked on 2.4.1 and 2.13).
 from __future__ import annotations
 
 import collections
+import time
 from typing import Any
 
 from .protocol import STEP_WORK_COUNTS
@@ -144,7 +163,42 @@ def _count(step: TrainingStep, index: int) -> dict[str, Any]:
     if dynamo_compiles() != before:
         return all_absent(RECOMPILED, index)
     events = [_Event.of(raw) for raw in profiled.profiler.kineto_results.events()]
-    return {**tally(events, device=step.device, compiled=step.compiled), "batch_index": index}
+    record = tally(events, device=step.device, compiled=step.compiled)
+    record["timing"]["dispatch_us"] = dispatch_cost_us(step.device)
+    return {**record, "batch_index": index}
+
+
+DISPATCH_BLOCKS = 5
+DISPATCH_CALLS = 200
+
+
+def dispatch_cost_us(device: str) -> float | None:
+    """Microseconds one trivial ATen call costs here: the fastest of DISPATCH_BLOCKS blocks
+    of DISPATCH_CALLS `torch.add(out=)` on one-element tensors on `device` (on CUDA the
+    block ends with a synchronize, so a launch is in it). The fastest block, because load
+    only ever adds to it. None when it cannot be taken."""
+    try:
+        import torch
+
+        x = torch.zeros(1, device=device)
+        y = torch.ones(1, device=device)
+        out = torch.empty(1, device=device)
+        cuda = device == "cuda"
+        for _ in range(DISPATCH_CALLS // 4):
+            torch.add(x, y, out=out)
+        best = float("inf")
+        for _ in range(DISPATCH_BLOCKS):
+            if cuda:
+                torch.cuda.synchronize()
+            start = time.perf_counter()
+            for _ in range(DISPATCH_CALLS):
+                torch.add(x, y, out=out)
+            if cuda:
+                torch.cuda.synchronize()
+            best = min(best, (time.perf_counter() - start) / DISPATCH_CALLS)
+        return round(best * 1e6, 3)
+    except Exception:
+        return None
 
 
 def dynamo_compiles() -> tuple[tuple[str, int], ...]:
@@ -250,7 +304,70 @@ def tally(events: list[_Event], *, device: str, compiled: bool) -> dict[str, Any
         key: None if key in absent else sum(names[key].values()) for key in COUNT_KEYS
     }
     top = {key: top_names(names[key]) for key in COUNT_KEYS if key not in absent and names[key]}
-    return {"counts": counts, "absent": absent, "top": top}
+    return {
+        "counts": counts,
+        "absent": absent,
+        "top": top,
+        "timing": timing(events, enclosing, cuda=device == "cuda"),
+    }
+
+
+COMPUTE_TOP = 5
+
+
+def timing(events: list[_Event], enclosing: list[list[int]], *, cuda: bool) -> dict[str, Any]:
+    """The profiled iteration's times that say what bounds the step (module docstring):
+    its host span, where the compute went, and on CUDA how long the GPU was busy."""
+    host = [e for e in events if not e.on_device and e.name != MEMORY_EVENT]
+    span_ns = max(e.end_ns for e in host) - min(e.start_ns for e in host) if host else 0
+    spent: dict[str, list[float]] = collections.defaultdict(lambda: [0.0, 0])
+    if cuda:
+        compute = [e for e in events if e.on_device]
+    else:
+        compute = [
+            e
+            for i, e in enumerate(events)
+            if _is_matmul(e) and not any(_is_matmul(events[p]) for p in enclosing[i])
+        ]
+    for event in compute:
+        entry = spent[_short(event.name)]
+        entry[0] += (event.end_ns - event.start_ns) / 1e6
+        entry[1] += 1
+    ranked = sorted(spent.items(), key=lambda item: (-item[1][0], item[0]))
+    return {
+        "profiled_ms": round(span_ns / 1e6, 3),
+        "compute_ms": round(sum(ms for ms, _ in spent.values()), 3),
+        "compute_top": [
+            [name, round(ms, 3), int(calls)] for name, (ms, calls) in ranked[:COMPUTE_TOP]
+        ],
+        "device_busy_ms": round(_union_ns(compute) / 1e6, 3) if cuda else None,
+        "dispatch_us": None,
+    }
+
+
+def _is_matmul(event: _Event) -> bool:
+    """A host ATen call that multiplies matrices or convolves (the profiler gives it FLOPs;
+    element-wise ops with FLOP formulas, `aten::mul` and `aten::add`, are not these)."""
+    name = event.name
+    return (
+        not event.on_device
+        and event.flops > 0
+        and name.startswith("aten::")
+        and ("mm" in name or "conv" in name)
+    )
+
+
+def _union_ns(events: list[_Event]) -> int:
+    """Nanoseconds covered by at least one of `events` (kernels on several streams overlap)."""
+    total, reach = 0, None
+    for event in sorted(events, key=lambda e: e.start_ns):
+        if reach is None or event.start_ns > reach:
+            total += event.end_ns - event.start_ns
+            reach = event.end_ns
+        elif event.end_ns > reach:
+            total += event.end_ns - reach
+            reach = event.end_ns
+    return total
 
 
 def top_names(counter: collections.Counter) -> list[list[Any]]:

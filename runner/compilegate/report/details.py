@@ -33,6 +33,7 @@ from .escape import cell, inert, with_code
 from .links import LinkContext
 from .row_cells import ROW_HEADER, row_cells
 from .speeds import variant_pays_off, variant_speed
+from .step_bound_words import bound_sentence
 from .tables import markdown_table
 from .trend import trend_markdown
 
@@ -134,6 +135,16 @@ def decisions(steps: Sequence[Step]) -> list[tuple[str, str]]:
     return out
 
 
+def bounds(steps: Sequence[Step]) -> list[tuple[str, str]]:
+    """(step, what bounds it) for every step whose recommendation says (step_bound_words)."""
+    out = []
+    for step in steps:
+        sentence = None if step.failed else bound_sentence(step)
+        if sentence:
+            out.append((step.name, sentence))
+    return out
+
+
 def failures(steps: Sequence[Step]) -> list[tuple[str, str]]:
     """(where, error) for every step and variant that failed to run."""
     out = []
@@ -191,6 +202,8 @@ def variant_table_markdown(steps: Sequence[Step]) -> str:
     decided = decisions(steps)
     if decided:
         lines += ["", *(f"- {inert(name)}: {inert(text, max_chars=500)}" for name, text in decided)]
+    for name, text in bounds(steps):
+        lines.append(f"- {inert(name)}, what bounds it: {inert(text, max_chars=500)}")
     failed = failures(steps)
     if failed:
         lines += [

@@ -14,6 +14,7 @@ from ..results.model import Step
 from . import wording as w
 from .details import (
     VARIANT_HEADER,
+    bounds,
     decisions,
     drop_constant_columns,
     failures,
@@ -42,6 +43,8 @@ def render_run_set_text(run_set: RunSetVerdict, links: LinkContext | None = None
             lines += wrap("  same on every row: " + "; ".join(said))
         for name, text in decisions(steps):
             lines += wrap(f"- {name}: {text}", hanging="    ")
+        for name, text in bounds(steps):
+            lines += wrap(f"- {name}, what bounds it: {text}", hanging="    ")
         for where, error in failures(steps):
             lines += wrap(f"- {where} failed: {error}")
         if version.verdict is not None:

@@ -37,6 +37,7 @@ from .first_screen import FirstScreen
 from .headline import headline_of
 from .row_cells import ROW_HEADER, row_cells
 from .speeds import IN_PROCESS, Speed, best_variant, pays_off_text, variant_speed
+from .step_bound_words import bound_sentence
 from .tables import printable
 from .text_layout import fit_table, wrap_words
 
@@ -265,6 +266,9 @@ def _step_lines(step: Step, width: int, said: str = "") -> list[str]:
         "numerics",
     ]
     notes += [f"{', '.join(ids)}: degraded: {reason}" for reason, ids in degraded.items()]
+    bound = bound_sentence(step)
+    if bound:
+        notes.append(f"what bounds it: {bound}")
     header, rows, same = _drop_said_once(header, rows)
     lines = [title, *fit_table([header, *rows], width, indent="  ")]
     if same:

@@ -32,6 +32,7 @@ from .processes import (
 )
 from .recommendation import DEFAULT_STEPS_PER_RUN, analyse, recommend
 from .stats import break_even_steps, process_noise_pct, ratio_of_medians, summarize
+from .step_bound import step_bounds
 
 SCHEMA_VERSION = 1
 
@@ -291,6 +292,9 @@ def finish_step(step_doc: dict[str, Any]) -> None:
             entry["payoff"] = {k: v for k, v in payoff.items() if k not in ("variant", "text")}
             entry["break_even_steps"] = (payoff["break_even_steps"] or {}).get("estimate")
     step_doc["recommendation"] = recommend(step.variants, steps)
+    bounds = step_bounds(step)
+    if bounds:
+        step_doc["recommendation"]["bounds"] = [bound.to_json() for bound in bounds]
 
 
 def write_document(document: dict[str, Any], path: Path) -> None:

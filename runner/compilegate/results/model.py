@@ -296,6 +296,19 @@ class StepWorkCounts(Model):
 
 
 @dataclass(frozen=True)
+class StepWorkTiming(Model):
+    """The profiled iteration's times (child/step_work.py): slowed by the profiler, never
+    gated; what bounds the step reads them against each other (results/step_bound.py)."""
+
+    REQUIRED = ("device_busy_ms", "dispatch_us")
+    profiled_ms: float
+    compute_ms: float
+    compute_top: tuple[tuple[str | float | int, ...], ...]
+    device_busy_ms: float | None = None
+    dispatch_us: float | None = None
+
+
+@dataclass(frozen=True)
 class StepWork(Model):
     """What one steady iteration of the step does, counted (child/step_work.py): the counts,
     why each missing one is missing, and per count the names that make it up."""
@@ -304,6 +317,7 @@ class StepWork(Model):
     absent: Mapping[str, str]
     top: Mapping[str, tuple[tuple[str | int, ...], ...]]
     batch_index: int
+    timing: StepWorkTiming | None = None
 
     def count(self, key: str) -> int | None:
         """The count named `key` (StepWorkCounts.REQUIRED), None when absent."""
@@ -558,6 +572,36 @@ class Variant(Model):
         }
 
 
+class BoundKind(enum.Enum):
+    """What bounds one side of a step (results/step_bound.py)."""
+
+    LAUNCH = "launch"  # CUDA: the GPU idles most of the step, waiting for the host's launches
+    DEVICE = "device"  # CUDA: the GPU is busy most of the step
+    DISPATCH = "dispatch"  # the host's cost per ATen call is most of the step
+    MATMUL = "matmul"  # CPU: most of the step in matrix multiplications and convolutions
+    ELEMENTWISE = "elementwise"  # CPU: most of it outside matmuls and dispatch: what fuses
+    MIXED = "mixed"  # none of these is most of it
+
+
+@dataclass(frozen=True)
+class StepBound(Model):
+    """What bounds one side (eager or a variant) of a step: the counts of one steady
+    iteration read against its time (results/step_bound.py). Shares are fractions 0–1."""
+
+    REQUIRED = ("aten_ops", "kernels", "dispatch_share", "compute_share")
+    side: str
+    kind: BoundKind
+    device: str
+    step_ms: float
+    aten_ops: int | None = None
+    kernels: int | None = None
+    dispatch_share: float | None = None
+    compute_share: float | None = None
+    compiled_region_calls: int | None = None
+    cuda_graph_replays: int | None = None
+    compute_top: tuple[tuple[str | float | int, ...], ...] = ()
+
+
 @dataclass(frozen=True)
 class Recommendation(Model):
     """The step's decision; when a variant is quoted, its payoff figures too."""
@@ -574,6 +618,7 @@ class Recommendation(Model):
     processes: int | None = None
     compile_s: CompileEstimate | None = None
     withheld: str | None = None
+    bounds: tuple[StepBound, ...] | None = None
 
     def written_as_null(self) -> tuple[str, ...]:
         """A decided recommendation carries the payoff's figures, null where unknown."""
