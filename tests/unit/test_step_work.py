@@ -98,6 +98,21 @@ def test_an_item_is_one_sync_and_the_cuda_wait_inside_it_is_not_another():
     assert counted["absent"] == {}
 
 
+def test_on_cuda_an_item_of_a_cpu_tensor_is_no_sync():
+    events = [
+        op("aten::item", 0, 100),  # AdamW's CPU step counter: no CUDA call inside
+        op("aten::_local_scalar_dense", 10, 90),
+        op("aten::item", 200, 300),  # a loss read from the GPU
+        op("aten::_local_scalar_dense", 210, 290),
+        op("cudaMemcpyAsync", 220, 230),
+    ]
+    counted = tally(events, device="cuda", compiled=False)
+    assert counted["counts"]["host_syncs"] == 1
+    assert counted["counts"]["aten_ops"] == 4  # both are still dispatched ops
+    on_cpu = tally(events[:2], device="cpu", compiled=False)
+    assert on_cpu["counts"]["host_syncs"] == 1  # on the CPU every .item() is counted
+
+
 def test_compute_time_is_the_outermost_flop_carrying_calls_and_overlapping_kernels_count_once():
     # Times in microseconds (the profiler's nanoseconds × 1000): the record keeps ms to 3 places.
     events = [

@@ -28,7 +28,8 @@ The counts, each over that one iteration (`COUNT_KEYS`):
                            `cpp.enable_kernel_profile` (another compile, other code).
     cuda_graph_replays     CUDA: `cudaGraphLaunch` calls (reduce-overhead). Absent on the CPU.
     host_syncs             waits of the host for the device: every `aten::_local_scalar_dense`
-                           (each `.item()`, on every device, CPU included, named as such) and,
+                           (each `.item()`; on CUDA only those that copy from the device, not
+                           an `.item()` of a CPU tensor such as AdamW's step counter) and,
                            on CUDA, `cudaStreamSynchronize`, `cudaDeviceSynchronize`,
                            `cudaEventSynchronize` and blocking `cudaMemcpy` calls not made by
                            a `.item()`.
@@ -257,6 +258,14 @@ def tally(events: list[_Event], *, device: str, compiled: bool) -> dict[str, Any
     """The counts, absences and top names of one iteration's events (see the module's
     docstring). Pure: unit tests feed it events."""
     enclosing = _enclosing(events)
+    # On CUDA an `.item()` waits for the device only when it copies from it (a CUDA copy or
+    # synchronise inside it); one of a CPU tensor (AdamW's `step` counter) reads host memory.
+    waited = {
+        parent
+        for i, event in enumerate(events)
+        if event.name in CUDA_SYNCS or event.name.startswith("cudaMemcpy")
+        for parent in enclosing[i]
+    }
     names: dict[str, collections.Counter] = {key: collections.Counter() for key in COUNT_KEYS}
     saw_dynamo = False
     for i, event in enumerate(events):
@@ -283,7 +292,9 @@ def tally(events: list[_Event], *, device: str, compiled: bool) -> dict[str, Any
             continue
         if name == GRAPH_LAUNCH:
             names["cuda_graph_replays"][name] += 1
-        if name == ITEM or (name in CUDA_SYNCS and ITEM not in parent_names):
+        if (name == ITEM and (device != "cuda" or i in waited)) or (
+            name in CUDA_SYNCS and ITEM not in parent_names
+        ):
             names["host_syncs"][name] += 1
         if event.flops > 0:
             names["flops"][name] += event.flops
