@@ -198,8 +198,8 @@ def step_time_gate(sides: Sides, family: str, normalisation: str | None) -> str 
     if sides.base_step.unsteady_times:
         return (
             "the baseline's step times were measured on an unsteady machine (its run health "
-            "when baseline update recorded it), so they vouch for nothing; they are judged "
-            "once a steady run of baseline update replaces them, or its history holds "
+            "when baseline update recorded it) and are not vouched for; they are judged once "
+            "a steady run of baseline update replaces them, or its history holds "
             f"{MIN_HISTORY_RUNS} steady runs, or now in paired mode (run --against)"
         )
     recorded = max(1, len(_history_values(sides, family, normalisation)))
