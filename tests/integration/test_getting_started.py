@@ -49,7 +49,8 @@ QUICK = (
     "    warmup: 1\n    iterations: 4\n    rounds: 2\n    variant_processes: 1\n"
     "    numerics: {enabled: false}\n"
     "    thresholds: {speedup_drop_pct: 95, compile_time_growth_pct: 1000, "
-    "compile_cpu_time_growth_pct: 1000, peak_memory_growth_pct: 100}\n"
+    "compile_cpu_time_growth_pct: 1000, peak_memory_growth_pct: 100, "
+    "step_time_gross_growth_pct: 1000}\n"
 )
 
 
