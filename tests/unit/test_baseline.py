@@ -319,29 +319,55 @@ def test_a_step_deleted_from_the_config_leaves_the_baseline_and_one_left_out_sta
     assert "1 dropped (no longer in the config) (deleted)" in update.summary()
 
 
-def test_an_unsteady_run_is_refused_unless_forced_and_a_noisy_one_recorded_with_a_note(tmp_path):
-    """Issue 22: an unsteady machine's run predicts nothing, and would join the history.
-    Issue 28: a run whose speedup noise is more than twice its threshold is recorded (the
-    first run on an idle H200 was refused at the default settings), saying which rows a
-    pull request judged against it alone will read inconclusive."""
-    noisy = result(step("a"))
+def test_an_unsteady_run_is_recorded_with_its_times_marked_and_forced_vouched_for(tmp_path):
+    """Issue 40: a busy runner's run was refused (exit 2, issue 22) though its counts,
+    graph breaks, recompiles, numerics and memory do not depend on the load. It is
+    recorded; each of its steps says why its times are not vouched for, and the line says
+    what that means. --force vouches for them (no mark). Issue 28: a run whose speedup
+    noise is more than twice its threshold is recorded with a note."""
+    noisy = result(step("a"), step("b", status="error", error="boom"))
     noisy["steps"][0]["variants"][0]["speedup_process_noise_pct"] = 35.0
     noisy["run_health"] = {"unsteady": ["other processes took 61 % of its CPU"]}
     res = write(tmp_path / "result.json", noisy)
     target = tmp_path / "baseline.json"
-    with pytest.raises(BaselineError) as refused:
-        update_baseline(res, target)
-    message = str(refused.value)
-    assert "other processes took 61 %" in message and "--force" in message
-    assert "noise" not in message
-    assert not target.exists()
-    assert update_baseline(res, target, force=True).added == ("a",)
+    update = update_baseline(res, target)
+    assert update.added == ("a", "b") and update.unsteady_steps == ("a",)
+    stored = json.loads(target.read_text())
+    assert stored["steps"][0]["unsteady_times"] == ["other processes took 61 % of its CPU"]
+    assert "unsteady_times" not in stored["steps"][1]  # failed: no times to mark
+    assert read_result_document(target, role="baseline")  # the schema knows the mark
+    line = update.summary()
+    assert "recorded a, but its step times were measured on an unsteady machine" in line
+    assert "(other processes took 61 % of its CPU)" in line
+    assert "will not judge speed until a steady run of baseline update replaces them" in line
+    assert "--force vouches for the times" in line
+    assert "a/default: its speedup noise ±35 % is more than twice" in line
+    forced = update_baseline(res, tmp_path / "forced.json", force=True)
+    assert forced.unsteady_steps == () and "unsteady machine" not in forced.summary()
+    assert "unsteady_times" not in json.loads((tmp_path / "forced.json").read_text())["steps"][0]
+    # a steady run replaces the mark with its own times
     del noisy["run_health"]
-    update = update_baseline(write(tmp_path / "steady.json", noisy), tmp_path / "b.json")
-    assert "a/default: its speedup noise ±35 % is more than twice the 5 % threshold" in (
-        update.summary()
-    )
+    update = update_baseline(write(tmp_path / "steady.json", noisy), target)
+    assert update.replaced == ("a", "b") and update.unsteady_steps == ()
+    assert "unsteady_times" not in json.loads(target.read_text())["steps"][0]
     assert "inconclusive there" in update.summary()
+
+
+def test_a_mark_a_result_carries_is_not_kept_and_a_kept_variant_keeps_its_mark(tmp_path):
+    """The mark is the baseline's, from the recorded run's health: a steady result that
+    carries one (a baseline passed as a result) is vouched for. A variant kept from a
+    marked baseline (it failed in this run) keeps the mark: its times are that run's."""
+    carried = result(step("a"))
+    carried["steps"][0]["unsteady_times"] = ["forged"]
+    update_baseline(write(tmp_path / "carried.json", carried), tmp_path / "b.json")
+    assert "unsteady_times" not in json.loads((tmp_path / "b.json").read_text())["steps"][0]
+    old = result(step("a"))
+    old["steps"][0]["unsteady_times"] = ["load average 3.2 on 2 cores"]
+    new = result(step("a", variants=[variant(status="error", error="crash")]))
+    merged, update = merge_documents(old, new, tmp_path_stub())
+    assert update.variants_kept and merged["steps"][0]["unsteady_times"] == [
+        "load average 3.2 on 2 cores"
+    ]
 
 
 def test_a_wide_step_time_noise_does_not_refuse_a_baseline(tmp_path):

@@ -203,3 +203,30 @@ def test_an_inconclusive_row_against_a_history_says_a_rerun_will_not_narrow_its_
     assert "(the baseline keeps 10, it has 5)" in rows[0].message
     assert "default branch's own spread from run to run, which a rerun does not narrow" in text
     assert "rerun with more processes" not in text
+
+
+def test_a_run_whose_times_are_not_vouched_for_does_not_join_the_history():
+    """Issue 40: a run recorded from an unsteady machine (gate/baseline.py marks its steps'
+    `unsteady_times`) would carry its outlier into every later prediction; a steady run
+    after it joins the history without it, and a marked baseline from before histories is
+    not taken as their first run."""
+    rng = random.Random(3)
+    steady = [simulated_run(rng, 0.0) for _ in range(3)]
+    busy = simulated_run(rng, 0.0, eager_ms=30.0, compiled_ms=24.0)
+    busy["steps"][0]["unsteady_times"] = ["other processes took 83 % of its CPU"]
+    baseline = baseline_of([*steady, busy])
+    history = baseline["steps"][0]["history"]
+    assert len(history) == 3 and max(r["eager_step_ms"] for r in history) < 11
+    after, _ = merge_documents(baseline, simulated_run(rng, 0.0))
+    assert len(after["steps"][0]["history"]) == 4
+    assert max(r["eager_step_ms"] for r in after["steps"][0]["history"]) < 11
+    first, _ = merge_documents(None, busy)
+    assert first["steps"][0]["history"] == []
+    del first["steps"][0]["history"]  # a baseline written before histories, marked
+    after_first, _ = merge_documents(first, steady[0])
+    assert len(after_first["steps"][0]["history"]) == 1
+    # a marked run of another configuration still restarts the history
+    changed = copy.deepcopy(busy)
+    changed["steps"][0]["config_fingerprint"] = "fp-2"
+    restarted, _ = merge_documents(baseline, changed)
+    assert restarted["steps"][0]["history"] == []

@@ -220,3 +220,39 @@ def test_the_gross_bound_is_the_baselines_policy() -> None:
     base["settings"]["thresholds"]["step_time_gross_growth_pct"] = 60.0
     row = rows(base, most_iterations_slower(1.5))["compiled_step_ms_p25"]
     assert (row.verdict, row.gated) == ("pass", False), row.message
+
+
+def test_a_baseline_recorded_from_an_unsteady_run_gates_no_step_time_but_its_history_does():
+    """Issue 40: `baseline update` records a busy runner's run with its times marked
+    (`unsteady_times`). Against that one run no step time gates — not even a slowdown
+    beyond the gross bound, which assumes a steady run — and the row says what would judge
+    it; a history of steady runs judges them as before; the speedup still gates."""
+    base = most_iterations_slower(1.0)
+    base["unsteady_times"] = ["other processes took 83 % of its CPU"]
+    judged = rows(base, most_iterations_slower(1.5))
+    for metric in ("eager_step_ms_p25", "compiled_step_ms_p25", "eager_step_ms"):
+        row = judged[metric]
+        assert (row.verdict, row.gated) == ("pass", False), row.message
+        assert "the baseline's step times were measured on an unsteady machine" in row.message
+        assert "once a steady run of baseline update replaces them" in row.message
+    assert judged["speedup"].gated is not False
+    marked = with_history(measured_step())
+    marked["unsteady_times"] = ["load average 3.2 on 2 cores"]
+    row = rows(marked, measured_step(eager_ms=11.0, compiled_ms=8.8))["eager_step_ms"]
+    assert (row.verdict, row.gated) == ("regression", True), row.message
+    assert "default branch's last 5 runs" in row.message
+
+
+def test_counts_graph_breaks_and_numerics_gate_against_an_unsteady_baseline() -> None:
+    """Issue 40: what load cannot move gates from a baseline recorded on a busy runner."""
+    base = measured_step()
+    base["unsteady_times"] = ["other processes took 83 % of its CPU"]
+    head = measured_step()
+    head["variants"][0]["graph_breaks"] = {
+        "count": 1,
+        "sites": [{"file": "model.py", "line": 12, "reason": "graph_break()", "count": 1}],
+    }
+    head["variants"][0]["numerics"] = {"status": "fail", "failed": ["loss"]}
+    judged = rows(base, head)
+    assert judged["graph_break_sites"].verdict == "regression"
+    assert judged["numerics"].verdict == "regression"

@@ -87,7 +87,11 @@ def add_parser(subparsers: Any) -> None:
         description=(
             "Write the result as the new baseline. Its steps replace same-named ones; "
             "baseline steps it did not run are kept; a step or variant that failed (or came "
-            "back incomplete) in the result keeps its previous baseline."
+            "back incomplete) in the result keeps its previous baseline. A result measured on "
+            "an unsteady machine (its run health) is recorded with its step times marked as "
+            "not vouched for: its counts, graph breaks, recompiles, numerics, memory and "
+            "speedups gate pull requests as usual, its step times only once a steady run "
+            "replaces them or the baseline's history of steady runs judges them."
         ),
     )
     update.add_argument(
@@ -103,8 +107,8 @@ def add_parser(subparsers: Any) -> None:
     update.add_argument(
         "--force",
         action="store_true",
-        help="record the result even when its own noise is too wide to gate the policy's "
-        "thresholds, or its machine was unsteady (refused otherwise, exit 2)",
+        help="vouch for the step times of a result measured on an unsteady machine: recorded "
+        "unmarked, they gate pull requests and join the history like a steady run's",
     )
     update.set_defaults(func=command_baseline_update)
 

@@ -22,6 +22,18 @@ history.HISTORY_RUNS, newest last): the gate reads their spread as the between-r
 the speed rows (gate/history.py). A step kept from an earlier run keeps its history as it
 was; a changed configuration starts a new one.
 
+A run whose machine was unsteady (its run_health, results/run_health.py) is recorded, not
+refused: what load cannot move — compile-work and step-work counts, graph breaks,
+recompiles, numerics, memory, the speedup timed inside each process — gates pull requests
+from it as from any run. Only its absolute step times are not vouched for: each of its
+steps carries `unsteady_times` (the reasons), the speed judges then gate those times only
+against a history of steady runs (gate/judges/speed.py, step_time_gate; not even the gross
+bound against this one run), and the run does not join that history (gate/history.py).
+A steady run replaces the mark with its own times. `--force` vouches for the times: no
+mark, and the run joins the history. (Before issue 40 such a run was refused outright,
+exit 2, and a busy runner could record no baseline at all.) A step that keeps a variant
+of a marked baseline keeps the mark: one of its times came from that run.
+
 The file is written atomically, so a crash never leaves half a baseline behind.
 """
 
@@ -36,7 +48,7 @@ from ..errors import BaselineError
 from ..results.document import write_document
 from ..results.model import NumericsStatus, ResultDocument, Step, Variant
 from .documents import read_document
-from .history import merged_history
+from .history import MIN_HISTORY_RUNS, merged_history
 from .policy import declared_thresholds, environment_mismatch, step_config_mismatch
 from .rules import decides_threshold, is_number
 
@@ -57,6 +69,10 @@ class BaselineUpdate:
     variants_kept: tuple[str, ...] = ()
     # Recorded, but too noisy to decide a threshold (noisy_rows): what the reader should know.
     noisy: tuple[str, ...] = ()
+    # Recorded from an unsteady run without --force: why its step times are not vouched
+    # for, and the steps marked (unsteady_times).
+    unsteady: tuple[str, ...] = ()
+    unsteady_steps: tuple[str, ...] = ()
 
     def summary(self) -> str:
         """One line for the terminal."""
@@ -85,6 +101,15 @@ class BaselineUpdate:
                 "; note: " + "; ".join(self.noisy) + ": pull requests judged against this run "
                 "read inconclusive there until steadier runs (more variant_processes or "
                 "iterations) replace it"
+            )
+        if self.unsteady_steps:
+            line += (
+                f"; recorded {', '.join(self.unsteady_steps)}, but its step times were "
+                f"measured on an unsteady machine ({'; '.join(self.unsteady)}) and will not "
+                "judge speed until a steady run of baseline update replaces them (or the "
+                f"history holds {MIN_HISTORY_RUNS} steady runs): its counts, graph breaks, "
+                "recompiles, numerics, memory and speedups gate as usual; --force vouches "
+                "for the times"
             )
         return line
 
@@ -173,7 +198,11 @@ def merge_variants(old_step: Step, new_step: Step) -> tuple[Step, list[str]]:
                 kept.append(f"{new_step.name}/{previous.id} (not in this run's result)")
     if not kept:
         return new_step, []
-    return dataclasses.replace(new_step, variants=tuple(variants)), kept
+    merged = dataclasses.replace(new_step, variants=tuple(variants))
+    if old_step.unsteady_times and not new_step.unsteady_times:
+        # a time kept from a run nobody vouched for is still not vouched for
+        merged = dataclasses.replace(merged, unsteady_times=old_step.unsteady_times)
+    return merged, kept
 
 
 def variant_incomplete(variant: Variant) -> str | None:
@@ -196,11 +225,22 @@ def variant_incomplete(variant: Variant) -> str | None:
 _GATED_NOISE = (("speedup", "speedup_drop_pct", "speedup_process_noise_pct"),)
 
 
-def unsteady_run(result: ResultDocument) -> list[str]:
-    """Why this result may not join the baseline: its run's own health says its numbers
-    support no verdict (results/run_health.py); its history would carry the outlier."""
-    unsteady = result.run_health.unsteady if result.run_health is not None else ()
-    return [f"the machine was unsteady: {why}" for why in unsteady]
+def unsteady_times(result: ResultDocument) -> tuple[str, ...]:
+    """Why this result's step times are not to be vouched for: its run's own health says
+    its machine was unsteady (results/run_health.py); empty when it was steady."""
+    return tuple(result.run_health.unsteady) if result.run_health is not None else ()
+
+
+def with_times_vouched(result: ResultDocument, force: bool) -> ResultDocument:
+    """The result with each measured step's `unsteady_times` set from its run's health
+    (None when steady, or when `force` vouches for the times); whatever mark the document
+    itself carried is not kept."""
+    reasons = () if force else unsteady_times(result)
+    steps = tuple(
+        dataclasses.replace(step, unsteady_times=reasons if reasons and not step.failed else None)
+        for step in result.steps
+    )
+    return dataclasses.replace(result, steps=steps)
 
 
 def noisy_rows(result: ResultDocument) -> list[str]:
@@ -230,20 +270,22 @@ def update_baseline(
     result_path: Path | str, baseline_path: Path | str, *, force: bool = False
 ) -> BaselineUpdate:
     """Merge the result at `result_path` into the baseline at `baseline_path` (atomically).
-    A result too noisy to gate its thresholds is refused (BaselineError) unless `force`."""
+    A result from an unsteady machine is recorded with its step times marked as not
+    vouched for (the module's docstring), unless `force` vouches for them."""
     baseline_path = Path(baseline_path)
-    result = read_document(result_path, role="result")
-    refused = unsteady_run(result)
-    if refused and not force:
-        raise BaselineError(
-            f"{result_path}: not recorded as a baseline: {'; '.join(refused)}; rerun once "
-            "those causes are gone, or pass --force to record it anyway"
-        )
+    result = with_times_vouched(read_document(result_path, role="result"), force)
     old = None
     if baseline_path.exists():
         old = read_document(baseline_path, role="baseline")
     merged, update = merge_into_baseline(old, result, baseline_path)
-    update = dataclasses.replace(update, noisy=tuple(noisy_rows(result)))
+    recorded = {*update.replaced, *update.added}
+    marked = [s.name for s in result.steps if s.unsteady_times and s.name in recorded]
+    update = dataclasses.replace(
+        update,
+        noisy=tuple(noisy_rows(result)),
+        unsteady=unsteady_times(result) if marked else (),
+        unsteady_steps=tuple(marked),
+    )
     try:
         write_document(merged.to_json(), baseline_path)
     except OSError as exc:

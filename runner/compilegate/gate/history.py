@@ -25,7 +25,9 @@ history, a 10 % eager slowdown was caught in 0/5 runs that way (5/5 inconclusive
 two-sample interval alone.
 
 A history restarts when the step's configuration changes (`config_fingerprint`): runs of
-another configuration measure something else.
+another configuration measure something else. A run recorded from an unsteady machine
+(`unsteady_times`: gate/baseline.py) does not join it: its times are the outlier the
+history's spread would carry into every later verdict.
 """
 
 from __future__ import annotations
@@ -67,15 +69,18 @@ def merged_history(
 ) -> tuple[HistoryRun, ...]:
     """The history a baseline step carries after `new_step` is merged in: the old step's
     runs (its history, or the old step itself for a baseline written before histories),
-    then the new run, the last `keep_runs`; restarted when the configuration changed."""
-    summary = run_summary(new_step)
+    then the new run, the last `keep_runs`; restarted when the configuration changed. A run
+    whose times are not vouched for (`unsteady_times`), new or old, is left out."""
+    summary = None if new_step.unsteady_times else run_summary(new_step)
     runs: list[HistoryRun] = []
     if old_step is not None:
         runs = list(old_step.history or ())
-        if not runs:
+        if not runs and not old_step.unsteady_times:
             first = run_summary(old_step)
             runs = [first] if first else []
     if summary is None:
+        if new_step.unsteady_times and not new_step.failed:
+            runs = [r for r in runs if r.config_fingerprint == new_step.config_fingerprint]
         return tuple(runs[-keep_runs:])
     runs = [r for r in runs if r.config_fingerprint == summary.config_fingerprint]
     return tuple([*runs, dataclasses.replace(summary, created_at=created_at)][-keep_runs:])

@@ -651,6 +651,9 @@ class Step(Model):
     recommendation: Recommendation | None = None
     process_noise_pct: float | None = None
     history: tuple[HistoryRun, ...] | None = None
+    # In a baseline: why its step times are not vouched for (recorded from an unsteady run
+    # without --force: gate/baseline.py); the speed judges then gate them only on a history.
+    unsteady_times: tuple[str, ...] | None = None
 
     @property
     def failed(self) -> bool:

@@ -21,9 +21,11 @@ same-commit rerun landed +16 % off against a ±8 % noise from the processes
 failed against one stored run. So such a row may fail the job only where that is known —
 a history of MIN_HISTORY_RUNS default-branch runs (gate/history.py), or a paired run (both
 sides on one machine at once) — and never on a run whose own health says its numbers
-support no verdict (results/run_health.py). Elsewhere it is reported, not gated, saying
-what it would take (`step_time_gate`). The speedup is a ratio inside one process and gates
-from the first run.
+support no verdict (results/run_health.py). A baseline step recorded from an unsteady run
+(`unsteady_times`, gate/baseline.py) vouches for none of its times: they are judged only
+against its history of steady runs, never against that one run, not even by the gross
+bound. Elsewhere it is reported, not gated, saying what it would take (`step_time_gate`).
+The speedup is a ratio inside one process and gates from the first run.
 
 How the rest of each process's samples moved (a regression on most iterations that leaves
 the fastest alone) is judged in distribution.py, with the same machinery (`judge_processes`).
@@ -193,6 +195,13 @@ def step_time_gate(sides: Sides, family: str, normalisation: str | None) -> str 
         )
     if history_of(sides, family, normalisation) is not None:
         return None
+    if sides.base_step.unsteady_times:
+        return (
+            "the baseline's step times were measured on an unsteady machine (its run health "
+            "when baseline update recorded it) and are not vouched for; they are judged once "
+            "a steady run of baseline update replaces them, or its history holds "
+            f"{MIN_HISTORY_RUNS} steady runs, or now in paired mode (run --against)"
+        )
     recorded = max(1, len(_history_values(sides, family, normalisation)))
     return (
         f"{recorded} of {MIN_HISTORY_RUNS} default-branch runs recorded; absolute step times "
@@ -402,8 +411,11 @@ def gross_bound_pct(
     H200's fastest iterations +26 %, hosted runners 26 % between jobs), so a step most of
     whose iterations got 1.5x slower fails from the first run; never below the row's own
     threshold. None elsewhere: the row is judged on its history or paired noise, or only
-    reported (an unsteady run)."""
+    reported (an unsteady run, or a baseline recorded from one: its one run's times are no
+    reference for any bound)."""
     if ungated is None or history is not None or sides.paired or sides.unsteady:
+        return None
+    if sides.base_step.unsteady_times:
         return None
     return max(sides.policy.thresholds["step_time_gross_growth_pct"], threshold_pct)
 
