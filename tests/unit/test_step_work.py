@@ -208,6 +208,25 @@ def mlp_step(plant: str = "") -> TrainingStep:
     return step
 
 
+def test_an_eager_items_line_is_recorded_where_the_code_calls_it():
+    from pathlib import Path
+
+    from compilegate.child.dynamo_logs import PathClassifier
+
+    here = Path(__file__)
+    paths = PathClassifier.for_torch(here.parent)
+    planted = count_step_work(mlp_step("item"), 2, paths)
+    line = next(
+        number
+        for number, text in enumerate(here.read_text().splitlines(), start=1)
+        if text.strip() == "out.sum().item()"
+    )
+    assert planted["sync_sites"] == [[f"{here.name}:{line}", 1]]
+    check_step_work(planted, "step_work")
+    assert count_step_work(mlp_step(), 2, paths)["sync_sites"] == []
+    assert "sync_sites" not in count_step_work(mlp_step(), 2)  # no classifier: not taken
+
+
 def moved(plant: str) -> dict[str, dict]:
     """What `plant` changes, per count: {"count": Δ, "names": {name: Δ}} for counts that
     moved."""

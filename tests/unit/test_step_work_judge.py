@@ -78,6 +78,20 @@ def test_an_item_per_step_is_a_regression_on_its_own_and_named() -> None:
     assert report.exit_code == EXIT_REGRESSION
 
 
+def test_a_new_item_names_its_line_where_both_sides_recorded_their_sites() -> None:
+    base = {**work(host_syncs=1, names_host_syncs=[["aten::_local_scalar_dense", 1]])}
+    base["sync_sites"] = [["torch/optim/adamw.py:95", 1]]
+    cur = work(host_syncs=2, names_host_syncs=[["aten::_local_scalar_dense", 2]])
+    cur["sync_sites"] = [["torch/optim/adamw.py:95", 1], ["model.py:106", 1]]
+    _, judged = rows(base, cur)
+    row = judged["eager"]
+    assert row.verdict == "regression"
+    assert "host syncs 1 → 2 (+1 aten::_local_scalar_dense at model.py:106)" in row.message
+    # Without sites on one side (an older baseline), the op alone is named.
+    _, older = rows(work(host_syncs=1, names_host_syncs=[["aten::_local_scalar_dense", 1]]), cur)
+    assert "(+1 aten::_local_scalar_dense)" in older["eager"].message
+
+
 def test_a_redundant_matmul_grows_the_flops_and_ops_beyond_the_tolerance() -> None:
     matmul = work(aten_ops=123, flops=4_290_000,
                   names_aten_ops=[["aten::mm", 14], ["aten::addmm", 3], ["aten::relu", 2]],

@@ -18,6 +18,7 @@ from . import torch_state
 from .compile_cost import cpu_method, elapsed, now
 from .compile_size import count_eager_ops
 from .cpu_pinning import pinned
+from .dynamo_logs import PathClassifier
 from .protocol import EntryPoint
 from .step_work import count_step_work
 from .timing import interleaved_rounds, synchronize, timed_warmup, timer_for, yardsticks
@@ -130,16 +131,20 @@ def measure_eager(builder: StepBuilder, settings: dict[str, Any], progress: Prog
         "cpus": cpus,
         "peak_bytes": peak,
         "torch_state": builder.torch_state_record(),
-        "step_work": step_work(eager_a, warmup, progress),
+        "step_work": step_work(eager_a, warmup, progress, builder.repo_root),
     }
 
 
-def step_work(step: TrainingStep, index: int, progress: Progress) -> dict[str, Any]:
+def step_work(
+    step: TrainingStep, index: int, progress: Progress, repo_root: Any = None
+) -> dict[str, Any]:
     """The step-work counts of one more iteration of `step` at batch `index` (the first
     timed one, which every process of the step has run, so nothing compiles), after
-    everything timed; the copy is not used after it (child/step_work.py)."""
+    everything timed; the copy is not used after it (child/step_work.py). With the
+    repository's root (eager), also where its code calls `.item()`."""
     progress(f"step work: one untimed iteration under the profiler (batch {index})")
-    return count_step_work(step, index)
+    paths = PathClassifier.for_torch(repo_root) if repo_root is not None else None
+    return count_step_work(step, index, paths)
 
 
 def measure_variant(

@@ -117,7 +117,9 @@ def measure_pair(
         with torch_state.pinned(state):
             if side.variant is None:
                 eager = copies.result(split_sides(timed, side.role), record)
-                eager["step_work"] = step_work(copies.eager_a, warmup, progress)
+                eager["step_work"] = step_work(
+                    copies.eager_a, warmup, progress, Path(side.repo_root)
+                )
                 out[side.role] = {"eager": eager}
             else:
                 peak = peak_step_bytes(copies.compiled, end, device)

@@ -270,7 +270,7 @@ def check_step_work(raw: Any, where: str) -> None:
     no key this parent does not know."""
     if not isinstance(raw, dict):
         raise ReportError(f"{where} is not a JSON object")
-    unknown = sorted(set(raw) - set(STEP_WORK_KEYS) - {"timing"})
+    unknown = sorted(set(raw) - set(STEP_WORK_KEYS) - {"timing", "sync_sites"})
     missing = [key for key in STEP_WORK_KEYS if key not in raw]
     if unknown or missing:
         what = f"unknown key {', '.join(unknown)}" if unknown else f"missing {', '.join(missing)}"
@@ -312,6 +312,16 @@ def check_step_work(raw: Any, where: str) -> None:
             raise ReportError(f"{where}.top.{key} is not a list of [name, count] of a count")
     if "timing" in raw:
         check_step_timing(raw["timing"], f"{where}.timing")
+    sites = raw.get("sync_sites", [])
+    if not isinstance(sites, list) or not all(
+        isinstance(pair, list)
+        and len(pair) == 2
+        and isinstance(pair[0], str)
+        and _count_or_none(pair[1])
+        and pair[1] is not None
+        for pair in sites
+    ):
+        raise ReportError(f"{where}.sync_sites is not a list of [file:line, calls]")
 
 
 def check_step_timing(raw: Any, where: str) -> None:

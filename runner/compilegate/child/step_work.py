@@ -69,6 +69,9 @@ step time by results/step_bound.py):
                            synchronised after each block: dispatch plus launch), taken after
                            the profile, untimed
 
+`sync_sites` (eager only): [[file:line, calls], …], where one more iteration called a
+tensor's `.item()` or `.tolist()`, so a new host sync names its line (`sync_sites`).
+
 `absent`: count → why it is not there (a count that cannot be taken is never 0). Every
 count is absent, with the reason, when the pass fails (a torch whose profiler events lack
 this API, a step the profiler breaks) or when the counted iteration compiled
@@ -125,15 +128,58 @@ CPU_GRAPHS_ABSENT = "CUDA graphs exist only on CUDA"
 RECOMPILED = "the counted iteration compiled (torch._dynamo's counters moved): not a steady step"
 
 
-def count_step_work(step: TrainingStep, index: int) -> dict[str, Any]:
+def count_step_work(step: TrainingStep, index: int, paths: Any = None) -> dict[str, Any]:
     """The step-work record of one iteration of `step` at batch `index`. When the pass
     fails (a torch without the profiler's events API, a step the profiler breaks), every
-    count is absent with the reason."""
+    count is absent with the reason. `paths` (a dynamo_logs.PathClassifier), for an eager
+    step only: where its code calls `.item()` (`sync_sites`), from one more iteration."""
     try:
-        return _count(step, index)
+        record = _count(step, index)
     except Exception as exc:  # the counts are then unknown, never a failed measurement
         reason = " ".join(f"the count pass failed: {type(exc).__name__}: {exc}".split())
         return all_absent(reason[:300], index)
+    if paths is not None and not step.compiled and record["counts"]["host_syncs"] is not None:
+        sites = sync_sites(step, index, paths)
+        if sites is not None:
+            record["sync_sites"] = sites
+    return record
+
+
+SYNC_CALLS = ("item", "tolist")
+
+
+def sync_sites(step: TrainingStep, index: int, paths: Any) -> list[list[Any]] | None:
+    """[[file:line, calls], …], largest first: where one more eager iteration at batch
+    `index` called a tensor's `.item()` or `.tolist()` (each reads the tensor on the host:
+    a host sync on a GPU), found with `sys.setprofile` (the call's own line, as the
+    classifier shows the file: repository-relative, a package's module path, `torch/…`).
+    Eager only: under a profile function Dynamo converts frames again (checked on torch
+    2.13), so a compiled step is never run under it. None when the pass fails."""
+    import sys
+
+    import torch
+
+    sites: collections.Counter = collections.Counter()
+
+    def hook(frame: Any, event: str, arg: Any) -> None:
+        if (
+            event == "c_call"
+            and getattr(arg, "__name__", None) in SYNC_CALLS
+            and isinstance(getattr(arg, "__self__", None), torch.Tensor)
+        ):
+            shown, _ = paths.locate(frame.f_code.co_filename)
+            sites[f"{shown}:{frame.f_lineno}"] += 1
+
+    previous = sys.getprofile()
+    try:
+        sys.setprofile(hook)
+        try:
+            step(index)
+        finally:
+            sys.setprofile(previous)
+    except Exception:
+        return None
+    return top_names(sites)
 
 
 def all_absent(reason: str, index: int) -> dict[str, Any]:

@@ -318,6 +318,12 @@ class StepWork(Model):
     top: Mapping[str, tuple[tuple[str | int, ...], ...]]
     batch_index: int
     timing: StepWorkTiming | None = None
+    sync_sites: tuple[tuple[str | int, ...], ...] | None = None
+
+    def sites(self) -> dict[str, int]:
+        """Where eager's code called `.item()` or `.tolist()`: file:line → calls ({} when
+        not recorded)."""
+        return {str(site): int(calls) for site, calls in self.sync_sites or ()}
 
     def count(self, key: str) -> int | None:
         """The count named `key` (StepWorkCounts.REQUIRED), None when absent."""

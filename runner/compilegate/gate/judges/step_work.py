@@ -70,6 +70,8 @@ class CountChange:
     before: int
     after: int
     named: tuple[tuple[str, int], ...]  # (name, change), largest change first
+    # host syncs: (file:line, change) where eager's `.item()` calls moved, largest first
+    sites: tuple[tuple[str, int], ...] = ()
 
     @property
     def change_pct(self) -> float:
@@ -184,13 +186,25 @@ def count_changes(base: StepWork, cur: StepWork) -> list[CountChange]:
         before, after = base.count(key), cur.count(key)
         if before is None or after is None:
             continue
-        changes.append(CountChange(key, before, after, named_changes(base, cur, key)))
+        sites = site_changes(base, cur) if key == "host_syncs" else ()
+        changes.append(CountChange(key, before, after, named_changes(base, cur, key), sites))
     return changes
+
+
+def site_changes(base: StepWork, cur: StepWork) -> tuple[tuple[str, int], ...]:
+    """(file:line, change) of every `.item()` site whose calls differ, largest first; ()
+    unless both sides recorded their sites (eager, from this version of the pass on)."""
+    if base.sync_sites is None or cur.sync_sites is None:
+        return ()
+    return _moved(base.sites(), cur.sites())
 
 
 def named_changes(base: StepWork, cur: StepWork, key: str) -> tuple[tuple[str, int], ...]:
     """(name, change) of every name whose count differs between the sides, largest first."""
-    before, after = base.named(key), cur.named(key)
+    return _moved(base.named(key), cur.named(key))
+
+
+def _moved(before: dict[str, int], after: dict[str, int]) -> tuple[tuple[str, int], ...]:
     moved = [
         (name, after.get(name, 0) - before.get(name, 0))
         for name in sorted(set(before) | set(after))
@@ -200,11 +214,19 @@ def named_changes(base: StepWork, cur: StepWork, key: str) -> tuple[tuple[str, i
 
 
 def describe(change: CountChange) -> str:
-    """`host syncs 0 → 1 (+1 aten::_local_scalar_dense)`."""
+    """`host syncs 0 → 1 (+1 aten::_local_scalar_dense at model.py:106)`."""
     text = f"{COUNTS[change.key]} {change.before:,} → {change.after:,}"
     shown = [f"{delta:+,} {name}" for name, delta in change.named[:NAMES_SHOWN]]
     if len(change.named) > NAMES_SHOWN:
         shown.append(f"{len(change.named) - NAMES_SHOWN} more")
+    if change.sites:
+        at = ", ".join(f"{site} {delta:+,}" for site, delta in change.sites[:NAMES_SHOWN])
+        more = len(change.sites) - NAMES_SHOWN
+        at += f", {more} more" if more > 0 else ""
+        if len(shown) == 1 and len(change.sites) == 1:
+            shown = [f"{shown[0]} at {change.sites[0][0]}"]
+        else:
+            shown.append(f".item() at {at}")
     return f"{text} ({', '.join(shown)})" if shown else text
 
 
