@@ -69,7 +69,7 @@ class StandInLauncher:
         self.host_env = {"PATH": "/bin"}
         self.calls: list[dict[str, Any]] = []
 
-    def run(self, spec, *, label, timeout_s, env_opt_in=(), cache_dir=None):
+    def run(self, spec, *, label, timeout_s, env_opt_in=(), cache_dir=None, wall_cap_s=None):
         assert ChildSpec.from_json(spec.to_json()) == spec  # the child reads what was sent
         spec = spec.to_json()  # what the child would read
         self.calls.append(
