@@ -62,7 +62,8 @@ def test_a_child_that_only_waits_meets_the_wall_cap_and_no_sooner() -> None:
     passed = wait(child, ChildBudget.of(10))
     assert passed is not None and passed.limit == "wall"
     assert child.now == WALL_CAP_FACTOR * 10
-    assert budget_error(passed) == "timed out: wall cap 40 s passed (4 × timeout_s 10; 0 CPU-s used)"
+    said = "timed out: wall cap 40 s passed (4 × timeout_s 10; 0 CPU-s used)"
+    assert budget_error(passed) == said
 
 
 def test_a_lower_wall_cap_is_named_without_the_usual_formula() -> None:
