@@ -1,6 +1,6 @@
 """A measuring child's budget (run/child_budget.py): its CPU seconds stop a child that
 works too long; a child that only waits (a busy machine, a hang) meets the wall cap alone.
-With a fake clock and fake CPU readings; tests/integration/test_child_budget.py runs real
+With a fake clock and fake CPU readings; tests/integration/test_child_budget_processes.py runs real
 processes."""
 
 from __future__ import annotations
