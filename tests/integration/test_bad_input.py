@@ -144,7 +144,7 @@ def failing_run(tmp_path_factory: pytest.TempPathFactory):
     body = "".join(
         f"  - name: {name}\n    entry: {BAD}:{fn}\n{GOOD_VARIANT}" for name, fn in steps.items()
     )
-    body = body.replace("  - name: sleeps\n", "  - name: sleeps\n    timeout_s: 4\n")
+    body = body.replace("  - name: sleeps\n", "  - name: sleeps\n    timeout_s: 5\n")
     body += f"  - name: cuda\n    entry: {BAD}:make_cuda_only\n    device: cuda\n{GOOD_VARIANT}"
     body += (
         "  - name: good\n    entry: examples/test_steps/tiny_mlp.py:make_step_object\n"
@@ -182,7 +182,8 @@ def test_failing_steps_exit_3_and_good_step_is_still_measured(failing_run) -> No
         ("vector-loss", ["not a scalar"]),
         ("nan-loss", ["loss is nan"]),
         ("aborts", ["crashed with signal SIGABRT"]),
-        ("sleeps", ["timed out after 4 s"]),
+        # a sleep uses no CPU: not the 5 CPU-s of timeout_s, the wall cap stops it
+        ("sleeps", ["timed out: wall cap 20 s passed (4 × timeout_s 5; "]),
         ("not-callable", ["'NOT_A_FUNCTION' is not callable"]),
     ],
 )

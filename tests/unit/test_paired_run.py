@@ -69,7 +69,7 @@ class StandInLauncher:
         self.host_env = {"PATH": "/bin"}
         self.calls: list[dict[str, Any]] = []
 
-    def run(self, spec, *, label, timeout_s, env_opt_in=(), cache_dir=None):
+    def run(self, spec, *, label, timeout_s, env_opt_in=(), cache_dir=None, wall_cap_s=None):
         assert ChildSpec.from_json(spec.to_json()) == spec  # the child reads what was sent
         spec = spec.to_json()  # what the child would read
         self.calls.append(
@@ -319,3 +319,25 @@ def test_a_child_cut_short_by_the_limit_says_which_limit() -> None:
     own = DeadlineLauncher(Sleeper(), 5000.0).run({}, label="x", timeout_s=600)
     assert own.error == "timed out after 600 s (timeout_s)", "the step's own limit is named"
     assert DeadlineLauncher(Sleeper(), 5.0).python == "python"
+
+
+def test_under_a_run_limit_the_child_s_wall_cap_is_what_is_left_and_named_so() -> None:
+    caps: list[float | None] = []
+
+    class Waiter:
+        python = "python"
+
+        def __init__(self, error: str) -> None:
+            self.error = error
+
+        def run(self, spec, *, label, timeout_s, wall_cap_s=None, **kw):
+            caps.append(wall_cap_s)
+            return ChildOutcome(None, self.error)
+
+    # 1,000 s left of the run: more than the child's 600 CPU-s, less than its 2,400 s cap
+    waited = DeadlineLauncher(Waiter("timed out: wall cap 1000 s passed (0 CPU-s used)"), 1000.0)
+    assert waited.run({}, label="x", timeout_s=600).error == "timed out: --timeout-s 1000 s ran out"
+    assert caps and caps[0] is not None and 999 < caps[0] <= 1000
+    worked = DeadlineLauncher(Waiter("timed out: used 601 CPU-s (timeout_s 600) in 700 s"), 1000.0)
+    own = worked.run({}, label="x", timeout_s=600).error
+    assert own == "timed out: used 601 CPU-s (timeout_s 600) in 700 s", "its own CPU budget"

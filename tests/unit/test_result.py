@@ -87,7 +87,9 @@ def make_document(tmp_path: Path) -> dict:
     )
     fast = variant_entry(step.variants[0], child_output(10.0, 5.0))
     broken = variant_skeleton(step.variants[1])
-    broken.update(status="error", error="timed out after 600 s (timeout_s)")
+    broken.update(
+        status="error", error="timed out: used 601 CPU-s (timeout_s 600) in 912 s while numerics"
+    )
     step_doc["variants"] = [fast, broken]
     step_doc["recommendation"] = recommend(step_of(step_doc).variants)
     doc["steps"].append(step_doc)
@@ -128,8 +130,16 @@ def test_table_shows_speedup_error_and_recommendation(tmp_path: Path) -> None:
     text = render_run_text(parse(make_document(tmp_path), "result.json"))
     assert "step s (cpu)" in text
     assert re.search(r"^  default\+dynamic +failed", text, re.M), text
-    assert "default+dynamic: failed: timed out after 600 s" in text
-    assert text.startswith("→ s: compile with default 2.00× "), text
+    assert "default+dynamic: failed: timed out: used 601 CPU-s (timeout_s 600)" in text
+
+
+def test_the_verdict_names_the_variants_that_failed_first_and_last(tmp_path: Path) -> None:
+    text = render_run_text(parse(make_document(tmp_path), "result.json"), width=100)
+    first = "→ s: 1 of 2 variants failed (default+dynamic: timed out while numerics); compile with"
+    assert text.startswith(first), text
+    lines = text.splitlines()
+    wrapped = next(i for i, line in enumerate(lines[1:], 1) if not line.startswith("  "))
+    assert lines[-wrapped:] == lines[:wrapped], "the last lines repeat the verdict"
 
 
 def test_variant_ids_are_stable() -> None:

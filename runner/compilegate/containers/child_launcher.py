@@ -16,11 +16,13 @@ container of its side's image, with the isolation of a container run:
 - the step's memory, pids and log limits (spec `limits`, config/limits.py): over one, the
   child is an error naming it; its harness folder over `output_mib` (or made unreadable)
   is not read, and is removed afterwards whatever modes the child left (cleanup.py);
+- its budget (run/child_budget.py): `timeout_s` CPU seconds of the container's processes
+  (the engine's stats), and a wall cap for a child that waits without using CPU;
 - the environment: the container allow-list (child_env.container_environment) and the
   harness's own variables, never the host's paths or a token;
 - the output folder is hostile: only `result.json`, a regular file, is read, without
-  following links (collect.py); the container is always removed, and killed at the
-  child's timeout or when the parent is interrupted.
+  following links (collect.py); the container is always removed, and killed past the
+  child's budget or when the parent is interrupted.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from typing import Any, ClassVar, TextIO
 from ..child.protocol import ChildReport, ChildSpec, new_progress_token
 from ..cleanup import remove_tree
 from ..config.limits import ResourceLimits
+from ..run.child_budget import ChildBudget, budget_error, wait_within
 from ..run.child_env import container_environment, harness_variables
 from ..run.launcher import TAIL_LINES, ChildOutcome, read_report_file, relay_output
 from ..run.relay import bounded_lines
@@ -91,8 +94,11 @@ class ContainerLauncher:
         timeout_s: float,
         env_opt_in: Sequence[str] = (),
         cache_dir: Path | None = None,
+        wall_cap_s: float | None = None,
     ) -> ChildOutcome:
-        """Run one child to completion in its own container (see the module docstring)."""
+        """Run one child to completion in its own container (see the module docstring),
+        within its budget: `timeout_s` CPU seconds of the container, a wall cap
+        (run/child_budget.py)."""
         workdir = Path(tempfile.mkdtemp(prefix="compilegate-child-"))
         try:
             harness, cache = _prepare(workdir, cache_dir)
@@ -116,7 +122,13 @@ class ContainerLauncher:
             limits = ResourceLimits.from_dict(spec.limits)
             started = time.perf_counter()
             outcome = self._run_container(
-                volumes, mounts, env, timeout_s, bool(repo), limits, token
+                volumes,
+                mounts,
+                env,
+                ChildBudget.of(timeout_s, wall_cap_s),
+                bool(repo),
+                limits,
+                token,
             )
             outcome.wall_s = time.perf_counter() - started
             if outcome.error is None:
@@ -143,7 +155,7 @@ class ContainerLauncher:
         volumes: dict[str, dict[str, str]],
         mounts: list[Any],
         env: dict[str, str],
-        timeout_s: float,
+        budget: ChildBudget,
         repo: bool,
         limits: ResourceLimits,
         progress_token: str,
@@ -184,17 +196,23 @@ class ContainerLauncher:
         relay.start()
         watch = PidsWatch(container).start()
         try:
+            waited: dict[str, Any] = {}
             try:
-                status = container.wait(timeout=timeout_s)
-            except Exception:  # the engine's wait timed out: the child's limit
-                _kill(container)
-                relay.join(timeout=STOP_GRACE_S)
-                outcome.output_tail = list(tail)
-                outcome.error = f"timed out after {timeout_s:g} s (timeout_s)"
-                return outcome
+                passed = wait_within(
+                    lambda seconds: _ended_within(container, seconds, waited),
+                    lambda: container_cpu_s(container),
+                    budget,
+                )
             except BaseException:  # interrupted (RunInterrupted): the child must not outlive us
                 _kill(container)
                 raise
+            if passed is not None:  # past its CPU budget or its wall cap
+                _kill(container)
+                relay.join(timeout=STOP_GRACE_S)
+                outcome.output_tail = list(tail)
+                outcome.error = budget_error(passed)
+                return outcome
+            status = waited["status"]
             relay.join(timeout=STOP_GRACE_S)
             outcome.output_tail = list(tail)
             code = int(status.get("StatusCode", -1))
@@ -213,6 +231,28 @@ class ContainerLauncher:
                 container.remove(force=True)
             except Exception:  # already gone
                 pass
+
+
+def _ended_within(container: Any, seconds: float, waited: dict[str, Any]) -> bool:
+    """Wait at most `seconds` for the container; its status goes in `waited`."""
+    try:
+        waited["status"] = container.wait(timeout=seconds)
+    except Exception:  # the engine's wait timed out (requests' ReadTimeout, …)
+        return False
+    return True
+
+
+def container_cpu_s(container: Any) -> float | None:
+    """CPU seconds the container's processes used so far (the engine's stats: its cgroup),
+    or None where the engine does not say."""
+    try:
+        try:
+            stats = container.stats(stream=False, one_shot=True)  # no second sample to wait for
+        except TypeError:  # an older docker SDK: no one_shot
+            stats = container.stats(stream=False)
+        return int(stats["cpu_stats"]["cpu_usage"]["total_usage"]) / 1e9
+    except Exception:  # gone, or an engine without the figure
+        return None
 
 
 def _in_workspace(spec: ChildSpec, repo: Path) -> ChildSpec:

@@ -117,10 +117,19 @@ def _verdict_lines(
 
 def step_decision(step: Step) -> str:
     """One line per step: `gpt: compile with reduce-overhead 3.50× (3.28–3.73) by mean step
-    time: pays off after 1,500 steps (…)`, `stay eager: …`, `undecided: …`, or why it failed."""
-    name = step.name
+    time: pays off after 1,500 steps (…)`, `stay eager: …`, `undecided: …`, or why it failed;
+    variants that failed are named first (`gpt: 2 of 4 variants failed (…); compile with …`)."""
     if step.failed:
-        return f"{name}: failed: {_first_line(step.error)}"
+        return f"{step.name}: failed: {_first_line(step.error)}"
+    decision = _decision_of_variants(step)
+    failed = failed_variants_text(step)
+    if failed:
+        decision = f"{step.name}: {failed}; " + decision.removeprefix(f"{step.name}: ")
+    return decision
+
+
+def _decision_of_variants(step: Step) -> str:
+    name = step.name
     recommendation = step.recommendation
     decision = recommendation.decision if recommendation is not None else None
     chosen = (
@@ -148,6 +157,30 @@ def step_decision(step: Step) -> str:
     if decision is not None:
         return f"{name}: {pays_off} ({said})"
     return f"{name}: {said}: {speed.words() if speed else 'no speed'}; no decision recorded"
+
+
+def failed_variants_text(step: Step) -> str:
+    """`2 of 4 variants failed (default+dynamic, default+step: timed out while numerics)`, or
+    "" when none failed: said first, so no decision about the others hides them."""
+    failed = [v for v in step.variants if v.failed]
+    if not failed:
+        return ""
+    by_cause: dict[str, list[str]] = {}
+    for variant in failed:
+        by_cause.setdefault(_failure_cause(variant.error), []).append(variant.id)
+    causes = "; ".join(f"{', '.join(ids)}: {cause}" for cause, ids in by_cause.items())
+    return f"{len(failed)} of {len(step.variants)} variants failed ({causes})"
+
+
+def _failure_cause(error: object) -> str:
+    """An error's cause, short: `timed out while numerics` for `timed out: used 601 CPU-s
+    (timeout_s 600) in 912 s while numerics` (the table below says it whole)."""
+    line = _first_line(error)
+    cause = "timed out" if line.startswith("timed out") else line.split(": ", 1)[0]
+    phase = line.rsplit(" while ", 1)[1] if " while " in line else ""
+    if phase and " while " not in cause:
+        cause += f" while {phase}"
+    return cause if len(cause) <= 80 else cause[:79] + "…"
 
 
 def _statistic_words(step: Step, variant: Variant) -> str:

@@ -1,6 +1,7 @@
 """Run one measurement in a child process: fresh Inductor cache and HOME, an allow-listed
-environment (child_env.py), timeout, crash capture; the child's whole process group is
-killed when it times out and when the parent is interrupted.
+environment (child_env.py), a budget of CPU seconds with a wall cap (child_budget.py), crash
+capture; the child's whole process group is killed when it passes a limit and when the
+parent is interrupted.
 
 The child may run under another interpreter (`--python`, maybe Python 3.8), which need not
 have compilegate installed: the bootstrap loads the package straight from its folder, without
@@ -36,6 +37,13 @@ from ..child.protocol import (
     progress_prefix,
 )
 from ..cleanup import remove_tree
+from .child_budget import (
+    WALL_CAP_PASSED,
+    ChildBudget,
+    budget_error,
+    group_cpu_s,
+    wait_within,
+)
 from .child_env import child_environment, harness_variables
 from .progress import ElapsedTicker
 from .relay import bounded_lines, neutralise, read_chunks
@@ -109,15 +117,19 @@ class Launcher(Protocol):
         timeout_s: float,
         env_opt_in: Sequence[str] = (),
         cache_dir: Path | None = None,
+        wall_cap_s: float | None = None,
     ) -> ChildOutcome:
-        """Run one child to completion: its document, or why there is none."""
+        """Run one child to completion: its document, or why there is none. `timeout_s`
+        bounds its CPU seconds, a wall cap its wall-clock time (run/child_budget.py):
+        `wall_cap_s` when given and lower than the usual cap."""
 
 
 @dataclass
 class DeadlineLauncher:
     """Another launcher under one wall-clock limit shared by many children (`matrix
     --timeout-s` in paired mode, where one run holds every version's children): each child's
-    own timeout is cut to what is left, and a child due after the limit is not started.
+    wall cap and CPU budget (child_budget.py) are cut to what is left, and a child due after
+    the limit is not started.
     Everything else is the inner launcher's."""
 
     inner: Launcher | None  # None: only to draw a deadline many launchers share
@@ -168,20 +180,25 @@ class DeadlineLauncher:
         timeout_s: float,
         env_opt_in: Sequence[str] = (),
         cache_dir: Path | None = None,
+        wall_cap_s: float | None = None,
     ) -> ChildOutcome:
         import time
 
         left = self.deadline - time.monotonic()
         if left <= 0:
             return ChildOutcome(None, f"not started: --timeout-s {self.limit_s:g} s ran out")
+        # The limit is wall-clock time: the child's wall cap, and its CPU seconds no more.
         outcome = self._launcher.run(
             spec,
             label=label,
             timeout_s=min(timeout_s, left),
             env_opt_in=env_opt_in,
             cache_dir=cache_dir,
+            wall_cap_s=left if wall_cap_s is None else min(left, wall_cap_s),
         )
-        if left < timeout_s and (outcome.error or "").startswith("timed out"):
+        error = outcome.error or ""
+        cut = left < timeout_s and error.startswith("timed out")
+        if cut or (left < ChildBudget.of(timeout_s).wall_s and error.startswith(WALL_CAP_PASSED)):
             outcome.error = f"timed out: --timeout-s {self.limit_s:g} s ran out"
         return outcome
 
@@ -210,12 +227,13 @@ class ChildLauncher:
         timeout_s: float,
         env_opt_in: Sequence[str] = (),
         cache_dir: Path | None = None,
+        wall_cap_s: float | None = None,
     ) -> ChildOutcome:
-        """Run one child to completion. Its Inductor cache is `cache_dir` when given (a
-        variant's later processes reuse the cache its first process compiled into), else the
-        shared one, else a fresh one that goes with the child. An interruption
-        (KeyboardInterrupt, RunInterrupted) kills the child's process group before it
-        propagates, and before the child's folder is removed."""
+        """Run one child to completion, within its budget (child_budget.py). Its Inductor
+        cache is `cache_dir` when given (a variant's later processes reuse the cache its first
+        process compiled into), else the shared one, else a fresh one that goes with the
+        child. An interruption (KeyboardInterrupt, RunInterrupted) kills the child's process
+        group before it propagates, and before the child's folder is removed."""
         import time
 
         workdir = Path(tempfile.mkdtemp(prefix="compilegate-"))
@@ -235,7 +253,7 @@ class ChildLauncher:
                 [self.python, "-c", BOOTSTRAP, str(PACKAGE_DIR), str(spec_path)],
                 env=env,
                 cwd=spec.repo_root,
-                timeout_s=timeout_s,
+                budget=ChildBudget.of(timeout_s, wall_cap_s),
                 progress_token=token,
             )
             outcome.wall_s = time.perf_counter() - started
@@ -256,7 +274,7 @@ class ChildLauncher:
         *,
         env: dict[str, str],
         cwd: str | None,
-        timeout_s: float,
+        budget: ChildBudget,
         progress_token: str,
     ) -> ChildOutcome:
         try:
@@ -278,14 +296,19 @@ class ChildLauncher:
         )
         reader.start()
         try:
-            returncode = process.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            _kill_group(process)
-            process.wait()
-            reader.join(timeout=5)
-            outcome.output_tail = list(tail)
-            outcome.error = f"timed out after {timeout_s:g} s (timeout_s)"
-            return outcome
+            passed = wait_within(
+                lambda seconds: _ended_within(process, seconds),
+                lambda: group_cpu_s(process.pid),
+                budget,
+            )
+            if passed is not None:
+                _kill_group(process)
+                process.wait()
+                reader.join(timeout=5)
+                outcome.output_tail = list(tail)
+                outcome.error = budget_error(passed)
+                return outcome
+            returncode = process.wait()
         except BaseException:  # interrupted: the child (own session) must not outlive us
             _kill_group(process)
             process.wait()
@@ -387,6 +410,14 @@ def read_report(document: Any) -> tuple[ChildReport | None, str | None]:
         return ChildReport.from_json(document), None
     except ReportError as exc:
         return None, f"child process wrote a result the parent cannot read: {exc}"
+
+
+def _ended_within(process: subprocess.Popen[bytes], seconds: float) -> bool:
+    try:
+        process.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        return False
+    return True
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:

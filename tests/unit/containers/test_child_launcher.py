@@ -31,6 +31,10 @@ class FakeContainer:
         self.client.write(Path(harness) / "out")
         return {"StatusCode": self.client.exit_code}
 
+    def stats(self, stream: bool, one_shot: bool = False) -> dict[str, Any]:
+        self.client.cpu_s += self.client.cpu_s_per_read
+        return {"cpu_stats": {"cpu_usage": {"total_usage": int(self.client.cpu_s * 1e9)}}}
+
     def kill(self) -> None:
         self.killed = True
 
@@ -44,6 +48,7 @@ class FakeClient:
         self.started: list[FakeContainer] = []
         self.write = write or (lambda out: (out / "result.json").write_text('{"status": "ok"}'))
         self.exit_code, self.hang = exit_code, hang
+        self.cpu_s, self.cpu_s_per_read = 0.0, 20.0  # the container's CPU time, as stats say
 
     def run(self, **kwargs: Any) -> FakeContainer:
         container = FakeContainer(self, kwargs)
@@ -119,10 +124,11 @@ def test_a_result_that_is_a_link_is_refused(tmp_path: Path) -> None:
     assert outcome.report is None and "not a regular file" in (outcome.error or "")
 
 
-def test_a_child_past_its_limit_is_killed_and_removed(tmp_path: Path) -> None:
+def test_a_child_past_its_cpu_seconds_is_killed_and_removed(tmp_path: Path) -> None:
     client = FakeClient(hang=True)
     outcome = launch(client, tmp_path)
-    assert outcome.error == "timed out after 30 s (timeout_s) while measuring"
+    assert (outcome.error or "").startswith("timed out: used 40 CPU-s (timeout_s 30) in ")
+    assert (outcome.error or "").endswith(" while measuring")
     assert client.started[0].killed and client.started[0].removed
 
 
