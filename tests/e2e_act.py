@@ -28,9 +28,14 @@ import time
 import zipfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT / "tests/integration/github"), str(ROOT / "tests/contract/github"),
-                str(ROOT / "tests/unit")]  # fmt: skip
+from repo_helpers import REPO_ROOT, git  # from tests/, this script's folder
+
+TESTS = REPO_ROOT / "tests"
+sys.path[:0] = [
+    str(TESTS / "integration/github"),
+    str(TESTS / "contract/github"),
+    str(TESTS / "unit"),
+]
 from fake_github import FakeGitHub  # noqa: E402
 from gate_docs import result  # noqa: E402
 
@@ -41,19 +46,11 @@ CHECKOUT = "actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683"
 PLANTED = ("venv", "site", "sitecustomize", "json")
 
 
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-C", str(repo), "-c", "user.name=e2e", "-c", "user.email=e@x", *args],
-        check=True, capture_output=True, text=True,
-    )  # fmt: skip
-    return done.stdout.strip()
-
-
 def user_repo(work: Path, marker: Path, paired: bool = False) -> tuple[Path, str | None]:
     repo = work / "repo"
     (repo / "train").mkdir(parents=True)
     for name in ("tiny_mlp.py", "classification.py"):
-        shutil.copy(ROOT / "examples/test_steps" / name, repo / "train" / name)
+        shutil.copy(REPO_ROOT / "examples/test_steps" / name, repo / "train" / name)
     (repo / "compilegate.yml").write_text(
         "version: 1\nsteps:\n  - name: tiny\n    entry: train/tiny_mlp.py:make_step\n"
         "    device: cpu\n    variants: [{mode: default}]\n    warmup: 2\n    iterations: 6\n"
@@ -63,7 +60,7 @@ def user_repo(work: Path, marker: Path, paired: bool = False) -> tuple[Path, str
     for name in PLANTED:
         (repo / f"{name}.py").write_text(f"open({str(marker)!r}, 'a').write({name!r} + '\\n')\n")
     (repo / ".github/workflows").mkdir(parents=True)
-    workflow = (ROOT / "examples/workflows/pr-gate.yml").read_text()
+    workflow = (REPO_ROOT / "examples/workflows/pr-gate.yml").read_text()
     # the self-hosted GPU runner is this CPU machine: no GPUs, the local base image
     workflow = workflow.replace(
         "          baseline-workflow: baseline-refresh.yml\n",
@@ -106,7 +103,7 @@ def main() -> int:
     paired = "--paired" in sys.argv
     repo, base_sha = user_repo(work, marker, paired)
     fake = FakeGitHub(REPO, token=TOKEN)
-    event = json.loads((ROOT / "tests/integration/github/data/pull_request.synchronize.json")
+    event = json.loads((REPO_ROOT / "tests/integration/github/data/pull_request.synchronize.json")
                        .read_text())  # fmt: skip
     if base_sha is not None:
         event["pull_request"]["base"]["sha"] = base_sha
@@ -124,7 +121,7 @@ def main() -> int:
         "-P", "self-hosted=-self-hosted", "-s", f"GITHUB_TOKEN={TOKEN}",
         "--env", f"GITHUB_API_URL={fake.api_url}", "--env", f"GITHUB_SERVER_URL={fake.web_url}",
         "--env", "NO_PROXY=127.0.0.1", "--env", f"GITHUB_REPOSITORY={REPO}",
-        "--local-repository", f"compilegate/compilegate@{ACTION_SHA}={ROOT}",
+        "--local-repository", f"compilegate/compilegate@{ACTION_SHA}={REPO_ROOT}",
         "--local-repository", f"{UPLOAD}={stand_in_upload(work)}",
         "--action-offline-mode", "--pull=false",
     ]  # fmt: skip

@@ -29,10 +29,10 @@ from report_runs import (
 from compilegate.gate.documents import read_document
 from compilegate.gate.run_set import RunSetVerdict, find_results, judge_run_set
 from compilegate.report.comment import render_comment
+from repo_helpers import REPO_ROOT
 
 pytestmark = pytest.mark.browser
-REPO = Path(__file__).resolve().parents[2]
-EXAMPLE = REPO / "examples" / "report"
+EXAMPLE = REPO_ROOT / "examples" / "report"
 STYLESHEET_SHA256 = "de2d14b5290b8cf2af74c95e92560d9c00642ae72de0b856cece3e4eddb2d885"
 METRIC_WORDS = {
     "compile_s": "compile time (wall)",

@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from repo_helpers import REPO_ROOT
 
 
 def _generator():
     spec = importlib.util.spec_from_file_location(
-        "gen_reference", ROOT / "scripts" / "gen_reference.py"
+        "gen_reference", REPO_ROOT / "scripts" / "gen_reference.py"
     )
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
@@ -42,17 +42,17 @@ def _build(project: Path, site: Path) -> subprocess.CompletedProcess[str]:
 
 def _copy_of_the_docs(tmp_path: Path) -> Path:
     project = tmp_path / "project"
-    shutil.copytree(ROOT / "docs", project / "docs")
-    shutil.copy(ROOT / "mkdocs.yml", project / "mkdocs.yml")
+    shutil.copytree(REPO_ROOT / "docs", project / "docs")
+    shutil.copy(REPO_ROOT / "mkdocs.yml", project / "mkdocs.yml")
     (project / "scripts").mkdir()
-    shutil.copy(ROOT / "scripts" / "mkdocs_hooks.py", project / "scripts" / "mkdocs_hooks.py")
+    shutil.copy(REPO_ROOT / "scripts" / "mkdocs_hooks.py", project / "scripts" / "mkdocs_hooks.py")
     return project
 
 
 def test_the_config_reference_is_generated_from_the_current_schema():
     page = _generator().CONFIG_PAGE
     assert page.read_text(encoding="utf-8") == _generator().config_reference(), (
-        f"{page.relative_to(ROOT)} is stale: run python scripts/gen_reference.py"
+        f"{page.relative_to(REPO_ROOT)} is stale: run python scripts/gen_reference.py"
     )
 
 
@@ -100,7 +100,7 @@ def test_every_command_flag_and_config_key_is_in_the_reference():
 
 
 def test_the_docs_build_strictly_without_a_warning(tmp_path):
-    built = _build(ROOT, tmp_path / "site")
+    built = _build(REPO_ROOT, tmp_path / "site")
     assert built.returncode == 0, built.stdout + built.stderr
     assert "WARNING" not in built.stderr, built.stderr
     assert (tmp_path / "site" / "gate.html").is_file()
@@ -135,33 +135,33 @@ def test_a_broken_link_fails_the_build_and_is_named(tmp_path, link, named):
 def test_make_docs_builds_strictly_and_loudly():
     """`make docs` (what .ci/run runs) keeps the warnings: mkdocs 1.6.1 under --quiet drops
     them before --strict counts them, and a broken link then builds cleanly (seen once)."""
-    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    makefile = (REPO_ROOT / "Makefile").read_text(encoding="utf-8")
     recipe = makefile.split("\ndocs:", 1)[1].split("\n\n", 1)[0]
     build = next(line for line in recipe.splitlines() if "mkdocs build" in line)
     assert "--strict" in build
     assert not re.search(r"\s(--quiet|-q)\b", build), build
     assert "scripts/gen_reference.py --check" in recipe
-    assert "make docs" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "make docs" in (REPO_ROOT / ".ci" / "run").read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize("name", ["README.md", "CONTRIBUTING.md"])
 def test_the_front_pages_link_only_to_files_that_exist(name):
     """README.md and CONTRIBUTING.md live outside docs/, so mkdocs does not check them."""
-    text = (ROOT / name).read_text(encoding="utf-8")
+    text = (REPO_ROOT / name).read_text(encoding="utf-8")
     targets = [t for t in re.findall(r"\]\(([^)\s]+)\)", text) if "://" not in t]
-    missing = [t for t in targets if not (ROOT / t.split("#", 1)[0]).exists()]
+    missing = [t for t in targets if not (REPO_ROOT / t.split("#", 1)[0]).exists()]
     assert not missing, f"{name} links to files that do not exist: {missing}"
 
 
 def test_the_readme_is_a_front_door():
     """What it does, the workflow snippet on the first screen, the two commands CI and the
     graders run, a link to every docs page; at most 150 lines."""
-    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    lines = (REPO_ROOT / "README.md").read_text(encoding="utf-8").splitlines()
     assert len(lines) <= 150
     assert any("uses: compilegate/compilegate@" in line for line in lines[:60])
     text = "\n".join(lines)
     assert "make demo" in text and "make test" in text
-    for page in sorted((ROOT / "docs").rglob("*.md")):
-        relative = page.relative_to(ROOT).as_posix()
+    for page in sorted((REPO_ROOT / "docs").rglob("*.md")):
+        relative = page.relative_to(REPO_ROOT).as_posix()
         if relative != "docs/index.md":
             assert f"]({relative})" in text, f"the README does not link to {relative}"

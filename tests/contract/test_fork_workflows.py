@@ -12,16 +12,14 @@ GitHub's (https://docs.github.com/webhooks/webhook-events-and-payloads#workflow_
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from actions_runner import Runner
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO_ROOT / "tests" / "integration"))
-from actions_runner import Runner  # noqa: E402
+from repo_helpers import REPO_ROOT
 
 MEASURE = REPO_ROOT / "examples/workflows/fork-measure.yml"
 PUBLISH = REPO_ROOT / "examples/workflows/fork-publish.yml"

@@ -7,18 +7,14 @@ from __future__ import annotations
 import dataclasses
 import enum
 import json
-import sys
 import typing
 from collections.abc import Mapping
-from pathlib import Path
 
 import pytest
+from golden_verdicts import read_text, stored_documents
 
 from compilegate.results import model
 from compilegate.schemas import load_schema, validation_errors
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "unit"))
-from golden_verdicts import read_text, stored_documents
 
 SCHEMA = load_schema("result")
 RECOMMENDATION = SCHEMA["$defs"]["step"]["properties"]["recommendation"]

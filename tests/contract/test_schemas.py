@@ -10,8 +10,7 @@ import pytest
 import yaml
 
 from compilegate.schemas import SCHEMA_NAMES, load_schema, validation_errors
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
+from repo_helpers import REPO_ROOT
 
 
 @pytest.mark.parametrize("name", SCHEMA_NAMES)

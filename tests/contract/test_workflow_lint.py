@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+from repo_helpers import REPO_ROOT
+
 CONFIG = str(REPO_ROOT / ".github/actionlint.yaml")
 WORKFLOWS = sorted((REPO_ROOT / ".github" / "workflows").glob("*.yml")) + sorted(
     (REPO_ROOT / "examples" / "workflows").glob("*.yml")

@@ -7,11 +7,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_helpers import run_cli, write_config
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO_ROOT / "tests" / "integration"))
-
-from cli_helpers import run_cli, write_config  # noqa: E402
+from repo_helpers import REPO_ROOT
 
 
 def _has_cuda() -> bool:

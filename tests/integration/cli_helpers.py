@@ -10,7 +10,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+from repo_helpers import REPO_ROOT
+
 TORCH_PYTHON = os.environ.get("COMPILEGATE_TORCH_PYTHON", sys.executable)
 # An older PyTorch's interpreter, cached outside the repository (`make old-torch-env`).
 OLD_TORCH_PYTHON = os.environ.get(

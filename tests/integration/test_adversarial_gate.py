@@ -16,16 +16,13 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import REPO_ROOT, CliRun, run_cli
-
-sys.path.insert(0, str(REPO_ROOT / "tests" / "unit"))
+from cli_helpers import CliRun, run_cli
 from gate_docs import compile_cost, environment, process, result, step, variant, with_processes
 
 from compilegate.errors import (

@@ -20,6 +20,8 @@ from pathlib import Path
 
 from cli_helpers import QUICK_STEP_SETTINGS, REPO_ROOT
 
+from repo_helpers import git
+
 BASE_POLICY = (
     "version: 1\nsteps:\n  - name: tiny\n    entry: tiny_mlp.py:make_step\n    device: cpu\n"
     + QUICK_STEP_SETTINGS
@@ -31,14 +33,6 @@ HEAD_POLICY = BASE_POLICY.replace("variant_processes: 2", "variant_processes: 1"
 # The parent's address space while it reads a config: it imports no torch before the config
 # is read, so 1 GiB is plenty; reading /dev/zero into memory hits it within seconds.
 PARENT_MEMORY_BYTES = 1 << 30
-
-
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(repo), *args],
-        check=True, capture_output=True, text=True,
-    )  # fmt: skip
-    return done.stdout
 
 
 def compilegate(*args: str, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:

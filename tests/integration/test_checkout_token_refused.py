@@ -17,11 +17,12 @@ the action's steps as a runner runs them: tests/integration/containers/test_chec
 from __future__ import annotations
 
 import base64
-import subprocess
 from pathlib import Path
 
 import pytest
 from cli_helpers import run_cli
+
+from repo_helpers import git
 
 TOKEN = "ghs_checkoutPersistedToken0123456789"
 HEADER = "AUTHORIZATION: basic " + base64.b64encode(f"x-access-token:{TOKEN}".encode()).decode()
@@ -33,14 +34,6 @@ def make_step(device="cpu"):
     Path({ran!r}).write_text("the step ran")
     raise RuntimeError("peek: " + (root / ".git" / "config").read_text())
 """
-
-
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(repo), *args],
-        check=True, capture_output=True, text=True,
-    )  # fmt: skip
-    return done.stdout.strip()
 
 
 def checkout(tmp_path: Path) -> Path:

@@ -15,16 +15,12 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from pathlib import Path
 
 import pytest
+from actions_runner import Runner, workflow_commands
 
-TESTS = Path(__file__).resolve().parents[1]
-REPO_ROOT = TESTS.parent
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from actions_runner import Runner, workflow_commands  # noqa: E402
+from repo_helpers import REPO_ROOT, TESTS
 
 REPO = "octo-org/trainer"
 EVENT = json.loads((TESTS / "integration/github/data/pull_request.synchronize.json").read_text())

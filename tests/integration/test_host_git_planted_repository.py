@@ -17,29 +17,16 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
+from actions_runner import Runner, StepRecord, parse_file_command
 
-TESTS = Path(__file__).resolve().parents[1]
-REPO_ROOT = TESTS.parent
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from actions_runner import Runner, StepRecord, parse_file_command  # noqa: E402
-
-from compilegate.run.paired import checkout  # noqa: E402
+from compilegate.run.paired import checkout
+from repo_helpers import REPO_ROOT, git
 
 TOKEN = "ghs_host-git-test-token"
-
-
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(repo), *args],
-        check=True, capture_output=True, text=True,
-    )  # fmt: skip
-    return done.stdout.strip()
 
 
 def payload(marker: Path, name: str) -> str:

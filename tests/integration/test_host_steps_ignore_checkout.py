@@ -21,20 +21,14 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
+from actions_runner import Runner
+from fake_github import FakeGitHub
 
-TESTS = Path(__file__).resolve().parents[1]
-REPO_ROOT = TESTS.parent
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(TESTS / "integration/github"))
-sys.path.insert(0, str(TESTS / "contract/github"))
-
-from actions_runner import Runner  # noqa: E402
-from fake_github import FakeGitHub  # noqa: E402
+from repo_helpers import REPO_ROOT, TESTS
 
 REPO = "octo-org/trainer"
 TOKEN = "ghs_plant-test-token"

@@ -12,7 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+from repo_helpers import REPO_ROOT
+
 STEP = """
 import os
 

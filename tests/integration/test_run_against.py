@@ -5,11 +5,11 @@ config asking for less power and looser thresholds, its code for a slower compil
 from __future__ import annotations
 
 import json
-import subprocess
-from pathlib import Path
 
 import pytest
 from cli_helpers import REPO_ROOT, run_cli
+
+from repo_helpers import git
 
 pytestmark = pytest.mark.compile
 
@@ -37,16 +37,6 @@ HOSTILE = (
 # pairs disagreed by half (+326 % at ±2939 %); with three, t = 3.2.
 BASE_PROCESSES = 4
 SLOWER = "PLANT_COMPILED_MS = 2.0  # the pull request's change: 2 ms more per compiled step\n"
-
-
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(repo), *args],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return done.stdout
 
 
 @pytest.fixture(scope="module")

@@ -6,12 +6,12 @@ the documents say so, and a head whose compiled step is slower fails on it."""
 from __future__ import annotations
 
 import json
-import subprocess
 
 import pytest
 from cli_helpers import REPO_ROOT, run_cli
 
 from compilegate.schemas import validation_errors
+from repo_helpers import git
 
 pytestmark = pytest.mark.compile
 
@@ -31,16 +31,6 @@ steps:
     numerics: {enabled: false}
 """
 SLOWER = "PLANT_COMPILED_MS = 2.0  # the pull request's change: 2 ms more per compiled step\n"
-
-
-def git(repo, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(repo), *args],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return done.stdout
 
 
 def test_base_and_head_in_one_process_catch_a_slower_compiled_step(tmp_path) -> None:

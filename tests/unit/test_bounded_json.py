@@ -16,20 +16,20 @@ from compilegate.bounded_json import (
     loads_bounded,
     read_bounded_json,
 )
+from repo_helpers import REPO_ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 # Every real document stored here: the golden set, the nanoGPT pair, the report example.
 STORED = sorted(
     [
-        *(ROOT / "tests/unit/data/golden/docs").glob("*.json"),
-        *(ROOT / "tests/unit/data/nanogpt").glob("*.json"),
-        *(ROOT / "examples/report").rglob("*.json"),
+        *(REPO_ROOT / "tests/unit/data/golden/docs").glob("*.json"),
+        *(REPO_ROOT / "tests/unit/data/nanogpt").glob("*.json"),
+        *(REPO_ROOT / "examples/report").rglob("*.json"),
     ]
 )
 SMALL = JsonLimits(max_bytes=1000, max_depth=3, max_values=20, max_list_items=5, max_object_keys=4)
 
 
-@pytest.mark.parametrize("path", STORED, ids=lambda p: p.relative_to(ROOT).as_posix())
+@pytest.mark.parametrize("path", STORED, ids=lambda p: p.relative_to(REPO_ROOT).as_posix())
 def test_every_stored_document_reads_as_json_does(path: Path) -> None:
     assert read_bounded_json(path) == json.loads(path.read_text(encoding="utf-8"))
 

@@ -4,11 +4,12 @@ compiled run became and stayed ahead, and the prediction is judged against it.""
 from __future__ import annotations
 
 import importlib.util
-from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "decision_check.py"
+from repo_helpers import REPO_ROOT
+
+BENCH = REPO_ROOT / "bench" / "decision_check.py"
 spec = importlib.util.spec_from_file_location("decision_check", BENCH)
 check = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(check)

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from repo_helpers import REPO_ROOT
+
 torch = pytest.importorskip("torch")
 
 from compilegate.child.measure import StepBuilder  # noqa: E402 - after the torch skip
@@ -23,13 +25,13 @@ from compilegate.child.protocol import EntryPoint  # noqa: E402
 from compilegate.child.training import seed_everything  # noqa: E402
 from compilegate.child.user_code import StepParts  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[2]
 SETTINGS = {"seed": 0, "amp": None}
 
 
 def builder_for(file: str, function: str = "make_step") -> StepBuilder:
-    path = REPO / "examples/test_steps" / file
-    return StepBuilder(EntryPoint(f"{path}:{function}", str(path), function, 1), REPO, "cpu", 0)
+    path = REPO_ROOT / "examples/test_steps" / file
+    entry = EntryPoint(f"{path}:{function}", str(path), function, 1)
+    return StepBuilder(entry, REPO_ROOT, "cpu", 0)
 
 
 def relative(a: torch.Tensor, b: torch.Tensor) -> float:

@@ -27,6 +27,7 @@ from compilegate.gate.policy import (
 )
 from compilegate.gate.verdict import OVERALL_ORDER, VERDICT_EXIT_CODES, VERDICTS
 from compilegate.results.model import environment_of, parse, step_of
+from repo_helpers import REPO_ROOT
 
 
 def env(raw):
@@ -302,7 +303,7 @@ def test_numerics_the_baselines_policy_checks_must_be_checked():
 
 def test_the_docs_exit_code_table_is_the_codes():
     """One table in docs/gate.md, the same as VERDICT_EXIT_CODES and errors.EXIT_CODES."""
-    page = (Path(__file__).resolve().parents[2] / "docs" / "gate.md").read_text(encoding="utf-8")
+    page = (REPO_ROOT / "docs" / "gate.md").read_text(encoding="utf-8")
     section = page.split("## Exit codes", 1)[1]
     rows = [line.split("|")[1:3] for line in section.splitlines() if line.startswith("| ")]
     table = {outcome.strip().strip("`"): int(code) for outcome, code in rows[1:]}

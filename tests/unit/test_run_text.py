@@ -23,6 +23,7 @@ from compilegate.report.tables import display_width, text_table
 from compilegate.report.text_layout import fit_table, wrap_words
 from compilegate.results.location import default_result_path
 from compilegate.results.model import parse
+from repo_helpers import REPO_ROOT
 
 DATA = Path(__file__).parent / "data" / "h200-2026-12-04"
 NANOGPT = Path(__file__).parent / "data" / "nanogpt"
@@ -207,7 +208,7 @@ def test_the_result_goes_outside_the_repository(tmp_path: Path) -> None:
 
 
 def test_the_getting_started_page_shows_what_a_run_prints() -> None:
-    page = (Path(__file__).parents[2] / "docs" / "getting-started.md").read_text(encoding="utf-8")
+    page = (REPO_ROOT / "docs" / "getting-started.md").read_text(encoding="utf-8")
     shown = page.split("<!-- run-text: alone, 100 columns -->\n```\n", 1)[1].split("```", 1)[0]
     text = render_run_text(
         parse(RUN1, "r.json"), width=100, where_lines=["result written to r.json"]

@@ -8,9 +8,7 @@ marked as documented elsewhere (rate limits, 5xx). Sleeping goes through a fake 
 from __future__ import annotations
 
 import io
-import sys
 import zipfile
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,10 +22,8 @@ from github_contract import (
     session_with,
     validate_request,
 )
-from openapi_core.validation.request.exceptions import RequestValidationError
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "unit" / "github"))
 from github_fakes import FakeClock
+from openapi_core.validation.request.exceptions import RequestValidationError
 
 from compilegate.github import (
     GitHubClient,

@@ -13,13 +13,9 @@ import time
 from typing import Any
 
 import pytest
-from docker_helpers import LOCAL_TORCH, REPO_ROOT
+from docker_helpers import LOCAL_TORCH
 
-
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", "docker: needs a running Docker engine and the local base image"
-    )
+from repo_helpers import REPO_ROOT
 
 
 def _unavailable(reason: str) -> None:

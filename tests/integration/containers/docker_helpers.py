@@ -1,11 +1,10 @@
-"""Shared by the Docker tests: the repository root, the local torch, a tiny config."""
+"""Shared by the Docker tests: the local torch, a tiny config."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
 LOCAL_TORCH = os.environ.get("COMPILEGATE_DOCKER_TORCH", "2.13.0")
 
 

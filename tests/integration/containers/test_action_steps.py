@@ -13,21 +13,16 @@ import io
 import json
 import os
 import shutil
-import sys
 import zipfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from actions_runner import Runner
+from fake_github import FakeGitHub
+from gate_docs import result
 
-TESTS = Path(__file__).resolve().parents[2]
-REPO_ROOT = TESTS.parent
-for helper in ("integration", "integration/github", "contract/github", "unit"):
-    sys.path.insert(0, str(TESTS / helper))
-
-from actions_runner import Runner  # noqa: E402
-from fake_github import FakeGitHub  # noqa: E402
-from gate_docs import result  # noqa: E402
+from repo_helpers import REPO_ROOT, TESTS, git
 
 pytestmark = pytest.mark.docker
 
@@ -121,16 +116,6 @@ def test_the_composite_action_measures_publishes_and_fails_per_the_verdict(
     final = by_name["Fail the job per the verdict"]
     assert final.returncode == 4 and "::error title=compilegate::" in final.stdout
     assert fake.violations == []
-
-
-def git(repo: Path, *args: str) -> str:
-    import subprocess
-
-    done = subprocess.run(
-        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", *args],
-        check=True, capture_output=True, text=True,
-    )  # fmt: skip
-    return done.stdout.strip()
 
 
 def test_a_pull_request_to_the_default_branch_is_measured_beside_its_base(

@@ -26,14 +26,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from docker_helpers import LOCAL_TORCH, REPO_ROOT
+from actions_runner import Runner
+from docker_helpers import LOCAL_TORCH
+from fake_github import FakeGitHub
 
-TESTS = REPO_ROOT / "tests"
-for helper in ("integration", "integration/github", "contract/github"):
-    sys.path.insert(0, str(TESTS / helper))
-
-from actions_runner import Runner  # noqa: E402
-from fake_github import FakeGitHub  # noqa: E402
+from repo_helpers import REPO_ROOT, TESTS, git
 
 pytestmark = pytest.mark.docker
 
@@ -63,14 +60,6 @@ def make_step(device="cpu"):
         seen["ls .git"] = type(exc).__name__
     raise RuntimeError("peek " + json.dumps(seen))
 """
-
-
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(repo), *args],
-        check=True, capture_output=True, text=True,
-    )  # fmt: skip
-    return done.stdout.strip()
 
 
 def repository(tmp_path: Path) -> Path:

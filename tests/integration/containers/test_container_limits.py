@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from docker_helpers import REPO_ROOT
+
+from repo_helpers import REPO_ROOT
 
 pytestmark = pytest.mark.docker
 

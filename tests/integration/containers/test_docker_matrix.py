@@ -13,12 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from docker_helpers import LOCAL_TORCH, REPO_ROOT, write_tiny_config
+from docker_helpers import LOCAL_TORCH, write_tiny_config
 
 from compilegate.containers.docker_backend import DockerBackend, container_run_kwargs
 from compilegate.containers.images import ImageSpec, ensure_image
 from compilegate.containers.matrix import run_matrix
 from compilegate.containers.outcome import RunRequest
+from repo_helpers import REPO_ROOT
 
 pytestmark = pytest.mark.docker
 

@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from docker_helpers import LOCAL_TORCH, REPO_ROOT, write_tiny_config
+from docker_helpers import LOCAL_TORCH, write_tiny_config
 
 from compilegate.schemas import validation_errors
+from repo_helpers import REPO_ROOT
 
 pytestmark = pytest.mark.docker
 

@@ -16,7 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from docker_helpers import LOCAL_TORCH, REPO_ROOT, write_tiny_config
+from docker_helpers import LOCAL_TORCH, write_tiny_config
+
+from repo_helpers import REPO_ROOT
 
 pytestmark = pytest.mark.docker
 

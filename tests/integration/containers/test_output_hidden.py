@@ -23,8 +23,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from docker_helpers import LOCAL_TORCH, REPO_ROOT, write_tiny_config
+from docker_helpers import LOCAL_TORCH, write_tiny_config
 
+from repo_helpers import REPO_ROOT
 from unprivileged import (
     UNPRIVILEGED_UID,
     as_unprivileged,

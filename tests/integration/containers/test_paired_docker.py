@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from docker_helpers import LOCAL_TORCH, REPO_ROOT
+from docker_helpers import LOCAL_TORCH
+
+from repo_helpers import REPO_ROOT, git
 
 pytestmark = pytest.mark.docker
 
@@ -81,14 +83,6 @@ steps:
     timeout_s: 300
     numerics: {enabled: false}
 """
-
-
-def git(repo: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(repo), *args],
-        check=True,
-        capture_output=True,
-    )
 
 
 def test_the_hostile_head_cannot_touch_the_base(

@@ -13,7 +13,9 @@ from typing import Any
 
 import docker
 import pytest
-from docker_helpers import LOCAL_TORCH, REPO_ROOT, write_tiny_config
+from docker_helpers import LOCAL_TORCH, write_tiny_config
+
+from repo_helpers import REPO_ROOT
 
 pytestmark = pytest.mark.docker
 

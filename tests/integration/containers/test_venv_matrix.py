@@ -10,10 +10,11 @@ import os
 from pathlib import Path
 
 import pytest
-from docker_helpers import LOCAL_TORCH, REPO_ROOT, write_tiny_config
+from docker_helpers import LOCAL_TORCH, write_tiny_config
 
 from compilegate.containers.matrix import run_matrix
 from compilegate.containers.venv_backend import VenvBackend
+from repo_helpers import REPO_ROOT
 
 pytestmark = pytest.mark.compile
 

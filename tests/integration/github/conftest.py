@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-# The contract helpers (spec loading, validation) live beside the vendored description.
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "contract" / "github"))
-
 from fake_github import FakeGitHub
 
 REPO = "octo-org/trainer"

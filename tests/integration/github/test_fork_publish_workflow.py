@@ -9,20 +9,15 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import yaml
+from actions_runner import Runner
 from fake_github import FakeGitHub
+from gate_docs import environment, result, step, variant
 
 from conftest import EVENT_FILE, REPO, TOKEN
-
-TESTS = Path(__file__).resolve().parents[2]
-REPO_ROOT = TESTS.parent
-sys.path.insert(0, str(TESTS / "integration"))
-sys.path.insert(0, str(TESTS / "unit"))
-from actions_runner import Runner  # noqa: E402
-from gate_docs import environment, result, step, variant  # noqa: E402
+from repo_helpers import REPO_ROOT
 
 WORKFLOW = REPO_ROOT / "examples/workflows/fork-publish.yml"
 PR = json.loads(EVENT_FILE.read_text())["number"]

@@ -11,12 +11,10 @@ import sys
 from pathlib import Path
 
 from fake_github import FakeGitHub
+from test_acceptance import base_doc, regressed_doc
 from test_publish_command import publish_cli, write
 
 from conftest import EVENT_FILE, REPO
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "unit"))
-from test_acceptance import base_doc, regressed_doc
 
 LABEL = "compilegate: accept"
 PR = 31

@@ -12,13 +12,11 @@ from pathlib import Path
 
 import pytest
 from fake_github import FakeGitHub
-
-from conftest import EVENT_FILE, REPO, TOKEN
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "unit"))
 from gate_docs import environment, result, site, step, variant
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
+from conftest import EVENT_FILE, REPO, TOKEN
+from repo_helpers import REPO_ROOT
+
 EVENT = json.loads(EVENT_FILE.read_text())
 PR, HEAD_SHA = EVENT["number"], EVENT["pull_request"]["head"]["sha"]
 

@@ -4,16 +4,14 @@ at the wall-clock limit, or its compilegate killed): the version is an error row
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
+
+from gate_docs import result
 
 from compilegate.cli.matrix_command import PARTIAL_NAME, _keep_error
 from compilegate.containers.outcome import VersionOutcome
 from compilegate.gate.run_set import ResultSource, judge_run_set
 from compilegate.results.model import parse
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from gate_docs import result
 
 
 def test_a_partial_result_of_an_errored_version_is_kept_aside_and_the_version_errors(

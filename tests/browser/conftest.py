@@ -1,8 +1,0 @@
-"""The browser tests share the unit tests' document factories (tests/unit)."""
-
-from __future__ import annotations
-
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
