@@ -3,8 +3,6 @@ lines cut in the relay, and the container limits as config and policy (config/li
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,7 +12,6 @@ from compilegate.config.loading import load_config_text
 from compilegate.containers.limits import limit_kwargs, output_over, read_refused
 from compilegate.errors import ConfigError
 from compilegate.run.relay import CUT_MARKER, bounded_lines
-from unprivileged import as_unprivileged, unprivileged_folder
 
 
 def test_a_line_without_a_newline_is_cut_to_the_bound_with_a_marker() -> None:
@@ -81,43 +78,3 @@ def test_config_limits_come_from_defaults_and_the_step_and_unknown_keys_are_erro
         load_config_text(
             text.replace("{pids: 64}", "{cpus: 4}"), source="compilegate.yml", repo_root=tmp_path
         )
-
-
-# A run on a non-root runner writes 2 MiB under a folder it then makes unreadable (mode 000,
-# or readable without search permission): its size cannot be known, so it is over the limit,
-# never skipped (issue 29, finding 5; root reads through any mode: run as a non-root user).
-HIDE_OUTPUT = """
-import json, os, sys
-from pathlib import Path
-from compilegate.config.limits import ResourceLimits
-from compilegate.containers.limits import output_over
-out = Path(sys.argv[1]) / "out"
-got = {}
-for name, mode in (("locked", 0), ("listonly", 0o400), ("itself", None)):
-    folder = out / name
-    folder.mkdir(parents=True)
-    (folder / "blob").write_bytes(b"x" * (2 << 20))
-    target = out if mode is None else folder
-    os.chmod(target, 0 if mode is None else mode)
-    got[name] = output_over(out, ResourceLimits(output_mib=1))
-    os.chmod(target, 0o700)
-    (folder / "blob").unlink()
-    folder.rmdir()
-print(json.dumps(got))
-"""
-
-
-def test_an_output_folder_the_run_made_unreadable_is_over_its_limit() -> None:
-    with unprivileged_folder() as work:
-        runner = Path(__file__).resolve().parents[2] / "runner"
-        done = as_unprivileged(
-            [sys.executable, "-c", HIDE_OUTPUT, str(work)], env={"PYTHONPATH": str(runner)}
-        )
-    assert done.returncode == 0, done.stderr[-2000:]
-    got = json.loads(done.stdout)
-    over = "output folder over its limit of 1 MiB (limits.output_mib): "
-    assert got == {
-        "locked": over + "locked unreadable (Permission denied)",
-        "listonly": over + "listonly/blob unreadable (Permission denied)",
-        "itself": over + "the folder itself unreadable (Permission denied)",
-    }

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
+from repo_helpers import REPO_ROOT
 
 
 def hadolint() -> str:

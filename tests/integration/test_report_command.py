@@ -10,7 +10,7 @@ from pathlib import Path
 
 from gate_docs import environment, result, step, variant
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+from repo_helpers import REPO_ROOT
 
 
 def cli(*args: object, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:

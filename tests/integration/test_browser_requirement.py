@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from repo_helpers import REPO_ROOT
 
 
 def run_browser_tests(tmp_path: Path, require: str) -> subprocess.CompletedProcess:
@@ -26,9 +26,9 @@ def run_browser_tests(tmp_path: Path, require: str) -> subprocess.CompletedProce
             "-rs",
             "-k",
             "stylesheet",
-            str(REPO / "tests" / "browser"),
+            str(REPO_ROOT / "tests" / "browser"),
         ],
-        cwd=REPO,
+        cwd=REPO_ROOT,
         env=env,
         capture_output=True,
         text=True,

@@ -19,14 +19,7 @@ from compilegate.run.host_git import (
     repository_of,
     run_git,
 )
-
-
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(repo), *args],
-        check=True, capture_output=True, text=True,
-    )  # fmt: skip
-    return done.stdout.strip()
+from repo_helpers import git
 
 
 @pytest.fixture

@@ -22,6 +22,7 @@ from compilegate.run.launcher import ChildOutcome, DeadlineLauncher
 from compilegate.run.orchestrate import RunOptions
 from compilegate.run.paired import base_result_path, paired_configs, run_against
 from compilegate.schemas import validation_errors
+from repo_helpers import git
 
 BASE_CONFIG = """\
 version: 1
@@ -92,14 +93,6 @@ class StandInLauncher:
         return ChildOutcome(
             ChildReport.from_json({"status": "ok", **child_output(10.0, 5.0)}), None
         )
-
-
-def git(repo: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(repo), *args],
-        check=True,
-        capture_output=True,
-    )
 
 
 @pytest.fixture

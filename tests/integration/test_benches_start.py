@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "bench"
+from repo_helpers import REPO_ROOT
+
+BENCH = REPO_ROOT / "bench"
 SCRIPTS = sorted(p for p in BENCH.glob("*.py") if p.name != "bench_common.py")
 
 

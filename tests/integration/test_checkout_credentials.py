@@ -20,16 +20,9 @@ from compilegate.run.checkout_credentials import (
     refuse_persisted_credentials,
 )
 from compilegate.run.git_configs import repositories_in_reach
+from repo_helpers import git
 
 TOKEN = "ghs_0123456789abcdefTOKEN"
-
-
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(repo), *args],
-        check=True, capture_output=True, text=True,
-    )  # fmt: skip
-    return done.stdout.strip()
 
 
 @pytest.fixture

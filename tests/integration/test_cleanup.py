@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from compilegate.cleanup import remove_tree
+from repo_helpers import RUNNER
 from unprivileged import as_unprivileged, runs_as_root, unprivileged_folder
 
-RUNNER = Path(__file__).resolve().parents[2] / "runner"
 # What a hostile step leaves: 2 MiB in a folder of mode 000, a folder it cannot write,
 # a folder it can only read, and a link to a file outside (never chmodded, never removed).
 LEAVE_A_MESS = """
