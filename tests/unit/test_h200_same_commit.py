@@ -3,32 +3,40 @@ commit a minute apart (shared/reference/gpu-runs/2026-12-04; the launch-bound tr
 variants default and reduce-overhead). Judged against each other as one-run baselines the
 job failed in one order (eager +16 % at ±8.0 %, compiled +20 %, their 25th percentiles
 +26 %), and the first run was refused as a baseline (eager noise ±11 %). Through the CLI
-as a user runs it: `baseline update` without --force, then `compare`, in both orders."""
+as a user runs it (in this process): `baseline update` without --force, then `compare`, in
+both orders."""
 
 from __future__ import annotations
 
 import gzip
 import json
-import subprocess
-import sys
+import os
+from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
+from compilegate.cli import main
+
 DATA = Path(__file__).parent / "data" / "h200-2026-12-04"
-REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
-def cli(*args: str) -> subprocess.CompletedProcess:
-    env = {"PYTHONPATH": str(REPO_ROOT / "runner"), "PATH": "/usr/bin:/bin"}
-    return subprocess.run(
-        [sys.executable, "-m", "compilegate", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-        timeout=120,
-    )
+@pytest.fixture
+def cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> Callable:
+    """`compilegate ARGS` as a user's shell runs it (no GitHub variables), in this process:
+    its exit code and what it printed."""
+    for name in list(os.environ):
+        if name != "PATH":
+            monkeypatch.delenv(name)
+
+    def run(*args: str) -> SimpleNamespace:
+        capsys.readouterr()
+        code = main(list(args))
+        printed = capsys.readouterr()
+        return SimpleNamespace(returncode=code, stdout=printed.out, stderr=printed.err)
+
+    return run
 
 
 def unpacked(tmp_path: Path, name: str) -> Path:
@@ -39,7 +47,7 @@ def unpacked(tmp_path: Path, name: str) -> Path:
 
 @pytest.mark.parametrize(("stored", "judged"), [("run1", "run2"), ("run2", "run1")])
 def test_the_same_commit_on_an_idle_h200_passes_against_itself_in_both_orders(
-    tmp_path: Path, stored: str, judged: str
+    tmp_path: Path, stored: str, judged: str, cli: Callable
 ) -> None:
     baseline = tmp_path / "baseline.json"
     update = cli(
@@ -74,7 +82,9 @@ def test_the_same_commit_on_an_idle_h200_passes_against_itself_in_both_orders(
     assert not [r for r in rows if r["verdict"] == "regression"]
 
 
-def test_the_first_screen_says_which_step_times_moved_unjudged_and_why(tmp_path: Path) -> None:
+def test_the_first_screen_says_which_step_times_moved_unjudged_and_why(
+    tmp_path: Path, cli: Callable
+) -> None:
     """The table of the first screen holds judged rows only: step times that moved beyond
     their limits against one stored run are said beside it, with what would judge them."""
     baseline = tmp_path / "baseline.json"
@@ -114,7 +124,9 @@ def scaled(path: Path, side: str, factor: float, *, processes: slice) -> Path:
     return path
 
 
-def test_one_disturbed_baseline_process_does_not_blind_the_gate(tmp_path: Path) -> None:
+def test_one_disturbed_baseline_process_does_not_blind_the_gate(
+    tmp_path: Path, cli: Callable
+) -> None:
     """Issue 39: one process of a loaded baseline timed eager x10 beside its unchanged twin
     (a load spike inside it: its speedup 10x too high); against it, a run whose compiled
     step is 10x slower in every process read `speedup 1.7x → 0.1x, −92 %, ±85 % (too
