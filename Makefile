@@ -52,8 +52,10 @@ test: venv old-torch-env docker-env browser-env
 	COMPILEGATE_DOCKER_SECOND_TORCH=$(SECOND_TORCH) \
 	bash scripts/run-tests.sh $(BIN)/python
 
+# The fast loop: tests/unit, where no test starts a process (tests/unit/conftest.py refuses one)
+# or compiles; CONTRIBUTING.md gives its measured time. `make test` runs everything.
 test-fast: venv
-	bash scripts/run-tests.sh $(BIN)/python -m "not compile and not old_torch and not docker"
+	bash scripts/run-tests.sh $(BIN)/python tests/unit -m "not compile and not old_torch and not docker"
 
 # The docs in docs/ (mkdocs.yml): the generated reference pages must be current, and a broken
 # link, a missing anchor or a link mkdocs cannot resolve fails the build (strict).
