@@ -281,7 +281,8 @@ def judge(
         "rmse_eager": None,
     }
     has_reference = reference is not None and reference.shape == e.shape
-    if has_reference:  # reported even when allclose decides: it ranks the `worst` list
+    # reported even when allclose decides: it ranks the `worst` list
+    if reference is not None and has_reference:
         ref = reference.detach().double().cpu()
         out.update(rmse_compiled=_finite(_rmse(ref, c)), rmse_eager=_finite(_rmse(ref, e)))
     if torch.allclose(e, c, atol=tol, rtol=tol, equal_nan=True):
@@ -371,9 +372,9 @@ def compare_runs(
 def _badness(verdict: dict[str, Any], multiplier: float, tol: float, cosine_min: float) -> float:
     """How close to (or past) failing: >1 failed. Ranks the `worst` list."""
     if verdict["rmse_compiled"] is not None and verdict["rmse_eager"] is not None:
-        return verdict["rmse_compiled"] / (multiplier * verdict["rmse_eager"] + tol / 10)
+        return float(verdict["rmse_compiled"] / (multiplier * verdict["rmse_eager"] + tol / 10))
     if verdict["rule"] == "cosine" and verdict["cosine"] is not None:
-        return (1 - verdict["cosine"]) / max(1 - cosine_min, 1e-12)
+        return float((1 - verdict["cosine"]) / max(1 - cosine_min, 1e-12))
     if verdict["rule"] == "allclose":
         return min(1.0, (verdict["max_abs_diff"] or 0.0) / tol) * 0.999
     return 0.0 if verdict["passed"] else math.inf
