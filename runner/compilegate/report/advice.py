@@ -39,14 +39,14 @@ def advice_for(run_set: RunSetVerdict) -> list[tuple[str, str | None]]:
     for template, labels in grouped.items():
         sentence = template.replace("{on}", _and(labels))
         out.append((sentence[0].upper() + sentence[1:], None))
-    labels: dict[str, list[str]] = {}
+    accept_labels: dict[str, list[str]] = {}
     for version in run_set.versions:
         if version.accept_label and version.verdict and version.verdict.rows("regression"):
-            labels.setdefault(version.accept_label, []).append(_torch(version))
+            accept_labels.setdefault(version.accept_label, []).append(_torch(version))
     by_label = [
         f"Regressions on {_and(on)} intended? A maintainer other than the author accepts "
         f'them for this commit with the label "{label}" (errors and unjudged rows still fail)'
-        for label, on in labels.items()
+        for label, on in accept_labels.items()
     ]
     paired = [
         _torch(v)

@@ -245,8 +245,8 @@ def _health_lines(run_set: RunSetVerdict) -> list[str]:
         return []
     unsteady = [label for labels in groups.values() for label in labels]
     if len(groups) == 1:
-        ((reasons, labels),) = groups.items()
-        line = f"{HEALTH_PREFIX} (torch {_and(labels)}): {UNSTEADY} — " + "; ".join(reasons)
+        ((shared, labels),) = groups.items()
+        line = f"{HEALTH_PREFIX} (torch {_and(labels)}): {UNSTEADY} — " + "; ".join(shared)
     else:
         said_each = [
             f"{'On' if index else 'on'} torch {_and(labels)}: " + "; ".join(reasons)
@@ -324,7 +324,7 @@ def _reasons(run_set: RunSetVerdict, links: LinkContext, several: bool) -> list[
             if not _needs_a_look(row) or not _says_more(row):
                 continue
             message = _reason_message(row)
-            key = (w.row_subject(row), row.metric, message)
+            key: tuple[str, ...] = (w.row_subject(row), row.metric, message)
             found.setdefault(key, []).append(_version_label(version))
             place_of.setdefault(key, (row.step, row.variant))
             url_of.setdefault(key, _break_site(version, row, links))
@@ -461,7 +461,9 @@ def _break_site(
     return f"{file}:{line}", None
 
 
-def _context(run_set: RunSetVerdict, links: LinkContext) -> tuple:
+def _context(
+    run_set: RunSetVerdict, links: LinkContext
+) -> tuple[tuple[tuple[Item, ...], ...], ...]:
     """Two lines: the commits and the machine; the torch versions and the links."""
     first = next((v.document for v in run_set.versions if v.document is not None), None)
     env = first.environment if first is not None else Environment()
@@ -525,7 +527,7 @@ def _version_rows(version: VersionOutcome) -> list[tuple[str, ...]]:
     label = _plain_torch(version.torch) if version.torch else version.label.removeprefix("torch ")
     if version.document is None:
         return [(label, "-", f"{w.FAIL_ICON} error", version.error or "no result", "-", "-")]
-    rows = []
+    rows: list[tuple[str, ...]] = []
     verdicts = version.verdict.verdicts if version.verdict is not None else ()
     for index, step in enumerate(version.document.steps):
         mine = [r for r in verdicts if r.step == step.name]

@@ -107,7 +107,7 @@ def _accepted_by(judged: Sequence[VersionOutcome]) -> str:
 
 
 def _has(verdicts: dict[str, set[str]] | None, wanted: frozenset[str]) -> bool:
-    return bool(verdicts) and any(v in wanted for v in verdicts)
+    return verdicts is not None and any(v in wanted for v in verdicts)
 
 
 def _rest(by_family: dict[str, dict[str, set[str]]], skip: list[str]) -> list[str]:

@@ -469,7 +469,7 @@ def merge_alike_variants(
     """Rows that read the same on several variants of a step (same verdict and the same cells
     but the place, `where`) said once, their variants in the place: `gpt · default; default,
     dynamic`, as the PR comment says them (first_screen.py)."""
-    groups: dict[tuple, list[tuple[MetricVerdict, list[str]]]] = {}
+    groups: dict[tuple[object, ...], list[tuple[MetricVerdict, list[str]]]] = {}
     for row, cells in entries:
         alike = row.variant not in (None, "eager")
         rest = tuple(cells[:where] + cells[where + 1 :])
