@@ -68,7 +68,8 @@ _NEW_BREAK_AT = re.compile(r"^new graph break at (?P<file>[^\s:]+):(?P<line>\d+)
 YARDSTICK_NOTE = (
     "Step-time changes between runs on the same torch are judged against a fixed torch "
     "workload timed beside the step (the yardstick), so a runner that is slower today does "
-    "not read as a slower step; the times shown are milliseconds per step."
+    "not read as a slower step: the milliseconds and the % beside them are what was "
+    "measured, the change “per yardstick” what was judged."
 )
 
 
