@@ -56,7 +56,7 @@ def test_the_compile_work_cell_names_the_count_it_shows(screen: str):
 
 
 def test_the_unsteady_machine_s_advice_is_said_once(screen: str):
-    assert screen.count("rerun once") == 1
+    assert screen.count("rerun when it is quiet") == 1
     assert "default, dynamic compiled +16 %, p25 +38 %" in screen
 
 

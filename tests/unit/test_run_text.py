@@ -18,7 +18,8 @@ from gate_docs import result, step, variant
 
 from compilegate.cli.gate_commands import judge_result
 from compilegate.gate.verdict import MetricVerdict
-from compilegate.report.row_cells import judged_change, reader_values, shortened
+from compilegate.report.escape import shortened
+from compilegate.report.row_cells import judged_change, reader_values
 from compilegate.report.run_text import render_run_text, variant_ms
 from compilegate.report.tables import display_width, text_table
 from compilegate.report.text_layout import fit_table, wrap_words

@@ -55,10 +55,10 @@ SECTION_WORDS = {
     "table": "variants",
     "verdicts": "gate rows",
     "trend": "stored runs",
-    "breaks": "graph breaks and recompiles",
+    "breaks": "graph breaks, recompiles",
     "numerics": "numerics",
     "environment": "environment",
-    "reproduce": "how to reproduce",
+    "reproduce": "reproduce",
 }
 
 

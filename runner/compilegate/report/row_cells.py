@@ -11,7 +11,8 @@ their own change, and the judged change names its unit:
     9.51 ms → 9.94 ms (+4.5 %)    +27 % per yardstick    +5 %
 
 A row about a whole step or variant says why, shortened to MESSAGE_CHARS with the location
-at its end (` (at model.py:57)`) kept whole.
+at its end (` (at model.py:57)`) kept whole; on the first screen and the terminal, in the
+reasons under the table instead (`why_below`).
 
 Compile work is several counts judged together; its row names the count it shows
 (`graphs 1 → 5`), the first in torch's order (graphs, FX nodes, guards, …) that crossed
@@ -26,6 +27,7 @@ from ..gate.judges.compile_cost import COUNTS
 from ..gate.run_set import VersionOutcome
 from ..gate.verdict import MetricVerdict
 from . import wording as w
+from .escape import shortened
 from .wording import plain_torch
 
 ROW_HEADER = ("where", "what", "baseline → now", "change", "limit", "noise")
@@ -34,8 +36,6 @@ _RAW_MS = re.compile(r"raw ([0-9.]+) ms → ([0-9.]+) ms, ([+−-][0-9.]+) %")
 YARDSTICK_UNIT = "yardsticks"
 PER_YARDSTICK = "per yardstick"
 MESSAGE_CHARS = 160
-# `(at examples/step.py:12)` at the end of a user exception (child/user_code.py).
-_LOCATION = re.compile(r" \(at [^()\s]+:\d+\)$")
 # `graphs 1 → 5` in a compile-work message; longer names first (`backward compile records`).
 _COUNT_MOVED = re.compile(
     "(?P<name>"
@@ -44,14 +44,19 @@ _COUNT_MOVED = re.compile(
 )
 
 
-def row_cells(version: VersionOutcome, row: MetricVerdict, several: bool) -> tuple[str, ...]:
+def row_cells(
+    version: VersionOutcome, row: MetricVerdict, several: bool, *, why_below: bool = False
+) -> tuple[str, ...]:
+    """The row's cells (ROW_HEADER), `torch` first when `several`. `why_below`: a step or
+    variant row leaves why it failed to the reasons under the table (first_screen.py), which
+    have the full width for it."""
     values = "-"
     count_name = ""
     if row.metric == "compile_work":
         count_name, row = _leading_count(row)
     if row.metric in ("step", "variant"):  # about the whole step or variant: say why
         what = f"{w.icon(row.verdict)} {w.verdict_word(row.verdict)}"
-        values = shortened(row.message, MESSAGE_CHARS)
+        values = "-" if why_below else shortened(row.message, MESSAGE_CHARS)
     else:
         what = f"{w.icon(row.verdict)} {w.metric_name(row.metric)}"
         if row.baseline is not None or row.current is not None:
@@ -116,17 +121,6 @@ def _noise(row: MetricVerdict) -> str:
         return "-"  # counts and statuses are exact
     judged = row.change_unit == "pct" and row.threshold is not None
     return w.noise_words(row.noise_pct, row.decidable if judged else None)
-
-
-def shortened(text: str, max_chars: int) -> str:
-    """`text` cut to `max_chars` with `…`, its location at the end (` (at model.py:57)`)
-    kept whole: where the step failed is what a reader needs first."""
-    if len(text) <= max_chars:
-        return text
-    found = _LOCATION.search(text)
-    tail = found.group(0) if found and len(found.group(0)) < max_chars // 2 else ""
-    head = text[: len(text) - len(tail)] if tail else text
-    return head[: max_chars - len(tail) - 1].rstrip() + "…" + tail
 
 
 def judged_change(row: MetricVerdict) -> str:

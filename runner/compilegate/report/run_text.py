@@ -35,7 +35,8 @@ from . import wording as w
 from .advice import advice_for
 from .first_screen import FirstScreen
 from .headline import headline_of
-from .row_cells import MESSAGE_CHARS, ROW_HEADER, row_cells, shortened
+from .escape import shortened
+from .row_cells import MESSAGE_CHARS, ROW_HEADER, row_cells
 from .speeds import IN_PROCESS, Speed, best_variant, pays_off_text, variant_speed
 from .tables import printable
 from .text_layout import fit_table, wrap_words
@@ -384,7 +385,7 @@ def _attention(run_set: RunSetVerdict, width: int, every_row_command: str | None
         at = VALUES + (1 if several else 0)
         entries = []
         for version, row in rows:
-            entries.append((row, list(row_cells(version, row, several))))
+            entries.append((row, list(row_cells(version, row, several, why_below=True))))
         merged = merge_alike_variants(entries, at - 2)
         cells = [cell for _, cell in merged[:ATTENTION_ROWS_SHOWN]]
         failing = sum(1 for r, _ in merged if r.verdict in w.FAILING)

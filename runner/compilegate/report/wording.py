@@ -113,6 +113,12 @@ def metric_name(metric: str) -> str:
     return metric.replace("_", " ")
 
 
+def without_quantile(metric: str) -> str:
+    """`compiled_step_ms` for `compiled_step_ms_p25`; any other metric as it is."""
+    quantile = _QUANTILE.match(metric)
+    return quantile["base"] if quantile and quantile["base"] in METRIC_NAMES else metric
+
+
 def gated(row: MetricVerdict) -> bool:
     """False for a row the gate reports and never judges (issue 14's `gated` field)."""
     return getattr(row, "gated", True) is not False
