@@ -76,6 +76,9 @@ def test_rows_unlike_on_two_variants_stay_apart(tmp_path: Path):
     )
     screen = render_comment(judge(tmp_path, baseline, **{"torch-2.13.0": head}))
     screen = screen.replace("\u00a0", " ").split("<details>", 1)[0]
-    assert "| gpt · default; max | ❌ graph breaks | 0 → 1 | +1 | +0 | - |" in screen
-    assert "| gpt · max | ❌ speedup vs eager |" in screen
+    # one step for every row: named once in the title, each row's variants in its place
+    assert "**Needs a look (2)**, all in gpt" in screen
+    assert "| variant | what |" in screen
+    assert "| default; max | ❌ graph breaks | 0 → 1 | +1 | +0 | - |" in screen
+    assert "| max | ❌ speedup vs eager |" in screen
     assert "- **graph breaks** in gpt · default; max: new graph break at model.py:72" in screen

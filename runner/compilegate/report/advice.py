@@ -109,6 +109,7 @@ NOT_JUDGED = "reported, not judged: "
 # Step times not judged for an unsteady machine (gate/judges/speed.py) name the run-health
 # line, which the first screen shows above the advice with what to do about it.
 HEALTH_REASON = "(run health)"
+UNSTEADY_WHY = "the machine was unsteady (run health, above)"
 
 
 def _unjudged_sentences(run_set: RunSetVerdict) -> list[str]:
@@ -161,8 +162,8 @@ def _unjudged_step_times(version: VersionOutcome) -> tuple[str, str] | None:
         changes = f"{PER_YARDSTICK}: {changes}"
     why = moved[0].message.split(NOT_JUDGED, 1)[1]
     if HEALTH_REASON in why:
-        # the run-health line above says what to do about an unsteady machine
-        why = why.split("; ", 1)[0]
+        # the run-health line above says why, and what to do about an unsteady machine
+        why = UNSTEADY_WHY
     return changes, why
 
 

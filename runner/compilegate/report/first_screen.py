@@ -185,11 +185,20 @@ class FirstScreen:
             shown = [list(r) for r in self.attention[:ATTENTION_ROWS_SHOWN]]
             title = f"**Needs a look ({len(self.attention)})**"
             where = header.index("where")
+            steps = {r[where].split(" · ", 1)[0] for r in self.attention}
             if len(shown) > 1 and len({r[where] for r in self.attention}) == 1:
                 # one place for every row: said once, so the other cells need not wrap
                 title += f", all in {inert(shown[0][where])}"
                 header = header[:where] + header[where + 1 :]
                 shown = [r[:where] + r[where + 1 :] for r in shown]
+            elif len(shown) > 1 and len(steps) == 1 and all(" · " in r[where] for r in shown):
+                # one step for every row: said once, each row's variant in its place
+                (step,) = steps
+                title += f", all in {inert(step)}"
+                header = (*header[:where], "variant", *header[where + 1 :])
+                shown = [
+                    [*r[:where], r[where].split(" · ", 1)[1], *r[where + 1 :]] for r in shown
+                ]
             rows = [[cell(c) for c in r] for r in shown]
             lines += ["", title, "", *markdown_table(header, rows)]
             if len(self.attention) > len(rows):
