@@ -115,18 +115,26 @@ UNSTEADY_WHY = "the machine was unsteady (run health, above)"
 def _unjudged_sentences(run_set: RunSetVerdict) -> list[str]:
     """Step times that moved beyond their limit where the gate may not fail on them, one
     sentence for every version that says the same why: `Step times moved beyond their
-    limits on torch 2.9.1 (gpt: eager +11 %) and torch 2.10.0 (gpt: eager +27 % per
-    yardstick) but were not judged: …`."""
-    by_why: dict[str, list[str]] = {}
+    limits on torch 2.9.1 and 2.10.0 but were not judged (torch 2.9.1: gpt: eager +11 %;
+    torch 2.10.0: per yardstick: gpt: eager +27 %): …`."""
+    by_why: dict[str, list[tuple[str, str]]] = {}
     for version in run_set.versions:
         found = _unjudged_step_times(version)
         if found is not None:
             changes, why = found
-            by_why.setdefault(why, []).append(f"{_torch(version)} ({changes})")
-    return [
-        f"Step times moved beyond their limits on {_and(on)} but were not judged: {why}."
-        for why, on in by_why.items()
-    ]
+            by_why.setdefault(why, []).append((_torch(version), changes))
+    sentences = []
+    for why, moved in by_why.items():
+        on = [label for label, _ in moved]
+        if len(moved) == 1:
+            changes = moved[0][1]
+        else:
+            changes = "; ".join(f"{label}: {said}" for label, said in moved)
+        sentences.append(
+            f"Step times moved beyond their limits on {_and(on)} but were not judged "
+            f"({changes}): {why}."
+        )
+    return sentences
 
 
 def _unjudged_step_times(version: VersionOutcome) -> tuple[str, str] | None:
