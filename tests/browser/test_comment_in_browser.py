@@ -25,7 +25,6 @@ from report_runs import (
     two_versions_failing,
     with_history,
 )
-
 from test_comment_word_language_model import LOCATION, word_language_model
 
 from compilegate.gate.documents import read_document

@@ -74,7 +74,11 @@ def _wlm(
     )
     lstm["speedup"] = speedup
     found = step(
-        "word_language_model", variants=[lstm], eager_ms=eager_ms, device="cpu", entry="main.py:step"
+        "word_language_model",
+        variants=[lstm],
+        eager_ms=eager_ms,
+        device="cpu",
+        entry="main.py:step",
     )
     return with_processes(
         found,
@@ -150,9 +154,7 @@ def word_language_model(tmp_path: Path, *, hostile: bool = False) -> RunSetVerdi
             document["steps"].append(
                 step(
                     "transformer",
-                    variants=[
-                        variant(status="error", error=f"RuntimeError: {HOSTILE} {LOCATION}")
-                    ],
+                    variants=[variant(status="error", error=f"RuntimeError: {HOSTILE} {LOCATION}")],
                     device="cpu",
                 )
             )
@@ -307,7 +309,8 @@ def test_health_and_unjudged_step_times_are_said_once_and_short(hostile_comment:
     unjudged = [line for line in screen.splitlines() if "were not judged" in line]
     assert len(unjudged) == 1, unjudged  # one sentence for both versions
     assert "on torch 2.9.1 and torch 2.10.0 but were not judged" in unjudged[0]
-    assert "(torch 2.9.1: word_language_model: eager +11 %; torch 2.10.0: per yardstick:" in (
-        unjudged[0]
+    assert (
+        "(torch 2.9.1: word_language_model: eager +11 %; torch 2.10.0: per yardstick:"
+        in (unjudged[0])
     )
     assert contradictions(hostile_comment) == []

@@ -8,11 +8,11 @@ against schemas/config.schema.json and loads with config/loading.py (tests/unit/
 from __future__ import annotations
 
 import json
+import os
 import re
 import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass
-import os
 from pathlib import Path, PurePosixPath
 from typing import Any
 

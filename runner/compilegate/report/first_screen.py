@@ -196,9 +196,7 @@ class FirstScreen:
                 (step,) = steps
                 title += f", all in {inert(step)}"
                 header = (*header[:where], "variant", *header[where + 1 :])
-                shown = [
-                    [*r[:where], r[where].split(" · ", 1)[1], *r[where + 1 :]] for r in shown
-                ]
+                shown = [[*r[:where], r[where].split(" · ", 1)[1], *r[where + 1 :]] for r in shown]
             rows = [[cell(c) for c in r] for r in shown]
             lines += ["", title, "", *markdown_table(header, rows)]
             if len(self.attention) > len(rows):

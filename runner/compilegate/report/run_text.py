@@ -33,9 +33,9 @@ from ..results.processes import geometric_mean
 from ..results.run_health import health_line
 from . import wording as w
 from .advice import advice_for
+from .escape import shortened
 from .first_screen import FirstScreen
 from .headline import headline_of
-from .escape import shortened
 from .row_cells import MESSAGE_CHARS, ROW_HEADER, row_cells
 from .speeds import IN_PROCESS, Speed, best_variant, pays_off_text, variant_speed
 from .tables import printable
