@@ -125,14 +125,16 @@ def _unjudged_sentences(run_set: RunSetVerdict) -> list[str]:
             by_why.setdefault(why, []).append((_torch(version), changes))
     sentences = []
     for why, moved in by_why.items():
-        on = [label for label, _ in moved]
+        labels = [label for label, _ in moved]
+        bare = [label.removeprefix("torch ") for label in labels]
+        torch_only = all(label.startswith("torch ") for label in labels)
+        on = "torch " + _and(bare) if torch_only else _and(labels)
         if len(moved) == 1:
             changes = moved[0][1]
         else:
-            changes = "; ".join(f"{label}: {said}" for label, said in moved)
+            changes = "; ".join(f"{label}: {said}" for label, (_, said) in zip(bare, moved))
         sentences.append(
-            f"Step times moved beyond their limits on {_and(on)} but were not judged "
-            f"({changes}): {why}."
+            f"Step times moved beyond their limits on {on} but were not judged ({changes}): {why}."
         )
     return sentences
 
