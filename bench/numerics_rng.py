@@ -60,9 +60,7 @@ def main() -> None:
     variant = {"id": "default", "compile_kwargs": {}, "compile_target": "model"}
 
     def copy(compile_kwargs: dict | None) -> TrainingStep:
-        return TrainingStep(
-            builder.build(), device="cpu", amp=None, compile_kwargs=compile_kwargs
-        )
+        return TrainingStep(builder.build(), device="cpu", amp=None, compile_kwargs=compile_kwargs)
 
     def run(step: TrainingStep, first: int, count: int) -> list[float]:
         samples = []
