@@ -298,7 +298,9 @@ def _step_lines(step: Step, width: int, said: str = "") -> list[str]:
         "recompiles",
         "numerics",
     ]
-    notes += [f"{', '.join(ids)}: degraded: {reason}" for reason, ids in degraded.items()]
+    notes += [
+        f"{', '.join(ids)}: not wholly compiled: {reason}" for reason, ids in degraded.items()
+    ]
     bound = bound_sentence(step)
     if bound:
         notes.append(f"what bounds it: {bound}")
