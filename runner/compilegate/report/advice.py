@@ -141,7 +141,7 @@ def _unjudged_sentences(run_set: RunSetVerdict) -> list[str]:
 
 def _unjudged_step_times(version: VersionOutcome) -> tuple[str, str] | None:
     """(`per yardstick: gpt: eager +57 %, p25 +83 %`, why they were not judged) for step
-    times that moved beyond their limit in a comparison that may not fail on them
+    times that grew beyond their limit in a comparison that may not fail on them
     (gate/judges/speed.py, step_time_gate): said on the first screen, with why and what
     would judge them, since no row of the first screen's table carries them."""
     report = version.verdict
@@ -154,7 +154,7 @@ def _unjudged_step_times(version: VersionOutcome) -> tuple[str, str] | None:
         and NOT_JUDGED in row.message
         and row.change is not None
         and row.threshold is not None
-        and abs(row.change) > row.threshold
+        and row.change > row.threshold  # slower: a faster step needs no look
     ]
     if not moved:
         return None

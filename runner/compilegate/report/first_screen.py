@@ -528,6 +528,9 @@ def _context(run_set: RunSetVerdict, links: LinkContext) -> tuple:
         named = _and(other) if len(other) <= 3 else f"{len(other)} versions"
         second.append((Item(f"{named}: an upgrade check against the baseline's torch"),))
     second += [(Item(label, url),) for label, url in links.run_links()]
+    if len(second) == 1 and torches == [base_torch_plain]:
+        # One version, the baseline's torch (said beside it) and no links: a line of nothing new.
+        return (tuple(groups),)
     return (tuple(groups), tuple(second))
 
 
