@@ -37,6 +37,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import time
 from typing import Any, Callable
 
 import torch
@@ -79,7 +80,10 @@ def check_numerics(
             how = "compiled again with fallback_random" if watch.drew else "the timed code"
             progress(f"numerics: compiled copy ({variant['id']}, {how}), {steps} step(s)")
             with fresh_dynamo(watch.drew) if recompile else contextlib.nullcontext():
+                graphs_before, started = dynamo_graphs(), time.perf_counter()
                 compiled = run_copy(builder, settings, steps, variant=variant)
+                compiled_copy_s = time.perf_counter() - started
+                graphs_after = dynamo_graphs()
             shared = load_reference(reference_path, steps)
             if shared is None:
                 progress("numerics: float64 reference")
@@ -87,6 +91,9 @@ def check_numerics(
             else:
                 reference, ref_error = shared
         base["fallback_random"] = watch.drew
+        base["compiled_copy_s"] = round(compiled_copy_s, 3)
+        if graphs_before is not None and graphs_after is not None:
+            base["compiled_graphs"] = graphs_after - graphs_before
         base["reference_from"] = "variant" if shared is None else "eager"
         loss_rel_diff = None
         if reference is not None:
@@ -107,6 +114,16 @@ def check_numerics(
         return {**summary, "reference_loss_rel_diff": loss_rel_diff}
     except Exception as exc:  # the user's step, or torch, failed: report it, keep the timing
         return {**base, "status": "error", "reason": f"{type(exc).__name__}: {exc}"[:500]}
+
+
+def dynamo_graphs() -> int | None:
+    """Graphs Dynamo has compiled in this process since its last reset (None: a torch without
+    the counter): the numerics' compiled copy adds none when it runs the timed code."""
+    try:
+        from torch._dynamo.utils import counters
+    except Exception:
+        return None
+    return int(counters["stats"].get("unique_graphs", 0))
 
 
 def run_copy(

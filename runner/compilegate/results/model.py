@@ -429,6 +429,8 @@ class Numerics(Model):
     worst: tuple[WorstTensor, ...] | None = None
     fallback_random: bool | None = None
     reference_from: str | None = None
+    compiled_graphs: int | None = None
+    compiled_copy_s: float | None = None
 
 
 @dataclass(frozen=True)
