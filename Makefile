@@ -63,8 +63,10 @@ docs: venv
 	$(BIN)/python scripts/gen_reference.py --check
 	$(BIN)/python -m mkdocs build --strict
 
+# ruff, then mypy: strict, zero errors ([tool.mypy] in pyproject.toml). CI runs it (.ci/run).
 lint: venv
 	$(BIN)/python -m ruff check runner tests bench examples
+	$(BIN)/python -m mypy
 
 gpu-check: venv
 	$(BIN)/python bench/gpu_check.py

@@ -10,6 +10,13 @@ lent window (issue 28), writing what it measured after every run.
     3  10 % eager plant     a head whose eager iterations busy-wait 10 % of the base's fastest
                             eager iteration (on a launch-bound step the GPU waits for it too)
     4  10 % compiled plant  the same on the compiled iterations only
+    5  work plant           a head whose loss does one redundant matmul (gate_step.py's
+                            `matmul` plant: more work, not more waiting), paired: the
+                            step-work counts must catch it from that one run
+
+and, for the example's two runs, the step-work counts of eager and the variant (identical
+in both runs?), the step_work row of each order's judgement, and what bounds each side
+(results/step_bound.py: launch- or GPU-bound, from the kernels and the GPU's busy time);
 
 which yardstick the example's step times followed across its processes (the GPU-bound or
 the launch-bound one: results/yardsticks.py), and the GPU's state before and after (NVML:
@@ -53,6 +60,7 @@ from compilegate.results.yardsticks import tracking_yardstick  # noqa: E402
 STEP_SOURCE = REPO_ROOT / "examples" / "test_steps" / "gate_step.py"
 PLANT_LEVEL_PCT = 10.0
 SPEED_ROWS = ("eager_step_ms", "compiled_step_ms", "speedup")
+WORK_COUNTS = ("aten_ops", "kernels", "cuda_graph_replays", "host_syncs", "flops", "allocations")
 EXAMPLE_CONFIG = """\
 version: 1
 steps:
@@ -175,6 +183,7 @@ def speed_rows(baseline: dict, result: dict) -> dict[str, Any]:
     """The overall verdict and the speed rows of `result` judged against `baseline`."""
     report = judge_pair(baseline, result)
     rows = {}
+    work = {}
     for row in report.verdicts:
         if row.metric in SPEED_ROWS:
             rows[row.metric] = {
@@ -182,7 +191,29 @@ def speed_rows(baseline: dict, result: dict) -> dict[str, Any]:
                 "change_pct": row.change,
                 "noise_pct": row.noise_pct,
             }
-    return {"overall": report.overall, "exit": report.exit_code, "rows": rows}
+        if row.metric == "step_work":
+            work[row.variant] = {"verdict": row.verdict, "message": row.message[:300]}
+    return {"overall": report.overall, "exit": report.exit_code, "rows": rows, "step_work": work}
+
+
+def work_of(document: dict) -> dict[str, Any]:
+    """The step-work counts of eager and the first variant, and what bounds each side."""
+    step = document["steps"][0]
+    sides = {"eager": step.get("eager") or {}}
+    if step.get("variants"):
+        sides["variant"] = step["variants"][0]
+    counts = {
+        side: {k: ((doc.get("step_work") or {}).get("counts") or {}).get(k) for k in WORK_COUNTS}
+        for side, doc in sides.items()
+    }
+    bounds = ((step.get("recommendation") or {}).get("bounds")) or []
+    return {
+        "counts": counts,
+        "bounds": {
+            b["side"]: {k: b.get(k) for k in ("kind", "step_ms", "dispatch_share", "compute_share")}
+            for b in bounds
+        },
+    }
 
 
 # -- 1: the example, twice, each the other's one-run baseline --------------------------------
@@ -228,8 +259,11 @@ def example_aa(check: Check, iterations: int) -> None:
             speedup=(variant.get("speedup") or {}).get("median"),
             compile_s=variant.get("compile_s"),
             unsteady=(document.get("run_health") or {}).get("unsteady") or [],
+            work=work_of(document),
         )
         check.save()
+    first, second = (run["work"]["counts"] for run in case["runs"])
+    case["counts_identical"] = first == second
     case["yardstick"] = tracked_yardsticks([document for _, document in documents])
     check.save()
     for (stored, _), (judged, judged_doc), order in (
@@ -294,10 +328,11 @@ def tracked_yardsticks(documents: list[dict]) -> dict[str, Any]:
 # -- 2-4: paired runs of the gate step in a scratch repository -------------------------------
 
 
-def step_source(eager_ms: float = 0.0, compiled_ms: float = 0.0) -> str:
+def step_source(eager_ms: float = 0.0, compiled_ms: float = 0.0, plant: str = "") -> str:
     """The gate step with its plants written into the code (a pull request's change)."""
     text = STEP_SOURCE.read_text()
     for old, new in {
+        'PLANT = os.environ.get("COMPILEGATE_PLANT", "")': f"PLANT = {plant!r}",
         'PLANT_EAGER_MS = float(os.environ.get("COMPILEGATE_PLANT_EAGER_MS", "0"))': (
             f"PLANT_EAGER_MS = {eager_ms!r}"
         ),
@@ -326,6 +361,7 @@ def paired_cases(check: Check, iterations: int, processes: int) -> None:
         ("aa", "paired A/A"),
         ("eager", f"{PLANT_LEVEL_PCT:g} % eager plant, paired"),
         ("compiled", f"{PLANT_LEVEL_PCT:g} % compiled plant, paired"),
+        ("work", "work plant (one redundant matmul in the loss), paired"),
     ):
         if check.left_s() < 60:
             check.record["cases"].append({"case": label, "error": "not run: out of time"})
@@ -335,6 +371,7 @@ def paired_cases(check: Check, iterations: int, processes: int) -> None:
         source = step_source(
             eager_ms=plant_ms if key == "eager" else 0.0,
             compiled_ms=plant_ms if key == "compiled" else 0.0,
+            plant="matmul" if key == "work" else "",
         )
         git(repo, "checkout", "-q", "--detach", base)
         commit(repo, source, label)
@@ -376,12 +413,12 @@ def paired_cases(check: Check, iterations: int, processes: int) -> None:
 
 def table_text(record: dict) -> str:
     lines = [
-        "| case | exit | eager step time | compiled step time | speedup | seconds |",
-        "|---|---|---|---|---|---|",
+        "| case | exit | eager step time | compiled step time | speedup | step work | seconds |",
+        "|---|---|---|---|---|---|---|",
     ]
     for case in record["cases"]:
         if "error" in case and "judged" not in case:
-            lines.append(f"| {case['case']} | – | {case['error']} | | | |")
+            lines.append(f"| {case['case']} | – | {case['error']} | | | | |")
             continue
         for judged in case.get("judged") or [case]:
             name = case["case"] + (f": {judged['order']}" if "order" in judged else "")
@@ -389,6 +426,7 @@ def table_text(record: dict) -> str:
                 name += " (baseline refused as unsteady, recorded with --force)"
             code = judged.get("compare_exit", judged.get("exit"))
             cells = [_cell((judged.get("rows") or {}).get(m)) for m in SPEED_ROWS]
+            cells.append(_work_cell(judged.get("step_work") or {}))
             seconds = case.get("seconds") or sum(r["seconds"] for r in case.get("runs", []))
             lines.append(f"| {name} | {code} | {' | '.join(cells)} | {seconds:.0f} |")
     for case in record["cases"]:
@@ -400,6 +438,22 @@ def table_text(record: dict) -> str:
                     f"{_s(run['compile_s'])}, {run['seconds']:.0f} s"
                     + (f", unsteady: {'; '.join(run['unsteady'])}" if run["unsteady"] else "")
                 )
+    for case in record["cases"]:
+        runs = [run for run in case.get("runs") or [] if "work" in run]
+        if runs:
+            same = "identical" if case.get("counts_identical") else "DIFFERENT"
+            lines.append(f"\nexample step-work counts, run 1 / run 2 ({same}):")
+            for side in runs[0]["work"]["counts"]:
+                values = {
+                    key: " / ".join(str(r["work"]["counts"].get(side, {}).get(key)) for r in runs)
+                    for key in WORK_COUNTS
+                }
+                said = ", ".join(f"{key} {value}" for key, value in values.items())
+                lines.append(f"- {side}: {said}")
+            for index, run in enumerate(runs, 1):
+                for side, bound in run["work"]["bounds"].items():
+                    facts = ", ".join(f"{k} {v}" for k, v in bound.items())
+                    lines.append(f"- run {index} {side} bound: {facts}")
     for case in record["cases"]:
         for kind, picked in (case.get("yardstick") or {}).items():
             spreads = ", ".join(
@@ -422,6 +476,14 @@ def _cell(row: dict | None) -> str:
         return "–"
     noise = "" if row["noise_pct"] is None else f" ±{row['noise_pct']:.1f} %"
     return f"{row['verdict']} {row['change_pct']:+.1f} %{noise}"
+
+
+def _work_cell(rows: dict) -> str:
+    """`eager regression: step work: FLOPs …`, the step_work rows that did not pass first."""
+    if not rows:
+        return "–"
+    ordered = sorted(rows.items(), key=lambda item: item[1]["verdict"] == "pass")
+    return "; ".join(f"{side} {row['verdict']}" for side, row in ordered)
 
 
 def _ms(value: float | None) -> str:

@@ -9,7 +9,9 @@ bench once read the progress lines `run` stopped printing). Printed: each proces
 seconds and its phases grouped (start: the harness importing torch; import, build, eager
 warm-up, compile, timed rounds, memory and epoch passes, the float64 reference, numerics,
 other), the run's total, and the total over what the verdict cannot do without: the cold
-compiles plus the timed rounds.
+compiles plus the timed rounds; then the seconds of that total the numerics spent compiling
+the step again (a step with dropout: `fallback_random`, bench/numerics_rng.py says why) and
+the ratio without them.
 
     python bench/time_to_verdict.py [--variants default,reduce-overhead] [--iterations 30]
         [--rounds 5] [--warmup 3] [--processes 4] [--python PY] [--json FILE]
@@ -121,19 +123,34 @@ def cold_compile_s(processes: list[Process]) -> float:
     return sum(p.phases().get("compile", 0.0) for p in processes if p.first_of_variant)
 
 
-def summary(processes: list[Process], total: float) -> dict:
+def numerics_compile_s(document: dict) -> float:
+    """Seconds the variants' numerics spent in a compiled copy compiled again (a step that
+    draws random numbers: `fallback_random`, a second compile; numerics.compiled_copy_s)."""
+    total = 0.0
+    for step in document.get("steps") or []:
+        for variant in step.get("variants") or []:
+            numerics = variant.get("numerics") or {}
+            if numerics.get("compiled_graphs") or numerics.get("fallback_random"):
+                total += float(numerics.get("compiled_copy_s") or 0.0)
+    return total
+
+
+def summary(processes: list[Process], total: float, document: dict | None = None) -> dict:
     per_process = [
         {"label": p.label, "wall_s": round(p.wall_s, 1), "phases": _rounded(p.phases())}
         for p in processes
     ]
     timed = sum(p.phases().get("timed", 0.0) for p in processes)
     floor = cold_compile_s(processes) + timed
+    second = numerics_compile_s(document or {})
     return {
         "processes": per_process,
         "total_s": round(total, 1),
         "cold_compiles_s": round(cold_compile_s(processes), 1),
         "timed_s": round(timed, 1),
         "total_over_floor": round(total / floor, 2) if floor else None,
+        "numerics_compile_s": round(second, 1),
+        "total_over_floor_without_it": round((total - second) / floor, 2) if floor else None,
     }
 
 
@@ -154,6 +171,10 @@ def print_summary(result: dict) -> None:
         f"+ timed rounds {result['timed_s']:.1f} s; total / (compiles + timed) = "
         f"{result['total_over_floor']}"
     )
+    print(
+        f"of it the numerics' compiled copies compiled again: {result['numerics_compile_s']:.1f} s "
+        f"(without them: {result['total_over_floor_without_it']} x)"
+    )
 
 
 def main() -> None:
@@ -167,7 +188,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write the split here")
     args = parser.parse_args()
     processes, total, document = run(args)
-    result = summary(processes, total)
+    result = summary(processes, total, document)
     steps = document.get("steps") or [{}]
     result["verdict_status"] = steps[0].get("status")
     print_summary(result)

@@ -42,8 +42,8 @@ def remove_tree(folder: Path) -> str | None:
         return None
     if not failures:
         return f"could not remove {folder}"
-    path, exc = failures[0]
-    return f"could not remove {folder} ({exc.strerror}: {path!r})"[:1000]
+    path, failure = failures[0]
+    return f"could not remove {folder} ({failure.strerror}: {path!r})"[:1000]
 
 
 def _give_back(folder: Path) -> None:

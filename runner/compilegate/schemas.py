@@ -51,7 +51,10 @@ def _recorded_schema_dirs() -> list[Path]:
 
 @cache
 def load_schema(name: str) -> dict[str, Any]:
-    return json.loads((schema_dir() / f"{name}.schema.json").read_text(encoding="utf-8"))
+    schema: dict[str, Any] = json.loads(
+        (schema_dir() / f"{name}.schema.json").read_text(encoding="utf-8")
+    )
+    return schema
 
 
 def format_key_path(path: Sequence[Any]) -> str:

@@ -25,6 +25,7 @@ from report_runs import (
     two_versions_failing,
     with_history,
 )
+from test_comment_word_language_model import LOCATION, word_language_model
 
 from compilegate.gate.documents import read_document
 from compilegate.gate.run_set import RunSetVerdict, find_results, judge_run_set
@@ -40,6 +41,8 @@ METRIC_WORDS = {
     "speedup": "speedup vs eager",
     "eager_step_ms": "eager step time",
     "compiled_step_ms": "compiled step time",
+    "eager_step_ms_p25": "eager step time, 25th percentile",
+    "compiled_step_ms_p25": "compiled step time, 25th percentile",
     "graph_break_sites": "graph breaks",
     "recompiles": "recompiles",
     "numerics": "numerics",
@@ -70,6 +73,8 @@ MAKERS = {
     "stored history": with_history,
     "two versions failing": two_versions_failing,
     "nanoGPT graph break": nanogpt_graph_break,
+    "word language model": word_language_model,
+    "word language model, hostile": lambda docs: word_language_model(docs, hostile=True),
 }
 # Issue 31: the two-version stored-baseline failure, every <details> closed, in the 780 px
 # column (2182 px on nanoGPT before; 1983 px for two_versions_failing, 1298 px after,
@@ -79,6 +84,13 @@ TWO_VERSIONS_CLOSED_MAX_PX = 1400
 # alike on both variants were said once (tests/unit/test_comment_nanogpt.py), 1046 px after;
 # 1094 px with the accept label (its sentence and the baseline command's one blockquote).
 NANOGPT_CLOSED_MAX_PX = 1100
+# Issue 40's word-language-model screens (tests/unit/test_comment_word_language_model.py):
+# the two-version run 1703 px closed before, 1607 px after; on an unsteady machine with a
+# hostile failure 2026 px before (a 6-line run health, a 160-character reason in a cell),
+# 1679 px after. The new break's file:line within the first 780 px of either.
+WLM_CLOSED_MAX_PX = 1650
+WLM_HOSTILE_CLOSED_MAX_PX = 1700
+FIRST_VIEW_PX = 780
 
 
 def case(name: str, tmp_path: Path) -> tuple[str, RunSetVerdict]:
@@ -102,6 +114,8 @@ def test_the_vendored_stylesheet_is_the_one_recorded():
         "stored history",
         "two versions failing",
         "nanoGPT graph break",
+        "word language model",
+        "word language model, hostile",
     ],
 )
 def test_tables_fit_and_the_first_screen_names_every_failing_row(name: str, tmp_path: Path):
@@ -146,3 +160,24 @@ def test_the_real_nanogpt_failure_fits_1100_px_closed(
     screen = " ".join(closed["first_screen_text"].split())
     assert "Needs a look (3), all in gpt · default; default, dynamic" in screen
     assert screen.count("Unsupported Tensor.item() call") == 1
+
+
+@pytest.mark.parametrize(
+    ("hostile", "max_px"), [(False, WLM_CLOSED_MAX_PX), (True, WLM_HOSTILE_CLOSED_MAX_PX)]
+)
+def test_the_word_language_model_comment_shows_its_new_break_in_the_first_view(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hostile: bool, max_px: int
+):
+    monkeypatch.chdir(tmp_path)
+    markdown = render_comment(word_language_model(Path("docs"), hostile=hostile))
+    closed = render(markdown, tmp_path / "closed.png")
+    assert closed["height_px"] <= max_px, closed["height_px"]
+    screen = closed["first_screen_text"]
+    # the new break's file:line is in the versions table, above the rows needing a look
+    assert screen.index("model.py:144") < screen.index("Needs a look")
+    # what comes before it fits the first view: the headline, health, context, one table row
+    before = markdown.split("model.py:144", 1)[0]
+    cut = render(before, tmp_path / "before.png")
+    assert cut["height_px"] <= FIRST_VIEW_PX, cut["height_px"]
+    if hostile:
+        assert LOCATION in " ".join(screen.split())

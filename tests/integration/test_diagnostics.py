@@ -51,7 +51,7 @@ def test_item_and_data_dependent_branch_are_both_reported_at_their_lines(diagnos
     assert note.startswith("2 graph breaks in your code")
     table = " ".join(diagnostics_run.table.split())  # the table wraps at 100 columns
     assert f"item_branch.py:{item}" in table
-    assert "item_branch.py" in note and "degraded: 2 graph breaks" in table
+    assert "item_branch.py" in note and "not wholly compiled: 2 graph breaks" in table
 
 
 def test_whole_step_compile_counts_only_the_users_sites(diagnostics_run):

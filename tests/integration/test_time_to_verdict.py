@@ -45,6 +45,7 @@ def test_one_reference_for_both_variants_and_numerics_pass_with_dropout(document
         numerics = variant["numerics"]
         assert numerics["status"] == "pass", numerics["reason"]
         assert numerics["fallback_random"] is True
+        assert numerics["compiled_graphs"] >= 1 and numerics["compiled_copy_s"] > 0
         assert numerics["reference"] == "float64" and numerics["reference_from"] == "eager"
 
 
@@ -83,6 +84,9 @@ def test_the_time_to_verdict_bench_reads_this_runs_document(document: dict) -> N
 
     processes = time_to_verdict.processes_of(document)
     assert [p.first_of_variant for p in processes].count(True) == 2  # two variants, cold
-    summary = time_to_verdict.summary(processes, total=sum(p.wall_s for p in processes))
+    total = sum(p.wall_s for p in processes)
+    summary = time_to_verdict.summary(processes, total, document)
     assert summary["cold_compiles_s"] > 0 and summary["timed_s"] > 0
     assert summary["total_over_floor"] is not None and summary["total_over_floor"] >= 1
+    second = sum(v["numerics"]["compiled_copy_s"] for v in document["steps"][0]["variants"])
+    assert summary["numerics_compile_s"] == round(second, 1) > 0

@@ -3,13 +3,17 @@ is valid, loads as the run loads it, explains every key, and suits the machine's
 
 from __future__ import annotations
 
+import json
+import shutil
+from pathlib import Path
+
 import pytest
 import yaml
 
 from compilegate.cli import init_command, main
 from compilegate.config.loading import load_config_file, load_config_text
 from compilegate.config.starter import Machine, starter_config_text, step_name_for
-from compilegate.schemas import validation_errors
+from compilegate.schemas import schema_dir, validation_errors
 
 CPU = {"torch": "2.13.0+cpu", "device": "cpu", "cpu_count": 2, "gpu_name": None}
 GPU = {"torch": "2.13.0+cu128", "device": "cuda", "cpu_count": 16, "gpu_name": "NVIDIA H200"}
@@ -157,3 +161,58 @@ def test_an_interpreter_without_torch_is_one_line_exit_2(user_repo, monkeypatch,
     assert main(["init", "train/step.py:make_step"]) == 2
     assert "No module named 'torch'" in capsys.readouterr().err
     assert not (user_repo / "compilegate.yml").exists()
+
+
+def _schema_line(config: Path) -> str:
+    first = config.read_text(encoding="utf-8").splitlines()[0]
+    assert first.startswith("# yaml-language-server: $schema=")
+    return first.split("$schema=", 1)[1]
+
+
+def test_the_schema_line_of_a_repository_holding_the_schema_works_from_another_clone(
+    user_repo, monkeypatch
+):
+    # compilegate's own schemas/ inside the repository (a source checkout vendored in it)
+    schemas = user_repo / "tools" / "compilegate" / "schemas"
+    schemas.mkdir(parents=True)
+    shutil.copy(schema_dir() / "config.schema.json", schemas / "config.schema.json")
+    monkeypatch.setattr("compilegate.schemas.schema_dir", lambda: schemas)
+    assert main(["init", "train/step.py:make_step"]) == 0
+    said = _schema_line(user_repo / "compilegate.yml")
+    assert said == "tools/compilegate/schemas/config.schema.json"
+    # the same files cloned somewhere else: the line still finds the schema
+    clone = user_repo.parent / "another-clone"
+    shutil.copytree(user_repo, clone)
+    shutil.rmtree(user_repo)
+    assert (clone / said).is_file()
+    assert json.loads((clone / said).read_text())["title"]
+
+
+def test_an_installed_schema_is_named_by_its_published_address_never_a_local_path(
+    user_repo, monkeypatch, tmp_path_factory
+):
+    # an installation outside the repository (a virtual environment's share/): no path to it
+    # works in another clone, so the line gives the schema's own $id
+    venv = tmp_path_factory.mktemp("venv")
+    schemas = venv / "share" / "compilegate" / "schemas"
+    schemas.mkdir(parents=True)
+    shutil.copy(schema_dir() / "config.schema.json", schemas / "config.schema.json")
+    monkeypatch.setattr("compilegate.schemas.schema_dir", lambda: schemas)
+    monkeypatch.setattr(init_command.sys, "prefix", str(venv))
+    assert main(["init", "train/step.py:make_step"]) == 0
+    said = _schema_line(user_repo / "compilegate.yml")
+    published = json.loads((schemas / "config.schema.json").read_text())["$id"]
+    assert said == published and said.startswith("https://")
+    assert str(venv) not in (user_repo / "compilegate.yml").read_text()
+
+
+def test_a_virtual_environment_inside_the_repository_is_not_part_of_it(user_repo, monkeypatch):
+    # `.venv/` in the repository root is never committed: a path into it fails in a clone
+    venv = user_repo / ".venv"
+    schemas = venv / "share" / "compilegate" / "schemas"
+    schemas.mkdir(parents=True)
+    shutil.copy(schema_dir() / "config.schema.json", schemas / "config.schema.json")
+    monkeypatch.setattr("compilegate.schemas.schema_dir", lambda: schemas)
+    monkeypatch.setattr(init_command.sys, "prefix", str(venv))
+    assert main(["init", "train/step.py:make_step"]) == 0
+    assert _schema_line(user_repo / "compilegate.yml").startswith("https://")

@@ -51,7 +51,7 @@ def test_a_degraded_recommendation_says_so_with_every_reason_counted():
     advice = recommend([variant("default", [1.6] * 4, degraded=reasons)])
     assert advice["decision"] == "compile"
     assert (
-        "; but degraded: 2 graph breaks in your code (model.py:3 print) (and 1 more)"
+        "; but not wholly compiled: 2 graph breaks in your code (model.py:3 print) (and 1 more)"
         in (advice["text"])
     )
 

@@ -18,7 +18,9 @@ from gate_docs import result, step, variant
 
 from compilegate.cli.gate_commands import judge_result
 from compilegate.gate.verdict import MetricVerdict
-from compilegate.report.run_text import render_run_text, values_with_change, variant_ms
+from compilegate.report.escape import shortened
+from compilegate.report.row_cells import judged_change, reader_values
+from compilegate.report.run_text import render_run_text, variant_ms
 from compilegate.report.tables import display_width, text_table
 from compilegate.report.text_layout import fit_table, wrap_words
 from compilegate.results.location import default_result_path
@@ -183,8 +185,12 @@ def test_values_get_the_digits_their_change_needs() -> None:
         metric="compiled_step_ms", message="", unit="ms", baseline=18.44, current=16.6,
         change=-10.0, change_unit="pct", threshold=5.0, noise_pct=30.0,
     )  # fmt: skip
-    assert values_with_change(row, "18 ms → 17 ms") == "18.4 ms → 16.6 ms"
-    assert values_with_change(row, "18.4 ms → 16.6 ms") == "18.4 ms → 16.6 ms"
+    assert reader_values(row) == "18.4 ms → 16.6 ms"
+    speedup = _row(
+        metric="speedup", message="", unit="x", baseline=0.8501, current=0.7715, change=-9.25,
+        change_unit="pct", threshold=5.0, noise_pct=12.7, direction="higher_is_better",
+    )  # fmt: skip
+    assert reader_values(speedup) == "0.85× → 0.77×"
 
 
 def test_a_row_judged_per_yardstick_shows_the_milliseconds_and_their_own_change() -> None:
@@ -193,7 +199,16 @@ def test_a_row_judged_per_yardstick_shows_the_milliseconds_and_their_own_change(
         change_unit="pct", threshold=5.0, noise_pct=3.0,
         message="eager step time 40 → 36 (−10.0 %; raw 18.12 ms → 17.93 ms, -1.0 %)",
     )  # fmt: skip
-    assert values_with_change(row, "18 ms → 18 ms") == "18.1 ms → 17.9 ms (−1 % raw)"
+    assert reader_values(row) == "18.1 ms → 17.9 ms (−1.0 %)"
+    assert judged_change(row) == "−10 % per yardstick"
+
+
+def test_a_shortened_reason_keeps_its_location() -> None:
+    said = "RuntimeError: " + "x" * 300 + " (at compilegate_steps/word_language_model.py:57)"
+    short = shortened(said, 160)
+    assert len(short) == 160
+    assert short.endswith("… (at compilegate_steps/word_language_model.py:57)")
+    assert shortened("ValueError: short (at a.py:1)", 160) == "ValueError: short (at a.py:1)"
 
 
 def test_the_result_goes_outside_the_repository(tmp_path: Path) -> None:

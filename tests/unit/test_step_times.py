@@ -256,3 +256,22 @@ def test_counts_graph_breaks_and_numerics_gate_against_an_unsteady_baseline() ->
     judged = rows(base, head)
     assert judged["graph_break_sites"].verdict == "regression"
     assert judged["numerics"].verdict == "regression"
+
+
+def test_the_first_screen_says_unjudged_step_times_that_grew_and_not_those_that_fell(
+    tmp_path,
+) -> None:
+    """On an unsteady machine step times are not judged; the first screen names those that
+    grew beyond their limit (a possible slowdown nobody judged), not those that fell."""
+    from report_runs import judge
+
+    from compilegate.report.first_screen import FirstScreen
+
+    def screen(eager_ms: float) -> str:
+        head = result(measured_step(eager_ms=eager_ms, compiled_ms=8.0))
+        head["run_health"] = {"unsteady": ["other processes took 61 % of its CPU"]}
+        run_set = judge(tmp_path, result(with_history(measured_step())), **{"torch-x": head})
+        return " ".join(FirstScreen.of(run_set).text().split())
+
+    assert "were not judged (" in screen(11.5)
+    assert "not judged (" not in screen(8.5)

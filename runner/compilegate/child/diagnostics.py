@@ -64,7 +64,7 @@ class CompileProbe:
     def __enter__(self) -> CompileProbe:
         _clear_dynamo_state()
         self._kernels = KernelCounter()
-        _set_logs(graph_breaks=True, recompiles=True)
+        _set_logs(on=True)
         dynamo_log = logging.getLogger("torch._dynamo")
         for handler in dynamo_log.handlers:
             handler.addFilter(self._quiet)
@@ -86,7 +86,7 @@ class CompileProbe:
                 handler.removeFilter(self._quiet)
             if self._skip_level is not None:
                 logging.getLogger(_SKIP_LOGGER).setLevel(self._skip_level)
-            _set_logs()
+            _set_logs(on=False)
 
     def work_counts(self) -> dict[str, Any]:
         """Compile-work counts of the compiled copy's run (compile_cost.work_counts)."""
@@ -152,11 +152,15 @@ def _current_compile_id() -> str | None:
     return None if compile_id is None else str(compile_id)
 
 
-def _set_logs(**artifacts: bool) -> None:
+def _set_logs(*, on: bool) -> None:
+    """Graph breaks and recompiles logged (on), or every log setting back to its default."""
     with contextlib.suppress(Exception):  # absent or changed: the other sources still work
         import torch._logging
 
-        torch._logging.set_logs(**artifacts)
+        if on:
+            torch._logging.set_logs(graph_breaks=True, recompiles=True)
+        else:
+            torch._logging.set_logs()
 
 
 def _clear_dynamo_state() -> None:
@@ -175,7 +179,7 @@ def _clear_dynamo_state() -> None:
         "_compilation_metrics",
     ):
         value = getattr(du, name, None)  # _compilation_metrics: the 2.2-2.14 metrics deque
-        if hasattr(value, "clear"):
+        if value is not None and hasattr(value, "clear"):
             value.clear()
 
 

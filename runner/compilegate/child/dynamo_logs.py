@@ -14,7 +14,7 @@ import contextlib
 import os
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -77,7 +77,7 @@ class PathClassifier:
     def __init__(
         self,
         repo_root: Path | str,
-        internal: dict[str, Path | str],
+        internal: Mapping[str, Path | str],
         import_roots: Iterable[Path | str] = (),
     ) -> None:
         self.repo_root = Path(os.path.abspath(repo_root))

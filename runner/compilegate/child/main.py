@@ -94,8 +94,11 @@ class Child:
 
     def resolve_device(self, environment: dict[str, Any]) -> str:
         wanted = self.spec.device
+        if wanted is None:  # every kind that measures needs one (protocol.NEEDS)
+            raise SpecError(f"a {self.spec.kind} child's spec names no device")
         if wanted == "auto":
-            return environment["device"]
+            seen: str = environment["device"]
+            return seen
         if wanted == "cuda" and environment["device"] != "cuda":
             raise DeviceError(
                 f"device: cuda, but torch {environment['torch']} sees no GPU "
@@ -121,6 +124,7 @@ class Child:
         self.progress("importing the step factory")
         builder = StepBuilder(spec.entry, repo_root, device, settings["seed"])
         numerics = settings.get("numerics", {})
+        result: dict[str, Any]
         if spec.kind == "eager":
             result = {"eager": measure_eager(builder, settings, self.progress)}
             if numerics.get("enabled") and spec.numerics_reference_out:
@@ -137,9 +141,7 @@ class Child:
                 )
             }
         probe = make_probe(repo_root)
-        result: dict[str, Any] = {
-            "variant": measure_variant(builder, settings, variant, self.progress, probe)
-        }
+        result = {"variant": measure_variant(builder, settings, variant, self.progress, probe)}
         result["diagnostics"] = probe.report()
         result["variant"]["compile"]["counts"] = probe.work_counts()
         if numerics.get("enabled"):

@@ -99,7 +99,9 @@ def _checked(step: TrainingStep) -> Callable[[int], Any]:
     return lambda index: step(index, check=True)
 
 
-def measure_eager(builder: StepBuilder, settings: dict[str, Any], progress: Progress) -> dict:
+def measure_eager(
+    builder: StepBuilder, settings: dict[str, Any], progress: Progress
+) -> dict[str, Any]:
     """Two identical eager copies, interleaved: the step's eager time and the run's noise."""
     device, amp = builder.device, settings["amp"]
     warmup, iterations, rounds = settings["warmup"], settings["iterations"], settings["rounds"]
@@ -155,7 +157,7 @@ def measure_variant(
     probe: Any = None,
     *,
     timing_only: bool = False,
-) -> dict:
+) -> dict[str, Any]:
     """Eager (A and B) and one compiled variant, interleaved in the same process.
 
     `timing_only`: a variant's later process, which only times: no memory passes (the first
@@ -253,13 +255,13 @@ class VariantCopies:
 
     def result(
         self,
-        timed: dict,
+        timed: dict[str, Any],
         peak: int | None,
         torch_state: dict[str, Any],
         late: dict[str, Any],
         *,
         eager_peak: int | None = None,
-    ) -> dict:
+    ) -> dict[str, Any]:
         """The process's measurement record; `eager_peak` None: not measured (a timing-only
         process; measure_variant measures it otherwise)."""
         return {

@@ -48,6 +48,11 @@ class Pinned:
         return torch_state.pinned(self.state)
 
 
+def _prefixed(progress: Progress, role: str) -> Progress:
+    """`progress` with each message prefixed by the side's role."""
+    return lambda message: progress(f"{role}: {message}")
+
+
 def schedule_names(roles: list[str], copies: list[str]) -> list[str]:
     """The blocks of one round: each copy of every side, the sides next to each other
     (base/eager, head/eager, base/eager_b, head/eager_b, …), the yardsticks last."""
@@ -79,12 +84,10 @@ def measure_pair(
             progress(f"{side.role}: importing the step factory")
             builder = StepBuilder(side.entry, repo_root, device, settings["seed"], side.role)
             if side.variant is None:
-                copies: Any = EagerCopies(
-                    builder, settings, lambda m, r=side.role: progress(f"{r}: {m}")
-                )
+                copies: Any = EagerCopies(builder, settings, _prefixed(progress, side.role))
             else:
                 copies = VariantCopies(
-                    builder, settings, side.variant, lambda m, r=side.role: progress(f"{r}: {m}")
+                    builder, settings, side.variant, _prefixed(progress, side.role)
                 )
         built[side.role] = (copies, torch_state.capture(), modules)
     torch_state.apply(clean)
@@ -147,7 +150,7 @@ class EagerCopies:
     def sides(self) -> dict[str, Any]:
         return {"eager": self.eager_a, "eager_b": self.eager_b}
 
-    def result(self, timed: dict, torch_state_record: dict[str, Any]) -> dict[str, Any]:
+    def result(self, timed: dict[str, Any], torch_state_record: dict[str, Any]) -> dict[str, Any]:
         return {
             "warmup_s": self.warmup_s,
             "timed": timed,

@@ -37,6 +37,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import time
 from typing import Any, Callable
 
 import torch
@@ -79,7 +80,10 @@ def check_numerics(
             how = "compiled again with fallback_random" if watch.drew else "the timed code"
             progress(f"numerics: compiled copy ({variant['id']}, {how}), {steps} step(s)")
             with fresh_dynamo(watch.drew) if recompile else contextlib.nullcontext():
+                graphs_before, started = dynamo_graphs(), time.perf_counter()
                 compiled = run_copy(builder, settings, steps, variant=variant)
+                compiled_copy_s = time.perf_counter() - started
+                graphs_after = dynamo_graphs()
             shared = load_reference(reference_path, steps)
             if shared is None:
                 progress("numerics: float64 reference")
@@ -87,6 +91,9 @@ def check_numerics(
             else:
                 reference, ref_error = shared
         base["fallback_random"] = watch.drew
+        base["compiled_copy_s"] = round(compiled_copy_s, 3)
+        if graphs_before is not None and graphs_after is not None:
+            base["compiled_graphs"] = graphs_after - graphs_before
         base["reference_from"] = "variant" if shared is None else "eager"
         loss_rel_diff = None
         if reference is not None:
@@ -107,6 +114,16 @@ def check_numerics(
         return {**summary, "reference_loss_rel_diff": loss_rel_diff}
     except Exception as exc:  # the user's step, or torch, failed: report it, keep the timing
         return {**base, "status": "error", "reason": f"{type(exc).__name__}: {exc}"[:500]}
+
+
+def dynamo_graphs() -> int | None:
+    """Graphs Dynamo has compiled in this process since its last reset (None: a torch without
+    the counter): the numerics' compiled copy adds none when it runs the timed code."""
+    try:
+        from torch._dynamo.utils import counters
+    except Exception:
+        return None
+    return int(counters["stats"].get("unique_graphs", 0))
 
 
 def run_copy(
@@ -281,7 +298,8 @@ def judge(
         "rmse_eager": None,
     }
     has_reference = reference is not None and reference.shape == e.shape
-    if has_reference:  # reported even when allclose decides: it ranks the `worst` list
+    # reported even when allclose decides: it ranks the `worst` list
+    if reference is not None and has_reference:
         ref = reference.detach().double().cpu()
         out.update(rmse_compiled=_finite(_rmse(ref, c)), rmse_eager=_finite(_rmse(ref, e)))
     if torch.allclose(e, c, atol=tol, rtol=tol, equal_nan=True):
@@ -371,9 +389,9 @@ def compare_runs(
 def _badness(verdict: dict[str, Any], multiplier: float, tol: float, cosine_min: float) -> float:
     """How close to (or past) failing: >1 failed. Ranks the `worst` list."""
     if verdict["rmse_compiled"] is not None and verdict["rmse_eager"] is not None:
-        return verdict["rmse_compiled"] / (multiplier * verdict["rmse_eager"] + tol / 10)
+        return float(verdict["rmse_compiled"] / (multiplier * verdict["rmse_eager"] + tol / 10))
     if verdict["rule"] == "cosine" and verdict["cosine"] is not None:
-        return (1 - verdict["cosine"]) / max(1 - cosine_min, 1e-12)
+        return float((1 - verdict["cosine"]) / max(1 - cosine_min, 1e-12))
     if verdict["rule"] == "allclose":
         return min(1.0, (verdict["max_abs_diff"] or 0.0) / tol) * 0.999
     return 0.0 if verdict["passed"] else math.inf

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from typing import Any
 
 import torch
 
@@ -52,14 +53,22 @@ def tf32_off(device: str) -> Iterator[bool]:
         torch.backends.cudnn.allow_tf32 = saved_cudnn
 
 
+def _inductor_config() -> Any:
+    """torch._inductor.config (its options set by name), or None where it cannot be
+    imported."""
+    try:
+        import torch._inductor.config as config
+    except Exception:
+        return None
+    return config
+
+
 @contextlib.contextmanager
 def fresh_dynamo(fallback_random: bool) -> Iterator[None]:
     """Dynamo reset before and after, with `fallback_random` set in between (restored)."""
     import torch._dynamo
 
-    inductor_config = None
-    with contextlib.suppress(Exception):
-        import torch._inductor.config as inductor_config
+    inductor_config = _inductor_config()
     saved = getattr(inductor_config, "fallback_random", None)
     torch._dynamo.reset()
     try:

@@ -159,7 +159,7 @@ def sync_sites(step: TrainingStep, index: int, paths: Any) -> list[list[Any]] | 
 
     import torch
 
-    sites: collections.Counter = collections.Counter()
+    sites: collections.Counter[str] = collections.Counter()
 
     def hook(frame: Any, event: str, arg: Any) -> None:
         if (
@@ -312,7 +312,7 @@ def tally(events: list[_Event], *, device: str, compiled: bool) -> dict[str, Any
         if event.name in CUDA_SYNCS or event.name.startswith("cudaMemcpy")
         for parent in enclosing[i]
     }
-    names: dict[str, collections.Counter] = {key: collections.Counter() for key in COUNT_KEYS}
+    names: dict[str, collections.Counter[str]] = {key: collections.Counter() for key in COUNT_KEYS}
     saw_dynamo = False
     for i, event in enumerate(events):
         name = event.name
@@ -427,7 +427,7 @@ def _union_ns(events: list[_Event]) -> int:
     return total
 
 
-def top_names(counter: collections.Counter) -> list[list[Any]]:
+def top_names(counter: collections.Counter[str]) -> list[list[Any]]:
     """[[name, value], …]: the largest first, ties by name, at most TOP_NAMES."""
     ranked = sorted(counter.items(), key=lambda item: (-item[1], item[0]))
     return [[name, value] for name, value in ranked[:TOP_NAMES]]

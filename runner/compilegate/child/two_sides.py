@@ -34,7 +34,7 @@ class SideModules:
 
     def owns(self, module: Any) -> bool:
         file = getattr(module, "__file__", None)
-        return bool(file) and is_inside(Path(os.path.abspath(file)).resolve(), self.root)
+        return isinstance(file, str) and is_inside(Path(os.path.abspath(file)).resolve(), self.root)
 
     @contextlib.contextmanager
     def active(self) -> Iterator[None]:

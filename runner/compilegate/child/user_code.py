@@ -57,7 +57,7 @@ def load_factory(entry: EntryPoint, repo_root: Path, side: str = "") -> Callable
         raise StepDefinitionError(
             f"importing {entry.spec} raised {describe_user_exception(exc, repo_root)}"
         ) from None
-    factory = getattr(module, entry.function, None)
+    factory: object = getattr(module, entry.function, None)
     if not callable(factory):
         raise StepDefinitionError(f"{entry.spec}: {entry.function!r} is not callable")
     return factory
@@ -126,7 +126,10 @@ def build_parts(
         raise StepDefinitionError(
             f"factory {entry.spec} raised {describe_user_exception(exc, repo_root)}"
         ) from None
-    get = made.get if isinstance(made, dict) else (lambda key: getattr(made, key, None))
+
+    def get(key: str) -> Any:
+        return made.get(key) if isinstance(made, dict) else getattr(made, key, None)
+
     missing = [key for key in REQUIRED_PARTS if get(key) is None]
     if missing:
         kind = "dict" if isinstance(made, dict) else type(made).__name__

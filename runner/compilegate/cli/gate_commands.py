@@ -281,13 +281,14 @@ def _compare(
     stream: TextIO,
     fmt: str,
     override: Mapping[str, float] | None,
-    paths: tuple[Path | str, Path | str] | None = None,
+    paths: tuple[Path | str | None, Path | str | None] | None = None,
 ) -> int:
     """Judge the documents (each through the door once, by the caller) and write the
     report."""
     report = compare_to_baseline(baseline, result, override)
-    if paths is not None and paths[0] is not None and paths[1] is not None:
-        report = report.with_paths(*paths)
+    result_path, baseline_path = paths or (None, None)
+    if result_path is not None and baseline_path is not None:
+        report = report.with_paths(result_path, baseline_path)
     text = render_report(report, fmt, one_version_run_set(report, result, baseline, paths))
     if out_path is not None:  # written before printing: nothing is lost if the stream fails
         try:

@@ -61,7 +61,7 @@ def add_parser(commands: Any) -> None:
 def command_init(args: argparse.Namespace) -> int:
     from .. import __version__
     from ..config.loading import load_config_text
-    from ..config.starter import Machine, starter_config_text, step_name_for
+    from ..config.starter import Machine, schema_reference, starter_config_text, step_name_for
     from ..run.entry_check import resolve_entry
     from ..schemas import schema_dir
 
@@ -83,7 +83,7 @@ def command_init(args: argparse.Namespace) -> int:
         args.entry,
         machine,
         name=name,
-        schema_path=str(schema_dir() / "config.schema.json"),
+        schema_path=schema_reference(schema_dir() / "config.schema.json", root, Path(sys.prefix)),
         version=__version__,
     )
     # The file must load as `compilegate run` will load it: a name or entry the schema

@@ -248,6 +248,7 @@ def _command_matrix_paired(args: argparse.Namespace, versions: list[str], config
     for path in out_paths:
         path.parent.mkdir(parents=True, exist_ok=True)
     sources = []
+    base: ResultDocument | None  # with --against each version carries its own
     try:
         with signals_interrupt_the_run():
             if args.paired:

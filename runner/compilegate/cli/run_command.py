@@ -14,6 +14,7 @@ from ..errors import EXIT_OK, EXIT_RUN_ERROR, RunInterrupted, UsageError
 
 if TYPE_CHECKING:
     from ..config import Config
+    from ..gate.run_set import RunSetVerdict
     from ..results.model import ResultDocument
     from ..run.orchestrate import RunOptions
 
@@ -138,7 +139,8 @@ def command_run(args: argparse.Namespace) -> int:
                              "opt-ins; add the name to its `env:`")  # fmt: skip
         refuse_opted_in_credentials(args.config, config)
         return _run_against(args, config, python)
-    baseline = _read_baseline(args.baseline, config)  # before anything is measured
+    stored = _read_baseline(args.baseline, config)  # before anything is measured
+    baseline = stored[0] if stored is not None else None
     config = config_under_env_policy(args, config, baseline if args.baseline is not None else None)
     if baseline is not None:
         from ..gate.policy import adopt_baseline_power
@@ -151,27 +153,25 @@ def command_run(args: argparse.Namespace) -> int:
         with signals_interrupt_the_run():
             document = run_config(config, options)
     except RunInterrupted as stop:
-        where = (
+        kept = (
             f"what was measured is in {stop.result_path}"
             if stop.result_path
             else "nothing was measured"
         )
-        sys.stderr.write(f"compilegate: {stop}; {where}\n")
+        sys.stderr.write(f"compilegate: {stop}; {kept}\n")
         return stop.exit_code
     failed = any(
         s["status"] != "ok" or any(v["status"] != "ok" for v in s["variants"])
         for s in document["steps"]
     )
     where = [f"result written to {args.out}"]
-    if baseline is None:
+    if stored is None:
         typed = parse(document, str(args.out))  # the run's own document, through the door
         sys.stdout.write(render_run_text(typed, width=_width(), where_lines=where))
         return EXIT_RUN_ERROR if failed else EXIT_OK
     from .gate_commands import judge_result
 
-    baseline_path = (
-        args.baseline if args.baseline is not None else config.repo_root / config.baseline
-    )
+    baseline, baseline_path = stored
     report, run_set = judge_result(
         baseline, document, result_path=args.out, baseline_path=baseline_path
     )
@@ -180,7 +180,7 @@ def command_run(args: argparse.Namespace) -> int:
     )
     sys.stdout.write(
         render_run_text(
-            run_set.versions[0].document, width=_width(), run_set=run_set, where_lines=where,
+            _judged(run_set), width=_width(), run_set=run_set, where_lines=where,
             every_row_command=every_row,
         )
     )  # fmt: skip
@@ -248,11 +248,19 @@ def _run_against(args: argparse.Namespace, config: Config, python: str) -> int:
     )  # fmt: skip
     sys.stdout.write(
         render_run_text(
-            run_set.versions[0].document, width=_width(), run_set=run_set, where_lines=where,
+            _judged(run_set), width=_width(), run_set=run_set, where_lines=where,
             every_row_command=every_row,
         )
     )  # fmt: skip
     return report.exit_code
+
+
+def _judged(run_set: RunSetVerdict) -> ResultDocument:
+    """The result judge_result's run set of one version carries (one_version_run_set)."""
+    document = run_set.versions[0].document
+    if document is None:
+        raise ValueError("a run set of one judged version without its result document")
+    return document
 
 
 def _width() -> int:
@@ -263,8 +271,8 @@ def _width() -> int:
     columns = os.environ.get("COLUMNS", "")
     if columns.isdigit():
         return terminal_width(int(columns))
-    columns = shutil.get_terminal_size((WIDEST, 24)).columns if sys.stdout.isatty() else None
-    return terminal_width(columns)
+    size = shutil.get_terminal_size((WIDEST, 24)).columns if sys.stdout.isatty() else None
+    return terminal_width(size)
 
 
 def _run_options(args: argparse.Namespace, python: str) -> RunOptions:
@@ -296,10 +304,10 @@ def _check_out_path(out: Path) -> None:
         raise UsageError(f"--out {out}: cannot write in {folder}")
 
 
-def _read_baseline(path: Path | None, config: Config) -> ResultDocument | None:
-    """The baseline to compare with after the run, read and validated now: a missing,
-    unreadable or invalid `--baseline` is a usage error before anything is measured. The
-    config's `baseline:` is compared only when that file exists."""
+def _read_baseline(path: Path | None, config: Config) -> tuple[ResultDocument, Path] | None:
+    """The baseline to compare with after the run and where it is, read and validated now:
+    a missing, unreadable or invalid `--baseline` is a usage error before anything is
+    measured. The config's `baseline:` is compared only when that file exists."""
     from ..gate.documents import read_document
 
     if path is None and config.baseline is not None:
@@ -310,4 +318,4 @@ def _read_baseline(path: Path | None, config: Config) -> ResultDocument | None:
         path = candidate
     if path is None:
         return None
-    return read_document(path, role="baseline")
+    return read_document(path, role="baseline"), path

@@ -21,6 +21,7 @@ import difflib
 import hashlib
 import os
 import reprlib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -201,7 +202,7 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
-def _parse_yaml(text: str, source: str) -> tuple[Any, yaml.Node]:
+def _parse_yaml(text: str, source: str) -> tuple[dict[Any, Any], yaml.Node]:
     try:
         _refuse_anchors_and_depth(text, source)
         node = yaml.compose(text, Loader=yaml.SafeLoader)
@@ -213,7 +214,7 @@ def _parse_yaml(text: str, source: str) -> tuple[Any, yaml.Node]:
         raise ConfigError(f"{where}: malformed YAML: {_shortened(problem)}") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{source}: malformed YAML: {_shortened(str(exc))}") from None
-    if not isinstance(raw, dict):
+    if not isinstance(raw, dict) or node is None:  # a mapping was composed from a node
         raise ConfigError(f"{source}:1: expected a mapping with 'version' and 'steps' at the top")
     return raw, node
 
@@ -224,11 +225,12 @@ def _refuse_anchors_and_depth(text: str, source: str) -> None:
     let alone expanded, and the scan stops there."""
     depth = 0
     for event in yaml.parse(text, Loader=yaml.SafeLoader):
-        line = event.start_mark.line + 1
+        line = event.start_mark.line + 1 if event.start_mark is not None else 1
+        anchor = getattr(event, "anchor", None)  # aliases, scalars and collections have one
         if isinstance(event, yaml.AliasEvent):
-            kind = f"an alias *{event.anchor}"
-        elif getattr(event, "anchor", None):
-            kind = f"an anchor &{event.anchor}"
+            kind = f"an alias *{anchor}"
+        elif anchor:
+            kind = f"an anchor &{anchor}"
         else:
             if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
                 depth += 1
@@ -264,12 +266,14 @@ def _validate_schema(raw: dict[str, Any], node: yaml.Node, source: str) -> None:
 
 def _describe(error: jsonschema.ValidationError, path: list[Any]) -> str:
     if error.validator == "additionalProperties" and isinstance(error.instance, dict):
-        allowed = sorted(error.schema.get("properties", {}))
+        schema = error.schema if isinstance(error.schema, Mapping) else {}
+        allowed = sorted(schema.get("properties", {}))
         near = difflib.get_close_matches(str(path[-1]), allowed, n=1)
         meant = f" (did you mean {near[0]}?)" if near else ""
         return f"{_shown(path[-1])} was unexpected{meant}; allowed keys: {', '.join(allowed)}"
     if error.validator == "enum":
-        options = ", ".join("null" if o is None else str(o) for o in error.validator_value)
+        enum = error.validator_value if isinstance(error.validator_value, list) else []
+        options = ", ".join("null" if o is None else str(o) for o in enum)
         return f"{_shown(error.instance)} is not one of: {options}"
     if error.validator == "maxLength":
         return f"{_shown(error.instance)} is too long: at most {error.validator_value} characters"
@@ -308,10 +312,10 @@ def _line_of(node: yaml.Node | None, path: list[Any]) -> int:
     current = node
     for part in path:
         if isinstance(current, yaml.MappingNode):
-            match = next((v for k, v in current.value if k.value == part), None)
-            key_node = next((k for k, v in current.value if k.value == part), None)
-            if match is None:
+            pair = next(((k, v) for k, v in current.value if k.value == part), None)
+            if pair is None:
                 break
+            key_node, match = pair
             line = key_node.start_mark.line + 1
             current = match
         elif isinstance(current, yaml.SequenceNode) and isinstance(part, int):

@@ -8,11 +8,12 @@ against schemas/config.schema.json and loads with config/loading.py (tests/unit/
 from __future__ import annotations
 
 import json
+import os
 import re
 import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 COMMENT_WIDTH = 96
@@ -67,6 +68,25 @@ def step_name_for(entry: str) -> str:
     return name or "step"
 
 
+def schema_reference(schema_file: Path, config_dir: Path, environment: Path) -> str:
+    """What the `$schema=` line of a config written in `config_dir` says, so that it works
+    in every clone of the repository: the schema's path relative to that folder when the
+    schema is part of the repository (a source checkout of compilegate inside it), else the
+    schema's published address, its `$id` (an installed copy lives in a virtual
+    environment, `environment`, which no clone has at the same place; an absolute path
+    names one machine)."""
+    schema = schema_file.resolve()
+    folder = config_dir.resolve()
+    inside_repo = schema.is_relative_to(folder)
+    installed = schema.is_relative_to(environment.resolve())
+    if inside_repo and not installed:
+        return PurePosixPath(*Path(os.path.relpath(schema, folder)).parts).as_posix()
+    published = json.loads(schema_file.read_text(encoding="utf-8")).get("$id")
+    if not isinstance(published, str) or not published.startswith("https://"):
+        raise ValueError(f"{schema_file}: no https $id to point a config at")
+    return published
+
+
 def starter_config_text(
     entry: str, machine: Machine, *, name: str, schema_path: str, version: str
 ) -> str:
@@ -78,8 +98,8 @@ def starter_config_text(
         *_comment(
             f"Written by `compilegate init` (compilegate {version}) for {machine.described()}. "
             "docs/reference/config.md lists every key; unknown keys are errors. The "
-            "$schema line above points at this installation's copy of the schema, for an "
-            "editor's completion."
+            "$schema line above gives an editor the schema for completion: a path relative "
+            "to this file, or the schema's published address."
         ),
         "",
         *_comment("The config format; 1 is the only one."),

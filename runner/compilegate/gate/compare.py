@@ -208,5 +208,5 @@ def _pairs(baseline: ResultDocument) -> int | None:
     counts = [
         (step.settings or {}).get("variant_processes") for step in baseline.steps if not step.failed
     ]
-    counts = [c for c in counts if isinstance(c, int)]
-    return min(counts) if counts else None
+    pairs = [c for c in counts if isinstance(c, int)]
+    return min(pairs) if pairs else None

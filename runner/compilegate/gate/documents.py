@@ -33,7 +33,7 @@ __all__ = [
 def read_result_document(path: Path | str, *, role: str = "result") -> dict[str, Any]:
     """Load a result (or, with role="baseline", a baseline) document and validate it, kept
     as JSON: for github/baseline_fetch.py, which writes what it fetched back as it was."""
-    document = _load(Path(path), role)
+    document: dict[str, Any] = _load(Path(path), role)  # an object: the schema says so
     check_result_document(document, str(path), role=role)
     return document
 

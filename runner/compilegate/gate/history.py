@@ -37,7 +37,10 @@ import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import TypeGuard  # 3.10+: for the checker only (requires-python is 3.9)
 
 from ..results.model import HistoryRun, Step
 from ..results.processes import run_summary
@@ -101,7 +104,7 @@ def history_values(step: Step, variant: str | None, key: str) -> list[float]:
     return values
 
 
-def _positive(value: Any) -> bool:
+def _positive(value: object) -> TypeGuard[float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
 
 

@@ -34,7 +34,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from typing import TypeGuard  # 3.10+: for the checker only (requires-python is 3.9)
 
 from ..results.formats import format_value
 from .verdict import MetricVerdict
@@ -262,5 +265,5 @@ def largest(*values: Any) -> float | None:
     return max(known) if known else None
 
 
-def is_number(value: Any) -> bool:
+def is_number(value: object) -> TypeGuard[float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)

@@ -80,6 +80,8 @@ def check_acceptance(
     if pull.state != "open":
         return AcceptanceCheck(None, f"pull request #{pull_number} is {pull.state}")
     label = claimed.label
+    if label is None:  # _recorded completed a workflow_run's claim, or said why not
+        return AcceptanceCheck(None, f"no label on pull request #{pull_number} was recorded")
     if not label_accepts(label, accept_label):
         return AcceptanceCheck(None, f'the label applied is "{label}", not "{accept_label}"')
     if label not in pull.labels:

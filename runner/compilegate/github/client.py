@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import quote, urlsplit
 
 import requests
@@ -44,6 +44,8 @@ MAX_COMMENT_CHARS = 65_536
 PER_PAGE_MAX = 100
 MAX_RATE_LIMIT_RETRIES = 8
 IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "PATCH", "PUT", "DELETE"})
+
+Parsed = TypeVar("Parsed")
 
 
 class _NoAuth(requests.auth.AuthBase):
@@ -380,7 +382,7 @@ class GitHubClient:
         self.waited_s += wait_s
 
     def _backoff(self, attempt: int) -> float:
-        return min(self._backoff_s * 2 ** (attempt - 1), 60.0)
+        return min(self._backoff_s * 2.0 ** (attempt - 1), 60.0)
 
     def _api_path(self, url: str) -> str:
         """`/repos/...` as GitHub's docs write it: without the API URL's own path."""
@@ -411,7 +413,7 @@ class GitHubClient:
             ) from exc
 
     @staticmethod
-    def _parse(factory: Callable[[Any], Any], payload: Any, method: str, path: str) -> Any:
+    def _parse(factory: Callable[[Any], Parsed], payload: Any, method: str, path: str) -> Parsed:
         try:
             return factory(payload)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:

@@ -20,6 +20,7 @@ from ..errors import EXIT_NOT_JUDGED, EXIT_OK, EXIT_REGRESSION
 from ..gate.run_set import RunSetVerdict, VersionOutcome
 from ..gate.verdict import NOISE_FROM_HISTORY, REFRESH_TEMPLATE, MetricVerdict
 from . import wording as w
+from .row_cells import PER_YARDSTICK, YARDSTICK_UNIT, judged_change
 from .wording import and_list as _and
 
 TIMED_UNITS = ("x", "ms", "s", "yardsticks", "bytes")
@@ -32,21 +33,19 @@ def advice_for(run_set: RunSetVerdict) -> list[tuple[str, str | None]]:
     for version in run_set.versions:
         for template in _version_advice(version):
             grouped.setdefault(template, []).append(_torch(version))
-    for version in run_set.versions:
-        for template in _unjudged_step_times(version):
-            grouped.setdefault(template, []).append(_torch(version))
     out: list[tuple[str, str | None]] = []
     for template, labels in grouped.items():
         sentence = template.replace("{on}", _and(labels))
         out.append((sentence[0].upper() + sentence[1:], None))
-    labels: dict[str, list[str]] = {}
+    out += [(sentence, None) for sentence in _unjudged_sentences(run_set)]
+    accept_labels: dict[str, list[str]] = {}
     for version in run_set.versions:
         if version.accept_label and version.verdict and version.verdict.rows("regression"):
-            labels.setdefault(version.accept_label, []).append(_torch(version))
+            accept_labels.setdefault(version.accept_label, []).append(_torch(version))
     by_label = [
         f"Regressions on {_and(on)} intended? A maintainer other than the author accepts "
         f'them for this commit with the label "{label}" (errors and unjudged rows still fail)'
-        for label, on in labels.items()
+        for label, on in accept_labels.items()
     ]
     paired = [
         _torch(v)
@@ -110,15 +109,44 @@ NOT_JUDGED = "reported, not judged: "
 # Step times not judged for an unsteady machine (gate/judges/speed.py) name the run-health
 # line, which the first screen shows above the advice with what to do about it.
 HEALTH_REASON = "(run health)"
+UNSTEADY_WHY = "the machine was unsteady (run health, above)"
 
 
-def _unjudged_step_times(version: VersionOutcome) -> Iterator[str]:
-    """Step times that moved beyond their limit in a comparison that may not fail on them
+def _unjudged_sentences(run_set: RunSetVerdict) -> list[str]:
+    """Step times that moved beyond their limit where the gate may not fail on them, one
+    sentence for every version that says the same why: `Step times moved beyond their
+    limits on torch 2.9.1 and 2.10.0 but were not judged (torch 2.9.1: gpt: eager +11 %;
+    torch 2.10.0: per yardstick: gpt: eager +27 %): …`."""
+    by_why: dict[str, list[tuple[str, str]]] = {}
+    for version in run_set.versions:
+        found = _unjudged_step_times(version)
+        if found is not None:
+            changes, why = found
+            by_why.setdefault(why, []).append((_torch(version), changes))
+    sentences = []
+    for why, moved in by_why.items():
+        labels = [label for label, _ in moved]
+        bare = [label.removeprefix("torch ") for label in labels]
+        torch_only = all(label.startswith("torch ") for label in labels)
+        on = "torch " + _and(bare) if torch_only else _and(labels)
+        if len(moved) == 1:
+            changes = moved[0][1]
+        else:
+            changes = "; ".join(f"{label}: {said}" for label, (_, said) in zip(bare, moved))
+        sentences.append(
+            f"Step times moved beyond their limits on {on} but were not judged ({changes}): {why}."
+        )
+    return sentences
+
+
+def _unjudged_step_times(version: VersionOutcome) -> tuple[str, str] | None:
+    """(`per yardstick: gpt: eager +57 %, p25 +83 %`, why they were not judged) for step
+    times that grew beyond their limit in a comparison that may not fail on them
     (gate/judges/speed.py, step_time_gate): said on the first screen, with why and what
     would judge them, since no row of the first screen's table carries them."""
     report = version.verdict
     if report is None:
-        return
+        return None
     moved = [
         row
         for row in report.verdicts
@@ -126,26 +154,38 @@ def _unjudged_step_times(version: VersionOutcome) -> Iterator[str]:
         and NOT_JUDGED in row.message
         and row.change is not None
         and row.threshold is not None
-        and abs(row.change) > row.threshold
+        and row.change > row.threshold  # slower: a faster step needs no look
     ]
     if not moved:
-        return
+        return None
     # `gpt: eager +57 %, p25 +83 %; default, dynamic compiled +16 %, p25 +38 % — mlp: …`:
     # a variant's name may hold a comma, so variants are parted by semicolons, steps by dashes.
-    steps: dict[str, dict[str, list[str]]] = {}
+    steps: dict[str, dict[str, list[MetricVerdict]]] = {}
     for row in moved:
         what = "eager" if row.variant == "eager" else f"{w.variant_name(row.variant)} compiled"
-        change = ("p25 " if row.metric.endswith("_p25") else "") + w.change_text(row)
-        steps.setdefault(row.step, {}).setdefault(what, []).append(change)
+        steps.setdefault(row.step, {}).setdefault(what, []).append(row)
     changes = " — ".join(
-        f"{step}: " + "; ".join(f"{what} {', '.join(said)}" for what, said in variants.items())
+        f"{step}: " + "; ".join(f"{what} {_changes(rows)}" for what, rows in variants.items())
         for step, variants in steps.items()
     )
+    if all(row.unit == YARDSTICK_UNIT for row in moved):
+        changes = f"{PER_YARDSTICK}: {changes}"
     why = moved[0].message.split(NOT_JUDGED, 1)[1]
     if HEALTH_REASON in why:
-        # the run-health line above says what to do about an unsteady machine
-        why = why.split("; ", 1)[0]
-    yield f"step times moved beyond their limits on {{on}} but were not judged ({changes}): {why}."
+        # the run-health line above says why, and what to do about an unsteady machine
+        why = UNSTEADY_WHY
+    return changes, why
+
+
+def _changes(rows: list[MetricVerdict]) -> str:
+    """`+57 %, p25 +83 %`: the changes judged (row_cells.judged_change), `per yardstick`
+    said once for the version where every one is in yardstick units."""
+    said = [("p25 " if row.metric.endswith("_p25") else "") + w.change_text(row) for row in rows]
+    if any(r.unit == YARDSTICK_UNIT for r in rows) and not all(
+        r.unit == YARDSTICK_UNIT for r in rows
+    ):
+        said = [judged_change(r) if r.unit == YARDSTICK_UNIT else t for r, t in zip(rows, said)]
+    return ", ".join(said)
 
 
 def _version_advice(version: VersionOutcome) -> Iterator[str]:
@@ -184,9 +224,9 @@ def _version_advice(version: VersionOutcome) -> Iterator[str]:
         how = "rerun with more processes or iterations to decide."
         if all(r.noise_source == NOISE_FROM_HISTORY for r in unclear):
             how = (
-                "that noise is the default branch's own spread from run to run, which a rerun "
-                "does not narrow: more iterations or processes in the base branch's config, "
-                "or more default-branch runs in the baseline, would."
+                "that noise is the default branch's own run-to-run spread: more iterations "
+                "or processes in the base branch's config, or more default-branch runs in "
+                "the baseline, narrow it; a rerun does not."
             )
         yield (
             f"{_and(names)} on {{on}} moved beyond the limit but inside the noise: the job "

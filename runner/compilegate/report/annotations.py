@@ -20,7 +20,7 @@ Finding = BreakSite | RecompileEvent
 
 
 def annotations_for(run_set: RunSetVerdict) -> list[Annotation]:
-    found: dict[tuple, dict[str, Any]] = {}
+    found: dict[tuple[Any, ...], dict[str, Any]] = {}
     baseline = run_set.baseline
     for version in run_set.versions:
         for step in version.document.steps if version.document is not None else ():
@@ -61,7 +61,7 @@ def _findings(
     return out
 
 
-def _annotation(key: tuple, entry: dict[str, Any]) -> Annotation:
+def _annotation(key: tuple[Any, ...], entry: dict[str, Any]) -> Annotation:
     level, kind, file, line, reason = key
     label = f"new {kind}" if level == "error" else kind
     versions = ", ".join(entry["versions"])

@@ -56,10 +56,10 @@ SECTION_WORDS = {
     "table": "variants",
     "verdicts": "gate rows",
     "trend": "stored runs",
-    "breaks": "graph breaks and recompiles",
+    "breaks": "graph breaks, recompiles",
     "numerics": "numerics",
     "environment": "environment",
-    "reproduce": "how to reproduce",
+    "reproduce": "reproduce",
 }
 
 
@@ -220,7 +220,8 @@ def gate_rows(version: VersionOutcome) -> list[list[str]]:
     assert version.verdict is not None
     rows = []
     for row in sorted_by_severity(version.verdict.verdicts):
-        cells = list(row_cells(version, row, False))
+        # a failed step's or variant's why is in the messages under the table, full width
+        cells = list(row_cells(version, row, False, why_below=True))
         if row.metric not in ("step", "variant"):
             cells[1] = w.metric_name(row.metric)
         verdict = f"{w.icon(row.verdict)} {w.verdict_word(row.verdict)}".strip()

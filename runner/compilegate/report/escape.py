@@ -38,16 +38,32 @@ _ZERO_WIDTH_SPACE = "\u200b"
 _NUMBER_UNIT = re.compile(r"(\d) (ms|s|%|GiB|MiB|KiB|B|steps)(?=$|[\s),;.])")
 
 
+# `(at examples/step.py:12)` at the end of a user exception (child/user_code.py).
+_LOCATION = re.compile(r" \(at [^()\s]+:\d+\)$")
+
+
+def shortened(text: str, max_chars: int) -> str:
+    """`text` cut to `max_chars` with `…`, its location at the end (` (at model.py:57)`)
+    kept whole: where the step failed is what a reader needs first."""
+    if len(text) <= max_chars:
+        return text
+    found = _LOCATION.search(text)
+    tail = found.group(0) if found and len(found.group(0)) < max_chars // 2 else ""
+    head = text[: len(text) - len(tail)] if tail else text
+    return head[: max_chars - len(tail) - 1].rstrip() + "…" + tail
+
+
 def inert(text: object, *, max_chars: int | None = None) -> str:
     """One line of plain text, safe anywhere inline (paragraph, list item, table cell)."""
     return _inert_flat(_flat(text, max_chars))
 
 
 def _flat(text: object, max_chars: int | None = None) -> str:
-    """One line: whitespace folded, cut at `max_chars`, bidi controls shown, not applied."""
+    """One line: whitespace folded, cut at `max_chars` (shortened: its location kept),
+    bidi controls shown, not applied."""
     flat = " ".join(str(text).split())
-    if max_chars is not None and len(flat) > max_chars:
-        flat = flat[: max_chars - 1] + "…"
+    if max_chars is not None:
+        flat = shortened(flat, max_chars)
     return _BIDI_CONTROL.sub(lambda m: f"[U+{ord(m.group()):04X}]", flat)
 
 

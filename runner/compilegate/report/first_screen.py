@@ -29,10 +29,10 @@ from dataclasses import dataclass
 from ..gate.run_set import RunSetVerdict, VersionOutcome
 from ..gate.verdict import SEVERITY_ORDER, MetricVerdict, sorted_by_severity
 from ..results.model import Environment, Step
-from ..results.run_health import HEALTH_PREFIX, UNSTEADY, health_line, health_parts
+from ..results.run_health import HEALTH_PREFIX, health_line, health_parts
 from . import wording as w
 from .advice import advice_for
-from .escape import cell, inert, with_code
+from .escape import cell, inert, shortened, with_code
 from .headline import headline_of
 from .links import LinkContext
 from .row_cells import ROW_HEADER, counts_past_limit, row_cells
@@ -62,13 +62,24 @@ PAIRED_NOTE = (
 READING_SUMMARY = "Reading these numbers"
 # Failing rows whose message says more than the table's numbers: said under the table.
 REASON_METRICS = ("graph_break_sites", "compile_work", "step_work", "numerics", "torch_state")
+# A step or variant that failed to run, or could not be compared: why, in its reason.
+RUN_METRICS = ("step", "variant")
+# Its reason at most this long (two lines of the comment), the location at its end kept.
+RUN_REASON_CHARS = 200
 # These say more only when the message carries the new event's detail (`; new: …`).
 DETAIL_METRICS = ("recompiles", "fallbacks_to_eager")
 _NEW_BREAK_AT = re.compile(r"^new graph break at (?P<file>[^\s:]+):(?P<line>\d+)")
+# The first screen's run-health line, in a few words (the causes in full are footnotes).
+SHORT_UNSTEADY = "the machine was unsteady"
+SHORT_HEALTH = "Step times reported, not judged: rerun when it is quiet, or paired (run --against)."
+SHORT_PAIRED_HEALTH = "Head vs base judged on their paired differences; no recommendation."
+# A cause up to its first parenthesis or colon: `other processes took 58 % of its CPU`.
+_HEALTH_CLAUSE = re.compile(r" \(|: ")
 YARDSTICK_NOTE = (
     "Step-time changes between runs on the same torch are judged against a fixed torch "
     "workload timed beside the step (the yardstick), so a runner that is slower today does "
-    "not read as a slower step; the times shown are milliseconds per step."
+    "not read as a slower step: the milliseconds and the % beside them are what was "
+    "measured, the change “per yardstick” what was judged."
 )
 
 
@@ -174,11 +185,18 @@ class FirstScreen:
             shown = [list(r) for r in self.attention[:ATTENTION_ROWS_SHOWN]]
             title = f"**Needs a look ({len(self.attention)})**"
             where = header.index("where")
+            steps = {r[where].split(" · ", 1)[0] for r in self.attention}
             if len(shown) > 1 and len({r[where] for r in self.attention}) == 1:
                 # one place for every row: said once, so the other cells need not wrap
                 title += f", all in {inert(shown[0][where])}"
                 header = header[:where] + header[where + 1 :]
                 shown = [r[:where] + r[where + 1 :] for r in shown]
+            elif len(shown) > 1 and len(steps) == 1 and all(" · " in r[where] for r in shown):
+                # one step for every row: said once, each row's variant in its place
+                (step,) = steps
+                title += f", all in {inert(step)}"
+                header = (*header[:where], "variant", *header[where + 1 :])
+                shown = [[*r[:where], r[where].split(" · ", 1)[1], *r[where + 1 :]] for r in shown]
             rows = [[cell(c) for c in r] for r in shown]
             lines += ["", title, "", *markdown_table(header, rows)]
             if len(self.attention) > len(rows):
@@ -224,39 +242,45 @@ class FirstScreen:
 
 
 def _health_lines(run_set: RunSetVerdict) -> list[str]:
-    """The run-health line (results/run_health.py), once: with several versions, it names
-    those measured on an unsteady machine, each group of like reasons once, and says what
-    that means once."""
-    if len(run_set.versions) == 1:
-        only = run_set.versions[0].document
-        line = health_line(only) if only is not None else None
-        return [line] if line else []
+    """The run-health line, once, in two lines of the comment at most: the versions whose
+    machine was unsteady, the first cause of each group of like causes in a few words and
+    how many more, and what that means. Every cause in full is under "Reading these
+    numbers" (_health_in_full)."""
     groups: dict[tuple[str, ...], list[str]] = {}
-    consequences: list[str] = []
+    paired = False
     for version in run_set.versions:
         parts = health_parts(version.document) if version.document is not None else None
         if parts is None:
             continue
-        reasons, consequence = parts
-        groups.setdefault(tuple(reasons), []).append(_version_label(version))
-        if consequence not in consequences:
-            consequences.append(consequence)
+        groups.setdefault(tuple(parts[0]), []).append(_version_label(version))
+        paired |= version.document is not None and version.document.pairing is not None
     if not groups:
         return []
-    unsteady = [label for labels in groups.values() for label in labels]
-    if len(groups) == 1:
-        ((reasons, labels),) = groups.items()
-        line = f"{HEALTH_PREFIX} (torch {_and(labels)}): {UNSTEADY} — " + "; ".join(reasons)
-    else:
-        said_each = [
-            f"{'On' if index else 'on'} torch {_and(labels)}: " + "; ".join(reasons)
-            for index, (reasons, labels) in enumerate(groups.items())
-        ]
-        line = f"{HEALTH_PREFIX}: {UNSTEADY} — " + ". ".join(said_each)
-    said = "".join(consequences)
-    if len(unsteady) > 1:
-        said = said.replace(". Its ", ". Their ")
-    return [line + said]
+    several = len(run_set.versions) > 1
+    said = []
+    for reasons, labels in groups.items():
+        first = _HEALTH_CLAUSE.split(reasons[0], 1)[0]
+        more = len(reasons) - 1
+        first += f" (+{more} more)" if more else ""
+        said.append(f"torch {_and(labels)}: {first}" if len(groups) > 1 else first)
+    on = f" (torch {_and(next(iter(groups.values())))})" if several and len(groups) == 1 else ""
+    consequence = SHORT_PAIRED_HEALTH if paired else SHORT_HEALTH
+    return [f"{HEALTH_PREFIX}{on}: {SHORT_UNSTEADY} — " + "; ".join(said) + f". {consequence}"]
+
+
+def _health_in_full(run_set: RunSetVerdict) -> list[str]:
+    """Every cause of an unsteady machine, for "Reading these numbers": the line each run
+    says (results/run_health.health_line), once for the versions that say it alike."""
+    lines: dict[str, list[str]] = {}
+    for version in run_set.versions:
+        line = health_line(version.document) if version.document is not None else None
+        if line:
+            lines.setdefault(line.removeprefix(HEALTH_PREFIX), []).append(_version_label(version))
+    several = len(run_set.versions) > 1
+    return [
+        "Run health" + (f" (torch {_and(labels)})" if several else "") + line
+        for line, labels in lines.items()
+    ]
 
 
 def _version_label(version: VersionOutcome) -> str:
@@ -281,7 +305,7 @@ def _attention(run_set: RunSetVerdict, several: bool) -> tuple[tuple[str, ...], 
             continue
         for row in sorted_by_severity(version.verdict.verdicts):
             if _needs_a_look(row):
-                key = (row.verdict, *row_cells(version, row, False))
+                key = (row.verdict, *row_cells(version, row, False, why_below=True))
                 versions_of.setdefault(key, []).append(_version_label(version))
                 place_of.setdefault(key, (row.step, row.variant))
     variants_of: dict[tuple[str, ...], list[str | None]] = {}
@@ -316,6 +340,7 @@ def _reasons(run_set: RunSetVerdict, links: LinkContext, several: bool) -> list[
     found: dict[tuple[str, ...], list[str]] = {}
     place_of: dict[tuple[str, ...], tuple[str, str | None]] = {}
     url_of: dict[tuple[str, ...], tuple[str | None, str | None]] = {}
+    verdict_of: dict[tuple[str, ...], str] = {}
     counts_of: dict[str, tuple[list[tuple[str, int, int]], str]] = {}
     for version in run_set.versions:
         if version.verdict is None:
@@ -324,9 +349,10 @@ def _reasons(run_set: RunSetVerdict, links: LinkContext, several: bool) -> list[
             if not _needs_a_look(row) or not _says_more(row):
                 continue
             message = _reason_message(row)
-            key = (w.row_subject(row), row.metric, message)
+            key: tuple[str, ...] = (w.row_subject(row), row.metric, message)
             found.setdefault(key, []).append(_version_label(version))
             place_of.setdefault(key, (row.step, row.variant))
+            verdict_of.setdefault(key, row.verdict)
             url_of.setdefault(key, _break_site(version, row, links))
             if row.metric == "compile_work" and counts_past_limit(row)[0]:
                 counts_of[message] = counts_past_limit(row)
@@ -342,6 +368,8 @@ def _reasons(run_set: RunSetVerdict, links: LinkContext, several: bool) -> list[
         place = _place(step, [place_of[key][1] for key in keys])
         versions = f"torch {_and(labels)}" if several else ""
         what = w.metric_name(metric)
+        if metric in RUN_METRICS:
+            what = w.verdict_word(verdict_of[keys[0]])
         reasons.append((metric, Reason(place, what, versions, message, *url_of[keys[0]])))
     # One metric's reasons together (compile work on each variant), in the table's order.
     metrics = list(dict.fromkeys(metric for metric, _ in reasons))
@@ -401,6 +429,8 @@ def _reason_message(row: MetricVerdict) -> str:
     counts past the limit (every count moved is in the version's gate rows)."""
     if row.metric in DETAIL_METRICS and "; " in row.message:
         return row.message.split("; ", 1)[1]
+    if row.metric in RUN_METRICS:
+        return shortened(row.message, RUN_REASON_CHARS)
     if row.metric == "compile_work":
         past, why = counts_past_limit(row)
         if past:
@@ -442,6 +472,8 @@ def _drop_said(message: str, said: str) -> str:
 def _says_more(row: MetricVerdict) -> bool:
     if row.metric in REASON_METRICS:
         return True
+    if row.metric in RUN_METRICS:
+        return row.verdict in w.FAILING
     return row.metric in DETAIL_METRICS and "; " in row.message
 
 
@@ -461,7 +493,9 @@ def _break_site(
     return f"{file}:{line}", None
 
 
-def _context(run_set: RunSetVerdict, links: LinkContext) -> tuple:
+def _context(
+    run_set: RunSetVerdict, links: LinkContext
+) -> tuple[tuple[tuple[Item, ...], ...], ...]:
     """Two lines: the commits and the machine; the torch versions and the links."""
     first = next((v.document for v in run_set.versions if v.document is not None), None)
     env = first.environment if first is not None else Environment()
@@ -496,6 +530,9 @@ def _context(run_set: RunSetVerdict, links: LinkContext) -> tuple:
         named = _and(other) if len(other) <= 3 else f"{len(other)} versions"
         second.append((Item(f"{named}: an upgrade check against the baseline's torch"),))
     second += [(Item(label, url),) for label, url in links.run_links()]
+    if len(second) == 1 and torches == [base_torch_plain]:
+        # One version, the baseline's torch (said beside it) and no links: a line of nothing new.
+        return (tuple(groups),)
     return (tuple(groups), tuple(second))
 
 
@@ -525,7 +562,7 @@ def _version_rows(version: VersionOutcome) -> list[tuple[str, ...]]:
     label = _plain_torch(version.torch) if version.torch else version.label.removeprefix("torch ")
     if version.document is None:
         return [(label, "-", f"{w.FAIL_ICON} error", version.error or "no result", "-", "-")]
-    rows = []
+    rows: list[tuple[str, ...]] = []
     verdicts = version.verdict.verdicts if version.verdict is not None else ()
     for index, step in enumerate(version.document.steps):
         mine = [r for r in verdicts if r.step == step.name]
@@ -558,17 +595,27 @@ def _gate(version: VersionOutcome, rows: list[MetricVerdict], step: Step) -> str
 
 
 def _what_failed(rows: list[MetricVerdict], step: Step) -> str:
+    """`graph breaks (new at model.py:144), eager step time`: each failing metric once (a
+    percentile with its metric: the table below lists both), a new graph break with its
+    file:line, so the first view holds where to look; then what was unclear or accepted."""
     names: list[str] = []
     for row in sorted_by_severity(rows):
         if row.verdict in w.FAILING:
             name = (
-                w.metric_name(row.metric)
+                w.metric_name(w.without_quantile(row.metric))
                 if row.metric not in ("step", "variant")
                 else w.verdict_word(row.verdict)
             )
             if name not in names:
                 names.append(name)
-    unclear = sorted({w.metric_name(r.metric) for r in rows if r.verdict == "inconclusive"})
+    sites = list(dict.fromkeys(_new_break_sites(rows)))
+    if sites and w.metric_name("graph_break_sites") in names:
+        at = names.index(w.metric_name("graph_break_sites"))
+        shown = ", ".join(sites[:2]) + (f" and {len(sites) - 2} more" if len(sites) > 2 else "")
+        names[at] += f" (new at {shown})"
+    unclear = sorted(
+        {w.metric_name(w.without_quantile(r.metric)) for r in rows if r.verdict == "inconclusive"}
+    )
     accepted = sorted({w.metric_name(r.metric) for r in rows if r.verdict == "accepted"})
     if accepted:
         names.append("accepted: " + ", ".join(accepted))
@@ -578,6 +625,16 @@ def _what_failed(rows: list[MetricVerdict], step: Step) -> str:
     if unclear:
         text += ("; " if text else "") + "unclear: " + ", ".join(unclear)
     return text or "-"
+
+
+def _new_break_sites(rows: list[MetricVerdict]) -> list[str]:
+    """`model.py:144` of each failing row's new graph break, in the rows' order."""
+    found = []
+    for row in sorted_by_severity(rows):
+        at = _NEW_BREAK_AT.match(row.message) if row.metric == "graph_break_sites" else None
+        if at is not None and row.verdict in w.FAILING:
+            found.append(f"{at['file']}:{at['line']}")
+    return found
 
 
 def _footnotes(run_set: RunSetVerdict) -> list[str]:
@@ -593,7 +650,7 @@ def _footnotes(run_set: RunSetVerdict) -> list[str]:
             yardstick |= any(r.normalisation == "yardstick" for r in version.verdict.verdicts)
             processes |= any("fastest iterations" in r.message for r in version.verdict.verdicts)
             paired |= version.verdict.paired is not None
-    notes = []
+    notes = [*_health_in_full(run_set)]
     if estimators:
         described = "; ".join(estimator_text(e) for e in estimators)
         notes.append(f"Compiled vs eager: {described}.")

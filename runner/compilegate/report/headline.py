@@ -8,6 +8,8 @@ compile time, compile work, graph breaks, recompiles, numerics, memory; a step o
 that failed to run, could not be compared, or is gone has its own words. Compile work (torch's
 counts: graphs, FX nodes, guards, kernels) is named on its own when it fails or is unclear,
 since its fix differs from a slow compile's; when it holds, it is part of "compile time".
+A family is named failing only for what failed in it: fallbacks to eager without a new
+graph-break site are "fallbacks to eager", not "graph breaks".
 
 When the failing kinds failed on different torch versions, each says its own:
 
@@ -40,10 +42,18 @@ def headline_of(run_set: RunSetVerdict) -> tuple[str, str]:
     by_family: dict[str, dict[str, set[str]]] = {}
     for version in judged:
         assert version.verdict is not None
+        failed = {r.metric for r in version.verdict.verdicts if r.verdict in w.FAILING}
         for row in version.verdict.verdicts:
             if not w.gated(row):
                 continue  # reported beside the others, never judged: it decides nothing
             name = w.row_family(row)
+            if row.verdict in w.FAILING and row.metric in w.NAMED_WHEN_ALONE:
+                # A family is named failing only for what failed: a fallback to eager
+                # beside graph-break sites that held is "fallbacks to eager", never
+                # "graph breaks" (issue 40).
+                namesake = w.NAMED_WHEN_ALONE[row.metric]
+                if namesake not in failed:
+                    name = w.metric_name(row.metric)
             if name == "compile work" and row.verdict not in w.FAILING | {"inconclusive"}:
                 name = "compile time"  # held: said with the compile time it explains
             if name is not None:
@@ -107,7 +117,7 @@ def _accepted_by(judged: Sequence[VersionOutcome]) -> str:
 
 
 def _has(verdicts: dict[str, set[str]] | None, wanted: frozenset[str]) -> bool:
-    return bool(verdicts) and any(v in wanted for v in verdicts)
+    return verdicts is not None and any(v in wanted for v in verdicts)
 
 
 def _rest(by_family: dict[str, dict[str, set[str]]], skip: list[str]) -> list[str]:

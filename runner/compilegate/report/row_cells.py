@@ -2,6 +2,18 @@
 terminal: where, what, baseline → now (in the reader's unit, rounded to the noise), change,
 limit and noise.
 
+One rule for a row's numbers: the change beside the values is the change of those values,
+and the values carry the digits that show it (`0.85× → 0.77×`, never `0.8× → 0.8× −9 %`).
+A step time the gate judged in yardstick units (a fixed workload timed beside the step, so a
+slower runner does not read as a slower step) is shown in the milliseconds measured, with
+their own change, and the judged change names its unit:
+
+    9.51 ms → 9.94 ms (+4.5 %)    +27 % per yardstick    +5 %
+
+A row about a whole step or variant says why, shortened to MESSAGE_CHARS with the location
+at its end (` (at model.py:57)`) kept whole; on the first screen and the terminal, in the
+reasons under the table instead (`why_below`).
+
 Compile work is several counts judged together; its row names the count it shows
 (`graphs 1 → 5`), the first in torch's order (graphs, FX nodes, guards, …) that crossed
 the limit, so a reader can tell what the number counts."""
@@ -15,10 +27,15 @@ from ..gate.judges.compile_cost import COUNTS
 from ..gate.run_set import VersionOutcome
 from ..gate.verdict import MetricVerdict
 from . import wording as w
+from .escape import shortened
 from .wording import plain_torch
 
 ROW_HEADER = ("where", "what", "baseline → now", "change", "limit", "noise")
-_RAW_MS = re.compile(r"raw ([0-9.]+) ms → ([0-9.]+) ms")
+# The milliseconds a yardstick-unit row came from, and their change (gate/judges/speed.py).
+_RAW_MS = re.compile(r"raw ([0-9.]+) ms → ([0-9.]+) ms, ([+−-][0-9.]+) %")
+YARDSTICK_UNIT = "yardsticks"
+PER_YARDSTICK = "per yardstick"
+MESSAGE_CHARS = 160
 # `graphs 1 → 5` in a compile-work message; longer names first (`backward compile records`).
 _COUNT_MOVED = re.compile(
     "(?P<name>"
@@ -27,18 +44,23 @@ _COUNT_MOVED = re.compile(
 )
 
 
-def row_cells(version: VersionOutcome, row: MetricVerdict, several: bool) -> tuple[str, ...]:
+def row_cells(
+    version: VersionOutcome, row: MetricVerdict, several: bool, *, why_below: bool = False
+) -> tuple[str, ...]:
+    """The row's cells (ROW_HEADER), `torch` first when `several`. `why_below`: a step or
+    variant row leaves why it failed to the reasons under the table (first_screen.py), which
+    have the full width for it."""
     values = "-"
     count_name = ""
     if row.metric == "compile_work":
         count_name, row = _leading_count(row)
     if row.metric in ("step", "variant"):  # about the whole step or variant: say why
         what = f"{w.icon(row.verdict)} {w.verdict_word(row.verdict)}"
-        values = row.message if len(row.message) <= 160 else row.message[:159] + "…"
+        values = "-" if why_below else shortened(row.message, MESSAGE_CHARS)
     else:
         what = f"{w.icon(row.verdict)} {w.metric_name(row.metric)}"
         if row.baseline is not None or row.current is not None:
-            values = w.values_text(*_reader_values(row), row.noise_pct)
+            values = reader_values(row)
             values = f"{count_name} {values}" if count_name else values
         if row.change is None and row.verdict != "pass":
             what += f": {w.verdict_word(row.verdict)}"
@@ -46,7 +68,7 @@ def row_cells(version: VersionOutcome, row: MetricVerdict, several: bool) -> tup
         w.row_subject(row),
         what.strip(),
         values,
-        w.change_text(row),
+        judged_change(row),
         w.threshold_text(row),
         _noise(row),
     )
@@ -101,11 +123,56 @@ def _noise(row: MetricVerdict) -> str:
     return w.noise_words(row.noise_pct, row.decidable if judged else None)
 
 
-def _reader_values(row: MetricVerdict) -> tuple[object, object, str | None]:
-    """Values in the reader's unit: step times judged in yardstick units are shown in the
-    milliseconds the gate's message gives for them."""
-    if row.unit == "yardsticks":
-        found = _RAW_MS.search(row.message)
-        if found:
-            return float(found.group(1)), float(found.group(2)), "ms"
-    return row.baseline, row.current, row.unit
+def judged_change(row: MetricVerdict) -> str:
+    """The change the gate judged: `+27 % per yardstick` for a step time judged in yardstick
+    units (the values beside it are milliseconds, with their own change), else `+27 %`."""
+    text = w.change_text(row)
+    if row.unit == YARDSTICK_UNIT and row.change is not None:
+        return f"{text} {PER_YARDSTICK}"
+    return text
+
+
+def reader_values(row: MetricVerdict) -> str:
+    """`baseline → now` in the reader's unit with the digits their change needs: rounded to
+    the noise, unless that rounds the change away (then the fewest decimals that show it).
+    A yardstick-unit step time: the milliseconds measured and their own change,
+    `9.51 ms → 9.94 ms (+4.5 %)`."""
+    raw = _RAW_MS.search(row.message) if row.unit == YARDSTICK_UNIT else None
+    if raw is not None:
+        base, now = float(raw.group(1)), float(raw.group(2))
+        change = float(raw.group(3).replace("−", "-"))
+        places = 0 if abs(change) >= 10 else 1
+        values = _with_digits(w.values_text(base, now, "ms", row.noise_pct), base, now, " ms")
+        return f"{values} ({change:+.{places}f} %)".replace("-", "−")
+    shown = w.values_text(row.baseline, row.current, row.unit, row.noise_pct)
+    unit = {"ms": " ms", "s": " s", "x": "×"}.get(row.unit or "")
+    if unit is None:
+        return shown
+    return _with_digits(shown, row.baseline, row.current, unit)
+
+
+def _with_digits(shown: str, base: object, now: object, unit: str) -> str:
+    """`shown`, or both values with the fewest decimals alike that read their change
+    (`0.85× → 0.77×` for −9 %, where the noise rounds them to `0.8× → 0.8×`)."""
+    if not isinstance(base, (int, float)) or not isinstance(now, (int, float)) or not base:
+        return shown
+    found = re.findall(r"[0-9][0-9,]*\.?[0-9]*", shown)
+    if len(found) == 2 and _agrees(found, base, now):
+        return shown
+    for places in range(6):
+        texts = [f"{float(v):,.{places}f}" for v in (base, now)]
+        if _agrees(texts, base, now):
+            break
+    return f"{texts[0]}{unit} → {texts[1]}{unit}"
+
+
+def _agrees(texts: list[str], base: float, now: float) -> bool:
+    """Whether the rounded values show the change within a fifth of it (or one point)."""
+    try:
+        a, b = (float(t.replace(",", "")) for t in texts)
+    except ValueError:
+        return False
+    if not a:
+        return False
+    change, shown = (now - base) / base * 100, (b - a) / a * 100
+    return abs(shown - change) <= max(1.0, abs(change) / 5)

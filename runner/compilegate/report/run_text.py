@@ -7,8 +7,8 @@
     variants     one table per step: speedup with its 95 % interval, eager and compiled ms of
                  the same statistic the speedup is made of (the mean, or the median for a
                  result without processes), compile seconds, break-even, counts
-    attention    with a comparison: every failing or unclear gate row, its values with the
-                 digits its change needs (never `18 ms → 18 ms −10 %`)
+    attention    with a comparison: every failing or unclear gate row, as row_cells.py says
+                 it (values with the digits their change needs, never `18 ms → 18 ms −10 %`)
     advice       what to do, and the command that shows every gate row
     where        one line: where the result went
     verdict      again, last
@@ -33,9 +33,10 @@ from ..results.processes import geometric_mean
 from ..results.run_health import health_line
 from . import wording as w
 from .advice import advice_for
+from .escape import shortened
 from .first_screen import FirstScreen
 from .headline import headline_of
-from .row_cells import ROW_HEADER, row_cells
+from .row_cells import MESSAGE_CHARS, ROW_HEADER, row_cells
 from .speeds import IN_PROCESS, Speed, best_variant, pays_off_text, variant_speed
 from .step_bound_words import bound_sentence
 from .tables import printable
@@ -51,11 +52,10 @@ FASTEST_NOTE = (
 VALUES = ROW_HEADER.index("baseline → now")
 
 SITE = re.compile(r"[\w./-]+\.py:\d+")
-_RAW_MS = re.compile(r"raw ([0-9.]+) ms → ([0-9.]+) ms, ([+−-][0-9.]+) %")
 YARDSTICK_NOTE = (
     "Step times between runs are judged per yardstick (a fixed torch workload timed beside "
-    "the step), so a slower runner does not read as a slower step: the change is per "
-    "yardstick, the ms and the raw % what was measured."
+    "the step), so a slower runner does not read as a slower step: the ms and the % beside "
+    "them are what was measured, the change “per yardstick” what was judged."
 )
 
 
@@ -191,7 +191,7 @@ def _statistic_words(step: Step, variant: Variant) -> str:
 def _first_line(text: object) -> str:
     lines = str(text or "").strip().splitlines()
     line = lines[0] if lines else "no reason recorded"
-    return line if len(line) <= 160 else line[:159] + "…"
+    return shortened(line, MESSAGE_CHARS)
 
 
 # -- context ----------------------------------------------------------------------------------
@@ -298,7 +298,9 @@ def _step_lines(step: Step, width: int, said: str = "") -> list[str]:
         "recompiles",
         "numerics",
     ]
-    notes += [f"{', '.join(ids)}: degraded: {reason}" for reason, ids in degraded.items()]
+    notes += [
+        f"{', '.join(ids)}: not wholly compiled: {reason}" for reason, ids in degraded.items()
+    ]
     bound = bound_sentence(step)
     if bound:
         notes.append(f"what bounds it: {bound}")
@@ -422,10 +424,7 @@ def _attention(run_set: RunSetVerdict, width: int, every_row_command: str | None
         at = VALUES + (1 if several else 0)
         entries = []
         for version, row in rows:
-            cell = list(row_cells(version, row, several))
-            if row.metric not in ("step", "variant"):
-                cell[at] = values_with_change(row, cell[at])
-            entries.append((row, cell))
+            entries.append((row, list(row_cells(version, row, several, why_below=True))))
         merged = merge_alike_variants(entries, at - 2)
         cells = [cell for _, cell in merged[:ATTENTION_ROWS_SHOWN]]
         failing = sum(1 for r, _ in merged if r.verdict in w.FAILING)
@@ -469,7 +468,7 @@ def merge_alike_variants(
     """Rows that read the same on several variants of a step (same verdict and the same cells
     but the place, `where`) said once, their variants in the place: `gpt · default; default,
     dynamic`, as the PR comment says them (first_screen.py)."""
-    groups: dict[tuple, list[tuple[MetricVerdict, list[str]]]] = {}
+    groups: dict[tuple[object, ...], list[tuple[MetricVerdict, list[str]]]] = {}
     for row, cells in entries:
         alike = row.variant not in (None, "eager")
         rest = tuple(cells[:where] + cells[where + 1 :])
@@ -483,46 +482,3 @@ def merge_alike_variants(
             cells = [*cells[:where], f"{row.step} · {names}", *cells[where + 1 :]]
         merged.append((row, cells))
     return merged
-
-
-def values_with_change(row: MetricVerdict, shown: str) -> str:
-    """`baseline → now` with the digits its change needs: when the rounded values read the
-    same (or closer than the change), three significant digits, then more."""
-    raw = _RAW_MS.search(row.message) if row.unit == "yardsticks" else None
-    if raw is not None:  # judged per yardstick; the milliseconds measured say their own change
-        a, b = float(raw.group(1)), float(raw.group(2))
-        change = float(raw.group(3).replace("−", "-"))
-        return f"{_significant(a, 3)} ms → {_significant(b, 3)} ms ({change:+.0f} % raw)".replace(
-            "-", "−"
-        )
-    base, now = row.baseline, row.current
-    if not isinstance(base, (int, float)) or not isinstance(now, (int, float)) or not base:
-        return shown
-    found = re.findall(r"[0-9][0-9,]*\.?[0-9]*", shown)
-    if len(found) == 2 and _agrees(found, base, now):
-        return shown
-    unit = {"ms": " ms", "s": " s", "x": "×"}.get(row.unit or "")
-    if unit is None:
-        return shown
-    for digits in (3, 4, 5):
-        texts = [_significant(v, digits) for v in (base, now)]
-        if _agrees(texts, base, now):
-            break
-    return f"{texts[0]}{unit} → {texts[1]}{unit}"
-
-
-def _agrees(texts: Sequence[str], base: float, now: float) -> bool:
-    """Whether the rounded values show the change within a fifth of it (or one point)."""
-    try:
-        a, b = (float(t.replace(",", "")) for t in texts)
-    except ValueError:
-        return False
-    if not a:
-        return False
-    change, shown = (now - base) / base * 100, (b - a) / a * 100
-    return abs(shown - change) <= max(1.0, abs(change) / 5)
-
-
-def _significant(value: float, digits: int) -> str:
-    text = f"{value:.{digits}g}"
-    return f"{float(text):,.0f}" if "e" in text else text

@@ -9,7 +9,8 @@ import unicodedata
 from collections.abc import Sequence
 
 # A number and its unit stay on one line when a cell wraps (`36.2 s`, not `36.2` / `s`).
-_NUMBER_UNIT = re.compile(r"(\d) (ms|s|%|GiB|MiB|KiB|B|steps)\b")
+# `(+4.5 %)`: the unit may end the text or stand before a bracket.
+_NUMBER_UNIT = re.compile(r"(\d) (ms|s|%|GiB|MiB|KiB|B|steps)(?!\w)")
 _GLUE = "\u00a0"
 # A word longer than this may be broken to fit a column.
 WORD_CAP = 24

@@ -55,6 +55,7 @@ FAMILIES = (
     "compile time",
     "compile work",
     "graph breaks",
+    "fallbacks to eager",
     "recompiles",
     "numerics",
     "memory",
@@ -80,6 +81,9 @@ _FAMILY_OF = {
     "step": "the run",
     "variant": "the run",
 }
+# A row whose family is named after another metric: failing without that one, the headline
+# names the row's own metric (a fallback to eager while the graph-break sites held).
+NAMED_WHEN_ALONE = {"fallbacks_to_eager": "graph_break_sites"}
 FAILING = frozenset(v for v, code in VERDICT_EXIT_CODES.items() if code != 0)
 VERDICT_WORDS = {
     "regression": "worse",
@@ -107,6 +111,12 @@ def metric_name(metric: str) -> str:
     if quantile and quantile["base"] in METRIC_NAMES:
         return f"{METRIC_NAMES[quantile['base']]}, {int(quantile['q'])}th percentile"
     return metric.replace("_", " ")
+
+
+def without_quantile(metric: str) -> str:
+    """`compiled_step_ms` for `compiled_step_ms_p25`; any other metric as it is."""
+    quantile = _QUANTILE.match(metric)
+    return quantile["base"] if quantile and quantile["base"] in METRIC_NAMES else metric
 
 
 def gated(row: MetricVerdict) -> bool:

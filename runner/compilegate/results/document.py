@@ -17,7 +17,7 @@ from typing import Any
 
 from .. import __version__
 from ..config import StepConfig, Variant
-from ..config.model import DEFAULT_ACCEPT_LABEL
+from ..config.model import DEFAULT_ACCEPT_LABEL, DEFAULT_STEPS_PER_RUN
 from .compile_cost import FRESH, REUSED, compile_cost, process_compile
 from .model import non_finite_paths, step_of
 from .payoff import measure
@@ -30,7 +30,7 @@ from .processes import (
     step_processes,
     variant_processes,
 )
-from .recommendation import DEFAULT_STEPS_PER_RUN, analyse, recommend
+from .recommendation import analyse, recommend
 from .stats import break_even_steps, process_noise_pct, ratio_of_medians, summarize
 from .step_bound import step_bounds
 
@@ -43,7 +43,7 @@ def new_document(
     config_sha256: str,
     declared_steps: tuple[str, ...] | list[str] = (),
     accept_label: str | None = DEFAULT_ACCEPT_LABEL,
-) -> dict:
+) -> dict[str, Any]:
     """The document's head; `declared_steps` names every step of the config, also those
     left out with --step, so the gate can tell a step not selected from a step removed.
     `accept_label` is the config's (gate/acceptance.py reads it from the base side only)."""
@@ -133,7 +133,8 @@ def _add_step_work(entry: dict[str, Any], measured: dict[str, Any]) -> None:
 
 def process_summary(entry: dict[str, Any]) -> dict[str, Any]:
     """The process record (processes.process_record) of an eager or variant entry."""
-    return entry["processes"][0]
+    record: dict[str, Any] = entry["processes"][0]
+    return record
 
 
 def add_process(entry: dict[str, Any], measured: dict[str, Any], cache_dir: str = REUSED) -> None:

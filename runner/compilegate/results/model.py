@@ -33,7 +33,7 @@ import types
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from ..config.model import DEFAULT_ACCEPT_LABEL
 from ..errors import BaselineError
@@ -327,7 +327,8 @@ class StepWork(Model):
 
     def count(self, key: str) -> int | None:
         """The count named `key` (StepWorkCounts.REQUIRED), None when absent."""
-        return getattr(self.counts, key)
+        value: int | None = getattr(self.counts, key)
+        return value
 
     def named(self, key: str) -> dict[str, int]:
         """The top names of count `key`, name → value ({} for none or an absent count)."""
@@ -428,6 +429,8 @@ class Numerics(Model):
     worst: tuple[WorstTensor, ...] | None = None
     fallback_random: bool | None = None
     reference_from: str | None = None
+    compiled_graphs: int | None = None
+    compiled_copy_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -748,13 +751,13 @@ def duplicate_names(document: Any) -> list[str]:
     if not isinstance(document, dict) or not isinstance(document.get("steps"), list):
         return []
     problems = []
-    seen_steps: set[str] = set()
+    seen_steps: set[object] = set()
     for index, step in enumerate(document["steps"]):
         name = step.get("name") if isinstance(step, dict) else None
         if name in seen_steps:
             problems.append(f"steps[{index}].name: duplicate step name {name!r}")
         seen_steps.add(name)
-        seen_variants: set[str] = set()
+        seen_variants: set[object] = set()
         variants = step.get("variants", []) if isinstance(step, dict) else []
         for v_index, variant in enumerate(variants if isinstance(variants, list) else []):
             vid = variant.get("id") if isinstance(variant, dict) else None
@@ -781,7 +784,10 @@ def step_of(raw: Mapping[str, Any]) -> Step:
     return _build(Step, raw)
 
 
-def _build(cls: type[Model], raw: Mapping[str, Any]) -> Any:
+ModelT = TypeVar("ModelT", bound=Model)
+
+
+def _build(cls: type[ModelT], raw: Mapping[str, Any]) -> ModelT:
     """`cls` from a schema-valid mapping: each field from the key of its name, converted by
     its annotation; keys the schema does not name are left behind."""
     hints = _hints(cls)

@@ -46,7 +46,10 @@ import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import TypeGuard  # 3.10+: for the checker only (requires-python is 3.9)
 
 from .model import Process, Variant
 from .processes import variant_processes
@@ -205,22 +208,22 @@ def cold_compile_samples(variant: Variant) -> list[float]:
     sample (its compile_wall_s, so compile_s); the other cold processes did not run the
     epoch end and are charged the same."""
     cost = variant.compile_cost
-    walls = [s.wall_s for s in cost.cold_samples] if cost is not None else []
-    walls = [w for w in walls if _positive(w)]
+    samples = [s.wall_s for s in cost.cold_samples] if cost is not None else []
+    walls = [w for w in samples if _positive(w)]
     if not walls:
-        return [variant.compile_s] if _positive(variant.compile_s) else []  # type: ignore[list-item]
+        return [variant.compile_s] if _positive(variant.compile_s) else []
     late = variant.late_recompile_s if _positive(variant.late_recompile_s) else 0.0
-    return [walls[0], *(w + late for w in walls[1:])]  # type: ignore[operator]
+    return [walls[0], *(w + late for w in walls[1:])]
 
 
 def warm_compile_samples(variant: Variant) -> list[float]:
     """Compile wall seconds of the processes that compiled from the warm cache."""
-    walls = [p.compile_wall_s for p in variant.processes or () if p.cache == "warm"]
-    walls = [w for w in walls if _positive(w)]
+    samples = [p.compile_wall_s for p in variant.processes or () if p.cache == "warm"]
+    walls = [w for w in samples if _positive(w)]
     cost = variant.compile_cost
     if not walls and cost is not None and _positive(cost.warm_wall_s):
         walls = [cost.warm_wall_s]
-    return walls  # type: ignore[return-value]
+    return walls
 
 
 def warm_compile_per_step(variant: Variant) -> list[float]:
@@ -229,7 +232,7 @@ def warm_compile_per_step(variant: Variant) -> list[float]:
     for process in variant_processes(variant):
         eager, wall = _mean_ms(process, "eager", "eager_b"), process.compile_wall_s
         if process.cache == "warm" and eager and _positive(wall):
-            out.append(wall / eager)  # type: ignore[operator]
+            out.append(wall / eager)
     return out
 
 
@@ -250,7 +253,7 @@ def cold_compile_estimate(cold: Sequence[float], warm: Sequence[float]) -> LogEs
     return LogEstimate(cold[0], spread, 1, half, df=len(warm) - 1)
 
 
-def _positive(value: Any) -> bool:
+def _positive(value: object) -> TypeGuard[float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
 
 

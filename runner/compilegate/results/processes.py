@@ -27,7 +27,6 @@ from .stats import fastest, quantile
 
 # What a child reports of its timing (child/protocol.py's `timed` and `measured`), as JSON.
 ChildTiming = Mapping[str, Any]
-Process = Process
 SIDES = ("eager", "eager_b", "compiled", "yardstick", "yardstick_launch")
 GPU_BOUND = "yardstick"  # matmuls and element-wise ops (child/timing.Yardstick)
 LAUNCH_BOUND = "yardstick_launch"  # a chain of tiny kernels (child/timing.LaunchYardstick)
@@ -165,14 +164,14 @@ def compiled_values(
     records: Sequence[Process], *, per_yardstick: bool, yardstick: str = GPU_BOUND
 ) -> list[float]:
     return [
-        _per(r, _fastest(r, "compiled"), per_yardstick, yardstick)
+        _per(r, _timed(r, "compiled"), per_yardstick, yardstick)
         for r in records
         if _usable(r, per_yardstick, yardstick)
     ]
 
 
 def speedup_values(records: Sequence[Process]) -> list[float]:
-    return [_eager_ms(r) / _fastest(r, "compiled") for r in records]
+    return [_eager_ms(r) / _timed(r, "compiled") for r in records]
 
 
 # A process whose two eager copies' fastest iterations are more than this far apart was
@@ -208,16 +207,25 @@ def all_timed_yardstick(records: Sequence[Process], yardstick: str = GPU_BOUND) 
 
 def _eager_ms(record: Process) -> float:
     twin = _fastest(record, "eager_b")
-    eager = _fastest(record, "eager")
+    eager = _timed(record, "eager")
     return math.sqrt(eager * twin) if twin else eager
 
 
 def _per(record: Process, value: float, per_yardstick: bool, yardstick: str = GPU_BOUND) -> float:
-    return value / _fastest(record, yardstick) if per_yardstick else value  # type: ignore[operator]
+    return value / _timed(record, yardstick) if per_yardstick else value
 
 
 def _usable(record: Process, per_yardstick: bool, yardstick: str = GPU_BOUND) -> bool:
     return not per_yardstick or bool(_fastest(record, yardstick))
+
+
+def _timed(record: Process, side: str) -> float:
+    """The fastest iteration of a side the caller chose the record for (keyed_*_processes,
+    _usable): its absence is a bug, not a process that did not time it."""
+    value = _fastest(record, side)
+    if value is None:
+        raise ValueError(f"a process record without a {side} time reached a per-process value")
+    return value
 
 
 def _fastest(record: Process, side: str) -> float | None:
@@ -292,11 +300,13 @@ def run_summary(step: Step) -> HistoryRun | None:
             "compiled_step_yardsticks": _mean_yardsticks(records, compiled_values),
             **_p25(records, "compiled_step", ("compiled",)),
         }
+    eager_p25 = _p25(eager, "eager_step", ("eager", "eager_b"))
     return HistoryRun(
         config_fingerprint=step.config_fingerprint,
         eager_step_ms=_mean(eager_values(eager, per_yardstick=False)),
         eager_step_yardsticks=_mean_yardsticks(eager, eager_values),
-        **_p25(eager, "eager_step", ("eager", "eager_b")),
+        eager_step_p25_ms=eager_p25.get("eager_step_p25_ms"),
+        eager_step_p25_yardsticks=eager_p25.get("eager_step_p25_yardsticks"),
         variants=variants,
     )
 

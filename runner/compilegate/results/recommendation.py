@@ -263,7 +263,7 @@ def _caveats(a: dict[str, Any], variant: Variant) -> str:
     degraded = variant.degraded or ()
     if degraded:
         more = f" (and {len(degraded) - 1} more)" if len(degraded) > 1 else ""
-        out += f"; but degraded: {degraded[0]}{more}"
+        out += f"; but not wholly compiled: {degraded[0]}{more}"
     if _numerics_status(variant) != "pass":
         out += "; numerics not checked"
     return out

@@ -16,7 +16,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from typing import TypeGuard  # 3.10+: for the checker only (requires-python is 3.9)
 
 from .model import ResultDocument, Step
 
@@ -198,5 +201,5 @@ def yardstick_drift_pct(steps: Sequence[Doc]) -> float | None:
     return (upper_quartile / fastest[0] - 1) * 100
 
 
-def _over(value: Any, limit: float) -> bool:
+def _over(value: object, limit: float) -> TypeGuard[float]:
     return isinstance(value, (int, float)) and value > limit

@@ -31,12 +31,13 @@ def resolve_entry(spec: str, repo_root: Path, where: str) -> EntryPoint:
             raise ConfigError(f"{where}: file {target!r} does not exist in {root}")
     else:
         module = target
-        candidate = _find_module_file(module, root)
-        if candidate is None:
+        found = _find_module_file(module, root)
+        if found is None:
             raise ConfigError(
                 f"{where}: module {module!r} is not a file inside the repository {root} "
                 f"(looked for {module.replace('.', '/')}.py and .../__init__.py, also under src/)"
             )
+        candidate = found
     line = _find_definition(candidate, function, where, root)
     return EntryPoint(spec, str(candidate), function, line, module)
 

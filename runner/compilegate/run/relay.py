@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Iterator
-from typing import BinaryIO
+from typing import IO
 
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 _LEADING_COMMAND = re.compile(r"^(\s*):(?=:)")
@@ -63,7 +63,7 @@ def bounded_lines(
         yield _finish(kept, cut)
 
 
-def read_chunks(stream: BinaryIO, *, chunk_bytes: int = CHUNK_BYTES) -> Iterator[bytes]:
+def read_chunks(stream: IO[bytes], *, chunk_bytes: int = CHUNK_BYTES) -> Iterator[bytes]:
     """A binary pipe's bytes as they come, in chunks of at most `chunk_bytes` (never a whole
     line: `for line in pipe` buffers a line of any length)."""
     fd = stream.fileno()

@@ -222,9 +222,9 @@ class _VariantRun:
         if number == 1:
             stream.write(f"{self.side.tag} variant {self.variant.id}\n")
             document, error = _run_child(launcher, self.spec, step, label, cache_dir=self.cache_dir)
-            if error is None:
+            if document is not None:  # else `error` says why
                 error = non_finite_error(document["variant"])
-            if error is None:
+            if document is not None and error is None:
                 first_cache = FRESH if self.cache_dir is not None else SHARED
                 self.entry, error = _record(variant_entry, self.variant, document, first_cache)
             self.error = error
@@ -243,9 +243,9 @@ class _VariantRun:
             document, error = _run_child(
                 launcher, timing_spec, step, f"{label}#{number}", cache_dir=own
             )
-        if error is None:
+        if document is not None:  # else `error` says why
             error = non_finite_error(document["variant"])
-        if error is None:
+        if document is not None and error is None:
             cache = FRESH if cold else (REUSED if self.cache_dir is not None else SHARED)
             _, error = _record(add_process, self.entry, document["variant"], cache)
         if error is not None:
@@ -332,7 +332,8 @@ def _run_pair_process(runs: Sequence[_VariantRun], number: int, stream: TextIO) 
             cache = REUSED if run.cache_dir is not None else SHARED
             timing = _without_compile(document["variant"])
             _, found = _record(add_process, run.entry, timing, cache)
-            if found is None and "head_vs_base" in document:
+            # add_process raised (so `found` says why) unless the entry was there
+            if found is None and run.entry is not None and "head_vs_base" in document:
                 run.entry["processes"][-1]["head_vs_base"] = document["head_vs_base"]
         if found is not None:
             run.error = f"timing process {number}/{total}: {found}"
@@ -415,8 +416,8 @@ def _run_child(
     label: str,
     *,
     cache_dir: Path | None = None,
-) -> tuple[dict[str, Any] | None, str | None]:
-    """One child's document, or the one-line error it ended with."""
+) -> tuple[dict[str, Any], None] | tuple[None, str]:
+    """One child's document, or the one-line error it ended with: exactly one is None."""
     spec = replace(spec, limits=step.limits.to_dict())  # a container launcher applies them
     try:
         outcome = launcher.run(
@@ -425,8 +426,10 @@ def _run_child(
     except Exception as exc:  # the parent's own failure to run it: this child's error only
         return None, f"compilegate could not run this child: {one_line(exc)}"
     error = _outcome_error(outcome)
-    if error is not None or outcome.report is None:
+    if error is not None:
         return None, error
+    if outcome.report is None:  # _outcome_error asserts it away; this says it to the checker
+        return None, "the child ended without a report"
     return outcome.report.to_json(), None  # what it measured: the recorders read JSON
 
 

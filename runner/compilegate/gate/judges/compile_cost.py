@@ -48,7 +48,10 @@ Not judged, and said so in the row:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import TypeGuard  # 3.10+: for the checker only (requires-python is 3.9)
 
 from ...results.model import CompileCost, Variant
 from ...results.processes import geometric_mean
@@ -374,7 +377,7 @@ def _cold(cost: CompileCost | None, key: str) -> list[float]:
     return [float(v) for v in values if is_number(v) and v > 0]
 
 
-def _is_count(value: Any) -> bool:
+def _is_count(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 

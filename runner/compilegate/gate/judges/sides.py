@@ -75,6 +75,14 @@ class Sides:
     def pair(self) -> tuple[Variant | Eager, Variant | Eager]:
         return self.base, self.head
 
+    @property
+    def variants(self) -> tuple[Variant, Variant]:
+        """The two variant entries, for the judges of a variant (an eager subject has none)."""
+        base, head = self.base, self.head
+        if not isinstance(base, Variant) or not isinstance(head, Variant):
+            raise TypeError(f"{self.subject}: a variant's judge was given the eager entries")
+        return base, head
+
 
 # A judge: one metric family's rows for one subject (none when it measured nothing).
 Judge = Callable[[Sides], "list[MetricVerdict]"]

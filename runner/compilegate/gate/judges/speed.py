@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Callable
+from typing import Callable, overload
 
 from ...results.formats import format_value
 from ...results.model import Process
@@ -108,8 +108,8 @@ def judge_eager(sides: Sides) -> list[MetricVerdict]:
             ungated=step_time_gate(sides, "eager_step", normalisation),
         )
         return _listed(with_note(row, note))
-    row = judge_from_medians(sides, "eager_step_ms", threshold)
-    return _listed(reported_only(row, step_time_gate(sides, "eager_step", None)))
+    from_medians = judge_from_medians(sides, "eager_step_ms", threshold)
+    return _listed(reported_only(from_medians, step_time_gate(sides, "eager_step", None)))
 
 
 def judge_variant(sides: Sides) -> list[MetricVerdict]:
@@ -117,13 +117,14 @@ def judge_variant(sides: Sides) -> list[MetricVerdict]:
     records, note = undisturbed(sides, variant_records_of(sides))
     thresholds = sides.policy.thresholds
     if not has_degrees_of_freedom(records):
+        base, head = sides.variants
         speedup = judge_speed(
             sides.subject,
             "speedup",
-            ratio_median(sides.base.speedup),
-            ratio_median(sides.head.speedup),
+            ratio_median(base.speedup),
+            ratio_median(head.speedup),
             thresholds["speedup_drop_pct"],
-            (speedup_noise_pct(sides.base), speedup_noise_pct(sides.head)),
+            (speedup_noise_pct(base), speedup_noise_pct(head)),
         )
         compiled = judge_from_medians(
             sides, "compiled_step_ms", thresholds["compiled_step_time_growth_pct"]
@@ -231,7 +232,8 @@ def eager_records_of(sides: Sides) -> Records:
 
 
 def variant_records_of(sides: Sides) -> Records:
-    keyed = (keyed_variant_processes(sides.base), keyed_variant_processes(sides.head))
+    base, head = sides.variants
+    keyed = (keyed_variant_processes(base), keyed_variant_processes(head))
     return _records(sides, keyed)
 
 
@@ -420,6 +422,14 @@ def gross_bound_pct(
     return max(sides.policy.thresholds["step_time_gross_growth_pct"], threshold_pct)
 
 
+@overload
+def reported_only(
+    row: MetricVerdict, ungated: str | None, moved: str | None = None
+) -> MetricVerdict: ...
+@overload
+def reported_only(
+    row: MetricVerdict | None, ungated: str | None, moved: str | None = None
+) -> MetricVerdict | None: ...
 def reported_only(
     row: MetricVerdict | None, ungated: str | None, moved: str | None = None
 ) -> MetricVerdict | None:

@@ -58,9 +58,13 @@ def judge_from_medians(sides: Sides, metric: str, threshold_pct: float) -> Metri
         ratios = (base and base.per_yardstick, cur and cur.per_yardstick)
         raw_noise = (eager_noise_pct(base_step), eager_noise_pct(head_step))
     else:
-        base, cur = sides.pair
-        ratios = (base.compiled_per_yardstick, cur.compiled_per_yardstick)
-        raw_noise = (compiled_noise_pct(base, base_step), compiled_noise_pct(cur, head_step))
+        base_variant, cur_variant = sides.variants
+        base, cur = base_variant, cur_variant
+        ratios = (base_variant.compiled_per_yardstick, cur_variant.compiled_per_yardstick)
+        raw_noise = (
+            compiled_noise_pct(base_variant, base_step),
+            compiled_noise_pct(cur_variant, head_step),
+        )
     values = (_step_median(base), _step_median(cur))
     if sides.units.normalisation == YARDSTICK and ratios[0] and ratios[1]:
         noise = (
@@ -135,6 +139,9 @@ def judge_speed(
         message = f"{shown}: worse by more than {beyond}{caveat}"
     elif verdict == "improvement":
         message = f"{shown}: better by more than {beyond}{caveat}"
+    elif noise is None or abs(change_pct) <= threshold_pct:
+        # Without noise the threshold alone decides (never inconclusive): within it, or not.
+        message = f"{shown}: within {limit}"
     elif verdict == "inconclusive" and abs(change_pct) > noise:
         message = (
             f"{shown}: beyond {limit}, but the ±{noise:.1f} % noise of both runs is more "
@@ -148,10 +155,8 @@ def judge_speed(
             f"these runs decide changes above {detectable_change_pct(noise, threshold_pct):.1f}"
             f" %; rerun with more iterations or rounds to decide{caveat}"
         )
-    elif abs(change_pct) > threshold_pct:
-        message = f"{shown}: better, but inside the ±{noise:.1f} % noise: not a clear improvement"
     else:
-        message = f"{shown}: within {limit}"
+        message = f"{shown}: better, but inside the ±{noise:.1f} % noise: not a clear improvement"
     detectable = detectable_change_pct(noise, threshold_pct)
     return subject.measured(
         metric,

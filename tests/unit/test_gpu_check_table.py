@@ -1,0 +1,38 @@
+"""bench/gpu_check.py's step-work part (issue 39): what it reads of a real document and the
+table a lent GPU window leaves behind (a bench no test reads once stopped parsing `run`)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "bench"))
+
+import gpu_check  # noqa: E402
+
+DOCUMENT = Path(__file__).parent / "data" / "step_bound" / "transformer.json"
+
+
+def test_the_counts_and_bounds_of_a_real_run_are_read_and_tabled() -> None:
+    document = json.loads(DOCUMENT.read_text())
+    work = gpu_check.work_of(document)
+    eager = document["steps"][0]["eager"]["step_work"]["counts"]
+    assert work["counts"]["eager"]["aten_ops"] == eager["aten_ops"]
+    assert work["counts"]["variant"]["kernels"] is None  # a CPU run: absent, not 0
+    assert set(work["bounds"]) == {"eager", "default"}
+    run = {"exit": 0, "seconds": 60.0, "eager_ms": 1.0, "compiled_ms": 1.0, "speedup": 1.0,
+           "compile_s": 9.0, "unsteady": [], "work": work}  # fmt: skip
+    other = {**run, "work": {**work, "counts": {**work["counts"], "eager": {"aten_ops": 1}}}}
+    record = {"device": "cpu", "gpu": {}, "cases": [
+        {"case": "example A/A, one-run baseline", "runs": [run, other], "counts_identical": False,
+         "judged": [{"order": "run 2 against run 1", "compare_exit": 1,
+                     "rows": {}, "step_work": {"eager": {"verdict": "regression", "message": ""},
+                                               "default": {"verdict": "pass", "message": ""}}}]},
+    ]}  # fmt: skip
+    table = gpu_check.table_text(record)
+    assert "| eager regression; default pass |" in table
+    assert "example step-work counts, run 1 / run 2 (DIFFERENT):" in table
+    assert f"- eager: aten_ops {eager['aten_ops']} / 1," in table
+    assert "- run 1 eager bound: kind " in table
