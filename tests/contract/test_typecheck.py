@@ -5,23 +5,23 @@ cold here, so it is not repeated as a test); these tests keep it from being drop
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import tomllib
 
-ROOT = Path(__file__).resolve().parents[2]
-PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+from repo_helpers import REPO_ROOT
+
+PYPROJECT = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 
 
 def _recipe(target: str) -> str:
-    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    makefile = (REPO_ROOT / "Makefile").read_text(encoding="utf-8")
     return makefile.split(f"\n{target}:", 1)[1].split("\n\n", 1)[0]
 
 
 def test_ci_runs_mypy():
     """`.ci/run` runs `make lint`, and `make lint` runs mypy after ruff."""
     assert re.search(r"^\s*\$\(BIN\)/python -m mypy\s*$", _recipe("lint"), re.MULTILINE)
-    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    ci = (REPO_ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert re.search(r"^make lint$", ci, re.MULTILINE), ci
 
 
@@ -46,7 +46,7 @@ def test_mypy_and_the_stubs_come_with_the_test_extra():
 
 
 def test_the_package_ships_py_typed():
-    assert (ROOT / "runner" / "compilegate" / "py.typed").is_file()
+    assert (REPO_ROOT / "runner" / "compilegate" / "py.typed").is_file()
     assert "py.typed" in PYPROJECT["tool"]["setuptools"]["package-data"]["compilegate"]
 
 

@@ -7,10 +7,11 @@ import json
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "bench"))
+from repo_helpers import REPO_ROOT
 
-import gpu_check  # noqa: E402
+sys.path.insert(0, str(REPO_ROOT / "bench"))
+
+import gpu_check
 
 DOCUMENT = Path(__file__).parent / "data" / "step_bound" / "transformer.json"
 

@@ -11,9 +11,10 @@ next to its dropout still fails.
 from __future__ import annotations
 
 from dataclasses import fields
-from pathlib import Path
 
 import pytest
+
+from repo_helpers import REPO_ROOT
 
 torch = pytest.importorskip("torch")
 
@@ -23,14 +24,14 @@ from compilegate.child.protocol import EntryPoint  # noqa: E402
 from compilegate.child.training import TrainingStep  # noqa: E402
 from compilegate.results.model import Numerics  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[2]
 SETTINGS = {"seed": 0, "amp": None, "numerics": {"steps": 2, "tol": 1e-4}}
 VARIANT = {"id": "default", "compile_kwargs": {"backend": "eager"}, "compile_target": "model"}
 
 
 def builder_for(file: str) -> StepBuilder:
-    path = REPO / "examples/test_steps" / file
-    return StepBuilder(EntryPoint(f"{path}:make_step", str(path), "make_step", 1), REPO, "cpu", 0)
+    path = REPO_ROOT / "examples/test_steps" / file
+    entry = EntryPoint(f"{path}:make_step", str(path), "make_step", 1)
+    return StepBuilder(entry, REPO_ROOT, "cpu", 0)
 
 
 def timed_then_numerics(file: str) -> dict:

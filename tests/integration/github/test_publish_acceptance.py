@@ -15,6 +15,7 @@ from test_acceptance import base_doc, regressed_doc
 from test_publish_command import publish_cli, write
 
 from conftest import EVENT_FILE, REPO
+from repo_helpers import RUNNER
 
 LABEL = "compilegate: accept"
 PR = 31
@@ -175,7 +176,7 @@ def test_a_dry_run_with_a_saved_event_rehearses_the_label(tmp_path: Path) -> Non
 
     baseline, results = documents(tmp_path)
     event = labeled_event(tmp_path, LABEL, LABELLED)
-    env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(Path(__file__).parents[3] / "runner")}
+    env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(RUNNER)}
     done = subprocess.run(
         [sys.executable, "-m", "compilegate", "publish", "--dry-run", "--event", str(event),
          "--results-dir", str(results), "--baseline", str(baseline)],
