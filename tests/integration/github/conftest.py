@@ -3,15 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from fake_github import FakeGitHub
-
-REPO = "octo-org/trainer"
-TOKEN = "ghs_integration-test-token"
-READ_ONLY_TOKEN = "ghs_fork-read-only-token"
-EVENT_FILE = Path(__file__).with_name("data") / "pull_request.synchronize.json"
+from fake_github import READ_ONLY_TOKEN, REPO, TOKEN, FakeGitHub
 
 
 @pytest.fixture

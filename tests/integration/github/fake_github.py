@@ -16,6 +16,7 @@ import re
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -36,6 +37,7 @@ READ_ONLY_TOKEN = "ghs_fork-read-only-token"
 API_PREFIX = "/api/v3"
 READ_ONLY_MESSAGE = "Resource not accessible by integration"
 DOCS = "https://docs.example/rest"  # GitHub's errors carry one; never fetched
+EVENT_FILE = Path(__file__).with_name("data") / "pull_request.synchronize.json"
 
 
 @dataclass

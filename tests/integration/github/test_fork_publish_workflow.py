@@ -13,10 +13,9 @@ from pathlib import Path
 
 import yaml
 from actions_runner import Runner
-from fake_github import FakeGitHub
+from fake_github import EVENT_FILE, REPO, TOKEN, FakeGitHub
 from gate_docs import environment, result, step, variant
 
-from conftest import EVENT_FILE, REPO, TOKEN
 from repo_helpers import REPO_ROOT
 
 WORKFLOW = REPO_ROOT / "examples/workflows/fork-publish.yml"

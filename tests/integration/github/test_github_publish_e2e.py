@@ -10,7 +10,7 @@ import zipfile
 from pathlib import Path
 
 import requests
-from fake_github import READ_ONLY_TOKEN, REPO, TOKEN, FakeGitHub, Reply
+from fake_github import EVENT_FILE, READ_ONLY_TOKEN, REPO, TOKEN, FakeGitHub, Reply
 
 from compilegate.github import (
     ActionsContext,
@@ -21,7 +21,6 @@ from compilegate.github import (
     publish,
 )
 
-EVENT_FILE = Path(__file__).with_name("data") / "pull_request.synchronize.json"
 EVENT = json.loads(EVENT_FILE.read_text())
 PR = EVENT["number"]
 HEAD_SHA = EVENT["pull_request"]["head"]["sha"]

@@ -10,11 +10,10 @@ import json
 import sys
 from pathlib import Path
 
-from fake_github import FakeGitHub
+from fake_github import EVENT_FILE, REPO, FakeGitHub
 from test_acceptance import base_doc, regressed_doc
 from test_publish_command import publish_cli, write
 
-from conftest import EVENT_FILE, REPO
 from repo_helpers import RUNNER
 
 LABEL = "compilegate: accept"

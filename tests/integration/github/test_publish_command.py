@@ -11,10 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from fake_github import FakeGitHub
+from fake_github import EVENT_FILE, REPO, TOKEN, FakeGitHub
 from gate_docs import environment, result, site, step, variant
 
-from conftest import EVENT_FILE, REPO, TOKEN
 from repo_helpers import REPO_ROOT
 
 EVENT = json.loads(EVENT_FILE.read_text())
