@@ -23,6 +23,23 @@ QUICK_STEP_SETTINGS = (
     "    eager_processes: 1\n    numerics: {enabled: false}\n"
 )
 
+# A reader's first step factory (a tiny regression MLP), as getting-started and the install
+# test write it into a fresh repository.
+TINY_STEP_SOURCE = """\
+import torch
+
+
+def make_step(device="cpu"):
+    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 1))
+    data = torch.randn(64, 16)
+    return {
+        "model": model.to(device),
+        "optimizer": torch.optim.SGD(model.parameters(), lr=0.01),
+        "batch": lambda i: (data[i % 4 :: 4].to(device), data[i % 4 :: 4, :1].to(device)),
+        "loss": lambda model, inputs: torch.nn.functional.mse_loss(model(inputs[0]), inputs[1]),
+    }
+"""
+
 
 @dataclass
 class CliRun:

@@ -21,26 +21,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli_helpers import REPO_ROOT
+from cli_helpers import REPO_ROOT, TINY_STEP_SOURCE
 
 pytestmark = pytest.mark.compile  # Dynamo traces the step (backend eager: no Inductor)
 
 PAGE = REPO_ROOT / "docs" / "getting-started.md"
 FENCED_SH = re.compile(r"^[ \t]*```sh[ \t]*\n(.*?)^[ \t]*```", re.MULTILINE | re.DOTALL)
-STEP = """\
-import torch
-
-
-def make_step(device="cpu"):
-    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 1))
-    data = torch.randn(64, 16)
-    return {
-        "model": model.to(device),
-        "optimizer": torch.optim.SGD(model.parameters(), lr=0.01),
-        "batch": lambda i: (data[i % 4 :: 4].to(device), data[i % 4 :: 4, :1].to(device)),
-        "loss": lambda model, inputs: torch.nn.functional.mse_loss(model(inputs[0]), inputs[1]),
-    }
-"""
 # The reader's step 2, to measure in seconds: Dynamo with the eager backend, few iterations,
 # one process each, no numerics. Four iterations on a shared 2-core machine time nothing a
 # threshold could hold, so the timed thresholds are wide: the pull request's run below is
@@ -76,7 +62,7 @@ def test_the_page_names_the_commands_this_test_runs() -> None:
 def test_getting_started_commands_run_as_written(tmp_path: Path) -> None:
     repo = tmp_path / "user-repo"
     (repo / "train").mkdir(parents=True)
-    (repo / "train/step.py").write_text(STEP)
+    (repo / "train/step.py").write_text(TINY_STEP_SOURCE)
     env = {
         key: value
         for key, value in os.environ.items()

@@ -20,24 +20,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from cli_helpers import REPO_ROOT, TORCH_PYTHON
+from cli_helpers import REPO_ROOT, TINY_STEP_SOURCE, TORCH_PYTHON
 
 # What a wheel needs of the source tree (pyproject.toml names the rest).
 WHEEL_SOURCES = ("pyproject.toml", "README.md", "runner", "schemas")
-STEP = """\
-import torch
-
-
-def make_step(device="cpu"):
-    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 1))
-    data = torch.randn(64, 16)
-    return {
-        "model": model.to(device),
-        "optimizer": torch.optim.SGD(model.parameters(), lr=0.01),
-        "batch": lambda i: (data[i % 4 :: 4].to(device), data[i % 4 :: 4, :1].to(device)),
-        "loss": lambda model, inputs: torch.nn.functional.mse_loss(model(inputs[0]), inputs[1]),
-    }
-"""
 # Appended to what init wrote, to measure in seconds: the eager backend (no Inductor compile,
 # which takes minutes on a loaded 2-core runner), one process each, no numerics.
 QUICK = (
@@ -104,7 +90,7 @@ def test_the_built_wheel_installs_into_a_fresh_venv_and_inits_and_runs_a_step(tm
 
     repo = tmp_path / "user-repo"
     (repo / "train").mkdir(parents=True)
-    (repo / "train/step.py").write_text(STEP)
+    (repo / "train/step.py").write_text(TINY_STEP_SOURCE)
     compilegate = venv / "bin/compilegate"
     init = sh([compilegate, "init", "train/step.py:make_step", "--python", TORCH_PYTHON], cwd=repo)
     assert init.returncode == 0, init.stderr

@@ -297,31 +297,24 @@ def check_step_work(raw: Any, where: str) -> None:
         if not isinstance(reason, str) or not reason:
             raise ReportError(f"{where}.absent.{key} is not a reason")
     for key, names in top.items():
-        if (
-            counts[key] is None
-            or not isinstance(names, list)
-            or not all(
-                isinstance(pair, list)
-                and len(pair) == 2
-                and isinstance(pair[0], str)
-                and _count_or_none(pair[1])
-                and pair[1] is not None
-                for pair in names
-            )
-        ):
+        if counts[key] is None or not _named_counts(names):
             raise ReportError(f"{where}.top.{key} is not a list of [name, count] of a count")
     if "timing" in raw:
         check_step_timing(raw["timing"], f"{where}.timing")
-    sites = raw.get("sync_sites", [])
-    if not isinstance(sites, list) or not all(
+    if not _named_counts(raw.get("sync_sites", [])):
+        raise ReportError(f"{where}.sync_sites is not a list of [file:line, calls]")
+
+
+def _named_counts(value: Any) -> bool:
+    """[[name, count], …], each count an integer >= 0."""
+    return isinstance(value, list) and all(
         isinstance(pair, list)
         and len(pair) == 2
         and isinstance(pair[0], str)
         and _count_or_none(pair[1])
         and pair[1] is not None
-        for pair in sites
-    ):
-        raise ReportError(f"{where}.sync_sites is not a list of [file:line, calls]")
+        for pair in value
+    )
 
 
 def check_step_timing(raw: Any, where: str) -> None:
