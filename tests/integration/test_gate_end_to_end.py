@@ -160,11 +160,13 @@ def test_an_added_layer_is_not_more_compile_work(gate) -> None:
 
 
 def step_works(document: dict) -> dict[str, dict]:
-    """Each side's step-work record (child/step_work.py): eager's, then each variant's."""
+    """Each side's step-work record (child/step_work.py): eager's, then each variant's,
+    without its `timing` (times of the profiled iteration, which move with the load)."""
     step = document["steps"][0]
-    return {"eager": step["eager"]["step_work"]} | {
+    records = {"eager": step["eager"]["step_work"]} | {
         v["id"]: v["step_work"] for v in step["variants"]
     }
+    return {side: {k: v for k, v in r.items() if k != "timing"} for side, r in records.items()}
 
 
 def test_step_work_is_the_same_in_another_run_and_an_item_is_one_more_sync(gate) -> None:
