@@ -304,3 +304,19 @@ def test_a_pass_that_fails_says_why_for_every_count():
     assert counted["counts"] == {key: None for key in STEP_WORK_COUNTS}
     assert all("RuntimeError: no data" in why for why in counted["absent"].values())
     check_step_work(counted, "step_work")
+
+
+def test_a_forged_timing_or_sync_site_is_refused_at_the_parents_door():
+    from compilegate.child.protocol import ReportError
+
+    record = count_step_work(mlp_step(), 2)
+    for forged in (
+        {**record, "timing": {**record["timing"], "profiled_ms": -1}},
+        {**record, "timing": {**record["timing"], "extra": 1}},
+        {**record, "timing": {**record["timing"], "compute_top": [["x", "1", 2]]}},
+        {**record, "sync_sites": [["model.py:1", -1]]},
+        {**record, "sync_sites": "model.py:1"},
+    ):
+        with pytest.raises(ReportError):
+            check_step_work(forged, "step_work")
+    check_step_work(record, "step_work")
