@@ -13,6 +13,7 @@ from cli_helpers import OLD_TORCH_PYTHON, QUICK_STEP_SETTINGS, REPO_ROOT, TORCH_
 
 from compilegate.config.loading import load_config_file
 from compilegate.gate.compare import compare_to_baseline
+from compilegate.report.row_words import row_message
 from compilegate.results.model import parse
 from compilegate.run.launcher import ChildLauncher
 from compilegate.run.paired import run_versions_paired
@@ -50,6 +51,6 @@ def test_two_torch_versions_alternate_and_are_judged_paired(tmp_path: Path) -> N
     report = compare_to_baseline(parse(base, "base", "baseline"), parse(head, "head", "result"))
     assert report.paired == "paired, 2 pairs, same machine"
     compiled = report.rows(metric="compiled_step_ms")[0]
-    assert compiled.normalisation == "raw" and "pairs of processes" in compiled.message
+    assert compiled.normalisation == "raw" and "pairs of processes" in row_message(compiled)
     work = report.rows(metric="compile_work")
     assert not work or not work[0].gated, "counts across versions are shown, not gated"

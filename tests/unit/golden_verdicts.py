@@ -170,7 +170,9 @@ def judge(baseline: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
     report = compare_to_baseline(
         parse(baseline, "baseline", "baseline"), parse(result, "result", "result")
     )
-    return {"exit_code": report.exit_code, "rows": [row.to_dict() for row in report.verdicts]}
+    from compilegate.report.verdict_json import verdict_json
+
+    return {"exit_code": report.exit_code, "rows": verdict_json(report)["verdicts"]}
 
 
 def main() -> int:

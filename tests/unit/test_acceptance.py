@@ -16,6 +16,7 @@ from compilegate.gate.acceptance import (
 from compilegate.gate.run_set import ResultSource, judge_run_set
 from compilegate.report.comment import render_comment
 from compilegate.report.headline import headline_of
+from compilegate.report.row_words import row_message
 from compilegate.results.model import ResultDocument, parse
 
 LABEL = "compilegate: accept"
@@ -58,7 +59,7 @@ def test_a_verified_label_accepts_the_regression_rows_and_says_who():
     assert accepted.overall == "accepted" and accepted.exit_code == EXIT_OK
     rows = accepted.rows("accepted")
     assert [r.metric for r in rows] == ["compile_work"]
-    assert 'accepted by @maintainer (label "compilegate: accept")' in rows[0].message
+    assert 'accepted by @maintainer (label "compilegate: accept")' in row_message(rows[0])
     assert accepted.to_dict()["accepted_by"] == {
         "login": "maintainer",
         "label": LABEL,

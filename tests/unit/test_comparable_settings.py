@@ -10,6 +10,7 @@ from gate_docs import judge_documents, result, step
 
 from compilegate.config import COMPARABLE_SETTINGS
 from compilegate.config.loading import load_config_text
+from compilegate.report.row_words import row_message
 from compilegate.results.document import step_skeleton
 
 BASE_STEP = """\
@@ -63,7 +64,7 @@ def test_changing_a_setting_makes_the_step_incomparable_naming_it(setting: str, 
     report = judge_documents(result(base), result(cur))
     rows = [row for row in report.verdicts if row.step == "mlp"]
     assert [row.verdict for row in rows] == ["incomparable"], rows
-    assert f"{setting} " in rows[0].message, rows[0].message
+    assert f"{setting} " in row_message(rows[0]), row_message(rows[0])
 
 
 def test_unchanged_settings_stay_comparable(repo_root: Path):
@@ -82,7 +83,7 @@ def test_deleting_the_epoch_line_makes_the_step_incomparable(repo_root: Path):
     )
     (row,) = [row for row in report.verdicts if row.step == "mlp"]
     assert row.verdict == "incomparable"
-    assert "epoch_length 100 → None" in row.message, row.message
+    assert "epoch_length 100 → None" in row_message(row), row_message(row)
 
 
 def test_a_baseline_from_before_the_epoch_setting_reads_as_no_epoch(repo_root: Path):

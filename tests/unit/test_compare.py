@@ -18,6 +18,7 @@ from compilegate.gate.judges.diagnostics import diff_graph_break_sites
 from compilegate.gate.judges.speed_medians import round_spread_pct
 from compilegate.gate.policy import resolve_thresholds
 from compilegate.gate.rules import classify_speed_change, combined_noise_pct
+from compilegate.report.row_words import row_message
 from compilegate.results.model import BreakSite, parse
 from compilegate.schemas import validation_errors
 
@@ -84,7 +85,7 @@ def test_eager_step_time_against_one_stored_run_is_reported_not_judged(eager_ms)
     assert (row.verdict, row.gated) == ("pass", False)
     assert row.direction == "lower_is_better"
     assert row.change == pytest.approx((eager_ms - 10.0) / 10.0 * 100)
-    assert "reported, not judged: 1 of 5 default-branch runs recorded" in row.message
+    assert "reported, not judged: 1 of 5 default-branch runs recorded" in row_message(row)
     assert report.exit_code == 0
 
 
@@ -125,7 +126,9 @@ def test_compile_wall_time_never_fails_the_job_unless_the_baseline_gates_it():
     row = only(report, "compile_s")
     assert (row.verdict, row.gated, report.exit_code) == ("pass", False, EXIT_OK)
     assert row.change == pytest.approx(300.0)
-    assert "reported, not gated" in row.message and "gate_compile_wall_time" in row.message
+    assert "reported, not gated" in row_message(row) and "gate_compile_wall_time" in row_message(
+        row
+    )
     assert any("gate_compile_wall_time True (applied: False)" in n for n in report.notes)
 
 
@@ -134,7 +137,7 @@ def test_more_recompiles_is_a_regression_naming_the_new_one():
     row = only(compare(variant(), variant(recompile_events=[event])), "recompiles")
     assert row.verdict == "regression"
     assert (row.baseline, row.current, row.change) == (0, 1, 1.0)
-    assert "forward at model.py:51: len(x) == 32" in row.message
+    assert "forward at model.py:51: len(x) == 32" in row_message(row)
 
 
 def test_fewer_recompiles_is_an_improvement():
@@ -147,7 +150,7 @@ def test_new_graph_break_site_is_named():
     new = site("model.py", 42, "Data-dependent branching")
     row = only(compare(variant(), variant(sites=[new])), "graph_break_sites")
     assert row.verdict == "regression"
-    assert "new graph break at model.py:42: Data-dependent branching" in row.message
+    assert "new graph break at model.py:42: Data-dependent branching" in row_message(row)
 
 
 def test_graph_break_that_only_moved_lines_is_not_new():
@@ -161,7 +164,7 @@ def test_graph_break_gone_is_an_improvement():
     gone = [site("model.py", 42, "Data-dependent branching"), site("loss.py", 7, "print")]
     row = only(compare(variant(sites=gone), variant(sites=gone[:1])), "graph_break_sites")
     assert row.verdict == "improvement"
-    assert "loss.py:7" in row.message
+    assert "loss.py:7" in row_message(row)
 
 
 def typed_sites(*sites: dict) -> list[BreakSite]:
@@ -197,7 +200,7 @@ def test_a_new_break_inside_an_installed_library_is_a_regression_named_with_its_
     assert (
         "new graph break at transformers/models/gpt2/modeling_gpt2.py:703 "
         "(cause: transformers/modeling_utils.py:4778): logging.Logger method not supported"
-    ) in row.message
+    ) in row_message(row)
     assert (row.baseline, row.current) == (0, 1)
 
 
@@ -241,7 +244,7 @@ def test_numerics_pass_to_fail(before, after, verdict):
     row = only(compare(variant(numerics=before), cur), "numerics")
     assert row.verdict == verdict
     if verdict == "regression":
-        assert "pass → fail" in row.message and "grad:head.weight" in row.message
+        assert "pass → fail" in row_message(row) and "grad:head.weight" in row_message(row)
 
 
 @pytest.mark.parametrize(
@@ -264,14 +267,14 @@ def test_metric_measured_in_baseline_only_is_missing_and_fails():
     report = compare(variant(compile_s=10.0), variant(compile_s=None))
     row = only(report, "compile_s")
     assert row.verdict == "missing"
-    assert "not measured in this run" in row.message
+    assert "not measured in this run" in row_message(row)
     assert report.exit_code == EXIT_NOT_JUDGED
 
 
 def test_metric_missing_from_the_baseline_is_a_failing_row_not_a_silent_gap():
     report = compare(variant(compile_s=None), variant(compile_s=10.0))
     row = only(report, "compile_s")
-    assert row.verdict == "missing" and "not in the baseline" in row.message
+    assert row.verdict == "missing" and "not in the baseline" in row_message(row)
     assert report.exit_code == EXIT_NOT_JUDGED
 
 
@@ -360,7 +363,7 @@ def test_change_above_threshold_but_inside_noise_is_inconclusive():
     row = only(report, "speedup")
     assert row.verdict == "inconclusive"
     assert row.noise_pct == pytest.approx(math.sqrt(2) * 8.0)
-    assert "these runs decide changes above 22.6 %" in row.message  # noise > 2 × 5 %
+    assert "these runs decide changes above 22.6 %" in row_message(row)  # noise > 2 × 5 %
     assert row.detectable_change_pct == pytest.approx(2 * math.sqrt(2) * 8.0)
     assert report.overall == "inconclusive" and report.exit_code == EXIT_OK
 
@@ -382,7 +385,7 @@ def test_a_row_too_noisy_to_decide_its_threshold_is_inconclusive_and_passes_the_
     row = only(report, "speedup")
     assert row.change == pytest.approx(-20.0) and row.noise_pct == pytest.approx(14.14, 0.01)
     assert row.verdict == "inconclusive"
-    assert "too noisy to decide it" in row.message
+    assert "too noisy to decide it" in row_message(row)
     assert report.exit_code == EXIT_OK
     cells = row_cells(VersionOutcome("torch", "result.json", verdict=report), row, False)
     assert "too noisy" in cells[-1] and "❌" not in cells[1]
@@ -428,19 +431,19 @@ def test_no_noise_measured_falls_back_to_threshold_and_says_so():
     row = only(compare(base_step=base, cur_step=cur), "speedup")
     assert row.verdict == "regression"
     assert row.noise_pct is None
-    assert "judged on the threshold alone" in row.message
+    assert "judged on the threshold alone" in row_message(row)
 
 
 def test_noise_missing_on_one_side_is_stated():
     base = step(variants=[variant(noise_pct=None, speedup_half_width_pct=0)])
     row = only(compare(base_step=base, cur_variant=variant(speedup=1.10)), "speedup")
-    assert "no noise measured in the baseline" in row.message
+    assert "no noise measured in the baseline" in row_message(row)
 
 
 def test_improvement_inside_the_noise_is_not_claimed():
     report = compare(variant(speedup=1.25, noise_pct=8.0), variant(speedup=1.375, noise_pct=8.0))
     row = only(report, "speedup")  # +10 %: beyond the 5 % threshold, inside ±11.3 % noise
-    assert row.verdict == "pass" and "not a clear improvement" in row.message
+    assert row.verdict == "pass" and "not a clear improvement" in row_message(row)
 
 
 # -- new / removed / error --------------------------------------------------------------------
@@ -465,7 +468,7 @@ def test_a_step_left_out_with_step_flag_is_skipped_not_removed():
     current = result(step("a"), declared_steps=["a", "b"])
     report = judge_documents(baseline, current)
     assert only(report, "step", None).verdict == "skipped"
-    assert "--step" in only(report, "step", None).message
+    assert "--step" in row_message(only(report, "step", None))
     assert report.exit_code == EXIT_OK
 
 
@@ -489,7 +492,7 @@ def test_failed_step_is_an_error_verdict_and_exit_3():
     cur = step(status="error", error="eager: CUDA out of memory", variants=[])
     report = compare(cur_step=cur)
     assert [(r.metric, r.verdict) for r in report.verdicts] == [("step", "error")]
-    assert "CUDA out of memory" in report.verdicts[0].message
+    assert "CUDA out of memory" in row_message(report.verdicts[0])
     assert report.overall == "error" and report.exit_code == EXIT_RUN_ERROR
 
 
@@ -515,7 +518,7 @@ def test_failed_baseline_step_means_nothing_to_judge_against():
     base = step(status="error", error="boom", variants=[])
     report = compare(base_step=base)
     assert {r.verdict for r in report.verdicts} == {"incomparable"}
-    assert "baseline run of this step failed (boom)" in report.verdicts[0].message
+    assert "baseline run of this step failed (boom)" in row_message(report.verdicts[0])
     assert report.exit_code == EXIT_NOT_JUDGED
 
 
@@ -523,7 +526,7 @@ def test_failed_baseline_variant_is_not_new():
     base = step(variants=[variant(status="error", error="timed out")])
     row = only(compare(base_step=base), "variant")
     assert row.verdict == "incomparable"
-    assert "baseline run of this variant failed (timed out)" in row.message
+    assert "baseline run of this variant failed (timed out)" in row_message(row)
 
 
 # -- environment guard ------------------------------------------------------------------------
@@ -541,7 +544,7 @@ def test_other_gpu_or_device_makes_every_step_incomparable(env, expected):
     current = result(step("a", variants=[variant(speedup=0.5)]), step("b"))
     report = judge_documents(baseline, current)
     assert [r.verdict for r in report.verdicts] == ["incomparable", "incomparable"]
-    assert all(expected in r.message for r in report.verdicts)
+    assert all(expected in row_message(r) for r in report.verdicts)
     assert report.overall == "incomparable" and report.exit_code == EXIT_NOT_JUDGED
     assert any("baseline not compared" in note for note in report.notes)
 
@@ -552,20 +555,22 @@ def test_changed_step_configuration_is_incomparable_for_that_step():
     report = judge_documents(baseline, result(changed, step("b")))
     rows_a = [r for r in report.verdicts if r.step == "a"]
     assert [r.verdict for r in rows_a] == ["incomparable"]
-    assert "warmup 5 → 10" in rows_a[0].message
+    assert "warmup 5 → 10" in row_message(rows_a[0])
     assert all(r.verdict == "pass" for r in report.verdicts if r.step == "b")
 
 
 def test_changed_entry_is_incomparable():
     cur = step(fingerprint="fp-2", entry="other.py:make_step")
     report = compare(cur_step=cur)
-    assert "entry" in report.verdicts[0].message and report.verdicts[0].verdict == "incomparable"
+    assert (
+        "entry" in row_message(report.verdicts[0]) and report.verdicts[0].verdict == "incomparable"
+    )
 
 
 def test_changed_variant_definition_is_incomparable():
     cur = step(variants=[variant(mode="max-autotune")], fingerprint="fp-2")
     row = only(compare(cur_step=cur), "variant")
-    assert row.verdict == "incomparable" and "mode 'default' → 'max-autotune'" in row.message
+    assert row.verdict == "incomparable" and "mode 'default' → 'max-autotune'" in row_message(row)
 
 
 def test_model_code_change_stays_comparable():
@@ -629,8 +634,8 @@ def test_a_slower_machine_is_not_a_slower_step_when_the_yardstick_moved_too():
     report = compare(base_step=base, cur_step=cur)
     eager_row = only(report, "eager_step_ms", "eager")
     assert eager_row.verdict == "pass"
-    assert "against the machine yardstick" in eager_row.message and "raw +30.0 %" in (
-        eager_row.message
+    assert "against the machine yardstick" in row_message(eager_row) and "raw +30.0 %" in (
+        row_message(eager_row)
     )
     assert only(report, "compiled_step_ms").verdict == "pass"
 
@@ -668,7 +673,7 @@ def test_a_new_metric_is_one_new_judge(monkeypatch):
     monkeypatch.setattr(compare_module, "VARIANT_JUDGES", judges)
     report = compare(base_step=step(variants=[variant()], thresholds={"speedup_drop_pct": 7}))
     assert seen == [("default", 7.0)]
-    assert only(report, "answer").message == "42 for default"
+    assert row_message(only(report, "answer")) == "42 for default"
 
 
 def test_a_drop_is_as_large_as_its_log_against_twice_the_noise() -> None:

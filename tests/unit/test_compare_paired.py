@@ -21,6 +21,7 @@ from gate_docs import (
 
 from compilegate.gate.run_set import ResultSource, judge_run_set
 from compilegate.report.first_screen import FirstScreen
+from compilegate.report.row_words import row_message
 from compilegate.results.model import parse
 
 # What the machine did while each pair ran: the same factor on both sides of a pair.
@@ -54,10 +55,12 @@ def test_load_that_moved_between_pairs_cancels_in_a_paired_comparison() -> None:
     head = side(5.5, "head", [10.2, 12.6, 9.1])  # +10 % compiled; CPU seconds +1 %
     paired = judge_documents(base, head)
     compiled = paired.rows(metric="compiled_step_ms")[0]
-    assert compiled.verdict == "regression", compiled.message
-    assert "4 pairs of processes" in compiled.message and "paired differences" in compiled.message
+    assert compiled.verdict == "regression", row_message(compiled)
+    assert "4 pairs of processes" in row_message(compiled) and "paired differences" in row_message(
+        compiled
+    )
     cpu = paired.rows(metric="compile_cpu_s")[0]
-    assert cpu.verdict == "pass" and "3 pairs of cold compiles" in cpu.message
+    assert cpu.verdict == "pass" and "3 pairs of cold compiles" in row_message(cpu)
     assert paired.rows(metric="eager_step_ms")[0].verdict == "pass"
     assert paired.paired == "paired, 4 pairs, same machine"
 

@@ -9,6 +9,7 @@ from gate_docs import compile_cost as cost_doc
 from gate_docs import environment, judge_documents, result, step, variant
 
 from compilegate.errors import EXIT_NOT_JUDGED, EXIT_OK, EXIT_REGRESSION, BaselineError
+from compilegate.report.row_words import row_message
 
 STEADY = [20.0, 21.0, 20.5, 19.8]  # four cold compiles' CPU seconds
 # The issue's MLP on torch 2.13: identical in every run, idle or loaded.
@@ -55,7 +56,7 @@ def judge(base_cost, cur_cost, *, base_settings=None, cur_mode="default", **env)
 def test_unchanged_compile_cost_passes_every_row():
     report, rows = judge(compile_cost(cold_cpu_s=STEADY), compile_cost(cold_cpu_s=STEADY))
     assert rows["compile_work"].verdict == "pass" and rows["compile_work"].gated
-    assert "every count as in the baseline" in rows["compile_work"].message
+    assert "every count as in the baseline" in row_message(rows["compile_work"])
     assert rows["compile_cpu_s"].verdict == "pass"
     assert report.exit_code == EXIT_OK
 
@@ -66,7 +67,9 @@ def test_more_compile_work_is_a_regression_whatever_the_load():
     report, rows = judge(compile_cost(cold_cpu_s=STEADY), cur)
     row = rows["compile_work"]
     assert row.verdict == "regression" and report.exit_code == EXIT_REGRESSION
-    assert "FX nodes 33 → 333" in row.message and "generated kernels 61 → 101" in row.message
+    assert "FX nodes 33 → 333" in row_message(row) and "generated kernels 61 → 101" in row_message(
+        row
+    )
     assert (row.baseline, row.current) == (33, 333)
     assert row.change == pytest.approx(909.1, abs=0.1)
 
@@ -97,7 +100,9 @@ def test_a_count_the_baselines_torch_lacks_holds_this_run_to_nothing():
 
 def test_a_count_this_run_lost_is_missing():
     report, rows = judge(compile_cost(), compile_cost(guards=None))
-    assert rows["compile_work"].verdict == "missing" and "guards" in rows["compile_work"].message
+    assert rows["compile_work"].verdict == "missing" and "guards" in row_message(
+        rows["compile_work"]
+    )
     assert report.exit_code == EXIT_NOT_JUDGED
 
 
@@ -106,14 +111,16 @@ def test_across_torch_versions_the_counts_are_reported_not_gated():
     report, rows = judge(compile_cost(cold_cpu_s=STEADY), cur, torch="2.11.0+cu128")
     row = rows["compile_work"]
     assert (row.verdict, row.gated) == ("pass", False)
-    assert "guards 199 → 400" in row.message and "not gated across torch versions" in row.message
+    assert "guards 199 → 400" in row_message(
+        row
+    ) and "not gated across torch versions" in row_message(row)
     assert report.exit_code == EXIT_OK
 
 
 def test_generated_kernels_are_not_gated_under_max_autotune():
     _, rows = judge(compile_cost(), compile_cost(generated_kernels=70), cur_mode="max-autotune")
     assert rows["compile_work"].verdict == "pass"
-    assert "generated kernels not gated" in rows["compile_work"].message
+    assert "generated kernels not gated" in row_message(rows["compile_work"])
 
 
 def test_compile_cpu_time_beyond_threshold_and_noise_is_a_regression():
@@ -121,7 +128,7 @@ def test_compile_cpu_time_beyond_threshold_and_noise_is_a_regression():
     _, rows = judge(compile_cost(cold_cpu_s=STEADY), compile_cost(cold_cpu_s=slower))
     row = rows["compile_cpu_s"]
     assert row.verdict == "regression" and row.change == pytest.approx(60.0)
-    assert "4 → 4 cold compiles" in row.message and row.noise_pct < 10
+    assert "4 → 4 cold compiles" in row_message(row) and row.noise_pct < 10
 
 
 def test_compile_cpu_time_inside_its_noise_is_inconclusive():
@@ -136,7 +143,7 @@ def test_one_cold_compile_a_side_cannot_fail_on_cpu_time():
     """No noise estimate, and CPU time moves with load: beyond the threshold is inconclusive."""
     report, rows = judge(compile_cost(cpu_s=20.0), compile_cost(cpu_s=40.0))
     row = rows["compile_cpu_s"]
-    assert row.verdict == "inconclusive" and "no noise estimate" in row.message
+    assert row.verdict == "inconclusive" and "no noise estimate" in row_message(row)
     assert report.exit_code == EXIT_OK
 
 
@@ -152,8 +159,8 @@ def test_an_old_baseline_without_compile_cost_says_so_and_does_not_fail():
     report, rows = judge(None, compile_cost(cold_cpu_s=STEADY))
     for metric in ("compile_work", "compile_cpu_s"):
         assert rows[metric].verdict == "new", rows[metric]
-        assert "the baseline predates" in rows[metric].message
-        assert "refresh the baseline" in rows[metric].message
+        assert "the baseline predates" in row_message(rows[metric])
+        assert "refresh the baseline" in row_message(rows[metric])
     assert rows["compile_s"].verdict == "pass" and not rows["compile_s"].gated
     assert report.exit_code == EXIT_OK
 
@@ -186,7 +193,7 @@ def test_a_run_that_compiled_from_a_warm_shared_cache_is_not_judged_on_cpu_time(
     report, rows = judge(compile_cost(cpu_s=20.0), warm)
     row = rows["compile_cpu_s"]
     assert (row.verdict, row.gated) == ("pass", False)
-    assert "this run compiled from a shared, warm Inductor cache" in row.message
+    assert "this run compiled from a shared, warm Inductor cache" in row_message(row)
     assert rows["compile_work"].verdict == "pass" and report.exit_code == EXIT_OK
 
 
@@ -199,7 +206,7 @@ def test_cpu_time_values_are_the_ones_the_change_is_computed_from():
     row = rows["compile_cpu_s"]
     expected = (row.current / row.baseline - 1) * 100
     assert row.change == pytest.approx(expected) and row.change < 0
-    assert f"{row.baseline:.1f} s → {row.current:.1f} s ({row.change:+.1f} %" in row.message
+    assert f"{row.baseline:.1f} s → {row.current:.1f} s ({row.change:+.1f} %" in row_message(row)
 
 
 # -- compile work per eager op (issue 31) -------------------------------------------------------
@@ -219,8 +226,8 @@ def test_a_bigger_model_is_not_more_compile_work_per_op():
     report, rows = judge(base, cur)
     row = rows["compile_work"]
     assert row.verdict == "pass" and report.exit_code == EXIT_OK
-    assert "FX nodes 120 → 178 (0.3 → 0.297 per op)" in row.message
-    assert "400 → 600 ATen ops eager" in row.message
+    assert "FX nodes 120 → 178 (0.3 → 0.297 per op)" in row_message(row)
+    assert "400 → 600 ATen ops eager" in row_message(row)
 
 
 def test_the_same_bigger_model_without_its_size_fails_on_the_raw_counts():
@@ -230,20 +237,20 @@ def test_the_same_bigger_model_without_its_size_fails_on_the_raw_counts():
         cur = sized(cur_ops, fx_nodes=178, guards=445, generated_kernels=90)
         _, rows = judge(base, cur)
         assert rows["compile_work"].verdict == "regression"
-        assert "ATen ops" not in rows["compile_work"].message
+        assert "ATen ops" not in row_message(rows["compile_work"])
 
 
 def test_the_same_model_compiling_into_more_guards_per_op_fails():
     _, rows = judge(sized(400, guards=300), sized(400, guards=330))
     assert rows["compile_work"].verdict == "regression"
-    assert "guards 300 → 330 (0.75 → 0.825 per op)" in rows["compile_work"].message
+    assert "guards 300 → 330 (0.75 → 0.825 per op)" in row_message(rows["compile_work"])
 
 
 def test_graphs_and_compile_records_stay_counts_when_the_model_grows():
     """A graph break in a bigger model: the graph count is not divided by the size."""
     _, rows = judge(sized(400, graphs=1), sized(800, graphs=2))
     assert rows["compile_work"].verdict == "regression"
-    assert "graphs 1 → 2" in rows["compile_work"].message
+    assert "graphs 1 → 2" in row_message(rows["compile_work"])
 
 
 def test_a_per_op_growth_needs_the_raw_count_up():

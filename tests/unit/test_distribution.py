@@ -7,6 +7,7 @@ import pytest
 from gate_docs import judge_documents, process, result, step, variant, with_history, with_processes
 
 from compilegate.errors import EXIT_OK, EXIT_REGRESSION
+from compilegate.report.row_words import row_message
 
 SCATTER = (1.0, 0.99, 1.01, 0.995, 1.005)
 ITERATIONS = 30
@@ -54,10 +55,10 @@ def test_29_of_30_iterations_slower_with_the_fastest_unchanged_is_a_regression()
         (("default", "compiled_step_ms_p25"), 4),
     ):
         row = rows[key]
-        assert row.verdict == "regression", row.message
+        assert row.verdict == "regression", row_message(row)
         assert row.change == pytest.approx(50.0, abs=1.5)
         assert f"each process's 25th percentile, {processes} processes → {processes}" in (
-            row.message
+            row_message(row)
         )
 
 

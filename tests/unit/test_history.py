@@ -22,6 +22,7 @@ from compilegate.cli.gate_commands import one_version_run_set, render_report
 from compilegate.gate.baseline import merge_into_baseline
 from compilegate.gate.compare import compare_to_baseline
 from compilegate.gate.history import HISTORY_RUNS, predict
+from compilegate.report.row_words import row_message
 from compilegate.results.model import ResultDocument, parse
 
 PROCESSES = 4
@@ -218,10 +219,10 @@ def test_an_inconclusive_row_against_a_history_says_a_rerun_will_not_narrow_its_
         ("r.json", "b.json"),
     )
     text = " ".join(render_report(report, "table", run_set).split())
-    assert [r.verdict for r in rows] == ["inconclusive"], [r.message for r in rows]
+    assert [r.verdict for r in rows] == ["inconclusive"], [row_message(r) for r in rows]
     assert rows[0].noise_source == "history"
-    assert "which a rerun of this run leaves as it is" in rows[0].message
-    assert "(the baseline keeps 10, it has 5)" in rows[0].message
+    assert "which a rerun of this run leaves as it is" in row_message(rows[0])
+    assert "(the baseline keeps 10, it has 5)" in row_message(rows[0])
     assert "default branch's own run-to-run spread" in text and "a rerun does not" in text
     assert "rerun with more processes" not in text
 

@@ -26,6 +26,7 @@ from compilegate.gate.policy import (
     step_config_mismatch,
 )
 from compilegate.gate.verdict import OVERALL_ORDER, VERDICT_EXIT_CODES, VERDICTS
+from compilegate.report.row_words import row_message
 from compilegate.results.model import environment_of, parse, step_of
 from repo_helpers import REPO_ROOT
 
@@ -126,7 +127,7 @@ def test_a_changed_numerics_tolerance_is_incomparable_naming_both():
     report = judge_documents(result(step()), result(cur))
     (row,) = rows(report)
     assert row.verdict == "incomparable" and report.exit_code == EXIT_NOT_JUDGED
-    assert "'tol': 0.0001" in row.message and "'tol': 1.0" in row.message
+    assert "'tol': 0.0001" in row_message(row) and "'tol': 1.0" in row_message(row)
 
 
 # -- the gate's power comes from the baseline ----------------------------------------------------
@@ -152,7 +153,7 @@ def test_a_pr_that_times_its_variant_in_one_process_cannot_turn_a_regression_int
     assert report.exit_code == EXIT_NOT_JUDGED, [(r.metric, r.verdict) for r in report.verdicts]
     (row,) = rows(report)
     assert row.verdict == "incomparable"
-    assert "variant_processes 4 → 1" in row.message and "power" in row.message
+    assert "variant_processes 4 → 1" in row_message(row) and "power" in row_message(row)
 
 
 @pytest.mark.parametrize("key", ["eager_processes", "variant_processes"])
@@ -280,7 +281,9 @@ def test_failed_diagnostics_are_missing_measurements_that_say_why():
     report = judge_documents(result(), result(step(variants=[cur])))
     missing = rows(report, "missing")
     assert {r.metric for r in missing} == {"recompiles", "graph_break_sites", "fallbacks_to_eager"}
-    assert all("(compile diagnostics failed: KeyError: 'frames')" in r.message for r in missing)
+    assert all(
+        "(compile diagnostics failed: KeyError: 'frames')" in row_message(r) for r in missing
+    )
     assert report.exit_code == EXIT_NOT_JUDGED
 
 

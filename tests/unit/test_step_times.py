@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from gate_docs import environment, judge_documents, result, step, variant, with_history
 
+from compilegate.report.row_words import row_message
 from compilegate.results.stats import compare_processes, t_quantile
 from compilegate.schemas import validation_errors
 
@@ -60,8 +61,8 @@ def test_unchanged_code_passes_with_the_noise_of_both_runs_processes() -> None:
         assert judged[metric].noise_pct is not None and judged[metric].noise_pct < 5
     eager = judged["eager_step_ms"]
     assert eager.normalisation == "yardstick" and judged["speedup"].normalisation is None
-    assert "fastest iterations, 5 processes → 5" in eager.message
-    assert "fastest iterations, 4 processes → 4" in judged["compiled_step_ms"].message
+    assert "fastest iterations, 5 processes → 5" in row_message(eager)
+    assert "fastest iterations, 4 processes → 4" in row_message(judged["compiled_step_ms"])
 
 
 def test_the_noise_is_a_pooled_two_sample_t_interval() -> None:
@@ -99,9 +100,9 @@ def test_a_one_run_baseline_reports_step_times_and_judges_the_speedup() -> None:
     judged = rows(measured_step(), measured_step(compiled_ms=8.8))
     for metric in ("compiled_step_ms", "compiled_step_ms_p25"):
         row = judged[metric]
-        assert (row.verdict, row.gated) == ("pass", False), row.message
+        assert (row.verdict, row.gated) == ("pass", False), row_message(row)
         assert row.change == pytest.approx(10.0, abs=0.5)
-        assert "reported, not judged: 1 of 5 default-branch runs recorded" in row.message
+        assert "reported, not judged: 1 of 5 default-branch runs recorded" in row_message(row)
     assert judged["speedup"].verdict == "regression" and judged["speedup"].gated
     eager = rows(measured_step(), measured_step(eager_ms=11.0))["eager_step_ms"]
     assert (eager.verdict, eager.gated) == ("pass", False)
@@ -115,15 +116,15 @@ def test_processes_that_disagree_make_a_slowdown_inconclusive() -> None:
     judged = rows(base, measured_step(compiled_ms=8.8, scatter=wide))
     row = judged["compiled_step_ms"]
     assert row.verdict == "inconclusive" and row.noise_pct > 10
-    assert row.noise_source == "history" and "default branch" in row.message
+    assert row.noise_source == "history" and "default branch" in row_message(row)
 
 
 def test_a_slower_machine_is_not_a_slower_step() -> None:
     """Every time +30 %, the yardstick's too: the same step in yardstick units."""
     judged = rows(measured_step(), measured_step(machine=1.3))
     for metric in ("eager_step_ms", "compiled_step_ms", "speedup"):
-        assert judged[metric].verdict == "pass", judged[metric].message
-    assert "raw 8.02 ms → 10.43 ms, +30.0 %" in judged["compiled_step_ms"].message
+        assert judged[metric].verdict == "pass", row_message(judged[metric])
+    assert "raw 8.02 ms → 10.43 ms, +30.0 %" in row_message(judged["compiled_step_ms"])
     assert judged["compiled_step_ms"].unit == "yardsticks"  # values, change: one unit
 
 
@@ -134,7 +135,7 @@ def test_across_torch_versions_step_times_are_compared_raw_and_the_row_says_why(
     for metric in ("eager_step_ms", "compiled_step_ms"):
         row = judged[metric]
         assert row.normalisation == "raw" and row.verdict == "regression"
-        assert "raw milliseconds (torch 2.10.0+cu128 → 2.11.0+cu128" in row.message
+        assert "raw milliseconds (torch 2.10.0+cu128 → 2.11.0+cu128" in row_message(row)
     assert judged["speedup"].verdict == "pass"  # a ratio inside each process
 
 
@@ -143,14 +144,14 @@ def test_a_run_without_process_records_is_judged_on_medians() -> None:
     old = step()
     judged = rows(old, measured_step())
     assert judged["eager_step_ms"].verdict == "pass"
-    assert "fastest iterations" not in judged["eager_step_ms"].message
+    assert "fastest iterations" not in row_message(judged["eager_step_ms"])
 
 
 def test_one_process_on_each_side_has_no_degrees_of_freedom() -> None:
     one = measured_step(processes=1)
     one["eager"]["processes"] = []
     judged = rows(one, one)
-    assert "fastest iterations" not in judged["compiled_step_ms"].message
+    assert "fastest iterations" not in row_message(judged["compiled_step_ms"])
 
 
 def test_median_path_across_torch_versions_is_raw_too() -> None:
@@ -159,10 +160,12 @@ def test_median_path_across_torch_versions_is_raw_too() -> None:
     for doc, ratio in ((base, 5.0), (cur, 5.0)):
         doc["eager"]["per_yardstick"] = {"median": ratio, "ci_low": ratio, "ci_high": ratio}
     row = rows(base, cur, torch="2.11.0+cu128")["eager_step_ms"]
-    assert row.normalisation == "raw" and "against the machine yardstick" not in row.message
-    assert "torch 2.10.0+cu128 → 2.11.0+cu128" in row.message
+    assert row.normalisation == "raw" and "against the machine yardstick" not in row_message(row)
+    assert "torch 2.10.0+cu128 → 2.11.0+cu128" in row_message(row)
     same = rows(base, cur)["eager_step_ms"]
-    assert same.normalisation == "yardstick" and "against the machine yardstick" in same.message
+    assert same.normalisation == "yardstick" and "against the machine yardstick" in row_message(
+        same
+    )
 
 
 def test_an_unsteady_run_fails_no_step_time_row_and_a_paired_one_is_judged() -> None:
@@ -176,7 +179,7 @@ def test_an_unsteady_run_fails_no_step_time_row_and_a_paired_one_is_judged() -> 
     unsteady = {r.metric: r for r in judge_documents(base, head).verdicts}
     for metric in ("eager_step_ms", "compiled_step_ms", "eager_step_ms_p25"):
         assert (unsteady[metric].verdict, unsteady[metric].gated) == ("pass", False)
-        assert "unsteady (run health)" in unsteady[metric].message
+        assert "unsteady (run health)" in row_message(unsteady[metric])
 
 
 def most_iterations_slower(factor: float, *, iterations: int = 30, processes: int = 4) -> dict:
@@ -204,22 +207,22 @@ def test_a_gross_slowdown_fails_against_one_stored_run() -> None:
     judged = rows(most_iterations_slower(1.0), most_iterations_slower(1.5))
     for metric in ("eager_step_ms_p25", "compiled_step_ms_p25"):
         row = judged[metric]
-        assert (row.verdict, row.gated) == ("regression", True), row.message
+        assert (row.verdict, row.gated) == ("regression", True), row_message(row)
         assert row.change == pytest.approx(50.0, abs=1.0) and row.threshold == 40.0
-        assert "step_time_gross_growth_pct" in row.message
+        assert "step_time_gross_growth_pct" in row_message(row)
     for metric in ("eager_step_ms", "compiled_step_ms"):  # the fastest iterations: unchanged
         assert judged[metric].verdict == "pass"
     mild = rows(most_iterations_slower(1.0), most_iterations_slower(1.1))
     row = mild["compiled_step_ms_p25"]
-    assert (row.verdict, row.gated) == ("pass", False), row.message
-    assert "reported, not judged: 1 of 5 default-branch runs recorded" in row.message
+    assert (row.verdict, row.gated) == ("pass", False), row_message(row)
+    assert "reported, not judged: 1 of 5 default-branch runs recorded" in row_message(row)
 
 
 def test_the_gross_bound_is_the_baselines_policy() -> None:
     base = most_iterations_slower(1.0)
     base["settings"]["thresholds"]["step_time_gross_growth_pct"] = 60.0
     row = rows(base, most_iterations_slower(1.5))["compiled_step_ms_p25"]
-    assert (row.verdict, row.gated) == ("pass", False), row.message
+    assert (row.verdict, row.gated) == ("pass", False), row_message(row)
 
 
 def test_a_baseline_recorded_from_an_unsteady_run_gates_no_step_time_but_its_history_does():
@@ -232,15 +235,15 @@ def test_a_baseline_recorded_from_an_unsteady_run_gates_no_step_time_but_its_his
     judged = rows(base, most_iterations_slower(1.5))
     for metric in ("eager_step_ms_p25", "compiled_step_ms_p25", "eager_step_ms"):
         row = judged[metric]
-        assert (row.verdict, row.gated) == ("pass", False), row.message
-        assert "the baseline's step times were measured on an unsteady machine" in row.message
-        assert "once a steady run of baseline update replaces them" in row.message
+        assert (row.verdict, row.gated) == ("pass", False), row_message(row)
+        assert "the baseline's step times were measured on an unsteady machine" in row_message(row)
+        assert "once a steady run of baseline update replaces them" in row_message(row)
     assert judged["speedup"].gated is not False
     marked = with_history(measured_step())
     marked["unsteady_times"] = ["load average 3.2 on 2 cores"]
     row = rows(marked, measured_step(eager_ms=11.0, compiled_ms=8.8))["eager_step_ms"]
-    assert (row.verdict, row.gated) == ("regression", True), row.message
-    assert "default branch's last 5 runs" in row.message
+    assert (row.verdict, row.gated) == ("regression", True), row_message(row)
+    assert "default branch's last 5 runs" in row_message(row)
 
 
 def test_counts_graph_breaks_and_numerics_gate_against_an_unsteady_baseline() -> None:

@@ -10,6 +10,7 @@ from gate_docs import environment, judge_documents, result, step, variant
 
 from compilegate.errors import EXIT_OK, EXIT_REGRESSION
 from compilegate.gate.acceptance import Acceptance, accept
+from compilegate.report.row_words import row_message
 
 
 def work(**changes: object) -> dict:
@@ -56,9 +57,9 @@ def test_the_same_work_passes_and_is_gated() -> None:
     report, judged = rows(work(), work())
     assert set(judged) == {"eager", "default"}
     for row in judged.values():
-        assert (row.verdict, row.gated) == ("pass", True), row.message
-        assert "every count as in the baseline" in row.message
-        assert "counted on one side only" not in row.message  # kernels: the CPU's, both
+        assert (row.verdict, row.gated) == ("pass", True), row_message(row)
+        assert "every count as in the baseline" in row_message(row)
+        assert "counted on one side only" not in row_message(row)  # kernels: the CPU's, both
     assert report.exit_code == EXIT_OK
 
 
@@ -71,9 +72,9 @@ def test_an_item_per_step_is_a_regression_on_its_own_and_named() -> None:
                                 ["aten::_local_scalar_dense", 1]])  # fmt: skip
     report, judged = rows(work(), item)
     row = judged["eager"]
-    assert (row.verdict, row.threshold) == ("regression", 0.0), row.message
-    assert "host syncs 0 → 1 (+1 aten::_local_scalar_dense)" in row.message
-    assert "none may be added per step; also moved: ATen ops" in row.message
+    assert (row.verdict, row.threshold) == ("regression", 0.0), row_message(row)
+    assert "host syncs 0 → 1 (+1 aten::_local_scalar_dense)" in row_message(row)
+    assert "none may be added per step; also moved: ATen ops" in row_message(row)
     assert (row.baseline, row.current) == (0, 1)
     assert report.exit_code == EXIT_REGRESSION
 
@@ -86,10 +87,10 @@ def test_a_new_item_names_its_line_where_both_sides_recorded_their_sites() -> No
     _, judged = rows(base, cur)
     row = judged["eager"]
     assert row.verdict == "regression"
-    assert "host syncs 1 → 2 (+1 aten::_local_scalar_dense at model.py:106)" in row.message
+    assert "host syncs 1 → 2 (+1 aten::_local_scalar_dense at model.py:106)" in row_message(row)
     # Without sites on one side (an older baseline), the op alone is named.
     _, older = rows(work(host_syncs=1, names_host_syncs=[["aten::_local_scalar_dense", 1]]), cur)
-    assert "(+1 aten::_local_scalar_dense)" in older["eager"].message
+    assert "(+1 aten::_local_scalar_dense)" in row_message(older["eager"])
 
 
 def test_a_redundant_matmul_grows_the_flops_and_ops_beyond_the_tolerance() -> None:
@@ -98,9 +99,9 @@ def test_a_redundant_matmul_grows_the_flops_and_ops_beyond_the_tolerance() -> No
                   names_flops=[["aten::mm", 3_370_000], ["aten::addmm", 920_000]])  # fmt: skip
     _, judged = rows(work(), matmul)
     row = judged["default"]
-    assert row.verdict == "regression", row.message
-    assert "ATen ops 113 → 123 (+8 aten::mm)" in row.message
-    assert "FLOPs 2,720,000 → 4,290,000 (+1,570,000 aten::mm)" in row.message
+    assert row.verdict == "regression", row_message(row)
+    assert "ATen ops 113 → 123 (+8 aten::mm)" in row_message(row)
+    assert "FLOPs 2,720,000 → 4,290,000 (+1,570,000 aten::mm)" in row_message(row)
     assert row.change is not None and row.change > 50  # the FLOPs, the largest change
 
 
@@ -108,8 +109,8 @@ def test_less_work_is_an_improvement_and_noise_free_changes_within_tolerance_pas
     _, judged = rows(work(), work(flops=2_000_000))
     assert judged["eager"].verdict == "improvement"
     _, judged = rows(work(), work(allocated_bytes=65_536 + 512))  # +0.8 %
-    assert (
-        judged["eager"].verdict == "pass" and "within the 2 % tolerance" in judged["eager"].message
+    assert judged["eager"].verdict == "pass" and "within the 2 % tolerance" in row_message(
+        judged["eager"]
     )
 
 
@@ -117,9 +118,9 @@ def test_across_torch_versions_only_flops_host_syncs_and_eagers_ops_are_judged()
     more_ops = work(aten_ops=150, allocations=60)
     _, judged = rows(work(), more_ops, torch="2.14.1")
     row = judged["default"]
-    assert row.verdict == "pass" and row.gated, row.message  # FLOPs and syncs: judged
-    assert "ATen ops 113 → 150; allocations 40 → 60: reported; " in row.message
-    assert "only FLOPs and host syncs are judged" in row.message
+    assert row.verdict == "pass" and row.gated, row_message(row)  # FLOPs and syncs: judged
+    assert "ATen ops 113 → 150; allocations 40 → 60: reported; " in row_message(row)
+    assert "only FLOPs and host syncs are judged" in row_message(row)
     assert judged["eager"].verdict == "regression"  # eager's ATen ops are the user's code
     _, judged = rows(work(), work(flops=3_000_000), torch="2.14.1")
     assert judged["eager"].verdict == "regression"
@@ -150,7 +151,7 @@ def test_max_autotune_does_not_gate_aten_ops_and_flops_but_host_syncs() -> None:
         doc["steps"][0]["variants"][0]["id"] = "max-autotune"
     report = judge_documents(base, cur)
     (row,) = [r for r in report.verdicts if r.metric == "step_work" and r.variant != "eager"]
-    assert row.verdict == "pass" and "not gated under max-autotune" in row.message
+    assert row.verdict == "pass" and "not gated under max-autotune" in row_message(row)
     base, cur = documents(work(), work(host_syncs=1))
     for doc in (base, cur):
         doc["steps"][0]["variants"][0]["mode"] = "max-autotune"

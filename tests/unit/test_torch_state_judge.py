@@ -6,6 +6,7 @@ from __future__ import annotations
 from gate_docs import judge_documents, result, step, variant
 
 from compilegate.errors import EXIT_OK
+from compilegate.report.row_words import row_message
 
 THREADS_1 = {"changed": {"num_threads": {"before": 2, "after": 1}}}
 NOTHING = {"changed": {}}
@@ -28,29 +29,29 @@ def test_a_factory_that_now_sets_the_thread_count_is_named():
     report, rows = judge(NOTHING, THREADS_1)
     for row in rows.values():
         assert (row.verdict, row.gated) == ("pass", False)
-        assert "num_threads 2 → 1 (the baseline's step left it)" in row.message
+        assert "num_threads 2 → 1 (the baseline's step left it)" in row_message(row)
     assert set(rows) == {"eager", "default"} and report.exit_code == EXIT_OK
 
 
 def test_the_same_change_as_the_baseline_is_said_once_more_quietly():
     _, rows = judge(THREADS_1, THREADS_1)
-    assert "as in the baseline: num_threads 2 → 1" in rows["eager"].message
+    assert "as in the baseline: num_threads 2 → 1" in row_message(rows["eager"])
 
 
 def test_a_change_the_baseline_made_and_this_run_no_longer_makes():
     _, rows = judge(THREADS_1, NOTHING)
-    assert "num_threads no longer changed" in rows["eager"].message
+    assert "num_threads no longer changed" in row_message(rows["eager"])
 
 
 def test_a_different_value_names_both():
     other = {"changed": {"num_threads": {"before": 2, "after": 8}}}
     _, rows = judge(THREADS_1, other)
-    assert "num_threads → 8 (the baseline's step set 1)" in rows["default"].message
+    assert "num_threads → 8 (the baseline's step set 1)" in row_message(rows["default"])
 
 
 def test_an_old_baseline_without_the_record():
     _, rows = judge(None, THREADS_1)
-    assert "the baseline predates this record" in rows["eager"].message
+    assert "the baseline predates this record" in row_message(rows["eager"])
     _, rows = judge(None, NOTHING)
     assert rows == {}
 

@@ -10,6 +10,7 @@ import random
 import pytest
 from gate_docs import judge_documents, result, step, variant, with_processes
 
+from compilegate.report.row_words import row_message
 from compilegate.results.model import Process, parse
 from compilegate.results.processes import GPU_BOUND, LAUNCH_BOUND, eager_values
 from compilegate.results.yardsticks import pooled_log_spread, tracking_yardstick
@@ -109,23 +110,23 @@ def test_an_aa_with_a_20_percent_host_drift_reads_no_change_on_a_launch_bound_st
     judged = judge_documents(base, head)
     for metric in ("eager_step_ms", "compiled_step_ms"):
         row = judged.rows(metric=metric)[0]
-        assert row.verdict == "pass", row.message
-        assert abs(row.change) < 1 and row.noise_pct < 2, row.message
-        assert "normalised by the launch-bound yardstick" in row.message
+        assert row.verdict == "pass", row_message(row)
+        assert abs(row.change) < 1 and row.noise_pct < 2, row_message(row)
+        assert "normalised by the launch-bound yardstick" in row_message(row)
 
 
 def test_a_ten_percent_slowdown_of_a_launch_bound_step_stands_out_of_the_host_drift() -> None:
     judged = judge_documents(document(1, "launch"), document(2, "launch", eager_ms=14.3))
     row = judged.rows(metric="eager_step_ms")[0]
-    assert row.change == pytest.approx(10.0, abs=1.0) and row.noise_pct < 2, row.message
+    assert row.change == pytest.approx(10.0, abs=1.0) and row.noise_pct < 2, row_message(row)
 
 
 def test_a_gpu_bound_step_is_still_divided_by_the_gpu_bound_yardstick() -> None:
     base = document(1, "gpu", gpu_drift=0.2)
     head = document(2, "gpu", gpu_drift=0.2)
     row = judge_documents(base, head).rows(metric="eager_step_ms")[0]
-    assert "normalised by the GPU-bound yardstick" in row.message
-    assert abs(row.change) < 1 and row.noise_pct < 2, row.message
+    assert "normalised by the GPU-bound yardstick" in row_message(row)
+    assert abs(row.change) < 1 and row.noise_pct < 2, row_message(row)
 
 
 def test_every_child_times_both_yardsticks_in_the_same_rounds() -> None:
@@ -153,5 +154,5 @@ def test_against_a_history_the_row_keeps_the_gpu_bound_yardstick_the_history_is_
     base["steps"][0] = with_history(base["steps"][0])
     row = judge_documents(base, document(2, "launch")).rows(metric="eager_step_ms")[0]
     assert row.noise_source == "history"
-    assert "in units of the yardstick timed beside them" in row.message
-    assert "launch-bound" not in row.message
+    assert "in units of the yardstick timed beside them" in row_message(row)
+    assert "launch-bound" not in row_message(row)

@@ -26,6 +26,7 @@ from ..gate.verdict import VerdictReport
 from ..report.comment import render_comment
 from ..report.links import LinkContext
 from ..report.run_set_text import render_run_set_text
+from ..report.verdict_json import verdict_json
 from ..results.document import write_document
 from ..results.model import ResultDocument, parse
 
@@ -244,7 +245,7 @@ def render_report(
     """The verdicts as JSON, or the same report `compilegate report` and the PR comment give
     (`run_set`: this comparison as a run set of one version)."""
     if fmt == "json":
-        return json.dumps(report.to_dict(), indent=2) + "\n"
+        return json.dumps(verdict_json(report), indent=2) + "\n"
     if run_set is None:
         raise UsageError(f"--format {fmt}: needs the result document")
     if fmt == "markdown":
@@ -292,7 +293,7 @@ def _compare(
     text = render_report(report, fmt, one_version_run_set(report, result, baseline, paths))
     if out_path is not None:  # written before printing: nothing is lost if the stream fails
         try:
-            write_document(report.to_dict(), Path(out_path))
+            write_document(verdict_json(report), Path(out_path))
         except OSError as exc:
             raise UsageError(f"{out_path}: cannot write verdicts: {exc.strerror or exc}") from None
     stream.write(text)

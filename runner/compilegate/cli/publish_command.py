@@ -25,6 +25,7 @@ from ..github.publish import make_client, publish
 from ..report.annotations import annotations_for
 from ..report.comment import render_comment
 from ..report.links import LinkContext
+from ..report.verdict_json import run_set_json
 from .report_commands import add_run_set_arguments, build_run_set, checked_marker
 
 
@@ -221,7 +222,7 @@ def _keep_report(args: argparse.Namespace, run_set: Any, markdown: str) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(markdown, encoding="utf-8")
         path.with_suffix(".json").write_text(
-            json.dumps(run_set.to_dict(), indent=1, allow_nan=False) + "\n", encoding="utf-8"
+            json.dumps(run_set_json(run_set), indent=1, allow_nan=False) + "\n", encoding="utf-8"
         )
     except OSError as exc:
         raise UsageError(f"{path}: cannot write the report: {exc.strerror or exc}") from None

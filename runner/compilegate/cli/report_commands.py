@@ -22,6 +22,7 @@ from ..report.comment import render_comment
 from ..report.first_screen import FirstScreen
 from ..report.links import LinkContext
 from ..report.run_set_text import render_run_set_text
+from ..report.verdict_json import run_set_json
 
 FORMATS = ("markdown", "text", "json")
 
@@ -122,7 +123,7 @@ def links_from_environment(environ: dict[str, str] | None = None) -> LinkContext
 
 def render_run_set(run_set: RunSetVerdict, fmt: str, comment_key: str) -> str:
     if fmt == "json":
-        return json.dumps(run_set.to_dict(), indent=1, allow_nan=False) + "\n"
+        return json.dumps(run_set_json(run_set), indent=1, allow_nan=False) + "\n"
     if fmt == "markdown":
         return render_comment(
             run_set, marker=checked_marker(comment_key), links=links_from_environment()

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 from ..config.model import DEFAULT_ACCEPT_LABEL
 from ..results.model import ResultDocument
-from .verdict import MetricVerdict, VerdictReport
+from .verdict import MetricVerdict, Verdict, VerdictReport
 
 ACCEPTABLE = frozenset({"regression"})
 
@@ -126,6 +126,6 @@ def _acceptable(row: MetricVerdict, names: frozenset[str] | None) -> bool:
 def _accepted(row: MetricVerdict, acceptance: Acceptance) -> MetricVerdict:
     return dataclasses.replace(
         row,
-        verdict="accepted",
+        verdict=Verdict.ACCEPTED,
         message=f"{row.message}; accepted by {acceptance.words()}",
     )

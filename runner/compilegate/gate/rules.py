@@ -34,13 +34,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from enum import Enum
+from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
     from typing import TypeGuard  # 3.10+: for the checker only (requires-python is 3.9)
 
 from ..results.formats import format_value
-from .verdict import MetricVerdict
+from .verdict import MetricVerdict, RowFacts, Verdict
 
 HIGHER_IS_BETTER = "higher_is_better"
 LOWER_IS_BETTER = "lower_is_better"
@@ -54,7 +55,9 @@ class Subject:
     step: str
     variant: str | None = None
 
-    def row(self, metric: str, verdict: str, message: str, **fields: Any) -> MetricVerdict:
+    def row(
+        self, metric: str, verdict: Verdict | str, message: str, **fields: Any
+    ) -> MetricVerdict:
         """A row; a percent change judged against a threshold says whether its noise could
         decide that threshold at all."""
         threshold = fields.get("threshold")
@@ -63,12 +66,12 @@ class Subject:
                 "decidable",
                 decides_threshold(fields.get("noise_pct"), threshold, fields.get("change")),
             )
-        return MetricVerdict(self.step, self.variant, metric, verdict, message, **fields)
+        return MetricVerdict(self.step, self.variant, metric, Verdict(verdict), message, **fields)
 
     def measured(
         self,
         metric: str,
-        verdict: str,
+        verdict: Verdict | str,
         message: str,
         values: tuple[Any, Any],
         unit: str,
@@ -217,10 +220,37 @@ def moved(label: str, base: float, cur: float, unit: str, change_pct: float) -> 
 # -- the missing rule -------------------------------------------------------------------------
 
 
+class Side(str, Enum):
+    """Which side of the comparison a fact is about."""
+
+    BASELINE = "baseline"
+    RUN = "run"
+
+
+class Defect(str, Enum):
+    """What makes a measured value unfit to judge."""
+
+    ABSENT = "absent"
+    NOT_FINITE = "not_finite"
+    NOT_POSITIVE = "not_positive"
+
+
+@dataclass(frozen=True)
+class MissingFacts(RowFacts):
+    """A gated metric that cannot be judged: which side lacks it and how. `value` is the
+    unfit value as the document had it (repr), `cause` what the run said about it (a failed
+    diagnostics pass), when it said anything."""
+
+    kind: ClassVar[str] = "missing"
+    side: Side
+    defect: Defect
+    value: str | None = None
+    cause: str | None = None
+
+
 def missing(
     subject: Subject,
     metric: str,
-    label: str,
     base: Any,
     cur: Any,
     *,
@@ -232,28 +262,29 @@ def missing(
     if base is None and cur is None:
         return None
     cur_defect, base_defect = _defect(cur, numeric, False), _defect(base, numeric, positive)
-    if cur_defect == "absent":
-        message = f"{label}: not measured in this run"
-    elif base_defect == "absent":
-        message = f"{label}: not in the baseline, nothing to judge this run's against"
-    elif cur_defect or base_defect:
-        side = "this run" if cur_defect else "the baseline"
-        message = (
-            f"{label}: {cur_defect or base_defect} in {side} ({cur if cur_defect else base!r})"
-        )
+    if cur_defect is Defect.ABSENT:
+        facts = MissingFacts(Side.RUN, Defect.ABSENT)
+    elif base_defect is Defect.ABSENT:
+        facts = MissingFacts(Side.BASELINE, Defect.ABSENT)
+    elif cur_defect is not None:
+        facts = MissingFacts(Side.RUN, cur_defect, repr(cur))
+    elif base_defect is not None:
+        facts = MissingFacts(Side.BASELINE, base_defect, repr(base))
     else:
         return None
     values = [v if is_number(v) else None for v in (base, cur)]
-    return subject.row(metric, "missing", message, baseline=values[0], current=values[1])
+    return subject.row(
+        metric, Verdict.MISSING, "", baseline=values[0], current=values[1], facts=facts
+    )
 
 
-def _defect(value: Any, numeric: bool, positive: bool) -> str | None:
+def _defect(value: Any, numeric: bool, positive: bool) -> Defect | None:
     if value is None:
-        return "absent"
+        return Defect.ABSENT
     if numeric and not is_number(value):
-        return "not a finite number"
+        return Defect.NOT_FINITE
     if numeric and positive and value <= 0:
-        return "not a positive number"
+        return Defect.NOT_POSITIVE
     return None
 
 

@@ -36,39 +36,77 @@ import dataclasses
 import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from ..errors import EXIT_NOT_JUDGED, EXIT_OK, EXIT_REGRESSION, EXIT_RUN_ERROR
 from ..results.formats import Value
 from ..results.model import ResultDocument
 
+
+class Verdict(str, Enum):
+    """A row's verdict (the module's docstring says what each means). A `str` so that a
+    document, a test or a table key may name it by its value; it prints as its value."""
+
+    REGRESSION = "regression"
+    ERROR = "error"
+    MISSING = "missing"
+    REMOVED = "removed"
+    INCOMPARABLE = "incomparable"
+    ACCEPTED = "accepted"
+    INCONCLUSIVE = "inconclusive"
+    IMPROVEMENT = "improvement"
+    NEW = "new"
+    SKIPPED = "skipped"
+    PASS = "pass"
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+
 # Every verdict and the exit code it gives the job when it is the overall verdict, in
 # table order: what needs attention first.
-VERDICT_EXIT_CODES = {
-    "regression": EXIT_REGRESSION,
-    "error": EXIT_RUN_ERROR,
-    "missing": EXIT_NOT_JUDGED,
-    "removed": EXIT_NOT_JUDGED,
-    "incomparable": EXIT_NOT_JUDGED,
-    "accepted": EXIT_OK,
-    "inconclusive": EXIT_OK,
-    "improvement": EXIT_OK,
-    "new": EXIT_OK,
-    "skipped": EXIT_OK,
-    "pass": EXIT_OK,
+VERDICT_EXIT_CODES: dict[Verdict, int] = {
+    Verdict.REGRESSION: EXIT_REGRESSION,
+    Verdict.ERROR: EXIT_RUN_ERROR,
+    Verdict.MISSING: EXIT_NOT_JUDGED,
+    Verdict.REMOVED: EXIT_NOT_JUDGED,
+    Verdict.INCOMPARABLE: EXIT_NOT_JUDGED,
+    Verdict.ACCEPTED: EXIT_OK,
+    Verdict.INCONCLUSIVE: EXIT_OK,
+    Verdict.IMPROVEMENT: EXIT_OK,
+    Verdict.NEW: EXIT_OK,
+    Verdict.SKIPPED: EXIT_OK,
+    Verdict.PASS: EXIT_OK,
 }
 VERDICTS = SEVERITY_ORDER = tuple(VERDICT_EXIT_CODES)
 # The overall verdict: the first of these with a row (regressions outrank errors elsewhere).
 OVERALL_ORDER = (
-    "regression",
-    "error",
-    "missing",
-    "removed",
-    "incomparable",
-    "accepted",
-    "inconclusive",
+    Verdict.REGRESSION,
+    Verdict.ERROR,
+    Verdict.MISSING,
+    Verdict.REMOVED,
+    Verdict.INCOMPARABLE,
+    Verdict.ACCEPTED,
+    Verdict.INCONCLUSIVE,
 )
+
+
+@dataclass(frozen=True)
+class RowFacts:
+    """What a judge found, as values: the base of each metric family's facts (defined
+    beside its judge). The report composes every word of a row from these
+    (report/row_words/); `kind` names the family's facts in the JSON."""
+
+    kind: ClassVar[str] = "facts"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, **dataclasses.asdict(self)}
+
 
 REFRESH_ADVICE = "if this change is intended, accept it as the baseline on the default branch"
 REFRESH_TEMPLATE = "compilegate baseline update --result RESULT --baseline BASELINE"
@@ -131,7 +169,7 @@ class MetricVerdict:
     step: str
     variant: str | None
     metric: str
-    verdict: str
+    verdict: Verdict
     message: str
     direction: str | None = None
     unit: str | None = None
@@ -146,13 +184,21 @@ class MetricVerdict:
     noise_source: str | None = None
     gated: bool = True
     decidable: bool = True
+    # What the judge found, as values (a family's RowFacts); None for a row whose message
+    # is still the judge's own (being moved to report/row_words/).
+    facts: RowFacts | None = None
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
             raise ValueError(f"unknown verdict {self.verdict!r}")
+        object.__setattr__(self, "verdict", Verdict(self.verdict))
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """The row's values for JSON, its facts tagged with their kind; its words are the
+        report's (report/verdict_json.py adds them)."""
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        fields["facts"] = self.facts.to_dict() if self.facts is not None else None
+        return fields
 
 
 @dataclass(frozen=True)
@@ -198,20 +244,20 @@ class VerdictReport:
         return self.refresh_command or REFRESH_TEMPLATE
 
     @property
-    def overall(self) -> str:
+    def overall(self) -> Verdict:
         counts = self.counts()
-        for verdict in (*OVERALL_ORDER, "improvement"):
+        for verdict in (*OVERALL_ORDER, Verdict.IMPROVEMENT):
             if counts[verdict]:
                 return verdict
-        if self.verdicts and counts["new"] == len(self.verdicts):
-            return "new"
-        return "pass"
+        if self.verdicts and counts[Verdict.NEW] == len(self.verdicts):
+            return Verdict.NEW
+        return Verdict.PASS
 
     @property
     def exit_code(self) -> int:
         return VERDICT_EXIT_CODES[self.overall]
 
-    def counts(self) -> dict[str, int]:
+    def counts(self) -> dict[Verdict, int]:
         """Rows per verdict, every verdict present (zero when none)."""
         counts = dict.fromkeys(VERDICTS, 0)
         for row in self.verdicts:

@@ -21,6 +21,7 @@ from ..gate.run_set import RunSetVerdict, VersionOutcome
 from ..gate.verdict import NOISE_FROM_HISTORY, REFRESH_TEMPLATE, MetricVerdict
 from . import wording as w
 from .row_cells import PER_YARDSTICK, YARDSTICK_UNIT, judged_change
+from .row_words import row_message
 from .wording import and_list as _and
 
 TIMED_UNITS = ("x", "ms", "s", "yardsticks", "bytes")
@@ -151,7 +152,7 @@ def _unjudged_step_times(version: VersionOutcome) -> tuple[str, str] | None:
         row
         for row in report.verdicts
         if not w.gated(row)
-        and NOT_JUDGED in row.message
+        and NOT_JUDGED in row_message(row)
         and row.change is not None
         and row.threshold is not None
         and row.change > row.threshold  # slower: a faster step needs no look
@@ -170,7 +171,7 @@ def _unjudged_step_times(version: VersionOutcome) -> tuple[str, str] | None:
     )
     if all(row.unit == YARDSTICK_UNIT for row in moved):
         changes = f"{PER_YARDSTICK}: {changes}"
-    why = moved[0].message.split(NOT_JUDGED, 1)[1]
+    why = row_message(moved[0]).split(NOT_JUDGED, 1)[1]
     if HEALTH_REASON in why:
         # the run-health line above says why, and what to do about an unsteady machine
         why = UNSTEADY_WHY

@@ -32,6 +32,7 @@ from . import wording as w
 from .escape import cell, inert, with_code
 from .links import LinkContext
 from .row_cells import ROW_HEADER, row_cells
+from .row_words import row_message
 from .speeds import variant_pays_off, variant_speed
 from .step_bound_words import bound_sentence
 from .tables import markdown_table
@@ -235,7 +236,7 @@ def gate_rows_markdown(version: VersionOutcome) -> str:
     rows = gate_rows(version)
     table = markdown_table((*ROW_HEADER, "verdict"), [[cell(c) for c in r] for r in rows])
     messages = [
-        f"- {inert(w.row_subject(r))}: {with_code(r.message, max_chars=400)}"
+        f"- {inert(w.row_subject(r))}: {with_code(row_message(r), max_chars=400)}"
         for r in sorted_by_severity(version.verdict.verdicts)
         if r.verdict != "pass"
     ]

@@ -36,6 +36,7 @@ from .escape import cell, inert, shortened, with_code
 from .headline import headline_of
 from .links import LinkContext
 from .row_cells import ROW_HEADER, counts_past_limit, row_cells
+from .row_words import row_message
 from .speeds import best_speed_text, estimator_text, pays_off_text, variant_speed
 from .tables import markdown_table, text_table, wrap
 from .wording import and_list as _and
@@ -427,15 +428,15 @@ def _reason_message(row: MetricVerdict) -> str:
     """The message a reason shows: for a count (DETAIL_METRICS) only what follows its
     `count a → b (allowed …); `, which the table already says; for compile work only the
     counts past the limit (every count moved is in the version's gate rows)."""
-    if row.metric in DETAIL_METRICS and "; " in row.message:
-        return row.message.split("; ", 1)[1]
+    if row.metric in DETAIL_METRICS and "; " in row_message(row):
+        return row_message(row).split("; ", 1)[1]
     if row.metric in RUN_METRICS:
-        return shortened(row.message, RUN_REASON_CHARS)
+        return shortened(row_message(row), RUN_REASON_CHARS)
     if row.metric == "compile_work":
         past, why = counts_past_limit(row)
         if past:
             return f"{w.metric_name(row.metric)}: {_counts_text(past)}{why}"
-    return row.message
+    return row_message(row)
 
 
 def _without_repeats(reasons: list[tuple[str, Reason]]) -> list[Reason]:
@@ -474,14 +475,14 @@ def _says_more(row: MetricVerdict) -> bool:
         return True
     if row.metric in RUN_METRICS:
         return row.verdict in w.FAILING
-    return row.metric in DETAIL_METRICS and "; " in row.message
+    return row.metric in DETAIL_METRICS and "; " in row_message(row)
 
 
 def _break_site(
     version: VersionOutcome, row: MetricVerdict, links: LinkContext
 ) -> tuple[str | None, str | None]:
     """(`model.py:181`, its URL at the head commit) for a new graph break in the repository."""
-    found = _NEW_BREAK_AT.match(row.message) if row.metric == "graph_break_sites" else None
+    found = _NEW_BREAK_AT.match(row_message(row)) if row.metric == "graph_break_sites" else None
     if found is None:
         return None, None
     file, line = found["file"], int(found["line"])
@@ -631,7 +632,7 @@ def _new_break_sites(rows: list[MetricVerdict]) -> list[str]:
     """`model.py:144` of each failing row's new graph break, in the rows' order."""
     found = []
     for row in sorted_by_severity(rows):
-        at = _NEW_BREAK_AT.match(row.message) if row.metric == "graph_break_sites" else None
+        at = _NEW_BREAK_AT.match(row_message(row)) if row.metric == "graph_break_sites" else None
         if at is not None and row.verdict in w.FAILING:
             found.append(f"{at['file']}:{at['line']}")
     return found
@@ -648,7 +649,9 @@ def _footnotes(run_set: RunSetVerdict) -> list[str]:
                     estimators.append(speed.estimator)
         if version.verdict is not None:
             yardstick |= any(r.normalisation == "yardstick" for r in version.verdict.verdicts)
-            processes |= any("fastest iterations" in r.message for r in version.verdict.verdicts)
+            processes |= any(
+                "fastest iterations" in row_message(r) for r in version.verdict.verdicts
+            )
             paired |= version.verdict.paired is not None
     notes = [*_health_in_full(run_set)]
     if estimators:

@@ -28,6 +28,7 @@ from ..gate.run_set import VersionOutcome
 from ..gate.verdict import MetricVerdict
 from . import wording as w
 from .escape import shortened
+from .row_words import row_message
 from .wording import plain_torch
 
 ROW_HEADER = ("where", "what", "baseline → now", "change", "limit", "noise")
@@ -56,7 +57,7 @@ def row_cells(
         count_name, row = _leading_count(row)
     if row.metric in ("step", "variant"):  # about the whole step or variant: say why
         what = f"{w.icon(row.verdict)} {w.verdict_word(row.verdict)}"
-        values = "-" if why_below else shortened(row.message, MESSAGE_CHARS)
+        values = "-" if why_below else shortened(row_message(row), MESSAGE_CHARS)
     else:
         what = f"{w.icon(row.verdict)} {w.metric_name(row.metric)}"
         if row.baseline is not None or row.current is not None:
@@ -81,7 +82,7 @@ def counts_past_limit(row: MetricVerdict) -> tuple[list[tuple[str, int, int]], s
     order (as the message lists them) that moved past the limit the way the verdict says
     (grew for a regression, fell for an improvement), and what the message says after
     its counts, to the end of that clause; ([], "") when none did."""
-    found = list(_COUNT_MOVED.finditer(row.message))
+    found = list(_COUNT_MOVED.finditer(row_message(row)))
     limit = row.threshold if row.threshold is not None else 0.0
     past = []
     for match in found:
@@ -94,7 +95,7 @@ def counts_past_limit(row: MetricVerdict) -> tuple[list[tuple[str, int, int]], s
             past.append((match["name"], before, after))
     # What follows the counts up to the next clause: the per-op note and any other clause
     # are the gate row's (every gate row in the details), not the first screen's.
-    return past, (row.message[found[-1].end() :].split("; ", 1)[0] if past else "")
+    return past, (row_message(row)[found[-1].end() :].split("; ", 1)[0] if past else "")
 
 
 def _change_pct(before: int, after: int) -> float:
@@ -110,7 +111,7 @@ def _leading_count(row: MetricVerdict) -> tuple[str, MetricVerdict]:
         name, before, after = past[0]
         change = _change_pct(before, after)
         return name, dataclasses.replace(row, baseline=before, current=after, change=change)
-    for match in _COUNT_MOVED.finditer(row.message):
+    for match in _COUNT_MOVED.finditer(row_message(row)):
         if (int(match["before"]), int(match["after"])) == (row.baseline, row.current):
             return match["name"], row
     return "", row
@@ -137,7 +138,7 @@ def reader_values(row: MetricVerdict) -> str:
     the noise, unless that rounds the change away (then the fewest decimals that show it).
     A yardstick-unit step time: the milliseconds measured and their own change,
     `9.51 ms → 9.94 ms (+4.5 %)`."""
-    raw = _RAW_MS.search(row.message) if row.unit == YARDSTICK_UNIT else None
+    raw = _RAW_MS.search(row_message(row)) if row.unit == YARDSTICK_UNIT else None
     if raw is not None:
         base, now = float(raw.group(1)), float(raw.group(2))
         change = float(raw.group(3).replace("−", "-"))

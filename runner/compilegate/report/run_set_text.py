@@ -25,6 +25,7 @@ from .details import (
 from .first_screen import FirstScreen, fit_table
 from .links import LinkContext
 from .row_cells import ROW_HEADER
+from .row_words import row_message
 from .tables import printable, wrap
 
 
@@ -56,7 +57,7 @@ def render_run_set_text(run_set: RunSetVerdict, links: LinkContext | None = None
             ]
             for row in sorted_by_severity(version.verdict.verdicts):
                 if row.verdict != "pass":
-                    lines += wrap(f"- {w.row_subject(row)}: {row.message}")
+                    lines += wrap(f"- {w.row_subject(row)}: {row_message(row)}")
         lines += _breaks(steps)
         lines += [
             "Reproduce:",

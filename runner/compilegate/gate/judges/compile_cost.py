@@ -103,7 +103,7 @@ def judge_wall_time(sides: Sides) -> MetricVerdict | None:
     subject = sides.subject
     base, cur = _variants(sides)
     base_s, cur_s = base.compile_s, cur.compile_s
-    unjudged = missing(subject, "compile_s", "compile time", base_s, cur_s)
+    unjudged = missing(subject, "compile_s", base_s, cur_s)
     if unjudged is not None or base_s is None or cur_s is None:
         return unjudged
     threshold_pct = sides.policy.thresholds["compile_time_growth_pct"]
@@ -290,7 +290,7 @@ def judge_cpu_time(sides: Sides) -> MetricVerdict | None:
             current=cur_s,
             gated=False,
         )
-    unjudged = missing(subject, "compile_cpu_s", "compile CPU time", base_s, cur_s, positive=True)
+    unjudged = missing(subject, "compile_cpu_s", base_s, cur_s, positive=True)
     if unjudged is not None or base_s is None or cur_s is None:
         return unjudged
     assert base_cost is not None and cur_cost is not None  # both have cpu_s

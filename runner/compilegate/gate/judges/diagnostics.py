@@ -24,7 +24,7 @@ from ...results.model import (
     Recompiles,
     Variant,
 )
-from ..rules import Subject, missing
+from ..rules import MissingFacts, Subject, missing
 from ..verdict import MetricVerdict
 from .sides import Sides
 
@@ -78,7 +78,9 @@ def _explain_missing(row: MetricVerdict, cur: Variant) -> MetricVerdict:
     failures = [reason for reason in cur.degraded or () if "diagnostics" in reason]
     if not failures:
         return row
-    return dataclasses.replace(row, message=f"{row.message} ({failures[0]})")
+    if not isinstance(row.facts, MissingFacts):
+        return row
+    return dataclasses.replace(row, facts=dataclasses.replace(row.facts, cause=failures[0]))
 
 
 def judge_count(
@@ -91,7 +93,7 @@ def judge_count(
     detail: str = "",
 ) -> MetricVerdict | None:
     """A count where more is worse (recompiles, fallbacks to eager)."""
-    unjudged = missing(subject, metric, label, base, cur)
+    unjudged = missing(subject, metric, base, cur)
     if unjudged is not None or base is None or cur is None:
         return unjudged
     increase = cur - base
@@ -120,7 +122,7 @@ def judge_graph_breaks(
     Breaks in the user's code and in installed libraries are judged; torch's own internal
     breaks (origin "torch", e.g. the optimizer's graph_break()) are listed, not gated.
     """
-    unjudged = missing(subject, "graph_break_sites", "graph breaks", base_gb, cur_gb, numeric=False)
+    unjudged = missing(subject, "graph_break_sites", base_gb, cur_gb, numeric=False)
     if unjudged is not None or base_gb is None or cur_gb is None:
         return unjudged
     base_sites = gated_sites(base_gb.sites)

@@ -14,7 +14,7 @@ from .sides import Sides
 def judge(sides: Sides) -> list[MetricVerdict]:
     base_bytes, cur_bytes = sides.base.peak_bytes, sides.head.peak_bytes
     subject = sides.subject
-    unjudged = missing(subject, "peak_bytes", "peak memory", base_bytes, cur_bytes, positive=True)
+    unjudged = missing(subject, "peak_bytes", base_bytes, cur_bytes, positive=True)
     if unjudged is not None or base_bytes is None or cur_bytes is None:
         return [unjudged] if unjudged is not None else []
     threshold_pct = sides.policy.thresholds["peak_memory_growth_pct"]

@@ -66,7 +66,7 @@ from ..rules import (
     noise_rule_message,
     ratio_size_pct,
 )
-from ..verdict import NOISE_FROM_HISTORY, NOISE_FROM_RUNS, MetricVerdict
+from ..verdict import NOISE_FROM_HISTORY, NOISE_FROM_RUNS, MetricVerdict, Verdict
 from .sides import RAW, YARDSTICK, Sides
 from .speed_medians import judge_from_medians, judge_speed, ratio_median, speedup_noise_pct
 
@@ -440,7 +440,7 @@ def reported_only(
         return row
     return dataclasses.replace(
         row,
-        verdict="pass",
+        verdict=Verdict.PASS,
         message=f"{moved or row.message}; reported, not judged: {ungated}",
         detectable_change_pct=None,
         gated=False,

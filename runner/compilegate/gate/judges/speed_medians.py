@@ -112,7 +112,7 @@ def judge_speed(
     read as a slower step; the raw times are still shown.
     """
     label, unit, direction = _METRICS[metric]
-    unjudged = missing(subject, metric, label, base_value, cur_value, positive=True)
+    unjudged = missing(subject, metric, base_value, cur_value, positive=True)
     if unjudged is not None or base_value is None or cur_value is None:
         return unjudged
     change_pct = (cur_value - base_value) / base_value * 100

@@ -1,0 +1,37 @@
+"""The words of a row that could not be judged because one side lacks a measurement."""
+
+from __future__ import annotations
+
+from ...gate.rules import Defect, MissingFacts, Side
+from ...gate.verdict import MetricVerdict
+
+# What a missing metric is called in its row (the judge's metric → its name in a sentence).
+LABELS = {
+    "speedup": "speedup",
+    "eager_step_ms": "eager step time",
+    "compiled_step_ms": "compiled step time",
+    "compile_s": "compile time",
+    "compile_cpu_s": "compile CPU time",
+    "recompiles": "recompiles",
+    "graph_break_sites": "graph breaks",
+    "fallbacks_to_eager": "fallbacks to eager",
+    "peak_bytes": "peak memory",
+}
+_DEFECTS = {
+    Defect.NOT_FINITE: "not a finite number",
+    Defect.NOT_POSITIVE: "not a positive number",
+}
+_SIDES = {Side.RUN: "this run", Side.BASELINE: "the baseline"}
+
+
+def missing_words(row: MetricVerdict) -> str:
+    facts = row.facts
+    assert isinstance(facts, MissingFacts)
+    label = LABELS.get(row.metric, row.metric)
+    if facts.defect is Defect.ABSENT and facts.side is Side.RUN:
+        said = f"{label}: not measured in this run"
+    elif facts.defect is Defect.ABSENT:
+        said = f"{label}: not in the baseline, nothing to judge this run's against"
+    else:
+        said = f"{label}: {_DEFECTS[facts.defect]} in {_SIDES[facts.side]} ({facts.value})"
+    return f"{said} ({facts.cause})" if facts.cause else said

@@ -1,0 +1,26 @@
+"""The verdict as JSON (`compare --json`, `--out`, `report --json`, the run set a publish
+writes): the gate's values, each row with its sentence (report/row_words/)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..gate.run_set import RunSetVerdict
+from ..gate.verdict import VerdictReport
+from .row_words import row_message
+
+
+def verdict_json(report: VerdictReport) -> dict[str, Any]:
+    """One comparison's verdict, each row with its `message`."""
+    data = report.to_dict()
+    data["verdicts"] = [{**row.to_dict(), "message": row_message(row)} for row in report.verdicts]
+    return data
+
+
+def run_set_json(run_set: RunSetVerdict) -> dict[str, Any]:
+    """A run set's verdict: each version's, each row with its `message`."""
+    data = run_set.to_dict()
+    for version, shown in zip(run_set.versions, data["versions"]):
+        if version.verdict is not None:
+            shown["verdict"] = verdict_json(version.verdict)
+    return data
