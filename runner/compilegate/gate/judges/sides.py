@@ -29,6 +29,8 @@ class SpeedUnits:
 
     normalisation: str = YARDSTICK
     why_raw: str = ""
+    # (baseline's, this run's) torch when they differ: why the units are raw.
+    torch_versions: tuple[str, str] | None = None
 
     @classmethod
     def between(cls, baseline: ResultDocument, result: ResultDocument) -> SpeedUnits:
@@ -38,6 +40,7 @@ class SpeedUnits:
                 RAW,
                 f"torch {base} → {cur}: the yardstick runs on torch, so it is not a fixed "
                 "unit across versions",
+                torch_versions=(base, cur),
             )
         return cls()
 
