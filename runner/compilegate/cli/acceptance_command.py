@@ -24,6 +24,7 @@ from ..gate.documents import read_document
 from ..github.acceptance import record_acceptance
 from ..github.actions_env import ActionsContext
 from ..github.publish import make_client
+from ..report.acceptance_words import acceptance_words
 
 
 def add_parser(subparsers: Any) -> None:
@@ -74,7 +75,7 @@ def command_record_acceptance(args: argparse.Namespace) -> int:
     )
     if check.acceptance is None:
         return _said(f"nothing recorded: {check.why_not}")
-    return _said(f"recorded: regressions accepted by {check.acceptance.words()}")
+    return _said(f"recorded: regressions accepted by {acceptance_words(check.acceptance)}")
 
 
 def _said(line: str) -> int:

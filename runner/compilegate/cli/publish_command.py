@@ -22,6 +22,7 @@ from ..gate.run_set import RunSetVerdict
 from ..github.acceptance import check_acceptance
 from ..github.actions_env import ActionsContext
 from ..github.publish import make_client, publish
+from ..report.acceptance_words import acceptance_words
 from ..report.annotations import annotations_for
 from ..report.comment import render_comment
 from ..report.links import LinkContext
@@ -187,7 +188,8 @@ def _with_acceptance(
             sys.stdout.write(f'compilegate: "{label}" accepts nothing: {check.why_not}\n')
         else:
             acceptances.append(check.acceptance)
-            sys.stdout.write(f"compilegate: regressions accepted by {check.acceptance.words()}\n")
+            accepted = acceptance_words(check.acceptance)
+            sys.stdout.write(f"compilegate: regressions accepted by {accepted}\n")
     return run_set.accepted(acceptances)
 
 

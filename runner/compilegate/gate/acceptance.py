@@ -34,7 +34,7 @@ from ..config.model import DEFAULT_ACCEPT_LABEL
 from ..results.model import ResultDocument
 from .verdict import MetricVerdict, Verdict, VerdictReport
 
-ACCEPTABLE = frozenset({"regression"})
+ACCEPTABLE = frozenset({Verdict.REGRESSION})
 
 
 @dataclass(frozen=True)
@@ -48,18 +48,6 @@ class Acceptance:
 
     def to_dict(self) -> dict[str, str]:
         return {"login": self.login, "label": self.label, "commit": self.commit}
-
-    def words(self) -> str:
-        """`@maintainer (label "compilegate: accept") at 0123456789ab`."""
-        return accepted_words(self.to_dict())
-
-
-def accepted_words(accepted_by: dict[str, str]) -> str:
-    """An acceptance as the verdict JSON records it, in words: who, which label, at which
-    commit (a report from before the commit was recorded names none)."""
-    words = f'@{accepted_by["login"]} (label "{accepted_by["label"]}")'
-    commit = accepted_by.get("commit")
-    return f"{words} at {commit[:12]}" if commit else words
 
 
 def accept_label_of(base_document: ResultDocument | None) -> str | None:
@@ -116,7 +104,7 @@ def accept(
     rows = tuple(
         _accepted(row, acceptance) if _acceptable(row, names) else row for row in report.verdicts
     )
-    return dataclasses.replace(report, verdicts=rows, accepted_by=acceptance.to_dict())
+    return dataclasses.replace(report, verdicts=rows, accepted_by=acceptance)
 
 
 def _acceptable(row: MetricVerdict, names: frozenset[str] | None) -> bool:
@@ -124,8 +112,6 @@ def _acceptable(row: MetricVerdict, names: frozenset[str] | None) -> bool:
 
 
 def _accepted(row: MetricVerdict, acceptance: Acceptance) -> MetricVerdict:
-    return dataclasses.replace(
-        row,
-        verdict=Verdict.ACCEPTED,
-        message=f"{row.message}; accepted by {acceptance.words()}",
-    )
+    """The row, accepted: its facts (and a not yet moved family's message) stay the
+    regression's; the report words who accepted it (report/row_words/)."""
+    return dataclasses.replace(row, verdict=Verdict.ACCEPTED, accepted_by=acceptance)

@@ -38,11 +38,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import EXIT_NOT_JUDGED, EXIT_OK, EXIT_REGRESSION, EXIT_RUN_ERROR
 from ..results.formats import Value
 from ..results.model import ResultDocument
+
+if TYPE_CHECKING:  # it imports this module
+    from .acceptance import Acceptance
 
 
 class Verdict(str, Enum):
@@ -187,6 +190,9 @@ class MetricVerdict:
     # What the judge found, as values (a family's RowFacts); None for a row whose message
     # is still the judge's own (being moved to report/row_words/).
     facts: RowFacts | None = None
+    # Who accepted this row's regression (verdict `accepted`, gate/acceptance.py); its facts
+    # are still those the judge found of the regression.
+    accepted_by: Acceptance | None = None
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
@@ -198,6 +204,7 @@ class MetricVerdict:
         report's (report/verdict_json.py adds them)."""
         fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         fields["facts"] = self.facts.to_dict() if self.facts is not None else None
+        fields["accepted_by"] = self.accepted_by.to_dict() if self.accepted_by else None
         return fields
 
 
@@ -214,9 +221,9 @@ class VerdictReport:
     # A paired comparison (gate/pairing.py): how it was paired ("4 pairs, same machine"),
     # else None. Nothing to refresh then: the base is measured anew in every paired run.
     paired: str | None = None
-    # Who accepted this report's regressions, and with which label (gate/acceptance.py):
-    # {"login": ..., "label": ...}, else None.
-    accepted_by: dict[str, str] | None = None
+    # Who accepted this report's regressions, with which label, at which commit
+    # (gate/acceptance.py), else None.
+    accepted_by: Acceptance | None = None
 
     def with_paths(self, result_path: str | Path, baseline_path: str | Path) -> VerdictReport:
         """This report, knowing the command that would refresh the baseline from the result."""
@@ -281,7 +288,7 @@ class VerdictReport:
             "counts": self.counts(),
             "notes": list(self.notes),
             "paired": self.paired,
-            "accepted_by": self.accepted_by,
+            "accepted_by": self.accepted_by.to_dict() if self.accepted_by else None,
             "refresh_command": self.failing_refresh_command,
             "baseline": dataclasses.asdict(self.baseline),
             "current": dataclasses.asdict(self.current),

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..gate.acceptance import accepted_words
 from ..gate.run_set import RunSetVerdict, VersionOutcome
 from . import wording as w
+from .acceptance_words import acceptance_words
 from .wording import and_list as _and
 from .wording import plain_torch as _plain_torch
 
@@ -110,7 +110,7 @@ def _accepted_by(judged: Sequence[VersionOutcome]) -> str:
     for version in judged:
         by = version.verdict.accepted_by if version.verdict is not None else None
         if by:
-            text = accepted_words(by)
+            text = acceptance_words(by)
             if text not in seen:
                 seen.append(text)
     return "accepted by " + _and(seen)

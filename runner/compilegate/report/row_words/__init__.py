@@ -10,9 +10,11 @@ out of these sentences: a table cell reads the facts.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Callable
 
-from ...gate.verdict import MetricVerdict
+from ...gate.verdict import MetricVerdict, Verdict
+from ..acceptance_words import acceptance_words
 from .missing import missing_words
 
 # facts kind -> the function that words a row with such facts. A row without facts still
@@ -23,7 +25,11 @@ _WORDS: dict[str, Callable[[MetricVerdict], str]] = {
 
 
 def row_message(row: MetricVerdict) -> str:
-    """The sentence that says what this row found."""
+    """The sentence that says what this row found (an accepted row: the regression's
+    sentence, and who accepted it)."""
+    if row.accepted_by is not None:
+        judged = dataclasses.replace(row, verdict=Verdict.REGRESSION, accepted_by=None)
+        return f"{row_message(judged)}; accepted by {acceptance_words(row.accepted_by)}"
     if row.facts is None:
         return row.message
     return _WORDS[row.facts.kind](row)
