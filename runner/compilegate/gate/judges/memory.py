@@ -6,9 +6,23 @@ Peak memory is not timed in rounds and carries no noise estimate: it is judged o
 
 from __future__ import annotations
 
-from ..rules import missing, moved, threshold_verdict
-from ..verdict import MetricVerdict
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ..rules import missing
+from ..verdict import MetricVerdict, RowFacts, Verdict
 from .sides import Sides
+
+
+@dataclass(frozen=True)
+class MemoryFacts(RowFacts):
+    """Peak bytes on both sides, their change and the threshold it was judged on."""
+
+    kind: ClassVar[str] = "memory"
+    baseline_bytes: int
+    current_bytes: int
+    change_pct: float
+    threshold_pct: float
 
 
 def judge(sides: Sides) -> list[MetricVerdict]:
@@ -19,11 +33,16 @@ def judge(sides: Sides) -> list[MetricVerdict]:
         return [unjudged] if unjudged is not None else []
     threshold_pct = sides.policy.thresholds["peak_memory_growth_pct"]
     change_pct = (cur_bytes - base_bytes) / base_bytes * 100
-    verdict, why = threshold_verdict(change_pct, threshold_pct)
-    shown = moved("peak memory", base_bytes, cur_bytes, "bytes", change_pct)
+    if change_pct > threshold_pct:
+        verdict = Verdict.REGRESSION
+    elif -change_pct > threshold_pct:
+        verdict = Verdict.IMPROVEMENT
+    else:
+        verdict = Verdict.PASS
+    facts = MemoryFacts(base_bytes, cur_bytes, change_pct, threshold_pct)
     values = (base_bytes, cur_bytes)
     return [
         subject.measured(
-            "peak_bytes", verdict, f"{shown}: {why}", values, "bytes", change_pct, threshold_pct
+            "peak_bytes", verdict, "", values, "bytes", change_pct, threshold_pct, facts=facts
         )
     ]

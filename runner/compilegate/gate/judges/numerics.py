@@ -2,12 +2,51 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from enum import Enum
+from typing import ClassVar
+
 from ...results.model import Numerics, NumericsStatus, Variant
 from ..rules import MUST_PASS, Subject
-from ..verdict import MetricVerdict
+from ..verdict import MetricVerdict, RowFacts, Verdict
 from .sides import Sides
 
 CHECKED = (NumericsStatus.PASS, NumericsStatus.FAIL)
+
+
+class NumericsOutcome(str, Enum):
+    """What comparing the two sides' numerics verdicts found."""
+
+    UNCHECKED_IN_RUN = "unchecked_in_run"  # this run has no pass/fail verdict
+    UNCHECKED_IN_BASELINE = "unchecked_in_baseline"  # this run has one, the baseline not
+    BROKE = "pass_to_fail"
+    FIXED = "fail_to_pass"
+    STILL_FAILS = "still_fails"
+    STILL_PASSES = "still_passes"
+
+
+@dataclass(frozen=True)
+class NumericsSide:
+    """One side's numerics as its document has them: its status (None when absent), the
+    tensors that failed and the reason the check gave (the document's own text)."""
+
+    status: NumericsStatus | None = None
+    failed: tuple[str, ...] = ()
+    reason: str | None = None
+
+    @classmethod
+    def of(cls, numerics: Numerics | None) -> NumericsSide:
+        if numerics is None:
+            return cls()
+        return cls(numerics.status, tuple(numerics.failed or ()), numerics.reason)
+
+
+@dataclass(frozen=True)
+class NumericsFacts(RowFacts):
+    kind: ClassVar[str] = "numerics"
+    outcome: NumericsOutcome
+    baseline: NumericsSide
+    run: NumericsSide
 
 
 def judge(sides: Sides) -> list[MetricVerdict]:
@@ -30,47 +69,29 @@ def judge_numerics(
     cur_status = cur.status if cur is not None else None
     if base_status not in CHECKED and cur_status not in CHECKED and not required:
         return None
-    detail = _numerics_detail(cur)
-    cur_word, base_word = _word(cur_status), _word(base_status)
     if cur_status not in CHECKED:
-        verdict, message = (
-            "missing",
-            f"numerics not checked in this run ({cur_word or 'no verdict'}{detail})",
-        )
+        verdict, outcome = Verdict.MISSING, NumericsOutcome.UNCHECKED_IN_RUN
     elif base_status not in CHECKED:
-        verdict, message = (
-            "missing",
-            f"numerics {cur_word} in this run, but the baseline has no numerics verdict "
-            f"({base_word or 'none'}{_numerics_detail(base)}): nothing to judge it against",
-        )
+        verdict, outcome = Verdict.MISSING, NumericsOutcome.UNCHECKED_IN_BASELINE
     elif (base_status, cur_status) == (NumericsStatus.PASS, NumericsStatus.FAIL):
-        verdict, message = "regression", f"numerics pass → fail{detail}"
+        verdict, outcome = Verdict.REGRESSION, NumericsOutcome.BROKE
     elif (base_status, cur_status) == (NumericsStatus.FAIL, NumericsStatus.PASS):
-        verdict, message = "improvement", "numerics fail → pass"
+        verdict, outcome = Verdict.IMPROVEMENT, NumericsOutcome.FIXED
     elif cur_status is NumericsStatus.FAIL:
-        verdict, message = "pass", f"numerics still fail, as in the baseline{detail}"
+        verdict, outcome = Verdict.PASS, NumericsOutcome.STILL_FAILS
     else:
-        verdict, message = "pass", "numerics pass, as in the baseline"
+        verdict, outcome = Verdict.PASS, NumericsOutcome.STILL_PASSES
     return subject.row(
         "numerics",
         verdict,
-        message,
+        "",
         direction=MUST_PASS,
         unit="status",
-        baseline=base_word,
-        current=cur_word,
+        baseline=_word(base_status),
+        current=_word(cur_status),
+        facts=NumericsFacts(outcome, NumericsSide.of(base), NumericsSide.of(cur)),
     )
 
 
 def _word(status: NumericsStatus | None) -> str | None:
     return status.value if status is not None else None
-
-
-def _numerics_detail(numerics: Numerics | None) -> str:
-    if numerics is None:
-        return ""
-    failed = numerics.failed or ()
-    if failed:
-        more = f" and {len(failed) - 3} more" if len(failed) > 3 else ""
-        return f": {', '.join(failed[:3])}{more}"
-    return f": {numerics.reason}" if numerics.reason else ""

@@ -14,14 +14,50 @@ rows judge the consequences.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, ClassVar
 
 from ...results.model import TorchState
-from ..verdict import MetricVerdict
+from ..verdict import MetricVerdict, RowFacts, Verdict
 from .sides import Sides
 
-# One setting's change: {"before": ..., "after": ...} (the schema requires both).
-Change = Mapping[str, Any]
+
+@dataclass(frozen=True)
+class StateChange:
+    """One setting the step's factory changed: its value before and after."""
+
+    name: str
+    before: Any
+    after: Any
+
+
+@dataclass(frozen=True)
+class StateDifference:
+    """A setting the two steps changed differently: how each side changed it (None: that
+    side's step left it)."""
+
+    name: str
+    baseline: StateChange | None
+    run: StateChange | None
+
+
+class TorchStateOutcome(str, Enum):
+    NOT_RECORDED = "not_recorded"  # this run has no record
+    BASELINE_PREDATES = "baseline_predates"  # this run changed it; the baseline has no record
+    DIFFERS = "differs"
+    AS_IN_BASELINE = "as_in_baseline"
+
+
+@dataclass(frozen=True)
+class TorchStateFacts(RowFacts):
+    """`changes`: what this run's step changed, by name; `differences`: the settings the
+    two steps changed differently, by name (DIFFERS)."""
+
+    kind: ClassVar[str] = "torch_state"
+    outcome: TorchStateOutcome
+    changes: tuple[StateChange, ...] = ()
+    differences: tuple[StateDifference, ...] = ()
 
 
 def judge(sides: Sides) -> list[MetricVerdict]:
@@ -30,60 +66,49 @@ def judge(sides: Sides) -> list[MetricVerdict]:
         return []
     base = _changed(base_state)
     cur = _changed(cur_state)
+    changes = tuple(cur[name] for name in sorted(cur))
     if cur_state is None:
-        message = "torch state: not recorded in this run"
+        facts = TorchStateFacts(TorchStateOutcome.NOT_RECORDED)
     elif base_state is None:
         if not cur:
             return []
-        message = (
-            f"the step changes torch state: {_listing(cur)} (the baseline predates this record)"
-        )
+        facts = TorchStateFacts(TorchStateOutcome.BASELINE_PREDATES, changes)
     else:
-        differences = [
-            _difference(name, base.get(name), cur.get(name))
+        differences = tuple(
+            StateDifference(name, base.get(name), cur.get(name))
             for name in sorted(set(base) | set(cur))
             if _after(base.get(name)) != _after(cur.get(name))
-        ]
+        )
         if differences:
-            message = "the step changes torch state unlike the baseline: " + "; ".join(differences)
+            facts = TorchStateFacts(TorchStateOutcome.DIFFERS, changes, differences)
         elif cur:
-            message = f"the step changes torch state as in the baseline: {_listing(cur)}"
+            facts = TorchStateFacts(TorchStateOutcome.AS_IN_BASELINE, changes)
         else:
             return []  # neither step touched it: nothing to say
     return [
         sides.subject.row(
             "torch_state",
-            "pass",
-            message,
+            Verdict.PASS,
+            "",
             unit="status",
             baseline=len(base) if base_state is not None else None,
             current=len(cur) if cur_state is not None else None,
             gated=False,
+            facts=facts,
         )
     ]
 
 
-def _changed(state: TorchState | None) -> dict[str, Change]:
-    return dict(state.changed) if state is not None else {}
+def _changed(state: TorchState | None) -> dict[str, StateChange]:
+    if state is None:
+        return {}
+    return {name: _change(name, change) for name, change in state.changed.items()}
 
 
-def _after(change: Change | None) -> Any:
-    return change["after"] if change is not None else None
+def _change(name: str, change: Mapping[str, Any]) -> StateChange:
+    # {"before": ..., "after": ...}: the schema requires both
+    return StateChange(name, change["before"], change["after"])
 
 
-def _before(change: Change | None) -> Any:
-    return change["before"] if change is not None else None
-
-
-def _listing(changed: Mapping[str, Change]) -> str:
-    return ", ".join(
-        f"{name} {_before(c)!r} → {_after(c)!r}" for name, c in sorted(changed.items())
-    )
-
-
-def _difference(name: str, base: Change | None, cur: Change | None) -> str:
-    if base is None:
-        return f"{name} {_before(cur)!r} → {_after(cur)!r} (the baseline's step left it)"
-    if cur is None:
-        return f"{name} no longer changed (the baseline's step set it to {_after(base)!r})"
-    return f"{name} → {_after(cur)!r} (the baseline's step set {_after(base)!r})"
+def _after(change: StateChange | None) -> Any:
+    return change.after if change is not None else None

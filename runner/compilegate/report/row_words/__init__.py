@@ -15,12 +15,18 @@ from typing import Callable
 
 from ...gate.verdict import MetricVerdict, Verdict
 from ..acceptance_words import acceptance_words
+from .memory import memory_words
 from .missing import missing_words
+from .numerics import numerics_words
+from .torch_state import torch_state_words
 
 # facts kind -> the function that words a row with such facts. A row without facts still
 # carries its judge's own message (a family not moved here yet).
 _WORDS: dict[str, Callable[[MetricVerdict], str]] = {
     "missing": missing_words,
+    "numerics": numerics_words,
+    "memory": memory_words,
+    "torch_state": torch_state_words,
 }
 
 

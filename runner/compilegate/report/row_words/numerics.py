@@ -1,0 +1,43 @@
+"""The words of a numerics row (gate/judges/numerics.py)."""
+
+from __future__ import annotations
+
+from ...gate.judges.numerics import NumericsFacts, NumericsOutcome, NumericsSide
+from ...gate.verdict import MetricVerdict
+
+# Failed tensors named in a row; the rest are counted.
+NAMED_TENSORS = 3
+
+
+def numerics_words(row: MetricVerdict) -> str:
+    facts = row.facts
+    assert isinstance(facts, NumericsFacts)
+    run, base = facts.run, facts.baseline
+    detail = _detail(run)
+    if facts.outcome is NumericsOutcome.UNCHECKED_IN_RUN:
+        return f"numerics not checked in this run ({_status(run) or 'no verdict'}{detail})"
+    if facts.outcome is NumericsOutcome.UNCHECKED_IN_BASELINE:
+        return (
+            f"numerics {_status(run)} in this run, but the baseline has no numerics verdict "
+            f"({_status(base) or 'none'}{_detail(base)}): nothing to judge it against"
+        )
+    if facts.outcome is NumericsOutcome.BROKE:
+        return f"numerics pass → fail{detail}"
+    if facts.outcome is NumericsOutcome.FIXED:
+        return "numerics fail → pass"
+    if facts.outcome is NumericsOutcome.STILL_FAILS:
+        return f"numerics still fail, as in the baseline{detail}"
+    return "numerics pass, as in the baseline"
+
+
+def _status(side: NumericsSide) -> str | None:
+    return side.status.value if side.status is not None else None
+
+
+def _detail(side: NumericsSide) -> str:
+    """`: grad:a, grad:b, grad:c and 2 more`, or `: the check's reason`, or nothing."""
+    failed = side.failed
+    if failed:
+        more = f" and {len(failed) - NAMED_TENSORS} more" if len(failed) > NAMED_TENSORS else ""
+        return f": {', '.join(failed[:NAMED_TENSORS])}{more}"
+    return f": {side.reason}" if side.reason else ""
