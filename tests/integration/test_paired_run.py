@@ -18,6 +18,7 @@ from test_result import ENV, child_output, timed
 from compilegate.child.protocol import ChildReport, ChildSpec
 from compilegate.config.loading import load_config_file
 from compilegate.errors import BaselineMissing, ConfigError, UsageError
+from compilegate.report.note_words import note_words
 from compilegate.run.launcher import ChildOutcome, DeadlineLauncher
 from compilegate.run.orchestrate import RunOptions
 from compilegate.run.paired import base_result_path, paired_configs, run_against
@@ -158,7 +159,7 @@ def test_the_head_is_measured_under_the_base_policy(repo: Path, tmp_path: Path) 
     report = judge_documents(paired.base, paired.head)
     compiled = report.rows(metric="compiled_step_ms")[0]
     assert compiled.threshold == 5, "thresholds come from the base's document"
-    assert any("paired: 3 pairs" in note for note in report.notes)
+    assert any("paired: 3 pairs" in note for note in map(note_words, report.notes))
     assert report.paired and report.failing_refresh_command is None
 
 

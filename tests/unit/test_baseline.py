@@ -10,6 +10,7 @@ from gate_docs import environment, merge_documents, result, step, variant
 from compilegate.errors import EXIT_USAGE, BaselineError
 from compilegate.gate.baseline import update_baseline
 from compilegate.gate.documents import check_result_document, read_result_document
+from compilegate.report.baseline_update_words import baseline_update_summary
 
 
 def write(path, document):
@@ -164,7 +165,7 @@ def test_update_creates_the_baseline_from_the_result(tmp_path):
     assert written == source
     assert history == [[], []]  # no process records: nothing the history could keep
     assert update.added == ("a", "b")
-    assert "2 added (a, b)" in update.summary()
+    assert "2 added (a, b)" in baseline_update_summary(update)
 
 
 def test_update_replaces_rerun_steps_and_keeps_the_others(tmp_path):
@@ -198,7 +199,7 @@ def test_steps_from_another_gpu_are_dropped_not_relabelled(tmp_path):
     new = result(step("b"), declared_steps=["a", "b"])
     update = update_baseline(write(tmp_path / "result.json", new), target)
     assert names(json.loads(target.read_text())) == ["b"]
-    assert update.dropped == ("a",) and "NVIDIA A100" in update.summary()
+    assert update.dropped == ("a",) and "NVIDIA A100" in baseline_update_summary(update)
 
 
 def test_invalid_existing_baseline_is_an_error_and_left_alone(tmp_path):
@@ -245,7 +246,10 @@ def test_a_variant_that_failed_keeps_its_last_good_baseline(tmp_path):
         ("b", "ok", 1.3),  # b replaced by this run's
     ]
     assert update.variants_kept == ("train/a (failed in this run: timed out)",)
-    assert "1 variant(s) kept from the previous baseline (train/a (failed" in update.summary()
+    assert (
+        "1 variant(s) kept from the previous baseline (train/a (failed"
+        in baseline_update_summary(update)
+    )
     read_result_document(target, role="baseline")
 
 
@@ -316,7 +320,7 @@ def test_a_step_deleted_from_the_config_leaves_the_baseline_and_one_left_out_sta
     merged, update = merge_documents(old, new, tmp_path_stub())
     assert [s["name"] for s in merged["steps"]] == ["kept", "left-out"]
     assert update.no_longer_declared == ("deleted",)
-    assert "1 dropped (no longer in the config) (deleted)" in update.summary()
+    assert "1 dropped (no longer in the config) (deleted)" in baseline_update_summary(update)
 
 
 def test_an_unsteady_run_is_recorded_with_its_times_marked_and_forced_vouched_for(tmp_path):
@@ -336,21 +340,21 @@ def test_an_unsteady_run_is_recorded_with_its_times_marked_and_forced_vouched_fo
     assert stored["steps"][0]["unsteady_times"] == ["other processes took 61 % of its CPU"]
     assert "unsteady_times" not in stored["steps"][1]  # failed: no times to mark
     assert read_result_document(target, role="baseline")  # the schema knows the mark
-    line = update.summary()
+    line = baseline_update_summary(update)
     assert "recorded a, but its step times were measured on an unsteady machine" in line
     assert "(other processes took 61 % of its CPU)" in line
     assert "will not judge speed until a steady run of baseline update replaces them" in line
     assert "--force vouches for the times" in line
     assert "a/default: its speedup noise ±35 % is more than twice" in line
     forced = update_baseline(res, tmp_path / "forced.json", force=True)
-    assert forced.unsteady_steps == () and "unsteady machine" not in forced.summary()
+    assert forced.unsteady_steps == () and "unsteady machine" not in baseline_update_summary(forced)
     assert "unsteady_times" not in json.loads((tmp_path / "forced.json").read_text())["steps"][0]
     # a steady run replaces the mark with its own times
     del noisy["run_health"]
     update = update_baseline(write(tmp_path / "steady.json", noisy), target)
     assert update.replaced == ("a", "b") and update.unsteady_steps == ()
     assert "unsteady_times" not in json.loads(target.read_text())["steps"][0]
-    assert "inconclusive there" in update.summary()
+    assert "inconclusive there" in baseline_update_summary(update)
 
 
 def test_a_mark_a_result_carries_is_not_kept_and_a_kept_variant_keeps_its_mark(tmp_path):

@@ -18,6 +18,7 @@ from compilegate.gate.judges.diagnostics import diff_graph_break_sites
 from compilegate.gate.judges.speed_medians import round_spread_pct
 from compilegate.gate.policy import resolve_thresholds
 from compilegate.gate.rules import classify_speed_change, combined_noise_pct
+from compilegate.report.note_words import note_words
 from compilegate.report.row_words import row_message
 from compilegate.results.model import BreakSite, parse
 from compilegate.schemas import validation_errors
@@ -129,7 +130,9 @@ def test_compile_wall_time_never_fails_the_job_unless_the_baseline_gates_it():
     assert "reported, not gated" in row_message(row) and "gate_compile_wall_time" in row_message(
         row
     )
-    assert any("gate_compile_wall_time True (applied: False)" in n for n in report.notes)
+    assert any(
+        "gate_compile_wall_time True (applied: False)" in n for n in map(note_words, report.notes)
+    )
 
 
 def test_more_recompiles_is_a_regression_naming_the_new_one():
@@ -293,7 +296,7 @@ def test_this_runs_own_thresholds_never_loosen_the_gate_and_are_shown():
     report = compare(cur_step=cur)
     row = only(report, "speedup")
     assert (row.verdict, row.threshold) == ("regression", 5.0)
-    assert any("speedup_drop_pct 15 (applied: 5)" in note for note in report.notes)
+    assert any("speedup_drop_pct 15 (applied: 5)" in note for note in map(note_words, report.notes))
 
 
 def test_global_override_wins_over_the_step_settings():
@@ -302,7 +305,7 @@ def test_global_override_wins_over_the_step_settings():
     report = compare(base_step=base, cur_step=cur, thresholds_override={"speedup_drop_pct": 5})
     row = only(report, "speedup")
     assert (row.verdict, row.threshold) == ("regression", 5.0)
-    assert any("on the command line" in note for note in report.notes)
+    assert any("on the command line" in note for note in map(note_words, report.notes))
 
 
 def test_count_threshold_allows_an_increase():
@@ -546,7 +549,7 @@ def test_other_gpu_or_device_makes_every_step_incomparable(env, expected):
     assert [r.verdict for r in report.verdicts] == ["incomparable", "incomparable"]
     assert all(expected in row_message(r) for r in report.verdicts)
     assert report.overall == "incomparable" and report.exit_code == EXIT_NOT_JUDGED
-    assert any("baseline not compared" in note for note in report.notes)
+    assert any("baseline not compared" in note for note in map(note_words, report.notes))
 
 
 def test_changed_step_configuration_is_incomparable_for_that_step():
@@ -584,7 +587,7 @@ def test_torch_upgrade_stays_comparable_and_names_both_versions():
     current = result(step(variants=[variant(speedup=1.0)]), env=environment(torch="2.10.0"))
     report = judge_documents(baseline, current)
     assert report.overall == "regression"
-    assert any("2.9.1" in note and "2.10.0" in note for note in report.notes)
+    assert any("2.9.1" in note and "2.10.0" in note for note in map(note_words, report.notes))
     assert (report.baseline.torch, report.current.torch) == ("2.9.1", "2.10.0")
 
 

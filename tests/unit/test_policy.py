@@ -18,6 +18,7 @@ from gate_docs import (
 
 from compilegate.config.loading import load_config_text
 from compilegate.errors import EXIT_CODES, EXIT_NOT_JUDGED, EXIT_OK, EXIT_USAGE, BaselineError
+from compilegate.gate.comparability import Mismatch
 from compilegate.gate.policy import (
     adopt_baseline_power,
     environment_mismatch,
@@ -26,7 +27,12 @@ from compilegate.gate.policy import (
     step_config_mismatch,
 )
 from compilegate.gate.verdict import OVERALL_ORDER, VERDICT_EXIT_CODES, VERDICTS
+from compilegate.report.note_words import note_words
 from compilegate.report.row_words import row_message
+from compilegate.report.row_words.comparability import (
+    config_change_words,
+    environment_mismatch_words,
+)
 from compilegate.results.model import environment_of, parse, step_of
 from repo_helpers import REPO_ROOT
 
@@ -34,6 +40,17 @@ from repo_helpers import REPO_ROOT
 def env(raw):
     """A JSON-shaped environment, typed as the gate reads it."""
     return environment_of(raw)
+
+
+def env_mismatch(base: dict, cur: dict) -> str | None:
+    """Why the gate does not compare these two JSON-shaped environments, in the report's
+    words; None when it does."""
+    found = environment_mismatch(env(base), env(cur))
+    return environment_mismatch_words(found) if found is not None else None
+
+
+def env_notes(base: dict, cur: dict) -> list[str]:
+    return [note_words(note) for note in environment_notes(env(base), env(cur))]
 
 
 CPU = {"device": "cpu", "gpu_name": None, "driver": None, "cuda": None}
@@ -91,7 +108,7 @@ def test_thresholds_are_the_baselines_whatever_the_result_says():
     report = judge_documents(result(base), result(cur))
     assert any(
         "speedup_drop_pct 1000 (applied: 3), compile_time_growth_pct 1000 (applied: 25)" in note
-        for note in report.notes
+        for note in map(note_words, report.notes)
     )
 
 
@@ -102,8 +119,10 @@ def test_a_baseline_threshold_that_is_not_a_number_falls_back_to_the_default():
 
 
 def mismatch(base: dict, cur: dict) -> str | None:
-    """step_config_mismatch on two JSON-shaped steps, each typed at the door."""
-    return step_config_mismatch(step_of(base), step_of(cur))
+    """step_config_mismatch on two JSON-shaped steps, each typed at the door, in the
+    report's words."""
+    change = step_config_mismatch(step_of(base), step_of(cur))
+    return config_change_words(change) if change is not None else None
 
 
 # -- comparable settings -----------------------------------------------------------------------
@@ -214,17 +233,23 @@ def test_run_with_a_baseline_measures_with_the_baselines_power(repo_root: Path):
 def test_another_cpu_model_is_not_compared_on_cpu():
     base = environment(**CPU, cpu_model="AMD EPYC 9654")
     cur = environment(**CPU, cpu_model="Intel(R) Xeon(R) Platinum 8480+")
-    assert environment_mismatch(env(base), env(cur)) == (
+    found = environment_mismatch(env(base), env(cur))
+    assert found is not None and found.what is Mismatch.CPU_MODEL
+    assert env_mismatch(base, cur) == (
         "the baseline was measured on CPU AMD EPYC 9654, this run on CPU "
         "Intel(R) Xeon(R) Platinum 8480+"
     )
-    assert environment_mismatch(env(base), env(dict(base))) is None
+    assert env_mismatch(base, dict(base)) is None
 
 
 def test_an_unrecorded_cpu_model_cannot_be_matched():
     base = environment(**CPU, cpu_model=None)
-    assert "the baseline does not record its CPU model" in environment_mismatch(
-        env(base), env(environment(**CPU))
+    assert env_mismatch(base, environment(**CPU)) == (
+        "the baseline does not record its CPU model, so the machines cannot be matched"
+    )
+    cur = environment(**CPU, cpu_model=None)
+    assert env_mismatch(environment(**CPU), cur) == (
+        "this run does not record its CPU model, so the machines cannot be matched"
     )
 
 
@@ -238,24 +263,23 @@ def test_processor_alone_is_not_a_cpu_model():
 def test_a_driver_change_is_compared_and_stated():
     base, cur = environment(driver="550.54.15"), environment(driver="570.124.06")
     assert environment_mismatch(env(base), env(cur)) is None
-    (note,) = environment_notes(env(base), env(cur))
+    (note,) = env_notes(base, cur)
     assert note.startswith("NVIDIA driver 550.54.15 (baseline) vs 570.124.06 (this run)")
     report = judge_documents(result(env=base), result(env=cur))
-    assert report.exit_code == EXIT_OK and note in report.notes
+    assert report.exit_code == EXIT_OK and note in map(note_words, report.notes)
 
 
 def test_another_host_cpu_under_the_same_gpu_is_a_note():
     base, cur = environment(cpu_model="AMD EPYC 9654"), environment()
     assert environment_mismatch(env(base), env(cur)) is None
-    assert any(
-        "host CPU AMD EPYC 9654 (baseline)" in n for n in environment_notes(env(base), env(cur))
+    assert "host CPU AMD EPYC 9654 (baseline) vs (not recorded) (this run)" in env_notes(
+        base, {**cur, "cpu_model": None}
     )
 
 
 def test_another_gpu_model_stays_incomparable():
-    assert "NVIDIA A100" in environment_mismatch(
-        env(environment(gpu_name="NVIDIA A100")), env(environment())
-    )
+    said = env_mismatch(environment(gpu_name="NVIDIA A100"), environment())
+    assert said is not None and "NVIDIA A100" in said
 
 
 # -- measurements that cannot be judged ---------------------------------------------------------

@@ -23,6 +23,7 @@ from ..gate.documents import read_document
 from ..gate.policy import validate_threshold_override
 from ..gate.run_set import RunSetVerdict, VersionOutcome
 from ..gate.verdict import VerdictReport
+from ..report.baseline_update_words import baseline_update_summary
 from ..report.comment import render_comment
 from ..report.links import LinkContext
 from ..report.run_set_text import render_run_set_text
@@ -178,7 +179,7 @@ def command_baseline_fetch(args: argparse.Namespace) -> int:
 
 def command_baseline_update(args: argparse.Namespace) -> int:
     update = update_baseline(args.result, args.baseline, force=args.force)
-    sys.stdout.write(update.summary() + "\n")
+    sys.stdout.write(baseline_update_summary(update) + "\n")
     return EXIT_OK
 
 

@@ -47,15 +47,17 @@ from ..config import DEFAULT_THRESHOLDS
 from ..errors import BaselineError
 from ..results.document import write_document
 from ..results.model import NumericsStatus, ResultDocument, Step, Variant
+from .comparability import EnvironmentMismatch
 from .documents import read_document
-from .history import MIN_HISTORY_RUNS, merged_history
+from .history import merged_history
 from .policy import declared_thresholds, environment_mismatch, step_config_mismatch
 from .rules import decides_threshold, is_number
 
 
 @dataclass(frozen=True)
 class BaselineUpdate:
-    """What `update_baseline` did, step by step (names in baseline order)."""
+    """What `update_baseline` did, step by step (names in baseline order); in words:
+    report/baseline_update_words.py."""
 
     path: Path
     replaced: tuple[str, ...] = ()
@@ -63,7 +65,7 @@ class BaselineUpdate:
     kept: tuple[str, ...] = ()
     kept_over_error: tuple[str, ...] = ()
     dropped: tuple[str, ...] = ()
-    dropped_reason: str | None = None
+    dropped_reason: EnvironmentMismatch | None = None
     no_longer_declared: tuple[str, ...] = ()
     # `step/variant (why)`: a variant whose previous baseline was kept over this run's.
     variants_kept: tuple[str, ...] = ()
@@ -73,45 +75,6 @@ class BaselineUpdate:
     # for, and the steps marked (unsteady_times).
     unsteady: tuple[str, ...] = ()
     unsteady_steps: tuple[str, ...] = ()
-
-    def summary(self) -> str:
-        """One line for the terminal."""
-        parts = [
-            f"{label} ({', '.join(names)})"
-            for label, names in (
-                (f"{len(self.replaced)} replaced", self.replaced),
-                (f"{len(self.added)} added", self.added),
-                (f"{len(self.kept)} kept (not run this time)", self.kept),
-                (f"{len(self.kept_over_error)} kept (failed in this run)", self.kept_over_error),
-                (f"{len(self.dropped)} dropped ({self.dropped_reason})", self.dropped),
-                (
-                    f"{len(self.no_longer_declared)} dropped (no longer in the config)",
-                    self.no_longer_declared,
-                ),
-                (
-                    f"{len(self.variants_kept)} variant(s) kept from the previous baseline",
-                    self.variants_kept,
-                ),
-            )
-            if names
-        ]
-        line = f"{self.path}: baseline updated: " + ("; ".join(parts) or "no steps")
-        if self.noisy:
-            line += (
-                "; note: " + "; ".join(self.noisy) + ": pull requests judged against this run "
-                "read inconclusive there until steadier runs (more variant_processes or "
-                "iterations) replace it"
-            )
-        if self.unsteady_steps:
-            line += (
-                f"; recorded {', '.join(self.unsteady_steps)}, but its step times were "
-                f"measured on an unsteady machine ({'; '.join(self.unsteady)}) and will not "
-                "judge speed until a steady run of baseline update replaces them (or the "
-                f"history holds {MIN_HISTORY_RUNS} steady runs): its counts, graph breaks, "
-                "recompiles, numerics, memory and speedups gate as usual; --force vouches "
-                "for the times"
-            )
-        return line
 
 
 def merge_into_baseline(

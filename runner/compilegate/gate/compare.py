@@ -22,6 +22,9 @@ lives in its judge; this module decides what is compared with what, and what is 
 - A gated metric measured on one side only, or not a finite number, is `missing`; so are
   numerics when the baseline's policy checks them and this run has no pass/fail verdict
   (gate/rules.py).
+
+Its own rows (a whole step or variant) carry facts (comparability.py) and the report's
+notes are values (notes.py): every word of them is report/'s.
 """
 
 from __future__ import annotations
@@ -29,7 +32,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ..results.model import ResultDocument, Step, Variant
+from .comparability import (
+    AddedFacts,
+    BaselineFailedFacts,
+    ConfigChangedFacts,
+    DefinitionChangedFacts,
+    EnvironmentMismatch,
+    EnvironmentMismatchFacts,
+    RemovedFacts,
+    RunFailedFacts,
+    Scope,
+    SettingChange,
+    SkippedFacts,
+)
 from .judges import EAGER_JUDGES, VARIANT_JUDGES, Sides, SpeedUnits
+from .notes import CommandLineThresholdsNote, NotComparedNote, Note, PairedNote, UncheckedConfigNote
 from .pairing import Pairing
 from .policy import (
     StepPolicy,
@@ -40,7 +57,7 @@ from .policy import (
     validate_threshold_override,
 )
 from .rules import HIGHER_IS_BETTER, Subject
-from .verdict import EnvironmentSummary, MetricVerdict, VerdictReport
+from .verdict import EnvironmentSummary, MetricVerdict, RowFacts, Verdict, VerdictReport
 
 How = tuple[SpeedUnits, "Pairing | None", tuple[str, ...]]
 
@@ -55,18 +72,17 @@ def compare_to_baseline(
     operator's `thresholds_override`."""
     override = validate_threshold_override(thresholds_override)
     base_env, cur_env = baseline.environment, result.environment
-    notes: list[str] = []
+    notes: list[Note] = []
     pairing = Pairing.between(baseline, result)
     pairs = _pairs(baseline)
     if pairing is not None:
-        notes.append(pairing.note(pairs))
+        notes.append(PairedNote(pairing, pairs))
     env_reason = environment_mismatch(base_env, cur_env)
     if env_reason:
-        notes.append(f"baseline not compared: {env_reason}; record a baseline on this runner")
+        notes.append(NotComparedNote(env_reason))
     notes.extend(environment_notes(base_env, cur_env))
     if override:
-        shown = ", ".join(f"{name} {value:g}" for name, value in override.items())
-        notes.append(f"thresholds set on the command line, for every step: {shown}")
+        notes.append(CommandLineThresholdsNote(tuple(override.items())))
     units = SpeedUnits.between(baseline, result)
     unsteady = result.run_health.unsteady if result.run_health is not None else ()
     how = (units, pairing, unsteady)
@@ -81,11 +97,10 @@ def compare_to_baseline(
         if name in current_names:
             continue
         if name in declared:
-            why = "not selected in this run (--step): not compared"
-            rows.append(Subject(name).row("step", "skipped", why))
+            rows.append(Subject(name).row("step", Verdict.SKIPPED, "", facts=SkippedFacts()))
         else:
-            why = "step removed: in the baseline, not in this run's config"
-            rows.append(Subject(name).row("step", "removed", why))
+            removed = RemovedFacts(Scope.STEP)
+            rows.append(Subject(name).row("step", Verdict.REMOVED, "", facts=removed))
     return VerdictReport(
         verdicts=tuple(rows),
         baseline=EnvironmentSummary.from_document(baseline),
@@ -98,34 +113,30 @@ def compare_to_baseline(
 def _compare_step(
     base: Step | None,
     cur: Step,
-    env_reason: str | None,
+    env_reason: EnvironmentMismatch | None,
     override: dict[str, float],
-    notes: list[str],
+    notes: list[Note],
     how: How,
 ) -> list[MetricVerdict]:
     step = Subject(cur.name)
     if cur.failed:
-        return [step.row("step", "error", f"step failed: {cur.error or 'unknown error'}")]
+        return [step.row("step", Verdict.ERROR, "", facts=RunFailedFacts(Scope.STEP, cur.error))]
     errors = [_variant_error(step.step, v) for v in cur.variants if v.failed]
     ok = [v for v in cur.variants if not v.failed]
     if base is None:
-        return errors + _new_rows(step.step, ok, "new step: not in the baseline")
+        return errors + _new_rows(step.step, ok, Scope.STEP)
     if env_reason:
-        return [*errors, step.row("step", "incomparable", f"not compared: {env_reason}")]
+        facts: RowFacts = EnvironmentMismatchFacts(env_reason)
+        return [*errors, step.row("step", Verdict.INCOMPARABLE, "", facts=facts)]
     if base.failed:
-        why = (
-            "no usable baseline: the baseline run of this step failed "
-            f"({base.error or 'unknown error'})"
-        )
-        return [*errors, step.row("step", "incomparable", why)]
+        facts = BaselineFailedFacts(Scope.STEP, base.error)
+        return [*errors, step.row("step", Verdict.INCOMPARABLE, "", facts=facts)]
     reason = step_config_mismatch(base, cur)
     if reason:
-        return [*errors, step.row("step", "incomparable", f"not compared: {reason}")]
+        facts = ConfigChangedFacts(reason)
+        return [*errors, step.row("step", Verdict.INCOMPARABLE, "", facts=facts)]
     if not base.settings and not base.config_fingerprint:
-        notes.append(
-            f"step {step.step}: the baseline records neither settings nor a fingerprint; "
-            "its configuration could not be checked"
-        )
+        notes.append(UncheckedConfigNote(step.step))
     policy = StepPolicy.from_baseline(base, override)
     notes.extend(threshold_notes(step.step, base, cur, policy.thresholds))
     if base.eager is None or cur.eager is None:  # the schema gives a step that ran its eager
@@ -146,10 +157,9 @@ def _compare_step(
     current_ids = {v.id for v in cur.variants}
     for entry in base.variants:
         if entry.id not in current_ids:
+            removed = RemovedFacts(Scope.VARIANT)
             rows.append(
-                Subject(step.step, entry.id).row(
-                    "variant", "removed", "variant removed: in the baseline, not run now"
-                )
+                Subject(step.step, entry.id).row("variant", Verdict.REMOVED, "", facts=removed)
             )
     return rows
 
@@ -165,36 +175,37 @@ def _compare_variant(
     if cur.failed:
         return [_variant_error(subject.step, cur)]
     if base is None:
-        return _new_rows(subject.step, [cur], "new variant: not in the baseline")
+        return _new_rows(subject.step, [cur], Scope.VARIANT)
     if base.failed:
-        why = (
-            "no usable baseline: the baseline run of this variant failed "
-            f"({base.error or 'unknown error'})"
-        )
-        return [subject.row("variant", "incomparable", why)]
+        failed = BaselineFailedFacts(Scope.VARIANT, base.error)
+        return [subject.row("variant", Verdict.INCOMPARABLE, "", facts=failed)]
     before, after = base.definition, cur.definition
     if before != after:
-        changed = [f"{k} {before[k]!r} → {after[k]!r}" for k in before if before[k] != after[k]]
-        why = "not compared: the variant's definition changed: " + ", ".join(changed)
-        return [subject.row("variant", "incomparable", why)]
+        changed = tuple(
+            SettingChange(k, before[k], after[k]) for k in before if before[k] != after[k]
+        )
+        facts = DefinitionChangedFacts(changed)
+        return [subject.row("variant", Verdict.INCOMPARABLE, "", facts=facts)]
     sides = Sides(subject, base, cur, steps[0], steps[1], policy, *how)
     return [row for judge in VARIANT_JUDGES for row in judge(sides)]
 
 
 def _variant_error(step: str, variant: Variant) -> MetricVerdict:
-    message = f"variant failed: {variant.error or 'unknown error'}"
-    return Subject(step, variant.id).row("variant", "error", message)
+    facts = RunFailedFacts(Scope.VARIANT, variant.error)
+    return Subject(step, variant.id).row("variant", Verdict.ERROR, "", facts=facts)
 
 
-def _new_rows(step: str, variants: list[Variant], why: str) -> list[MetricVerdict]:
-    """One `new` row per variant, carrying its speedup; a step-level row when none ran."""
+def _new_rows(step: str, variants: list[Variant], new: Scope) -> list[MetricVerdict]:
+    """One `new` row per variant, carrying its speedup; a step-level row when none ran.
+    `new`: whether the step or the variant is what the baseline lacks."""
     if not variants:
-        return [Subject(step).row("step", "new", why)]
+        return [Subject(step).row("step", Verdict.NEW, "", facts=AddedFacts(new))]
     return [
         Subject(step, v.id).row(
             "speedup",
-            "new",
-            why,
+            Verdict.NEW,
+            "",
+            facts=AddedFacts(new),
             direction=HIGHER_IS_BETTER,
             unit="x",
             current=v.speedup.median if v.speedup is not None else None,

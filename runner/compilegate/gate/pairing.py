@@ -51,28 +51,6 @@ class Pairing:
             return f"paired, {_pairs(pairs)}{how}, same machine"
         return f"paired{how}, same machine"
 
-    def note(self, pairs: int | None) -> str:
-        """The comparison's first note: "paired: 4 pairs, base `abc1234`, head `def5678`,
-        same machine"."""
-        counted = _pairs(pairs) if pairs else "pairs"
-        sides = f"{self.base_label} {_short(self.base_commit)}, {self.head_label} " + _short(
-            self.head_commit
-        )
-        if self.mode == "in-process":
-            return (
-                f"paired: {counted}, {sides}, same machine, base and head in one process, "
-                "interleaved in the same rounds (cold compiles alternating): each head "
-                "timing judged against the base's from the same process"
-            )
-        return (
-            f"paired: {counted}, {sides}, same machine, processes alternating {self.order}: "
-            "each head process judged against the base process next to it"
-        )
-
 
 def _pairs(count: int | None) -> str:
     return "1 pair" if count == 1 else f"{count} pairs"
-
-
-def _short(commit: str | None) -> str:
-    return f"`{commit[:7]}`" if commit else "(no commit)"

@@ -52,10 +52,24 @@ from ..config import COMPARABLE_SETTINGS, DEFAULT_THRESHOLDS, POWER_SETTINGS, Co
 from ..config.model import ADOPTED_SETTINGS, MIN_WARMUP_REDUCE_OVERHEAD, SETTINGS_ABSENT_AS
 from ..errors import UsageError
 from ..results.model import Environment, ResultDocument, Step
+from .comparability import (
+    NOT_RECORDED,
+    ConfigMismatch,
+    EnvironmentMismatch,
+    Mismatch,
+    SettingChange,
+    StepConfigChange,
+)
+from .notes import (
+    AskedSetting,
+    Difference,
+    EnvironmentDifferenceNote,
+    Note,
+    ThresholdsNotAppliedNote,
+)
 from .rules import is_number
 
 Doc = Mapping[str, Any]
-NOT_RECORDED = "(not recorded)"
 
 
 @dataclass(frozen=True)
@@ -116,94 +130,88 @@ def resolve_thresholds(
     return merged
 
 
-def threshold_notes(step_name: str, base: Step, cur: Step, applied: Doc) -> list[str]:
+def threshold_notes(step_name: str, base: Step, cur: Step, applied: Doc) -> list[Note]:
     """Where this run's config asks for other thresholds than the ones applied, say so."""
     asked = declared_thresholds(cur.settings)
     differ = [
-        f"{name} {asked[name]:g} (applied: {applied[name]:g})"
+        AskedSetting(name, asked[name], applied[name])
         for name in DEFAULT_THRESHOLDS
         if name in asked and asked[name] != applied[name]
     ]
     wall_asked = (cur.settings or {}).get("gate_compile_wall_time")
     wall_applied = (base.settings or {}).get("gate_compile_wall_time") is True
     if isinstance(wall_asked, bool) and wall_asked != wall_applied:
-        differ.append(f"gate_compile_wall_time {wall_asked} (applied: {wall_applied})")
+        differ.append(AskedSetting("gate_compile_wall_time", wall_asked, wall_applied))
     if not differ:
         return []
-    return [
-        f"step {step_name}: this run's config asks for " + ", ".join(differ) + "; the gate "
-        "applies the baseline's thresholds (the default branch's), so a pull request's "
-        "config takes effect once it is merged and the baseline refreshed"
-    ]
+    return [ThresholdsNotAppliedNote(step_name, tuple(differ))]
 
 
-def environment_mismatch(base_env: Environment, cur_env: Environment) -> str | None:
+def environment_mismatch(base_env: Environment, cur_env: Environment) -> EnvironmentMismatch | None:
     """Why timings from these two environments cannot be compared, or None when they can."""
-    for key, unknown in (("device", "an unknown device"), ("gpu_name", "an unknown GPU")):
-        base, cur = getattr(base_env, key), getattr(cur_env, key)
+    for what in (Mismatch.DEVICE, Mismatch.GPU):
+        base, cur = getattr(base_env, what.value), getattr(cur_env, what.value)
         if base != cur:
-            return f"the baseline was measured on {base or unknown}, this run on {cur or unknown}"
+            return EnvironmentMismatch(what, base, cur)
     if cur_env.device == "cpu":
         base_cpu, cur_cpu = base_env.cpu_model, cur_env.cpu_model
         if not base_cpu or not cur_cpu:
-            side = "the baseline" if not base_cpu else "this run"
-            return f"{side} does not record its CPU model, so the machines cannot be matched"
+            return EnvironmentMismatch(Mismatch.CPU_MODEL_UNRECORDED, base_cpu, cur_cpu)
         if base_cpu != cur_cpu:
-            return f"the baseline was measured on CPU {base_cpu}, this run on CPU {cur_cpu}"
+            return EnvironmentMismatch(Mismatch.CPU_MODEL, base_cpu, cur_cpu)
     return None
 
 
-def environment_notes(base_env: Environment, cur_env: Environment) -> list[str]:
+def environment_notes(base_env: Environment, cur_env: Environment) -> list[Note]:
     """Differences that keep the runs comparable but that a reader should know about."""
-    notes = []
-    if base_env.torch != cur_env.torch:
-        notes.append(
-            f"torch {base_env.torch} (baseline) vs {cur_env.torch} (this run): "
-            "compared, since that difference is what an upgrade gate measures"
-        )
+    keys = [Difference.TORCH]
     if cur_env.device == "cuda":
-        if base_env.driver != cur_env.driver:
-            notes.append(
-                f"NVIDIA driver {base_env.driver or NOT_RECORDED} (baseline) vs "
-                f"{cur_env.driver or NOT_RECORDED} (this run): compared, like a torch upgrade; "
-                "a change in step times may be the driver's"
-            )
-        for key, label in (("cuda", "CUDA"), ("cpu_model", "host CPU")):
-            base, cur = getattr(base_env, key), getattr(cur_env, key)
+        keys.append(Difference.DRIVER)
+    notes: list[Note] = []
+    for key in keys:
+        base, cur = getattr(base_env, key.value), getattr(cur_env, key.value)
+        if base != cur:
+            notes.append(EnvironmentDifferenceNote(key, base, cur))
+    if cur_env.device == "cuda":
+        for key in (Difference.CUDA, Difference.HOST_CPU):
+            base, cur = getattr(base_env, key.value), getattr(cur_env, key.value)
             if base and base != cur:
-                notes.append(f"{label} {base} (baseline) vs {cur or NOT_RECORDED} (this run)")
-    for key, label in (("cpu_count", "CPU count"), ("torch_num_threads", "torch threads")):
-        base, cur = getattr(base_env, key), getattr(cur_env, key)
+                notes.append(EnvironmentDifferenceNote(key, base, cur))
+    for key in (Difference.CPU_COUNT, Difference.TORCH_THREADS):
+        base, cur = getattr(base_env, key.value), getattr(cur_env, key.value)
         if base is not None and base != cur:
-            notes.append(f"{label} {base} (baseline) vs {cur} (this run)")
+            notes.append(EnvironmentDifferenceNote(key, base, cur))
     return notes
 
 
-def step_config_mismatch(base_step: Step, cur_step: Step) -> str | None:
+def step_config_mismatch(base_step: Step, cur_step: Step) -> StepConfigChange | None:
     """Why this step's configuration makes its baseline incomparable, or None.
 
     None also when only the variant list changed: the variants are then matched by id.
     """
     base_dev, cur_dev = base_step.device, cur_step.device
     if base_dev and cur_dev and base_dev != cur_dev:
-        return f"the step ran on {base_dev} in the baseline and on {cur_dev} now"
+        return StepConfigChange(
+            ConfigMismatch.DEVICE, (SettingChange("device", base_dev, cur_dev),)
+        )
     changed = []
     if base_step.entry != cur_step.entry:
-        changed.append(f"entry {_shown_entry(base_step)} → {_shown_entry(cur_step)}")
+        changed.append(SettingChange("entry", _entry(base_step), _entry(cur_step)))
     base_set, cur_set = _with_absent(base_step), _with_absent(cur_step)
     if any(key in base_set for key in COMPARABLE_SETTINGS):
         changed.extend(
-            f"{key} {_shown(base_set, key)} → {_shown(cur_set, key)}"
+            SettingChange(key, _recorded(base_set, key), _recorded(cur_set, key))
             for key in COMPARABLE_SETTINGS
             if key not in base_set or key not in cur_set or base_set[key] != cur_set[key]
         )
     else:  # a baseline without its settings: only the fingerprint can tell
         base_fp, cur_fp = base_step.config_fingerprint, cur_step.config_fingerprint
         if base_fp and base_fp != cur_fp:
-            return f"the step's configuration changed (fingerprint {base_fp} → {cur_fp})"
+            fingerprint = SettingChange("config_fingerprint", base_fp, cur_fp)
+            return StepConfigChange(ConfigMismatch.FINGERPRINT, (fingerprint,))
     changed.extend(_less_power(base_set, cur_set))
     if changed:
-        return "the step's configuration changed: " + ", ".join(changed)
+        return StepConfigChange(ConfigMismatch.SETTINGS, tuple(changed))
     return None
 
 
@@ -219,7 +227,7 @@ def _settings_with_absent(settings: Doc | None) -> Doc:
     return {**SETTINGS_ABSENT_AS, **settings}
 
 
-def _less_power(base_set: Doc, cur_set: Doc) -> list[str]:
+def _less_power(base_set: Doc, cur_set: Doc) -> list[SettingChange]:
     """POWER_SETTINGS this run lowered below the baseline's (a baseline that predates them
     sets no floor)."""
     lowered = []
@@ -229,19 +237,16 @@ def _less_power(base_set: Doc, cur_set: Doc) -> list[str]:
             continue
         asked = cur_set.get(key)
         if not is_number(asked) or asked < floor:
-            lowered.append(
-                f"{key} {floor!r} → {_shown(cur_set, key)} (the baseline's policy times the "
-                f"step in at least {floor!r}: fewer processes lower the gate's power)"
-            )
+            lowered.append(SettingChange(key, floor, _recorded(cur_set, key), lowered_power=True))
     return lowered
 
 
-def _shown(doc: Doc, key: str) -> str:
-    return repr(doc[key]) if key in doc else NOT_RECORDED
+def _recorded(doc: Doc, key: str) -> Any:
+    return doc[key] if key in doc else NOT_RECORDED
 
 
-def _shown_entry(step: Step) -> str:
-    return repr(step.entry) if step.entry is not None else NOT_RECORDED
+def _entry(step: Step) -> Any:
+    return step.entry if step.entry is not None else NOT_RECORDED
 
 
 def adopt_baseline_power(config: Config, baseline: ResultDocument) -> tuple[Config, list[str]]:

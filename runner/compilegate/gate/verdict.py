@@ -44,8 +44,9 @@ from ..errors import EXIT_NOT_JUDGED, EXIT_OK, EXIT_REGRESSION, EXIT_RUN_ERROR
 from ..results.formats import Value
 from ..results.model import ResultDocument
 
-if TYPE_CHECKING:  # it imports this module
+if TYPE_CHECKING:  # both import this module
     from .acceptance import Acceptance
+    from .notes import Note
 
 
 class Verdict(str, Enum):
@@ -215,7 +216,7 @@ class VerdictReport:
     verdicts: tuple[MetricVerdict, ...]
     baseline: EnvironmentSummary
     current: EnvironmentSummary
-    notes: tuple[str, ...] = ()
+    notes: tuple[Note, ...] = ()  # values (gate/notes.py); report/note_words.py words them
     # The command that accepts this result as the baseline, when the CLI knows both paths.
     refresh_command: str | None = None
     # A paired comparison (gate/pairing.py): how it was paired ("4 pairs, same machine"),
@@ -286,7 +287,7 @@ class VerdictReport:
             "overall": self.overall,
             "exit_code": self.exit_code,
             "counts": self.counts(),
-            "notes": list(self.notes),
+            "notes": [note.to_dict() for note in self.notes],
             "paired": self.paired,
             "accepted_by": self.accepted_by.to_dict() if self.accepted_by else None,
             "refresh_command": self.failing_refresh_command,

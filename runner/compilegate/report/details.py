@@ -31,6 +31,7 @@ from ..results.model import (
 from . import wording as w
 from .escape import cell, inert, with_code
 from .links import LinkContext
+from .note_words import note_words
 from .row_cells import ROW_HEADER, row_cells
 from .row_words import row_message
 from .speeds import variant_pays_off, variant_speed
@@ -232,7 +233,7 @@ def gate_rows(version: VersionOutcome) -> list[list[str]]:
 
 def gate_rows_markdown(version: VersionOutcome) -> str:
     assert version.verdict is not None
-    notes = [f"> {inert(note, max_chars=500)}" for note in version.verdict.notes]
+    notes = [f"> {inert(note_words(n), max_chars=500)}" for n in version.verdict.notes]
     rows = gate_rows(version)
     table = markdown_table((*ROW_HEADER, "verdict"), [[cell(c) for c in r] for r in rows])
     messages = [

@@ -24,6 +24,7 @@ from .details import (
 )
 from .first_screen import FirstScreen, fit_table
 from .links import LinkContext
+from .note_words import note_words
 from .row_cells import ROW_HEADER
 from .row_words import row_message
 from .tables import printable, wrap
@@ -50,7 +51,7 @@ def render_run_set_text(run_set: RunSetVerdict, links: LinkContext | None = None
             lines += wrap(f"- {where} failed: {error}")
         if version.verdict is not None:
             for note in version.verdict.notes:
-                lines += wrap(f"note: {note}")
+                lines += wrap(f"note: {note_words(note)}")
             lines += [
                 "Every gate row:",
                 *fit_table([(*ROW_HEADER, "verdict"), *gate_rows(version)]),

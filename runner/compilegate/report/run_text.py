@@ -36,6 +36,7 @@ from .advice import advice_for
 from .escape import shortened
 from .first_screen import FirstScreen
 from .headline import headline_of
+from .note_words import note_words
 from .row_cells import MESSAGE_CHARS, ROW_HEADER, row_cells
 from .row_words import row_message
 from .speeds import IN_PROCESS, Speed, best_variant, pays_off_text, variant_speed
@@ -453,7 +454,7 @@ def _attention(run_set: RunSetVerdict, width: int, every_row_command: str | None
         lines += ["", *wrap_words(YARDSTICK_NOTE, width)]
     for version in run_set.versions:
         for note in version.verdict.notes if version.verdict else ():
-            lines += ["", *wrap_words(note.replace("`", ""), width)]
+            lines += ["", *wrap_words(note_words(note).replace("`", ""), width)]
     for sentence, command in advice_for(run_set):
         lines += ["", *wrap_words(sentence, width)]
         if command:

@@ -7,12 +7,14 @@ from typing import Any
 
 from ..gate.run_set import RunSetVerdict
 from ..gate.verdict import VerdictReport
+from .note_words import notes_words
 from .row_words import row_message
 
 
 def verdict_json(report: VerdictReport) -> dict[str, Any]:
-    """One comparison's verdict, each row with its `message`."""
+    """One comparison's verdict, each row with its `message`, its notes in words."""
     data = report.to_dict()
+    data["notes"] = notes_words(report.notes)
     data["verdicts"] = [{**row.to_dict(), "message": row_message(row)} for row in report.verdicts]
     return data
 

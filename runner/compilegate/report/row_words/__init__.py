@@ -15,6 +15,16 @@ from typing import Callable
 
 from ...gate.verdict import MetricVerdict, Verdict
 from ..acceptance_words import acceptance_words
+from .comparability import (
+    added_words,
+    baseline_failed_words,
+    config_changed_words,
+    definition_changed_words,
+    environment_row_words,
+    removed_words,
+    run_failed_words,
+    skipped_words,
+)
 from .memory import memory_words
 from .missing import missing_words
 from .numerics import numerics_words
@@ -27,6 +37,14 @@ _WORDS: dict[str, Callable[[MetricVerdict], str]] = {
     "numerics": numerics_words,
     "memory": memory_words,
     "torch_state": torch_state_words,
+    "run_failed": run_failed_words,
+    "added": added_words,
+    "removed": removed_words,
+    "skipped": skipped_words,
+    "environment_mismatch": environment_row_words,
+    "baseline_failed": baseline_failed_words,
+    "config_changed": config_changed_words,
+    "definition_changed": definition_changed_words,
 }
 
 

@@ -1,0 +1,139 @@
+"""Facts about whole steps and variants (compare.py's rows with metric "step" or
+"variant", and a new step's or variant's rows): whether each was compared at all, and
+why not, as values. Every word of them is report/row_words/comparability.py's.
+
+    RunFailedFacts           this run's step or variant failed (`error`)
+    AddedFacts               a step or variant this run adds (`new`)
+    RemovedFacts             a step or variant of the baseline this run does not have
+    SkippedFacts             a baseline step left out of this run with --step
+    EnvironmentMismatchFacts another device type, GPU model or CPU model (`incomparable`)
+    BaselineFailedFacts      the baseline's run of it failed: nothing to judge against
+    ConfigChangedFacts       the step's configuration changed (policy.step_config_mismatch)
+    DefinitionChangedFacts   the variant's definition changed
+
+Text from the documents themselves (a child's error) travels as a string; every "why" the
+gate picks between is an enum whose values are identifiers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, ClassVar
+
+from .verdict import RowFacts
+
+
+class Scope(str, Enum):
+    """What a row is about as a whole."""
+
+    STEP = "step"
+    VARIANT = "variant"
+
+
+class Unrecorded(str, Enum):
+    """A setting's value where its document does not record the setting at all (distinct
+    from a recorded None)."""
+
+    NOT_RECORDED = "not_recorded"
+
+
+NOT_RECORDED = Unrecorded.NOT_RECORDED
+
+
+@dataclass(frozen=True)
+class SettingChange:
+    """One setting from the baseline's value to this run's (NOT_RECORDED where a side
+    does not record it). `lowered_power`: a process count (config.POWER_SETTINGS) this run
+    lowered below the baseline's floor, `before`."""
+
+    name: str
+    before: Any
+    after: Any
+    lowered_power: bool = False
+
+
+class Mismatch(str, Enum):
+    """Why two environments' timings are not compared (policy.environment_mismatch)."""
+
+    DEVICE = "device"  # another device type
+    GPU = "gpu_name"  # another GPU model
+    CPU_MODEL_UNRECORDED = "cpu_model_unrecorded"  # on CPU, a side without its CPU model
+    CPU_MODEL = "cpu_model"  # on CPU, another CPU model
+
+
+@dataclass(frozen=True)
+class EnvironmentMismatch:
+    """The mismatch, with both sides' values of what differs (None: not recorded)."""
+
+    what: Mismatch
+    baseline: str | None
+    current: str | None
+
+
+class ConfigMismatch(str, Enum):
+    """How a step's configuration changed (policy.step_config_mismatch)."""
+
+    DEVICE = "device"  # the step ran on another device: one change, "device"
+    FINGERPRINT = "fingerprint"  # a baseline without settings: one change, the fingerprint
+    SETTINGS = "settings"  # its entry or comparable settings: each change
+
+
+@dataclass(frozen=True)
+class StepConfigChange:
+    what: ConfigMismatch
+    changes: tuple[SettingChange, ...]
+
+
+@dataclass(frozen=True)
+class RunFailedFacts(RowFacts):
+    kind: ClassVar[str] = "run_failed"
+    scope: Scope
+    error: str | None  # the child's own words, when it said any
+
+
+@dataclass(frozen=True)
+class AddedFacts(RowFacts):
+    """A new step's or variant's row (on a new step, each variant's speedup row names the
+    step as what is new)."""
+
+    kind: ClassVar[str] = "added"
+    scope: Scope
+
+
+@dataclass(frozen=True)
+class RemovedFacts(RowFacts):
+    kind: ClassVar[str] = "removed"
+    scope: Scope
+
+
+@dataclass(frozen=True)
+class SkippedFacts(RowFacts):
+    kind: ClassVar[str] = "skipped"
+
+
+@dataclass(frozen=True)
+class EnvironmentMismatchFacts(RowFacts):
+    kind: ClassVar[str] = "environment_mismatch"
+    mismatch: EnvironmentMismatch
+
+
+@dataclass(frozen=True)
+class BaselineFailedFacts(RowFacts):
+    kind: ClassVar[str] = "baseline_failed"
+    scope: Scope
+    error: str | None  # the baseline's child's own words
+
+
+@dataclass(frozen=True)
+class ConfigChangedFacts(RowFacts):
+    kind: ClassVar[str] = "config_changed"
+    change: StepConfigChange
+
+
+@dataclass(frozen=True)
+class DefinitionChangedFacts(RowFacts):
+    """The variant's definition keys (mode, dynamic, ...) that differ, in definition order."""
+
+    kind: ClassVar[str] = "definition_changed"
+    changes: tuple[SettingChange, ...]

@@ -1,0 +1,53 @@
+"""What `compilegate baseline update` did, in one line for the terminal
+(gate/baseline.py's BaselineUpdate)."""
+
+from __future__ import annotations
+
+from ..gate.baseline import BaselineUpdate
+from ..gate.history import MIN_HISTORY_RUNS
+from .row_words.comparability import environment_mismatch_words
+
+
+def baseline_update_summary(update: BaselineUpdate) -> str:
+    """One line for the terminal."""
+    dropped_why = (
+        environment_mismatch_words(update.dropped_reason)
+        if update.dropped_reason is not None
+        else None
+    )
+    parts = [
+        f"{label} ({', '.join(names)})"
+        for label, names in (
+            (f"{len(update.replaced)} replaced", update.replaced),
+            (f"{len(update.added)} added", update.added),
+            (f"{len(update.kept)} kept (not run this time)", update.kept),
+            (f"{len(update.kept_over_error)} kept (failed in this run)", update.kept_over_error),
+            (f"{len(update.dropped)} dropped ({dropped_why})", update.dropped),
+            (
+                f"{len(update.no_longer_declared)} dropped (no longer in the config)",
+                update.no_longer_declared,
+            ),
+            (
+                f"{len(update.variants_kept)} variant(s) kept from the previous baseline",
+                update.variants_kept,
+            ),
+        )
+        if names
+    ]
+    line = f"{update.path}: baseline updated: " + ("; ".join(parts) or "no steps")
+    if update.noisy:
+        line += (
+            "; note: " + "; ".join(update.noisy) + ": pull requests judged against this run "
+            "read inconclusive there until steadier runs (more variant_processes or "
+            "iterations) replace it"
+        )
+    if update.unsteady_steps:
+        line += (
+            f"; recorded {', '.join(update.unsteady_steps)}, but its step times were "
+            f"measured on an unsteady machine ({'; '.join(update.unsteady)}) and will not "
+            "judge speed until a steady run of baseline update replaces them (or the "
+            f"history holds {MIN_HISTORY_RUNS} steady runs): its counts, graph breaks, "
+            "recompiles, numerics, memory and speedups gate as usual; --force vouches "
+            "for the times"
+        )
+    return line

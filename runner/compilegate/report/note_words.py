@@ -1,0 +1,108 @@
+"""Every word of a comparison's notes (gate/notes.py): what a reader should know besides
+its rows, shown above the gate's table, under the run's text and in the verdict JSON."""
+
+from __future__ import annotations
+
+from ..gate.notes import (
+    CommandLineThresholdsNote,
+    Difference,
+    EnvironmentDifferenceNote,
+    NotComparedNote,
+    Note,
+    PairedNote,
+    ThresholdsNotAppliedNote,
+    UncheckedConfigNote,
+)
+from ..gate.pairing import Pairing
+from .row_words.comparability import NOT_RECORDED_WORDS, environment_mismatch_words
+
+_LABELS = {
+    Difference.CUDA: "CUDA",
+    Difference.HOST_CPU: "host CPU",
+    Difference.CPU_COUNT: "CPU count",
+    Difference.TORCH_THREADS: "torch threads",
+}
+
+
+def note_words(note: Note) -> str:
+    """The sentence that says what this note records."""
+    if isinstance(note, PairedNote):
+        return paired_words(note.pairing, note.pairs)
+    if isinstance(note, NotComparedNote):
+        return (
+            f"baseline not compared: {environment_mismatch_words(note.mismatch)}; "
+            "record a baseline on this runner"
+        )
+    if isinstance(note, EnvironmentDifferenceNote):
+        return _difference_words(note)
+    if isinstance(note, CommandLineThresholdsNote):
+        shown = ", ".join(f"{name} {value:g}" for name, value in note.thresholds)
+        return f"thresholds set on the command line, for every step: {shown}"
+    if isinstance(note, UncheckedConfigNote):
+        return (
+            f"step {note.step}: the baseline records neither settings nor a fingerprint; "
+            "its configuration could not be checked"
+        )
+    if isinstance(note, ThresholdsNotAppliedNote):
+        asked = ", ".join(
+            f"{a.name} {a.asked} (applied: {a.applied})"
+            if isinstance(a.asked, bool)
+            else f"{a.name} {a.asked:g} (applied: {a.applied:g})"
+            for a in note.asked
+        )
+        return (
+            f"step {note.step}: this run's config asks for {asked}; the gate applies the "
+            "baseline's thresholds (the default branch's), so a pull request's config takes "
+            "effect once it is merged and the baseline refreshed"
+        )
+    raise TypeError(f"no words for a {type(note).__name__}")
+
+
+def notes_words(notes: tuple[Note, ...]) -> list[str]:
+    return [note_words(note) for note in notes]
+
+
+def paired_words(pairing: Pairing, pairs: int | None) -> str:
+    """The comparison's first note: "paired: 4 pairs, base `abc1234`, head `def5678`,
+    same machine, …"."""
+    counted = _pairs(pairs) if pairs else "pairs"
+    sides = (
+        f"{pairing.base_label} {_short(pairing.base_commit)}, "
+        f"{pairing.head_label} {_short(pairing.head_commit)}"
+    )
+    if pairing.mode == "in-process":
+        return (
+            f"paired: {counted}, {sides}, same machine, base and head in one process, "
+            "interleaved in the same rounds (cold compiles alternating): each head "
+            "timing judged against the base's from the same process"
+        )
+    return (
+        f"paired: {counted}, {sides}, same machine, processes alternating {pairing.order}: "
+        "each head process judged against the base process next to it"
+    )
+
+
+def _difference_words(note: EnvironmentDifferenceNote) -> str:
+    base, cur = note.baseline, note.current
+    if note.what is Difference.TORCH:
+        return (
+            f"torch {base} (baseline) vs {cur} (this run): "
+            "compared, since that difference is what an upgrade gate measures"
+        )
+    if note.what is Difference.DRIVER:
+        return (
+            f"NVIDIA driver {base or NOT_RECORDED_WORDS} (baseline) vs "
+            f"{cur or NOT_RECORDED_WORDS} (this run): compared, like a torch upgrade; "
+            "a change in step times may be the driver's"
+        )
+    if note.what in (Difference.CUDA, Difference.HOST_CPU):
+        cur = cur or NOT_RECORDED_WORDS
+    return f"{_LABELS[note.what]} {base} (baseline) vs {cur} (this run)"
+
+
+def _pairs(count: int) -> str:
+    return "1 pair" if count == 1 else f"{count} pairs"
+
+
+def _short(commit: str | None) -> str:
+    return f"`{commit[:7]}`" if commit else "(no commit)"

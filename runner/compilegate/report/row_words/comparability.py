@@ -1,0 +1,126 @@
+"""The words of the rows about a whole step or variant (gate/comparability.py): failed,
+new, removed, skipped, not compared and why."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...gate.comparability import (
+    NOT_RECORDED,
+    AddedFacts,
+    BaselineFailedFacts,
+    ConfigChangedFacts,
+    ConfigMismatch,
+    DefinitionChangedFacts,
+    EnvironmentMismatch,
+    EnvironmentMismatchFacts,
+    Mismatch,
+    RemovedFacts,
+    RunFailedFacts,
+    Scope,
+    SettingChange,
+    SkippedFacts,
+    StepConfigChange,
+)
+from ...gate.verdict import MetricVerdict
+
+NOT_RECORDED_WORDS = "(not recorded)"
+UNKNOWN_ERROR = "unknown error"
+_UNKNOWN = {Mismatch.DEVICE: "an unknown device", Mismatch.GPU: "an unknown GPU"}
+_REMOVED = {
+    Scope.STEP: "step removed: in the baseline, not in this run's config",
+    Scope.VARIANT: "variant removed: in the baseline, not run now",
+}
+
+
+def environment_mismatch_words(mismatch: EnvironmentMismatch) -> str:
+    """Why the two environments' timings are not compared."""
+    base, cur = mismatch.baseline, mismatch.current
+    if mismatch.what in _UNKNOWN:
+        unknown = _UNKNOWN[mismatch.what]
+        return f"the baseline was measured on {base or unknown}, this run on {cur or unknown}"
+    if mismatch.what is Mismatch.CPU_MODEL_UNRECORDED:
+        side = "the baseline" if not base else "this run"
+        return f"{side} does not record its CPU model, so the machines cannot be matched"
+    return f"the baseline was measured on CPU {base}, this run on CPU {cur}"
+
+
+def config_change_words(change: StepConfigChange) -> str:
+    """Why a step's configuration makes its baseline incomparable."""
+    if change.what is ConfigMismatch.DEVICE:
+        (device,) = change.changes
+        return f"the step ran on {device.before} in the baseline and on {device.after} now"
+    if change.what is ConfigMismatch.FINGERPRINT:
+        (fingerprint,) = change.changes
+        return (
+            "the step's configuration changed "
+            f"(fingerprint {fingerprint.before} → {fingerprint.after})"
+        )
+    return "the step's configuration changed: " + ", ".join(
+        _setting_words(c) for c in change.changes
+    )
+
+
+def _setting_words(change: SettingChange) -> str:
+    moved = f"{change.name} {_shown(change.before)} → {_shown(change.after)}"
+    if change.lowered_power:
+        moved += (
+            f" (the baseline's policy times the step in at least {change.before!r}: "
+            "fewer processes lower the gate's power)"
+        )
+    return moved
+
+
+def _shown(value: Any) -> str:
+    return NOT_RECORDED_WORDS if value is NOT_RECORDED else repr(value)
+
+
+def run_failed_words(row: MetricVerdict) -> str:
+    facts = row.facts
+    assert isinstance(facts, RunFailedFacts)
+    return f"{facts.scope.value} failed: {facts.error or UNKNOWN_ERROR}"
+
+
+def added_words(row: MetricVerdict) -> str:
+    facts = row.facts
+    assert isinstance(facts, AddedFacts)
+    return f"new {facts.scope.value}: not in the baseline"
+
+
+def removed_words(row: MetricVerdict) -> str:
+    facts = row.facts
+    assert isinstance(facts, RemovedFacts)
+    return _REMOVED[facts.scope]
+
+
+def skipped_words(row: MetricVerdict) -> str:
+    assert isinstance(row.facts, SkippedFacts)
+    return "not selected in this run (--step): not compared"
+
+
+def environment_row_words(row: MetricVerdict) -> str:
+    facts = row.facts
+    assert isinstance(facts, EnvironmentMismatchFacts)
+    return f"not compared: {environment_mismatch_words(facts.mismatch)}"
+
+
+def baseline_failed_words(row: MetricVerdict) -> str:
+    facts = row.facts
+    assert isinstance(facts, BaselineFailedFacts)
+    return (
+        f"no usable baseline: the baseline run of this {facts.scope.value} failed "
+        f"({facts.error or UNKNOWN_ERROR})"
+    )
+
+
+def config_changed_words(row: MetricVerdict) -> str:
+    facts = row.facts
+    assert isinstance(facts, ConfigChangedFacts)
+    return f"not compared: {config_change_words(facts.change)}"
+
+
+def definition_changed_words(row: MetricVerdict) -> str:
+    facts = row.facts
+    assert isinstance(facts, DefinitionChangedFacts)
+    changed = ", ".join(f"{c.name} {c.before!r} → {c.after!r}" for c in facts.changes)
+    return "not compared: the variant's definition changed: " + changed
