@@ -38,7 +38,7 @@ from .links import LinkContext
 from .row_cells import ROW_HEADER, counts_past_limit, row_cells
 from .row_words import row_message
 from .speeds import best_speed_text, estimator_text, pays_off_text, variant_speed
-from .tables import markdown_table, text_table, wrap
+from .tables import fit_table, markdown_table, wrap_words
 from .wording import and_list as _and
 from .wording import plain_torch as _plain_torch
 
@@ -216,26 +216,28 @@ class FirstScreen:
         return "\n".join(lines)
 
     def text(self) -> str:
-        lines = wrap(self.headline_line())
+        lines = wrap_words(self.headline_line(), TEXT_WIDTH)
         for line in self.health:
-            lines += wrap(line)
+            lines += wrap_words(line, TEXT_WIDTH)
         for items in self.context:
-            lines += wrap(" · ".join(" ".join(i.text for i in group) for group in items))
-        lines += ["", *fit_table([VERSION_HEADER, *self.versions])]
+            lines += wrap_words(
+                " · ".join(" ".join(i.text for i in group) for group in items), TEXT_WIDTH
+            )
+        lines += ["", *fit_table([VERSION_HEADER, *self.versions], TEXT_WIDTH, indent="  ")]
         if self.attention:
             header = (("torch",) if self.attention_with_torch else ()) + ATTENTION_HEADER
             lines += ["", f"Needs a look ({len(self.attention)}):"]
-            lines += fit_table([header, *self.attention])
+            lines += fit_table([header, *self.attention], TEXT_WIDTH, indent="  ")
         for reason in self.reasons:
-            lines += wrap(reason.text(), hanging="    ")
+            lines += wrap_words(reason.text(), TEXT_WIDTH, hanging="    ")
         for sentence, command in self.advice:
-            lines += ["", *wrap(sentence)]
+            lines += ["", *wrap_words(sentence, TEXT_WIDTH)]
             if command:
                 lines.append(f"  {command}")
         if self.footnotes:
             lines.append("")
             for note in self.footnotes:
-                lines += wrap(note)
+                lines += wrap_words(note, TEXT_WIDTH)
         return "\n".join(lines)
 
 
@@ -729,8 +731,3 @@ def _md_item(item: Item) -> str:
     elif item.style == "bold":
         text = f"**{text}**"
     return f"[{text}]({item.url})" if item.url else text
-
-
-def fit_table(rows: Sequence[Sequence[str]], width: int = TEXT_WIDTH) -> list[str]:
-    """An aligned table whose cells wrap so that no line is wider than `width` columns."""
-    return text_table(rows, indent="  ", width=width)

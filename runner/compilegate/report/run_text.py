@@ -13,7 +13,7 @@
     where        one line: where the result went
     verdict      again, last
 
-Laid out by text_layout.py, which never breaks a number (`11,000`, `−10 %`): a table too
+Laid out by tables.py, which never breaks a number (`11,000`, `−10 %`): a table too
 wide for the terminal has its rows stacked instead. Progress goes to stderr (one line per
 child process: run/step_measurement.py; the phases with --verbose: run/launcher.py).
 """
@@ -40,8 +40,7 @@ from .row_cells import MESSAGE_CHARS, ROW_HEADER, row_cells
 from .row_words import row_message
 from .speeds import IN_PROCESS, Speed, best_variant, pays_off_text, variant_speed
 from .step_bound_words import bound_sentence
-from .tables import printable
-from .text_layout import fit_table, wrap_words
+from .tables import fit_table, printable, wrap_words
 
 WIDEST = 100
 NARROWEST = 60
