@@ -13,12 +13,16 @@ from __future__ import annotations
 from typing import Callable
 
 from ...gate.verdict import MetricVerdict
+from .diagnostics import count_words, graph_break_words
 from .missing import missing_words
 
 # facts kind -> the function that words a row with such facts. A row without facts still
 # carries its judge's own message (a family not moved here yet).
 _WORDS: dict[str, Callable[[MetricVerdict], str]] = {
     "missing": missing_words,
+    "graph_breaks": graph_break_words,
+    "recompiles": count_words,
+    "fallbacks_to_eager": count_words,
 }
 
 
