@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..gate.run_set import RunSetVerdict, VersionOutcome
-from ..gate.verdict import SEVERITY_ORDER, MetricVerdict, Verdict, sorted_by_severity
+from ..gate.verdict import SEVERITY_ORDER, MetricVerdict, RowFacts, Verdict, sorted_by_severity
 from ..results.model import Environment, Step
 from ..results.run_health import HEALTH_PREFIX, health_line, health_parts
 from . import wording as w
@@ -37,6 +37,7 @@ from .headline import headline_of
 from .links import LinkContext
 from .row_cells import ROW_HEADER, counts_past_limit, row_cells
 from .row_words import row_message
+from .row_words.diagnostics import break_reasons_said, count_detail, new_break_site, place_name
 from .speeds import best_speed_text, estimator_text, pays_off_text, variant_speed
 from .tables import fit_table, markdown_table, wrap_words
 from .wording import and_list as _and
@@ -67,9 +68,8 @@ REASON_METRICS = ("graph_break_sites", "compile_work", "step_work", "numerics", 
 RUN_METRICS = ("step", "variant")
 # Its reason at most this long (two lines of the comment), the location at its end kept.
 RUN_REASON_CHARS = 200
-# These say more only when the message carries the new event's detail (`; new: …`).
+# These say more only when their row has a detail beyond its count (the new recompile).
 DETAIL_METRICS = ("recompiles", "fallbacks_to_eager")
-_NEW_BREAK_AT = re.compile(r"^new graph break at (?P<file>[^\s:]+):(?P<line>\d+)")
 # The first screen's run-health line, in a few words (the causes in full are footnotes).
 SHORT_UNSTEADY = "the machine was unsteady"
 SHORT_HEALTH = "Step times reported, not judged: rerun when it is quiet, or paired (run --against)."
@@ -163,7 +163,8 @@ class AttentionTable:
 @dataclass(frozen=True)
 class Reason:
     """Why one failing row failed, in the gate's (and torch's) words, for the versions it
-    failed alike on; `site` is the file:line in it that links to the head commit."""
+    failed alike on; `site` is the file:line in it that links to the head commit; `facts`
+    what the (first) row's judge found."""
 
     subject: str
     what: str
@@ -171,6 +172,7 @@ class Reason:
     message: str
     site: str | None = None
     url: str | None = None
+    facts: RowFacts | None = None
 
     def markdown(self) -> str:
         where = f"**{inert(self.what)}** in {inert(self.subject)}"
@@ -414,6 +416,7 @@ def _reasons(run_set: RunSetVerdict, links: LinkContext, several: bool) -> list[
     place_of: dict[tuple[str, ...], tuple[str, str | None]] = {}
     url_of: dict[tuple[str, ...], tuple[str | None, str | None]] = {}
     verdict_of: dict[tuple[str, ...], str] = {}
+    facts_of: dict[tuple[str, ...], RowFacts | None] = {}
     counts_of: dict[str, tuple[list[tuple[str, int, int]], str]] = {}
     for version in run_set.versions:
         if version.verdict is None:
@@ -426,6 +429,7 @@ def _reasons(run_set: RunSetVerdict, links: LinkContext, several: bool) -> list[
             found.setdefault(key, []).append(_version_label(version))
             place_of.setdefault(key, (row.step, row.variant))
             verdict_of.setdefault(key, row.verdict)
+            facts_of.setdefault(key, row.facts)
             url_of.setdefault(key, _break_site(version, row, links))
             if row.metric == "compile_work" and counts_past_limit(row)[0]:
                 counts_of[message] = counts_past_limit(row)
@@ -443,7 +447,9 @@ def _reasons(run_set: RunSetVerdict, links: LinkContext, several: bool) -> list[
         what = w.metric_name(metric)
         if metric in RUN_METRICS:
             what = w.verdict_word(verdict_of[keys[0]])
-        reasons.append((metric, Reason(place, what, versions, message, *url_of[keys[0]])))
+        site, url = url_of[keys[0]]
+        facts = facts_of[keys[0]]
+        reasons.append((metric, Reason(place, what, versions, message, site, url, facts)))
     # One metric's reasons together (compile work on each variant), in the table's order.
     metrics = list(dict.fromkeys(metric for metric, _ in reasons))
     reasons.sort(key=lambda found: metrics.index(found[0]))
@@ -500,8 +506,8 @@ def _reason_message(row: MetricVerdict) -> str:
     """The message a reason shows: for a count (DETAIL_METRICS) only what follows its
     `count a → b (allowed …); `, which the table already says; for compile work only the
     counts past the limit (every count moved is in the version's gate rows)."""
-    if row.metric in DETAIL_METRICS and "; " in row_message(row):
-        return row_message(row).split("; ", 1)[1]
+    if row.metric in DETAIL_METRICS and count_detail(row.facts):
+        return "; ".join(count_detail(row.facts))
     if row.metric in RUN_METRICS:
         return shortened(row_message(row), RUN_REASON_CHARS)
     if row.metric == "compile_work":
@@ -512,20 +518,27 @@ def _reason_message(row: MetricVerdict) -> str:
 
 
 def _without_repeats(reasons: list[tuple[str, Reason]]) -> list[Reason]:
-    """A fallback's or recompile's parenthesised words left out where a graph break's
-    reason already says them (`… at model.py:72 (Unsupported Tensor.item() call …)`)."""
-    breaks = " ".join(r.message for metric, r in reasons if metric == "graph_break_sites")
+    """A fallback's or recompile's parenthesised words (torch's, in the run's fallback
+    reason or failed guard) left out where a graph break's reason already quotes them
+    (`… at model.py:72 (Unsupported Tensor.item() call …)`)."""
+    said = [
+        text
+        for metric, reason in reasons
+        if metric == "graph_break_sites"
+        for text in break_reasons_said(reason.facts)
+    ]
     kept = []
     for metric, reason in reasons:
-        if metric in DETAIL_METRICS and breaks:
-            reason = dataclasses.replace(reason, message=_drop_said(reason.message, breaks))
+        if metric in DETAIL_METRICS and said:
+            clauses = count_detail(reason.facts, lambda text: _drop_said(text, said))
+            reason = dataclasses.replace(reason, message="; ".join(clauses))
         kept.append(reason)
     return kept
 
 
-def _drop_said(message: str, said: str) -> str:
+def _drop_said(message: str, said: Sequence[str]) -> str:
     """`message` less each ` (…)` whose words (parentheses inside them kept whole: torch's
-    `Tensor.item()`) are in `said`."""
+    `Tensor.item()`) are in one of `said`."""
     start = message.find(" (")
     while start != -1:
         depth, end = 0, None
@@ -534,7 +547,7 @@ def _drop_said(message: str, said: str) -> str:
             if depth == 0:
                 end = index
                 break
-        if end is not None and message[start + 2 : end] in said:
+        if end is not None and any(message[start + 2 : end] in text for text in said):
             message = message[:start] + message[end + 1 :]
             start = message.find(" (", start)
         else:
@@ -547,17 +560,17 @@ def _says_more(row: MetricVerdict) -> bool:
         return True
     if row.metric in RUN_METRICS:
         return row.verdict in w.FAILING
-    return row.metric in DETAIL_METRICS and "; " in row_message(row)
+    return row.metric in DETAIL_METRICS and bool(count_detail(row.facts))
 
 
 def _break_site(
     version: VersionOutcome, row: MetricVerdict, links: LinkContext
 ) -> tuple[str | None, str | None]:
     """(`model.py:181`, its URL at the head commit) for a new graph break in the repository."""
-    found = _NEW_BREAK_AT.match(row_message(row)) if row.metric == "graph_break_sites" else None
-    if found is None:
+    found = new_break_site(row)
+    if found is None or found.line is None:
         return None, None
-    file, line = found["file"], int(found["line"])
+    file, line = found.file, found.line
     for step in version.document.steps if version.document is not None else ():
         for variant in step.variants:
             for site in variant.graph_breaks.sites if variant.graph_breaks is not None else ():
@@ -704,9 +717,9 @@ def _new_break_sites(rows: list[MetricVerdict]) -> list[str]:
     """`model.py:144` of each failing row's new graph break, in the rows' order."""
     found = []
     for row in sorted_by_severity(rows):
-        at = _NEW_BREAK_AT.match(row_message(row)) if row.metric == "graph_break_sites" else None
-        if at is not None and row.verdict in w.FAILING:
-            found.append(f"{at['file']}:{at['line']}")
+        at = new_break_site(row)
+        if at is not None and at.line is not None and row.verdict in w.FAILING:
+            found.append(place_name(at))
     return found
 
 
