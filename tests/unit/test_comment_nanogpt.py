@@ -25,7 +25,7 @@ def screen(tmp_path: Path) -> str:
 
 
 def test_three_failures_alike_on_both_variants_are_three_rows_naming_both(screen: str):
-    assert f"**Needs a look (3)**, all in {BOTH}" in screen
+    assert f"**Fails (3)**, all in {BOTH}" in screen
     rows = [line for line in screen.splitlines() if line.startswith("| ❌")]
     assert [row.split(" | ")[0] for row in rows] == [
         "| ❌ compile work",
@@ -77,7 +77,7 @@ def test_rows_unlike_on_two_variants_stay_apart(tmp_path: Path):
     screen = render_comment(judge(tmp_path, baseline, **{"torch-2.13.0": head}))
     screen = screen.replace("\u00a0", " ").split("<details>", 1)[0]
     # one step for every row: named once in the title, each row's variants in its place
-    assert "**Needs a look (2)**, all in gpt" in screen
+    assert "**Fails (2)**, all in gpt" in screen
     assert "| variant | what |" in screen
     assert "| default; max | ❌ graph breaks | 0 → 1 | +1 | +0 | - |" in screen
     assert "| max | ❌ speedup vs eager |" in screen

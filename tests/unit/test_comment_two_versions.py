@@ -84,7 +84,7 @@ def test_a_row_that_fails_alike_on_both_versions_is_said_once_with_both(comment:
     assert "| 2.9.1 | ❌ speedup vs eager | 1.30× → 1.10× |" in screen
     assert "| 2.10.0 | ❌ speedup vs eager | 1.30× → 1.12× |" in screen
     assert "| 2.10.0 | ❌ compile work | FX nodes 408 → 444 | +8.8 % |" in screen
-    assert "**Needs a look (5)**, all in gpt · default" in screen
+    assert "**Fails (5)**, all in gpt · default" in screen
 
 
 def test_run_health_and_the_way_to_accept_are_said_once(comment: str):

@@ -235,7 +235,7 @@ def test_a_step_time_judged_per_yardstick_shows_the_ms_measured_and_names_the_ju
 ):
     screen = first_screen(comment)
     # was `9.51 ms → 9.94 ms | +27 %`: the ms rose 4.5 %, the step per yardstick 27 %
-    assert "**Needs a look (7)**, all in word_language_model" in screen
+    assert "**Fails (6), needs a look (1)**, all in word_language_model" in screen
     assert (
         "| 2.10.0 | eager | ❌ eager step time | 9.5 ms → 9.9 ms (+4.5 %) "
         "| +27 % per yardstick | +5 % |"
@@ -268,7 +268,7 @@ def test_the_headline_names_only_what_failed(comment: str, run_set: RunSetVerdic
 
 def test_the_new_break_s_file_line_is_in_the_first_table(comment: str):
     screen = first_screen(comment)
-    assert screen.index("model.py:144") < screen.index("**Needs a look")
+    assert screen.index("model.py:144") < screen.index("**Fails (")
     assert "| graph breaks (new at model.py:144) |" in screen
 
 

@@ -40,7 +40,7 @@ def rendered(fmt: str, paths=("out/result.json", ".compilegate/base line.json"))
 def test_text_starts_with_the_headline_and_lists_failing_rows_first():
     text = rendered("table")
     assert text.startswith("❌ compilegate fails on graph breaks only in tidy on torch 2.11.0;")
-    attention = text.split("Needs a look (2):")[1].split("\n\n")[0]
+    attention = text.split("Fails (1), needs a look (1):")[1].split("\n\n")[0]
     rows = [
         line
         for line in attention.splitlines()[1:]

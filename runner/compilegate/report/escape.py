@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import re
 
+from .tables import glued
+
 # The ASCII punctuation that can open or close inline markdown (emphasis, code, links,
 # images, strikethrough, table cells). GFM honours a backslash before any ASCII punctuation.
 # Block syntax (`#`, `-`, `1.`) needs a line start, and inert text never starts a line.
@@ -34,8 +36,6 @@ _MAX_CELL_CHARS = 300
 # past the 780 px conversation column (tests/browser), so it gets an invisible break point.
 _LONG_RUN = re.compile(r"(\S{16})(?=\S)")
 _ZERO_WIDTH_SPACE = "\u200b"
-# A number keeps its unit on its line (`+25 %`, `36.2 s`, `3,100 steps`): a no-break space.
-_NUMBER_UNIT = re.compile(r"(\d) (ms|s|%|GiB|MiB|KiB|B|steps)(?=$|[\s),;.])")
 
 
 # `(at examples/step.py:12)` at the end of a user exception (child/user_code.py).
@@ -87,7 +87,7 @@ def cell(text: object) -> str:
         flat = flat[: _MAX_CELL_CHARS - 1] + "…"
     flat = inert(_LONG_RUN.sub(r"\1" + _ZERO_WIDTH_SPACE, flat))
     # after inert(), which folds whitespace (a no-break space too)
-    return _NUMBER_UNIT.sub("\\1\u00a0\\2", flat)
+    return glued(flat)
 
 
 _BACKTICK_RUN = re.compile(r"`+")

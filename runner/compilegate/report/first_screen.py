@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..gate.run_set import RunSetVerdict, VersionOutcome
-from ..gate.verdict import SEVERITY_ORDER, MetricVerdict, sorted_by_severity
+from ..gate.verdict import SEVERITY_ORDER, MetricVerdict, RowFacts, Verdict, sorted_by_severity
 from ..results.model import Environment, Step
 from ..results.run_health import HEALTH_PREFIX, health_line, health_parts
 from . import wording as w
@@ -37,8 +37,9 @@ from .headline import headline_of
 from .links import LinkContext
 from .row_cells import ROW_HEADER, counts_past_limit, row_cells
 from .row_words import row_message
+from .row_words.diagnostics import break_reasons_said, count_detail, new_break_site, place_name
 from .speeds import best_speed_text, estimator_text, pays_off_text, variant_speed
-from .tables import markdown_table, text_table, wrap
+from .tables import fit_table, markdown_table, wrap_words
 from .wording import and_list as _and
 from .wording import plain_torch as _plain_torch
 
@@ -67,9 +68,8 @@ REASON_METRICS = ("graph_break_sites", "compile_work", "step_work", "numerics", 
 RUN_METRICS = ("step", "variant")
 # Its reason at most this long (two lines of the comment), the location at its end kept.
 RUN_REASON_CHARS = 200
-# These say more only when the message carries the new event's detail (`; new: …`).
+# These say more only when their row has a detail beyond its count (the new recompile).
 DETAIL_METRICS = ("recompiles", "fallbacks_to_eager")
-_NEW_BREAK_AT = re.compile(r"^new graph break at (?P<file>[^\s:]+):(?P<line>\d+)")
 # The first screen's run-health line, in a few words (the causes in full are footnotes).
 SHORT_UNSTEADY = "the machine was unsteady"
 SHORT_HEALTH = "Step times reported, not judged: rerun when it is quiet, or paired (run --against)."
@@ -94,9 +94,77 @@ class Item:
 
 
 @dataclass(frozen=True)
+class AttentionRow:
+    """One failing or unclear gate row as every output shows it: its verdict, the versions
+    it reads the same on (`2.5, 2.6`; one version: its label), the step and the variants it
+    reads the same on (None: a row about the whole step), and its cells after the place
+    (ROW_HEADER: what, baseline → now, change, limit, noise)."""
+
+    verdict: Verdict
+    versions: str
+    step: str
+    variants: str | None
+    cells: tuple[str, ...]
+
+    @property
+    def place(self) -> str:
+        """`gpt`, `gpt · default`, `gpt · default; default, dynamic`."""
+        return self.step if self.variants is None else f"{self.step} · {self.variants}"
+
+
+@dataclass(frozen=True)
+class AttentionTable:
+    """The attention rows laid out once for every output: the header, the rows shown (at
+    most ATTENTION_ROWS_SHOWN), how many more there are, and the place every row shares,
+    said once in the title (`all in gpt`) instead of on each row."""
+
+    count: int
+    failing: int
+    header: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    more: int
+    all_in: str | None = None
+
+    @classmethod
+    def of(cls, attention: Sequence[AttentionRow], with_torch: bool) -> AttentionTable:
+        header = (("torch",) if with_torch else ()) + ATTENTION_HEADER
+        shown = attention[:ATTENTION_ROWS_SHOWN]
+        more = len(attention) - len(shown)
+
+        def cells(row: AttentionRow, place: str | None) -> tuple[str, ...]:
+            versions = (row.versions,) if with_torch else ()
+            return (*versions, *((place,) if place is not None else ()), *row.cells)
+
+        where = header.index("where")
+        counts = (len(attention), sum(1 for row in attention if row.verdict in w.FAILING))
+        places = {row.place for row in attention}
+        steps = {row.step for row in attention}
+        if len(shown) > 1 and len(places) == 1:
+            # one place for every row: said once, so the other cells need not wrap
+            rows = tuple(cells(row, None) for row in shown)
+            header = header[:where] + header[where + 1 :]
+            return cls(*counts, header, rows, more, shown[0].place)
+        if len(shown) > 1 and len(steps) == 1 and all(r.variants is not None for r in attention):
+            # one step for every row: said once, each row's variant in its place
+            header = (*header[:where], "variant", *header[where + 1 :])
+            rows = tuple(cells(row, row.variants) for row in shown)
+            return cls(*counts, header, rows, more, shown[0].step)
+        return cls(*counts, header, tuple(cells(row, row.place) for row in shown), more)
+
+    def title(self) -> str:
+        """`Fails (2), needs a look (1)`, `Fails (3)` or `Needs a look (3)` (the place every
+        row shares, `all in gpt · default`, follows it)."""
+        unclear = self.count - self.failing
+        if self.failing and unclear:
+            return f"Fails ({self.failing}), needs a look ({unclear})"
+        return f"Fails ({self.failing})" if self.failing else f"Needs a look ({self.count})"
+
+
+@dataclass(frozen=True)
 class Reason:
     """Why one failing row failed, in the gate's (and torch's) words, for the versions it
-    failed alike on; `site` is the file:line in it that links to the head commit."""
+    failed alike on; `site` is the file:line in it that links to the head commit; `facts`
+    what the (first) row's judge found."""
 
     subject: str
     what: str
@@ -104,6 +172,7 @@ class Reason:
     message: str
     site: str | None = None
     url: str | None = None
+    facts: RowFacts | None = None
 
     def markdown(self) -> str:
         where = f"**{inert(self.what)}** in {inert(self.subject)}"
@@ -133,7 +202,7 @@ class FirstScreen:
     headline: str
     context: tuple[tuple[tuple[Item, ...], ...], ...]  # lines of groups of items
     versions: tuple[tuple[str, ...], ...]
-    attention: tuple[tuple[str, ...], ...]
+    attention: tuple[AttentionRow, ...]
     attention_with_torch: bool
     advice: tuple[tuple[str, str | None], ...]
     footnotes: tuple[str, ...]
@@ -150,7 +219,7 @@ class FirstScreen:
             headline=headline,
             context=_context(run_set, links),
             versions=tuple(_versions(run_set)),
-            attention=_attention(run_set, several),
+            attention=_attention(run_set),
             attention_with_torch=several,
             reasons=tuple(_reasons(run_set, links, several)),
             advice=tuple(advice_for(run_set)),
@@ -171,6 +240,17 @@ class FirstScreen:
 
     # -- layout -------------------------------------------------------------------------------
 
+    def attention_lines(self, width: int) -> list[str]:
+        """The attention table for a terminal (`report` and `run` alike), `width` columns."""
+        if not self.attention:
+            return []
+        table = AttentionTable.of(self.attention, self.attention_with_torch)
+        title = table.title() + (f", all in {table.all_in}" if table.all_in else "")
+        lines = ["", title + ":", *fit_table([table.header, *table.rows], width, indent="  ")]
+        if table.more:
+            lines.append(f"  and {table.more} more")
+        return lines
+
     def markdown(self) -> str:
         lines = [f"### {self.icon} compilegate {inert(self.headline)}".replace("  ", " ")]
         for line in self.health:
@@ -182,27 +262,13 @@ class FirstScreen:
             *markdown_table(VERSION_HEADER, [[cell(c) for c in r] for r in self.versions]),
         ]
         if self.attention:
-            header = (("torch",) if self.attention_with_torch else ()) + ATTENTION_HEADER
-            shown = [list(r) for r in self.attention[:ATTENTION_ROWS_SHOWN]]
-            title = f"**Needs a look ({len(self.attention)})**"
-            where = header.index("where")
-            steps = {r[where].split(" · ", 1)[0] for r in self.attention}
-            if len(shown) > 1 and len({r[where] for r in self.attention}) == 1:
-                # one place for every row: said once, so the other cells need not wrap
-                title += f", all in {inert(shown[0][where])}"
-                header = header[:where] + header[where + 1 :]
-                shown = [r[:where] + r[where + 1 :] for r in shown]
-            elif len(shown) > 1 and len(steps) == 1 and all(" · " in r[where] for r in shown):
-                # one step for every row: said once, each row's variant in its place
-                (step,) = steps
-                title += f", all in {inert(step)}"
-                header = (*header[:where], "variant", *header[where + 1 :])
-                shown = [[*r[:where], r[where].split(" · ", 1)[1], *r[where + 1 :]] for r in shown]
-            rows = [[cell(c) for c in r] for r in shown]
-            lines += ["", title, "", *markdown_table(header, rows)]
-            if len(self.attention) > len(rows):
-                more = len(self.attention) - len(rows)
-                lines += ["", f"_and {more} more: each version's “every gate row” below._"]
+            table = AttentionTable.of(self.attention, self.attention_with_torch)
+            title = f"**{table.title()}**"
+            title += f", all in {inert(table.all_in)}" if table.all_in else ""
+            rows = [[cell(c) for c in r] for r in table.rows]
+            lines += ["", title, "", *markdown_table(table.header, rows)]
+            if table.more:
+                lines += ["", f"_and {table.more} more: each version's “every gate row” below._"]
         if self.reasons:
             lines += ["", *(reason.markdown() for reason in self.reasons)]
         for sentence, command in self.advice:
@@ -216,26 +282,25 @@ class FirstScreen:
         return "\n".join(lines)
 
     def text(self) -> str:
-        lines = wrap(self.headline_line())
+        lines = wrap_words(self.headline_line(), TEXT_WIDTH)
         for line in self.health:
-            lines += wrap(line)
+            lines += wrap_words(line, TEXT_WIDTH)
         for items in self.context:
-            lines += wrap(" · ".join(" ".join(i.text for i in group) for group in items))
-        lines += ["", *fit_table([VERSION_HEADER, *self.versions])]
-        if self.attention:
-            header = (("torch",) if self.attention_with_torch else ()) + ATTENTION_HEADER
-            lines += ["", f"Needs a look ({len(self.attention)}):"]
-            lines += fit_table([header, *self.attention])
+            lines += wrap_words(
+                " · ".join(" ".join(i.text for i in group) for group in items), TEXT_WIDTH
+            )
+        lines += ["", *fit_table([VERSION_HEADER, *self.versions], TEXT_WIDTH, indent="  ")]
+        lines += self.attention_lines(TEXT_WIDTH)
         for reason in self.reasons:
-            lines += wrap(reason.text(), hanging="    ")
+            lines += wrap_words(reason.text(), TEXT_WIDTH, hanging="    ")
         for sentence, command in self.advice:
-            lines += ["", *wrap(sentence)]
+            lines += ["", *wrap_words(sentence, TEXT_WIDTH)]
             if command:
                 lines.append(f"  {command}")
         if self.footnotes:
             lines.append("")
             for note in self.footnotes:
-                lines += wrap(note)
+                lines += wrap_words(note, TEXT_WIDTH)
         return "\n".join(lines)
 
 
@@ -293,43 +358,52 @@ def _needs_a_look(row: MetricVerdict) -> bool:
     return row.verdict in w.FAILING or row.verdict in ("inconclusive", "accepted")
 
 
-def _attention(run_set: RunSetVerdict, several: bool) -> tuple[tuple[str, ...], ...]:
+def _attention(run_set: RunSetVerdict) -> tuple[AttentionRow, ...]:
     """Every failing and inconclusive row, most severe first; a row that reads the same on
     several versions (same place, metric, values, change, limit and noise) said once, its
-    versions in the torch column; then one that reads the same on several variants of a step
-    (on the same versions) said once, its variants in the place: `gpt · default; default,
-    dynamic`."""
-    versions_of: dict[tuple[str, ...], list[str]] = {}
-    place_of: dict[tuple[str, ...], tuple[str, str | None]] = {}
+    versions together; then one that reads the same on several variants of a step (on the
+    same versions) said once, its variants together: `gpt · default; default, dynamic`."""
+    versions_of: dict[tuple[Verdict, tuple[str, ...]], list[str]] = {}
+    place_of: dict[tuple[Verdict, tuple[str, ...]], tuple[str, str | None]] = {}
     for version in run_set.versions:
         if version.verdict is None:
             continue
         for row in sorted_by_severity(version.verdict.verdicts):
             if _needs_a_look(row):
-                key = (row.verdict, *row_cells(version, row, False, why_below=True))
+                key = (row.verdict, row_cells(version, row, False, why_below=True))
                 versions_of.setdefault(key, []).append(_version_label(version))
                 place_of.setdefault(key, (row.step, row.variant))
-    variants_of: dict[tuple[str, ...], list[str | None]] = {}
+    variants_of: dict[tuple[Verdict, str, bool, str, tuple[str, ...]], list[str | None]] = {}
     for key, labels in versions_of.items():
-        step, variant = place_of[key]
-        alike = (key[0], step, str(variant is None), ", ".join(labels), *key[2:])
+        (verdict, cells), (step, variant) = key, place_of[key]
+        alike = (verdict, step, variant is None, ", ".join(labels), cells[1:])
         variants_of.setdefault(alike, []).append(variant)
     merged = [
-        (alike[0], alike[3], _place(alike[1], variants), *alike[4:])
-        for alike, variants in variants_of.items()
+        AttentionRow(verdict, labels, step, _variant_names(variants), cells)
+        for (verdict, step, _, labels, cells), variants in variants_of.items()
     ]
     # Most severe first; rows about the same place and metric next to each other.
-    first_seen = {key[2:4]: index for index, key in reversed(list(enumerate(merged)))}
-    ordered = sorted(merged, key=lambda key: (SEVERITY_ORDER.index(key[0]), first_seen[key[2:4]]))
-    return tuple(((key[1],) if several else ()) + key[2:] for key in ordered)
+    first_seen = {(r.place, r.cells[0]): i for i, r in reversed(list(enumerate(merged)))}
+    return tuple(
+        sorted(
+            merged,
+            key=lambda r: (SEVERITY_ORDER.index(r.verdict), first_seen[(r.place, r.cells[0])]),
+        )
+    )
+
+
+def _variant_names(variants: Sequence[str | None]) -> str | None:
+    """`default; default, dynamic` (a variant's name may hold a comma, so the names are
+    parted by semicolons); None for a row about the whole step."""
+    if list(variants) == [None]:
+        return None
+    return "; ".join(w.variant_name(v) for v in variants)
 
 
 def _place(step: str, variants: Sequence[str | None]) -> str:
-    """`gpt`, `gpt · default`, `gpt · default; default, dynamic` (a variant's name may hold a
-    comma, so the names are parted by semicolons)."""
-    if variants == [None]:
-        return step
-    return f"{step} · " + "; ".join(w.variant_name(v) for v in variants)
+    """`gpt`, `gpt · default`, `gpt · default; default, dynamic`."""
+    names = _variant_names(variants)
+    return step if names is None else f"{step} · {names}"
 
 
 def _reasons(run_set: RunSetVerdict, links: LinkContext, several: bool) -> list[Reason]:
@@ -342,6 +416,7 @@ def _reasons(run_set: RunSetVerdict, links: LinkContext, several: bool) -> list[
     place_of: dict[tuple[str, ...], tuple[str, str | None]] = {}
     url_of: dict[tuple[str, ...], tuple[str | None, str | None]] = {}
     verdict_of: dict[tuple[str, ...], str] = {}
+    facts_of: dict[tuple[str, ...], RowFacts | None] = {}
     counts_of: dict[str, tuple[list[tuple[str, int, int]], str]] = {}
     for version in run_set.versions:
         if version.verdict is None:
@@ -354,6 +429,7 @@ def _reasons(run_set: RunSetVerdict, links: LinkContext, several: bool) -> list[
             found.setdefault(key, []).append(_version_label(version))
             place_of.setdefault(key, (row.step, row.variant))
             verdict_of.setdefault(key, row.verdict)
+            facts_of.setdefault(key, row.facts)
             url_of.setdefault(key, _break_site(version, row, links))
             if row.metric == "compile_work" and counts_past_limit(row)[0]:
                 counts_of[message] = counts_past_limit(row)
@@ -371,7 +447,9 @@ def _reasons(run_set: RunSetVerdict, links: LinkContext, several: bool) -> list[
         what = w.metric_name(metric)
         if metric in RUN_METRICS:
             what = w.verdict_word(verdict_of[keys[0]])
-        reasons.append((metric, Reason(place, what, versions, message, *url_of[keys[0]])))
+        site, url = url_of[keys[0]]
+        facts = facts_of[keys[0]]
+        reasons.append((metric, Reason(place, what, versions, message, site, url, facts)))
     # One metric's reasons together (compile work on each variant), in the table's order.
     metrics = list(dict.fromkeys(metric for metric, _ in reasons))
     reasons.sort(key=lambda found: metrics.index(found[0]))
@@ -428,8 +506,8 @@ def _reason_message(row: MetricVerdict) -> str:
     """The message a reason shows: for a count (DETAIL_METRICS) only what follows its
     `count a → b (allowed …); `, which the table already says; for compile work only the
     counts past the limit (every count moved is in the version's gate rows)."""
-    if row.metric in DETAIL_METRICS and "; " in row_message(row):
-        return row_message(row).split("; ", 1)[1]
+    if row.metric in DETAIL_METRICS and count_detail(row.facts):
+        return "; ".join(count_detail(row.facts))
     if row.metric in RUN_METRICS:
         return shortened(row_message(row), RUN_REASON_CHARS)
     if row.metric == "compile_work":
@@ -440,20 +518,27 @@ def _reason_message(row: MetricVerdict) -> str:
 
 
 def _without_repeats(reasons: list[tuple[str, Reason]]) -> list[Reason]:
-    """A fallback's or recompile's parenthesised words left out where a graph break's
-    reason already says them (`… at model.py:72 (Unsupported Tensor.item() call …)`)."""
-    breaks = " ".join(r.message for metric, r in reasons if metric == "graph_break_sites")
+    """A fallback's or recompile's parenthesised words (torch's, in the run's fallback
+    reason or failed guard) left out where a graph break's reason already quotes them
+    (`… at model.py:72 (Unsupported Tensor.item() call …)`)."""
+    said = [
+        text
+        for metric, reason in reasons
+        if metric == "graph_break_sites"
+        for text in break_reasons_said(reason.facts)
+    ]
     kept = []
     for metric, reason in reasons:
-        if metric in DETAIL_METRICS and breaks:
-            reason = dataclasses.replace(reason, message=_drop_said(reason.message, breaks))
+        if metric in DETAIL_METRICS and said:
+            clauses = count_detail(reason.facts, lambda text: _drop_said(text, said))
+            reason = dataclasses.replace(reason, message="; ".join(clauses))
         kept.append(reason)
     return kept
 
 
-def _drop_said(message: str, said: str) -> str:
+def _drop_said(message: str, said: Sequence[str]) -> str:
     """`message` less each ` (…)` whose words (parentheses inside them kept whole: torch's
-    `Tensor.item()`) are in `said`."""
+    `Tensor.item()`) are in one of `said`."""
     start = message.find(" (")
     while start != -1:
         depth, end = 0, None
@@ -462,7 +547,7 @@ def _drop_said(message: str, said: str) -> str:
             if depth == 0:
                 end = index
                 break
-        if end is not None and message[start + 2 : end] in said:
+        if end is not None and any(message[start + 2 : end] in text for text in said):
             message = message[:start] + message[end + 1 :]
             start = message.find(" (", start)
         else:
@@ -475,17 +560,17 @@ def _says_more(row: MetricVerdict) -> bool:
         return True
     if row.metric in RUN_METRICS:
         return row.verdict in w.FAILING
-    return row.metric in DETAIL_METRICS and "; " in row_message(row)
+    return row.metric in DETAIL_METRICS and bool(count_detail(row.facts))
 
 
 def _break_site(
     version: VersionOutcome, row: MetricVerdict, links: LinkContext
 ) -> tuple[str | None, str | None]:
     """(`model.py:181`, its URL at the head commit) for a new graph break in the repository."""
-    found = _NEW_BREAK_AT.match(row_message(row)) if row.metric == "graph_break_sites" else None
-    if found is None:
+    found = new_break_site(row)
+    if found is None or found.line is None:
         return None, None
-    file, line = found["file"], int(found["line"])
+    file, line = found.file, found.line
     for step in version.document.steps if version.document is not None else ():
         for variant in step.variants:
             for site in variant.graph_breaks.sites if variant.graph_breaks is not None else ():
@@ -632,9 +717,9 @@ def _new_break_sites(rows: list[MetricVerdict]) -> list[str]:
     """`model.py:144` of each failing row's new graph break, in the rows' order."""
     found = []
     for row in sorted_by_severity(rows):
-        at = _NEW_BREAK_AT.match(row_message(row)) if row.metric == "graph_break_sites" else None
-        if at is not None and row.verdict in w.FAILING:
-            found.append(f"{at['file']}:{at['line']}")
+        at = new_break_site(row)
+        if at is not None and at.line is not None and row.verdict in w.FAILING:
+            found.append(place_name(at))
     return found
 
 
@@ -729,8 +814,3 @@ def _md_item(item: Item) -> str:
     elif item.style == "bold":
         text = f"**{text}**"
     return f"[{text}]({item.url})" if item.url else text
-
-
-def fit_table(rows: Sequence[Sequence[str]], width: int = TEXT_WIDTH) -> list[str]:
-    """An aligned table whose cells wrap so that no line is wider than `width` columns."""
-    return text_table(rows, indent="  ", width=width)

@@ -22,12 +22,12 @@ from .details import (
     reproduce_commands,
     variant_rows,
 )
-from .first_screen import FirstScreen, fit_table
+from .first_screen import TEXT_WIDTH, FirstScreen
 from .links import LinkContext
 from .note_words import note_words
 from .row_cells import ROW_HEADER
 from .row_words import row_message
-from .tables import printable, wrap
+from .tables import fit_table, printable, wrap_words
 
 
 def render_run_set_text(run_set: RunSetVerdict, links: LinkContext | None = None) -> str:
@@ -36,29 +36,31 @@ def render_run_set_text(run_set: RunSetVerdict, links: LinkContext | None = None
         source = version.source if len(version.source) <= 90 else "…" + version.source[-89:]
         lines += ["", f"== {version.label}", f"result: {source}"]
         if version.document is None:
-            lines += wrap(f"error: {version.error}")
+            lines += wrap_words(f"error: {version.error}", TEXT_WIDTH)
             continue
         steps = version.document.steps
         header, body, said = drop_constant_columns(VARIANT_HEADER, variant_rows(steps))
-        lines += ["Every variant:", *fit_table([header, *body])]
+        lines += ["Every variant:", *fit_table([header, *body], TEXT_WIDTH, indent="  ")]
         if said:
-            lines += wrap("  same on every row: " + "; ".join(said))
+            lines += wrap_words("  same on every row: " + "; ".join(said), TEXT_WIDTH)
         for name, text in decisions(steps):
-            lines += wrap(f"- {name}: {text}", hanging="    ")
+            lines += wrap_words(f"- {name}: {text}", TEXT_WIDTH, hanging="    ")
         for name, text in bounds(steps):
-            lines += wrap(f"- {name}, what bounds it: {text}", hanging="    ")
+            lines += wrap_words(f"- {name}, what bounds it: {text}", TEXT_WIDTH, hanging="    ")
         for where, error in failures(steps):
-            lines += wrap(f"- {where} failed: {error}")
+            lines += wrap_words(f"- {where} failed: {error}", TEXT_WIDTH)
         if version.verdict is not None:
             for note in version.verdict.notes:
-                lines += wrap(f"note: {note_words(note)}")
+                lines += wrap_words(f"note: {note_words(note)}", TEXT_WIDTH)
             lines += [
                 "Every gate row:",
-                *fit_table([(*ROW_HEADER, "verdict"), *gate_rows(version)]),
+                *fit_table(
+                    [(*ROW_HEADER, "verdict"), *gate_rows(version)], TEXT_WIDTH, indent="  "
+                ),
             ]
             for row in sorted_by_severity(version.verdict.verdicts):
                 if row.verdict != "pass":
-                    lines += wrap(f"- {w.row_subject(row)}: {row_message(row)}")
+                    lines += wrap_words(f"- {w.row_subject(row)}: {row_message(row)}", TEXT_WIDTH)
         lines += _breaks(steps)
         lines += [
             "Reproduce:",
@@ -77,9 +79,9 @@ def _breaks(steps: Sequence[Step]) -> list[str]:
                 kind = "graph break inside torch (not gated)"
                 if (site.origin or ("repo" if site.in_repo else "library")) != "torch":
                     kind = "graph break"
-                out += wrap(f"- {where}: {kind} at {at}: {site.reason}")
+                out += wrap_words(f"- {where}: {kind} at {at}: {site.reason}", TEXT_WIDTH)
             for event in variant.recompiles.events if variant.recompiles is not None else ():
                 at = f"{event.file}:{event.line}"
                 what = f"recompile of {event.function} at {at}"
-                out += wrap(f"- {where}: {what}: {event.reason}")
+                out += wrap_words(f"- {where}: {what}: {event.reason}", TEXT_WIDTH)
     return ["Graph breaks and recompiles:", *out] if out else []

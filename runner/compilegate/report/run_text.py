@@ -13,7 +13,7 @@
     where        one line: where the result went
     verdict      again, last
 
-Laid out by text_layout.py, which never breaks a number (`11,000`, `−10 %`): a table too
+Laid out by tables.py, which never breaks a number (`11,000`, `−10 %`): a table too
 wide for the terminal has its rows stacked instead. Progress goes to stderr (one line per
 child process: run/step_measurement.py; the phases with --verbose: run/launcher.py).
 """
@@ -26,39 +26,26 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..gate.run_set import RunSetVerdict
-from ..gate.verdict import MetricVerdict, sorted_by_severity
 from ..results.model import Decision, GraphBreaks, Recompiles, ResultDocument, Step, Variant
 from ..results.payoff import process_means
 from ..results.processes import geometric_mean
 from ..results.run_health import health_line
 from . import wording as w
-from .advice import advice_for
 from .escape import shortened
-from .first_screen import FirstScreen
+from .first_screen import PROCESSES_NOTE, YARDSTICK_NOTE, FirstScreen
 from .headline import headline_of
 from .note_words import note_words
-from .row_cells import MESSAGE_CHARS, ROW_HEADER, row_cells
+from .row_cells import MESSAGE_CHARS, ROW_HEADER
 from .row_words import row_message
 from .speeds import IN_PROCESS, Speed, best_variant, pays_off_text, variant_speed
 from .step_bound_words import bound_sentence
-from .tables import printable
-from .text_layout import fit_table, wrap_words
+from .tables import fit_table, printable, wrap_words
 
 WIDEST = 100
 NARROWEST = 60
-ATTENTION_ROWS_SHOWN = 12
-FASTEST_NOTE = (
-    "Speed rows against the baseline compare each process's fastest iterations (what load "
-    "moves least), so their values are not the mean speedups of the table above."
-)
 VALUES = ROW_HEADER.index("baseline → now")
 
 SITE = re.compile(r"[\w./-]+\.py:\d+")
-YARDSTICK_NOTE = (
-    "Step times between runs are judged per yardstick (a fixed torch workload timed beside "
-    "the step), so a slower runner does not read as a slower step: the ms and the % beside "
-    "them are what was measured, the change “per yardstick” what was judged."
-)
 
 
 def terminal_width(columns: int | None) -> int:
@@ -412,75 +399,31 @@ def _legend(document: ResultDocument) -> list[str]:
 
 
 def _attention(run_set: RunSetVerdict, width: int, every_row_command: str | None) -> list[str]:
-    several = len(run_set.versions) > 1
+    """The comparison as the PR comment's first screen says it (first_screen.py: the same
+    attention rows, reasons and advice, laid out for the terminal), then the notes that
+    explain its numbers and the command that shows every gate row."""
+    screen = FirstScreen.of(run_set)
+    lines = screen.attention_lines(width)
+    for reason in screen.reasons:
+        lines += wrap_words(reason.text().removeprefix("- "), width, indent="  ", hanging="    ")
     rows = [
         (version, row)
         for version in run_set.versions
         if version.verdict is not None
-        for row in sorted_by_severity(version.verdict.verdicts)
+        for row in version.verdict.verdicts
         if row.verdict in w.FAILING or row.verdict == "inconclusive"
     ]
-    lines: list[str] = []
-    if rows:
-        header = (("torch",) if several else ()) + ROW_HEADER
-        at = VALUES + (1 if several else 0)
-        entries = []
-        for version, row in rows:
-            entries.append((row, list(row_cells(version, row, several, why_below=True))))
-        merged = merge_alike_variants(entries, at - 2)
-        cells = [cell for _, cell in merged[:ATTENTION_ROWS_SHOWN]]
-        failing = sum(1 for r, _ in merged if r.verdict in w.FAILING)
-        title = f"Fails ({failing})" if failing else "Needs a look"
-        if failing and failing < len(merged):
-            title += f", needs a look ({len(merged) - failing})"
-        elif not failing:
-            title += f" ({len(merged)})"
-        where = at - 2
-        if len(cells) > 1 and len({c[where] for c in cells}) == 1:
-            # one place for every row: said once in the title, so the cells need not wrap
-            title += f", all in {cells[0][where]}"
-            header = header[:where] + header[where + 1 :]
-            cells = [c[:where] + c[where + 1 :] for c in cells]
-        lines += ["", title + ":", *fit_table([header, *cells], width, indent="  ")]
-        if len(merged) > ATTENTION_ROWS_SHOWN:
-            lines.append(f"  and {len(merged) - ATTENTION_ROWS_SHOWN} more")
-        # Why each failing code metric failed, said once for the variants and versions it
-        # failed alike on: the same reasons the PR comment gives (first_screen.py).
-        for said in reason_texts(run_set):
-            lines += wrap_words(said, width, indent="  ", hanging="    ")
     if any("fastest iterations" in row_message(row) for _, row in rows):
-        lines += ["", *wrap_words(FASTEST_NOTE, width)]
+        lines += ["", *wrap_words(PROCESSES_NOTE, width)]
     if any(row.unit == "yardsticks" for _, row in rows):
         lines += ["", *wrap_words(YARDSTICK_NOTE, width)]
     for version in run_set.versions:
         for note in version.verdict.notes if version.verdict else ():
             lines += ["", *wrap_words(note_words(note).replace("`", ""), width)]
-    for sentence, command in advice_for(run_set):
+    for sentence, command in screen.advice:
         lines += ["", *wrap_words(sentence, width)]
         if command:
             lines.append(f"  {command}")
     if every_row_command:
         lines += ["", "Every gate row, with its reason:", f"  {every_row_command}"]
     return lines
-
-
-def merge_alike_variants(
-    entries: Sequence[tuple[MetricVerdict, list[str]]], where: int
-) -> list[tuple[MetricVerdict, list[str]]]:
-    """Rows that read the same on several variants of a step (same verdict and the same cells
-    but the place, `where`) said once, their variants in the place: `gpt · default; default,
-    dynamic`, as the PR comment says them (first_screen.py)."""
-    groups: dict[tuple[object, ...], list[tuple[MetricVerdict, list[str]]]] = {}
-    for row, cells in entries:
-        alike = row.variant not in (None, "eager")
-        rest = tuple(cells[:where] + cells[where + 1 :])
-        key = (row.verdict, row.step, rest) if alike else (id(row),)
-        groups.setdefault(key, []).append((row, cells))
-    merged = []
-    for members in groups.values():
-        row, cells = members[0]
-        if len(members) > 1:
-            names = "; ".join(w.variant_name(r.variant) for r, _ in members)
-            cells = [*cells[:where], f"{row.step} · {names}", *cells[where + 1 :]]
-        merged.append((row, cells))
-    return merged

@@ -8,16 +8,20 @@ allowed increase in the baseline's policy.
 
 A diagnostic this run lacks is `missing`, with the reason when the variant says (its
 `degraded` list, e.g. "compile diagnostics failed: ...").
+
+Each row carries what was found as values (GraphBreakFacts, RecompileFacts,
+FallbackFacts): the counts, the sites and recompiles as the documents record them, torch's
+own text where it is the document's; report/row_words/diagnostics.py words them.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from ...results.model import (
-    BreakCause,
     BreakSite,
     GraphBreaks,
     RecompileEvent,
@@ -25,7 +29,7 @@ from ...results.model import (
     Variant,
 )
 from ..rules import MissingFacts, Subject, missing
-from ..verdict import MetricVerdict
+from ..verdict import MetricVerdict, RowFacts, Verdict
 from .sides import Sides
 
 # Variant metrics the compile diagnostics produce, and their keys.
@@ -36,20 +40,98 @@ DIAGNOSTIC_METRICS = {
 }
 
 
+@dataclass(frozen=True)
+class Place:
+    """A file and its line (None when the document does not know it)."""
+
+    file: str
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class BreakAt:
+    """A graph-break site a row is about: where, torch's reason (the document's text), and
+    where torch says the break was caused (a site's `cause`), when the document records it."""
+
+    file: str
+    line: int | None
+    reason: str
+    cause: Place | None = None
+
+    @classmethod
+    def of(cls, site: BreakSite) -> BreakAt:
+        cause = site.cause
+        return cls(
+            site.file,
+            site.line,
+            site.reason,
+            Place(cause.file, cause.line) if cause is not None else None,
+        )
+
+
+@dataclass(frozen=True)
+class GraphBreakFacts(RowFacts):
+    """Graph-break sites (in the user's code and installed libraries) against the baseline:
+    the sites this run has and the baseline had not (`new`), those it no longer has
+    (`gone`; a site that only moved lines is in neither), the allowed number of new sites,
+    and how many sites each side has."""
+
+    kind: ClassVar[str] = "graph_breaks"
+    new: tuple[BreakAt, ...]
+    gone: tuple[BreakAt, ...]
+    allowed_new: float
+    sites_before: int
+    sites_now: int
+
+
+@dataclass(frozen=True)
+class CountFacts(RowFacts):
+    """A count where more is worse, before and after, and the increase the policy allows."""
+
+    before: int
+    after: int
+    allowed_increase: float
+
+
+@dataclass(frozen=True)
+class RecompileAt:
+    """A recompile as the document records it: the function, where, and the guard that
+    failed (torch's text)."""
+
+    function: str
+    file: str
+    line: int | None
+    reason: str
+
+
+@dataclass(frozen=True)
+class RecompileFacts(CountFacts):
+    """Recompiles: the counts, the recompiles this run has and the baseline had not (`new`,
+    in the run's order), and whether the recompile limit is hit now and was not before (the
+    frame then runs eagerly)."""
+
+    kind: ClassVar[str] = "recompiles"
+    new: tuple[RecompileAt, ...] = ()
+    limit_newly_hit: bool = False
+
+
+@dataclass(frozen=True)
+class FallbackFacts(CountFacts):
+    """Frames that fell back to eager: the counts, and why each frame of this run did, in
+    the run's words (the variant's `fallback_reasons`)."""
+
+    kind: ClassVar[str] = "fallbacks_to_eager"
+    reasons: tuple[str, ...] = ()
+
+
 def judge(sides: Sides) -> list[MetricVerdict]:
     base, cur = sides.pair
     if not isinstance(base, Variant) or not isinstance(cur, Variant):
         return []  # eager has no diagnostics of its own
     thresholds = sides.policy.thresholds
     rows = [
-        judge_count(
-            sides.subject,
-            "recompiles",
-            "recompiles",
-            base.recompiles.count if base.recompiles is not None else None,
-            cur.recompiles.count if cur.recompiles is not None else None,
-            thresholds["recompiles_increase"],
-            recompile_detail(base.recompiles, cur.recompiles),
+        judge_recompiles(
+            sides.subject, base.recompiles, cur.recompiles, thresholds["recompiles_increase"]
         ),
         judge_graph_breaks(
             sides.subject,
@@ -57,15 +139,7 @@ def judge(sides: Sides) -> list[MetricVerdict]:
             cur.graph_breaks,
             thresholds["graph_break_sites_increase"],
         ),
-        judge_count(
-            sides.subject,
-            "fallbacks_to_eager",
-            "fallbacks to eager",
-            base.fallbacks_to_eager,
-            cur.fallbacks_to_eager,
-            thresholds["fallbacks_increase"],
-            "".join(f"; {r}" for r in (cur.fallback_reasons or ())[:1]),
-        ),
+        judge_fallbacks(sides.subject, base, cur, thresholds["fallbacks_increase"]),
     ]
     return [_explain_missing(row, cur) for row in rows if row is not None]
 
@@ -83,31 +157,55 @@ def _explain_missing(row: MetricVerdict, cur: Variant) -> MetricVerdict:
     return dataclasses.replace(row, facts=dataclasses.replace(row.facts, cause=failures[0]))
 
 
-def judge_count(
-    subject: Subject,
-    metric: str,
-    label: str,
-    base: int | None,
-    cur: int | None,
-    allowed_increase: float,
-    detail: str = "",
+def judge_recompiles(
+    subject: Subject, base: Recompiles | None, cur: Recompiles | None, allowed_increase: float
 ) -> MetricVerdict | None:
-    """A count where more is worse (recompiles, fallbacks to eager)."""
-    unjudged = missing(subject, metric, base, cur)
-    if unjudged is not None or base is None or cur is None:
+    before = base.count if base is not None else None
+    after = cur.count if cur is not None else None
+    unjudged = missing(subject, "recompiles", before, after)
+    if unjudged is not None or before is None or after is None:
         return unjudged
-    increase = cur - base
-    moved = f"{label} {base} → {cur}"
-    if increase > allowed_increase:
-        verdict, message = "regression", f"{moved} (allowed increase: {allowed_increase:g}){detail}"
+    facts = RecompileFacts(
+        before,
+        after,
+        allowed_increase,
+        new=tuple(new_recompiles(base, cur)),
+        limit_newly_hit=bool(cur is not None and cur.limit_hit)
+        and not (base is not None and base.limit_hit),
+    )
+    return judge_count(subject, "recompiles", facts)
+
+
+def judge_fallbacks(
+    subject: Subject, base: Variant, cur: Variant, allowed_increase: float
+) -> MetricVerdict | None:
+    before, after = base.fallbacks_to_eager, cur.fallbacks_to_eager
+    unjudged = missing(subject, "fallbacks_to_eager", before, after)
+    if unjudged is not None or before is None or after is None:
+        return unjudged
+    facts = FallbackFacts(before, after, allowed_increase, reasons=cur.fallback_reasons or ())
+    return judge_count(subject, "fallbacks_to_eager", facts)
+
+
+def judge_count(subject: Subject, metric: str, facts: CountFacts) -> MetricVerdict:
+    """A count where more is worse (recompiles, fallbacks to eager): a regression past the
+    allowed increase, an improvement when it fell."""
+    increase = facts.after - facts.before
+    if increase > facts.allowed_increase:
+        verdict = Verdict.REGRESSION
     elif increase < 0:
-        verdict, message = "improvement", f"{moved}: fewer than in the baseline"
-    elif increase > 0:
-        verdict, message = "pass", f"{moved}: within the allowed increase of {allowed_increase:g}"
+        verdict = Verdict.IMPROVEMENT
     else:
-        verdict, message = "pass", f"{moved}: unchanged"
+        verdict = Verdict.PASS
     return subject.measured(
-        metric, verdict, message, (base, cur), "count", float(increase), allowed_increase
+        metric,
+        verdict,
+        "",
+        (facts.before, facts.after),
+        "count",
+        float(increase),
+        facts.allowed_increase,
+        facts=facts,
     )
 
 
@@ -129,22 +227,22 @@ def judge_graph_breaks(
     cur_sites = gated_sites(cur_gb.sites)
     new, gone = diff_graph_break_sites(base_sites, cur_sites)
     if new:
-        verdict = "regression" if len(new) > allowed_new else "pass"
-        message = f"new graph break at {break_name(new[0])}: {new[0].reason}"
-        if len(new) > 1:
-            message += f"; and {len(new) - 1} more: " + ", ".join(map(site_name, new[1:4]))
-        if verdict == "pass":
-            message += f" (within the allowed {allowed_new:g} new sites)"
+        verdict = Verdict.REGRESSION if len(new) > allowed_new else Verdict.PASS
         change = float(len(new))
     elif gone:
-        verdict, change = "improvement", float(-len(gone))
-        message = "graph break gone: " + ", ".join(f"{site_name(s)} ({s.reason})" for s in gone[:3])
+        verdict, change = Verdict.IMPROVEMENT, float(-len(gone))
     else:
-        verdict, change = "pass", 0.0
-        message = f"no new graph-break sites ({len(cur_sites)} as before)"
+        verdict, change = Verdict.PASS, 0.0
+    facts = GraphBreakFacts(
+        new=tuple(map(BreakAt.of, new)),
+        gone=tuple(map(BreakAt.of, gone)),
+        allowed_new=allowed_new,
+        sites_before=len(base_sites),
+        sites_now=len(cur_sites),
+    )
     values = (len(base_sites), len(cur_sites))
     return subject.measured(
-        "graph_break_sites", verdict, message, values, "count", change, allowed_new
+        "graph_break_sites", verdict, "", values, "count", change, allowed_new, facts=facts
     )
 
 
@@ -174,37 +272,21 @@ def diff_graph_break_sites(
     return really_new, gone
 
 
-def recompile_detail(base: Recompiles | None, cur: Recompiles | None) -> str:
-    """The first recompile this run has and the baseline had not, and a newly hit limit."""
+def new_recompiles(base: Recompiles | None, cur: Recompiles | None) -> list[RecompileAt]:
+    """The recompiles this run has and the baseline had not, in the run's order."""
     known = {_event_key(e) for e in (base.events if base is not None else ())}
-    new = [e for e in (cur.events if cur is not None else ()) if _event_key(e) not in known]
-    detail = ""
-    if new:
-        event = new[0]
-        where = f"{event.file}:{event.line}" if event.line is not None else event.file
-        detail = f"; new: {event.function} at {where}: {event.reason}"
-    if cur is not None and cur.limit_hit and not (base is not None and base.limit_hit):
-        detail += "; the recompile limit was hit: that frame now runs eagerly"
-    return detail
+    events = cur.events if cur is not None else ()
+    return [
+        RecompileAt(e.function, e.file, e.line, e.reason)
+        for e in events
+        if _event_key(e) not in known
+    ]
 
 
 def gated_sites(sites: Iterable[BreakSite]) -> list[BreakSite]:
     """Sites in the user's code or an installed library (documents before `origin` was
     recorded: every site, as then)."""
     return [s for s in sites if (s.origin or "repo") in ("repo", "library")]
-
-
-def break_name(site: BreakSite) -> str:
-    """`model.py:42`, with the cause when it is elsewhere: `model.py:42 (cause: util.py:7)`."""
-    cause = site.cause
-    if cause is None or (cause.file, cause.line) == (site.file, site.line):
-        return site_name(site)
-    return f"{site_name(site)} (cause: {site_name(cause)})"
-
-
-def site_name(site: BreakSite | BreakCause) -> str:
-    """`model.py:42`, or the file alone when the line is unknown."""
-    return f"{site.file}:{site.line}" if site.line is not None else site.file
 
 
 def _unique_sites(sites: Iterable[BreakSite], with_cause: bool) -> dict[tuple[Any, ...], BreakSite]:

@@ -25,6 +25,7 @@ from .comparability import (
     run_failed_words,
     skipped_words,
 )
+from .diagnostics import count_words, graph_break_words
 from .memory import memory_words
 from .missing import missing_words
 from .numerics import numerics_words
@@ -45,6 +46,9 @@ _WORDS: dict[str, Callable[[MetricVerdict], str]] = {
     "baseline_failed": baseline_failed_words,
     "config_changed": config_changed_words,
     "definition_changed": definition_changed_words,
+    "graph_breaks": graph_break_words,
+    "recompiles": count_words,
+    "fallbacks_to_eager": count_words,
 }
 
 

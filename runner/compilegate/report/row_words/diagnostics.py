@@ -1,0 +1,124 @@
+"""The words of the diagnostics rows: recompiles, graph-break sites, fallbacks to eager
+(gate/judges/diagnostics.py finds them).
+
+    recompiles 0 → 2 (allowed increase: 0); new: forward at model.py:51: len(x) == 32
+    new graph break at model.py:42 (cause: util.py:7): Data-dependent branching
+    graph break gone: model.py:42 (Data-dependent branching)
+    fallbacks to eager 1 → 1: unchanged
+
+Torch's own text (a break's reason, a failed guard, why a frame fell back) is the
+document's and is said as it is.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from ...gate.judges.diagnostics import (
+    BreakAt,
+    CountFacts,
+    FallbackFacts,
+    GraphBreakFacts,
+    Place,
+    RecompileFacts,
+)
+from ...gate.verdict import MetricVerdict, Verdict
+
+COUNT_LABELS = {"recompiles": "recompiles", "fallbacks_to_eager": "fallbacks to eager"}
+# New graph-break sites named after the first one (the rest are counted).
+MORE_SITES_NAMED = 3
+# Gone graph-break sites named, with their reasons.
+GONE_SITES_NAMED = 3
+LIMIT_HIT = "the recompile limit was hit: that frame now runs eagerly"
+
+
+def count_words(row: MetricVerdict) -> str:
+    """`recompiles 0 → 2 (allowed increase: 0); new: …`, or why the count held."""
+    facts = row.facts
+    assert isinstance(facts, CountFacts)
+    moved = f"{COUNT_LABELS.get(row.metric, row.metric)} {facts.before} → {facts.after}"
+    allowed = f"{facts.allowed_increase:g}"
+    if row.verdict in (Verdict.REGRESSION, Verdict.ACCEPTED):
+        return f"{moved} (allowed increase: {allowed})" + "".join(
+            f"; {clause}" for clause in count_detail(facts)
+        )
+    if row.verdict is Verdict.IMPROVEMENT:
+        return f"{moved}: fewer than in the baseline"
+    if facts.after > facts.before:
+        return f"{moved}: within the allowed increase of {allowed}"
+    return f"{moved}: unchanged"
+
+
+def count_detail(facts: object, trim: Callable[[str], str] | None = None) -> list[str]:
+    """What a count row says beyond its count when it grew past its allowance, one clause
+    each: the first new recompile and a newly hit limit, or why the first frame fell back
+    to eager; [] for facts of another kind. `trim` is applied to torch's text in them (the
+    first screen leaves out what a graph break's reason quotes already)."""
+    trim = trim or _as_is
+    if isinstance(facts, RecompileFacts):
+        clauses = []
+        if facts.new:
+            event = facts.new[0]
+            where = place_name(Place(event.file, event.line))
+            clauses.append(f"new: {event.function} at {where}: {trim(event.reason)}")
+        if facts.limit_newly_hit:
+            clauses.append(LIMIT_HIT)
+        return clauses
+    if isinstance(facts, FallbackFacts):
+        return [trim(reason) for reason in facts.reasons[:1]]
+    return []
+
+
+def graph_break_words(row: MetricVerdict) -> str:
+    """`new graph break at model.py:42: <torch's reason>; and 2 more: …`, the sites gone, or
+    how many held."""
+    facts = row.facts
+    assert isinstance(facts, GraphBreakFacts)
+    if facts.new:
+        first, *more = facts.new
+        said = f"new graph break at {break_name(first)}: {first.reason}"
+        if more:
+            named = ", ".join(place_name(site) for site in more[:MORE_SITES_NAMED])
+            said += f"; and {len(more)} more: {named}"
+        if row.verdict is Verdict.PASS:
+            said += f" (within the allowed {facts.allowed_new:g} new sites)"
+        return said
+    if facts.gone:
+        return "graph break gone: " + ", ".join(
+            f"{place_name(site)} ({site.reason})" for site in facts.gone[:GONE_SITES_NAMED]
+        )
+    return f"no new graph-break sites ({facts.sites_now} as before)"
+
+
+def break_reasons_said(row_facts: object) -> tuple[str, ...]:
+    """Torch's reasons that a graph-break row's words quote (graph_break_words)."""
+    if not isinstance(row_facts, GraphBreakFacts):
+        return ()
+    if row_facts.new:
+        return (row_facts.new[0].reason,)
+    return tuple(site.reason for site in row_facts.gone[:GONE_SITES_NAMED])
+
+
+def new_break_site(row: MetricVerdict) -> Place | None:
+    """Where the first new graph break of a row is, when the row has one."""
+    facts = row.facts
+    if not isinstance(facts, GraphBreakFacts) or not facts.new:
+        return None
+    return Place(facts.new[0].file, facts.new[0].line)
+
+
+def break_name(site: BreakAt) -> str:
+    """`model.py:42`, with the cause when it is elsewhere: `model.py:42 (cause: util.py:7)`."""
+    cause = site.cause
+    if cause is None or (cause.file, cause.line) == (site.file, site.line):
+        return place_name(site)
+    return f"{place_name(site)} (cause: {place_name(cause)})"
+
+
+def place_name(place: BreakAt | Place) -> str:
+    """`model.py:42`, or the file alone when the line is unknown."""
+    return f"{place.file}:{place.line}" if place.line is not None else place.file
+
+
+def _as_is(text: str) -> str:
+    return text
