@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from gate_docs import judge_documents, result, step, variant
 
-from compilegate.gate.acceptance import Acceptance, accept
+from compilegate.gate.acceptance import accept
 from compilegate.gate.comparability import (
     ConfigMismatch,
     DefinitionChangedFacts,
@@ -15,7 +15,7 @@ from compilegate.gate.comparability import (
 from compilegate.gate.judges.numerics import NumericsOutcome
 from compilegate.gate.judges.torch_state import TorchStateFacts, TorchStateOutcome
 from compilegate.gate.rules import Subject
-from compilegate.gate.verdict import Verdict
+from compilegate.gate.verdict import Acceptance, Verdict
 from compilegate.report.row_words import row_message
 
 FIVE = ["grad:a", "grad:b", "grad:c", "grad:d", "grad:e"]

@@ -9,7 +9,8 @@ import copy
 from gate_docs import environment, judge_documents, result, step, variant
 
 from compilegate.errors import EXIT_OK, EXIT_REGRESSION
-from compilegate.gate.acceptance import Acceptance, accept
+from compilegate.gate.acceptance import accept
+from compilegate.gate.verdict import Acceptance
 from compilegate.report.row_words import row_message
 
 

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
-from ..gate.acceptance import Acceptance
 from ..gate.run_set import RunSetVerdict
+from ..gate.verdict import Acceptance
 from ..github.acceptance import check_acceptance
 from ..github.actions_env import ActionsContext
 from ..github.publish import make_client, publish

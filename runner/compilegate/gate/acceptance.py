@@ -28,26 +28,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from ..config.model import DEFAULT_ACCEPT_LABEL
 from ..results.model import ResultDocument
-from .verdict import MetricVerdict, Verdict, VerdictReport
+from .verdict import Acceptance, MetricVerdict, Verdict, VerdictReport
 
 ACCEPTABLE = frozenset({Verdict.REGRESSION})
-
-
-@dataclass(frozen=True)
-class Acceptance:
-    """A label on the pull request, applied by `login` while its head was `commit`, verified
-    by github/acceptance.py: it accepts that commit's regressions and no later one's."""
-
-    label: str
-    login: str
-    commit: str
-
-    def to_dict(self) -> dict[str, str]:
-        return {"login": self.login, "label": self.label, "commit": self.commit}
 
 
 def accept_label_of(base_document: ResultDocument | None) -> str | None:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, ClassVar
 
-from .verdict import RowFacts
+from .row_facts import RowFacts
 
 
 class Scope(str, Enum):

@@ -56,8 +56,9 @@ from .policy import (
     threshold_notes,
     validate_threshold_override,
 )
+from .row_facts import RowFacts
 from .rules import HIGHER_IS_BETTER, Subject
-from .verdict import EnvironmentSummary, MetricVerdict, RowFacts, Verdict, VerdictReport
+from .verdict import EnvironmentSummary, MetricVerdict, Verdict, VerdictReport
 
 How = tuple[SpeedUnits, "Pairing | None", tuple[str, ...]]
 

@@ -41,7 +41,8 @@ if TYPE_CHECKING:
     from typing import TypeGuard  # 3.10+: for the checker only (requires-python is 3.9)
 
 from ..results.formats import format_value
-from .verdict import MetricVerdict, RowFacts, Verdict
+from .row_facts import RowFacts
+from .verdict import MetricVerdict, Verdict
 
 HIGHER_IS_BETTER = "higher_is_better"
 LOWER_IS_BETTER = "lower_is_better"

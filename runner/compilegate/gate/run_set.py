@@ -17,10 +17,10 @@ from typing import Any
 
 from ..errors import EXIT_OK, EXIT_RUN_ERROR, BaselineError, UsageError
 from ..results.model import ResultDocument
-from .acceptance import Acceptance, accept, accept_label_of, acceptance_for
+from .acceptance import accept, accept_label_of, acceptance_for
 from .compare import compare_to_baseline
 from .documents import read_document
-from .verdict import OVERALL_ORDER, VerdictReport
+from .verdict import OVERALL_ORDER, Acceptance, VerdictReport
 
 RESULT_NAME = "result.json"
 BASE_SUFFIX = ".base.json"  # a paired run's base beside its result (run/paired.py)

@@ -38,14 +38,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 from ..errors import EXIT_NOT_JUDGED, EXIT_OK, EXIT_REGRESSION, EXIT_RUN_ERROR
 from ..results.formats import Value
 from ..results.model import ResultDocument
+from .row_facts import RowFacts
 
 if TYPE_CHECKING:  # both import this module
-    from .acceptance import Acceptance
     from .notes import Note
 
 
@@ -70,6 +70,20 @@ class Verdict(str, Enum):
 
     def __format__(self, spec: str) -> str:
         return format(self.value, spec)
+
+
+@dataclass(frozen=True)
+class Acceptance:
+    """A label on the pull request, applied by `login` while its head was `commit`, verified
+    by github/acceptance.py: it accepts that commit's regressions and no later one's
+    (gate/acceptance.py)."""
+
+    label: str
+    login: str
+    commit: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"login": self.login, "label": self.label, "commit": self.commit}
 
 
 # Every verdict and the exit code it gives the job when it is the overall verdict, in
@@ -98,18 +112,6 @@ OVERALL_ORDER = (
     Verdict.ACCEPTED,
     Verdict.INCONCLUSIVE,
 )
-
-
-@dataclass(frozen=True)
-class RowFacts:
-    """What a judge found, as values: the base of each metric family's facts (defined
-    beside its judge). The report composes every word of a row from these
-    (report/row_words/); `kind` names the family's facts in the JSON."""
-
-    kind: ClassVar[str] = "facts"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, **dataclasses.asdict(self)}
 
 
 REFRESH_ADVICE = "if this change is intended, accept it as the baseline on the default branch"

@@ -34,7 +34,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..gate.acceptance import Acceptance, label_accepts
+from ..gate.acceptance import label_accepts
+from ..gate.verdict import Acceptance
 from .acceptance_record import AcceptanceRecord, newest_record, write_record
 from .client import GitHubClient
 from .errors import GitHubError

@@ -3,7 +3,7 @@ commit — in an accepted row, the headline and the CLI's lines."""
 
 from __future__ import annotations
 
-from ..gate.acceptance import Acceptance
+from ..gate.verdict import Acceptance
 
 
 def acceptance_words(acceptance: Acceptance) -> str:

@@ -26,8 +26,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..gate.row_facts import RowFacts
 from ..gate.run_set import RunSetVerdict, VersionOutcome
-from ..gate.verdict import SEVERITY_ORDER, MetricVerdict, RowFacts, Verdict, sorted_by_severity
+from ..gate.verdict import SEVERITY_ORDER, MetricVerdict, Verdict, sorted_by_severity
 from ..results.model import Environment, Step
 from ..results.run_health import HEALTH_PREFIX, health_line, health_parts
 from . import wording as w

@@ -28,8 +28,9 @@ from ...results.model import (
     Recompiles,
     Variant,
 )
+from ..row_facts import RowFacts
 from ..rules import MissingFacts, Subject, missing
-from ..verdict import MetricVerdict, RowFacts, Verdict
+from ..verdict import MetricVerdict, Verdict
 from .sides import Sides
 
 # Variant metrics the compile diagnostics produce, and their keys.

@@ -9,8 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from ..row_facts import RowFacts
 from ..rules import missing
-from ..verdict import MetricVerdict, RowFacts, Verdict
+from ..verdict import MetricVerdict, Verdict
 from .sides import Sides
 
 

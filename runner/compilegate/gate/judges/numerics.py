@@ -7,8 +7,9 @@ from enum import Enum
 from typing import ClassVar
 
 from ...results.model import Numerics, NumericsStatus, Variant
+from ..row_facts import RowFacts
 from ..rules import MUST_PASS, Subject
-from ..verdict import MetricVerdict, RowFacts, Verdict
+from ..verdict import MetricVerdict, Verdict
 from .sides import Sides
 
 CHECKED = (NumericsStatus.PASS, NumericsStatus.FAIL)

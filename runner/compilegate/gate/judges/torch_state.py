@@ -19,7 +19,8 @@ from enum import Enum
 from typing import Any, ClassVar
 
 from ...results.model import TorchState
-from ..verdict import MetricVerdict, RowFacts, Verdict
+from ..row_facts import RowFacts
+from ..verdict import MetricVerdict, Verdict
 from .sides import Sides
 
 
