@@ -37,7 +37,7 @@ from .escape import shortened
 from .first_screen import FirstScreen
 from .headline import headline_of
 from .row_cells import MESSAGE_CHARS, ROW_HEADER, row_cells
-from .row_words import row_message
+from .row_words.speed import compares_fastest_iterations
 from .speeds import IN_PROCESS, Speed, best_variant, pays_off_text, variant_speed
 from .step_bound_words import bound_sentence
 from .tables import printable
@@ -447,7 +447,7 @@ def _attention(run_set: RunSetVerdict, width: int, every_row_command: str | None
         # failed alike on: the same reasons the PR comment gives (first_screen.py).
         for said in reason_texts(run_set):
             lines += wrap_words(said, width, indent="  ", hanging="    ")
-    if any("fastest iterations" in row_message(row) for _, row in rows):
+    if any(compares_fastest_iterations(row) for _, row in rows):
         lines += ["", *wrap_words(FASTEST_NOTE, width)]
     if any(row.unit == "yardsticks" for _, row in rows):
         lines += ["", *wrap_words(YARDSTICK_NOTE, width)]

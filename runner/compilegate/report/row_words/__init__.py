@@ -14,11 +14,13 @@ from typing import Callable
 
 from ...gate.verdict import MetricVerdict
 from .missing import missing_words
+from .speed import speed_words
 
 # facts kind -> the function that words a row with such facts. A row without facts still
 # carries its judge's own message (a family not moved here yet).
 _WORDS: dict[str, Callable[[MetricVerdict], str]] = {
     "missing": missing_words,
+    "speed": speed_words,
 }
 
 
