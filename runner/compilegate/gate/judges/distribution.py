@@ -47,7 +47,7 @@ from .speed import (
     undisturbed,
     units_of,
     variant_records_of,
-    with_note,
+    with_disturbed,
 )
 from .speed_facts import Statistic
 
@@ -74,7 +74,7 @@ def _judge(
     records: tuple[list[Process], list[Process]],
     threshold_pct: float,
 ) -> list[MetricVerdict]:
-    records, note = undisturbed(sides, records)
+    records, left_out = undisturbed(sides, records)
     with_samples = keep_records(sides, records, lambda record: sampled(record, copies[0]))
     if not has_degrees_of_freedom(with_samples):
         return []
@@ -87,7 +87,7 @@ def _judge(
         judged = [quantile_values(r, copies, q, per_yardstick=per_yardstick) for r in with_samples]
         shown = [quantile_values(r, copies, q, per_yardstick=False) for r in with_samples]
         rows.append(
-            with_note(
+            with_disturbed(
                 judge_processes(
                     sides,
                     f"{family}_{suffix}",
@@ -99,7 +99,7 @@ def _judge(
                     history=history_of(sides, f"{family_prefix}_{suffix}", normalisation),
                     ungated=step_time_gate(sides, f"{family_prefix}_{suffix}", normalisation),
                 ),
-                note,
+                left_out,
             )
         )
     return [row for row in rows if row is not None]

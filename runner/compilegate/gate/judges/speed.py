@@ -80,11 +80,11 @@ from .speed_facts import (
 from .speed_medians import judge_from_medians, judge_speed, ratio_median, speedup_noise_pct
 
 YARDSTICK_UNIT = "yardsticks"  # a step time divided by the yardstick's: no physical unit
-# metric -> (label, unit, direction)
+# metric -> (unit, direction)
 SPEED_METRICS = {
-    "speedup": ("speedup", "x", HIGHER_IS_BETTER),
-    "eager_step_ms": ("eager step time", "ms", LOWER_IS_BETTER),
-    "compiled_step_ms": ("compiled step time", "ms", LOWER_IS_BETTER),
+    "speedup": ("x", HIGHER_IS_BETTER),
+    "eager_step_ms": ("ms", LOWER_IS_BETTER),
+    "compiled_step_ms": ("ms", LOWER_IS_BETTER),
 }
 Records = tuple[list[Process], list[Process]]
 KeyedProcesses = list[tuple[Key, Process]]
@@ -105,7 +105,7 @@ class Units:
 
 def judge_eager(sides: Sides) -> list[MetricVerdict]:
     """The step's eager time, over every process of each run that timed eager."""
-    records, note = undisturbed(sides, eager_records_of(sides))
+    records, left_out = undisturbed(sides, eager_records_of(sides))
     threshold = sides.policy.thresholds["eager_step_time_growth_pct"]
     if has_degrees_of_freedom(records):
         units = yardstick_of(sides, records, eager_values, "eager_step", units_of(sides, records))
@@ -128,14 +128,14 @@ def judge_eager(sides: Sides) -> list[MetricVerdict]:
             history=history_of(sides, "eager_step", units.normalisation),
             ungated=step_time_gate(sides, "eager_step", units.normalisation),
         )
-        return _listed(with_note(row, note))
+        return _listed(with_disturbed(row, left_out))
     from_medians = judge_from_medians(sides, "eager_step_ms", threshold)
     return _listed(reported_only(from_medians, step_time_gate(sides, "eager_step", None)))
 
 
 def judge_variant(sides: Sides) -> list[MetricVerdict]:
     """Speedup and compiled step time of one variant."""
-    records, note = undisturbed(sides, variant_records_of(sides))
+    records, left_out = undisturbed(sides, variant_records_of(sides))
     thresholds = sides.policy.thresholds
     if not has_degrees_of_freedom(records):
         base, head = sides.variants
@@ -183,7 +183,7 @@ def judge_variant(sides: Sides) -> list[MetricVerdict]:
         history=history_of(sides, "compiled_step", normalisation),
         ungated=step_time_gate(sides, "compiled_step", normalisation),
     )
-    return _listed(with_note(speedup, note), with_note(compiled, note))
+    return _listed(with_disturbed(speedup, left_out), with_disturbed(compiled, left_out))
 
 
 def history_of(sides: Sides, family: str, normalisation: str | None) -> Prediction | None:
@@ -278,7 +278,9 @@ def undisturbed(sides: Sides, records: Records) -> tuple[Records, tuple[Disturbe
     return kept, left_out
 
 
-def with_note(row: MetricVerdict | None, left_out: tuple[Disturbed, ...]) -> MetricVerdict | None:
+def with_disturbed(
+    row: MetricVerdict | None, left_out: tuple[Disturbed, ...]
+) -> MetricVerdict | None:
     """The row saying which disturbed processes were left out (none: as it is)."""
     if row is None or not left_out or not isinstance(row.facts, SpeedFacts):
         return row
@@ -334,7 +336,7 @@ def judge_processes(
     their mean, and the noise their prediction interval (gate/history.py). With `ungated`
     (why the row may not fail the job here: step_time_gate) it is reported, not judged."""
     family = next(name for name in SPEED_METRICS if metric.startswith(name))
-    _, unit, direction = SPEED_METRICS[family]
+    unit, direction = SPEED_METRICS[family]
     comparison = compare_sides(judged[0], judged[1], paired=sides.paired)
     raw = compare_sides(shown[0], shown[1], paired=sides.paired)
     change = comparison.change_pct
@@ -347,7 +349,7 @@ def judge_processes(
         judged_values = (history.mean, judged_values[1])
     worse_by = -change if direction == HIGHER_IS_BETTER else change
     size = ratio_size_pct(change)
-    verdict = classify_speed_change(worse_by, threshold_pct, noise, size_pct=size)
+    verdict = Verdict(classify_speed_change(worse_by, threshold_pct, noise, size_pct=size))
     normalisation = units.normalisation
     shown_values = (geometric_mean(shown[0]), geometric_mean(shown[1]))
     raw_ms: tuple[float, float] | None = None
@@ -364,14 +366,14 @@ def judge_processes(
     gross_pct = gross_bound_pct(sides, history, ungated, threshold_pct)
     if gross_pct is not None and classify_speed_change(
         worse_by, gross_pct, noise, size_pct=size
-    ) == ("regression"):
+    ) == (Verdict.REGRESSION):
         # Against one stored run, a change beyond any drift between whole runs fails.
-        verdict, threshold_pct, ungated = "regression", gross_pct, None
+        verdict, threshold_pct, ungated = Verdict.REGRESSION, gross_pct, None
     else:
         gross_pct = None
     facts = SpeedFacts(
         statistic=statistic,
-        rule_verdict=Verdict(verdict),
+        rule_verdict=verdict,
         processes=comparison.processes,
         paired=comparison.paired,
         raw_because=units.raw_because,

@@ -128,10 +128,10 @@ def judge_speed(
         change_pct = (per_yardstick[1] - per_yardstick[0]) / per_yardstick[0] * 100
     worse_by = -change_pct if direction == HIGHER_IS_BETTER else change_pct
     noise = combined_noise_pct(*noise_pct)
-    verdict = classify_speed_change(worse_by, threshold_pct, noise)
+    verdict = Verdict(classify_speed_change(worse_by, threshold_pct, noise))
     facts = SpeedFacts(
         statistic=Statistic.MEDIAN,
-        rule_verdict=Verdict(verdict),
+        rule_verdict=verdict,
         raw_change_pct=raw_change_pct,
         noise_unmeasured=tuple(
             side for side, n in zip((Side.BASELINE, Side.RUN), noise_pct) if n is None
