@@ -15,8 +15,9 @@ from gate_docs import environment, result, site, step, variant
 from report_runs import failing_rows, hostile, judge, two_by_three
 
 from compilegate.cli import build_parser
+from compilegate.gate.judges.speed_facts import SpeedFacts, Statistic
 from compilegate.gate.run_set import RunSetVerdict, VersionOutcome
-from compilegate.gate.verdict import EnvironmentSummary, MetricVerdict, VerdictReport
+from compilegate.gate.verdict import EnvironmentSummary, MetricVerdict, Verdict, VerdictReport
 from compilegate.report.comment import render_comment
 from compilegate.report.links import LinkContext
 from compilegate.report.run_set_text import render_run_set_text
@@ -296,15 +297,19 @@ def test_unjudgeable_noise_is_words_and_step_times_are_milliseconds():
     ]
     rows[1] = dataclasses.replace(
         rows[1],
-        message=(
-            "compiled step time 19.2 → 23.0 (+19.8 %; fastest iterations, 4 processes → 4; "
-            "raw 10.90 ms → 12.50 ms, +14.7 %)"
+        message="",
+        facts=SpeedFacts(
+            Statistic.FASTEST,
+            Verdict.REGRESSION,
+            processes=(4, 4),
+            raw_ms=(10.9, 12.5),
+            raw_change_pct=14.7,
         ),
     )
     markdown = comment(RunSetVerdict((_version(rows),), "b.json"))
     screen = first_screen(markdown)
     assert "too noisy to judge" in screen and "523" not in markdown.split("every gate row")[0]
-    assert "10.9 ms → 12.5 ms" in screen and "yardsticks" not in markdown
+    assert "10.9 ms → 12.5 ms" in screen and "yardsticks" not in screen
     # the normalisation is explained once, in the small print closed below the first screen
     assert "the yardstick" in reading_these_numbers(markdown)
     # the gate's estimator for changes is named too, apart from the compiled-vs-eager one

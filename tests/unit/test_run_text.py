@@ -17,9 +17,11 @@ import pytest
 from gate_docs import result, step, variant
 
 from compilegate.cli.gate_commands import judge_result
-from compilegate.gate.verdict import MetricVerdict
+from compilegate.gate.judges.speed_facts import SpeedFacts, Statistic
+from compilegate.gate.verdict import MetricVerdict, Verdict
 from compilegate.report.escape import shortened
 from compilegate.report.row_cells import judged_change, reader_values
+from compilegate.report.row_words import row_message
 from compilegate.report.run_text import render_run_text, variant_ms
 from compilegate.report.tables import display_width, fit_table, wrap_words
 from compilegate.results.location import default_result_path
@@ -193,9 +195,14 @@ def test_values_get_the_digits_their_change_needs() -> None:
 def test_a_row_judged_per_yardstick_shows_the_milliseconds_and_their_own_change() -> None:
     row = _row(
         metric="eager_step_ms", unit="yardsticks", baseline=40.0, current=36.0, change=-10.0,
-        change_unit="pct", threshold=5.0, noise_pct=3.0,
-        message="eager step time 40 → 36 (−10.0 %; raw 18.12 ms → 17.93 ms, -1.0 %)",
+        change_unit="pct", threshold=5.0, noise_pct=3.0, normalisation="yardstick", message="",
+        facts=SpeedFacts(
+            Statistic.FASTEST, Verdict.IMPROVEMENT, processes=(4, 4),
+            raw_ms=(18.1234, 17.9301), raw_change_pct=-1.04,
+        ),
     )  # fmt: skip
+    # the milliseconds as the row's sentence says them
+    assert "raw 18.12 ms → 17.93 ms, -1.0 %" in row_message(row)
     assert reader_values(row) == "18.1 ms → 17.9 ms (−1.0 %)"
     assert judged_change(row) == "−10 % per yardstick"
 

@@ -11,9 +11,10 @@ import pytest
 from gate_docs import judge_documents, result, step, variant, with_processes
 
 from compilegate.report.row_words import row_message
+from compilegate.report.row_words.speed import yardstick_words
 from compilegate.results.model import Process, parse
 from compilegate.results.processes import GPU_BOUND, LAUNCH_BOUND, eager_values
-from compilegate.results.yardsticks import pooled_log_spread, tracking_yardstick
+from compilegate.results.yardsticks import Choice, pooled_log_spread, tracking_yardstick
 
 
 def machine(seed: int, processes: int, host_drift: float, gpu_drift: float) -> list[tuple]:
@@ -75,26 +76,31 @@ def records_of(doc: dict) -> list[Process]:
     return [*(s.eager.processes or ()), *(s.variants[0].processes or ())]
 
 
+def _words(choice: Choice) -> str:
+    """How a row says the pick (report/row_words/speed.py)."""
+    return yardstick_words(choice.yardstick, choice.timed_spreads())
+
+
 def test_a_launch_bound_step_follows_the_launch_bound_yardstick() -> None:
     runs = [records_of(document(seed, "launch")) for seed in (1, 2)]
     choice = tracking_yardstick(runs, eager_values)
     assert choice.yardstick == LAUNCH_BOUND
     assert choice.spreads_pct[LAUNCH_BOUND] < 1 < choice.spreads_pct[GPU_BOUND]
-    assert "normalised by the launch-bound yardstick" in choice.describe()
+    assert "normalised by the launch-bound yardstick" in _words(choice)
 
 
 def test_a_gpu_bound_step_follows_the_gpu_bound_yardstick() -> None:
     runs = [records_of(document(seed, "gpu", gpu_drift=0.2, host_drift=0.2)) for seed in (1, 2)]
     choice = tracking_yardstick(runs, eager_values)
     assert choice.yardstick == GPU_BOUND
-    assert "normalised by the GPU-bound yardstick" in choice.describe()
+    assert "normalised by the GPU-bound yardstick" in _words(choice)
 
 
 def test_documents_without_the_launch_yardstick_keep_the_gpu_bound_one_and_its_words() -> None:
     runs = [records_of(document(1, "launch")), records_of(document(2, "launch", launch=False))]
     choice = tracking_yardstick(runs, eager_values)
     assert choice.yardstick == GPU_BOUND and choice.spreads_pct[LAUNCH_BOUND] is None
-    assert choice.describe() == "in units of the yardstick timed beside them"
+    assert _words(choice) == "in units of the yardstick timed beside them"
 
 
 def test_the_pooled_spread_ignores_a_change_between_runs() -> None:

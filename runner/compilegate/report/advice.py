@@ -17,11 +17,12 @@ import shlex
 from collections.abc import Iterator
 
 from ..errors import EXIT_NOT_JUDGED, EXIT_OK, EXIT_REGRESSION
+from ..gate.judges.speed_facts import NotJudged
 from ..gate.run_set import RunSetVerdict, VersionOutcome
 from ..gate.verdict import NOISE_FROM_HISTORY, REFRESH_TEMPLATE, MetricVerdict
 from . import wording as w
 from .row_cells import PER_YARDSTICK, YARDSTICK_UNIT, judged_change
-from .row_words import row_message
+from .row_words.speed import not_judged_reason, not_judged_why
 from .wording import and_list as _and
 
 TIMED_UNITS = ("x", "ms", "s", "yardsticks", "bytes")
@@ -106,10 +107,8 @@ def refresh_command(version: VersionOutcome, run_set: RunSetVerdict) -> str:
     return REFRESH_TEMPLATE
 
 
-NOT_JUDGED = "reported, not judged: "
 # Step times not judged for an unsteady machine (gate/judges/speed.py) name the run-health
 # line, which the first screen shows above the advice with what to do about it.
-HEALTH_REASON = "(run health)"
 UNSTEADY_WHY = "the machine was unsteady (run health, above)"
 
 
@@ -152,7 +151,7 @@ def _unjudged_step_times(version: VersionOutcome) -> tuple[str, str] | None:
         row
         for row in report.verdicts
         if not w.gated(row)
-        and NOT_JUDGED in row_message(row)
+        and not_judged_why(row) is not None
         and row.change is not None
         and row.threshold is not None
         and row.change > row.threshold  # slower: a faster step needs no look
@@ -171,8 +170,9 @@ def _unjudged_step_times(version: VersionOutcome) -> tuple[str, str] | None:
     )
     if all(row.unit == YARDSTICK_UNIT for row in moved):
         changes = f"{PER_YARDSTICK}: {changes}"
-    why = row_message(moved[0]).split(NOT_JUDGED, 1)[1]
-    if HEALTH_REASON in why:
+    why = not_judged_why(moved[0])
+    assert why is not None  # as `moved` was chosen
+    if not_judged_reason(moved[0]) is NotJudged.UNSTEADY_RUN:
         # the run-health line above says why, and what to do about an unsteady machine
         why = UNSTEADY_WHY
     return changes, why

@@ -39,6 +39,7 @@ from .links import LinkContext
 from .row_cells import ROW_HEADER, counts_past_limit, row_cells
 from .row_words import row_message
 from .row_words.diagnostics import break_reasons_said, count_detail, new_break_site, place_name
+from .row_words.speed import compares_fastest_iterations
 from .speeds import best_speed_text, estimator_text, pays_off_text, variant_speed
 from .tables import fit_table, markdown_table, wrap_words
 from .wording import and_list as _and
@@ -735,9 +736,7 @@ def _footnotes(run_set: RunSetVerdict) -> list[str]:
                     estimators.append(speed.estimator)
         if version.verdict is not None:
             yardstick |= any(r.normalisation == "yardstick" for r in version.verdict.verdicts)
-            processes |= any(
-                "fastest iterations" in row_message(r) for r in version.verdict.verdicts
-            )
+            processes |= any(compares_fastest_iterations(r) for r in version.verdict.verdicts)
             paired |= version.verdict.paired is not None
     notes = [*_health_in_full(run_set)]
     if estimators:

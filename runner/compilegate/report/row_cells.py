@@ -29,11 +29,10 @@ from ..gate.verdict import MetricVerdict
 from . import wording as w
 from .escape import shortened
 from .row_words import row_message
+from .row_words.speed import raw_ms_as_said
 from .wording import plain_torch
 
 ROW_HEADER = ("where", "what", "baseline → now", "change", "limit", "noise")
-# The milliseconds a yardstick-unit row came from, and their change (gate/judges/speed.py).
-_RAW_MS = re.compile(r"raw ([0-9.]+) ms → ([0-9.]+) ms, ([+−-][0-9.]+) %")
 YARDSTICK_UNIT = "yardsticks"
 PER_YARDSTICK = "per yardstick"
 MESSAGE_CHARS = 160
@@ -138,10 +137,9 @@ def reader_values(row: MetricVerdict) -> str:
     the noise, unless that rounds the change away (then the fewest decimals that show it).
     A yardstick-unit step time: the milliseconds measured and their own change,
     `9.51 ms → 9.94 ms (+4.5 %)`."""
-    raw = _RAW_MS.search(row_message(row)) if row.unit == YARDSTICK_UNIT else None
+    raw = raw_ms_as_said(row) if row.unit == YARDSTICK_UNIT else None
     if raw is not None:
-        base, now = float(raw.group(1)), float(raw.group(2))
-        change = float(raw.group(3).replace("−", "-"))
+        base, now, change = raw
         places = 0 if abs(change) >= 10 else 1
         values = _with_digits(w.values_text(base, now, "ms", row.noise_pct), base, now, " ms")
         return f"{values} ({change:+.{places}f} %)".replace("-", "−")

@@ -36,7 +36,7 @@ from .first_screen import PROCESSES_NOTE, YARDSTICK_NOTE, FirstScreen
 from .headline import headline_of
 from .note_words import note_words
 from .row_cells import MESSAGE_CHARS, ROW_HEADER
-from .row_words import row_message
+from .row_words.speed import compares_fastest_iterations
 from .speeds import IN_PROCESS, Speed, best_variant, pays_off_text, variant_speed
 from .step_bound_words import bound_sentence
 from .tables import fit_table, printable, wrap_words
@@ -413,7 +413,7 @@ def _attention(run_set: RunSetVerdict, width: int, every_row_command: str | None
         for row in version.verdict.verdicts
         if row.verdict in w.FAILING or row.verdict == "inconclusive"
     ]
-    if any("fastest iterations" in row_message(row) for _, row in rows):
+    if any(compares_fastest_iterations(row) for _, row in rows):
         lines += ["", *wrap_words(PROCESSES_NOTE, width)]
     if any(row.unit == "yardsticks" for _, row in rows):
         lines += ["", *wrap_words(YARDSTICK_NOTE, width)]

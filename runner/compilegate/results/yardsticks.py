@@ -24,7 +24,6 @@ from .model import Process
 from .processes import GPU_BOUND, LAUNCH_BOUND, all_timed_yardstick
 
 ValuesOf = Callable[..., list[float]]  # processes.eager_values or compiled_values
-NAMES = {GPU_BOUND: "GPU-bound", LAUNCH_BOUND: "launch-bound"}
 
 
 @dataclass(frozen=True)
@@ -35,17 +34,10 @@ class Choice:
     yardstick: str
     spreads_pct: dict[str, float | None]
 
-    def describe(self) -> str:
-        """How the row's message says it; as before where there was one yardstick to
-        choose from (documents before the launch-bound one)."""
-        spreads = {k: v for k, v in self.spreads_pct.items() if v is not None}
-        if len(spreads) < 2:
-            return "in units of the yardstick timed beside them"
-        listed = ", ".join(f"{NAMES[k]} ±{v:.1f} %" for k, v in spreads.items())
-        return (
-            f"normalised by the {NAMES[self.yardstick]} yardstick timed beside them "
-            f"(step/yardstick spread across processes: {listed})"
-        )
+    def timed_spreads(self) -> tuple[tuple[str, float], ...]:
+        """(yardstick, spread) of each candidate every process timed (the row's words say
+        which was picked, and why, from these: report/row_words/speed.py)."""
+        return tuple((k, v) for k, v in self.spreads_pct.items() if v is not None)
 
 
 def pooled_log_spread(runs: Sequence[Sequence[float]]) -> float | None:

@@ -47,63 +47,59 @@ from .speed import (
     undisturbed,
     units_of,
     variant_records_of,
-    with_note,
+    with_disturbed,
 )
+from .speed_facts import Statistic
 
-# (metric suffix, quantile, how the message names it)
-QUANTILES = (("p25", 0.25, "25th percentile"),)
+# (metric suffix, quantile, the statistic its row compares)
+QUANTILES = (("p25", 0.25, Statistic.P25),)
 
 
 def judge_eager(sides: Sides) -> list[MetricVerdict]:
     records = eager_records_of(sides)
     threshold = sides.policy.thresholds["step_time_quantile_growth_pct"]
-    return _judge(
-        sides, "eager_step_ms", "eager step time", ("eager", "eager_b"), records, threshold
-    )
+    return _judge(sides, "eager_step_ms", ("eager", "eager_b"), records, threshold)
 
 
 def judge_compiled(sides: Sides) -> list[MetricVerdict]:
     records = variant_records_of(sides)
     threshold = sides.policy.thresholds["step_time_quantile_growth_pct"]
-    return _judge(
-        sides, "compiled_step_ms", "compiled step time", ("compiled",), records, threshold
-    )
+    return _judge(sides, "compiled_step_ms", ("compiled",), records, threshold)
 
 
 def _judge(
     sides: Sides,
     family: str,
-    label: str,
     copies: tuple[str, ...],
     records: tuple[list[Process], list[Process]],
     threshold_pct: float,
 ) -> list[MetricVerdict]:
-    records, note = undisturbed(sides, records)
+    records, left_out = undisturbed(sides, records)
     with_samples = keep_records(sides, records, lambda record: sampled(record, copies[0]))
     if not has_degrees_of_freedom(with_samples):
         return []
-    normalisation, units = units_of(sides, with_samples)
+    units = units_of(sides, with_samples)
+    normalisation = units.normalisation
     per_yardstick = normalisation == YARDSTICK
     rows = []
     family_prefix = family.removesuffix("_ms")
-    for suffix, q, name in QUANTILES:
+    for suffix, q, statistic in QUANTILES:
         judged = [quantile_values(r, copies, q, per_yardstick=per_yardstick) for r in with_samples]
         shown = [quantile_values(r, copies, q, per_yardstick=False) for r in with_samples]
         rows.append(
-            with_note(
+            with_disturbed(
                 judge_processes(
                     sides,
                     f"{family}_{suffix}",
                     judged,
                     shown,
                     threshold_pct,
-                    (normalisation, units),
-                    label=f"{label} ({name})",
-                    statistic=f"each process's {name}",
+                    units,
+                    statistic=statistic,
                     history=history_of(sides, f"{family_prefix}_{suffix}", normalisation),
                     ungated=step_time_gate(sides, f"{family_prefix}_{suffix}", normalisation),
                 ),
-                note,
+                left_out,
             )
         )
     return [row for row in rows if row is not None]

@@ -35,9 +35,9 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Callable, overload
 
-from ...results.formats import format_value
 from ...results.model import Process
 from ...results.processes import (
     DISTURBED_TWINS_RATIO,
@@ -55,41 +55,62 @@ from ...results.processes import (
     twins_ratio,
     within_process,
 )
-from ...results.stats import ProcessComparison, compare_sides
+from ...results.stats import compare_sides
 from ...results.yardsticks import tracking_yardstick
-from ..history import HISTORY_RUNS, MIN_HISTORY_RUNS, Prediction, history_values, predict
+from ..history import MIN_HISTORY_RUNS, Prediction, history_values, predict
 from ..rules import (
     HIGHER_IS_BETTER,
     LOWER_IS_BETTER,
+    Side,
     classify_speed_change,
     detectable_change_pct,
-    noise_rule_message,
     ratio_size_pct,
 )
 from ..verdict import NOISE_FROM_HISTORY, NOISE_FROM_RUNS, MetricVerdict, Verdict
 from .sides import RAW, YARDSTICK, Sides
+from .speed_facts import (
+    Disturbed,
+    HistoryFacts,
+    NotJudged,
+    RawBecause,
+    SpeedFacts,
+    Statistic,
+    Ungated,
+)
 from .speed_medians import judge_from_medians, judge_speed, ratio_median, speedup_noise_pct
 
 YARDSTICK_UNIT = "yardsticks"  # a step time divided by the yardstick's: no physical unit
-YARDSTICK_UNITS = "in units of the yardstick timed beside them"
-# metric -> (label, unit, direction)
+# metric -> (unit, direction)
 SPEED_METRICS = {
-    "speedup": ("speedup", "x", HIGHER_IS_BETTER),
-    "eager_step_ms": ("eager step time", "ms", LOWER_IS_BETTER),
-    "compiled_step_ms": ("compiled step time", "ms", LOWER_IS_BETTER),
+    "speedup": ("x", HIGHER_IS_BETTER),
+    "eager_step_ms": ("ms", LOWER_IS_BETTER),
+    "compiled_step_ms": ("ms", LOWER_IS_BETTER),
 }
 Records = tuple[list[Process], list[Process]]
 KeyedProcesses = list[tuple[Key, Process]]
 
 
+@dataclass(frozen=True)
+class Units:
+    """How a row's values are compared: `normalisation` YARDSTICK (divided by `yardstick`,
+    picked from the candidates' `spreads_pct` where there were two), RAW (and why), or None
+    for a speedup (a ratio inside one process)."""
+
+    normalisation: str | None = None
+    raw_because: RawBecause | None = None
+    torch_versions: tuple[str, str] | None = None
+    yardstick: str = GPU_BOUND
+    spreads_pct: tuple[tuple[str, float], ...] = ()
+
+
 def judge_eager(sides: Sides) -> list[MetricVerdict]:
     """The step's eager time, over every process of each run that timed eager."""
-    records, note = undisturbed(sides, eager_records_of(sides))
+    records, left_out = undisturbed(sides, eager_records_of(sides))
     threshold = sides.policy.thresholds["eager_step_time_growth_pct"]
     if has_degrees_of_freedom(records):
-        normalisation, units = units_of(sides, records)
-        per_yardstick = normalisation == YARDSTICK
-        stick, units = yardstick_of(sides, records, eager_values, "eager_step", units)
+        units = yardstick_of(sides, records, eager_values, "eager_step", units_of(sides, records))
+        per_yardstick = units.normalisation == YARDSTICK
+        stick = units.yardstick
         row = judge_processes(
             sides,
             "eager_step_ms",
@@ -103,18 +124,18 @@ def judge_eager(sides: Sides) -> list[MetricVerdict]:
                 sides, records, [eager_values(r, per_yardstick=False) for r in records], "eager"
             ),
             threshold,
-            (normalisation, units),
-            history=history_of(sides, "eager_step", normalisation),
-            ungated=step_time_gate(sides, "eager_step", normalisation),
+            units,
+            history=history_of(sides, "eager_step", units.normalisation),
+            ungated=step_time_gate(sides, "eager_step", units.normalisation),
         )
-        return _listed(with_note(row, note))
+        return _listed(with_disturbed(row, left_out))
     from_medians = judge_from_medians(sides, "eager_step_ms", threshold)
     return _listed(reported_only(from_medians, step_time_gate(sides, "eager_step", None)))
 
 
 def judge_variant(sides: Sides) -> list[MetricVerdict]:
     """Speedup and compiled step time of one variant."""
-    records, note = undisturbed(sides, variant_records_of(sides))
+    records, left_out = undisturbed(sides, variant_records_of(sides))
     thresholds = sides.policy.thresholds
     if not has_degrees_of_freedom(records):
         base, head = sides.variants
@@ -139,12 +160,12 @@ def judge_variant(sides: Sides) -> list[MetricVerdict]:
         speedups,
         speedups,
         thresholds["speedup_drop_pct"],
-        (None, ""),
+        Units(),
         history=history_of(sides, "speedup", None),
     )
-    normalisation, units = units_of(sides, records)
-    per_yardstick = normalisation == YARDSTICK
-    stick, units = yardstick_of(sides, records, compiled_values, "compiled_step", units)
+    units = yardstick_of(sides, records, compiled_values, "compiled_step", units_of(sides, records))
+    normalisation, per_yardstick = units.normalisation, units.normalisation == YARDSTICK
+    stick = units.yardstick
     compiled = judge_processes(
         sides,
         "compiled_step_ms",
@@ -158,11 +179,11 @@ def judge_variant(sides: Sides) -> list[MetricVerdict]:
             sides, records, [compiled_values(r, per_yardstick=False) for r in records], "compiled"
         ),
         thresholds["compiled_step_time_growth_pct"],
-        (normalisation, units),
+        units,
         history=history_of(sides, "compiled_step", normalisation),
         ungated=step_time_gate(sides, "compiled_step", normalisation),
     )
-    return _listed(with_note(speedup, note), with_note(compiled, note))
+    return _listed(with_disturbed(speedup, left_out), with_disturbed(compiled, left_out))
 
 
 def history_of(sides: Sides, family: str, normalisation: str | None) -> Prediction | None:
@@ -182,33 +203,21 @@ def _history_values(sides: Sides, family: str, normalisation: str | None) -> lis
     return history_values(sides.base_step, sides.subject.variant, key)
 
 
-def step_time_gate(sides: Sides, family: str, normalisation: str | None) -> str | None:
+def step_time_gate(sides: Sides, family: str, normalisation: str | None) -> Ungated | None:
     """Why an absolute step time of `family` (eager_step, compiled_step, eager_step_p25, …)
     may not fail the job in this comparison, or None where it may (the module's docstring):
     a paired comparison decides on its paired noise; against a stored baseline it takes a
     steady run and a history that predicts one more run."""
     if sides.paired:
         return None
+    recorded = max(1, len(_history_values(sides, family, normalisation)))
     if sides.unsteady:
-        return (
-            "this run's machine was unsteady (run health), so its step times support no "
-            "verdict; rerun once the causes are gone, or in paired mode (run --against)"
-        )
+        return Ungated(NotJudged.UNSTEADY_RUN, recorded, MIN_HISTORY_RUNS)
     if history_of(sides, family, normalisation) is not None:
         return None
     if sides.base_step.unsteady_times:
-        return (
-            "the baseline's step times were measured on an unsteady machine (its run health "
-            "when baseline update recorded it) and are not vouched for; they are judged once "
-            "a steady run of baseline update replaces them, or its history holds "
-            f"{MIN_HISTORY_RUNS} steady runs, or now in paired mode (run --against)"
-        )
-    recorded = max(1, len(_history_values(sides, family, normalisation)))
-    return (
-        f"{recorded} of {MIN_HISTORY_RUNS} default-branch runs recorded; absolute step times "
-        f"are judged once the baseline's history ({MIN_HISTORY_RUNS} runs of baseline update) "
-        "shows how far whole runs of this machine differ, or now in paired mode (run --against)"
-    )
+        return Ungated(NotJudged.UNSTEADY_BASELINE, recorded, MIN_HISTORY_RUNS)
+    return Ungated(NotJudged.SHORT_HISTORY, recorded, MIN_HISTORY_RUNS)
 
 
 # -- shared with distribution.py --------------------------------------------------------------
@@ -251,59 +260,60 @@ def _records(sides: Sides, keyed: tuple[KeyedProcesses, KeyedProcesses]) -> Reco
     return [r for _, r in keyed[0]], [r for _, r in keyed[1]]
 
 
-def undisturbed(sides: Sides, records: Records) -> tuple[Records, str]:
+def undisturbed(sides: Sides, records: Records) -> tuple[Records, tuple[Disturbed, ...]]:
     """The records without the processes disturbed while they ran (processes.is_disturbed:
-    eager twins far apart), and the words that say which were left out ("" when none). One
+    eager twins far apart), and which were left out (none: empty). One
     such process set the noise of every later verdict against a loaded baseline (±85 %: a
     compiled step 10x slower read inconclusive). Left out only while each side keeps a
     process: else all stay, and the noise shows what happened."""
     kept = keep_records(sides, records, lambda record: not is_disturbed(record))
-    left_out = [
-        (side, ratio)
-        for side, side_records in zip(("baseline", "this run"), records)
+    left_out = tuple(
+        Disturbed(side, ratio)
+        for side, side_records in zip((Side.BASELINE, Side.RUN), records)
         for ratio in (twins_ratio(r) for r in side_records)
         if ratio is not None and ratio > DISTURBED_TWINS_RATIO
-    ]
-    if not left_out or not kept[0] or not kept[1]:
-        return records, ""
-    said = ", ".join(f"{side}'s eager twins x{ratio:.1f} apart" for side, ratio in left_out)
-    count = len(left_out)
-    return kept, (
-        f"; {count} disturbed process{'es' if count > 1 else ''} left out ({said}: "
-        f"more than x{DISTURBED_TWINS_RATIO:g}, a load spike inside the process)"
     )
+    if not left_out or not kept[0] or not kept[1]:
+        return records, ()
+    return kept, left_out
 
 
-def with_note(row: MetricVerdict | None, note: str) -> MetricVerdict | None:
-    """The row with `note` appended to its message (none: as it is)."""
-    if row is None or not note:
+def with_disturbed(
+    row: MetricVerdict | None, left_out: tuple[Disturbed, ...]
+) -> MetricVerdict | None:
+    """The row saying which disturbed processes were left out (none: as it is)."""
+    if row is None or not left_out or not isinstance(row.facts, SpeedFacts):
         return row
-    return dataclasses.replace(row, message=row.message + note)
+    return dataclasses.replace(row, facts=dataclasses.replace(row.facts, disturbed=left_out))
 
 
 def has_degrees_of_freedom(records: Records) -> bool:
     return bool(records[0]) and bool(records[1]) and len(records[0]) + len(records[1]) > 2
 
 
-def units_of(sides: Sides, records: Records) -> tuple[str, str]:
-    """(the normalisation, how the message says it)."""
+def units_of(sides: Sides, records: Records) -> Units:
+    """How these records' step times are compared: raw across torch versions (the yardstick
+    runs on torch) or where a process did not time the yardstick, else in its units."""
     if sides.units.normalisation == RAW:
-        return RAW, f"raw milliseconds ({sides.units.why_raw})"
+        return Units(RAW, RawBecause.TORCH_VERSIONS, sides.units.torch_versions)
     if not all(all_timed_yardstick(r) for r in records):
-        return RAW, "raw milliseconds (a run did not time the yardstick)"
-    return YARDSTICK, YARDSTICK_UNITS
+        return Units(RAW, RawBecause.YARDSTICK_NOT_TIMED)
+    return Units(YARDSTICK)
 
 
 def yardstick_of(
-    sides: Sides, records: Records, values_of: Callable[..., list[float]], family: str, units: str
-) -> tuple[str, str]:
-    """(the yardstick `family`'s step times are divided by, how the message says it): the
-    one its processes follow (results/yardsticks.py). The GPU-bound one where the row is
-    judged against a history, which stores step times in its units (gate/history.py)."""
+    sides: Sides, records: Records, values_of: Callable[..., list[float]], family: str, units: Units
+) -> Units:
+    """`units` naming the yardstick `family`'s step times are divided by: the one its
+    processes follow (results/yardsticks.py), with each candidate's spread. The GPU-bound
+    one where the row is judged against a history, which stores step times in its units
+    (gate/history.py)."""
     choice = tracking_yardstick(records, values_of)
-    if units != YARDSTICK_UNITS or history_of(sides, family, YARDSTICK) is not None:
-        return GPU_BOUND, units
-    return choice.yardstick, choice.describe()
+    if units.normalisation != YARDSTICK or history_of(sides, family, YARDSTICK) is not None:
+        return units
+    return dataclasses.replace(
+        units, yardstick=choice.yardstick, spreads_pct=choice.timed_spreads()
+    )
 
 
 def judge_processes(
@@ -312,23 +322,21 @@ def judge_processes(
     judged: Sequence[Sequence[float]],
     shown: Sequence[Sequence[float]],
     threshold_pct: float,
-    units: tuple[str | None, str],
+    units: Units,
     *,
-    label: str | None = None,
-    statistic: str = "fastest iterations",
+    statistic: Statistic = Statistic.FASTEST,
     history: Prediction | None = None,
-    ungated: str | None = None,
+    ungated: Ungated | None = None,
 ) -> MetricVerdict:
     """One row from both runs' per-process values: `judged` in the units compared, `shown`
     in the row's own unit (ms, or x for a speedup). `metric` may name a distribution
-    metric (`eager_step_ms_median`): its family's label, unit and direction apply.
+    metric (`eager_step_ms_p25`): its family's unit and direction apply.
 
     With a `history` (the default branch's recent runs), the change is this run's against
     their mean, and the noise their prediction interval (gate/history.py). With `ungated`
     (why the row may not fail the job here: step_time_gate) it is reported, not judged."""
     family = next(name for name in SPEED_METRICS if metric.startswith(name))
-    family_label, unit, direction = SPEED_METRICS[family]
-    label = label or family_label
+    unit, direction = SPEED_METRICS[family]
     comparison = compare_sides(judged[0], judged[1], paired=sides.paired)
     raw = compare_sides(shown[0], shown[1], paired=sides.paired)
     change = comparison.change_pct
@@ -341,56 +349,50 @@ def judge_processes(
         judged_values = (history.mean, judged_values[1])
     worse_by = -change if direction == HIGHER_IS_BETTER else change
     size = ratio_size_pct(change)
-    verdict = classify_speed_change(worse_by, threshold_pct, noise, size_pct=size)
-    normalisation, units_text = units
+    verdict = Verdict(classify_speed_change(worse_by, threshold_pct, noise, size_pct=size))
+    normalisation = units.normalisation
     shown_values = (geometric_mean(shown[0]), geometric_mean(shown[1]))
-    unit_text = f", {units_text}" if units_text else ""
-    if history is not None:
-        unit_text += (
-            f"; against the mean of the default branch's last {history.runs} runs, whose "
-            f"spread (±{history.spread_pct:.1f} % a run) predicts ±{history.noise_pct:.1f} % "
-            f"for one more"
-        )
+    raw_ms: tuple[float, float] | None = None
     if normalisation == YARDSTICK:
         # The row's values, change and threshold are all in yardstick units; the
-        # milliseconds they came from are in the message.
+        # milliseconds they came from are in its facts.
         values = judged_values
         unit = YARDSTICK_UNIT
-        unit_text += (
-            f"; raw {format_value(shown_values[0], 'ms')} → "
-            f"{format_value(shown_values[1], 'ms')}, {raw.change_pct:+.1f} %"
-        )
+        raw_ms = shown_values
     elif history is not None:
         values = judged_values
     else:
         values = shown_values
-    moved = (
-        f"{label} {format_value(values[0], unit)} → {format_value(values[1], unit)} "
-        f"({change:+.1f} %; {_what(comparison, statistic)}{unit_text})"
-    )
-    where = (
-        _noise_source(comparison)
-        if history is None
-        else f"between the default branch's last {history.runs} runs"
-    )
     gross_pct = gross_bound_pct(sides, history, ungated, threshold_pct)
     if gross_pct is not None and classify_speed_change(
         worse_by, gross_pct, noise, size_pct=size
-    ) == ("regression"):
+    ) == (Verdict.REGRESSION):
         # Against one stored run, a change beyond any drift between whole runs fails.
-        verdict, threshold_pct, ungated = "regression", gross_pct, None
-        where += (
-            f"; against one stored run a step time fails only beyond the {gross_pct:g} % "
-            "that whole runs of one machine were measured to drift apart "
-            "(step_time_gross_growth_pct)"
-        )
-    message = noise_rule_message(moved, verdict, change, threshold_pct, noise, where)
-    if verdict == "inconclusive":
-        message += how_to_decide(history)
+        verdict, threshold_pct, ungated = Verdict.REGRESSION, gross_pct, None
+    else:
+        gross_pct = None
+    facts = SpeedFacts(
+        statistic=statistic,
+        rule_verdict=verdict,
+        processes=comparison.processes,
+        paired=comparison.paired,
+        raw_because=units.raw_because,
+        torch_versions=units.torch_versions,
+        yardstick=units.yardstick if normalisation == YARDSTICK else None,
+        yardstick_spreads_pct=units.spreads_pct if normalisation == YARDSTICK else (),
+        raw_ms=raw_ms,
+        raw_change_pct=raw.change_pct if raw_ms is not None else None,
+        history=(
+            None
+            if history is None
+            else HistoryFacts(history.runs, history.spread_pct, history.noise_pct)
+        ),
+        gross_bound_pct=gross_pct,
+    )
     row = sides.subject.measured(
         metric,
         verdict,
-        message,
+        "",
         values,
         unit,
         change,
@@ -400,12 +402,13 @@ def judge_processes(
         detectable_change_pct=detectable_change_pct(noise, threshold_pct),
         normalisation=normalisation,
         noise_source=NOISE_FROM_RUNS if history is None else NOISE_FROM_HISTORY,
+        facts=facts,
     )
-    return reported_only(row, ungated, moved)
+    return reported_only(row, ungated)
 
 
 def gross_bound_pct(
-    sides: Sides, history: Prediction | None, ungated: str | None, threshold_pct: float
+    sides: Sides, history: Prediction | None, ungated: Ungated | None, threshold_pct: float
 ) -> float | None:
     """The bound a step time is judged against where no history judges it yet (one stored
     run, a steady run, not paired): `step_time_gross_growth_pct`, above the drift measured
@@ -423,56 +426,22 @@ def gross_bound_pct(
 
 
 @overload
-def reported_only(
-    row: MetricVerdict, ungated: str | None, moved: str | None = None
-) -> MetricVerdict: ...
+def reported_only(row: MetricVerdict, ungated: Ungated | None) -> MetricVerdict: ...
 @overload
-def reported_only(
-    row: MetricVerdict | None, ungated: str | None, moved: str | None = None
-) -> MetricVerdict | None: ...
-def reported_only(
-    row: MetricVerdict | None, ungated: str | None, moved: str | None = None
-) -> MetricVerdict | None:
+def reported_only(row: MetricVerdict | None, ungated: Ungated | None) -> MetricVerdict | None: ...
+def reported_only(row: MetricVerdict | None, ungated: Ungated | None) -> MetricVerdict | None:
     """The row reported and not judged where step_time_gate says it may not fail the job
-    (`ungated`): verdict pass, gated False, its message what moved (`moved`, else its own)
-    and why it is not judged; a `missing` row stays as it is."""
-    if row is None or ungated is None or row.verdict == "missing":
+    (`ungated`): verdict pass, gated False, its facts saying why; a `missing` row stays as
+    it is."""
+    if row is None or ungated is None or not isinstance(row.facts, SpeedFacts):
         return row
     return dataclasses.replace(
         row,
         verdict=Verdict.PASS,
-        message=f"{moved or row.message}; reported, not judged: {ungated}",
         detectable_change_pct=None,
         gated=False,
+        facts=dataclasses.replace(row.facts, not_judged=ungated),
     )
-
-
-def how_to_decide(history: Prediction | None) -> str:
-    """What narrows an inconclusive row's noise. Against a history the noise is the default
-    branch's spread from run to run, which a rerun of this run leaves as it is."""
-    if history is None:
-        return "; rerun with more processes (variant_processes) or iterations to decide"
-    more = ""
-    if history.runs < HISTORY_RUNS:
-        more = f", or more of them (the baseline keeps {HISTORY_RUNS}, it has {history.runs})"
-    return (
-        "; to decide it, narrow the default branch's spread, which a rerun of this run leaves "
-        "as it is: steadier default-branch runs (more iterations or processes in the base "
-        f"branch's config){more}"
-    )
-
-
-def _what(comparison: ProcessComparison, statistic: str) -> str:
-    n_base, n_cur = comparison.processes
-    if comparison.paired:
-        return f"{statistic}, {n_base} pairs of processes"
-    return f"{statistic}, {n_base} processes → {n_cur}"
-
-
-def _noise_source(comparison: ProcessComparison) -> str:
-    if comparison.paired:
-        return "of the paired differences (each head process against the base process beside it)"
-    return "between the processes of both runs"
 
 
 def _listed(*rows: MetricVerdict | None) -> list[MetricVerdict]:

@@ -15,7 +15,7 @@ cancel drift against (the A/A ratio and the speedup have one): a host that drift
 from round to round drifts as much from one run to the next. The two runs are
 independent: the comparison's noise is the root sum of squares (rules.combined_noise_pct).
 A run without any noise estimate contributes nothing; when neither has one the change is
-judged on the threshold alone and the message says so.
+judged on the threshold alone, and the row's facts say so (`noise_unmeasured`).
 """
 
 from __future__ import annotations
@@ -27,23 +27,23 @@ from ...results.model import Eager, Ratio, Step, Timing, Variant
 from ..rules import (
     HIGHER_IS_BETTER,
     LOWER_IS_BETTER,
+    Side,
     Subject,
     classify_speed_change,
     combined_noise_pct,
     detectable_change_pct,
     largest,
     missing,
-    moved,
 )
-from ..verdict import MetricVerdict
+from ..verdict import MetricVerdict, Verdict
 from .sides import RAW, YARDSTICK, Sides
+from .speed_facts import RawBecause, SpeedFacts, Statistic
 
-SPEED_VERDICTS = ("regression", "improvement", "inconclusive", "pass")
-# metric -> (label, unit, direction)
+# metric -> (unit, direction)
 _METRICS = {
-    "speedup": ("speedup", "x", HIGHER_IS_BETTER),
-    "eager_step_ms": ("eager step time", "ms", LOWER_IS_BETTER),
-    "compiled_step_ms": ("compiled step time", "ms", LOWER_IS_BETTER),
+    "speedup": ("x", HIGHER_IS_BETTER),
+    "eager_step_ms": ("ms", LOWER_IS_BETTER),
+    "compiled_step_ms": ("ms", LOWER_IS_BETTER),
 }
 
 
@@ -77,10 +77,16 @@ def judge_from_medians(sides: Sides, metric: str, threshold_pct: float) -> Metri
         )
         return row and dataclasses.replace(row, normalisation=YARDSTICK)
     row = judge_speed(sides.subject, metric, *values, threshold_pct, raw_noise)
-    if row is None or row.verdict not in SPEED_VERDICTS:
-        return row
-    why = f" (raw milliseconds: {sides.units.why_raw})" if sides.units.why_raw else ""
-    return dataclasses.replace(row, normalisation=RAW, message=row.message + why)
+    if row is None or not isinstance(row.facts, SpeedFacts):
+        return row  # missing
+    facts = row.facts
+    if sides.units.torch_versions is not None:
+        facts = dataclasses.replace(
+            facts,
+            raw_because=RawBecause.TORCH_VERSIONS,
+            torch_versions=sides.units.torch_versions,
+        )
+    return dataclasses.replace(row, normalisation=RAW, facts=facts)
 
 
 def _step_median(entry: Eager | Variant | None) -> float | None:
@@ -111,64 +117,38 @@ def judge_speed(
     current), the change is judged on those, so a machine that runs slower today does not
     read as a slower step; the raw times are still shown.
     """
-    label, unit, direction = _METRICS[metric]
+    unit, direction = _METRICS[metric]
     unjudged = missing(subject, metric, base_value, cur_value, positive=True)
     if unjudged is not None or base_value is None or cur_value is None:
         return unjudged
     change_pct = (cur_value - base_value) / base_value * 100
-    adjusted = ""
+    raw_change_pct = None
     if per_yardstick is not None:
         raw_change_pct = change_pct
         change_pct = (per_yardstick[1] - per_yardstick[0]) / per_yardstick[0] * 100
-        adjusted = (
-            f"; {change_pct:+.1f} % against the machine yardstick timed beside it "
-            f"(raw {raw_change_pct:+.1f} %)"
-        )
     worse_by = -change_pct if direction == HIGHER_IS_BETTER else change_pct
     noise = combined_noise_pct(*noise_pct)
-    verdict = classify_speed_change(worse_by, threshold_pct, noise)
-    shown = moved(label, base_value, cur_value, unit, change_pct) + adjusted
-    limit = f"the {threshold_pct:g} % threshold"
-    if noise is None:
-        beyond, caveat = limit, " (no noise measured in either run: judged on the threshold alone)"
-    else:
-        beyond = f"{limit} and the ±{noise:.1f} % noise of both runs"
-        unmeasured = [side for side, n in zip(("the baseline", "this run"), noise_pct) if n is None]
-        caveat = f" (no noise measured in {unmeasured[0]})" if unmeasured else ""
-    if verdict == "regression":
-        message = f"{shown}: worse by more than {beyond}{caveat}"
-    elif verdict == "improvement":
-        message = f"{shown}: better by more than {beyond}{caveat}"
-    elif noise is None or abs(change_pct) <= threshold_pct:
-        # Without noise the threshold alone decides (never inconclusive): within it, or not.
-        message = f"{shown}: within {limit}"
-    elif verdict == "inconclusive" and abs(change_pct) > noise:
-        message = (
-            f"{shown}: beyond {limit}, but the ±{noise:.1f} % noise of both runs is more "
-            f"than twice the threshold: too noisy to decide it; with this noise a change is "
-            f"decided only beyond {detectable_change_pct(noise, threshold_pct):.0f} %, twice "
-            f"the noise; rerun with more iterations or rounds{caveat}"
-        )
-    elif verdict == "inconclusive":
-        message = (
-            f"{shown}: beyond {limit} but inside the ±{noise:.1f} % noise of both runs: "
-            f"these runs decide changes above {detectable_change_pct(noise, threshold_pct):.1f}"
-            f" %; rerun with more iterations or rounds to decide{caveat}"
-        )
-    else:
-        message = f"{shown}: better, but inside the ±{noise:.1f} % noise: not a clear improvement"
-    detectable = detectable_change_pct(noise, threshold_pct)
+    verdict = Verdict(classify_speed_change(worse_by, threshold_pct, noise))
+    facts = SpeedFacts(
+        statistic=Statistic.MEDIAN,
+        rule_verdict=verdict,
+        raw_change_pct=raw_change_pct,
+        noise_unmeasured=tuple(
+            side for side, n in zip((Side.BASELINE, Side.RUN), noise_pct) if n is None
+        ),
+    )
     return subject.measured(
         metric,
         verdict,
-        message,
+        "",
         (base_value, cur_value),
         unit,
         change_pct,
         threshold_pct,
         direction=direction,
         noise_pct=noise,
-        detectable_change_pct=detectable,
+        detectable_change_pct=detectable_change_pct(noise, threshold_pct),
+        facts=facts,
     )
 
 

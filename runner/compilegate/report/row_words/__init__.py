@@ -29,6 +29,7 @@ from .diagnostics import count_words, graph_break_words
 from .memory import memory_words
 from .missing import missing_words
 from .numerics import numerics_words
+from .speed import speed_words
 from .torch_state import torch_state_words
 
 # facts kind -> the function that words a row with such facts. A row without facts still
@@ -49,6 +50,7 @@ _WORDS: dict[str, Callable[[MetricVerdict], str]] = {
     "graph_breaks": graph_break_words,
     "recompiles": count_words,
     "fallbacks_to_eager": count_words,
+    "speed": speed_words,
 }
 
 
