@@ -18,7 +18,7 @@ other keys carry them for the renderers (the shape is in schemas/result.schema.j
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..config.model import DEFAULT_STEPS_PER_RUN
@@ -108,7 +108,7 @@ def analyse(variant: Variant, m: Measured, steps: int) -> dict[str, Any]:
 WITHHELD = "the machine was unsteady while this ran (run health)"
 
 
-def withheld(recommendation: dict[str, Any]) -> dict[str, Any]:
+def withheld(recommendation: Mapping[str, Any]) -> Mapping[str, Any]:
     """The recommendation of a run whose machine was unsteady (results/run_health.py): its
     step times support no decision, so it is `undecided`, `withheld` says why, and the text
     keeps what was measured. The figures stay for the reports."""
