@@ -188,10 +188,10 @@ class _Record:
 
     @property
     def recommendation(self):
-        return self.raw.get("recommendation")
+        return self.as_step().recommendation
 
     def with_recommendation(self, recommendation) -> None:
-        self.raw["recommendation"] = dict(recommendation)
+        self.raw["recommendation"] = recommendation.to_json(as_recorded=True)
 
 
 class _Side:

@@ -34,6 +34,7 @@ from .model import (
     eager_of,
     non_finite_paths,
     payoff_of,
+    recommendation_of,
     variant_of,
 )
 from .payoff import measure
@@ -332,7 +333,7 @@ def finish_step(step: Step) -> StepSummary:
     bounds = step_bounds(step)
     if bounds:
         recommendation["bounds"] = [bound.to_json() for bound in bounds]
-    return StepSummary(process_noise, tuple(variants), recommendation)
+    return StepSummary(process_noise, tuple(variants), recommendation_of(recommendation))
 
 
 def write_document(document: dict[str, Any], path: Path) -> None:

@@ -569,7 +569,7 @@ class Payoff(Model):
     compile_s: CompileEstimate | None = None
 
     def recorded_nulls(self) -> tuple[str, ...]:
-        return ("processes", "compile_s")  # results/recommendation.analyse
+        return ("compile_s",)  # results/recommendation.analyse: null when not measured
 
 
 @dataclass(frozen=True)
@@ -687,6 +687,13 @@ class Recommendation(Model):
     def written_as_null(self) -> tuple[str, ...]:
         """A decided recommendation carries the payoff's figures, null where unknown."""
         return PAYOFF_NULLS if self.decision is not None else ()
+
+    def recorded_nulls(self) -> tuple[str, ...]:
+        """The run's decision names its variant (null: none) and, when one is quoted, that
+        variant's compile seconds, null when not measured (results/recommendation.py)."""
+        if self.decision is None:
+            return ()
+        return ("variant",) if self.variant is None else ("compile_s",)
 
 
 @dataclass(frozen=True)
@@ -846,6 +853,11 @@ def variant_of(raw: Mapping[str, Any]) -> Variant:
 def payoff_of(raw: Mapping[str, Any]) -> Payoff:
     """A variant's payoff the run computed (results/recommendation.analyse), typed."""
     return _build(Payoff, raw)
+
+
+def recommendation_of(raw: Mapping[str, Any]) -> Recommendation:
+    """A step's recommendation the run decided (results/recommendation.recommend), typed."""
+    return _build(Recommendation, raw)
 
 
 def step_of(raw: Mapping[str, Any]) -> Step:

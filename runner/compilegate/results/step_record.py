@@ -10,13 +10,12 @@ run keeps what it measured, and run health (results/run_health.py) reads the sam
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..config import StepConfig
 from ..config import Variant as VariantConfig
-from .model import Eager, Status, Step, Variant
+from .model import Eager, Recommendation, Status, Step, Variant
 
 
 def step_settings(step: StepConfig) -> dict[str, Any]:
@@ -61,12 +60,11 @@ def not_run(step: StepConfig, reason: str) -> StepRecord:
 @dataclass(frozen=True)
 class StepSummary:
     """What a step's summary adds once every process has reported (document.finish_step):
-    the noise of its processes, its variants with their payoff, the recommendation (JSON:
-    results/recommendation.py builds it)."""
+    the noise of its processes, its variants with their payoff, the recommendation."""
 
     process_noise_pct: float | None
     variants: tuple[Variant, ...]
-    recommendation: Mapping[str, Any]
+    recommendation: Recommendation
 
 
 @dataclass
@@ -99,10 +97,10 @@ class StepRecord:
         self.variants = list(summary.variants)
 
     @property
-    def recommendation(self) -> Mapping[str, Any] | None:
+    def recommendation(self) -> Recommendation | None:
         return self.summary.recommendation if self.summary is not None else None
 
-    def with_recommendation(self, recommendation: Mapping[str, Any]) -> None:
+    def with_recommendation(self, recommendation: Recommendation) -> None:
         """The summary with another recommendation (run health withholds one)."""
         if self.summary is not None:
             self.summary = StepSummary(
@@ -122,6 +120,7 @@ class StepRecord:
             settings=step_settings(self.config),
             eager=self.eager,
             process_noise_pct=self.summary.process_noise_pct if self.summary else None,
+            recommendation=self.recommendation,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -139,5 +138,5 @@ class StepRecord:
         }
         if self.summary is not None:
             out["process_noise_pct"] = self.summary.process_noise_pct
-            out["recommendation"] = dict(self.summary.recommendation)
+            out["recommendation"] = self.summary.recommendation.to_json(as_recorded=True)
         return out
