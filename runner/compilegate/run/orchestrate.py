@@ -29,13 +29,14 @@ from ..results.recommendation import withheld
 from ..results.run_health import run_health
 from ..results.step_record import StepRecord, failed_variant, not_run
 from .child_env import measurement_variables
+from .child_runs import last_line
 from .entry_check import resolve_entry
 from .gpu_state import GpuSampler
 from .host_git import head_commit
 from .interrupts import as_interrupted
 from .launcher import ChildLauncher, Launcher
 from .machine_load import MachineLoad
-from .step_measurement import StepSide, finish_record, last_line, measure_step
+from .step_measurement import StepSide, finish_record, measure_step
 
 PROBE_TIMEOUT_S = 180
 

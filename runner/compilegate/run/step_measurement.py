@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import contextlib
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, TextIO, TypeVar
 
-from ..child.protocol import ChildReport, ChildSide, ChildSpec, EntryPoint, ReportError
+from ..child.protocol import ChildSide, ChildSpec, EntryPoint
 from ..cleanup import remove_tree
 from ..config import StepConfig, Variant
 from ..results.compile_cost import FRESH, REUSED, SHARED
@@ -31,9 +31,9 @@ from ..results.document import (
     with_process,
 )
 from ..results.model import Variant as ResultVariant
-from ..results.processes import head_vs_base
 from ..results.step_record import StepRecord, failed_variant
-from .launcher import ChildOutcome, Launcher
+from .child_runs import Measured, one_line, run_child, run_pair_child
+from .launcher import Launcher
 
 T = TypeVar("T")
 
@@ -91,24 +91,6 @@ class StepSide:
         )
 
 
-@dataclass(frozen=True)
-class Measured:
-    """What one process measured of one side: the child's report (for a child that measured
-    both sides, this side's part of it, checked as a report of its own) and, where base and
-    head were timed in that process, the head's ratio to the base."""
-
-    report: ChildReport
-    head_vs_base: Mapping[str, float] | None = None
-
-    @property
-    def eager(self) -> ChildJson:
-        return self.report.eager or {}
-
-    @property
-    def variant(self) -> ChildJson:
-        return self.report.variant or {}
-
-
 def alternate(sides: Sequence[T], slot: int) -> list[T]:
     """The order the sides run in at this slot of a step's schedule: A B, then B A, then
     A B … (A B B A A B B A: a drift over the run falls on both sides alike)."""
@@ -164,7 +146,7 @@ class _EagerRun:
         if number == 1 and side.reference_path is not None:
             spec = replace(spec, numerics_reference_out=side.reference_path)
         label = f"{side.child_label}/eager#{number}"
-        report, self.error = _run_child(side.launcher, spec, side.step, label)
+        report, self.error = run_child(side.launcher, spec, side.step, label)
         if report is not None:
             self.measured.append(Measured(report))
 
@@ -268,7 +250,7 @@ class _VariantRun:
         label = f"{self.side.child_label}/{self.variant.id}"
         if number == 1:
             stream.write(f"{self.side.tag} variant {self.variant.id}\n")
-            report, error = _run_child(launcher, self.spec, step, label, cache_dir=self.cache_dir)
+            report, error = run_child(launcher, self.spec, step, label, cache_dir=self.cache_dir)
             if report is not None:  # else `error` says why
                 error = non_finite_error(report.variant or {})
             if report is not None and error is None:
@@ -293,7 +275,7 @@ class _VariantRun:
             _variant_cache(launcher) if cold else contextlib.nullcontext(self.cache_dir)
         )
         with launcher_cache as own:
-            report, error = _run_child(
+            report, error = run_child(
                 launcher, self.timing_spec, step, f"{label}#{number}", cache_dir=own
             )
         if report is not None:  # else `error` says why
@@ -415,79 +397,26 @@ def _variant_spec(variant: Variant) -> dict[str, Any]:
     }
 
 
+R = TypeVar("R")
+
+
 def _run_pair_child(
     sides: Sequence[StepSide],
     parts: Sequence[ChildSide],
     cache_dir: Path | None,
     label: str,
 ) -> tuple[dict[str, Measured], None] | tuple[dict[str, Measured], str]:
-    """One child measuring both sides (child/measure_pair.py), run by the head's launcher:
-    the eager references (`parts` without a variant) or a variant's warm timing (`parts`:
-    each side's variant and cache; `cache_dir` the head's); what each side measured, by side
-    label, or the error."""
+    """One child measuring both sides, run by the head's launcher: the eager references
+    (`parts` without a variant) or a variant's warm timing (`parts`: each side's variant
+    and cache; `cache_dir` the head's); what each side measured, by side label, or the
+    error (child_runs.run_pair_child)."""
     head = sides[-1]
-    timing = any(part.variant is not None for part in parts)
-    full = head.base_spec("pair", device=head.record.device, sides=tuple(parts))
-    if timing:
-        settings = {**full.settings, "epoch_length": None}
-        full = replace(full, timing_only=True, settings=settings)
-    report, error = _run_child(
-        head.launcher, full, head.step, f"{head.step.name}@pair/{label}", cache_dir=cache_dir
-    )
-    if error is not None or report is None:
-        return {}, error or "the child ended without a report"
-    found = report.sides or {}
-    if set(found) != {side.label for side in sides}:
-        return {}, "the paired child did not return both sides"
-    try:  # each side's part, checked at the door as a one-side child's report
-        out = {
-            role: Measured(ChildReport.from_json({"status": "ok", "device": report.device, **part}))
-            for role, part in found.items()
-        }
-    except (ReportError, TypeError) as exc:
-        return {}, f"the paired child's report: {one_line(exc)}"
-    base, head_part = out[sides[0].label], out[head.label]
-    kind = "variant" if timing else "eager"
-    try:
-        ratio = head_vs_base(
-            _part(head_part.report, kind)["timed"], _part(base.report, kind)["timed"]
-        )
-    except Exception as exc:  # a sample list the ratio cannot read: the statistics say so
-        return {}, f"compilegate could not record this measurement: {one_line(exc)}"
-    out[head.label] = replace(head_part, head_vs_base=ratio)
-    return out, None
-
-
-def _part(report: ChildReport, kind: str) -> ChildJson:
-    return (report.variant if kind == "variant" else report.eager) or {}
-
-
-def _run_child(
-    launcher: Launcher,
-    spec: ChildSpec,
-    step: StepConfig,
-    label: str,
-    *,
-    cache_dir: Path | None = None,
-) -> tuple[ChildReport, None] | tuple[None, str]:
-    """One child's report (typed at the launcher's door), or the one-line error it ended
-    with: exactly one is None."""
-    spec = replace(spec, limits=step.limits.to_dict())  # a container launcher applies them
-    try:
-        outcome = launcher.run(
-            spec, label=label, timeout_s=step.timeout_s, env_opt_in=step.env, cache_dir=cache_dir
-        )
-    except Exception as exc:  # the parent's own failure to run it: this child's error only
-        return None, f"compilegate could not run this child: {one_line(exc)}"
-    error = _outcome_error(outcome)
-    if error is not None:
-        return None, error
-    if outcome.report is None:  # _outcome_error asserts it away; this says it to the checker
-        return None, "the child ended without a report"
-    return outcome.report, None
-
-
-R = TypeVar("R")
+    spec = head.base_spec("pair", device=head.record.device, sides=tuple(parts))
+    if any(part.variant is not None for part in parts):
+        settings = {**spec.settings, "epoch_length": None}
+        spec = replace(spec, timing_only=True, settings=settings)
+    label = f"{head.step.name}@pair/{label}"
+    return run_pair_child(head.launcher, spec, head.step, label, cache_dir=cache_dir)
 
 
 def _record(record: Callable[..., R], *args: object) -> tuple[R, None] | tuple[None, str]:
@@ -517,11 +446,6 @@ def finish_record(record: StepRecord, stream: TextIO) -> None:
         stream.write(f"[{record.name}] error: {record.error}\n")
 
 
-def one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())[:300]
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
 @contextlib.contextmanager
 def _variant_cache(launcher: Launcher) -> Iterator[Path | None]:
     """An Inductor cache for one variant's processes: empty for its first (a cold compile),
@@ -548,20 +472,3 @@ def _reference_dir(launcher: Launcher) -> Iterator[Path]:
         left = remove_tree(folder)
         if left is not None:
             launcher.stream.write(f"warning: {left}\n")
-
-
-def _outcome_error(outcome: ChildOutcome) -> str | None:
-    if outcome.error is not None:
-        last = last_line(outcome)
-        return outcome.error + (f" (last output: {last})" if last else "")
-    assert outcome.report is not None
-    if outcome.report.status != "ok":
-        return " ".join(str(outcome.report.error).split())
-    return None
-
-
-def last_line(outcome: ChildOutcome) -> str:
-    for line in reversed(outcome.output_tail):
-        if line.strip():
-            return line.strip()[:300]
-    return ""
