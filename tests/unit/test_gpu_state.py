@@ -50,7 +50,7 @@ def test_a_dedicated_gpu_at_a_fixed_clock_is_steady() -> None:
     assert gpu["sm_mhz_min"] == gpu["sm_mhz_max"] == 1980 and gpu["busy_samples"] == 2
     assert gpu["throttled"] == [] and gpu["other_processes"] == 0
     assert gpu["name"] == "NVIDIA H200" and gpu["persistence_mode"] is True
-    assert run_health({}, {"steps": []}, gpu)["unsteady"] == []
+    assert run_health({}, [], gpu)["unsteady"] == []
 
 
 def test_throttling_a_moving_clock_and_a_neighbour_each_make_a_run_unsteady() -> None:
@@ -60,20 +60,20 @@ def test_throttling_a_moving_clock_and_a_neighbour_each_make_a_run_unsteady() ->
         ((steady(), steady(sm=1410)), "SM clock moved 1410–1980 MHz while it worked"),
         ((steady(), steady(pids=(10, 4242))), "1 other process used the GPU"),
     ):
-        health = run_health({}, {"steps": []}, sampled(*samples))
+        health = run_health({}, [], sampled(*samples))
         assert any(said in reason for reason in health["unsteady"]), health["unsteady"]
 
 
 def test_idle_clocks_and_benign_reasons_are_not_unsteady() -> None:
     gpu = sampled(steady(), steady(busy=0, sm=210, reasons=0x1), steady(reasons=0x2))
-    assert run_health({}, {"steps": []}, gpu)["unsteady"] == []
+    assert run_health({}, [], gpu)["unsteady"] == []
 
 
 def test_without_nvml_there_is_no_entry() -> None:
     sampler = GpuSampler(open_nvml=lambda: None).start()
     sampler.stop()
     assert sampler.summary() is None
-    assert run_health({}, {"steps": []}, None)["gpu"] is None
+    assert run_health({}, [], None)["gpu"] is None
 
 
 def test_children_in_containers_leave_other_processes_uncounted() -> None:

@@ -98,10 +98,10 @@ def test_a_parent_side_failure_recording_one_variant_is_that_variants_error(
 ) -> None:
     real = result_document.variant_entry
 
-    def breaks_on_b(variant, child, *cache):
+    def breaks_on_b(variant, *report):
         if variant.id == "b":
             raise KeyError("speedup")
-        return real(variant, child, *cache)
+        return real(variant, *report)
 
     monkeypatch.setattr(step_measurement, "variant_entry", breaks_on_b)
     document = run(tmp_path, StandInLauncher())

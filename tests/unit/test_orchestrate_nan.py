@@ -12,7 +12,8 @@ from test_result import ENV, child_output, timed
 
 from compilegate.child.protocol import ChildReport, ChildSpec, EntryPoint
 from compilegate.config.loading import load_config_file
-from compilegate.results.document import new_document, step_skeleton, write_document
+from compilegate.results.document import new_document, write_document
+from compilegate.results.step_record import StepRecord
 from compilegate.run.launcher import ChildOutcome
 from compilegate.run.step_measurement import StepSide, measure_step
 from compilegate.schemas import validation_errors
@@ -51,10 +52,11 @@ def eager_child(median_ms: float) -> dict:
 def measure(tmp_path: Path, *documents: dict) -> dict:
     (tmp_path / "c.yml").write_text(CONFIG)
     step = load_config_file(tmp_path / "c.yml").steps[0]
-    step_doc = step_skeleton(step)
+    record = StepRecord(step)
     entry = EntryPoint("a.py:f", "a.py", "f", 1)
-    side = StepSide(step, entry, tmp_path, FakeLauncher(*documents), step_doc)
+    side = StepSide(step, entry, tmp_path, FakeLauncher(*documents), record)
     measure_step([side], stream=io.StringIO())
+    step_doc = record.to_json()
     document = new_document(ENV, "c.yml", "abc", ("s",))
     document["steps"].append(step_doc)
     write_document(document, tmp_path / "result.json")  # must not raise

@@ -18,13 +18,12 @@ from compilegate.results.document import (
     finish_step,
     new_document,
     non_finite_error,
-    step_skeleton,
     variant_entry,
-    variant_skeleton,
     write_document,
 )
-from compilegate.results.model import parse, step_of
+from compilegate.results.model import parse
 from compilegate.results.recommendation import recommend
+from compilegate.results.step_record import StepRecord, failed_variant
 from compilegate.schemas import validation_errors
 
 ENV = {
@@ -68,31 +67,46 @@ def child_output(eager_ms: float, compiled_ms: float, compile_s: float = 20.0) -
     }
 
 
-def make_document(tmp_path: Path) -> dict:
+def parts(child: dict) -> tuple:
+    """A child's report as the recorder reads it: what it measured, its diagnostics and
+    numerics."""
+    return child["variant"], child.get("diagnostics"), child.get("numerics")
+
+
+def make_record(tmp_path: Path, settings: str = "") -> StepRecord:
+    """A step as the run records it: eager measured, one variant measured, one timed out."""
     cfg = tmp_path / "compilegate.yml"
     cfg.write_text(
-        "version: 1\nsteps:\n  - name: s\n    entry: a.py:f\n    variants:\n"
+        f"version: 1\nsteps:\n  - name: s\n    entry: a.py:f\n{settings}    variants:\n"
         "      - {mode: default}\n      - {mode: default, dynamic: true}\n"
     )
     step = load_config_file(cfg).steps[0]
-    doc = new_document(ENV, str(cfg), "abc")
-    step_doc = step_skeleton(step)
-    step_doc["device"] = "cpu"
-    step_doc["eager"] = eager_entry(
+    record = StepRecord(step, device="cpu")
+    record.eager = eager_entry(
         {
             "warmup_s": [0.1],
             "peak_bytes": None,
             "timed": {"eager": timed(10), "eager_b": timed(10, seed=9)},
         }
     )
-    fast = variant_entry(step.variants[0], child_output(10.0, 5.0))
-    broken = variant_skeleton(step.variants[1])
-    broken.update(
-        status="error", error="timed out: used 601 CPU-s (timeout_s 600) in 912 s while numerics"
+    fast = variant_entry(step.variants[0], *parts(child_output(10.0, 5.0)))
+    broken = failed_variant(
+        step.variants[1], "timed out: used 601 CPU-s (timeout_s 600) in 912 s while numerics"
     )
-    step_doc["variants"] = [fast, broken]
-    step_doc["recommendation"] = recommend(step_of(step_doc).variants)
-    doc["steps"].append(step_doc)
+    record.variants = [fast, broken]
+    return record
+
+
+def document_of(tmp_path: Path, record: StepRecord) -> dict:
+    doc = new_document(ENV, str(tmp_path / "compilegate.yml"), "abc")
+    doc["steps"].append(record.to_json())
+    return doc
+
+
+def make_document(tmp_path: Path) -> dict:
+    record = make_record(tmp_path)
+    doc = document_of(tmp_path, record)
+    doc["steps"][0]["recommendation"] = recommend(record.as_step().variants)
     return doc
 
 
@@ -152,26 +166,30 @@ def test_variant_ids_are_stable() -> None:
 def test_every_process_leaves_a_record_of_its_fastest_iterations(tmp_path: Path) -> None:
     from compilegate.results.document import add_process, finish_step
 
-    step_doc = make_document(tmp_path)["steps"][0]
-    variant = step_doc["variants"][0]
-    first = variant["processes"][0]
+    record = make_record(tmp_path)
+    variant = record.variants[0]
+    first = variant.processes[0]
     compiled = child_output(10.0, 5.0)["variant"]["timed"]["compiled"]["samples"]
-    assert first["fastest_ms"]["compiled"] == min(compiled)
-    assert first["samples_ms"]["compiled"] == compiled
-    add_process(variant, child_output(10.0, 5.5)["variant"])  # a timing-only process
-    assert len(variant["processes"]) == 2
-    finish_step(step_doc)
+    assert first.fastest_ms.compiled == min(compiled)
+    assert list(first.samples_ms["compiled"]) == compiled
+    variant = add_process(variant, child_output(10.0, 5.5)["variant"])  # a timing-only process
+    assert len(variant.processes) == 2
+    record.variants[0] = variant
+    record.summarize(finish_step(record.as_step()))
+    step_doc = record.to_json()
     # eager: the reference process and both of the variant's; compiled and speedup: two
-    assert 0 < step_doc["process_noise_pct"] < variant["compiled_process_noise_pct"]
-    assert variant["speedup_process_noise_pct"] > 0
-    assert validation_errors({**make_document(tmp_path), "steps": [step_doc]}, "result") == []
+    noise = step_doc["variants"][0]["compiled_process_noise_pct"]
+    assert 0 < step_doc["process_noise_pct"] < noise
+    assert step_doc["variants"][0]["speedup_process_noise_pct"] > 0
+    assert validation_errors(document_of(tmp_path, record), "result") == []
 
 
 def test_one_process_gives_no_process_noise(tmp_path: Path) -> None:
     from compilegate.results.document import finish_step
 
-    step_doc = make_document(tmp_path)["steps"][0]
-    finish_step(step_doc)
+    record = make_record(tmp_path)
+    record.summarize(finish_step(record.as_step()))
+    step_doc = record.to_json()
     assert step_doc["variants"][0]["compiled_process_noise_pct"] is None
     assert step_doc["process_noise_pct"] is not None  # eager reference + the variant's eager
 
@@ -202,7 +220,7 @@ def test_failed_diagnostics_are_explicit_nulls_and_nan_numerics_distances_are_nu
         "status": "fail",
         "worst": [{"tensor": "loss", "kind": "loss", "rmse_compiled": float("nan"), "cosine": 1.0}],
     }
-    entry = variant_entry(variant, child)
+    entry = variant_entry(variant, *parts(child)).to_json(as_recorded=True)
     assert (entry["graph_breaks"], entry["recompiles"], entry["fallbacks_to_eager"]) == (
         None,
         None,
@@ -222,14 +240,14 @@ def test_the_document_records_every_declared_step() -> None:
 def test_diagnostics_cannot_overwrite_what_was_measured() -> None:
     variant = Variant.from_dict({"mode": "default"})
     child = child_output(10.0, 5.0)
-    honest = variant_entry(variant, child)
+    honest = variant_entry(variant, *parts(child)).to_json(as_recorded=True)
     child["diagnostics"] = {
         **child["diagnostics"],
         "speedup": {"median": 99.0},
         "status": "ok",
         "step_ms": {"median": 0.001},
     }
-    entry = variant_entry(variant, child)
+    entry = variant_entry(variant, *parts(child)).to_json(as_recorded=True)
     assert entry["speedup"] == honest["speedup"] and entry["step_ms"] == honest["step_ms"]
     assert entry["degraded"][-1] == (
         "diagnostics tried to overwrite measured keys: speedup, status, step_ms"
@@ -241,21 +259,23 @@ def test_finish_step_gives_each_variant_the_payoff_the_decision_quotes(tmp_path:
     and decided on another (each process's fastest iteration). Now the recommendation, the
     variant's `payoff` and its `break_even_steps` are one set of numbers, from every
     process, against the step's steps_per_run."""
-    doc = make_document(tmp_path)
-    step_doc = doc["steps"][0]
-    step_doc["settings"]["steps_per_run"] = 50_000
-    fast = step_doc["variants"][0]
+    record = make_record(tmp_path, "    steps_per_run: 50000\n")
+    fast = record.variants[0]
     for seed in (4, 5, 6):
         later = child_output(10.0, 5.2)["variant"]
         later["timed"]["compiled"] = timed(5.2, seed=seed)
-        add_process(fast, later)
-    finish_step(step_doc)
-    advice, payoff = step_doc["recommendation"], fast["payoff"]
+        fast = add_process(fast, later)
+    record.variants[0] = fast
+    record.summarize(finish_step(record.as_step()))
+    doc = document_of(tmp_path, record)
+    step_doc = doc["steps"][0]
+    advice, payoff = step_doc["recommendation"], step_doc["variants"][0]["payoff"]
+    fast_doc = step_doc["variants"][0]
     assert advice["decision"] == payoff["decision"] == "compile"
     assert advice["steps_per_run"] == 50_000 and "a 50,000-step run" in advice["text"]
     assert advice["speedup"] == payoff["speedup"]
     assert "over 4 processes" in advice["speedup"]["estimator"]
-    assert fast["break_even_steps"] == advice["break_even_steps"]["estimate"]
+    assert fast_doc["break_even_steps"] == advice["break_even_steps"]["estimate"]
     assert f"{advice['speedup']['estimate']:.2f}×" in advice["text"]
     assert validation_errors(doc, "result") == []
 
@@ -291,11 +311,11 @@ def test_the_first_processes_step_work_goes_into_the_document_as_it_came(tmp_pat
         "timed": {"eager": timed(10), "eager_b": timed(10, seed=9)},
         "step_work": STEP_WORK,
     }
-    step_doc["eager"] = eager_entry(measured)
+    step_doc["eager"] = eager_entry(measured).to_json(as_recorded=True)
     child = child_output(10.0, 5.0)
     child["variant"]["step_work"] = compiled_work
-    variant = variant_entry(declared, child)
-    add_process(variant, child_output(10.0, 5.0)["variant"])
+    variant = variant_entry(declared, *parts(child))
+    variant = add_process(variant, child_output(10.0, 5.0)["variant"]).to_json(as_recorded=True)
     step_doc["variants"][0] = variant
     assert step_doc["eager"]["step_work"] == STEP_WORK
     assert variant["step_work"] == compiled_work

@@ -10,12 +10,17 @@ from gate_docs import process, result, step, variant, with_processes
 from compilegate.gate.run_set import RunSetVerdict, VersionOutcome
 from compilegate.report.first_screen import FirstScreen
 from compilegate.report.run_text import render_run_text
-from compilegate.results.model import parse
+from compilegate.results.model import parse, step_of
 from compilegate.results.run_health import health_line, run_health
 from compilegate.run.machine_load import CpuCounters, MachineLoad
 
 QUIET = {"cpu_count": 2, "load_average_mean": 0.9, "others_cpu_pct": 3.0, "steal_pct": 0.0}
 BUSY = {"cpu_count": 2, "load_average_mean": 3.4, "others_cpu_pct": 61.0, "steal_pct": 0.0}
+
+
+def steps_of(document: dict) -> list:
+    """The document's steps, typed: what run health reads of a run as measured."""
+    return [step_of(raw) for raw in document["steps"]]
 
 
 def measured(yardsticks=(2.0, 2.0), aa_noise_pct=1.0, threads=None, device="cuda") -> dict:
@@ -31,7 +36,7 @@ def measured(yardsticks=(2.0, 2.0), aa_noise_pct=1.0, threads=None, device="cuda
 
 def test_a_quiet_run_is_steady_and_says_nothing():
     document = measured()
-    document["run_health"] = run_health(QUIET, document)
+    document["run_health"] = run_health(QUIET, steps_of(document))
     assert document["run_health"]["unsteady"] == []
     assert health_line(parse(document, "r.json")) is None
     assert "run health" not in render_run_text(parse(document, "r.json"))
@@ -52,7 +57,7 @@ def test_a_busy_machine_a_wide_aa_or_a_drifting_yardstick_each_make_a_run_unstea
         ),
         ({**QUIET, "steal_pct": 12.0}, measured(), "stole 12 %"),
     ):
-        document["run_health"] = run_health(machine, document)
+        document["run_health"] = run_health(machine, steps_of(document))
         line = health_line(parse(document, "r.json"))
         assert line is not None and said in line, line
         assert "step times are reported, not judged, and support no recommendation" in line
@@ -75,7 +80,7 @@ def test_a_drift_on_a_quiet_machine_with_several_threads_says_threads_1_steadies
         ({**QUIET, "steal_pct": 12.0}, None, False),
     ):
         document = measured(yardsticks=drifting, threads=threads)
-        document["run_health"] = run_health(machine, document)
+        document["run_health"] = run_health(machine, steps_of(document))
         line = health_line(parse(document, "r.json"))
         assert line is not None and "the yardstick drifted 50 %" in line, line
         assert (hint in line) == said, (machine, threads, line)
@@ -98,20 +103,20 @@ def test_any_unsteady_run_of_a_multi_threaded_cpu_step_names_threads_1():
         (BUSY, measured(device="cpu", threads=1), False),
         (BUSY, measured(device="cuda"), False),
     ):
-        doc["run_health"] = run_health(machine, doc)
+        doc["run_health"] = run_health(machine, steps_of(doc))
         line = health_line(parse(doc, "r.json"))
         assert line is not None and line.count(hint) == int(said), (machine, line)
         if said and machine is BUSY:
             assert "its CPU steps ran with several threads (threads unset or above 1)" in line
             assert line.index(hint) < line.index(". Its step times are reported")
     quiet = measured(device="cpu")
-    quiet["run_health"] = run_health(QUIET, quiet)
+    quiet["run_health"] = run_health(QUIET, steps_of(quiet))
     assert health_line(parse(quiet, "r.json")) is None
 
 
 def test_the_line_heads_the_terminal_table_and_the_pr_comment():
     document = measured()
-    document["run_health"] = run_health(BUSY, document)
+    document["run_health"] = run_health(BUSY, steps_of(document))
     table = render_run_text(parse(document, "r.json")).splitlines()
     said = [i for i, line in enumerate(table) if line.startswith("⚠️ run health: the machine")]
     assert len(said) == 1 and said[0] < table.index(
@@ -154,7 +159,7 @@ def test_one_process_a_host_hiccup_slowed_does_not_make_a_run_unsteady():
     """An idle demo run: 16 of 17 processes timed the yardstick at 0.27-0.28 ms, one at
     0.41 ms. The upper quartile, not the slowest, is the run's drift."""
     document = measured(yardsticks=(0.27, 0.275, 0.28, 0.272) * 4 + (0.41,))
-    document["run_health"] = run_health(QUIET, document)
+    document["run_health"] = run_health(QUIET, steps_of(document))
     assert document["run_health"]["unsteady"] == [], document["run_health"]
     assert document["run_health"]["yardstick_drift_pct"] < 5
 
@@ -172,9 +177,32 @@ class _Machine:
         return self._summary
 
 
+class _Record:
+    """A step record as run health reads it (results/step_record.StepRecord), over JSON."""
+
+    def __init__(self, raw: dict) -> None:
+        self.raw = raw
+
+    def as_step(self):
+        return step_of(self.raw)
+
+    @property
+    def recommendation(self):
+        return self.as_step().recommendation
+
+    def with_recommendation(self, recommendation) -> None:
+        self.raw["recommendation"] = recommendation.to_json(as_recorded=True)
+
+
 class _Side:
     def __init__(self, document: dict) -> None:
-        self.document = document
+        self.head = document
+        self.steps = [_Record(raw) for raw in document["steps"]]
+        self.health = None
+
+    @property
+    def document(self) -> dict:
+        return {**self.head, "run_health": self.health}
 
 
 def decided(document: dict) -> dict:

@@ -17,7 +17,7 @@ from compilegate.child.protocol import ChildReport, ChildSpec, EntryPoint
 from compilegate.config import Config
 from compilegate.config.loading import load_config_file
 from compilegate.errors import ConfigError
-from compilegate.results.document import step_skeleton
+from compilegate.results.step_record import StepRecord
 from compilegate.run.launcher import ChildOutcome
 from compilegate.run.step_measurement import StepSide, measure_step
 
@@ -90,10 +90,10 @@ class FakeLauncher:
 
 def measure(cfg: Config, launcher: FakeLauncher) -> dict[str, Any]:
     step = cfg.steps[0]
-    step_doc = step_skeleton(step)
+    record = StepRecord(step)
     entry = EntryPoint("a.py:f", "a.py", "f", 1)
-    measure_step([StepSide(step, entry, cfg.repo_root, launcher, step_doc)], stream=io.StringIO())
-    return step_doc
+    measure_step([StepSide(step, entry, cfg.repo_root, launcher, record)], stream=io.StringIO())
+    return record.to_json()
 
 
 def test_defaults_one_eager_process_and_four_per_variant(tmp_path: Path) -> None:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .stats import CONFIDENCE, t_quantile
@@ -50,7 +50,7 @@ def cache_label(cache_dir: str, hits: int | None) -> str:
     return "warm" if hits > 0 else "cold"
 
 
-def process_compile(measured: dict[str, Any], cache_dir: str) -> dict[str, Any]:
+def process_compile(measured: Mapping[str, Any], cache_dir: str) -> dict[str, Any]:
     """The process record's compile fields: compile_wall_s, compile_cpu_s, cache.
 
     A child document without a compile window (a test's stand-in child) gives the wall time

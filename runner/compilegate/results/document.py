@@ -1,7 +1,9 @@
 """Assemble the result document (schemas/result.schema.json) from what the children measured.
 
-Pure functions over plain dicts (the statistics are in stats.py, the decision in
-recommendation.py), plus the atomic writer: the parent writes the document
+Pure functions from what a child reported (its JSON parts) to typed entries (results/model.py):
+the eager references, a variant, a later process, a step's summary (the statistics are in
+stats.py, the decision in recommendation.py); the step as measured so far is a
+results/step_record.StepRecord. Plus the atomic writer: the parent writes the document
 after every step, so a crash or a failing later phase loses nothing already measured.
 """
 
@@ -12,14 +14,29 @@ import json
 import math
 import os
 import tempfile
+from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from .. import __version__
-from ..config import StepConfig, Variant
+from ..config import StepConfig
+from ..config import Variant as VariantConfig
 from ..config.model import DEFAULT_ACCEPT_LABEL, DEFAULT_STEPS_PER_RUN
 from .compile_cost import FRESH, REUSED, compile_cost, process_compile
-from .model import non_finite_paths, step_of
+from .model import (
+    Eager,
+    Model,
+    Process,
+    Step,
+    Variant,
+    eager_of,
+    non_finite_paths,
+    payoff_of,
+    recommendation_of,
+    variant_of,
+)
 from .payoff import measure
 from .processes import (
     all_timed_yardstick,
@@ -33,8 +50,12 @@ from .processes import (
 from .recommendation import analyse, recommend
 from .stats import break_even_steps, process_noise_pct, ratio_of_medians, summarize
 from .step_bound import step_bounds
+from .step_record import StepRecord, StepSummary
 
 SCHEMA_VERSION = 1
+# What a child reported of one process (child/protocol.py's ChildReport parts): the JSON the
+# recorders read, checked at the launcher's door.
+ChildJson = Mapping[str, Any]
 
 
 def new_document(
@@ -80,32 +101,13 @@ def pairing_entry(
 
 
 def step_skeleton(step: StepConfig) -> dict[str, Any]:
-    return {
-        "name": step.name,
-        "status": "ok",
-        "error": None,
-        "entry": step.entry,
-        "device": None,
-        "config_fingerprint": step.fingerprint(),
-        "settings": {
-            **step.comparable_settings(),
-            "eager_processes": step.eager_processes,
-            "variant_processes": step.variant_processes,
-            "cold_compiles": step.cold_compiles,
-            "timeout_s": step.timeout_s,
-            "thresholds": dict(step.thresholds),
-            "gate_compile_wall_time": step.gate_compile_wall_time,
-            "env": list(step.env),
-            "steps_per_run": step.steps_per_run,
-            "epoch_length": step.epoch_length,
-            "limits": step.limits.to_dict(),
-        },
-        "eager": None,
-        "variants": [],
-    }
+    """A step not measured yet, as the document records it."""
+    return StepRecord(step).to_json()
 
 
-def eager_entry(measured: dict[str, Any]) -> dict[str, Any]:
+def eager_entry(measured: ChildJson) -> Eager:
+    """The eager references' entry from the first eager process (`measured`: the child's
+    `eager`, its JSON), typed."""
     timed = measured["timed"]
     a, b = timed["eager"], timed["eager_b"]
     aa = ratio_of_medians(a["samples"], a["rounds"], b["samples"], b["rounds"])
@@ -115,49 +117,80 @@ def eager_entry(measured: dict[str, Any]) -> dict[str, Any]:
         "peak_bytes": measured["peak_bytes"],
         "aa_ratio": aa.to_dict(),
         "noise_pct": aa.distance_from_one_pct,
+        **yardstick_entries(timed, {"per_yardstick": "eager"}),
+        "processes": [process_record(measured)],
+        "torch_state": measured.get("torch_state"),
+        **_step_work(measured),
     }
-    entry.update(yardstick_entries(timed, {"per_yardstick": "eager"}))
-    entry["processes"] = [process_record(measured)]
-    entry["torch_state"] = measured.get("torch_state")
-    _add_step_work(entry, measured)
-    return entry
+    return eager_of(entry)
 
 
-def _add_step_work(entry: dict[str, Any], measured: dict[str, Any]) -> None:
+def _step_work(measured: ChildJson) -> dict[str, object]:
     """The first process's step-work counts (child/step_work.py; checked at the door,
     child/protocol.check_step_work), when it took them: a child of an earlier release, a
     timing-only or a paired process leaves the key out."""
-    if measured.get("step_work") is not None:
-        entry["step_work"] = measured["step_work"]
+    found = measured.get("step_work")
+    return {"step_work": found} if found is not None else {}
 
 
-def process_summary(entry: dict[str, Any]) -> dict[str, Any]:
-    """The process record (processes.process_record) of an eager or variant entry."""
-    record: dict[str, Any] = entry["processes"][0]
-    return record
+def with_process(eager: Eager, measured: ChildJson, head_vs_base: ChildJson | None) -> Eager:
+    """The eager entry with one more eager reference's process record (`head_vs_base`: the
+    ratio of a process that timed base and head together)."""
+    record = (eager_entry(measured).processes or ())[0]  # eager_entry records its process
+    processes = (*(eager.processes or ()), _with_ratio(record, head_vs_base))
+    return replace(eager, processes=processes)
 
 
-def add_process(entry: dict[str, Any], measured: dict[str, Any], cache_dir: str = REUSED) -> None:
-    """A variant's later, timing-only process: one more record of its timing and compile
-    (`cache_dir`: compile_cost.FRESH, REUSED or SHARED); the compile cost is pooled again."""
-    entry["processes"].append(
-        {
-            **process_record(measured),
-            **process_compile(measured, cache_dir),
-        }
-    )
-    cost = entry["compile_cost"]
-    entry["compile_cost"] = compile_cost(
-        entry["processes"], cost["counts"], cost.get("cpu_method"), cost.get("eager_ops")
-    )
+def with_head_vs_base(eager: Eager, head_vs_base: ChildJson | None) -> Eager:
+    """The first eager process with the ratio of base and head timed in it, when they were."""
+    if head_vs_base is None or not eager.processes:
+        return eager
+    first, *rest = eager.processes
+    return replace(eager, processes=(_with_ratio(first, head_vs_base), *rest))
 
 
-def yardstick_entries(timed: dict[str, Any], ratios: dict[str, str]) -> dict[str, Any]:
+def _with_ratio(process: Process, head_vs_base: ChildJson | None) -> Process:
+    if head_vs_base is None:
+        return process
+    return replace(process, head_vs_base=MappingProxyType(dict(head_vs_base)))
+
+
+def add_process(
+    entry: Variant,
+    measured: ChildJson,
+    cache_dir: str = REUSED,
+    head_vs_base: ChildJson | None = None,
+) -> Variant:
+    """A variant's later, timing-only process: the entry with one more record of its timing
+    and compile (`cache_dir`: compile_cost.FRESH, REUSED or SHARED; `head_vs_base`: the
+    ratio of a process that timed base and head together); the compile cost pooled again."""
+    if entry.compile_cost is None or entry.processes is None:
+        raise ValueError(f"variant {entry.id}: no first process to add a timing process to")
+    record = {**process_record(measured), **process_compile(measured, cache_dir)}
+    if head_vs_base is not None:
+        record["head_vs_base"] = dict(head_vs_base)
+    records = [p.to_json() for p in entry.processes] + [record]
+    cost = entry.compile_cost
+    pooled = compile_cost(records, cost.counts.to_json(), cost.cpu_method, cost.eager_ops)
+    typed = variant_of({"processes": records, "compile_cost": pooled, **_id_of(entry)})
+    return replace(entry, processes=typed.processes, compile_cost=typed.compile_cost)
+
+
+def _id_of(entry: Variant) -> dict[str, str]:
+    return {
+        "id": entry.id,
+        "mode": entry.mode,
+        "compile_target": entry.compile_target,
+        "status": entry.status.value,
+    }
+
+
+def yardstick_entries(timed: ChildJson, ratios: dict[str, str]) -> dict[str, object]:
     """The yardstick's own timing and each named side's time in yardstick units (timing.py)."""
     stick = timed.get("yardstick")
     if stick is None:
         return {}
-    out: dict[str, Any] = {"yardstick_ms": summarize(stick["samples"], stick["rounds"])}
+    out: dict[str, object] = {"yardstick_ms": summarize(stick["samples"], stick["rounds"])}
     for key, side in ratios.items():
         ratio = ratio_of_medians(
             timed[side]["samples"], timed[side]["rounds"], stick["samples"], stick["rounds"]
@@ -166,7 +199,8 @@ def yardstick_entries(timed: dict[str, Any], ratios: dict[str, str]) -> dict[str
     return out
 
 
-def variant_skeleton(variant: Variant) -> dict[str, Any]:
+def variant_skeleton(variant: VariantConfig) -> dict[str, object]:
+    """A variant's definition as the document records it (before its measurements)."""
     return {
         "id": variant.id,
         "mode": variant.mode,
@@ -180,11 +214,15 @@ def variant_skeleton(variant: Variant) -> dict[str, Any]:
 
 
 def variant_entry(
-    variant: Variant, child: dict[str, Any], cache_dir: str = FRESH
-) -> dict[str, Any]:
+    variant: VariantConfig,
+    measured: ChildJson,
+    diagnostics: ChildJson | None = None,
+    numerics: ChildJson | None = None,
+    cache_dir: str = FRESH,
+) -> Variant:
     """A measured variant: timings, speedup with CI, noise, compile cost, diagnostics, from
-    its first process (`cache_dir`: how its Inductor cache came to it, compile_cost.py)."""
-    measured = child["variant"]
+    its first process (`measured`, `diagnostics`, `numerics`: the child's report, as JSON;
+    `cache_dir`: how its Inductor cache came to it, compile_cost.py), typed."""
     timed = measured["timed"]
     eager, eager_b, compiled = timed["eager"], timed["eager_b"], timed["compiled"]
     speedup = ratio_of_medians(
@@ -206,43 +244,37 @@ def variant_entry(
     )
     compile_s = cost["wall_s"]
     noise_pct = aa.distance_from_one_pct
-    entry = variant_skeleton(variant)
-    entry.update(
-        {
-            "compile_s": compile_s,
-            "compile_cost": cost,
-            "compile_call_s": compile_info.get("call_s"),
-            "late_recompile_s": late_recompile_s,
-            "warmup_s": measured["warmup_s"],
-            "eager_warmup_s": measured["eager_warmup_s"],
-            "step_ms": step_ms,
-            "eager_step_ms": eager_ms,
-            "speedup": speedup.to_dict(),
-            "aa_ratio": aa.to_dict(),
-            "noise_pct": noise_pct,
-            "detectable_change_pct": max(noise_pct, speedup.half_width_pct),
-            "break_even_steps": break_even_steps(compile_s, eager_ms["median"], step_ms["median"]),
-            "peak_bytes": measured["peak_bytes"],
-            "eager_peak_bytes": measured["eager_peak_bytes"],
-        }
-    )
-    entry.update(
-        yardstick_entries(
+    entry: dict[str, Any] = {
+        **variant_skeleton(variant),
+        "compile_s": compile_s,
+        "compile_cost": cost,
+        "compile_call_s": compile_info.get("call_s"),
+        "late_recompile_s": late_recompile_s,
+        "warmup_s": measured["warmup_s"],
+        "eager_warmup_s": measured["eager_warmup_s"],
+        "step_ms": step_ms,
+        "eager_step_ms": eager_ms,
+        "speedup": speedup.to_dict(),
+        "aa_ratio": aa.to_dict(),
+        "noise_pct": noise_pct,
+        "detectable_change_pct": max(noise_pct, speedup.half_width_pct),
+        "break_even_steps": break_even_steps(compile_s, eager_ms["median"], step_ms["median"]),
+        "peak_bytes": measured["peak_bytes"],
+        "eager_peak_bytes": measured["eager_peak_bytes"],
+        **yardstick_entries(
             timed, {"eager_per_yardstick": "eager", "compiled_per_yardstick": "compiled"}
-        )
-    )
-    entry["processes"] = [first]
-    entry["torch_state"] = measured.get("torch_state")
-    _add_step_work(entry, measured)
-    _merge_diagnostics(entry, child.get("diagnostics") or {})
-    for key in ("recompiles", "graph_breaks", "fallbacks_to_eager"):
-        entry.setdefault(key, None)  # null: not measured, the diagnostics failed (`degraded`)
-    if "numerics" in child:
-        entry["numerics"] = numerics_without_nan(child["numerics"])
-    return entry
+        ),
+        "processes": [first],
+        "torch_state": measured.get("torch_state"),
+        **_step_work(measured),
+    }
+    _merge_diagnostics(entry, diagnostics or {})
+    if numerics is not None:
+        entry["numerics"] = numerics_without_nan(numerics)
+    return variant_of(entry)
 
 
-def _merge_diagnostics(entry: dict[str, Any], diagnostics: dict[str, Any]) -> None:
+def _merge_diagnostics(entry: dict[str, Any], diagnostics: ChildJson) -> None:
     """Add the child's diagnostics without letting them overwrite anything measured: they are
     built in the process that ran the user's code, so a key that clashes with a timing, the
     speedup or the status is refused, and the variant is marked degraded (not judged)."""
@@ -256,7 +288,7 @@ def _merge_diagnostics(entry: dict[str, Any], diagnostics: dict[str, Any]) -> No
         entry["degraded"] = [*(degraded if isinstance(degraded, list) else []), note]
 
 
-def numerics_without_nan(numerics: dict[str, Any]) -> dict[str, Any]:
+def numerics_without_nan(numerics: ChildJson) -> ChildJson:
     """A compiled step that produces NaN fails its numerics; the distances of its worst
     tensors are then null (the schema's "not a finite number"), not a NaN in the document."""
     worst = [
@@ -266,36 +298,42 @@ def numerics_without_nan(numerics: dict[str, Any]) -> dict[str, Any]:
     return {**numerics, "worst": worst} if "worst" in numerics else numerics
 
 
-def finish_step(step_doc: dict[str, Any]) -> None:
+def finish_step(step: Step) -> StepSummary:
     """Once every process of a step has reported: the noise its processes' spread gives a
     comparison with an identical run (gate/judges/speed.py pools both runs' instead), each
     variant's payoff against the run length (payoff.py; its `break_even_steps` becomes that
-    estimate, from every process's mean step times), and the recommendation. Computed from
-    the step as measured, typed (results/model.py); written into its JSON."""
-    step = step_of(step_doc)
+    estimate, from every process's mean step times), and the recommendation."""
     records = step_processes(step)
     per_yardstick = all_timed_yardstick(records)
-    step_doc["process_noise_pct"] = process_noise_pct(
-        eager_values(records, per_yardstick=per_yardstick)
-    )
+    process_noise = process_noise_pct(eager_values(records, per_yardstick=per_yardstick))
     steps = (step.settings or {}).get("steps_per_run") or DEFAULT_STEPS_PER_RUN
-    for variant, entry in zip(step.variants, step_doc["variants"], strict=True):
+    variants = []
+    for variant in step.variants:
         if variant.failed:
+            variants.append(variant)
             continue
         mine = variant_processes(variant)
-        entry["compiled_process_noise_pct"] = process_noise_pct(
-            compiled_values(mine, per_yardstick=all_timed_yardstick(mine))
+        summed = replace(
+            variant,
+            compiled_process_noise_pct=process_noise_pct(
+                compiled_values(mine, per_yardstick=all_timed_yardstick(mine))
+            ),
+            speedup_process_noise_pct=process_noise_pct(speedup_values(mine)),
         )
-        entry["speedup_process_noise_pct"] = process_noise_pct(speedup_values(mine))
         measured = measure(variant)
         if measured is not None:
             payoff = analyse(variant, measured, steps)
-            entry["payoff"] = {k: v for k, v in payoff.items() if k not in ("variant", "text")}
-            entry["break_even_steps"] = (payoff["break_even_steps"] or {}).get("estimate")
-    step_doc["recommendation"] = recommend(step.variants, steps)
+            summed = replace(
+                summed,
+                payoff=payoff_of({k: v for k, v in payoff.items() if k not in ("variant", "text")}),
+                break_even_steps=(payoff["break_even_steps"] or {}).get("estimate"),
+            )
+        variants.append(summed)
+    recommendation = recommend(step.variants, steps)  # as measured: it analyses them itself
     bounds = step_bounds(step)
     if bounds:
-        step_doc["recommendation"]["bounds"] = [bound.to_json() for bound in bounds]
+        recommendation["bounds"] = [bound.to_json() for bound in bounds]
+    return StepSummary(process_noise, tuple(variants), recommendation_of(recommendation))
 
 
 def write_document(document: dict[str, Any], path: Path) -> None:
@@ -326,9 +364,9 @@ def write_document(document: dict[str, Any], path: Path) -> None:
         raise
 
 
-def non_finite_error(entry: dict[str, Any], prefix: str = "") -> str | None:
+def non_finite_error(entry: Model | ChildJson, prefix: str = "") -> str | None:
     """`the measurement produced NaN at speedup.median, ...`, or None when all is finite."""
-    found = non_finite_paths(entry)
+    found = non_finite_paths(entry.to_json() if isinstance(entry, Model) else entry)
     if not found:
         return None
     key, value = found[0]

@@ -62,6 +62,18 @@ MEASURED_WHEN_OK = (
     "fallbacks_to_eager",
     "torch_state",
 )
+# What else the run records of a variant that ran, null when unknown (results/document.py):
+# written back as null too, so that a document goes out as the run recorded it.
+RECORDED_WHEN_OK = (
+    "compile_call_s",
+    "late_recompile_s",
+    "eager_peak_bytes",
+    "break_even_steps",
+    "compiled_process_noise_pct",
+    "speedup_process_noise_pct",
+)
+# What the run records of eager, null when unknown (results/document.py's eager_entry).
+EAGER_MEASURED = ("peak_bytes", "noise_pct", "torch_state")
 # A decided recommendation carries these of the quoted variant's payoff, null when unknown.
 PAYOFF_NULLS = (
     "speedup",
@@ -97,30 +109,40 @@ class Model:
     # Optional properties written as null when None (the schema requires them, nullable).
     REQUIRED: ClassVar[tuple[str, ...]] = ()
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, *, as_recorded: bool = False) -> dict[str, Any]:
+        """The object as JSON. `as_recorded`: as the run records a measurement (run/), with
+        the nulls it writes for what it could not measure (`recorded_nulls`); else only the
+        nulls the schema requires (a document read and written back keeps its own)."""
         out: dict[str, Any] = {}
         nulls = self.written_as_null()
+        if as_recorded:
+            nulls = (*nulls, *self.recorded_nulls())
         for item in dataclasses.fields(self):  # type: ignore[arg-type]
             value = getattr(self, item.name)
             if value is None and item.name not in nulls:
                 continue
-            out[item.name] = _to_json(value)
+            out[item.name] = _to_json(value, as_recorded)
         return out
 
     def written_as_null(self) -> tuple[str, ...]:
         """The properties the schema requires of this object even when null."""
         return self.REQUIRED
 
+    def recorded_nulls(self) -> tuple[str, ...]:
+        """What else the run writes as null when it records this object (results/document.py
+        and the child's reports): its result documents keep the keys they always had."""
+        return ()
 
-def _to_json(value: Any) -> Any:
+
+def _to_json(value: Any, as_recorded: bool = False) -> Any:
     if isinstance(value, Model):
-        return value.to_json()
+        return value.to_json(as_recorded=as_recorded)
     if isinstance(value, enum.Enum):
         return value.value
     if isinstance(value, tuple):
-        return [_to_json(v) for v in value]
+        return [_to_json(v, as_recorded) for v in value]
     if isinstance(value, Mapping):
-        return {k: _to_json(v) for k, v in value.items()}
+        return {k: _to_json(v, as_recorded) for k, v in value.items()}
     return value
 
 
@@ -265,6 +287,13 @@ class Process(Model):
     phases_s: Mapping[str, float] | None = None
     head_vs_base: Mapping[str, float] | None = None
 
+    def recorded_nulls(self) -> tuple[str, ...]:
+        """What the run records of every process even when unknown (results/processes.py's
+        process_record), and of a variant's process (one with a `cache`) its compile times
+        (results/compile_cost.py's process_compile)."""
+        compiled = ("compile_wall_s", "compile_cpu_s") if self.cache is not None else ()
+        return ("cpus", "phases_s", *compiled)
+
 
 @dataclass(frozen=True)
 class TorchState(Model):
@@ -348,6 +377,10 @@ class Eager(Model):
     torch_state: TorchState | None = None
     step_work: StepWork | None = None
 
+    def recorded_nulls(self) -> tuple[str, ...]:
+        """What the run records of eager even when unknown (results/document.py)."""
+        return EAGER_MEASURED
+
 
 @dataclass(frozen=True)
 class RecompileEvent(Model):
@@ -367,6 +400,9 @@ class Recompiles(Model):
     events: tuple[RecompileEvent, ...]
     limit_hit: bool | None = None
     limit_message: str | None = None
+
+    def recorded_nulls(self) -> tuple[str, ...]:
+        return ("limit_message",)  # the child writes it, null when the limit was not hit
 
 
 @dataclass(frozen=True)
@@ -414,6 +450,11 @@ class WorstTensor(Model):
     cosine: float | None = None
     max_abs_diff: float | None = None
 
+    def recorded_nulls(self) -> tuple[str, ...]:
+        """The child judges every tensor with each distance, null where it has none
+        (child/numerics.py's judge)."""
+        return ("passed", "rmse_compiled", "rmse_eager", "cosine", "max_abs_diff")
+
 
 @dataclass(frozen=True)
 class Numerics(Model):
@@ -431,6 +472,11 @@ class Numerics(Model):
     reference_from: str | None = None
     compiled_graphs: int | None = None
     compiled_copy_s: float | None = None
+
+    def recorded_nulls(self) -> tuple[str, ...]:
+        """A check that compared tensors (`worst`) says why it failed, null when it passed
+        (child/numerics.py's summarize_checks)."""
+        return ("reason",) if self.worst is not None else ()
 
 
 @dataclass(frozen=True)
@@ -468,6 +514,9 @@ class CompileCost(Model):
     warm_wall_s: float | None = None
     cpu_method: str | None = None
     eager_ops: int | None = None
+
+    def recorded_nulls(self) -> tuple[str, ...]:
+        return ("eager_ops",)  # results/compile_cost.py: null when unknown
 
 
 @dataclass(frozen=True)
@@ -519,6 +568,9 @@ class Payoff(Model):
     processes: int | None = None
     compile_s: CompileEstimate | None = None
 
+    def recorded_nulls(self) -> tuple[str, ...]:
+        return ("compile_s",)  # results/recommendation.analyse: null when not measured
+
 
 @dataclass(frozen=True)
 class Variant(Model):
@@ -566,6 +618,9 @@ class Variant(Model):
 
     def written_as_null(self) -> tuple[str, ...]:
         return (*self.REQUIRED, *MEASURED_WHEN_OK) if self.status is Status.OK else self.REQUIRED
+
+    def recorded_nulls(self) -> tuple[str, ...]:
+        return RECORDED_WHEN_OK if self.status is Status.OK else ()
 
     @property
     def failed(self) -> bool:
@@ -632,6 +687,13 @@ class Recommendation(Model):
     def written_as_null(self) -> tuple[str, ...]:
         """A decided recommendation carries the payoff's figures, null where unknown."""
         return PAYOFF_NULLS if self.decision is not None else ()
+
+    def recorded_nulls(self) -> tuple[str, ...]:
+        """The run's decision names its variant (null: none) and, when one is quoted, that
+        variant's compile seconds, null when not measured (results/recommendation.py)."""
+        if self.decision is None:
+            return ()
+        return ("variant",) if self.variant is None else ("compile_s",)
 
 
 @dataclass(frozen=True)
@@ -776,6 +838,26 @@ def environment_of(raw: Mapping[str, Any]) -> Environment:
     """The environment of a document already through the door (`check`), typed: for
     gate/baseline.py's merge, which works on the JSON it writes back."""
     return _build(Environment, raw)
+
+
+def eager_of(raw: Mapping[str, Any]) -> Eager:
+    """An eager entry the run recorded (results/document.py), typed."""
+    return _build(Eager, raw)
+
+
+def variant_of(raw: Mapping[str, Any]) -> Variant:
+    """A variant entry the run recorded (results/document.py), typed."""
+    return _build(Variant, raw)
+
+
+def payoff_of(raw: Mapping[str, Any]) -> Payoff:
+    """A variant's payoff the run computed (results/recommendation.analyse), typed."""
+    return _build(Payoff, raw)
+
+
+def recommendation_of(raw: Mapping[str, Any]) -> Recommendation:
+    """A step's recommendation the run decided (results/recommendation.recommend), typed."""
+    return _build(Recommendation, raw)
 
 
 def step_of(raw: Mapping[str, Any]) -> Step:

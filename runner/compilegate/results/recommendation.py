@@ -19,10 +19,11 @@ other keys carry them for the renderers (the shape is in schemas/result.schema.j
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from ..config.model import DEFAULT_STEPS_PER_RUN
-from .model import Status, Variant
+from .model import Decision, Recommendation, Status, Variant
 from .payoff import (
     MAX_PROCESSES,
     Measured,
@@ -108,20 +109,19 @@ def analyse(variant: Variant, m: Measured, steps: int) -> dict[str, Any]:
 WITHHELD = "the machine was unsteady while this ran (run health)"
 
 
-def withheld(recommendation: dict[str, Any]) -> dict[str, Any]:
+def withheld(recommendation: Recommendation) -> Recommendation:
     """The recommendation of a run whose machine was unsteady (results/run_health.py): its
     step times support no decision, so it is `undecided`, `withheld` says why, and the text
     keeps what was measured. The figures stay for the reports."""
-    if recommendation.get("withheld") or recommendation.get("variant") is None:
+    if recommendation.withheld or recommendation.variant is None:
         return recommendation
-    measured = str(recommendation.get("text") or "")
-    return {
-        **recommendation,
-        "decision": "undecided",
-        "processes_needed": None,
-        "withheld": WITHHELD,
-        "text": f"no recommendation: {WITHHELD}; measured: {measured}",
-    }
+    return replace(
+        recommendation,
+        decision=Decision.UNDECIDED,
+        processes_needed=None,
+        withheld=WITHHELD,
+        text=f"no recommendation: {WITHHELD}; measured: {recommendation.text or ''}",
+    )
 
 
 def _empty(steps: int, text: str) -> dict[str, Any]:

@@ -36,17 +36,17 @@ THREADS_HINT = "setting threads: 1 in the step's config steadies it"
 Doc = Mapping[str, Any]
 
 
-def run_health(machine: Doc, document: Doc, gpu: Doc | None = None) -> dict[str, Any]:
+def run_health(machine: Doc, steps: Sequence[Step], gpu: Doc | None = None) -> dict[str, object]:
     """The `run_health` entry of a result: the machine's load, the GPU's state (NVML, where
-    the steps ran on a GPU and it answered: run/gpu_state.py), the run's own signs of it,
-    and the reasons (empty when steady)."""
-    health: dict[str, Any] = {
+    the steps ran on a GPU and it answered: run/gpu_state.py), the run's own signs of it in
+    its `steps` as measured (typed), and the reasons (empty when steady)."""
+    health: dict[str, object] = {
         "machine": dict(machine),
         "gpu": dict(gpu) if gpu is not None else None,
-        "aa_noise_pct": widest_aa_noise_pct(document.get("steps") or []),
-        "yardstick_drift_pct": yardstick_drift_pct(document.get("steps") or []),
+        "aa_noise_pct": widest_aa_noise_pct(steps),
+        "yardstick_drift_pct": yardstick_drift_pct(steps),
     }
-    health["multi_threaded"] = multi_threaded(document.get("steps") or [])
+    health["multi_threaded"] = multi_threaded(steps)
     health["unsteady"] = unsteady_reasons(health)
     return health
 
@@ -105,11 +105,11 @@ def gpu_reasons(gpu: Doc | None) -> list[str]:
     return reasons
 
 
-def multi_threaded(steps: Sequence[Doc]) -> bool:
+def multi_threaded(steps: Sequence[Step]) -> bool:
     """Whether a measured step ran with more than one thread (`threads` unset: torch's
     default, one per core). On this project's 2-core runner, idle, the yardstick timed with
     2 threads drifted 23-47 % between processes (5 runs), with 1 thread 2-4 % (2 runs)."""
-    return any(_several_threads(s.get("settings")) for s in steps if s.get("status") == "ok")
+    return any(_several_threads(s.settings) for s in steps if not s.failed)
 
 
 def cpu_multi_threaded(steps: Sequence[Step]) -> bool:
@@ -171,15 +171,13 @@ def health_parts(document: ResultDocument) -> tuple[list[str], str] | None:
     return shown, consequence
 
 
-def widest_aa_noise_pct(steps: Sequence[Doc]) -> float | None:
-    values = [
-        (step.get("eager") or {}).get("noise_pct") for step in steps if step.get("status") == "ok"
-    ]
-    known = [float(v) for v in values if isinstance(v, (int, float))]
+def widest_aa_noise_pct(steps: Sequence[Step]) -> float | None:
+    values = [step.eager.noise_pct for step in steps if not step.failed and step.eager]
+    known = [float(v) for v in values if v is not None]
     return max(known) if known else None
 
 
-def yardstick_drift_pct(steps: Sequence[Doc]) -> float | None:
+def yardstick_drift_pct(steps: Sequence[Step]) -> float | None:
     """How far the yardstick's fastest time moved between the run's processes: its upper
     quartile over the processes ÷ its least − 1, in percent. Not the slowest process: in an
     idle demo run one process of 17 timed it at 0.41 ms against 0.27-0.28 ms for the rest
@@ -187,12 +185,12 @@ def yardstick_drift_pct(steps: Sequence[Doc]) -> float | None:
     two busy loops a quarter of the processes and more run slow."""
     fastest = []
     for step in steps:
-        records = list((step.get("eager") or {}).get("processes") or [])
-        for variant in step.get("variants") or []:
-            records.extend(variant.get("processes") or [])
+        records = list(step.eager.processes or ()) if step.eager is not None else []
+        for variant in step.variants:
+            records.extend(variant.processes or ())
         for record in records:
-            value = ((record or {}).get("fastest_ms") or {}).get("yardstick")
-            if isinstance(value, (int, float)) and value > 0:
+            value = record.fastest_ms.yardstick
+            if value is not None and value > 0:
                 fastest.append(float(value))
     if len(fastest) < 2:
         return None

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import io
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -24,17 +24,19 @@ from typing import Any, TextIO
 from ..child.protocol import ChildSpec, EntryPoint
 from ..config import Config, StepConfig
 from ..errors import RunInterrupted, UsageError
-from ..results.document import new_document, step_skeleton, variant_skeleton, write_document
+from ..results.document import new_document, write_document
 from ..results.recommendation import withheld
 from ..results.run_health import run_health
+from ..results.step_record import StepRecord, failed_variant, not_run
 from .child_env import measurement_variables
+from .child_runs import last_line
 from .entry_check import resolve_entry
 from .gpu_state import GpuSampler
 from .host_git import head_commit
 from .interrupts import as_interrupted
 from .launcher import ChildLauncher, Launcher
 from .machine_load import MachineLoad
-from .step_measurement import StepSide, finish_step_doc, last_line, mark_not_run, measure_step
+from .step_measurement import StepSide, finish_record, measure_step
 
 PROBE_TIMEOUT_S = 180
 
@@ -71,8 +73,22 @@ class RunSide:
     out_path: Path
     label: str = ""
     python: str = sys.executable  # the interpreter the launcher starts, as the user named it
-    extra: dict[str, Any] = field(default_factory=dict)
-    document: dict[str, Any] = field(default_factory=dict)
+    extra: Mapping[str, object] = field(default_factory=dict)
+    # The document's head (results/document.new_document), its steps as measured so far
+    # (one record per step, every selected step from the start) and its run health.
+    head: Mapping[str, object] = field(default_factory=dict)
+    steps: list[StepRecord] = field(default_factory=list)
+    health: Mapping[str, object] | None = None
+
+    @property
+    def document(self) -> dict[str, Any]:
+        """The side's result document, as JSON: written from its records, once, each save."""
+        if not self.head:
+            return {}
+        out = {**self.head, "steps": [record.to_json() for record in self.steps], **self.extra}
+        if self.health is not None:
+            out["run_health"] = dict(self.health)
+        return out
 
     def save(self) -> None:
         write_document(self.document, self.out_path)
@@ -125,16 +141,15 @@ def run_sides(sides: Sequence[RunSide], stream: TextIO, *, in_process: bool = Fa
                 index = _step_index(side.config, name)
                 if index is None:
                     continue
-                step = side.config.steps[index]
-                step_doc = step_skeleton(step)
-                side.document["steps"][index] = step_doc
+                record = StepRecord(side.config.steps[index])
+                side.steps[index] = record
                 step_sides.append(
                     StepSide(
-                        step,
+                        record.config,
                         side_entries[name],
                         side.config.repo_root,
                         side.launcher,
-                        step_doc,
+                        record,
                         side.label,
                         side.save,
                     )
@@ -167,12 +182,12 @@ def _record_health(sides: Sequence[RunSide], machine: MachineLoad, gpu: GpuSampl
         gpu.stop()
         gpu_summary = gpu.summary()
     for side in sides:
-        health = run_health(load, side.document, gpu_summary)
-        side.document["run_health"] = health
+        health = run_health(load, [record.as_step() for record in side.steps], gpu_summary)
+        side.health = health
         if health.get("unsteady"):  # the health line and the decision say one thing
-            for step in side.document["steps"]:
-                if step.get("recommendation"):
-                    step["recommendation"] = withheld(step["recommendation"])
+            for record in side.steps:
+                if record.recommendation:
+                    record.with_recommendation(withheld(record.recommendation))
 
 
 def _start_document(side: RunSide) -> None:
@@ -184,17 +199,13 @@ def _start_document(side: RunSide) -> None:
     environment["inductor_cache"] = "shared" if side.launcher.shared_cache_dir else "fresh"
     environment["measurement_env"] = measurement_variables(side.launcher.host_env)
     declared = config.declared_steps or tuple(step.name for step in config.steps)
-    side.document = new_document(
+    side.head = new_document(
         environment, str(config.path), config.sha256, declared, config.accept_label
     )
-    side.document.update(side.extra)
     # Every selected step is in the document from the start, as not reached: a run killed
     # where no handler runs (SIGKILL, the OOM killer, a cancelled job) leaves them as errors,
     # never as steps missing from the result (which would read as "left out with --step").
-    for step in config.steps:
-        not_reached = step_skeleton(step)
-        mark_not_run(step, not_reached, "not run: the run ended before this step")
-        side.document["steps"].append(not_reached)
+    side.steps = [not_run(step, "not run: the run ended before this step") for step in config.steps]
     side.save()
 
 
@@ -208,13 +219,13 @@ def _mark_unfinished(
     for index, step in enumerate(side.config.steps):
         if step.name in finished:
             continue
-        step_doc = side.document["steps"][index]
+        record = side.steps[index]
         if step.name == current:
-            _mark_interrupted(step, step_doc, stop)
+            _mark_interrupted(record, stop)
             tag = f"[{step.name} · {side.label}]" if side.label else f"[{step.name}]"
             stream.write(f"{tag} {_stopped(stop)}\n")
         else:
-            mark_not_run(step, step_doc, f"not run: the run was {_stopped(stop)}")
+            record.mark_not_run(f"not run: the run was {_stopped(stop)}")
 
 
 def _resolve(config: Config, index: int, step: StepConfig) -> EntryPoint:
@@ -232,22 +243,18 @@ def probe_environment(launcher: Launcher, python: str) -> dict[str, Any]:
     return report.environment
 
 
-def _mark_interrupted(step: StepConfig, step_doc: dict[str, Any], stop: RunInterrupted) -> None:
+def _mark_interrupted(record: StepRecord, stop: RunInterrupted) -> None:
     """What was measured stays; the step or variant being measured is `interrupted`, the
     ones after it were not run."""
-    if step_doc.get("eager") is None:
-        mark_not_run(step, step_doc, f"not run: the run was {_stopped(stop)}")
-        step_doc["error"] = f"eager: {_stopped(stop)}"
+    if record.eager is None:
+        record.mark_not_run(f"not run: the run was {_stopped(stop)}")
+        record.error = f"eager: {_stopped(stop)}"
         return
-    done = len(step_doc["variants"])
-    for index, variant in enumerate(step.variants[done:]):
-        cut = variant_skeleton(variant)
-        cut.update(
-            status="error",
-            error=_stopped(stop) if index == 0 else f"not run: the run was {_stopped(stop)}",
-        )
-        step_doc["variants"].append(cut)
-    finish_step_doc(step_doc, io.StringIO())
+    done = len(record.variants)
+    for index, variant in enumerate(record.config.variants[done:]):
+        reason = _stopped(stop) if index == 0 else f"not run: the run was {_stopped(stop)}"
+        record.variants.append(failed_variant(variant, reason))
+    finish_record(record, io.StringIO())
 
 
 def _stopped(stop: RunInterrupted) -> str:

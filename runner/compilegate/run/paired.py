@@ -44,11 +44,11 @@ from ..config import Config, StepConfig
 from ..config.limits import ResourceLimits
 from ..config.loading import load_config_file
 from ..errors import BaselineMissing, UsageError
-from ..results.document import pairing_entry, step_skeleton
+from ..results.document import pairing_entry
+from ..results.step_record import not_run
 from .host_git import GitRepository, repository_of, run_git
 from .launcher import Launcher
 from .orchestrate import RunOptions, RunSide, run_sides
-from .step_measurement import mark_not_run
 
 # What REF's step decides for a head step of the same name: everything but what the pull
 # request is about (its entry, its variants) and the thresholds it asks for (shown, not
@@ -124,14 +124,15 @@ def run_against(
             else "paired: base and head in alternating processes (A B B A)\n"
         )
         run_sides(sides, options.stream, in_process=pairing == "in-process")
-    base_doc = sides[0].document
     for step in configs.removed:  # in the base only: not measured, read as removed
-        stub = step_skeleton(step)
-        mark_not_run(step, stub, "not measured: the head does not declare this step")
-        base_doc["steps"].append(stub)
+        sides[0].steps.append(not_run(step, "not measured: the head does not declare this step"))
     sides[0].save()
     return PairedRun(
-        base_doc, sides[1].document, base_path, options.out_path, (*configs.notes, *notes)
+        sides[0].document,
+        sides[1].document,
+        base_path,
+        options.out_path,
+        (*configs.notes, *notes),
     )
 
 

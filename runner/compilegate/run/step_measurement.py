@@ -12,38 +12,44 @@ from __future__ import annotations
 import contextlib
 import tempfile
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, TextIO
+from typing import Any, Callable, TextIO, TypeVar
 
 from ..child.protocol import ChildSide, ChildSpec, EntryPoint
 from ..cleanup import remove_tree
 from ..config import StepConfig, Variant
 from ..results.compile_cost import FRESH, REUSED, SHARED
 from ..results.document import (
+    ChildJson,
     add_process,
     eager_entry,
     finish_step,
     non_finite_error,
-    process_summary,
     variant_entry,
-    variant_skeleton,
+    with_head_vs_base,
+    with_process,
 )
-from ..results.processes import head_vs_base
-from .launcher import ChildOutcome, Launcher
+from ..results.model import Variant as ResultVariant
+from ..results.step_record import StepRecord, failed_variant
+from .child_runs import Measured, one_line, run_child, run_pair_child
+from .launcher import Launcher
+
+T = TypeVar("T")
 
 REFERENCE_NAME = "numerics-reference.pt"  # the eager process's float64 reference
 
 
 @dataclass
 class StepSide:
-    """One side's measurement of one step: what `measure_step` needs and fills in."""
+    """One side's measurement of one step: what `measure_step` needs, and the step's record
+    it fills in (kept after every child: `save` writes the side's document from it)."""
 
     step: StepConfig
     entry: EntryPoint
     repo_root: Path
     launcher: Launcher
-    step_doc: dict[str, Any]
+    record: StepRecord
     label: str = ""
     save: Callable[[], None] = lambda: None
     # Where the eager process leaves the float64 reference for every variant's numerics
@@ -63,8 +69,29 @@ class StepSide:
     def child_label(self) -> str:
         return f"{self.step.name}@{self.label}" if self.label else self.step.name
 
+    def base_spec(
+        self,
+        kind: str,
+        *,
+        device: str | None = None,
+        variant: dict[str, Any] | None = None,
+        sides: tuple[ChildSide, ...] = (),
+    ) -> ChildSpec:
+        """The spec of one of this side's processes: the fields every one of them shares, the
+        device (once eager has resolved `auto`, the one it ran on) and a kind's own fields."""
+        return ChildSpec(
+            kind=kind,
+            repo_root=str(self.repo_root),
+            entry=self.entry,
+            step=self.step.name,
+            device=device or self.step.device,
+            settings=self.step.measurement_settings(),
+            variant=variant,
+            sides=sides,
+        )
 
-def alternate(sides: Sequence[Any], slot: int) -> list[Any]:
+
+def alternate(sides: Sequence[T], slot: int) -> list[T]:
     """The order the sides run in at this slot of a step's schedule: A B, then B A, then
     A B … (A B B A A B B A: a drift over the run falls on both sides alike)."""
     return list(sides) if slot % 2 == 0 else list(reversed(sides))
@@ -72,7 +99,7 @@ def alternate(sides: Sequence[Any], slot: int) -> list[Any]:
 
 def measure_step(sides: Sequence[StepSide], *, stream: TextIO, in_process: bool = False) -> None:
     """Eager references, then each variant, each process in its own child, into each side's
-    `step_doc`; with several sides, each process is run once per side, alternating. With
+    `record`; with several sides, each process is run once per side, alternating. With
     `in_process` and two sides (a base and a head on one torch), the eager references and
     the variants' warm timing processes each measure both sides in one child
     (child/measure_pair.py); a variant's cold compiles stay one side per process, where each
@@ -100,84 +127,78 @@ def _shares_reference(side: StepSide) -> bool:
     return bool(numerics.get("enabled")) and side.launcher.shares_host_paths
 
 
+@dataclass
+class _EagerRun:
+    """One side's eager references, a process at a time: what they measured, or the error
+    that ended them."""
+
+    side: StepSide
+    measured: list[Measured] = field(default_factory=list)
+    error: str | None = None
+
+    def runs(self, number: int) -> bool:
+        return self.error is None and number <= self.side.step.eager_processes
+
+    def run_process(self, number: int, stream: TextIO) -> None:
+        side = self.side
+        stream.write(f"{side.tag} eager reference {number}/{side.step.eager_processes}\n")
+        spec = side.base_spec("eager")
+        if number == 1 and side.reference_path is not None:
+            spec = replace(spec, numerics_reference_out=side.reference_path)
+        label = f"{side.child_label}/eager#{number}"
+        report, self.error = run_child(side.launcher, spec, side.step, label)
+        if report is not None:
+            self.measured.append(Measured(report))
+
+
 def _measure_step(sides: Sequence[StepSide], stream: TextIO, in_process: bool) -> None:
     slot = 0
-    eager_docs: dict[int, list[dict[str, Any]]] = {id(s): [] for s in sides}
-    errors: dict[int, str | None] = {id(s): None for s in sides}
+    runs = [_EagerRun(side) for side in sides]
     processes = max(s.step.eager_processes for s in sides)
     together = in_process and len(sides) == 2
     for number in range(1, processes + 1):
-        if together and all(
-            errors[id(s)] is None and number <= s.step.eager_processes for s in sides
-        ):
+        if together and all(run.runs(number) for run in runs):
             stream.write(
                 f"[{sides[0].step.name}] eager reference {number}: base and head in one process\n"
             )
-            documents, error = _run_pair_child(sides, None, f"eager#{number}")
-            for side in sides:
+            parts = [ChildSide(s.label, str(s.repo_root), s.entry) for s in sides]
+            measured, error = _run_pair_child(sides, parts, None, f"eager#{number}")
+            for run in runs:
                 if error is not None:
-                    errors[id(side)] = error
+                    run.error = error
                 else:
-                    eager_docs[id(side)].append(documents[side.label])
+                    run.measured.append(measured[run.side.label])
             slot += 1
             continue
-        for side in alternate(sides, slot):
-            if errors[id(side)] is not None or number > side.step.eager_processes:
-                continue
-            total = side.step.eager_processes
-            stream.write(f"{side.tag} eager reference {number}/{total}\n")
-            spec = ChildSpec(kind="eager", **_base_spec(side))
-            if number == 1 and side.reference_path is not None:
-                spec = replace(spec, numerics_reference_out=side.reference_path)
-            document, errors[id(side)] = _run_child(
-                side.launcher,
-                spec,
-                side.step,
-                f"{side.child_label}/eager#{number}",
-            )
-            if document is not None:
-                eager_docs[id(side)].append(document)
+        for run in alternate(runs, slot):
+            if run.runs(number):
+                run.run_process(number, stream)
         slot += 1
-    measuring = [
-        s for s in sides if _record_eager_side(s, eager_docs[id(s)], errors[id(s)], stream)
-    ]
+    measuring = [run.side for run in runs if _record_eager_side(run, stream)]
     for side in measuring:
         side.save()
     for variant_id in dict.fromkeys(v.id for s in measuring for v in s.step.variants):
         slot = _measure_variant_sides(measuring, variant_id, slot, stream, in_process=in_process)
     for side in measuring:
-        finish_step_doc(side.step_doc, stream)
+        finish_record(side.record, stream)
 
 
-def _base_spec(side: StepSide) -> dict[str, Any]:
-    """The ChildSpec fields every process of a side's step shares."""
-    return {
-        "repo_root": str(side.repo_root),
-        "entry": side.entry,
-        "step": side.step.name,
-        "device": side.step.device,
-        "settings": side.step.measurement_settings(),
-    }
-
-
-def _record_eager_side(
-    side: StepSide, eager_docs: list[dict[str, Any]], error: str | None, stream: TextIO
-) -> bool:
+def _record_eager_side(run: _EagerRun, stream: TextIO) -> bool:
     """Record a side's eager references into its step; False (the step marked as failed)
     when a child failed or what it measured cannot be recorded."""
-    step_doc = side.step_doc
-    for raw in eager_docs:  # checked before the statistics, which a NaN sample would crash
-        error = error or non_finite_error(raw["eager"], "eager.")
+    record, error = run.side.record, run.error
+    for measured in run.measured:  # checked before the statistics, which a NaN sample would crash
+        error = error or non_finite_error(measured.eager, "eager.")
     if error is None:
-        _, error = _record(_record_eager, step_doc, eager_docs)
-    if error is None:
-        error = non_finite_error(step_doc["eager"], "eager.")
+        _, error = _record(_record_eager, record, run.measured)
+    if error is None and record.eager is not None:
+        error = non_finite_error(record.eager, "eager.")
     if error is None:
         return True
-    step_doc["eager"] = None  # whatever was recorded may hold the NaN
-    mark_not_run(side.step, step_doc, "not run: the step failed eagerly")
-    step_doc["error"] = f"eager: {error}"
-    stream.write(f"{side.tag} error: {step_doc['error']}\n")
+    record.eager = None  # whatever was recorded may hold the NaN
+    record.mark_not_run("not run: the step failed eagerly")
+    record.error = f"eager: {error}"
+    stream.write(f"{run.side.tag} error: {record.error}\n")
     return False
 
 
@@ -189,7 +210,7 @@ class _VariantRun:
     side: StepSide
     variant: Variant
     cache_dir: Path | None
-    entry: dict[str, Any] | None = None
+    entry: ResultVariant | None = None
     error: str | None = None
 
     @property
@@ -197,12 +218,10 @@ class _VariantRun:
         """The first process's spec: it compiles cold, with every diagnostic and the
         numerics, against the float64 reference of the step's eager process when there is
         one."""
-        return ChildSpec(
-            kind="variant",
-            **{**_base_spec(self.side), "device": self.side.step_doc["device"]},
-            variant=_variant_spec(self.variant),
-            numerics_reference=self.side.reference_path,
+        spec = self.side.base_spec(
+            "variant", device=self.side.record.device, variant=_variant_spec(self.variant)
         )
+        return replace(spec, numerics_reference=self.side.reference_path)
 
     @property
     def timing_spec(self) -> ChildSpec:
@@ -213,6 +232,16 @@ class _VariantRun:
         settings = {**spec.settings, "numerics": numerics, "epoch_length": None}
         return replace(spec, timing_only=True, numerics_reference=None, settings=settings)
 
+    @property
+    def pair_side(self) -> ChildSide:
+        """This side's part of a child that times both sides: its variant and the cache it
+        reuses."""
+        side = self.side
+        cache = str(self.cache_dir) if self.cache_dir is not None else None
+        return ChildSide(
+            side.label, str(side.repo_root), side.entry, _variant_spec(self.variant), cache
+        )
+
     def run_process(self, number: int, stream: TextIO) -> None:
         """The variant's process `number`: the first compiles cold with every diagnostic and
         the numerics; the first `cold_compiles` compile cold, each in a fresh cache; the
@@ -221,12 +250,19 @@ class _VariantRun:
         label = f"{self.side.child_label}/{self.variant.id}"
         if number == 1:
             stream.write(f"{self.side.tag} variant {self.variant.id}\n")
-            document, error = _run_child(launcher, self.spec, step, label, cache_dir=self.cache_dir)
-            if document is not None:  # else `error` says why
-                error = non_finite_error(document["variant"])
-            if document is not None and error is None:
+            report, error = run_child(launcher, self.spec, step, label, cache_dir=self.cache_dir)
+            if report is not None:  # else `error` says why
+                error = non_finite_error(report.variant or {})
+            if report is not None and error is None:
                 first_cache = FRESH if self.cache_dir is not None else SHARED
-                self.entry, error = _record(variant_entry, self.variant, document, first_cache)
+                self.entry, error = _record(
+                    variant_entry,
+                    self.variant,
+                    report.variant or {},
+                    report.diagnostics,
+                    report.numerics,
+                    first_cache,
+                )
             self.error = error
             return
         total = step.variant_processes
@@ -235,32 +271,42 @@ class _VariantRun:
         stream.write(
             f"{self.side.tag} variant {self.variant.id}: {how}timing process {number}/{total}\n"
         )
-        timing_spec = self.timing_spec
         launcher_cache = (
             _variant_cache(launcher) if cold else contextlib.nullcontext(self.cache_dir)
         )
         with launcher_cache as own:
-            document, error = _run_child(
-                launcher, timing_spec, step, f"{label}#{number}", cache_dir=own
+            report, error = run_child(
+                launcher, self.timing_spec, step, f"{label}#{number}", cache_dir=own
             )
-        if document is not None:  # else `error` says why
-            error = non_finite_error(document["variant"])
-        if document is not None and error is None:
+        if report is not None:  # else `error` says why
             cache = FRESH if cold else (REUSED if self.cache_dir is not None else SHARED)
-            _, error = _record(add_process, self.entry, document["variant"], cache)
+            error = self.add_process(Measured(report), cache)
         if error is not None:
             self.error = f"timing process {number}/{total}: {error}"
 
+    def add_process(self, measured: Measured, cache: str, *, compiled: bool = True) -> str | None:
+        """One more timing process into the entry, or why it cannot be recorded (`compiled`
+        False: the process compiled both sides, so its compile window is no sample)."""
+        error = non_finite_error(measured.variant)
+        if error is not None:
+            return error
+        if self.entry is None:
+            return "compilegate could not record this measurement: no first process"
+        timing = measured.variant if compiled else _without_compile(measured.variant)
+        entry, error = _record(add_process, self.entry, timing, cache, measured.head_vs_base)
+        if entry is not None:
+            self.entry = entry
+        return error
+
     def finish(self, stream: TextIO) -> None:
-        """Into the step's document: the entry, or the variant's error."""
+        """Into the step's record: the entry, or the variant's error."""
         if self.error is None and self.entry is not None:
             self.error = non_finite_error(self.entry)
         entry = self.entry
-        if self.error is not None:
-            entry = variant_skeleton(self.variant)
-            entry.update(status="error", error=self.error)
-            stream.write(f"{self.side.tag} variant {self.variant.id} error: {self.error}\n")
-        self.side.step_doc["variants"].append(entry)
+        if self.error is not None or entry is None:
+            entry = failed_variant(self.variant, self.error or "not measured")
+            stream.write(f"{self.side.tag} variant {self.variant.id} error: {entry.error}\n")
+        self.side.record.variants.append(entry)
         self.side.save()
 
 
@@ -320,26 +366,18 @@ def _run_pair_process(runs: Sequence[_VariantRun], number: int, stream: TextIO) 
         f"[{sides[0].step.name}] variant {vid}: timing process {number}/{total}, base and head "
         "in one process\n"
     )
-    variants = {run.side.label: _variant_spec(run.variant) for run in runs}
-    caches = {run.side.label: run.cache_dir for run in runs}
-    documents, error = _run_pair_child(sides, (variants, caches), f"{vid}#{number}")
+    parts = [run.pair_side for run in runs]
+    measured, error = _run_pair_child(sides, parts, runs[-1].cache_dir, f"{vid}#{number}")
     for run in runs:
         found = error
-        document = documents.get(run.side.label) if error is None else None
-        if found is None and document is not None:
-            found = non_finite_error(document["variant"])
-        if found is None and document is not None:
+        if found is None:
             cache = REUSED if run.cache_dir is not None else SHARED
-            timing = _without_compile(document["variant"])
-            _, found = _record(add_process, run.entry, timing, cache)
-            # add_process raised (so `found` says why) unless the entry was there
-            if found is None and run.entry is not None and "head_vs_base" in document:
-                run.entry["processes"][-1]["head_vs_base"] = document["head_vs_base"]
+            found = run.add_process(measured[run.side.label], cache, compiled=False)
         if found is not None:
             run.error = f"timing process {number}/{total}: {found}"
 
 
-def _without_compile(measured: dict[str, Any]) -> dict[str, Any]:
+def _without_compile(measured: ChildJson) -> ChildJson:
     """A side's part of a paired child without its compile window: the other side compiled
     in the same process, before it or after it, so its compile time is no sample of a warm
     compile (the record's compile seconds read null)."""
@@ -351,7 +389,7 @@ def _without_compile(measured: dict[str, Any]) -> dict[str, Any]:
 
 
 def _variant_spec(variant: Variant) -> dict[str, Any]:
-    """What a child needs of a variant (ChildSpec.variant)."""
+    """What a child needs of a variant (ChildSpec.variant: the child's JSON)."""
     return {
         "id": variant.id,
         "compile_kwargs": variant.compile_kwargs(),
@@ -359,120 +397,53 @@ def _variant_spec(variant: Variant) -> dict[str, Any]:
     }
 
 
+R = TypeVar("R")
+
+
 def _run_pair_child(
     sides: Sequence[StepSide],
-    variant: tuple[dict[str, Any], dict[str, Path | None]] | None,
+    parts: Sequence[ChildSide],
+    cache_dir: Path | None,
     label: str,
-) -> tuple[dict[str, dict[str, Any]], str | None]:
-    """One child measuring both sides (child/measure_pair.py), run by the head's launcher:
-    the eager references (`variant` None) or a variant's warm timing (`variant`: each side's
-    variant and cache, by side label); each side's part as a one-side child's document, by
-    side label, or the error."""
+) -> tuple[dict[str, Measured], None] | tuple[dict[str, Measured], str]:
+    """One child measuring both sides, run by the head's launcher: the eager references
+    (`parts` without a variant) or a variant's warm timing (`parts`: each side's variant
+    and cache; `cache_dir` the head's); what each side measured, by side label, or the
+    error (child_runs.run_pair_child)."""
     head = sides[-1]
-    entries = []
-    for side in sides:
-        if variant is None:
-            entries.append(ChildSide(side.label, str(side.repo_root), side.entry))
-            continue
-        cache = variant[1][side.label]
-        entries.append(
-            ChildSide(
-                side.label,
-                str(side.repo_root),
-                side.entry,
-                variant[0][side.label],
-                str(cache) if cache is not None else None,
-            )
-        )
-    full = ChildSpec(kind="pair", **_base_spec(head), sides=tuple(entries))
-    if head.step_doc.get("device"):
-        full = replace(full, device=head.step_doc["device"])
-    if variant is not None:
-        settings = {**full.settings, "epoch_length": None}
-        full = replace(full, timing_only=True, settings=settings)
-    cache_dir = variant[1][head.label] if variant is not None else None
-    document, error = _run_child(
-        head.launcher, full, head.step, f"{head.step.name}@pair/{label}", cache_dir=cache_dir
-    )
-    if error is not None or document is None:
-        return {}, error
-    parts = document.get("sides") or {}
-    if set(parts) != {side.label for side in sides}:
-        return {}, "the paired child did not return both sides"
-    out = {role: {"device": document["device"], **part} for role, part in parts.items()}
-    base, head_part = out[sides[0].label], out[head.label]
-    kind = "eager" if variant is None else "variant"
-    try:
-        head_part["head_vs_base"] = head_vs_base(head_part[kind]["timed"], base[kind]["timed"])
-    except Exception as exc:  # a sample list the ratio cannot read: the statistics say so
-        return {}, f"compilegate could not record this measurement: {one_line(exc)}"
-    return out, None
+    spec = head.base_spec("pair", device=head.record.device, sides=tuple(parts))
+    if any(part.variant is not None for part in parts):
+        settings = {**spec.settings, "epoch_length": None}
+        spec = replace(spec, timing_only=True, settings=settings)
+    label = f"{head.step.name}@pair/{label}"
+    return run_pair_child(head.launcher, spec, head.step, label, cache_dir=cache_dir)
 
 
-def _run_child(
-    launcher: Launcher,
-    spec: ChildSpec,
-    step: StepConfig,
-    label: str,
-    *,
-    cache_dir: Path | None = None,
-) -> tuple[dict[str, Any], None] | tuple[None, str]:
-    """One child's document, or the one-line error it ended with: exactly one is None."""
-    spec = replace(spec, limits=step.limits.to_dict())  # a container launcher applies them
-    try:
-        outcome = launcher.run(
-            spec, label=label, timeout_s=step.timeout_s, env_opt_in=step.env, cache_dir=cache_dir
-        )
-    except Exception as exc:  # the parent's own failure to run it: this child's error only
-        return None, f"compilegate could not run this child: {one_line(exc)}"
-    error = _outcome_error(outcome)
-    if error is not None:
-        return None, error
-    if outcome.report is None:  # _outcome_error asserts it away; this says it to the checker
-        return None, "the child ended without a report"
-    return outcome.report.to_json(), None  # what it measured: the recorders read JSON
-
-
-def _record(record: Callable[..., Any], *args: Any) -> tuple[Any, str | None]:
-    """The parent-side recording of a child's document: its value, or its exception as the
-    one-line error of that step or variant (never the end of the whole run)."""
+def _record(record: Callable[..., R], *args: object) -> tuple[R, None] | tuple[None, str]:
+    """The parent-side recording of what a child measured: its value, or its exception as
+    the one-line error of that step or variant (never the end of the whole run)."""
     try:
         return record(*args), None
     except Exception as exc:
         return None, f"compilegate could not record this measurement: {one_line(exc)}"
 
 
-def _record_eager(step_doc: dict[str, Any], eager_docs: list[dict[str, Any]]) -> None:
-    eager = eager_entry(eager_docs[0]["eager"])
-    for other in eager_docs[1:]:
-        eager["processes"].append(process_summary(eager_entry(other["eager"])))
-    for record, document in zip(eager["processes"], eager_docs):
-        if "head_vs_base" in document:  # base and head timed in one process
-            record["head_vs_base"] = document["head_vs_base"]
-    step_doc["device"] = eager_docs[0]["device"]
-    step_doc["eager"] = eager
+def _record_eager(record: StepRecord, measured: Sequence[Measured]) -> None:
+    eager = with_head_vs_base(eager_entry(measured[0].eager), measured[0].head_vs_base)
+    for other in measured[1:]:
+        eager = with_process(eager, other.eager, other.head_vs_base)
+    record.device = measured[0].report.device
+    record.eager = eager
 
 
-def finish_step_doc(step_doc: dict[str, Any], stream: TextIO) -> None:
-    _, error = _record(finish_step, step_doc)
+def finish_record(record: StepRecord, stream: TextIO) -> None:
+    """The step's summary into its record, or the step's error when it cannot be made."""
+    summary, error = _record(finish_step, record.as_step())
+    if summary is not None:
+        record.summarize(summary)
     if error is not None:
-        step_doc.update(status="error", error=f"summary: {error}")
-        stream.write(f"[{step_doc['name']}] error: {step_doc['error']}\n")
-
-
-def mark_not_run(step: StepConfig, step_doc: dict[str, Any], reason: str) -> None:
-    """The step failed or was never reached: it and every variant are errors."""
-    step_doc.update(status="error", error=reason)
-    step_doc["variants"] = []
-    for variant in step.variants:
-        skipped = variant_skeleton(variant)
-        skipped.update(status="error", error=reason)
-        step_doc["variants"].append(skipped)
-
-
-def one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())[:300]
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+        record.fail(f"summary: {error}")
+        stream.write(f"[{record.name}] error: {record.error}\n")
 
 
 @contextlib.contextmanager
@@ -501,20 +472,3 @@ def _reference_dir(launcher: Launcher) -> Iterator[Path]:
         left = remove_tree(folder)
         if left is not None:
             launcher.stream.write(f"warning: {left}\n")
-
-
-def _outcome_error(outcome: ChildOutcome) -> str | None:
-    if outcome.error is not None:
-        last = last_line(outcome)
-        return outcome.error + (f" (last output: {last})" if last else "")
-    assert outcome.report is not None
-    if outcome.report.status != "ok":
-        return " ".join(str(outcome.report.error).split())
-    return None
-
-
-def last_line(outcome: ChildOutcome) -> str:
-    for line in reversed(outcome.output_tail):
-        if line.strip():
-            return line.strip()[:300]
-    return ""

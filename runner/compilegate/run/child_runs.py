@@ -1,0 +1,123 @@
+"""Run one measuring child and read what it reported, typed at the launcher's door
+(child/protocol.ChildReport): one side's process, or a paired child's two sides, each checked
+as a report of its own. What fails becomes a one-line error, never an exception: the
+schedule (step_measurement.py) makes it that step's or variant's error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from ..child.protocol import ChildReport, ChildSpec, ReportError
+from ..config import StepConfig
+from ..results.document import ChildJson
+from ..results.processes import head_vs_base
+from .launcher import ChildOutcome, Launcher
+
+
+@dataclass(frozen=True)
+class Measured:
+    """What one process measured of one side: the child's report (for a child that measured
+    both sides, this side's part of it, checked as a report of its own) and, where base and
+    head were timed in that process, the head's ratio to the base."""
+
+    report: ChildReport
+    head_vs_base: Mapping[str, float] | None = None
+
+    @property
+    def eager(self) -> ChildJson:
+        return self.report.eager or {}
+
+    @property
+    def variant(self) -> ChildJson:
+        return self.report.variant or {}
+
+
+def run_child(
+    launcher: Launcher,
+    spec: ChildSpec,
+    step: StepConfig,
+    label: str,
+    *,
+    cache_dir: Path | None = None,
+) -> tuple[ChildReport, None] | tuple[None, str]:
+    """One child's report (typed at the launcher's door), or the one-line error it ended
+    with: exactly one is None."""
+    spec = replace(spec, limits=step.limits.to_dict())  # a container launcher applies them
+    try:
+        outcome = launcher.run(
+            spec, label=label, timeout_s=step.timeout_s, env_opt_in=step.env, cache_dir=cache_dir
+        )
+    except Exception as exc:  # the parent's own failure to run it: this child's error only
+        return None, f"compilegate could not run this child: {one_line(exc)}"
+    error = outcome_error(outcome)
+    if error is not None:
+        return None, error
+    if outcome.report is None:  # outcome_error asserts it away; this says it to the checker
+        return None, "the child ended without a report"
+    return outcome.report, None
+
+
+def run_pair_child(
+    launcher: Launcher,
+    spec: ChildSpec,
+    step: StepConfig,
+    label: str,
+    *,
+    cache_dir: Path | None,
+) -> tuple[dict[str, Measured], None] | tuple[dict[str, Measured], str]:
+    """One child measuring both sides (child/measure_pair.py; `spec.sides`: base first, then
+    head): the eager references or a variant's warm timing (`spec.timing_only`); what each
+    side measured, by side role, the head's ratio to the base with it, or the error."""
+    report, error = run_child(launcher, spec, step, label, cache_dir=cache_dir)
+    if error is not None or report is None:
+        return {}, error or "the child ended without a report"
+    found = report.sides or {}
+    roles = [side.role for side in spec.sides]
+    if set(found) != set(roles):
+        return {}, "the paired child did not return both sides"
+    try:  # each side's part, checked at the door as a one-side child's report
+        out = {
+            role: Measured(ChildReport.from_json({"status": "ok", "device": report.device, **part}))
+            for role, part in found.items()
+        }
+    except (ReportError, TypeError) as exc:
+        return {}, f"the paired child's report: {one_line(exc)}"
+    base, head_part = out[roles[0]], out[roles[-1]]
+    kind = "variant" if spec.timing_only else "eager"
+    try:
+        ratio = head_vs_base(
+            _part(head_part.report, kind)["timed"], _part(base.report, kind)["timed"]
+        )
+    except Exception as exc:  # a sample list the ratio cannot read: the statistics say so
+        return {}, f"compilegate could not record this measurement: {one_line(exc)}"
+    out[roles[-1]] = replace(head_part, head_vs_base=ratio)
+    return out, None
+
+
+def _part(report: ChildReport, kind: str) -> ChildJson:
+    return (report.variant if kind == "variant" else report.eager) or {}
+
+
+def one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())[:300]
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def outcome_error(outcome: ChildOutcome) -> str | None:
+    if outcome.error is not None:
+        last = last_line(outcome)
+        return outcome.error + (f" (last output: {last})" if last else "")
+    assert outcome.report is not None
+    if outcome.report.status != "ok":
+        return " ".join(str(outcome.report.error).split())
+    return None
+
+
+def last_line(outcome: ChildOutcome) -> str:
+    for line in reversed(outcome.output_tail):
+        if line.strip():
+            return line.strip()[:300]
+    return ""
