@@ -16,7 +16,6 @@ from test_compile_cost_judge import STEADY, compile_cost, judge
 from test_step_work_judge import rows as step_work_rows
 from test_step_work_judge import work
 
-from compilegate.gate.acceptance import Acceptance
 from compilegate.gate.judges.compile_cost import (
     CompileCpuFacts,
     CompileWallFacts,
@@ -30,7 +29,7 @@ from compilegate.gate.judges.compile_cost import (
 )
 from compilegate.gate.judges.step_work import StepWorkFacts, StepWorkJudgement
 from compilegate.gate.rules import Side
-from compilegate.gate.verdict import MetricVerdict, Verdict
+from compilegate.gate.verdict import Acceptance, MetricVerdict, Verdict
 from compilegate.report.row_cells import row_cells
 from compilegate.report.row_words import row_message
 from compilegate.report.row_words.compile_cost import CountMoved, counts_past_limit

@@ -57,6 +57,7 @@ if TYPE_CHECKING:
 from ...results.model import CompileCost, Variant
 from ...results.processes import geometric_mean
 from ...results.stats import compare_sides
+from ..row_facts import RowFacts
 from ..rules import (
     Side,
     classify_speed_change,
@@ -65,7 +66,7 @@ from ..rules import (
     is_number,
     missing,
 )
-from ..verdict import MetricVerdict, RowFacts, Verdict
+from ..verdict import MetricVerdict, Verdict
 from .sides import Sides
 
 COMPILE_TIME_FLOOR_S = 1.0

@@ -36,7 +36,8 @@ from enum import Enum
 from typing import ClassVar
 
 from ...results.model import StepWork, StepWorkCounts, Variant
-from ..verdict import MetricVerdict, RowFacts, Verdict
+from ..row_facts import RowFacts
+from ..verdict import MetricVerdict, Verdict
 from .sides import Sides
 
 METRIC = "step_work"
