@@ -36,8 +36,9 @@ from .advice import advice_for
 from .escape import cell, inert, shortened, with_code
 from .headline import headline_of
 from .links import LinkContext
-from .row_cells import ROW_HEADER, counts_past_limit, row_cells
+from .row_cells import ROW_HEADER, row_cells
 from .row_words import row_message
+from .row_words.compile_cost import CountMoved, PastLimit, counts_past_limit
 from .row_words.diagnostics import break_reasons_said, count_detail, new_break_site, place_name
 from .row_words.speed import compares_fastest_iterations
 from .speeds import best_speed_text, estimator_text, pays_off_text, variant_speed
@@ -419,7 +420,7 @@ def _reasons(run_set: RunSetVerdict, links: LinkContext, several: bool) -> list[
     url_of: dict[tuple[str, ...], tuple[str | None, str | None]] = {}
     verdict_of: dict[tuple[str, ...], str] = {}
     facts_of: dict[tuple[str, ...], RowFacts | None] = {}
-    counts_of: dict[str, tuple[list[tuple[str, int, int]], str]] = {}
+    past_of: dict[tuple[str, ...], PastLimit] = {}
     for version in run_set.versions:
         if version.verdict is None:
             continue
@@ -433,14 +434,15 @@ def _reasons(run_set: RunSetVerdict, links: LinkContext, several: bool) -> list[
             verdict_of.setdefault(key, row.verdict)
             facts_of.setdefault(key, row.facts)
             url_of.setdefault(key, _break_site(version, row, links))
-            if row.metric == "compile_work" and counts_past_limit(row)[0]:
-                counts_of[message] = counts_past_limit(row)
+            past = counts_past_limit(row)
+            if past is not None:
+                past_of.setdefault(key, past)
     variants_of: dict[tuple[str, ...], list[tuple[str, ...]]] = {}
     for key, labels in found.items():
         step, variant = place_of[key]
         alike = (step, str(variant is None), key[1], key[2], *labels)
         variants_of.setdefault(alike, []).append(key)
-    variants_of = _merge_compile_work(variants_of, counts_of, place_of)
+    variants_of = _merge_compile_work(variants_of, past_of, place_of)
     reasons = []
     for alike, keys in variants_of.items():
         step, _, metric, message, *labels = alike
@@ -460,21 +462,23 @@ def _reasons(run_set: RunSetVerdict, links: LinkContext, several: bool) -> list[
 
 def _merge_compile_work(
     variants_of: dict[tuple[str, ...], list[tuple[str, ...]]],
-    counts_of: dict[str, tuple[list[tuple[str, int, int]], str]],
+    past_of: dict[tuple[str, ...], PastLimit],
     place_of: dict[tuple[str, ...], tuple[str, str | None]],
 ) -> dict[tuple[str, ...], list[tuple[str, ...]]]:
     """Compile work past the limit on several variants of a step (same versions), with some
     counts alike: one reason, in the first one's place, the counts alike said once and each
     variant's others named (`graphs 1 → 5, compile records 1 → 6 (backward compile records
-    1 → 5 on default)`)."""
-    groups: dict[tuple[str, ...], list[tuple[str, ...]]] = {}
-    for alike in variants_of:
-        step, has_variant, metric, message, *labels = alike
-        if metric == "compile_work" and message in counts_of and has_variant == "False":
-            groups.setdefault((step, counts_of[message][1], *labels), []).append(alike)
+    1 → 5 on default)`). `past_of`: the counts past the limit of each reason's key."""
+    groups: dict[tuple[str, ...], list[tuple[tuple[str, ...], PastLimit]]] = {}
+    for alike, keys in variants_of.items():
+        past = past_of.get(keys[0])
+        step, variant = place_of[keys[0]]
+        if past is not None and variant is not None:
+            groups.setdefault((step, past.why, *alike[4:]), []).append((alike, past))
     merged: dict[tuple[str, ...], tuple[tuple[str, ...], list[tuple[str, ...]]]] = {}
-    for members in groups.values():
-        counts = [counts_of[alike[3]][0] for alike in members]
+    for group in groups.values():
+        members = [alike for alike, _ in group]
+        counts = [past.counts for _, past in group]
         common = [count for count in counts[0] if all(count in other for other in counts[1:])]
         if len(members) < 2 or not common:
             continue
@@ -484,10 +488,10 @@ def _merge_compile_work(
             if extra:
                 names = "; ".join(w.variant_name(place_of[k][1]) for k in variants_of[alike])
                 others.append(f"{_counts_text(extra)} on {names}")
-        step, _, metric, message, *labels = members[0]
+        step, has_variant, metric, _, *labels = members[0]
         said = _counts_text(common) + (f" ({'; '.join(others)})" if others else "")
-        said = f"{w.metric_name(metric)}: {said}{counts_of[message][1]}"
-        merged[members[0]] = ((step, "False", metric, said, *labels), members)
+        said = f"{w.metric_name(metric)}: {said}{group[0][1].why}"
+        merged[members[0]] = ((step, has_variant, metric, said, *labels), members)
     gone = {alike for _, members in merged.values() for alike in members}
     out: dict[tuple[str, ...], list[tuple[str, ...]]] = {}
     for alike, keys in variants_of.items():
@@ -499,9 +503,9 @@ def _merge_compile_work(
     return out
 
 
-def _counts_text(counts: Sequence[tuple[str, int, int]]) -> str:
+def _counts_text(counts: Sequence[CountMoved]) -> str:
     """`graphs 1 → 5, compile records 1 → 6`."""
-    return ", ".join(f"{name} {before} → {after}" for name, before, after in counts)
+    return ", ".join(count.words() for count in counts)
 
 
 def _reason_message(row: MetricVerdict) -> str:
@@ -512,10 +516,9 @@ def _reason_message(row: MetricVerdict) -> str:
         return "; ".join(count_detail(row.facts))
     if row.metric in RUN_METRICS:
         return shortened(row_message(row), RUN_REASON_CHARS)
-    if row.metric == "compile_work":
-        past, why = counts_past_limit(row)
-        if past:
-            return f"{w.metric_name(row.metric)}: {_counts_text(past)}{why}"
+    past = counts_past_limit(row) if row.metric == "compile_work" else None
+    if past is not None:
+        return f"{w.metric_name(row.metric)}: {_counts_text(past.counts)}{past.why}"
     return row_message(row)
 
 

@@ -23,12 +23,12 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from ..gate.judges.compile_cost import COUNTS
 from ..gate.run_set import VersionOutcome
 from ..gate.verdict import MetricVerdict
 from . import wording as w
 from .escape import shortened
 from .row_words import row_message
+from .row_words.compile_cost import count_of_values, counts_past_limit, raw_change_pct
 from .row_words.speed import raw_ms_as_said
 from .wording import plain_torch
 
@@ -36,12 +36,6 @@ ROW_HEADER = ("where", "what", "baseline → now", "change", "limit", "noise")
 YARDSTICK_UNIT = "yardsticks"
 PER_YARDSTICK = "per yardstick"
 MESSAGE_CHARS = 160
-# `graphs 1 → 5` in a compile-work message; longer names first (`backward compile records`).
-_COUNT_MOVED = re.compile(
-    "(?P<name>"
-    + "|".join(re.escape(n) for n in sorted(COUNTS.values(), key=len, reverse=True))
-    + r") (?P<before>\d+) → (?P<after>\d+)"
-)
 
 
 def row_cells(
@@ -76,44 +70,19 @@ def row_cells(
     return ((torch,) if several else ()) + cells
 
 
-def counts_past_limit(row: MetricVerdict) -> tuple[list[tuple[str, int, int]], str]:
-    """([(`graphs`, 1, 5), …], `: grew by more than …`): the compile-work counts in torch's
-    order (as the message lists them) that moved past the limit the way the verdict says
-    (grew for a regression, fell for an improvement), and what the message says after
-    its counts, to the end of that clause; ([], "") when none did."""
-    found = list(_COUNT_MOVED.finditer(row_message(row)))
-    limit = row.threshold if row.threshold is not None else 0.0
-    past = []
-    for match in found:
-        before, after = int(match["before"]), int(match["after"])
-        change = _change_pct(before, after)
-        grew = change > limit and after - before >= 1
-        if (grew and row.verdict in w.FAILING) or (
-            -change > limit and row.verdict == "improvement"
-        ):
-            past.append((match["name"], before, after))
-    # What follows the counts up to the next clause: the per-op note and any other clause
-    # are the gate row's (every gate row in the details), not the first screen's.
-    return past, (row_message(row)[found[-1].end() :].split("; ", 1)[0] if past else "")
-
-
-def _change_pct(before: int, after: int) -> float:
-    return (after - before) / max(before, 1) * 100
-
-
 def _leading_count(row: MetricVerdict) -> tuple[str, MetricVerdict]:
     """(`graphs`, the row with that count's values and change): the first count past the
-    limit (counts_past_limit), else the count whose values the gate gave the row; ("", row)
-    when the message names none."""
-    past, _ = counts_past_limit(row)
-    if past:
-        name, before, after = past[0]
-        change = _change_pct(before, after)
-        return name, dataclasses.replace(row, baseline=before, current=after, change=change)
-    for match in _COUNT_MOVED.finditer(row_message(row)):
-        if (int(match["before"]), int(match["after"])) == (row.baseline, row.current):
-            return match["name"], row
-    return "", row
+    limit (row_words.compile_cost.counts_past_limit), else the count whose values the gate
+    gave the row; ("", row) when the row lists none."""
+    past = counts_past_limit(row)
+    if past is not None:
+        count = past.counts[0]
+        change = raw_change_pct(count.before, count.after)
+        return count.name, dataclasses.replace(
+            row, baseline=count.before, current=count.after, change=change
+        )
+    listed = count_of_values(row)
+    return (listed.name, row) if listed is not None else ("", row)
 
 
 def _noise(row: MetricVerdict) -> str:

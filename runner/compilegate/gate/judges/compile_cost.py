@@ -47,8 +47,9 @@ Not judged, and said so in the row:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from enum import Enum
+from typing import TYPE_CHECKING, ClassVar
 
 if TYPE_CHECKING:
     from typing import TypeGuard  # 3.10+: for the checker only (requires-python is 3.9)
@@ -56,31 +57,142 @@ if TYPE_CHECKING:
 from ...results.model import CompileCost, Variant
 from ...results.processes import geometric_mean
 from ...results.stats import compare_sides
+from ..row_facts import RowFacts
 from ..rules import (
+    Side,
     classify_speed_change,
     combined_noise_pct,
     detectable_change_pct,
     is_number,
     missing,
-    noise_rule_message,
 )
-from ..verdict import MetricVerdict
+from ..verdict import MetricVerdict, Verdict
 from .sides import Sides
 
 COMPILE_TIME_FLOOR_S = 1.0
-COUNTS = {
-    "graphs": "graphs",
-    "fx_nodes": "FX nodes",
-    "guards": "guards",
-    "generated_kernels": "generated kernels",
-    "compile_records": "compile records",
-    "backward_compile_records": "backward compile records",
-}
+# torch's compile-work counts, in the order a row lists them (report/row_words/compile_cost.py
+# names them).
+COUNTS = (
+    "graphs",
+    "fx_nodes",
+    "guards",
+    "generated_kernels",
+    "compile_records",
+    "backward_compile_records",
+)
 # Counts that grow with the compiled region's size: judged per eager op where both sides
 # measured it (compile_cost.eager_ops). Graphs and compile records are not: one more layer
 # compiles into the same graphs.
 SIZED_COUNTS = ("fx_nodes", "guards", "generated_kernels")
-REFRESH = "refresh the baseline on the default branch to gate it"
+
+
+# -- facts ------------------------------------------------------------------------------------
+
+
+class WallJudgement(str, Enum):
+    """How a compile's wall time was judged."""
+
+    NOT_GATED = "not_gated"  # the baseline's policy does not gate_compile_wall_time
+    UNDER_FLOOR = "under_floor"  # moved less than COMPILE_TIME_FLOOR_S: ignored
+    THRESHOLD = "threshold"  # no noise estimate: on the threshold alone
+    NOISE_RULE = "noise_rule"  # against the noise of both runs' cold compiles
+
+
+@dataclass(frozen=True)
+class CompileWallFacts(RowFacts):
+    """Wall seconds of the cold compile, each side, and how they were judged. `change_pct`
+    is of the larger of the baseline's seconds and `floor_s`."""
+
+    kind: ClassVar[str] = "compile_wall"
+    base_s: float
+    cur_s: float
+    change_pct: float
+    judged: WallJudgement
+    threshold_pct: float
+    floor_s: float = COMPILE_TIME_FLOOR_S
+    noise_pct: float | None = None
+
+
+class CpuJudgement(str, Enum):
+    """How a compile's CPU seconds were judged, or why not."""
+
+    BASELINE_PREDATES = "baseline_predates"  # `new`: refresh the baseline to gate it
+    WARM_CACHE = "warm_cache"  # a side compiled from a shared, warm Inductor cache
+    NO_NOISE_ESTIMATE = "no_noise_estimate"  # one cold compile a side: threshold alone
+    NOISE_RULE = "noise_rule"
+
+
+@dataclass(frozen=True)
+class CompileCpuFacts(RowFacts):
+    """CPU seconds of the compiling process and its workers: this run's, the baseline's
+    (None when it predates them), their change, and how they were judged. Judged, they are
+    the geometric means of each side's cold compiles, `cold_compiles` of them a side (pairs
+    of processes when `paired`); `warm_sides` are the sides that had no cold compile."""
+
+    kind: ClassVar[str] = "compile_cpu"
+    judged: CpuJudgement
+    cur_s: float
+    base_s: float | None = None
+    change_pct: float | None = None
+    threshold_pct: float | None = None
+    noise_pct: float | None = None
+    cold_compiles: tuple[int, int] | None = None
+    paired: bool = False
+    warm_sides: tuple[Side, ...] = ()
+
+
+@dataclass(frozen=True)
+class CountChange:
+    """One compile-work count of both sides (a key of COUNTS) and its change in percent:
+    per eager op for SIZED_COUNTS when both sides measured the compiled region's size
+    (`per_op` then holds both ratios), else of the raw count."""
+
+    name: str
+    before: int
+    after: int
+    change_pct: float
+    per_op: tuple[float, float] | None = None
+
+
+class UngatedWhy(str, Enum):
+    """Why compile-work counts are reported and not judged."""
+
+    ACROSS_TORCH = "not_gated_across_torch"  # each torch version counts its own way
+    AUTOTUNING = "not_gated_autotuning"  # max-autotune may pick another kernel mix
+
+
+@dataclass(frozen=True)
+class UngatedCounts:
+    """Counts (keys of COUNTS; empty: every count) reported and not judged, and why."""
+
+    why: UngatedWhy
+    names: tuple[str, ...] = ()
+
+
+class WorkJudgement(str, Enum):
+    """Whether compile-work counts were judged, or why not."""
+
+    NOT_MEASURED = "not_measured"  # `missing`: this run lacks them (`unmeasured`: which)
+    BASELINE_PREDATES = "baseline_predates"  # `new`: refresh the baseline to gate them
+    JUDGED = "judged"
+
+
+@dataclass(frozen=True)
+class CompileWorkFacts(RowFacts):
+    """Compile-work counts: every count both sides took (COUNTS' order), the tolerance
+    they were judged against, the compiled region's size in ATen ops of one eager call
+    (`eager_ops`: baseline, this run; None unless both measured it), the counts not judged
+    and why (`torch_versions`: baseline's, this run's, when they differ), and, for a row
+    that is `missing`, the counts the baseline took and this run did not (empty: all)."""
+
+    kind: ClassVar[str] = "compile_work"
+    judged: WorkJudgement
+    changes: tuple[CountChange, ...] = ()
+    tolerance_pct: float | None = None
+    eager_ops: tuple[int, int] | None = None
+    ungated: tuple[UngatedCounts, ...] = ()
+    torch_versions: tuple[str, str] | None = None
+    unmeasured: tuple[str, ...] = ()
 
 
 def judge(sides: Sides) -> list[MetricVerdict]:
@@ -109,30 +221,37 @@ def judge_wall_time(sides: Sides) -> MetricVerdict | None:
     threshold_pct = sides.policy.thresholds["compile_time_growth_pct"]
     growth_s = cur_s - base_s
     change_pct = growth_s / max(base_s, COMPILE_TIME_FLOOR_S) * 100
-    shown = f"compile time {base_s:.1f} s → {cur_s:.1f} s ({growth_s:+.1f} s, {change_pct:+.1f} %)"
     values = (base_s, cur_s)
     if not sides.policy.gate_compile_wall_time:
-        why = (
-            "reported, not gated: wall time moves with the machine's load; the baseline's "
-            "policy gates it with gate_compile_wall_time: true (a dedicated runner)"
-        )
-        message = f"{shown}: {why}"
+        facts = CompileWallFacts(base_s, cur_s, change_pct, WallJudgement.NOT_GATED, threshold_pct)
         return subject.measured(
-            "compile_s", "pass", message, values, "s", change_pct, threshold_pct, gated=False
+            "compile_s",
+            Verdict.PASS,
+            "",
+            values,
+            "s",
+            change_pct,
+            threshold_pct,
+            gated=False,
+            facts=facts,
         )
     noise = _pooled_noise_pct(sides, "wall_s")
     if abs(growth_s) < COMPILE_TIME_FLOOR_S:
-        verdict, message = "pass", f"{shown}: changes under {COMPILE_TIME_FLOOR_S:g} s are ignored"
-    elif noise is None:
-        verdict = classify_speed_change(change_pct, threshold_pct, None)
-        message = f"{shown}: {_threshold_words(verdict, threshold_pct)}"
+        verdict, judged = Verdict.PASS, WallJudgement.UNDER_FLOOR
     else:
-        verdict = classify_speed_change(change_pct, threshold_pct, noise)
-        message = noise_rule_message(
-            shown, verdict, change_pct, threshold_pct, noise, "of both runs' cold compiles"
-        )
+        verdict = Verdict(classify_speed_change(change_pct, threshold_pct, noise))
+        judged = WallJudgement.THRESHOLD if noise is None else WallJudgement.NOISE_RULE
+    facts = CompileWallFacts(base_s, cur_s, change_pct, judged, threshold_pct, noise_pct=noise)
     return subject.measured(
-        "compile_s", verdict, message, values, "s", change_pct, threshold_pct, noise_pct=noise
+        "compile_s",
+        verdict,
+        "",
+        values,
+        "s",
+        change_pct,
+        threshold_pct,
+        noise_pct=noise,
+        facts=facts,
     )
 
 
@@ -146,23 +265,18 @@ def judge_work(sides: Sides) -> MetricVerdict | None:
     if base_cost is None and cur_cost is None:
         return None
     if cur_cost is None:
-        return subject.row(
-            "compile_work", "missing", "compile-work counts: not measured in this run"
-        )
+        facts = CompileWorkFacts(WorkJudgement.NOT_MEASURED)
+        return subject.row("compile_work", Verdict.MISSING, "", facts=facts)
     if base_cost is None:
-        return subject.row(
-            "compile_work",
-            "new",
-            "compile-work counts: the baseline predates them, nothing to judge this run's "
-            f"against; {REFRESH}",
-            unit="count",
-            gated=False,
-        )
+        facts = CompileWorkFacts(WorkJudgement.BASELINE_PREDATES)
+        return subject.row("compile_work", Verdict.NEW, "", unit="count", gated=False, facts=facts)
     base_counts, cur_counts = base_cost.counts, cur_cost.counts
     threshold_pct = sides.policy.thresholds["compile_work_growth_pct"]
     ungated = _ungated_counts(sides)
+    across_torch = any(u.why is UngatedWhy.ACROSS_TORCH for u in ungated)
+    not_judged = {name for u in ungated for name in u.names}
     sizes = compiled_sizes(base_cost, cur_cost)
-    changes: list[tuple[float, str, int, int]] = []  # (change %, name, base, current)
+    changes: list[CountChange] = []
     unmeasured = []
     for name in COUNTS:
         before, after = getattr(base_counts, name), getattr(cur_counts, name)
@@ -171,57 +285,50 @@ def judge_work(sides: Sides) -> MetricVerdict | None:
         if not _is_count(after):
             unmeasured.append(name)
             continue
-        changes.append((count_change_pct(name, before, after, sizes), name, before, after))
-    if unmeasured and "torch" not in ungated:
-        names = ", ".join(COUNTS[n] for n in unmeasured)
-        return subject.row(
-            "compile_work", "missing", f"compile-work counts: {names} not measured in this run"
-        )
+        changes.append(count_change(name, before, after, sizes))
+    if unmeasured and not across_torch:
+        facts = CompileWorkFacts(WorkJudgement.NOT_MEASURED, unmeasured=tuple(unmeasured))
+        return subject.row("compile_work", Verdict.MISSING, "", facts=facts)
     if not changes:
         return None
-    gated = [c for c in changes if c[1] not in ungated and "torch" not in ungated]
+    gated = [c for c in changes if c.name not in not_judged and not across_torch]
     # A regression needs the (per-op) count beyond the tolerance and the raw count up; an
     # improvement, the reverse: a smaller model is not less work per op.
-    grown = [c for c in gated if c[0] > threshold_pct and c[3] - c[2] >= 1]
-    shrunk = [c for c in gated if -c[0] > threshold_pct and c[2] - c[3] >= 1]
-    listing = ", ".join(
-        f"{COUNTS[name]} {before} → {after}{_per_op(name, before, after, sizes)}"
-        for _, name, before, after in changes
-        if before != after
-    )
+    grown = [c for c in gated if c.change_pct > threshold_pct and c.after - c.before >= 1]
+    shrunk = [c for c in gated if -c.change_pct > threshold_pct and c.before - c.after >= 1]
     if grown:
-        verdict, worst = "regression", max(grown)
-        why = f"grew by more than the {threshold_pct:g} % tolerance (deterministic counts)"
+        verdict, worst = Verdict.REGRESSION, max(grown, key=_order)
     elif shrunk:
-        verdict, worst = "improvement", min(shrunk)
-        why = f"fell by more than the {threshold_pct:g} % tolerance"
+        verdict, worst = Verdict.IMPROVEMENT, min(shrunk, key=_order)
     else:
         # The count that moved most; unchanged, the graph's size (FX nodes) speaks for all.
-        verdict, worst = "pass", max(changes, key=lambda c: (abs(c[0]), c[1] == "fx_nodes"))
-        why = f"within the {threshold_pct:g} % tolerance"
-    if listing:
-        message = f"compile work: {listing}: {why}"
-    else:
-        message = "compile work: every count as in the baseline"
-    if sizes is not None and listing:
-        message += (
-            f"; the compiled region ran {sizes[0]} → {sizes[1]} ATen ops eager: FX nodes, "
-            "guards and kernels are judged per op, graphs and compile records as counts"
-        )
-    if ungated:
-        message += "; " + ungated_reason(ungated)
-    change_pct, _, before, after = worst
+        verdict = Verdict.PASS
+        worst = max(changes, key=lambda c: (abs(c.change_pct), c.name == "fx_nodes"))
+    facts = CompileWorkFacts(
+        WorkJudgement.JUDGED,
+        tuple(changes),
+        threshold_pct,
+        sizes,
+        ungated,
+        sides.units.torch_versions if across_torch else None,
+    )
     return subject.measured(
         "compile_work",
         verdict,
-        message,
-        (before, after),
+        "",
+        (worst.before, worst.after),
         "count",
-        change_pct,
+        worst.change_pct,
         threshold_pct,
         change_unit="pct",
         gated=not (ungated and not gated),
+        facts=facts,
     )
+
+
+def _order(change: CountChange) -> tuple[float, str, int, int]:
+    """The order the largest change is picked in: by change, then name, then values."""
+    return change.change_pct, change.name, change.before, change.after
 
 
 def compiled_sizes(base_cost: CompileCost, cur_cost: CompileCost) -> tuple[int, int] | None:
@@ -233,40 +340,27 @@ def compiled_sizes(base_cost: CompileCost, cur_cost: CompileCost) -> tuple[int, 
     return None
 
 
-def count_change_pct(name: str, before: int, after: int, sizes: tuple[int, int] | None) -> float:
-    """The count's change in percent: per eager op for the counts that grow with the
-    model's size (SIZED_COUNTS) when both sizes are known, else of the raw count."""
+def count_change(name: str, before: int, after: int, sizes: tuple[int, int] | None) -> CountChange:
+    """The count's change: per eager op for the counts that grow with the model's size
+    (SIZED_COUNTS) when both sizes are known, else of the raw count."""
     if sizes is None or name not in SIZED_COUNTS:
-        return (after - before) / max(before, 1) * 100
+        return CountChange(name, before, after, (after - before) / max(before, 1) * 100)
     per_op_before, per_op_after = before / sizes[0], after / sizes[1]
     if per_op_before == 0:
-        return (after - before) / 1 * 100  # from nothing: as a raw count
-    return (per_op_after - per_op_before) / per_op_before * 100
+        change_pct = (after - before) / 1 * 100  # from nothing: as a raw count
+    else:
+        change_pct = (per_op_after - per_op_before) / per_op_before * 100
+    return CountChange(name, before, after, change_pct, (per_op_before, per_op_after))
 
 
-def _per_op(name: str, before: int, after: int, sizes: tuple[int, int] | None) -> str:
-    if sizes is None or name not in SIZED_COUNTS:
-        return ""
-    return f" ({before / sizes[0]:.3g} → {after / sizes[1]:.3g} per op)"
-
-
-def _ungated_counts(sides: Sides) -> dict[str, str]:
-    """Counts reported but not judged, and why ("torch": all of them)."""
-    ungated: dict[str, str] = {}
+def _ungated_counts(sides: Sides) -> tuple[UngatedCounts, ...]:
+    """Counts reported but not judged, and why (across torch versions: all of them)."""
+    ungated = []
     if not sides.units.same_torch:
-        ungated["torch"] = sides.units.why_raw.split(":")[0]
+        ungated.append(UngatedCounts(UngatedWhy.ACROSS_TORCH))
     if _variants(sides)[1].mode.startswith("max-autotune"):
-        ungated["generated_kernels"] = "autotuning may pick another kernel mix"
-    return ungated
-
-
-def ungated_reason(ungated: Mapping[str, str]) -> str:
-    if "torch" in ungated:
-        return (
-            f"reported, not gated across torch versions ({ungated['torch']}): each version "
-            "counts its own way; compile CPU time judges the upgrade"
-        )
-    return "; ".join(f"{COUNTS[name]} not gated: {why}" for name, why in ungated.items())
+        ungated.append(UngatedCounts(UngatedWhy.AUTOTUNING, ("generated_kernels",)))
+    return tuple(ungated)
 
 
 # -- CPU seconds ------------------------------------------------------------------------------
@@ -281,41 +375,46 @@ def judge_cpu_time(sides: Sides) -> MetricVerdict | None:
     base_s = base_cost.cpu_s if base_cost is not None else None
     cur_s = cur_cost.cpu_s if cur_cost is not None else None
     if base_cost is None and is_number(cur_s):
+        facts = CompileCpuFacts(CpuJudgement.BASELINE_PREDATES, cur_s)
         return subject.row(
             "compile_cpu_s",
-            "new",
-            f"compile CPU time {cur_s:.1f} s: the baseline predates it, nothing to judge "
-            f"against; {REFRESH}",
+            Verdict.NEW,
+            "",
             unit="s",
             current=cur_s,
             gated=False,
+            facts=facts,
         )
     unjudged = missing(subject, "compile_cpu_s", base_s, cur_s, positive=True)
     if unjudged is not None or base_s is None or cur_s is None:
         return unjudged
     assert base_cost is not None and cur_cost is not None  # both have cpu_s
     threshold_pct = sides.policy.thresholds["compile_cpu_time_growth_pct"]
-    warm = [
+    warm = tuple(
         side
-        for side, cost in (("the baseline", base_cost), ("this run", cur_cost))
+        for side, cost in ((Side.BASELINE, base_cost), (Side.RUN, cur_cost))
         if not cost.cold_samples
-    ]
+    )
     if warm:
         change_pct = (cur_s - base_s) / base_s * 100
-        message = (
-            f"compile CPU time {base_s:.1f} s → {cur_s:.1f} s ({change_pct:+.1f} %): reported, "
-            f"not judged: {' and '.join(warm)} compiled from a shared, warm Inductor cache "
-            "(--inductor-cache), not cold"
+        facts = CompileCpuFacts(
+            CpuJudgement.WARM_CACHE,
+            cur_s,
+            base_s,
+            change_pct,
+            threshold_pct,
+            warm_sides=warm,
         )
         return subject.measured(
             "compile_cpu_s",
-            "pass",
-            message,
+            Verdict.PASS,
+            "",
             (base_s, cur_s),
             "s",
             change_pct,
             threshold_pct,
             gated=False,
+            facts=facts,
         )
     samples = (_cold(base_cost, "cpu_s") or [base_s], _cold(cur_cost, "cpu_s") or [cur_s])
     comparison = compare_sides(*samples, paired=sides.paired)
@@ -323,43 +422,35 @@ def judge_cpu_time(sides: Sides) -> MetricVerdict | None:
     if noise is None:
         noise = combined_noise_pct(base_cost.cpu_noise_pct, cur_cost.cpu_noise_pct)
     change_pct = comparison.change_pct
-    n_base, n_cur = comparison.processes
-    # The values shown are the ones the change is computed from: the geometric mean of each
+    # The values are the ones the change is computed from: the geometric mean of each
     # side's cold compiles (on torch < 2.5 every process compiles cold, not only the first).
     base_s, cur_s = geometric_mean(samples[0]), geometric_mean(samples[1])
-    compiles = (
-        f"{n_base} pairs of cold compiles"
-        if comparison.paired
-        else f"{n_base} → {n_cur} cold compiles"
+    verdict = Verdict(classify_speed_change(change_pct, threshold_pct, noise))
+    if noise is None and verdict is Verdict.REGRESSION:
+        # One cold compile a side gives no noise estimate, and CPU time moves with the load.
+        verdict = Verdict.INCONCLUSIVE
+    judged = CpuJudgement.NO_NOISE_ESTIMATE if noise is None else CpuJudgement.NOISE_RULE
+    facts = CompileCpuFacts(
+        judged,
+        cur_s,
+        base_s,
+        change_pct,
+        threshold_pct,
+        noise,
+        comparison.processes,
+        comparison.paired,
     )
-    shown = (
-        f"compile CPU time {base_s:.1f} s → {cur_s:.1f} s ({change_pct:+.1f} %, geometric "
-        f"means of {compiles})"
-    )
-    verdict = classify_speed_change(change_pct, threshold_pct, noise)
-    if noise is None:
-        if verdict == "regression":
-            verdict = "inconclusive"
-            message = (
-                f"{shown}: beyond the {threshold_pct:g} % threshold, but one cold compile a "
-                "side gives no noise estimate, and CPU time moves with the machine's load"
-            )
-        else:
-            message = f"{shown}: {_threshold_words(verdict, threshold_pct)} (no noise estimate)"
-    else:
-        message = noise_rule_message(
-            shown, verdict, change_pct, threshold_pct, noise, "of both runs' cold compiles"
-        )
     return subject.measured(
         "compile_cpu_s",
         verdict,
-        message,
+        "",
         (base_s, cur_s),
         "s",
         change_pct,
         threshold_pct,
         noise_pct=noise,
         detectable_change_pct=detectable_change_pct(noise, threshold_pct),
+        facts=facts,
     )
 
 
@@ -379,11 +470,3 @@ def _cold(cost: CompileCost | None, key: str) -> list[float]:
 
 def _is_count(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
-
-
-def _threshold_words(verdict: str, threshold_pct: float) -> str:
-    if verdict == "regression":
-        return f"grew by more than the {threshold_pct:g} % threshold"
-    if verdict == "improvement":
-        return f"fell by more than the {threshold_pct:g} % threshold"
-    return f"within the {threshold_pct:g} % threshold"

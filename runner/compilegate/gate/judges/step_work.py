@@ -32,22 +32,26 @@ first, so "+1 host sync" comes with `aten::_local_scalar_dense` and "+10 ATen op
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
+from typing import ClassVar
 
 from ...results.model import StepWork, StepWorkCounts, Variant
-from ..verdict import MetricVerdict
+from ..row_facts import RowFacts
+from ..verdict import MetricVerdict, Verdict
 from .sides import Sides
 
 METRIC = "step_work"
-COUNTS = {
-    "host_syncs": "host syncs",
-    "aten_ops": "ATen ops",
-    "compiled_region_calls": "compiled-region calls",
-    "kernels": "kernels",
-    "cuda_graph_replays": "CUDA-graph replays",
-    "flops": "FLOPs",
-    "allocations": "allocations",
-    "allocated_bytes": "allocated bytes",
-}
+# The counts, in the order a row lists them (report/row_words/step_work.py names them).
+COUNTS = (
+    "host_syncs",
+    "aten_ops",
+    "compiled_region_calls",
+    "kernels",
+    "cuda_graph_replays",
+    "flops",
+    "allocations",
+    "allocated_bytes",
+)
 ZERO_TOLERANCE = frozenset({"host_syncs"})
 # Judged across torch versions too: what the user's code computes and where it waits; for
 # eager also the ATen ops it dispatches (a small MLP's were the same on torch 2.4.1 and 2.13),
@@ -57,9 +61,6 @@ ACROSS_VERSIONS_EAGER = ACROSS_VERSIONS | {"aten_ops"}
 # Under max-autotune a GPU run picks an ATen matmul or a generated template by timing them,
 # so how much work stays in ATen may differ between runs (found exact on the CPU only).
 AUTOTUNED = frozenset({"aten_ops", "flops"})
-NAMES_SHOWN = 3
-NAMED_COUNTS = 2
-REFRESH = "refresh the baseline on the default branch to gate it"
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,39 @@ class CountChange:
     def change_pct(self) -> float:
         return (self.after - self.before) / max(self.before, 1) * 100
 
+    @property
+    def moved(self) -> bool:
+        return self.after != self.before
+
+
+class StepWorkJudgement(str, Enum):
+    """Whether the step's work was judged, or why not."""
+
+    NOT_COUNTED = "not_counted"  # `missing`: this run did not count it
+    BASELINE_PREDATES = "baseline_predates"  # `new`: refresh the baseline to gate it
+    NO_COMMON_COUNT = "no_common_count"  # no count taken on both sides
+    JUDGED = "judged"
+
+
+@dataclass(frozen=True)
+class StepWorkFacts(RowFacts):
+    """One iteration's work on both sides: every count both took (COUNTS' order, each with
+    the names and `.item()` sites that moved it); which were judged (`judged_counts`) and,
+    of those, which crossed the tolerance the way the verdict went (`past_tolerance`:
+    grew for a regression, fell for an improvement); the counts one side took and the
+    other not; what was not gated: `autotuned` (ATen ops and FLOPs of a max-autotune
+    variant), `across_torch` (on two torch versions: the counts still judged then)."""
+
+    kind: ClassVar[str] = "step_work"
+    judged: StepWorkJudgement
+    changes: tuple[CountChange, ...] = ()
+    judged_counts: tuple[str, ...] = ()
+    past_tolerance: tuple[str, ...] = ()
+    tolerance_pct: float | None = None
+    one_sided: tuple[str, ...] = ()
+    autotuned: bool = False
+    across_torch: tuple[str, ...] | None = None
+
 
 def judge(sides: Sides) -> list[MetricVerdict]:
     row = judge_step_work(sides)
@@ -89,21 +123,16 @@ def judge_step_work(sides: Sides) -> MetricVerdict | None:
     if base is None and cur is None:
         return None
     if cur is None:
-        return subject.row(METRIC, "missing", "step work: not counted in this run")
+        facts = StepWorkFacts(StepWorkJudgement.NOT_COUNTED)
+        return subject.row(METRIC, Verdict.MISSING, "", facts=facts)
     if base is None:
-        return subject.row(
-            METRIC,
-            "new",
-            f"step work: the baseline predates it, nothing to judge this run's against; {REFRESH}",
-            unit="count",
-            gated=False,
-        )
+        facts = StepWorkFacts(StepWorkJudgement.BASELINE_PREDATES)
+        return subject.row(METRIC, Verdict.NEW, "", unit="count", gated=False, facts=facts)
     threshold_pct = sides.policy.thresholds["step_work_growth_pct"]
     changes = count_changes(base, cur)
     if not changes:
-        return subject.row(
-            METRIC, "pass", "step work: no count taken on both sides", unit="count", gated=False
-        )
+        facts = StepWorkFacts(StepWorkJudgement.NO_COMMON_COUNT)
+        return subject.row(METRIC, Verdict.PASS, "", unit="count", gated=False, facts=facts)
     same_torch = sides.units.same_torch
     autotuned = _autotuned(sides)
     across = ACROSS_VERSIONS_EAGER if sides.subject.variant == "eager" else ACROSS_VERSIONS
@@ -114,60 +143,39 @@ def judge_step_work(sides: Sides) -> MetricVerdict | None:
     ]
     grown = [c for c in gated if _grew(c, threshold_pct)]
     shrunk = [c for c in gated if _shrank(c, threshold_pct)]
-    moved = [c for c in changes if c.after != c.before]
     if grown:
-        verdict, worst = "regression", max(grown, key=_weight)
-        why = _why(grown, threshold_pct, "grew")
+        verdict, worst = Verdict.REGRESSION, max(grown, key=weight)
     elif shrunk:
-        verdict, worst = "improvement", max(shrunk, key=_weight)
-        why = _why(shrunk, threshold_pct, "fell")
+        verdict, worst = Verdict.IMPROVEMENT, max(shrunk, key=weight)
     else:
-        verdict = "pass"
+        verdict = Verdict.PASS
         worst = max(changes, key=lambda c: (abs(c.change_pct), c.key == "aten_ops"))
-        judged_moved = [c for c in moved if c in gated]
-        why = f"within the {threshold_pct:g} % tolerance" if judged_moved else "reported"
-    # The counts that decided the verdict, named; the others that moved, by name only (a
-    # graph break moves half the counts of a compiled step: the row says what failed first).
-    deciding = sorted(grown or shrunk, key=_weight, reverse=True)[:NAMED_COUNTS] or moved
-    listing = "; ".join(describe(c) for c in deciding)
-    others = [COUNTS[c.key] for c in moved if c not in deciding]
-    message = (
-        f"step work: {listing}: {why}" if listing else "step work: every count as in the baseline"
-    )
-    if others:
-        message += f"; also moved: {', '.join(others)}"
     # Counts one side took and the other not (a count both lack, such as kernels on the
     # CPU, is the device's, and said in the result's own step_work.absent).
     one_sided = sorted(set(base.absent) ^ set(cur.absent))
-    if one_sided:
-        message += "; counted on one side only: " + ", ".join(COUNTS[k] for k in one_sided)
-    if autotuned:
-        message += (
-            "; ATen ops and FLOPs not gated under max-autotune: autotuning times ATen "
-            "matmuls against generated templates and may pick another between runs"
-        )
-    if not same_torch:
-        judged = (
-            "ATen ops, FLOPs and host syncs"
-            if across is ACROSS_VERSIONS_EAGER
-            else ("FLOPs and host syncs")
-        )
-        message += (
-            f"; across torch versions only {judged} are judged: each version's compiler, "
-            "launches and allocator work their own way"
-        )
+    facts = StepWorkFacts(
+        StepWorkJudgement.JUDGED,
+        tuple(changes),
+        tuple(c.key for c in gated),
+        tuple(c.key for c in grown or shrunk),
+        threshold_pct,
+        tuple(one_sided),
+        autotuned,
+        None if same_torch else tuple(key for key in COUNTS if key in across),
+    )
     # A host sync is said as a count (`+1`, limit `+0`), the rest as a percent change.
     by_count = worst.key in ZERO_TOLERANCE
     return subject.measured(
         METRIC,
         verdict,
-        message,
+        "",
         (worst.before, worst.after),
         "count",
         worst.after - worst.before if by_count else worst.change_pct,
         0.0 if by_count else threshold_pct,
         change_unit="count" if by_count else "pct",
         gated=bool(gated),
+        facts=facts,
     )
 
 
@@ -213,23 +221,6 @@ def _moved(before: dict[str, int], after: dict[str, int]) -> tuple[tuple[str, in
     return tuple(sorted(moved, key=lambda item: (-abs(item[1]), item[0])))
 
 
-def describe(change: CountChange) -> str:
-    """`host syncs 0 → 1 (+1 aten::_local_scalar_dense at model.py:106)`."""
-    text = f"{COUNTS[change.key]} {change.before:,} → {change.after:,}"
-    shown = [f"{delta:+,} {name}" for name, delta in change.named[:NAMES_SHOWN]]
-    if len(change.named) > NAMES_SHOWN:
-        shown.append(f"{len(change.named) - NAMES_SHOWN} more")
-    if change.sites:
-        at = ", ".join(f"{site} {delta:+,}" for site, delta in change.sites[:NAMES_SHOWN])
-        more = len(change.sites) - NAMES_SHOWN
-        at += f", {more} more" if more > 0 else ""
-        if len(shown) == 1 and len(change.sites) == 1:
-            shown = [f"{shown[0]} at {change.sites[0][0]}"]
-        else:
-            shown.append(f".item() at {at}")
-    return f"{text} ({', '.join(shown)})" if shown else text
-
-
 def _grew(change: CountChange, threshold_pct: float) -> bool:
     if change.key in ZERO_TOLERANCE:
         return change.after > change.before
@@ -242,21 +233,6 @@ def _shrank(change: CountChange, threshold_pct: float) -> bool:
     return -change.change_pct > threshold_pct and change.before - change.after >= 1
 
 
-def _weight(change: CountChange) -> tuple[bool, float]:
+def weight(change: CountChange) -> tuple[bool, float]:
     """A host sync first (it fails on its own), then the largest change."""
     return change.key in ZERO_TOLERANCE, abs(change.change_pct)
-
-
-def _why(changed: list[CountChange], threshold_pct: float, moved: str) -> str:
-    syncs = [c for c in changed if c.key in ZERO_TOLERANCE]
-    others = [c for c in changed if c.key not in ZERO_TOLERANCE]
-    parts = []
-    if syncs:
-        parts.append(
-            f"host syncs {moved}: none may be added per step"
-            if moved == "grew"
-            else "fewer host syncs per step"
-        )
-    if others:
-        parts.append(f"{moved} by more than the {threshold_pct:g} % tolerance (counted, not timed)")
-    return "; ".join(parts)

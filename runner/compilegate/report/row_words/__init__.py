@@ -25,11 +25,13 @@ from .comparability import (
     run_failed_words,
     skipped_words,
 )
+from .compile_cost import compile_cpu_words, compile_wall_words, compile_work_words
 from .diagnostics import count_words, graph_break_words
 from .memory import memory_words
 from .missing import missing_words
 from .numerics import numerics_words
 from .speed import speed_words
+from .step_work import step_work_words
 from .torch_state import torch_state_words
 
 # facts kind -> the function that words a row with such facts. A row without facts still
@@ -51,6 +53,10 @@ _WORDS: dict[str, Callable[[MetricVerdict], str]] = {
     "recompiles": count_words,
     "fallbacks_to_eager": count_words,
     "speed": speed_words,
+    "compile_wall": compile_wall_words,
+    "compile_cpu": compile_cpu_words,
+    "compile_work": compile_work_words,
+    "step_work": step_work_words,
 }
 
 

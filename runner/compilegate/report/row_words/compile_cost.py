@@ -1,0 +1,226 @@
+"""The words of the compile-cost rows (gate/judges/compile_cost.py): wall seconds, CPU
+seconds and torch's compile-work counts; and the counts a compile-work row crossed its
+tolerance with, for the reasons under the first screen's table."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...gate.judges.compile_cost import (
+    CompileCpuFacts,
+    CompileWallFacts,
+    CompileWorkFacts,
+    CountChange,
+    CpuJudgement,
+    UngatedWhy,
+    WallJudgement,
+    WorkJudgement,
+)
+from ...gate.rules import Side
+from ...gate.verdict import MetricVerdict, Verdict
+from ..wording import FAILING
+from .rules import noise_rule_words, threshold_words
+
+# A compile-work count's name in a sentence (gate/judges/compile_cost.py COUNTS).
+COUNT_NAMES = {
+    "graphs": "graphs",
+    "fx_nodes": "FX nodes",
+    "guards": "guards",
+    "generated_kernels": "generated kernels",
+    "compile_records": "compile records",
+    "backward_compile_records": "backward compile records",
+}
+REFRESH = "refresh the baseline on the default branch to gate it"
+COLD_NOISE = "of both runs' cold compiles"
+_SIDES = {Side.BASELINE: "the baseline", Side.RUN: "this run"}
+_UNGATED = {UngatedWhy.AUTOTUNING: "autotuning may pick another kernel mix"}
+
+
+# -- wall seconds -----------------------------------------------------------------------------
+
+
+def compile_wall_words(row: MetricVerdict) -> str:
+    facts = row.facts
+    assert isinstance(facts, CompileWallFacts)
+    growth_s = facts.cur_s - facts.base_s
+    shown = (
+        f"compile time {facts.base_s:.1f} s → {facts.cur_s:.1f} s "
+        f"({growth_s:+.1f} s, {facts.change_pct:+.1f} %)"
+    )
+    verdict, threshold_pct = row.verdict, facts.threshold_pct
+    if facts.judged is WallJudgement.NOT_GATED:
+        return (
+            f"{shown}: reported, not gated: wall time moves with the machine's load; the "
+            "baseline's policy gates it with gate_compile_wall_time: true (a dedicated runner)"
+        )
+    if facts.judged is WallJudgement.UNDER_FLOOR:
+        return f"{shown}: changes under {facts.floor_s:g} s are ignored"
+    if facts.judged is WallJudgement.THRESHOLD or facts.noise_pct is None:
+        return f"{shown}: {threshold_words(verdict, threshold_pct)}"
+    return noise_rule_words(
+        shown, verdict, facts.change_pct, threshold_pct, facts.noise_pct, COLD_NOISE
+    )
+
+
+# -- CPU seconds ------------------------------------------------------------------------------
+
+
+def compile_cpu_words(row: MetricVerdict) -> str:
+    facts = row.facts
+    assert isinstance(facts, CompileCpuFacts)
+    base_s, cur_s, change_pct = facts.base_s, facts.cur_s, facts.change_pct
+    threshold_pct = facts.threshold_pct
+    if facts.judged is CpuJudgement.BASELINE_PREDATES:
+        return (
+            f"compile CPU time {cur_s:.1f} s: the baseline predates it, nothing to judge "
+            f"against; {REFRESH}"
+        )
+    assert base_s is not None and change_pct is not None and threshold_pct is not None
+    moved = f"compile CPU time {base_s:.1f} s → {cur_s:.1f} s ({change_pct:+.1f} %"
+    if facts.judged is CpuJudgement.WARM_CACHE:
+        warm = " and ".join(_SIDES[side] for side in facts.warm_sides)
+        return (
+            f"{moved}): reported, not judged: {warm} compiled from a shared, warm Inductor "
+            "cache (--inductor-cache), not cold"
+        )
+    n_base, n_cur = facts.cold_compiles or (1, 1)
+    compiles = (
+        f"{n_base} pairs of cold compiles" if facts.paired else f"{n_base} → {n_cur} cold compiles"
+    )
+    shown = f"{moved}, geometric means of {compiles})"
+    verdict = row.verdict
+    if facts.noise_pct is None and verdict is Verdict.INCONCLUSIVE:
+        return (
+            f"{shown}: beyond the {threshold_pct:g} % threshold, but one cold compile a side "
+            "gives no noise estimate, and CPU time moves with the machine's load"
+        )
+    if facts.noise_pct is None:
+        return f"{shown}: {threshold_words(verdict, threshold_pct)} (no noise estimate)"
+    return noise_rule_words(shown, verdict, change_pct, threshold_pct, facts.noise_pct, COLD_NOISE)
+
+
+# -- work counts ------------------------------------------------------------------------------
+
+
+def compile_work_words(row: MetricVerdict) -> str:
+    facts = row.facts
+    assert isinstance(facts, CompileWorkFacts)
+    if facts.judged is WorkJudgement.NOT_MEASURED:
+        names = ", ".join(COUNT_NAMES[name] for name in facts.unmeasured)
+        return f"compile-work counts: {names + ' ' if names else ''}not measured in this run"
+    if facts.judged is WorkJudgement.BASELINE_PREDATES:
+        return (
+            "compile-work counts: the baseline predates them, nothing to judge this run's "
+            f"against; {REFRESH}"
+        )
+    moved = [change for change in facts.changes if change.before != change.after]
+    if moved:
+        message = f"compile work: {_listing(moved)}: {_why(row, facts)}"
+    else:
+        message = "compile work: every count as in the baseline"
+    if facts.eager_ops is not None and moved:
+        message += (
+            f"; the compiled region ran {facts.eager_ops[0]} → {facts.eager_ops[1]} ATen ops "
+            "eager: FX nodes, guards and kernels are judged per op, graphs and compile "
+            "records as counts"
+        )
+    if facts.ungated:
+        message += "; " + _ungated_words(facts)
+    return message
+
+
+def _listing(changes: list[CountChange]) -> str:
+    """`graphs 1 → 2, FX nodes 120 → 178 (0.3 → 0.297 per op)`."""
+    return ", ".join(f"{COUNT_NAMES[c.name]} {c.before} → {c.after}{_per_op(c)}" for c in changes)
+
+
+def _per_op(change: CountChange) -> str:
+    if change.per_op is None:
+        return ""
+    return f" ({change.per_op[0]:.3g} → {change.per_op[1]:.3g} per op)"
+
+
+def _why(row: MetricVerdict, facts: CompileWorkFacts) -> str:
+    verdict, tolerance_pct = row.verdict, facts.tolerance_pct or 0.0
+    said = threshold_words(verdict, tolerance_pct, "tolerance")
+    return f"{said} (deterministic counts)" if verdict is Verdict.REGRESSION else said
+
+
+def _ungated_words(facts: CompileWorkFacts) -> str:
+    if any(u.why is UngatedWhy.ACROSS_TORCH for u in facts.ungated):
+        versions = f" (torch {' → '.join(facts.torch_versions)})" if facts.torch_versions else ""
+        return (
+            f"reported, not gated across torch versions{versions}: each version counts its "
+            "own way; compile CPU time judges the upgrade"
+        )
+    return "; ".join(
+        f"{COUNT_NAMES[name]} not gated: {_UNGATED[u.why]}"
+        for u in facts.ungated
+        for name in u.names
+    )
+
+
+# -- the counts that crossed the tolerance ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CountMoved:
+    """One compile-work count, by name, and its values on both sides."""
+
+    name: str
+    before: int
+    after: int
+
+    def words(self) -> str:
+        return f"{self.name} {self.before} → {self.after}"
+
+
+@dataclass(frozen=True)
+class PastLimit:
+    """The compile-work counts (in torch's order, as the row lists them) that moved past
+    the limit the way the verdict says (grew for a failing row, fell for an improvement),
+    and what the row says after its counts, to the end of that clause (`: grew by more
+    than …`)."""
+
+    counts: tuple[CountMoved, ...]
+    why: str
+
+
+def counts_past_limit(row: MetricVerdict) -> PastLimit | None:
+    """The row's counts past its limit; None for a row that is not about compile-work
+    counts, or when none is past. Judged on each count's raw change, as the table's cell
+    shows it."""
+    facts = row.facts
+    if not isinstance(facts, CompileWorkFacts) or facts.judged is not WorkJudgement.JUDGED:
+        return None
+    moved = [change for change in facts.changes if change.before != change.after]
+    limit = row.threshold if row.threshold is not None else 0.0
+    past = []
+    for change in moved:
+        raw_pct = raw_change_pct(change.before, change.after)
+        grew = raw_pct > limit and change.after - change.before >= 1
+        if (grew and row.verdict in FAILING) or (
+            -raw_pct > limit and row.verdict is Verdict.IMPROVEMENT
+        ):
+            past.append(CountMoved(COUNT_NAMES[change.name], change.before, change.after))
+    if not past:
+        return None
+    # What follows the last count the row lists, to the end of that clause.
+    return PastLimit(tuple(past), f"{_per_op(moved[-1])}: {_why(row, facts)}")
+
+
+def count_of_values(row: MetricVerdict) -> CountMoved | None:
+    """The first count a compile-work row lists (one that moved) with the values the gate
+    gave the row; None when it lists none such."""
+    facts = row.facts
+    if not isinstance(facts, CompileWorkFacts) or facts.judged is not WorkJudgement.JUDGED:
+        return None
+    for change in facts.changes:
+        moved = change.before != change.after
+        if moved and (change.before, change.after) == (row.baseline, row.current):
+            return CountMoved(COUNT_NAMES[change.name], change.before, change.after)
+    return None
+
+
+def raw_change_pct(before: int, after: int) -> float:
+    return (after - before) / max(before, 1) * 100
