@@ -48,6 +48,7 @@ from bench_common import fastest_ms, first_step  # noqa: E402
 from paired_power import commit, git  # noqa: E402  (the scratch repository's git)
 
 from compilegate.gate.compare import compare_to_baseline  # noqa: E402
+from compilegate.report.row_words import row_message  # noqa: E402
 from compilegate.results.model import parse  # noqa: E402
 from compilegate.results.processes import (  # noqa: E402
     compiled_values,
@@ -192,7 +193,7 @@ def speed_rows(baseline: dict, result: dict) -> dict[str, Any]:
                 "noise_pct": row.noise_pct,
             }
         if row.metric == "step_work":
-            work[row.variant] = {"verdict": row.verdict, "message": row.message[:300]}
+            work[row.variant] = {"verdict": row.verdict, "message": row_message(row)[:300]}
     return {"overall": report.overall, "exit": report.exit_code, "rows": rows, "step_work": work}
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import ClassVar
 
 import pytest
 from gate_docs import environment, judge_documents, ratio, recompile, result, site, step, variant
@@ -17,6 +19,7 @@ from compilegate.errors import (
 from compilegate.gate.judges.diagnostics import diff_graph_break_sites
 from compilegate.gate.judges.speed_medians import round_spread_pct
 from compilegate.gate.policy import resolve_thresholds
+from compilegate.gate.row_facts import RowFacts
 from compilegate.gate.rules import classify_speed_change, combined_noise_pct
 from compilegate.report.note_words import note_words
 from compilegate.report.row_words import row_message
@@ -592,8 +595,11 @@ def test_torch_upgrade_stays_comparable_and_names_both_versions():
 
 
 def test_report_to_dict_carries_overall_counts_and_rows():
+    from compilegate.report.verdict_json import verdict_json
+
     report = compare(variant(), variant(speedup=1.0))
-    data = report.to_dict()
+    assert "message" not in report.to_dict()["verdicts"][0]  # the gate's values, no words
+    data = verdict_json(report)
     assert data["overall"] == "regression" and data["exit_code"] == 1
     assert data["counts"]["regression"] == 1
     speedup = next(v for v in data["verdicts"] if v["metric"] == "speedup")
@@ -609,7 +615,9 @@ def test_report_to_dict_carries_overall_counts_and_rows():
         "threshold",
         "noise_pct",
         "message",
+        "facts",
     }
+    assert speedup["facts"]["kind"] == "speed" and speedup["message"].startswith("speedup 1.25x")
 
 
 def test_drift_between_child_processes_counts_as_noise_for_absolute_times():
@@ -661,19 +669,32 @@ def test_process_to_process_noise_widens_step_time_judgement_in_yardstick_units(
     assert row.noise_pct == pytest.approx(20.0, abs=0.1) and not row.gated
 
 
+@dataclass(frozen=True)
+class AnswerFacts(RowFacts):
+    """What test_a_new_metric_is_one_new_judge's judge found."""
+
+    kind: ClassVar[str] = "answer"
+    answer: int
+    variant: str
+
+
 def test_a_new_metric_is_one_new_judge(monkeypatch):
     """The extension point: a judge sees both sides and the baseline's policy once per
-    variant, and its rows join the report."""
+    variant, and its rows join the report, worded by its family's words in report/."""
     from compilegate.gate import compare as compare_module
+    from compilegate.report import row_words
 
     seen = []
 
     def judge_answer(sides):
         seen.append((sides.subject.variant, sides.policy.thresholds["speedup_drop_pct"]))
-        return [sides.subject.row("answer", "pass", f"42 for {sides.head.id}")]
+        return [sides.subject.row("answer", "pass", facts=AnswerFacts(42, sides.head.id))]
 
     judges = (*compare_module.VARIANT_JUDGES, judge_answer)
     monkeypatch.setattr(compare_module, "VARIANT_JUDGES", judges)
+    monkeypatch.setitem(
+        row_words._WORDS, "answer", lambda row: f"{row.facts.answer} for {row.facts.variant}"
+    )
     report = compare(base_step=step(variants=[variant()], thresholds={"speedup_drop_pct": 7}))
     assert seen == [("default", 7.0)]
     assert row_message(only(report, "answer")) == "42 for default"

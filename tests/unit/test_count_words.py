@@ -38,7 +38,7 @@ SHOWN = "compile time 10.0 s → 14.0 s (+4.0 s, +40.0 %)"
 
 
 def row_of(metric: str, verdict: Verdict, facts, **fields) -> MetricVerdict:
-    return MetricVerdict("train", "default", metric, verdict, "", facts=facts, **fields)
+    return MetricVerdict("train", "default", metric, verdict, facts=facts, **fields)
 
 
 # -- wall seconds -----------------------------------------------------------------------------

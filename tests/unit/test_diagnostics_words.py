@@ -41,7 +41,7 @@ def row_of(base_variant, cur_variant, metric, thresholds=None):
 def test_a_new_site_is_a_fact_with_torchs_reason_and_where_it_was_caused():
     new = {**site("model.py", 42, ITEM), "cause": {"file": "util.py", "line": 7, "reason": ITEM}}
     row = row_of(variant(), variant(sites=[new]), "graph_break_sites")
-    assert row.message == ""  # every word is the report's
+    assert not hasattr(row, "message")  # every word is the report's
     assert row.facts == GraphBreakFacts(
         new=(BreakAt("model.py", 42, ITEM, Place("util.py", 7)),),
         gone=(),

@@ -37,3 +37,12 @@ def test_the_counts_and_bounds_of_a_real_run_are_read_and_tabled() -> None:
     assert "example step-work counts, run 1 / run 2 (DIFFERENT):" in table
     assert f"- eager: aten_ops {eager['aten_ops']} / 1," in table
     assert "- run 1 eager bound: kind " in table
+
+
+def test_the_verdict_of_a_real_pair_is_read_with_its_step_work_words() -> None:
+    """What gpu_check keeps of a comparison: the speed rows and each step-work row's words."""
+    document = json.loads(DOCUMENT.read_text())
+    judged = gpu_check.speed_rows(document, document)
+    assert judged["exit"] == 0 and set(judged["rows"]) >= {"speedup"}
+    assert {row["verdict"] for row in judged["step_work"].values()} == {"pass"}
+    assert all(row["message"].startswith("step work") for row in judged["step_work"].values())

@@ -83,11 +83,12 @@ def test_every_verdict_has_one_documented_exit_code():
     ],
 )
 def test_the_overall_verdict_is_the_most_severe(verdicts, overall):
-    from compilegate.gate.rules import Subject
+    from said_rows import said_row
+
     from compilegate.gate.verdict import EnvironmentSummary, VerdictReport
 
     report = VerdictReport(
-        tuple(Subject("s", str(i)).row("m", v, "x") for i, v in enumerate(verdicts)),
+        tuple(said_row("m", v, step="s", variant=str(i)) for i, v in enumerate(verdicts)),
         EnvironmentSummary(),
         EnvironmentSummary(),
     )

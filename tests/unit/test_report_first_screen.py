@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from gate_docs import environment, result, site, step, variant
 from report_runs import failing_rows, hostile, judge, two_by_three
+from said_rows import said_row, with_said_words  # noqa: F401
 
 from compilegate.cli import build_parser
 from compilegate.gate.judges.speed_facts import SpeedFacts, Statistic
@@ -39,6 +40,9 @@ METRIC_WORDS = {
 }
 STEP = {"compile_target": "step"}
 INTERNAL_NAMES = ("graph_break_sites", "exit 1", "default+step", "compile_s", "eager_step_ms")
+
+# The hand-made rows here are worded by their facts (said_rows.py).
+pytestmark = pytest.mark.usefixtures("with_said_words")
 
 
 def comment(run_set, **kwargs) -> str:
@@ -110,9 +114,7 @@ def _version(rows: list[MetricVerdict], commits: tuple[str, str] = ("a", "b")) -
 
 def _row(metric: str, verdict: str, unit: str = "s", **fields) -> MetricVerdict:
     base = {"baseline": 10.0, "current": 20.0, "change": 100.0, "change_unit": "pct"}
-    return MetricVerdict(
-        "train", "default", metric, verdict, "msg", unit=unit, **{**base, **fields}
-    )
+    return said_row(metric, verdict, "msg", unit=unit, **{**base, **fields})
 
 
 def test_a_failure_on_the_baseline_code_and_torch_says_rerun(tmp_path: Path):
@@ -297,7 +299,6 @@ def test_unjudgeable_noise_is_words_and_step_times_are_milliseconds():
     ]
     rows[1] = dataclasses.replace(
         rows[1],
-        message="",
         facts=SpeedFacts(
             Statistic.FASTEST,
             Verdict.REGRESSION,

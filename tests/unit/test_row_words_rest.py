@@ -60,7 +60,7 @@ def test_memory_that_fell_beyond_the_threshold():
 
 def test_a_run_that_did_not_record_torch_state():
     row = Subject("train", "eager").row(
-        "torch_state", Verdict.PASS, "", facts=TorchStateFacts(TorchStateOutcome.NOT_RECORDED)
+        "torch_state", Verdict.PASS, facts=TorchStateFacts(TorchStateOutcome.NOT_RECORDED)
     )
     assert row_message(row) == "torch state: not recorded in this run"
 
@@ -71,7 +71,7 @@ def test_a_changed_definition_names_each_key_with_both_values():
         SettingChange("dynamic", None, True),
     )
     row = Subject("train", "v").row(
-        "variant", Verdict.INCOMPARABLE, "", facts=DefinitionChangedFacts(changes)
+        "variant", Verdict.INCOMPARABLE, facts=DefinitionChangedFacts(changes)
     )
     assert row_message(row) == (
         "not compared: the variant's definition changed: mode 'default' → 'max-autotune', "

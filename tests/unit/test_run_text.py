@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from gate_docs import result, step, variant
+from said_rows import said_row
 
 from compilegate.cli.gate_commands import judge_result
 from compilegate.gate.judges.speed_facts import SpeedFacts, Statistic
@@ -176,17 +177,17 @@ def test_a_failed_step_without_a_device_never_shows_a_question_mark() -> None:
 
 def _row(**fields: Any) -> MetricVerdict:
     base = dict(step="gpt", variant="default", verdict="regression", direction="lower_is_better")
-    return MetricVerdict(**{**base, **fields})
+    return said_row(**{**base, **fields})
 
 
 def test_values_get_the_digits_their_change_needs() -> None:
     row = _row(
-        metric="compiled_step_ms", message="", unit="ms", baseline=18.44, current=16.6,
+        metric="compiled_step_ms", unit="ms", baseline=18.44, current=16.6,
         change=-10.0, change_unit="pct", threshold=5.0, noise_pct=30.0,
     )  # fmt: skip
     assert reader_values(row) == "18.4 ms → 16.6 ms"
     speedup = _row(
-        metric="speedup", message="", unit="x", baseline=0.8501, current=0.7715, change=-9.25,
+        metric="speedup", unit="x", baseline=0.8501, current=0.7715, change=-9.25,
         change_unit="pct", threshold=5.0, noise_pct=12.7, direction="higher_is_better",
     )  # fmt: skip
     assert reader_values(speedup) == "0.85× → 0.77×"
@@ -195,7 +196,7 @@ def test_values_get_the_digits_their_change_needs() -> None:
 def test_a_row_judged_per_yardstick_shows_the_milliseconds_and_their_own_change() -> None:
     row = _row(
         metric="eager_step_ms", unit="yardsticks", baseline=40.0, current=36.0, change=-10.0,
-        change_unit="pct", threshold=5.0, noise_pct=3.0, normalisation="yardstick", message="",
+        change_unit="pct", threshold=5.0, noise_pct=3.0, normalisation="yardstick",
         facts=SpeedFacts(
             Statistic.FASTEST, Verdict.IMPROVEMENT, processes=(4, 4),
             raw_ms=(18.1234, 17.9301), raw_change_pct=-1.04,

@@ -17,7 +17,7 @@ from compilegate.gate.judges.speed_facts import (
     Ungated,
 )
 from compilegate.gate.rules import Side
-from compilegate.gate.verdict import MetricVerdict, Verdict
+from compilegate.gate.verdict import Acceptance, MetricVerdict, Verdict
 from compilegate.report.row_words import row_message
 from compilegate.report.row_words.speed import (
     compares_fastest_iterations,
@@ -34,7 +34,6 @@ def _row(facts: SpeedFacts, **fields: Any) -> MetricVerdict:
         variant="default",
         metric="compiled_step_ms",
         verdict=facts.rule_verdict,
-        message="",
         unit="ms",
         baseline=10.0,
         current=13.0,
@@ -190,7 +189,7 @@ def test_medians_too_noisy_to_decide_say_so_and_name_the_torch_versions() -> Non
     assert not compares_fastest_iterations(row)
 
 
-def test_an_accepted_row_keeps_what_acceptance_added() -> None:
+def test_an_accepted_row_says_who_accepted_it() -> None:
     facts = SpeedFacts(Statistic.FASTEST, Verdict.REGRESSION, processes=(4, 4))
     row = _row(
         facts,
@@ -200,11 +199,11 @@ def test_an_accepted_row_keeps_what_acceptance_added() -> None:
         current=1.2,
         change=-20.0,
         verdict=Verdict.ACCEPTED,
-        message='; accepted by @maintainer (label "compilegate: accept")',
+        accepted_by=Acceptance("compilegate: accept", "maintainer", "abc1234"),
     )
     assert row_message(row).endswith(
         'noise between the processes of both runs; accepted by @maintainer (label "compilegate: '
-        'accept")'
+        'accept") at abc1234'
     )
 
 

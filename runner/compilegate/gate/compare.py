@@ -98,10 +98,10 @@ def compare_to_baseline(
         if name in current_names:
             continue
         if name in declared:
-            rows.append(Subject(name).row("step", Verdict.SKIPPED, "", facts=SkippedFacts()))
+            rows.append(Subject(name).row("step", Verdict.SKIPPED, facts=SkippedFacts()))
         else:
             removed = RemovedFacts(Scope.STEP)
-            rows.append(Subject(name).row("step", Verdict.REMOVED, "", facts=removed))
+            rows.append(Subject(name).row("step", Verdict.REMOVED, facts=removed))
     return VerdictReport(
         verdicts=tuple(rows),
         baseline=EnvironmentSummary.from_document(baseline),
@@ -121,21 +121,21 @@ def _compare_step(
 ) -> list[MetricVerdict]:
     step = Subject(cur.name)
     if cur.failed:
-        return [step.row("step", Verdict.ERROR, "", facts=RunFailedFacts(Scope.STEP, cur.error))]
+        return [step.row("step", Verdict.ERROR, facts=RunFailedFacts(Scope.STEP, cur.error))]
     errors = [_variant_error(step.step, v) for v in cur.variants if v.failed]
     ok = [v for v in cur.variants if not v.failed]
     if base is None:
         return errors + _new_rows(step.step, ok, Scope.STEP)
     if env_reason:
         facts: RowFacts = EnvironmentMismatchFacts(env_reason)
-        return [*errors, step.row("step", Verdict.INCOMPARABLE, "", facts=facts)]
+        return [*errors, step.row("step", Verdict.INCOMPARABLE, facts=facts)]
     if base.failed:
         facts = BaselineFailedFacts(Scope.STEP, base.error)
-        return [*errors, step.row("step", Verdict.INCOMPARABLE, "", facts=facts)]
+        return [*errors, step.row("step", Verdict.INCOMPARABLE, facts=facts)]
     reason = step_config_mismatch(base, cur)
     if reason:
         facts = ConfigChangedFacts(reason)
-        return [*errors, step.row("step", Verdict.INCOMPARABLE, "", facts=facts)]
+        return [*errors, step.row("step", Verdict.INCOMPARABLE, facts=facts)]
     if not base.settings and not base.config_fingerprint:
         notes.append(UncheckedConfigNote(step.step))
     policy = StepPolicy.from_baseline(base, override)
@@ -159,9 +159,7 @@ def _compare_step(
     for entry in base.variants:
         if entry.id not in current_ids:
             removed = RemovedFacts(Scope.VARIANT)
-            rows.append(
-                Subject(step.step, entry.id).row("variant", Verdict.REMOVED, "", facts=removed)
-            )
+            rows.append(Subject(step.step, entry.id).row("variant", Verdict.REMOVED, facts=removed))
     return rows
 
 
@@ -179,33 +177,32 @@ def _compare_variant(
         return _new_rows(subject.step, [cur], Scope.VARIANT)
     if base.failed:
         failed = BaselineFailedFacts(Scope.VARIANT, base.error)
-        return [subject.row("variant", Verdict.INCOMPARABLE, "", facts=failed)]
+        return [subject.row("variant", Verdict.INCOMPARABLE, facts=failed)]
     before, after = base.definition, cur.definition
     if before != after:
         changed = tuple(
             SettingChange(k, before[k], after[k]) for k in before if before[k] != after[k]
         )
         facts = DefinitionChangedFacts(changed)
-        return [subject.row("variant", Verdict.INCOMPARABLE, "", facts=facts)]
+        return [subject.row("variant", Verdict.INCOMPARABLE, facts=facts)]
     sides = Sides(subject, base, cur, steps[0], steps[1], policy, *how)
     return [row for judge in VARIANT_JUDGES for row in judge(sides)]
 
 
 def _variant_error(step: str, variant: Variant) -> MetricVerdict:
     facts = RunFailedFacts(Scope.VARIANT, variant.error)
-    return Subject(step, variant.id).row("variant", Verdict.ERROR, "", facts=facts)
+    return Subject(step, variant.id).row("variant", Verdict.ERROR, facts=facts)
 
 
 def _new_rows(step: str, variants: list[Variant], new: Scope) -> list[MetricVerdict]:
     """One `new` row per variant, carrying its speedup; a step-level row when none ran.
     `new`: whether the step or the variant is what the baseline lacks."""
     if not variants:
-        return [Subject(step).row("step", Verdict.NEW, "", facts=AddedFacts(new))]
+        return [Subject(step).row("step", Verdict.NEW, facts=AddedFacts(new))]
     return [
         Subject(step, v.id).row(
             "speedup",
             Verdict.NEW,
-            "",
             facts=AddedFacts(new),
             direction=HIGHER_IS_BETTER,
             unit="x",

@@ -40,7 +40,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 if TYPE_CHECKING:
     from typing import TypeGuard  # 3.10+: for the checker only (requires-python is 3.9)
 
-from ..results.formats import format_value
 from .row_facts import RowFacts
 from .verdict import MetricVerdict, Verdict
 
@@ -56,9 +55,7 @@ class Subject:
     step: str
     variant: str | None = None
 
-    def row(
-        self, metric: str, verdict: Verdict | str, message: str, **fields: Any
-    ) -> MetricVerdict:
+    def row(self, metric: str, verdict: Verdict | str, **fields: Any) -> MetricVerdict:
         """A row; a percent change judged against a threshold says whether its noise could
         decide that threshold at all."""
         threshold = fields.get("threshold")
@@ -67,13 +64,12 @@ class Subject:
                 "decidable",
                 decides_threshold(fields.get("noise_pct"), threshold, fields.get("change")),
             )
-        return MetricVerdict(self.step, self.variant, metric, Verdict(verdict), message, **fields)
+        return MetricVerdict(self.step, self.variant, metric, Verdict(verdict), **fields)
 
     def measured(
         self,
         metric: str,
         verdict: Verdict | str,
-        message: str,
         values: tuple[Any, Any],
         unit: str,
         change: float,
@@ -86,7 +82,6 @@ class Subject:
         return self.row(
             metric,
             verdict,
-            message,
             unit=unit,
             baseline=values[0],
             current=values[1],
@@ -173,51 +168,6 @@ def ratio_size_pct(change_pct: float) -> float:
     return math.expm1(abs(math.log1p(change_pct / 100))) * 100
 
 
-def noise_rule_message(
-    moved: str, verdict: str, change_pct: float, threshold_pct: float, noise: float, where: str
-) -> str:
-    """The message of a row judged by the noise rule; `where` says whose noise it is."""
-    limit = f"the {threshold_pct:g} % threshold"
-    beyond = f"{limit} and the ±{noise:.1f} % noise {where}"
-    if verdict == "regression":
-        return f"{moved}: worse by more than {beyond}"
-    if verdict == "improvement":
-        return f"{moved}: better by more than {beyond}"
-    if verdict == "inconclusive" and abs(change_pct) > noise:
-        decisive = detectable_change_pct(noise, threshold_pct)
-        return (
-            f"{moved}: beyond {limit}, but the ±{noise:.1f} % noise {where} is more than "
-            f"twice the threshold: too noisy to decide it; with this noise a change is decided "
-            f"only beyond {decisive:.0f} %, twice the noise"
-        )
-    if verdict == "inconclusive":
-        return (
-            f"{moved}: beyond {limit} but inside the ±{noise:.1f} % noise {where}: "
-            f"these runs decide changes above {detectable_change_pct(noise, threshold_pct):.1f} %"
-        )
-    if abs(change_pct) > threshold_pct and not decides_threshold(noise, threshold_pct, change_pct):
-        return (
-            f"{moved}: better, but the ±{noise:.1f} % noise is more than twice {limit}: "
-            f"not a clear improvement"
-        )
-    if abs(change_pct) > threshold_pct:
-        return f"{moved}: better, but inside the ±{noise:.1f} % noise: not a clear improvement"
-    return f"{moved}: within {limit} (noise ±{noise:.1f} %)"
-
-
-def threshold_verdict(change_pct: float, threshold_pct: float) -> tuple[str, str]:
-    """A metric judged on its threshold alone (memory; a deterministic count)."""
-    if change_pct > threshold_pct:
-        return "regression", f"grew by more than the {threshold_pct:g} % threshold"
-    if -change_pct > threshold_pct:
-        return "improvement", f"fell by more than the {threshold_pct:g} % threshold"
-    return "pass", f"within the {threshold_pct:g} % threshold"
-
-
-def moved(label: str, base: float, cur: float, unit: str, change_pct: float) -> str:
-    return f"{label} {format_value(base, unit)} → {format_value(cur, unit)} ({change_pct:+.1f} %)"
-
-
 # -- the missing rule -------------------------------------------------------------------------
 
 
@@ -274,9 +224,7 @@ def missing(
     else:
         return None
     values = [v if is_number(v) else None for v in (base, cur)]
-    return subject.row(
-        metric, Verdict.MISSING, "", baseline=values[0], current=values[1], facts=facts
-    )
+    return subject.row(metric, Verdict.MISSING, baseline=values[0], current=values[1], facts=facts)
 
 
 def _defect(value: Any, numeric: bool, positive: bool) -> Defect | None:

@@ -176,7 +176,9 @@ class MetricVerdict:
     variant: str | None
     metric: str
     verdict: Verdict
-    message: str
+    # What the judge found, as values (its family's RowFacts): every word of the row is
+    # composed from them in report/row_words/.
+    facts: RowFacts
     direction: str | None = None
     unit: str | None = None
     baseline: Value = None
@@ -190,9 +192,6 @@ class MetricVerdict:
     noise_source: str | None = None
     gated: bool = True
     decidable: bool = True
-    # What the judge found, as values (a family's RowFacts); None for a row whose message
-    # is still the judge's own (being moved to report/row_words/).
-    facts: RowFacts | None = None
     # Who accepted this row's regression (verdict `accepted`, gate/acceptance.py); its facts
     # are still those the judge found of the regression.
     accepted_by: Acceptance | None = None
@@ -206,7 +205,7 @@ class MetricVerdict:
         """The row's values for JSON, its facts tagged with their kind; its words are the
         report's (report/verdict_json.py adds them)."""
         fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        fields["facts"] = self.facts.to_dict() if self.facts is not None else None
+        fields["facts"] = self.facts.to_dict()
         fields["accepted_by"] = self.accepted_by.to_dict() if self.accepted_by else None
         return fields
 

@@ -227,7 +227,6 @@ def judge_wall_time(sides: Sides) -> MetricVerdict | None:
         return subject.measured(
             "compile_s",
             Verdict.PASS,
-            "",
             values,
             "s",
             change_pct,
@@ -245,7 +244,6 @@ def judge_wall_time(sides: Sides) -> MetricVerdict | None:
     return subject.measured(
         "compile_s",
         verdict,
-        "",
         values,
         "s",
         change_pct,
@@ -266,10 +264,10 @@ def judge_work(sides: Sides) -> MetricVerdict | None:
         return None
     if cur_cost is None:
         facts = CompileWorkFacts(WorkJudgement.NOT_MEASURED)
-        return subject.row("compile_work", Verdict.MISSING, "", facts=facts)
+        return subject.row("compile_work", Verdict.MISSING, facts=facts)
     if base_cost is None:
         facts = CompileWorkFacts(WorkJudgement.BASELINE_PREDATES)
-        return subject.row("compile_work", Verdict.NEW, "", unit="count", gated=False, facts=facts)
+        return subject.row("compile_work", Verdict.NEW, unit="count", gated=False, facts=facts)
     base_counts, cur_counts = base_cost.counts, cur_cost.counts
     threshold_pct = sides.policy.thresholds["compile_work_growth_pct"]
     ungated = _ungated_counts(sides)
@@ -288,7 +286,7 @@ def judge_work(sides: Sides) -> MetricVerdict | None:
         changes.append(count_change(name, before, after, sizes))
     if unmeasured and not across_torch:
         facts = CompileWorkFacts(WorkJudgement.NOT_MEASURED, unmeasured=tuple(unmeasured))
-        return subject.row("compile_work", Verdict.MISSING, "", facts=facts)
+        return subject.row("compile_work", Verdict.MISSING, facts=facts)
     if not changes:
         return None
     gated = [c for c in changes if c.name not in not_judged and not across_torch]
@@ -315,7 +313,6 @@ def judge_work(sides: Sides) -> MetricVerdict | None:
     return subject.measured(
         "compile_work",
         verdict,
-        "",
         (worst.before, worst.after),
         "count",
         worst.change_pct,
@@ -379,7 +376,6 @@ def judge_cpu_time(sides: Sides) -> MetricVerdict | None:
         return subject.row(
             "compile_cpu_s",
             Verdict.NEW,
-            "",
             unit="s",
             current=cur_s,
             gated=False,
@@ -408,7 +404,6 @@ def judge_cpu_time(sides: Sides) -> MetricVerdict | None:
         return subject.measured(
             "compile_cpu_s",
             Verdict.PASS,
-            "",
             (base_s, cur_s),
             "s",
             change_pct,
@@ -443,7 +438,6 @@ def judge_cpu_time(sides: Sides) -> MetricVerdict | None:
     return subject.measured(
         "compile_cpu_s",
         verdict,
-        "",
         (base_s, cur_s),
         "s",
         change_pct,

@@ -201,7 +201,6 @@ def judge_count(subject: Subject, metric: str, facts: CountFacts) -> MetricVerdi
     return subject.measured(
         metric,
         verdict,
-        "",
         (facts.before, facts.after),
         "count",
         float(increase),
@@ -243,7 +242,7 @@ def judge_graph_breaks(
     )
     values = (len(base_sites), len(cur_sites))
     return subject.measured(
-        "graph_break_sites", verdict, "", values, "count", change, allowed_new, facts=facts
+        "graph_break_sites", verdict, values, "count", change, allowed_new, facts=facts
     )
 
 

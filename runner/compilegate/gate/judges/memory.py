@@ -44,6 +44,6 @@ def judge(sides: Sides) -> list[MetricVerdict]:
     values = (base_bytes, cur_bytes)
     return [
         subject.measured(
-            "peak_bytes", verdict, "", values, "bytes", change_pct, threshold_pct, facts=facts
+            "peak_bytes", verdict, values, "bytes", change_pct, threshold_pct, facts=facts
         )
     ]

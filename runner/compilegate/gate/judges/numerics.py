@@ -85,7 +85,6 @@ def judge_numerics(
     return subject.row(
         "numerics",
         verdict,
-        "",
         direction=MUST_PASS,
         unit="status",
         baseline=_word(base_status),

@@ -28,7 +28,6 @@ class SpeedUnits:
     """
 
     normalisation: str = YARDSTICK
-    why_raw: str = ""
     # (baseline's, this run's) torch when they differ: why the units are raw.
     torch_versions: tuple[str, str] | None = None
 
@@ -36,12 +35,7 @@ class SpeedUnits:
     def between(cls, baseline: ResultDocument, result: ResultDocument) -> SpeedUnits:
         base, cur = baseline.environment.torch, result.environment.torch
         if base and cur and base != cur:
-            return cls(
-                RAW,
-                f"torch {base} → {cur}: the yardstick runs on torch, so it is not a fixed "
-                "unit across versions",
-                torch_versions=(base, cur),
-            )
+            return cls(RAW, torch_versions=(base, cur))
         return cls()
 
     @property

@@ -392,7 +392,6 @@ def judge_processes(
     row = sides.subject.measured(
         metric,
         verdict,
-        "",
         values,
         unit,
         change,

@@ -140,7 +140,6 @@ def judge_speed(
     return subject.measured(
         metric,
         verdict,
-        "",
         (base_value, cur_value),
         unit,
         change_pct,

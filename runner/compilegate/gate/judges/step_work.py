@@ -124,15 +124,15 @@ def judge_step_work(sides: Sides) -> MetricVerdict | None:
         return None
     if cur is None:
         facts = StepWorkFacts(StepWorkJudgement.NOT_COUNTED)
-        return subject.row(METRIC, Verdict.MISSING, "", facts=facts)
+        return subject.row(METRIC, Verdict.MISSING, facts=facts)
     if base is None:
         facts = StepWorkFacts(StepWorkJudgement.BASELINE_PREDATES)
-        return subject.row(METRIC, Verdict.NEW, "", unit="count", gated=False, facts=facts)
+        return subject.row(METRIC, Verdict.NEW, unit="count", gated=False, facts=facts)
     threshold_pct = sides.policy.thresholds["step_work_growth_pct"]
     changes = count_changes(base, cur)
     if not changes:
         facts = StepWorkFacts(StepWorkJudgement.NO_COMMON_COUNT)
-        return subject.row(METRIC, Verdict.PASS, "", unit="count", gated=False, facts=facts)
+        return subject.row(METRIC, Verdict.PASS, unit="count", gated=False, facts=facts)
     same_torch = sides.units.same_torch
     autotuned = _autotuned(sides)
     across = ACROSS_VERSIONS_EAGER if sides.subject.variant == "eager" else ACROSS_VERSIONS
@@ -168,7 +168,6 @@ def judge_step_work(sides: Sides) -> MetricVerdict | None:
     return subject.measured(
         METRIC,
         verdict,
-        "",
         (worst.before, worst.after),
         "count",
         worst.after - worst.before if by_count else worst.change_pct,

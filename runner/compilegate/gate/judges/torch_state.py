@@ -90,7 +90,6 @@ def judge(sides: Sides) -> list[MetricVerdict]:
         sides.subject.row(
             "torch_state",
             Verdict.PASS,
-            "",
             unit="status",
             baseline=len(base) if base_state is not None else None,
             current=len(cur) if cur_state is not None else None,

@@ -34,8 +34,7 @@ from .speed import speed_words
 from .step_work import step_work_words
 from .torch_state import torch_state_words
 
-# facts kind -> the function that words a row with such facts. A row without facts still
-# carries its judge's own message (a family not moved here yet).
+# facts kind -> the function that words a row with such facts.
 _WORDS: dict[str, Callable[[MetricVerdict], str]] = {
     "missing": missing_words,
     "numerics": numerics_words,
@@ -66,6 +65,4 @@ def row_message(row: MetricVerdict) -> str:
     if row.accepted_by is not None:
         judged = dataclasses.replace(row, verdict=Verdict.REGRESSION, accepted_by=None)
         return f"{row_message(judged)}; accepted by {acceptance_words(row.accepted_by)}"
-    if row.facts is None:
-        return row.message
     return _WORDS[row.facts.kind](row)

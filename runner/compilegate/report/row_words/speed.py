@@ -76,9 +76,7 @@ def speed_words(row: MetricVerdict) -> str:
         said = _from_processes(row, facts)
     if facts.not_judged is not None:
         said += f"; {NOT_JUDGED}{ungated_words(facts.not_judged)}"
-    said += disturbed_words(facts)
-    # What a later stage added to the row's own message (acceptance: "; accepted by …").
-    return said + row.message
+    return said + disturbed_words(facts)
 
 
 def not_judged_why(row: MetricVerdict) -> str | None:
@@ -87,7 +85,7 @@ def not_judged_why(row: MetricVerdict) -> str | None:
     facts = speed_facts(row)
     if facts is None or facts.not_judged is None:
         return None
-    return ungated_words(facts.not_judged) + disturbed_words(facts) + row.message
+    return ungated_words(facts.not_judged) + disturbed_words(facts)
 
 
 def not_judged_reason(row: MetricVerdict) -> NotJudged | None:
