@@ -172,7 +172,9 @@ def judge(baseline: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
     )
     from compilegate.report.verdict_json import verdict_json
 
-    return {"exit_code": report.exit_code, "rows": verdict_json(report)["verdicts"]}
+    # as stored: through JSON (tuples become lists, enums their values)
+    rows = json.loads(json.dumps(verdict_json(report)["verdicts"]))
+    return {"exit_code": report.exit_code, "rows": rows}
 
 
 def main() -> int:
