@@ -25,6 +25,7 @@ import dataclasses
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..gate.row_facts import RowFacts
 from ..gate.run_set import RunSetVerdict, VersionOutcome
@@ -409,51 +410,82 @@ def _place(step: str, variants: Sequence[str | None]) -> str:
     return step if names is None else f"{step} · {names}"
 
 
+class _Said(NamedTuple):
+    """A failing row's reason as one version says it: where, which metric, its words."""
+
+    subject: str
+    metric: str
+    message: str
+
+
+@dataclass
+class _Seen:
+    """A reason and what the versions that said it share (the first one's row)."""
+
+    versions: list[str]
+    step: str
+    variant: str | None
+    verdict: Verdict
+    facts: RowFacts
+    site: tuple[str | None, str | None]  # (file:line, its link)
+    past: PastLimit | None  # compile work: the counts past the limit
+
+
+class _Alike(NamedTuple):
+    """Reasons that read the same on several variants of a step, on the same versions."""
+
+    step: str
+    whole_step: bool
+    metric: str
+    message: str
+    versions: tuple[str, ...]
+
+
 def _reasons(run_set: RunSetVerdict, links: LinkContext, several: bool) -> list[Reason]:
     """Why each failing code metric failed (REASON_METRICS), said once for the versions
     and the variants of a step where it failed alike (the same message); a new graph
     break's file:line linked to the head commit. A count's reason says only the new
     event's detail (the table gives the count), and leaves out torch's words already said
     by another reason (a fallback's graph break)."""
-    found: dict[tuple[str, ...], list[str]] = {}
-    place_of: dict[tuple[str, ...], tuple[str, str | None]] = {}
-    url_of: dict[tuple[str, ...], tuple[str | None, str | None]] = {}
-    verdict_of: dict[tuple[str, ...], str] = {}
-    facts_of: dict[tuple[str, ...], RowFacts | None] = {}
-    past_of: dict[tuple[str, ...], PastLimit] = {}
+    seen: dict[_Said, _Seen] = {}
     for version in run_set.versions:
         if version.verdict is None:
             continue
         for row in sorted_by_severity(version.verdict.verdicts):
             if not _needs_a_look(row) or not _says_more(row):
                 continue
-            message = _reason_message(row)
-            key: tuple[str, ...] = (w.row_subject(row), row.metric, message)
-            found.setdefault(key, []).append(_version_label(version))
-            place_of.setdefault(key, (row.step, row.variant))
-            verdict_of.setdefault(key, row.verdict)
-            facts_of.setdefault(key, row.facts)
-            url_of.setdefault(key, _break_site(version, row, links))
-            past = counts_past_limit(row)
-            if past is not None:
-                past_of.setdefault(key, past)
-    variants_of: dict[tuple[str, ...], list[tuple[str, ...]]] = {}
-    for key, labels in found.items():
-        step, variant = place_of[key]
-        alike = (step, str(variant is None), key[1], key[2], *labels)
-        variants_of.setdefault(alike, []).append(key)
-    variants_of = _merge_compile_work(variants_of, past_of, place_of)
+            said = _Said(w.row_subject(row), row.metric, _reason_message(row))
+            if said in seen:
+                seen[said].versions.append(_version_label(version))
+                continue
+            seen[said] = _Seen(
+                [_version_label(version)],
+                row.step,
+                row.variant,
+                row.verdict,
+                row.facts,
+                _break_site(version, row, links),
+                counts_past_limit(row),
+            )
+    variants_of: dict[_Alike, list[_Said]] = {}
+    for said, found in seen.items():
+        alike = _Alike(
+            found.step, found.variant is None, said.metric, said.message, tuple(found.versions)
+        )
+        variants_of.setdefault(alike, []).append(said)
+    variants_of = _merge_compile_work(variants_of, seen)
     reasons = []
-    for alike, keys in variants_of.items():
-        step, _, metric, message, *labels = alike
-        place = _place(step, [place_of[key][1] for key in keys])
-        versions = f"torch {_and(labels)}" if several else ""
-        what = w.metric_name(metric)
-        if metric in RUN_METRICS:
-            what = w.verdict_word(verdict_of[keys[0]])
-        site, url = url_of[keys[0]]
-        facts = facts_of[keys[0]]
-        reasons.append((metric, Reason(place, what, versions, message, site, url, facts)))
+    for alike, saids in variants_of.items():
+        first = seen[saids[0]]
+        place = _place(alike.step, [seen[said].variant for said in saids])
+        versions = f"torch {_and(alike.versions)}" if several else ""
+        what = w.metric_name(alike.metric)
+        if alike.metric in RUN_METRICS:
+            what = w.verdict_word(first.verdict)
+        site, url = first.site
+        reasons.append(
+            (alike.metric, Reason(place, what, versions, alike.message, site, url, first.facts))
+        )
     # One metric's reasons together (compile work on each variant), in the table's order.
     metrics = list(dict.fromkeys(metric for metric, _ in reasons))
     reasons.sort(key=lambda found: metrics.index(found[0]))
@@ -461,21 +493,19 @@ def _reasons(run_set: RunSetVerdict, links: LinkContext, several: bool) -> list[
 
 
 def _merge_compile_work(
-    variants_of: dict[tuple[str, ...], list[tuple[str, ...]]],
-    past_of: dict[tuple[str, ...], PastLimit],
-    place_of: dict[tuple[str, ...], tuple[str, str | None]],
-) -> dict[tuple[str, ...], list[tuple[str, ...]]]:
+    variants_of: dict[_Alike, list[_Said]], seen: dict[_Said, _Seen]
+) -> dict[_Alike, list[_Said]]:
     """Compile work past the limit on several variants of a step (same versions), with some
     counts alike: one reason, in the first one's place, the counts alike said once and each
     variant's others named (`graphs 1 → 5, compile records 1 → 6 (backward compile records
-    1 → 5 on default)`). `past_of`: the counts past the limit of each reason's key."""
-    groups: dict[tuple[str, ...], list[tuple[tuple[str, ...], PastLimit]]] = {}
-    for alike, keys in variants_of.items():
-        past = past_of.get(keys[0])
-        step, variant = place_of[keys[0]]
-        if past is not None and variant is not None:
-            groups.setdefault((step, past.why, *alike[4:]), []).append((alike, past))
-    merged: dict[tuple[str, ...], tuple[tuple[str, ...], list[tuple[str, ...]]]] = {}
+    1 → 5 on default)`)."""
+    groups: dict[tuple[str, str, tuple[str, ...]], list[tuple[_Alike, PastLimit]]] = {}
+    for alike, saids in variants_of.items():
+        first = seen[saids[0]]
+        if first.past is not None and first.variant is not None:
+            same = (alike.step, first.past.why, alike.versions)
+            groups.setdefault(same, []).append((alike, first.past))
+    merged: dict[_Alike, tuple[_Alike, list[_Alike]]] = {}
     for group in groups.values():
         members = [alike for alike, _ in group]
         counts = [past.counts for _, past in group]
@@ -486,20 +516,20 @@ def _merge_compile_work(
         for alike, own in zip(members, counts, strict=True):
             extra = [count for count in own if count not in common]
             if extra:
-                names = "; ".join(w.variant_name(place_of[k][1]) for k in variants_of[alike])
+                names = "; ".join(w.variant_name(seen[s].variant) for s in variants_of[alike])
                 others.append(f"{_counts_text(extra)} on {names}")
-        step, has_variant, metric, _, *labels = members[0]
+        head = members[0]
         said = _counts_text(common) + (f" ({'; '.join(others)})" if others else "")
-        said = f"{w.metric_name(metric)}: {said}{group[0][1].why}"
-        merged[members[0]] = ((step, has_variant, metric, said, *labels), members)
+        said = f"{w.metric_name(head.metric)}: {said}{group[0][1].why}"
+        merged[head] = (head._replace(message=said), members)
     gone = {alike for _, members in merged.values() for alike in members}
-    out: dict[tuple[str, ...], list[tuple[str, ...]]] = {}
-    for alike, keys in variants_of.items():
+    out: dict[_Alike, list[_Said]] = {}
+    for alike, saids in variants_of.items():
         if alike in merged:
-            key, members = merged[alike]
-            out[key] = [k for member in members for k in variants_of[member]]
+            one, members = merged[alike]
+            out[one] = [said for member in members for said in variants_of[member]]
         elif alike not in gone:
-            out[alike] = keys
+            out[alike] = saids
     return out
 
 
