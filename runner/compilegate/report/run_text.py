@@ -29,11 +29,11 @@ from ..gate.run_set import RunSetVerdict
 from ..results.model import Decision, GraphBreaks, Recompiles, ResultDocument, Step, Variant
 from ..results.payoff import process_means
 from ..results.processes import geometric_mean
-from ..results.run_health import health_line
 from . import wording as w
 from .escape import shortened
 from .first_screen import PROCESSES_NOTE, YARDSTICK_NOTE, FirstScreen
 from .headline import headline_of
+from .health_words import health_line
 from .note_words import note_words
 from .row_cells import MESSAGE_CHARS, ROW_HEADER
 from .row_words.speed import compares_fastest_iterations
