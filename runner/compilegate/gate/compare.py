@@ -108,7 +108,7 @@ def compare_to_baseline(
         baseline=EnvironmentSummary.from_document(baseline),
         current=EnvironmentSummary.from_document(result),
         notes=tuple(notes),
-        paired=pairing.summary(pairs) if pairing is not None else None,
+        paired=PairedNote(pairing, pairs) if pairing is not None else None,
     )
 
 

@@ -36,6 +36,7 @@ from .escape import cell, inert, shortened, with_code
 from .headline import headline_of
 from .health_words import HEALTH_PREFIX, SaidCause, health_line, health_parts
 from .links import LinkContext
+from .note_words import paired_summary
 from .row_cells import ROW_HEADER, row_cells
 from .row_words import row_message
 from .row_words.compile_cost import CountMoved, PastLimit, counts_past_limit
@@ -627,7 +628,7 @@ def _context(
     if run_set.baseline is not None:
         paired = next((v.verdict.paired for v in run_set.versions if v.verdict), None)
         about = [f"torch {_plain_torch(base_env.torch)}"] if base_env.torch else []
-        about += [paired] if paired else []
+        about += [paired_summary(paired)] if paired else []
         groups.append(
             (
                 Item("base" if paired else "baseline", style="bold"),

@@ -62,6 +62,14 @@ def notes_words(notes: tuple[Note, ...]) -> list[str]:
     return [note_words(note) for note in notes]
 
 
+def paired_summary(paired: PairedNote) -> str:
+    """How a comparison was paired, for the first screen: "paired, 4 pairs, same machine"."""
+    how = ", in one process" if paired.pairing.mode == "in-process" else ""
+    if paired.pairs:
+        return f"paired, {_pairs(paired.pairs)}{how}, same machine"
+    return f"paired{how}, same machine"
+
+
 def paired_words(pairing: Pairing, pairs: int | None) -> str:
     """The comparison's first note: "paired: 4 pairs, base `abc1234`, head `def5678`,
     same machine, …"."""

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..gate.run_set import RunSetVerdict
 from ..gate.verdict import VerdictReport
-from .note_words import notes_words
+from .note_words import notes_words, paired_summary
 from .row_words import row_message
 
 
@@ -15,6 +15,7 @@ def verdict_json(report: VerdictReport) -> dict[str, Any]:
     """One comparison's verdict, each row with its `message`, its notes in words."""
     data = report.to_dict()
     data["notes"] = notes_words(report.notes)
+    data["paired"] = paired_summary(report.paired) if report.paired is not None else None
     data["verdicts"] = [{**row.to_dict(), "message": row_message(row)} for row in report.verdicts]
     return data
 
