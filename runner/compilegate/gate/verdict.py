@@ -139,12 +139,6 @@ class EnvironmentSummary:
             commit=env.commit,
         )
 
-    def hardware(self) -> str:
-        """`NVIDIA H200 (cuda)`, `cpu` or `unknown device`."""
-        if self.gpu_name:
-            return f"{self.gpu_name} ({self.device or 'unknown device'})"
-        return self.device or "unknown device"
-
 
 # MetricVerdict.noise_source: whose spread a speed row's noise is.
 NOISE_FROM_HISTORY = "history"

@@ -680,7 +680,9 @@ def _version_summary(version: VersionOutcome) -> tuple[str, ...]:
 def _version_rows(version: VersionOutcome) -> list[tuple[str, ...]]:
     label = _plain_torch(version.torch) if version.torch else version.label.removeprefix("torch ")
     if version.document is None:
-        return [(label, "-", f"{w.FAIL_ICON} error", version.error or "no result", "-", "-")]
+        return [
+            (label, "-", f"{w.FAIL_ICON} error", w.version_error(version) or "no result", "-", "-")
+        ]
     rows: list[tuple[str, ...]] = []
     verdicts = version.verdict.verdicts if version.verdict is not None else ()
     for index, step in enumerate(version.document.steps):
