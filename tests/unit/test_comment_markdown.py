@@ -17,6 +17,8 @@ from report_runs import hostile as hostile_run_set
 from compilegate.gate.run_set import ResultSource, judge_run_set
 from compilegate.report.comment import COMMENT_LIMIT_CHARS, render_comment
 from compilegate.report.links import LinkContext
+from compilegate.report.run_set_text import render_run_set_text
+from compilegate.report.verdict_json import run_set_json
 from compilegate.results.model import parse as document
 
 cmarkgfm = pytest.importorskip("cmarkgfm")
@@ -139,6 +141,22 @@ def test_a_missing_version_is_a_row_with_its_error(tmp_path: Path):
     assert markdown.splitlines()[0].startswith(
         "### ❌ compilegate fails: the run failed on torch 9.9.9"
     )
+    assert verdict.exit_code == 3
+
+
+def test_a_version_without_a_document_or_an_error_file_says_where_it_looked(tmp_path: Path):
+    """No result and nothing saying why: the comment, the terminal and the JSON name the
+    path the document was expected at (report/wording.version_error)."""
+    ok = write(tmp_path / "torch-2.13.0" / "result.json", result())
+    gone = tmp_path / "torch-9.9.9" / "result.json"
+    sources = [ResultSource(ok, "torch-2.13.0"), ResultSource(gone, "torch-9.9.9")]
+    verdict = judge_run_set(
+        sources, document(result(), "baseline.json", "baseline"), "baseline.json"
+    )
+    said = f"no result document at {gone}"
+    assert "| 9.9.9 | - | ❌ error | no result document at /" in render_comment(verdict)
+    assert f"error: {said}" in " ".join(render_run_set_text(verdict).split())
+    assert run_set_json(verdict)["versions"][1]["error"] == said
     assert verdict.exit_code == 3
 
 

@@ -21,6 +21,7 @@ from gate_docs import (
 
 from compilegate.gate.run_set import ResultSource, judge_run_set
 from compilegate.report.first_screen import FirstScreen
+from compilegate.report.note_words import paired_summary
 from compilegate.report.row_words import row_message
 from compilegate.results.model import parse
 
@@ -62,7 +63,8 @@ def test_load_that_moved_between_pairs_cancels_in_a_paired_comparison() -> None:
     cpu = paired.rows(metric="compile_cpu_s")[0]
     assert cpu.verdict == "pass" and "3 pairs of cold compiles" in row_message(cpu)
     assert paired.rows(metric="eager_step_ms")[0].verdict == "pass"
-    assert paired.paired == "paired, 4 pairs, same machine"
+    assert paired.paired is not None
+    assert paired_summary(paired.paired) == "paired, 4 pairs, same machine"
 
     unpaired = judge_documents(*(_unpaired(d) for d in (base, head)))
     row = unpaired.rows(metric="compiled_step_ms")[0]

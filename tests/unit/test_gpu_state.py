@@ -4,8 +4,8 @@ entry."""
 
 from __future__ import annotations
 
-from compilegate.results.run_health import run_health
 from compilegate.run.gpu_state import GpuSample, GpuSampler
+from compilegate.run.health_entry import run_health
 
 FACTS = {
     "name": "NVIDIA H200",

@@ -27,7 +27,7 @@ from compilegate.gate.policy import (
     step_config_mismatch,
 )
 from compilegate.gate.verdict import OVERALL_ORDER, VERDICT_EXIT_CODES, VERDICTS
-from compilegate.report.note_words import note_words
+from compilegate.report.note_words import adopted_power_words, note_words
 from compilegate.report.row_words import row_message
 from compilegate.report.row_words.comparability import (
     config_change_words,
@@ -221,7 +221,7 @@ def test_run_with_a_baseline_measures_with_the_baselines_power(repo_root: Path):
     assert (train.warmup, train.iterations, train.rounds) == (5, 40, 4)
     assert (train.variant_processes, train.eager_processes) == (4, 3)  # more is kept
     assert other == config.steps[1]  # not in the baseline: nothing to hold it to
-    (note,) = notes
+    (note,) = map(adopted_power_words, notes)
     assert "step train: measured with the baseline's" in note
     assert "iterations 40 (config: 10)" in note and "variant_processes 4 (config: 1)" in note
     measured = step(settings=train.comparable_settings() | {"variant_processes": 4})

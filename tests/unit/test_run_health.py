@@ -9,9 +9,10 @@ from gate_docs import process, result, step, variant, with_processes
 
 from compilegate.gate.run_set import RunSetVerdict, VersionOutcome
 from compilegate.report.first_screen import FirstScreen
+from compilegate.report.health_words import health_line
 from compilegate.report.run_text import render_run_text
 from compilegate.results.model import parse, step_of
-from compilegate.results.run_health import health_line, run_health
+from compilegate.run.health_entry import run_health
 from compilegate.run.machine_load import CpuCounters, MachineLoad
 
 QUIET = {"cpu_count": 2, "load_average_mean": 0.9, "others_cpu_pct": 3.0, "steal_pct": 0.0}
@@ -239,3 +240,38 @@ def test_an_unsteady_run_gives_no_recommendation_and_says_what_it_measured():
     first = render_run_text(parse(busy.document, "r.json")).splitlines()[0]
     assert "no recommendation: the machine was unsteady (run health)" in first, first
     assert "stay eager" not in render_run_text(parse(busy.document, "r.json"))
+
+
+def test_each_cause_in_a_few_words_is_what_a_recorded_sentence_of_it_says_in_a_few():
+    """The first screen says a cause in a few words from its facts (report/health_words.py);
+    a document that recorded only sentences (by hand, another compilegate) is said in the
+    few words before its first parenthesis or colon: both say one thing."""
+    from compilegate.report.health_words import said
+    from compilegate.results.run_health import (
+        AaDisagreed,
+        GpuClockMoved,
+        GpuShared,
+        GpuThrottled,
+        HypervisorStole,
+        LoadOverCores,
+        OthersTookCpu,
+        RecordedCause,
+        YardstickDrifted,
+    )
+
+    expected = {
+        OthersTookCpu(61.0, 3.4, 2): "other processes took 61 % of its CPU",
+        OthersTookCpu(61.0, None, 2): "other processes took 61 % of its CPU",
+        LoadOverCores(3.5, 2): "load average 3.5 on 2 cores",
+        HypervisorStole(12.0): "the hypervisor stole 12 % of its CPU",
+        GpuThrottled(("software power cap",)): "the GPU throttled",
+        GpuClockMoved(1410.0, 1980.0): "the GPU's SM clock moved 1410–1980 MHz while it worked",
+        GpuShared(2): "2 other processes used the GPU",
+        AaDisagreed(235.0): "two identical copies of a step disagreed by up to ±235 %",
+        YardstickDrifted(22040.0, False, 2): "the yardstick drifted 221× between processes",
+        YardstickDrifted(50.0, True, 2): "the yardstick drifted 50 % between processes",
+    }
+    for cause, short in expected.items():
+        words = said(cause)
+        assert words.short == short and words.full.startswith(short), words
+        assert said(RecordedCause(words.full)) == words, words

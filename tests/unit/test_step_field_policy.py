@@ -28,6 +28,7 @@ from compilegate.config.model import (
     STEP_FIELD_POLICY,
 )
 from compilegate.gate.policy import adopt_baseline_power
+from compilegate.report.note_words import adopted_power_words
 from compilegate.results.document import step_skeleton
 from compilegate.results.model import parse
 from compilegate.run.paired import HEAD_OWN_FIELDS
@@ -84,7 +85,7 @@ def test_run_with_a_baseline_measures_the_baselines_epoch(
     config = load_config_text(config_text, source="compilegate.yml", repo_root=repo_root)
     measured, notes = adopt_baseline_power(config, parse(baseline, "b.json", "baseline"))
     assert measured.steps[0].epoch_length == adopted
-    (note,) = notes
+    (note,) = map(adopted_power_words, notes)
     assert f"epoch_length {adopted} (config: {config.steps[0].epoch_length})" in note
     # what it measures with is then comparable, and judged
     skeleton = step_skeleton(measured.steps[0])

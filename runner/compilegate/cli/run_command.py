@@ -144,10 +144,11 @@ def command_run(args: argparse.Namespace) -> int:
     config = config_under_env_policy(args, config, baseline if args.baseline is not None else None)
     if baseline is not None:
         from ..gate.policy import adopt_baseline_power
+        from ..report.note_words import adopted_power_words
 
-        config, notes = adopt_baseline_power(config, baseline)
-        for note in notes:
-            sys.stderr.write(f"note: {note}\n")
+        config, adopted = adopt_baseline_power(config, baseline)
+        for note in adopted:
+            sys.stderr.write(f"note: {adopted_power_words(note)}\n")
     options = _run_options(args, python)
     try:
         with signals_interrupt_the_run():

@@ -41,17 +41,51 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 
 from ..config import DEFAULT_THRESHOLDS
 from ..errors import BaselineError
 from ..results.document import write_document
 from ..results.model import NumericsStatus, ResultDocument, Step, Variant
+from ..results.run_health import UnsteadyCause, unsteady_causes
 from .comparability import EnvironmentMismatch
 from .documents import read_document
 from .history import merged_history
 from .policy import declared_thresholds, environment_mismatch, step_config_mismatch
 from .rules import decides_threshold, is_number
+
+
+class Incomplete(str, Enum):
+    """Why a variant's measurement is no full reference (variant_incomplete)."""
+
+    FAILED = "failed"  # failed in this run
+    DIAGNOSTICS_FAILED = "diagnostics_failed"  # its graph breaks or recompiles unknown
+    NUMERICS_ERRORED = "numerics_errored"  # its numerics check errored
+    NOT_IN_RESULT = "not_in_result"  # absent from a run cut short
+
+
+@dataclass(frozen=True)
+class KeptVariant:
+    """A variant whose previous baseline was kept over this run's, and why; `error`: the
+    run's error, where it failed."""
+
+    step: str
+    variant: str
+    why: Incomplete
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class NoisyRow:
+    """A gated row whose noise in this run is more than twice its threshold (noisy_rows):
+    `metric` names the family (_GATED_NOISE)."""
+
+    step: str
+    variant: str
+    metric: str
+    noise_pct: float
+    threshold_pct: float
 
 
 @dataclass(frozen=True)
@@ -67,13 +101,13 @@ class BaselineUpdate:
     dropped: tuple[str, ...] = ()
     dropped_reason: EnvironmentMismatch | None = None
     no_longer_declared: tuple[str, ...] = ()
-    # `step/variant (why)`: a variant whose previous baseline was kept over this run's.
-    variants_kept: tuple[str, ...] = ()
+    # The variants whose previous baseline was kept over this run's.
+    variants_kept: tuple[KeptVariant, ...] = ()
     # Recorded, but too noisy to decide a threshold (noisy_rows): what the reader should know.
-    noisy: tuple[str, ...] = ()
+    noisy: tuple[NoisyRow, ...] = ()
     # Recorded from an unsteady run without --force: why its step times are not vouched
-    # for, and the steps marked (unsteady_times).
-    unsteady: tuple[str, ...] = ()
+    # for (results/run_health.py), and the steps marked (unsteady_times).
+    unsteady: tuple[UnsteadyCause, ...] = ()
     unsteady_steps: tuple[str, ...] = ()
 
 
@@ -93,7 +127,7 @@ def merge_into_baseline(
     dropped: list[str] = []
     no_longer_declared: list[str] = []
     declared = set(result.declared_steps or ())
-    variants_kept: list[str] = []
+    variants_kept: list[KeptVariant] = []
     for old_step in old.steps:
         name = old_step.name
         new_step = new_steps.pop(name, None)
@@ -131,14 +165,15 @@ def merge_into_baseline(
     return dataclasses.replace(result, steps=tuple(merged)), update
 
 
-def merge_variants(old_step: Step, new_step: Step) -> tuple[Step, list[str]]:
+def merge_variants(old_step: Step, new_step: Step) -> tuple[Step, list[KeptVariant]]:
     """The new step, with each failed, incomplete or (same declared variants) absent variant
     replaced by its previous complete baseline where that is still a baseline of the same
-    thing; and `step/variant (why)` for each one kept. A changed step configuration takes
-    the new step as it is."""
+    thing; and each one kept, with why. A changed step configuration takes the new step as
+    it is."""
     if old_step.failed or step_config_mismatch(old_step, new_step):
         return new_step, []
-    variants, kept = [], []
+    variants: list[Variant] = []
+    kept: list[KeptVariant] = []
     for variant in new_step.variants:
         previous = old_step.variant(variant.id)
         why = variant_incomplete(variant)
@@ -149,7 +184,8 @@ def merge_variants(old_step: Step, new_step: Step) -> tuple[Step, list[str]]:
             and previous.definition == variant.definition
         ):
             variants.append(previous)
-            kept.append(f"{new_step.name}/{variant.id} ({why})")
+            error = variant.error if why is Incomplete.FAILED else None
+            kept.append(KeptVariant(new_step.name, variant.id, why, error))
         else:
             variants.append(variant)
     if old_step.config_fingerprint and old_step.config_fingerprint == new_step.config_fingerprint:
@@ -158,7 +194,7 @@ def merge_variants(old_step: Step, new_step: Step) -> tuple[Step, list[str]]:
         for previous in old_step.variants:
             if previous.id not in ran and variant_incomplete(previous) is None:
                 variants.append(previous)
-                kept.append(f"{new_step.name}/{previous.id} (not in this run's result)")
+                kept.append(KeptVariant(new_step.name, previous.id, Incomplete.NOT_IN_RESULT))
     if not kept:
         return new_step, []
     merged = dataclasses.replace(new_step, variants=tuple(variants))
@@ -168,15 +204,14 @@ def merge_variants(old_step: Step, new_step: Step) -> tuple[Step, list[str]]:
     return merged, kept
 
 
-def variant_incomplete(variant: Variant) -> str | None:
+def variant_incomplete(variant: Variant) -> Incomplete | None:
     """Why a variant's measurement is no full reference, or None when it is one."""
     if variant.failed:
-        error = " ".join((variant.error or "unknown error").split())
-        return f"failed in this run: {error[:120]}"
+        return Incomplete.FAILED
     if variant.recompiles is None or variant.graph_breaks is None:
-        return "its compile diagnostics failed in this run"
+        return Incomplete.DIAGNOSTICS_FAILED
     if variant.numerics is not None and variant.numerics.status is NumericsStatus.ERROR:
-        return "its numerics check errored in this run"
+        return Incomplete.NUMERICS_ERRORED
     return None
 
 
@@ -189,8 +224,9 @@ _GATED_NOISE = (("speedup", "speedup_drop_pct", "speedup_process_noise_pct"),)
 
 
 def unsteady_times(result: ResultDocument) -> tuple[str, ...]:
-    """Why this result's step times are not to be vouched for: its run's own health says
-    its machine was unsteady (results/run_health.py); empty when it was steady."""
+    """Why this result's step times are not to be vouched for, as its run recorded it (the
+    sentences of its run_health, results/run_health.py), for the baseline's steps to carry;
+    empty when it was steady."""
     return tuple(result.run_health.unsteady) if result.run_health is not None else ()
 
 
@@ -206,13 +242,13 @@ def with_times_vouched(result: ResultDocument, force: bool) -> ResultDocument:
     return dataclasses.replace(result, steps=steps)
 
 
-def noisy_rows(result: ResultDocument) -> list[str]:
+def noisy_rows(result: ResultDocument) -> list[NoisyRow]:
     """The gated rows whose noise in this run is more than twice their threshold
     (rules.decides_threshold): a pull request judged against this run alone reads
     `inconclusive` there. Said when recording, not refused: on an idle H200 the seed's own
     step brought a speedup noise of ±14 % (issue 28), and a baseline nobody can record gates
     nothing."""
-    reasons = []
+    reasons: list[NoisyRow] = []
     for step in result.steps:
         if step.failed:
             continue
@@ -222,10 +258,7 @@ def noisy_rows(result: ResultDocument) -> list[str]:
             for variant in step.variants:
                 noise = getattr(variant, attribute)
                 if is_number(noise) and not decides_threshold(noise, threshold):
-                    reasons.append(
-                        f"{step.name}/{variant.id}: its {label} noise ±{noise:.0f} % "
-                        f"is more than twice the {threshold:g} % threshold"
-                    )
+                    reasons.append(NoisyRow(step.name, variant.id, label, noise, threshold))
     return reasons
 
 
@@ -246,7 +279,7 @@ def update_baseline(
     update = dataclasses.replace(
         update,
         noisy=tuple(noisy_rows(result)),
-        unsteady=unsteady_times(result) if marked else (),
+        unsteady=unsteady_causes(result.run_health) if marked and result.run_health else (),
         unsteady_steps=tuple(marked),
     )
     try:

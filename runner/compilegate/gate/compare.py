@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ..results.model import ResultDocument, Step, Variant
+from ..results.run_health import UnsteadyCause, unsteady_causes
 from .comparability import (
     AddedFacts,
     BaselineFailedFacts,
@@ -60,7 +61,7 @@ from .row_facts import RowFacts
 from .rules import HIGHER_IS_BETTER, Subject
 from .verdict import EnvironmentSummary, MetricVerdict, Verdict, VerdictReport
 
-How = tuple[SpeedUnits, "Pairing | None", tuple[str, ...]]
+How = tuple[SpeedUnits, "Pairing | None", tuple[UnsteadyCause, ...]]
 
 
 def compare_to_baseline(
@@ -85,7 +86,7 @@ def compare_to_baseline(
     if override:
         notes.append(CommandLineThresholdsNote(tuple(override.items())))
     units = SpeedUnits.between(baseline, result)
-    unsteady = result.run_health.unsteady if result.run_health is not None else ()
+    unsteady = unsteady_causes(result.run_health) if result.run_health is not None else ()
     how = (units, pairing, unsteady)
     base_steps = {step.name: step for step in baseline.steps}
     rows: list[MetricVerdict] = []
@@ -107,7 +108,7 @@ def compare_to_baseline(
         baseline=EnvironmentSummary.from_document(baseline),
         current=EnvironmentSummary.from_document(result),
         notes=tuple(notes),
-        paired=pairing.summary(pairs) if pairing is not None else None,
+        paired=PairedNote(pairing, pairs) if pairing is not None else None,
     )
 
 

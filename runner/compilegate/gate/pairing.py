@@ -43,14 +43,3 @@ class Pairing:
             order=base.order or "A B B A",
             mode=base.mode or "processes",
         )
-
-    def summary(self, pairs: int | None) -> str:
-        """For the first screen: "paired, 4 pairs, same machine"."""
-        how = ", in one process" if self.mode == "in-process" else ""
-        if pairs:
-            return f"paired, {_pairs(pairs)}{how}, same machine"
-        return f"paired{how}, same machine"
-
-
-def _pairs(count: int | None) -> str:
-    return "1 pair" if count == 1 else f"{count} pairs"

@@ -48,7 +48,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..config import COMPARABLE_SETTINGS, DEFAULT_THRESHOLDS, POWER_SETTINGS, Config
+from ..config import COMPARABLE_SETTINGS, DEFAULT_THRESHOLDS, POWER_SETTINGS, Config, StepConfig
 from ..config.model import ADOPTED_SETTINGS, MIN_WARMUP_REDUCE_OVERHEAD, SETTINGS_ABSENT_AS
 from ..errors import UsageError
 from ..results.model import Environment, ResultDocument, Step
@@ -70,6 +70,24 @@ from .notes import (
 from .rules import is_number
 
 Doc = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class AdoptedSetting:
+    """A setting measured with the baseline's value instead of the config's."""
+
+    name: str
+    baseline: Any
+    config: Any
+
+
+@dataclass(frozen=True)
+class AdoptedPower:
+    """A step measured with the baseline's power (adopt_baseline_power), setting by
+    setting; report/note_words.adopted_power_words says it."""
+
+    step: str
+    settings: tuple[AdoptedSetting, ...]
 
 
 @dataclass(frozen=True)
@@ -249,11 +267,14 @@ def _entry(step: Step) -> Any:
     return step.entry if step.entry is not None else NOT_RECORDED
 
 
-def adopt_baseline_power(config: Config, baseline: ResultDocument) -> tuple[Config, list[str]]:
+def adopt_baseline_power(
+    config: Config, baseline: ResultDocument
+) -> tuple[Config, list[AdoptedPower]]:
     """The config with each step's ADOPTED_SETTINGS (`warmup`, `iterations`, `rounds`,
     `epoch_length`) as the baseline recorded them, and its process counts at least the
-    baseline's. Returns the config to measure with and one note per step changed."""
-    steps, notes = [], []
+    baseline's. Returns the config to measure with and what changed, per step changed."""
+    steps: list[StepConfig] = []
+    notes: list[AdoptedPower] = []
     for step in config.steps:
         base_step = baseline.step(step.name)
         settings = _settings_with_absent(base_step.settings if base_step is not None else None)
@@ -278,13 +299,10 @@ def adopt_baseline_power(config: Config, baseline: ResultDocument) -> tuple[Conf
         if not wanted:
             steps.append(step)
             continue
-        shown = ", ".join(
-            f"{key} {value} (config: {getattr(step, key)})" for key, value in wanted.items()
+        adopted = tuple(
+            AdoptedSetting(key, value, getattr(step, key)) for key, value in wanted.items()
         )
-        notes.append(
-            f"step {step.name}: measured with the baseline's {shown}: what the gate measures, "
-            "and with what power, comes from the baseline, not from this config"
-        )
+        notes.append(AdoptedPower(step.name, adopted))
         steps.append(dataclasses.replace(step, **wanted))
     return dataclasses.replace(config, steps=tuple(steps)), notes
 

@@ -52,6 +52,8 @@ class VersionOutcome:
     document: ResultDocument | None = None
     verdict: VerdictReport | None = None
     error: str | None = None
+    # No result document at `source`, and no error file beside it to say why.
+    missing: bool = False
     # The label that accepts this version's regressions, from the base side it was judged
     # against (gate/acceptance.py); None: acceptance off, or nothing judged.
     accept_label: str | None = None
@@ -84,7 +86,7 @@ class VersionOutcome:
             "torch": self.torch,
             "overall": self.overall,
             "exit_code": self.exit_code,
-            "error": self.error,
+            "error": self.error,  # and a missing document, in report/verdict_json.py's words
             "verdict": self.verdict.to_dict() if self.verdict is not None else None,
         }
 
@@ -214,9 +216,8 @@ def _judge_one(source: ResultSource, baseline: ResultDocument | None) -> Version
         if error_file.is_file():
             text = error_file.read_text(encoding="utf-8", errors="replace").strip()
             why = text.splitlines()[-1] if text else "the run failed"
-        else:
-            why = f"no result document at {source.path}"
-        return VersionOutcome(label, str(source.path), error=why)
+            return VersionOutcome(label, str(source.path), error=why)
+        return VersionOutcome(label, str(source.path), missing=True)
     if source.baseline_error is not None:
         return VersionOutcome(label, str(source.path), error=source.baseline_error)
     try:

@@ -46,7 +46,7 @@ from ..results.model import ResultDocument
 from .row_facts import RowFacts
 
 if TYPE_CHECKING:  # both import this module
-    from .notes import Note
+    from .notes import Note, PairedNote
 
 
 class Verdict(str, Enum):
@@ -139,12 +139,6 @@ class EnvironmentSummary:
             commit=env.commit,
         )
 
-    def hardware(self) -> str:
-        """`NVIDIA H200 (cuda)`, `cpu` or `unknown device`."""
-        if self.gpu_name:
-            return f"{self.gpu_name} ({self.device or 'unknown device'})"
-        return self.device or "unknown device"
-
 
 # MetricVerdict.noise_source: whose spread a speed row's noise is.
 NOISE_FROM_HISTORY = "history"
@@ -220,9 +214,10 @@ class VerdictReport:
     notes: tuple[Note, ...] = ()  # values (gate/notes.py); report/note_words.py words them
     # The command that accepts this result as the baseline, when the CLI knows both paths.
     refresh_command: str | None = None
-    # A paired comparison (gate/pairing.py): how it was paired ("4 pairs, same machine"),
-    # else None. Nothing to refresh then: the base is measured anew in every paired run.
-    paired: str | None = None
+    # A paired comparison (gate/pairing.py): how it was paired, the pairing and its pairs
+    # (report/note_words.paired_summary words it), else None. Nothing to refresh then: the
+    # base is measured anew in every paired run.
+    paired: PairedNote | None = None
     # Who accepted this report's regressions, with which label, at which commit
     # (gate/acceptance.py), else None.
     accepted_by: Acceptance | None = None
@@ -289,7 +284,7 @@ class VerdictReport:
             "exit_code": self.exit_code,
             "counts": self.counts(),
             "notes": [note.to_dict() for note in self.notes],
-            "paired": self.paired,
+            "paired": self.paired.to_dict() if self.paired is not None else None,
             "accepted_by": self.accepted_by.to_dict() if self.accepted_by else None,
             "refresh_command": self.failing_refresh_command,
             "baseline": dataclasses.asdict(self.baseline),

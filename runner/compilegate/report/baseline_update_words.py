@@ -3,9 +3,34 @@
 
 from __future__ import annotations
 
-from ..gate.baseline import BaselineUpdate
+from ..gate.baseline import BaselineUpdate, Incomplete, KeptVariant, NoisyRow
 from ..gate.history import MIN_HISTORY_RUNS
+from .health_words import said
 from .row_words.comparability import environment_mismatch_words
+
+_INCOMPLETE = {
+    Incomplete.DIAGNOSTICS_FAILED: "its compile diagnostics failed in this run",
+    Incomplete.NUMERICS_ERRORED: "its numerics check errored in this run",
+    Incomplete.NOT_IN_RESULT: "not in this run's result",
+}
+
+
+def kept_variant_words(kept: KeptVariant) -> str:
+    """`step/variant (why)`: "train/a (failed in this run: timed out)"."""
+    if kept.why is Incomplete.FAILED:
+        error = " ".join((kept.error or "unknown error").split())
+        why = f"failed in this run: {error[:120]}"
+    else:
+        why = _INCOMPLETE[kept.why]
+    return f"{kept.step}/{kept.variant} ({why})"
+
+
+def noisy_row_words(row: NoisyRow) -> str:
+    """ "a/default: its speedup noise ±35 % is more than twice the 5 % threshold"."""
+    return (
+        f"{row.step}/{row.variant}: its {row.metric} noise ±{row.noise_pct:.0f} % "
+        f"is more than twice the {row.threshold_pct:g} % threshold"
+    )
 
 
 def baseline_update_summary(update: BaselineUpdate) -> str:
@@ -29,7 +54,7 @@ def baseline_update_summary(update: BaselineUpdate) -> str:
             ),
             (
                 f"{len(update.variants_kept)} variant(s) kept from the previous baseline",
-                update.variants_kept,
+                tuple(map(kept_variant_words, update.variants_kept)),
             ),
         )
         if names
@@ -37,14 +62,17 @@ def baseline_update_summary(update: BaselineUpdate) -> str:
     line = f"{update.path}: baseline updated: " + ("; ".join(parts) or "no steps")
     if update.noisy:
         line += (
-            "; note: " + "; ".join(update.noisy) + ": pull requests judged against this run "
+            "; note: "
+            + "; ".join(map(noisy_row_words, update.noisy))
+            + ": pull requests judged against this run "
             "read inconclusive there until steadier runs (more variant_processes or "
             "iterations) replace it"
         )
     if update.unsteady_steps:
+        why = [said(cause).full for cause in update.unsteady]
         line += (
             f"; recorded {', '.join(update.unsteady_steps)}, but its step times were "
-            f"measured on an unsteady machine ({'; '.join(update.unsteady)}) and will not "
+            f"measured on an unsteady machine ({'; '.join(why)}) and will not "
             "judge speed until a steady run of baseline update replaces them (or the "
             f"history holds {MIN_HISTORY_RUNS} steady runs): its counts, graph breaks, "
             "recompiles, numerics, memory and speedups gate as usual; --force vouches "

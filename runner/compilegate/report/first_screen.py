@@ -22,7 +22,6 @@ Health (an unsteady machine) is said once for every version it concerns.
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -31,12 +30,13 @@ from ..gate.row_facts import RowFacts
 from ..gate.run_set import RunSetVerdict, VersionOutcome
 from ..gate.verdict import SEVERITY_ORDER, MetricVerdict, Verdict, sorted_by_severity
 from ..results.model import Environment, Step
-from ..results.run_health import HEALTH_PREFIX, health_line, health_parts
 from . import wording as w
 from .advice import advice_for
 from .escape import cell, inert, shortened, with_code
 from .headline import headline_of
+from .health_words import HEALTH_PREFIX, SaidCause, health_line, health_parts
 from .links import LinkContext
+from .note_words import paired_summary
 from .row_cells import ROW_HEADER, row_cells
 from .row_words import row_message
 from .row_words.compile_cost import CountMoved, PastLimit, counts_past_limit
@@ -78,8 +78,6 @@ DETAIL_METRICS = ("recompiles", "fallbacks_to_eager")
 SHORT_UNSTEADY = "the machine was unsteady"
 SHORT_HEALTH = "Step times reported, not judged: rerun when it is quiet, or paired (run --against)."
 SHORT_PAIRED_HEALTH = "Head vs base judged on their paired differences; no recommendation."
-# A cause up to its first parenthesis or colon: `other processes took 58 % of its CPU`.
-_HEALTH_CLAUSE = re.compile(r" \(|: ")
 YARDSTICK_NOTE = (
     "Step-time changes between runs on the same torch are judged against a fixed torch "
     "workload timed beside the step (the yardstick), so a runner that is slower today does "
@@ -316,7 +314,7 @@ def _health_lines(run_set: RunSetVerdict) -> list[str]:
     machine was unsteady, the first cause of each group of like causes in a few words and
     how many more, and what that means. Every cause in full is under "Reading these
     numbers" (_health_in_full)."""
-    groups: dict[tuple[str, ...], list[str]] = {}
+    groups: dict[tuple[SaidCause, ...], list[str]] = {}
     paired = False
     for version in run_set.versions:
         parts = health_parts(version.document) if version.document is not None else None
@@ -328,9 +326,9 @@ def _health_lines(run_set: RunSetVerdict) -> list[str]:
         return []
     several = len(run_set.versions) > 1
     said = []
-    for reasons, labels in groups.items():
-        first = _HEALTH_CLAUSE.split(reasons[0], 1)[0]
-        more = len(reasons) - 1
+    for causes, labels in groups.items():
+        first = causes[0].short
+        more = len(causes) - 1
         first += f" (+{more} more)" if more else ""
         said.append(f"torch {_and(labels)}: {first}" if len(groups) > 1 else first)
     on = f" (torch {_and(next(iter(groups.values())))})" if several and len(groups) == 1 else ""
@@ -340,7 +338,7 @@ def _health_lines(run_set: RunSetVerdict) -> list[str]:
 
 def _health_in_full(run_set: RunSetVerdict) -> list[str]:
     """Every cause of an unsteady machine, for "Reading these numbers": the line each run
-    says (results/run_health.health_line), once for the versions that say it alike."""
+    says (report/health_words.health_line), once for the versions that say it alike."""
     lines: dict[str, list[str]] = {}
     for version in run_set.versions:
         line = health_line(version.document) if version.document is not None else None
@@ -630,7 +628,7 @@ def _context(
     if run_set.baseline is not None:
         paired = next((v.verdict.paired for v in run_set.versions if v.verdict), None)
         about = [f"torch {_plain_torch(base_env.torch)}"] if base_env.torch else []
-        about += [paired] if paired else []
+        about += [paired_summary(paired)] if paired else []
         groups.append(
             (
                 Item("base" if paired else "baseline", style="bold"),
@@ -682,7 +680,9 @@ def _version_summary(version: VersionOutcome) -> tuple[str, ...]:
 def _version_rows(version: VersionOutcome) -> list[tuple[str, ...]]:
     label = _plain_torch(version.torch) if version.torch else version.label.removeprefix("torch ")
     if version.document is None:
-        return [(label, "-", f"{w.FAIL_ICON} error", version.error or "no result", "-", "-")]
+        return [
+            (label, "-", f"{w.FAIL_ICON} error", w.version_error(version) or "no result", "-", "-")
+        ]
     rows: list[tuple[str, ...]] = []
     verdicts = version.verdict.verdicts if version.verdict is not None else ()
     for index, step in enumerate(version.document.steps):

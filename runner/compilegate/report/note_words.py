@@ -14,6 +14,7 @@ from ..gate.notes import (
     UncheckedConfigNote,
 )
 from ..gate.pairing import Pairing
+from ..gate.policy import AdoptedPower
 from .row_words.comparability import NOT_RECORDED_WORDS, environment_mismatch_words
 
 _LABELS = {
@@ -60,6 +61,27 @@ def note_words(note: Note) -> str:
 
 def notes_words(notes: tuple[Note, ...]) -> list[str]:
     return [note_words(note) for note in notes]
+
+
+def adopted_power_words(adopted: AdoptedPower) -> str:
+    """The run's note for a step measured with the baseline's power (`compilegate run
+    --baseline`): "step train: measured with the baseline's iterations 40 (config: 10): …"."""
+    shown = ", ".join(
+        f"{setting.name} {setting.baseline} (config: {setting.config})"
+        for setting in adopted.settings
+    )
+    return (
+        f"step {adopted.step}: measured with the baseline's {shown}: what the gate measures, "
+        "and with what power, comes from the baseline, not from this config"
+    )
+
+
+def paired_summary(paired: PairedNote) -> str:
+    """How a comparison was paired, for the first screen: "paired, 4 pairs, same machine"."""
+    how = ", in one process" if paired.pairing.mode == "in-process" else ""
+    if paired.pairs:
+        return f"paired, {_pairs(paired.pairs)}{how}, same machine"
+    return f"paired{how}, same machine"
 
 
 def paired_words(pairing: Pairing, pairs: int | None) -> str:

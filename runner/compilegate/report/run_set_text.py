@@ -36,7 +36,7 @@ def render_run_set_text(run_set: RunSetVerdict, links: LinkContext | None = None
         source = version.source if len(version.source) <= 90 else "…" + version.source[-89:]
         lines += ["", f"== {version.label}", f"result: {source}"]
         if version.document is None:
-            lines += wrap_words(f"error: {version.error}", TEXT_WIDTH)
+            lines += wrap_words(f"error: {w.version_error(version)}", TEXT_WIDTH)
             continue
         steps = version.document.steps
         header, body, said = drop_constant_columns(VARIANT_HEADER, variant_rows(steps))

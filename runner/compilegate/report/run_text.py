@@ -29,12 +29,12 @@ from ..gate.run_set import RunSetVerdict
 from ..results.model import Decision, GraphBreaks, Recompiles, ResultDocument, Step, Variant
 from ..results.payoff import process_means
 from ..results.processes import geometric_mean
-from ..results.run_health import health_line
 from . import wording as w
 from .escape import shortened
 from .first_screen import PROCESSES_NOTE, YARDSTICK_NOTE, FirstScreen
 from .headline import headline_of
-from .note_words import note_words
+from .health_words import health_line
+from .note_words import note_words, paired_summary
 from .row_cells import MESSAGE_CHARS, ROW_HEADER
 from .row_words.speed import compares_fastest_iterations
 from .speeds import IN_PROCESS, Speed, best_variant, pays_off_text, variant_speed
@@ -206,7 +206,9 @@ def _context(document: ResultDocument, run_set: RunSetVerdict | None, width: int
         if not paired:
             against += f" {_short(base_env.commit)} (torch {base_env.torch})"
         head = f"head {_short(env.commit)} against {against}"
-        lines += wrap_words(head + (f" · {paired}" if paired else ""), width, hanging="  ")
+        lines += wrap_words(
+            head + (f" · {paired_summary(paired)}" if paired else ""), width, hanging="  "
+        )
     health = health_line(document)
     if health:
         lines += wrap_words(health, width, hanging="  ")

@@ -18,6 +18,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from ..gate.run_set import VersionOutcome
 from ..gate.verdict import VERDICT_EXIT_CODES, MetricVerdict
 from ..results.formats import format_bytes
 from ..results.model import Variant
@@ -217,6 +218,13 @@ def and_list(items: Sequence[str]) -> str:
     if len(items) <= 1:
         return "".join(items)
     return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def version_error(version: VersionOutcome) -> str | None:
+    """Why a version of a run set has no result: its error, or where its document was not."""
+    if version.missing:
+        return f"no result document at {version.source}"
+    return version.error
 
 
 def plain_torch(version: object) -> str:

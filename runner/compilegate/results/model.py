@@ -866,6 +866,11 @@ def step_of(raw: Mapping[str, Any]) -> Step:
     return _build(Step, raw)
 
 
+def health_of(raw: Mapping[str, Any]) -> RunHealth:
+    """A `run_health` entry as the run builds it, typed: what run/health_entry.py words."""
+    return _build(RunHealth, raw)
+
+
 ModelT = TypeVar("ModelT", bound=Model)
 
 

@@ -9,19 +9,22 @@ its fastest time moved between processes). A run is `unsteady` when any of them 
 what a quiet runner shows (the limits below; on this project's 2-core runner, idle: others
 ≤ 5 %, A/A ≤ ±10 %, drift ≤ 10 %; with two busy loops: others 50–95 %, A/A up to ±235 %),
 and then every report says so in one line at its top: the gate's noise estimates come from
-the same unsteady minutes, and a recommendation timed in them predicts nothing.
+the same unsteady minutes, and a recommendation timed in them predicts nothing. The causes
+are facts (the dataclasses below); report/health_words.py words them, and run/health_entry.py
+records those words in the document's `unsteady` list.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Union
 
 if TYPE_CHECKING:
     from typing import TypeGuard  # 3.10+: for the checker only (requires-python is 3.9)
 
-from .model import ResultDocument, Step
+from .model import GpuHealth, MachineHealth, RunHealth, Step
 
 OTHERS_CPU_LIMIT_PCT = 25.0
 STEAL_LIMIT_PCT = 5.0
@@ -30,16 +33,97 @@ YARDSTICK_DRIFT_LIMIT_PCT = 25.0
 # A GPU's SM clock under load: fixed on a dedicated H200 (1980 MHz throughout, 2026-12-04);
 # boost moving it by more than this is a different machine from one block to the next.
 SM_CLOCK_MOVE_PCT = 5.0
-# What every unsteady run whose CPU steps used several threads is told (health_line).
-THREADS_HINT = "setting threads: 1 in the step's config steadies it"
 
 Doc = Mapping[str, Any]
 
 
+# -- why a run was unsteady: facts, worded in report/health_words.py ------------------------
+
+
+@dataclass(frozen=True)
+class OthersTookCpu:
+    """Other processes took more than OTHERS_CPU_LIMIT_PCT of the CPU."""
+
+    others_cpu_pct: float
+    load_average: float | None
+    cores: int | None
+
+
+@dataclass(frozen=True)
+class LoadOverCores:
+    """No CPU share known, and the load average was above the core count."""
+
+    load_average: float
+    cores: int
+
+
+@dataclass(frozen=True)
+class HypervisorStole:
+    steal_pct: float
+
+
+@dataclass(frozen=True)
+class GpuThrottled:
+    reasons: tuple[str, ...]  # as NVML named them (run/gpu_state.py)
+
+
+@dataclass(frozen=True)
+class GpuClockMoved:
+    """The SM clock moved by more than SM_CLOCK_MOVE_PCT while the GPU worked."""
+
+    low_mhz: float
+    high_mhz: float
+
+
+@dataclass(frozen=True)
+class GpuShared:
+    other_processes: int
+
+
+@dataclass(frozen=True)
+class AaDisagreed:
+    """Two identical copies of a step disagreed by more than AA_NOISE_LIMIT_PCT."""
+
+    noise_pct: float
+
+
+@dataclass(frozen=True)
+class YardstickDrifted:
+    """The yardstick's fastest time moved by more than YARDSTICK_DRIFT_LIMIT_PCT between
+    processes. `threads_on_idle`: nothing else was busy and the steps ran with several
+    threads, the cause a user's config sets (timed on `cores`)."""
+
+    drift_pct: float
+    threads_on_idle: bool
+    cores: int | None
+
+
+@dataclass(frozen=True)
+class RecordedCause:
+    """A cause known only by the sentence its document recorded: a document whose numbers do
+    not account for its `unsteady` list (written by hand, or by another compilegate)."""
+
+    sentence: str
+
+
+UnsteadyCause = Union[
+    OthersTookCpu,
+    LoadOverCores,
+    HypervisorStole,
+    GpuThrottled,
+    GpuClockMoved,
+    GpuShared,
+    AaDisagreed,
+    YardstickDrifted,
+    RecordedCause,
+]
+
+
 def run_health(machine: Doc, steps: Sequence[Step], gpu: Doc | None = None) -> dict[str, object]:
-    """The `run_health` entry of a result: the machine's load, the GPU's state (NVML, where
-    the steps ran on a GPU and it answered: run/gpu_state.py), the run's own signs of it in
-    its `steps` as measured (typed), and the reasons (empty when steady)."""
+    """The measured part of a result's `run_health` entry: the machine's load, the GPU's
+    state (NVML, where the steps ran on a GPU and it answered: run/gpu_state.py), the run's
+    own signs of it in its `steps` as measured (typed). Its `unsteady` sentences are the
+    report's words for `measured_causes` (run/health_entry.py adds them)."""
     health: dict[str, object] = {
         "machine": dict(machine),
         "gpu": dict(gpu) if gpu is not None else None,
@@ -47,62 +131,60 @@ def run_health(machine: Doc, steps: Sequence[Step], gpu: Doc | None = None) -> d
         "yardstick_drift_pct": yardstick_drift_pct(steps),
     }
     health["multi_threaded"] = multi_threaded(steps)
-    health["unsteady"] = unsteady_reasons(health)
     return health
 
 
-def unsteady_reasons(health: Doc) -> list[str]:
-    """Why the run's machine was too unsteady to decide anything, in the reader's words."""
-    machine = health.get("machine") or {}
-    reasons = []
-    cores = machine.get("cpu_count")
-    others = machine.get("others_cpu_pct")
-    load = machine.get("load_average_mean")
+def unsteady_causes(health: RunHealth) -> tuple[UnsteadyCause, ...]:
+    """Why the run's machine was too unsteady to decide anything: what its numbers say
+    (`measured_causes`), or, where they do not account for each sentence its document
+    recorded (a document written by hand or by another compilegate), those sentences."""
+    measured = measured_causes(health)
+    if len(measured) == len(health.unsteady):
+        return measured
+    return tuple(RecordedCause(str(sentence)) for sentence in health.unsteady)
+
+
+def measured_causes(health: RunHealth) -> tuple[UnsteadyCause, ...]:
+    """What of the run's measured health is beyond what a quiet runner shows."""
+    machine = health.machine or MachineHealth()
+    causes: list[UnsteadyCause] = []
+    cores = machine.cpu_count
+    others = machine.others_cpu_pct
+    load = machine.load_average_mean
     if _over(others, OTHERS_CPU_LIMIT_PCT):
-        reasons.append(
-            f"other processes took {others:.0f} % of its CPU"
-            + (f" (load average {load:.1f} on {cores} cores)" if load is not None else "")
-        )
+        causes.append(OthersTookCpu(others, load, cores))
     elif others is None and load is not None and cores and load > cores:
-        reasons.append(f"load average {load:.1f} on {cores} cores")
-    if _over(machine.get("steal_pct"), STEAL_LIMIT_PCT):
-        reasons.append(f"the hypervisor stole {machine['steal_pct']:.0f} % of its CPU")
-    reasons.extend(gpu_reasons(health.get("gpu")))
-    host_busy = bool(reasons)
-    aa = health.get("aa_noise_pct")
+        causes.append(LoadOverCores(load, cores))
+    if _over(machine.steal_pct, STEAL_LIMIT_PCT):
+        causes.append(HypervisorStole(machine.steal_pct))
+    causes.extend(gpu_causes(health.gpu))
+    host_busy = bool(causes)
+    aa = health.aa_noise_pct
     if _over(aa, AA_NOISE_LIMIT_PCT):
-        reasons.append(f"two identical copies of a step disagreed by up to ±{aa:.0f} % (A/A)")
-    drift = health.get("yardstick_drift_pct")
+        causes.append(AaDisagreed(aa))
+    drift = health.yardstick_drift_pct
     if _over(drift, YARDSTICK_DRIFT_LIMIT_PCT):
-        # a process descheduled for whole blocks once timed it 221× its fastest: "22040 %"
-        size = f"{drift:.0f} %" if drift < 100 else f"{drift / 100 + 1:.3g}×"
-        reason = f"the yardstick drifted {size} between processes (a quarter or more)"
-        if health.get("multi_threaded") and not host_busy:
-            reason += (
-                " while nothing else was busy: it is timed with the steps' threads "
-                f"(threads unset or above 1), and several threads{_on_cores(cores)} wander "
-                f"from process to process even on an idle machine; {THREADS_HINT}"
-            )
-        reasons.append(reason)
-    return reasons
+        idle_threads = bool(health.multi_threaded) and not host_busy
+        causes.append(YardstickDrifted(drift, idle_threads, cores))
+    return tuple(causes)
 
 
-def gpu_reasons(gpu: Doc | None) -> list[str]:
+def gpu_causes(gpu: GpuHealth | None) -> list[UnsteadyCause]:
     """What of the GPU's state moves a GPU step time: throttling under load, the SM clock
     moving while busy (beyond SM_CLOCK_MOVE_PCT), other processes on the GPU."""
     if not gpu:
         return []
-    reasons = []
-    if gpu.get("throttled"):
-        reasons.append(f"the GPU throttled ({', '.join(str(t) for t in gpu['throttled'])})")
-    low, high = gpu.get("sm_mhz_min"), gpu.get("sm_mhz_max")
+    causes: list[UnsteadyCause] = []
+    if gpu.throttled:
+        causes.append(GpuThrottled(tuple(str(t) for t in gpu.throttled)))
+    low, high = gpu.sm_mhz_min, gpu.sm_mhz_max
     if isinstance(low, (int, float)) and isinstance(high, (int, float)) and high > 0:
         if (high - low) / high * 100 > SM_CLOCK_MOVE_PCT:
-            reasons.append(f"the GPU's SM clock moved {low:.0f}–{high:.0f} MHz while it worked")
-    others = gpu.get("other_processes")
+            causes.append(GpuClockMoved(low, high))
+    others = gpu.other_processes
     if isinstance(others, int) and others > 0:
-        reasons.append(f"{others} other process{'es' if others > 1 else ''} used the GPU")
-    return reasons
+        causes.append(GpuShared(others))
+    return causes
 
 
 def multi_threaded(steps: Sequence[Step]) -> bool:
@@ -124,51 +206,6 @@ def cpu_multi_threaded(steps: Sequence[Step]) -> bool:
 def _several_threads(settings: Mapping[str, Any] | None) -> bool:
     threads = (settings or {}).get("threads")
     return threads is None or threads > 1
-
-
-def _on_cores(cores: Any) -> str:
-    return f" on {cores} cores" if isinstance(cores, int) else ""
-
-
-HEALTH_PREFIX = "⚠️ run health"
-UNSTEADY = "the machine was unsteady while this ran"
-
-
-def health_line(document: ResultDocument) -> str | None:
-    """The one line a report starts with when the run's machine was unsteady; else None."""
-    parts = health_parts(document)
-    if parts is None:
-        return None
-    reasons, consequence = parts
-    return f"{HEALTH_PREFIX}: {UNSTEADY} — " + "; ".join(reasons) + consequence
-
-
-def health_parts(document: ResultDocument) -> tuple[list[str], str] | None:
-    """(why the machine was unsteady, what that means for the run), for a report that says
-    the consequence once for several runs; None when the run was steady."""
-    reasons = document.run_health.unsteady if document.run_health is not None else ()
-    if not reasons:
-        return None
-    if document.pairing is not None:
-        # Paired: head and base shared those minutes, and the gate judges the paired
-        # differences with their own noise (gate/judges/speed.py, step_time_gate).
-        consequence = (
-            ". Its absolute times support no recommendation; head against base is judged on "
-            "the paired differences, whose noise holds what the load did to both sides."
-        )
-    else:
-        consequence = (
-            ". Its step times are reported, not judged, and support no recommendation: rerun "
-            "once those causes are gone, or in paired mode (run --against), where load both "
-            "sides share cancels."
-        )
-    shown = [str(r) for r in reasons]
-    if cpu_multi_threaded(document.steps) and not any(THREADS_HINT in r for r in shown):
-        shown.append(
-            "its CPU steps ran with several threads (threads unset or above 1), which alone "
-            f"make a small machine's timings wander; {THREADS_HINT}"
-        )
-    return shown, consequence
 
 
 def widest_aa_noise_pct(steps: Sequence[Step]) -> float | None:

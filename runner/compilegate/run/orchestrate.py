@@ -26,12 +26,12 @@ from ..config import Config, StepConfig
 from ..errors import RunInterrupted, UsageError
 from ..results.document import new_document, write_document
 from ..results.recommendation import withheld
-from ..results.run_health import run_health
 from ..results.step_record import StepRecord, failed_variant, not_run
 from .child_env import measurement_variables
 from .child_runs import last_line
 from .entry_check import resolve_entry
 from .gpu_state import GpuSampler
+from .health_entry import run_health
 from .host_git import head_commit
 from .interrupts import as_interrupted
 from .launcher import ChildLauncher, Launcher

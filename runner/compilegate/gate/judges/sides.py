@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ...results.model import Eager, ResultDocument, Step, Variant
+from ...results.run_health import UnsteadyCause
 from ..pairing import Pairing
 from ..policy import StepPolicy
 from ..rules import Subject
@@ -58,7 +59,7 @@ class Sides:
     pairing: Pairing | None = None  # both sides measured in one job, alternating
     # Why this run's own health says its numbers support no verdict (results/run_health.py);
     # empty when the run was steady.
-    unsteady: tuple[str, ...] = ()
+    unsteady: tuple[UnsteadyCause, ...] = ()
 
     @property
     def paired(self) -> bool:
