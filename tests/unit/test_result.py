@@ -106,7 +106,9 @@ def document_of(tmp_path: Path, record: StepRecord) -> dict:
 def make_document(tmp_path: Path) -> dict:
     record = make_record(tmp_path)
     doc = document_of(tmp_path, record)
-    doc["steps"][0]["recommendation"] = recommend(record.as_step().variants)
+    doc["steps"][0]["recommendation"] = recommend(record.as_step().variants).to_json(
+        as_recorded=True
+    )
     return doc
 
 

@@ -840,24 +840,27 @@ def environment_of(raw: Mapping[str, Any]) -> Environment:
     return _build(Environment, raw)
 
 
-def eager_of(raw: Mapping[str, Any]) -> Eager:
-    """An eager entry the run recorded (results/document.py), typed."""
-    return _build(Eager, raw)
+def part_of(cls: type[ModelT], raw: Mapping[str, Any]) -> ModelT:
+    """One part of a child's report (already checked at the launcher's door,
+    child/protocol.py: step work, torch state, numerics), typed as the document's `cls`."""
+    return _build(cls, raw)
 
 
-def variant_of(raw: Mapping[str, Any]) -> Variant:
-    """A variant entry the run recorded (results/document.py), typed."""
-    return _build(Variant, raw)
+def with_part(model: ModelT, raw: Mapping[str, Any]) -> ModelT:
+    """`model` with the fields a child's JSON part names (a variant's diagnostics), each
+    typed by its annotation; keys the model does not name are left behind."""
+    changes = _fields_of(type(model), raw)
+    return dataclasses.replace(model, **changes)  # type: ignore[type-var]
 
 
-def payoff_of(raw: Mapping[str, Any]) -> Payoff:
-    """A variant's payoff the run computed (results/recommendation.analyse), typed."""
-    return _build(Payoff, raw)
-
-
-def recommendation_of(raw: Mapping[str, Any]) -> Recommendation:
-    """A step's recommendation the run decided (results/recommendation.recommend), typed."""
-    return _build(Recommendation, raw)
+def _fields_of(cls: type[Model], raw: Mapping[str, Any]) -> dict[str, object]:
+    """The fields of `cls` that `raw` names, each typed by its annotation."""
+    hints = _hints(cls)
+    return {
+        item.name: _convert(hints[item.name], raw[item.name])
+        for item in dataclasses.fields(cls)  # type: ignore[arg-type]
+        if item.name in raw
+    }
 
 
 def step_of(raw: Mapping[str, Any]) -> Step:
@@ -872,12 +875,7 @@ ModelT = TypeVar("ModelT", bound=Model)
 def _build(cls: type[ModelT], raw: Mapping[str, Any]) -> ModelT:
     """`cls` from a schema-valid mapping: each field from the key of its name, converted by
     its annotation; keys the schema does not name are left behind."""
-    hints = _hints(cls)
-    values = {}
-    for item in dataclasses.fields(cls):  # type: ignore[arg-type]
-        if item.name in raw:
-            values[item.name] = _convert(hints[item.name], raw[item.name])
-    return cls(**values)
+    return cls(**_fields_of(cls, raw))
 
 
 def _convert(annotation: Any, value: Any) -> Any:
