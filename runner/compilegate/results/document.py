@@ -14,8 +14,8 @@ import json
 import math
 import os
 import tempfile
-from collections.abc import Mapping
-from dataclasses import fields, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, TypeVar
@@ -26,15 +26,19 @@ from ..config import Variant as VariantConfig
 from ..config.model import DEFAULT_ACCEPT_LABEL, DEFAULT_STEPS_PER_RUN
 from .compile_cost import FRESH, REUSED, compile_cost, counts_of, process_compile
 from .model import (
+    ConfigRef,
     Eager,
+    Environment,
     Model,
     Numerics,
+    Pairing,
     Process,
     Ratio,
     Status,
     Step,
     StepWork,
     Timing,
+    Tool,
     TorchState,
     Variant,
     non_finite_paths,
@@ -57,31 +61,65 @@ from .step_bound import step_bounds
 from .step_record import StepRecord, StepSummary
 
 SCHEMA_VERSION = 1
+THIS_TOOL = Tool(name="compilegate", version=__version__)
 # What a child reported of one process (child/protocol.py's ChildReport parts): the JSON the
 # recorders read, checked at the launcher's door.
 ChildJson = Mapping[str, Any]
 PartT = TypeVar("PartT", bound=Model)
 
 
+@dataclass(frozen=True)
+class DocumentHead:
+    """What a side's document records beside its steps: the tool, when, the config (its
+    `accept_label`: gate/acceptance.py reads it from the base side only), every step the
+    config declares (`declared_steps`, also those left out with --step, so the gate can tell
+    a step not selected from a step removed) and the environment it was measured in."""
+
+    environment: Environment
+    config: ConfigRef
+    declared_steps: tuple[str, ...]
+    created_at: str
+    tool: Tool = THIS_TOOL
+    schema_version: int = SCHEMA_VERSION
+
+    def to_json(
+        self,
+        steps: Sequence[Mapping[str, Any]] = (),
+        pairing: Pairing | None = None,
+        run_health: Mapping[str, object] | None = None,
+    ) -> dict[str, Any]:
+        """The result document with these steps (StepRecord.to_json), this side's pairing
+        and its run health: the door out, as schemas/result.schema.json gives it."""
+        out: dict[str, Any] = {
+            "schema_version": self.schema_version,
+            "tool": self.tool.to_json(),
+            "created_at": self.created_at,
+            "config": self.config.to_json(),
+            "declared_steps": list(self.declared_steps),
+            "environment": self.environment.to_json(as_recorded=True),
+            "steps": list(steps),
+        }
+        if pairing is not None:
+            out["pairing"] = pairing.to_json()
+        if run_health is not None:
+            out["run_health"] = dict(run_health)
+        return out
+
+
 def new_document(
-    environment: dict[str, Any],
+    environment: Environment,
     config_path: str,
     config_sha256: str,
-    declared_steps: tuple[str, ...] | list[str] = (),
+    declared_steps: Sequence[str] = (),
     accept_label: str | None = DEFAULT_ACCEPT_LABEL,
-) -> dict[str, Any]:
-    """The document's head; `declared_steps` names every step of the config, also those
-    left out with --step, so the gate can tell a step not selected from a step removed.
-    `accept_label` is the config's (gate/acceptance.py reads it from the base side only)."""
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "tool": {"name": "compilegate", "version": __version__},
-        "created_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "config": {"path": config_path, "sha256": config_sha256, "accept_label": accept_label},
-        "declared_steps": list(declared_steps),
-        "environment": environment,
-        "steps": [],
-    }
+) -> DocumentHead:
+    """The document's head, created now (DocumentHead)."""
+    return DocumentHead(
+        environment=environment,
+        config=ConfigRef(path=config_path, sha256=config_sha256, accept_label=accept_label),
+        declared_steps=tuple(declared_steps),
+        created_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    )
 
 
 IN_PROCESS_ORDER = "base and head interleaved in the rounds of one process"
@@ -89,20 +127,20 @@ IN_PROCESS_ORDER = "base and head interleaved in the rounds of one process"
 
 def pairing_entry(
     pairing_id: str, role: str, base_label: str, head_label: str, mode: str = "processes"
-) -> dict[str, Any]:
+) -> Pairing:
     """The `pairing` entry of each side's document in a paired run (gate/pairing.py reads it):
     one id for the run, this side's role (`base` or `head`), how the sides are named, and
     how they were measured: `processes` (each process one side, alternating A B B A) or
     `in-process` (each timing process both sides, in the same rounds; cold compiles still
     one side per process)."""
-    return {
-        "id": pairing_id,
-        "role": role,
-        "base_label": base_label,
-        "head_label": head_label,
-        "mode": mode,
-        "order": IN_PROCESS_ORDER if mode == "in-process" else "A B B A",
-    }
+    return Pairing(
+        id=pairing_id,
+        role=role,
+        base_label=base_label,
+        head_label=head_label,
+        mode=mode,
+        order=IN_PROCESS_ORDER if mode == "in-process" else "A B B A",
+    )
 
 
 def step_skeleton(step: StepConfig) -> dict[str, Any]:

@@ -82,6 +82,19 @@ PAYOFF_NULLS = (
     "saving_s",
     "processes_needed",
 )
+# What the run records of its environment, null when unknown (results/document.py's
+# DocumentHead): the probe writes these keys (child/environment.py), the run the commit.
+ENVIRONMENT_NULLS = (
+    "torch_git_version",
+    "cuda",
+    "cudnn",
+    "driver",
+    "processor",
+    "cpu_model",
+    "cpu_count",
+    "torch_num_threads",
+    "commit",
+)
 MAX_DETAIL_CHARS = 200
 
 
@@ -175,8 +188,8 @@ class Pairing(Model):
     role: str
     base_label: str | None = None
     head_label: str | None = None
-    order: str | None = None
     mode: str | None = None
+    order: str | None = None
 
 
 @dataclass(frozen=True)
@@ -201,6 +214,11 @@ class Environment(Model):
     commit: str | None = None
     inductor_cache: str | None = None
     measurement_env: Mapping[str, str] | None = None
+
+    def recorded_nulls(self) -> tuple[str, ...]:
+        """What the run records of its environment even when unknown: the keys the probe
+        writes null where it found nothing (child/environment.py), and the commit."""
+        return ENVIRONMENT_NULLS
 
 
 @dataclass(frozen=True)
