@@ -34,6 +34,7 @@ from .model import (
     Pairing,
     Process,
     Ratio,
+    RunHealth,
     Status,
     Step,
     StepWork,
@@ -86,7 +87,7 @@ class DocumentHead:
         self,
         steps: Sequence[Mapping[str, Any]] = (),
         pairing: Pairing | None = None,
-        run_health: Mapping[str, object] | None = None,
+        run_health: RunHealth | None = None,
     ) -> dict[str, Any]:
         """The result document with these steps (StepRecord.to_json), this side's pairing
         and its run health: the door out, as schemas/result.schema.json gives it."""
@@ -102,7 +103,7 @@ class DocumentHead:
         if pairing is not None:
             out["pairing"] = pairing.to_json()
         if run_health is not None:
-            out["run_health"] = dict(run_health)
+            out["run_health"] = run_health.to_json(as_recorded=True)
         return out
 
 

@@ -230,6 +230,11 @@ class MachineHealth(Model):
     others_cpu_pct: float | None = None
     steal_pct: float | None = None
 
+    def recorded_nulls(self) -> tuple[str, ...]:
+        """The run records every figure, null where it could not read it
+        (run/machine_load.py)."""
+        return _field_names(self)
+
 
 @dataclass(frozen=True)
 class GpuHealth(Model):
@@ -246,16 +251,28 @@ class GpuHealth(Model):
     throttled: tuple[str, ...] | None = None
     other_processes: int | None = None
 
+    def recorded_nulls(self) -> tuple[str, ...]:
+        """The run records every figure, null where NVML gave none (run/gpu_state.py)."""
+        return _field_names(self)
+
 
 @dataclass(frozen=True)
 class RunHealth(Model):
     REQUIRED = ("unsteady",)
-    unsteady: tuple[str, ...] = ()
     machine: MachineHealth | None = None
     gpu: GpuHealth | None = None
     aa_noise_pct: float | None = None
     yardstick_drift_pct: float | None = None
     multi_threaded: bool | None = None
+    unsteady: tuple[str, ...] = ()
+
+    def recorded_nulls(self) -> tuple[str, ...]:
+        """The run records each sign, null when it has none (results/run_health.py)."""
+        return ("gpu", "aa_noise_pct", "yardstick_drift_pct")
+
+
+def _field_names(model: Model) -> tuple[str, ...]:
+    return tuple(item.name for item in dataclasses.fields(model))  # type: ignore[arg-type]
 
 
 # --- measurements --------------------------------------------------------------------

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from typing import TypeGuard  # 3.10+: for the checker only (requires-python is 3.9)
 
-from .model import ResultDocument, Step
+from .model import GpuHealth, MachineHealth, ResultDocument, RunHealth, Step
 
 OTHERS_CPU_LIMIT_PCT = 25.0
 STEAL_LIMIT_PCT = 5.0
@@ -33,31 +34,30 @@ SM_CLOCK_MOVE_PCT = 5.0
 # What every unsteady run whose CPU steps used several threads is told (health_line).
 THREADS_HINT = "setting threads: 1 in the step's config steadies it"
 
-Doc = Mapping[str, Any]
+
+def run_health(
+    machine: MachineHealth, steps: Sequence[Step], gpu: GpuHealth | None = None
+) -> RunHealth:
+    """The `run_health` of a result: the machine's load, the GPU's state (NVML, where the
+    steps ran on a GPU and it answered: run/gpu_state.py), the run's own signs of it in its
+    `steps` as measured (typed), and the reasons (empty when steady)."""
+    health = RunHealth(
+        machine=machine,
+        gpu=gpu,
+        aa_noise_pct=widest_aa_noise_pct(steps),
+        yardstick_drift_pct=yardstick_drift_pct(steps),
+        multi_threaded=multi_threaded(steps),
+    )
+    return replace(health, unsteady=tuple(unsteady_reasons(health)))
 
 
-def run_health(machine: Doc, steps: Sequence[Step], gpu: Doc | None = None) -> dict[str, object]:
-    """The `run_health` entry of a result: the machine's load, the GPU's state (NVML, where
-    the steps ran on a GPU and it answered: run/gpu_state.py), the run's own signs of it in
-    its `steps` as measured (typed), and the reasons (empty when steady)."""
-    health: dict[str, object] = {
-        "machine": dict(machine),
-        "gpu": dict(gpu) if gpu is not None else None,
-        "aa_noise_pct": widest_aa_noise_pct(steps),
-        "yardstick_drift_pct": yardstick_drift_pct(steps),
-    }
-    health["multi_threaded"] = multi_threaded(steps)
-    health["unsteady"] = unsteady_reasons(health)
-    return health
-
-
-def unsteady_reasons(health: Doc) -> list[str]:
+def unsteady_reasons(health: RunHealth) -> list[str]:
     """Why the run's machine was too unsteady to decide anything, in the reader's words."""
-    machine = health.get("machine") or {}
+    machine = health.machine or MachineHealth()
     reasons = []
-    cores = machine.get("cpu_count")
-    others = machine.get("others_cpu_pct")
-    load = machine.get("load_average_mean")
+    cores = machine.cpu_count
+    others = machine.others_cpu_pct
+    load = machine.load_average_mean
     if _over(others, OTHERS_CPU_LIMIT_PCT):
         reasons.append(
             f"other processes took {others:.0f} % of its CPU"
@@ -65,19 +65,19 @@ def unsteady_reasons(health: Doc) -> list[str]:
         )
     elif others is None and load is not None and cores and load > cores:
         reasons.append(f"load average {load:.1f} on {cores} cores")
-    if _over(machine.get("steal_pct"), STEAL_LIMIT_PCT):
-        reasons.append(f"the hypervisor stole {machine['steal_pct']:.0f} % of its CPU")
-    reasons.extend(gpu_reasons(health.get("gpu")))
+    steal = machine.steal_pct
+    if _over(steal, STEAL_LIMIT_PCT):
+        reasons.append(f"the hypervisor stole {steal:.0f} % of its CPU")
+    reasons.extend(gpu_reasons(health.gpu))
     host_busy = bool(reasons)
-    aa = health.get("aa_noise_pct")
+    aa = health.aa_noise_pct
     if _over(aa, AA_NOISE_LIMIT_PCT):
         reasons.append(f"two identical copies of a step disagreed by up to ±{aa:.0f} % (A/A)")
-    drift = health.get("yardstick_drift_pct")
+    drift = health.yardstick_drift_pct
     if _over(drift, YARDSTICK_DRIFT_LIMIT_PCT):
-        # a process descheduled for whole blocks once timed it 221× its fastest: "22040 %"
         size = f"{drift:.0f} %" if drift < 100 else f"{drift / 100 + 1:.3g}×"
         reason = f"the yardstick drifted {size} between processes (a quarter or more)"
-        if health.get("multi_threaded") and not host_busy:
+        if health.multi_threaded and not host_busy:
             reason += (
                 " while nothing else was busy: it is timed with the steps' threads "
                 f"(threads unset or above 1), and several threads{_on_cores(cores)} wander "
@@ -87,19 +87,19 @@ def unsteady_reasons(health: Doc) -> list[str]:
     return reasons
 
 
-def gpu_reasons(gpu: Doc | None) -> list[str]:
+def gpu_reasons(gpu: GpuHealth | None) -> list[str]:
     """What of the GPU's state moves a GPU step time: throttling under load, the SM clock
     moving while busy (beyond SM_CLOCK_MOVE_PCT), other processes on the GPU."""
-    if not gpu:
+    if gpu is None:
         return []
     reasons = []
-    if gpu.get("throttled"):
-        reasons.append(f"the GPU throttled ({', '.join(str(t) for t in gpu['throttled'])})")
-    low, high = gpu.get("sm_mhz_min"), gpu.get("sm_mhz_max")
+    if gpu.throttled:
+        reasons.append(f"the GPU throttled ({', '.join(str(t) for t in gpu.throttled)})")
+    low, high = gpu.sm_mhz_min, gpu.sm_mhz_max
     if isinstance(low, (int, float)) and isinstance(high, (int, float)) and high > 0:
         if (high - low) / high * 100 > SM_CLOCK_MOVE_PCT:
             reasons.append(f"the GPU's SM clock moved {low:.0f}–{high:.0f} MHz while it worked")
-    others = gpu.get("other_processes")
+    others = gpu.other_processes
     if isinstance(others, int) and others > 0:
         reasons.append(f"{others} other process{'es' if others > 1 else ''} used the GPU")
     return reasons

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import io
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
@@ -26,7 +26,7 @@ from ..child.protocol import ChildSpec, EntryPoint
 from ..config import Config, StepConfig
 from ..errors import RunInterrupted, UsageError
 from ..results.document import DocumentHead, new_document, write_document
-from ..results.model import Environment, Pairing, part_of
+from ..results.model import Environment, Pairing, RunHealth, part_of
 from ..results.recommendation import withheld
 from ..results.run_health import run_health
 from ..results.step_record import StepRecord, failed_variant, not_run
@@ -80,7 +80,7 @@ class RunSide:
     # (one record per step, every selected step from the start) and its run health.
     head: DocumentHead | None = None
     steps: list[StepRecord] = field(default_factory=list)
-    health: Mapping[str, object] | None = None
+    health: RunHealth | None = None
 
     @property
     def document(self) -> dict[str, Any]:
@@ -184,7 +184,7 @@ def _record_health(sides: Sequence[RunSide], machine: MachineLoad, gpu: GpuSampl
     for side in sides:
         health = run_health(load, [record.as_step() for record in side.steps], gpu_summary)
         side.health = health
-        if health.get("unsteady"):  # the health line and the decision say one thing
+        if health.unsteady:  # the health line and the decision say one thing
             for record in side.steps:
                 if record.recommendation:
                     record.with_recommendation(withheld(record.recommendation))
