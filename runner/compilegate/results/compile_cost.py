@@ -10,7 +10,7 @@ every process compiles cold); otherwise warm.
     compile_s / compile_cost.wall_s   the first process's compile wall seconds
     compile_cost.cpu_s                its CPU seconds (process + compile workers)
     compile_cost.counts               torch's work counts, from the first process
-    compile_cost.cold_samples         [{wall_s, cpu_s}] of every cold process
+    compile_cost.cold_samples         [{wall_s, cpu_s}] of every cold process that has both
     compile_cost.cpu_noise_pct        95 % half-width of cpu_s over those, percent of the mean
     compile_cost.warm_wall_s          median compile wall seconds of the warm processes
     compile_cost.eager_ops            ATen ops of one eager call of the compiled region, from
