@@ -91,12 +91,15 @@ def typed(variants: list[dict[str, Any]]) -> tuple[Any, ...]:
 
 
 def recommend(variants: list[dict[str, Any]], steps_per_run: int | None = None) -> dict[str, Any]:
-    """results/recommendation.recommend of JSON-shaped variants, read through the door."""
+    """results/recommendation.recommend of JSON-shaped variants, read through the door, as
+    the document records it."""
     from compilegate.results import recommendation
 
     if steps_per_run is None:
-        return recommendation.recommend(typed(variants))
-    return recommendation.recommend(typed(variants), steps_per_run)
+        advice = recommendation.recommend(typed(variants))
+    else:
+        advice = recommendation.recommend(typed(variants), steps_per_run)
+    return advice.to_json(as_recorded=True)
 
 
 def measure(variant_doc: dict[str, Any]) -> Any:

@@ -4,6 +4,7 @@ result (child/compile_cost.py, results/compile_cost.py)."""
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -16,9 +17,11 @@ from compilegate.child.compile_cost import (
 from compilegate.results.compile_cost import (
     cache_label,
     compile_cost,
+    counts_of,
     half_width_pct,
     process_compile,
 )
+from compilegate.results.model import ColdSample, FastestMs, Process
 
 
 def stat_line(pid: int, comm: str, ppid: int, utime: int, stime: int, cu: int = 0, cs: int = 0):
@@ -118,33 +121,40 @@ def child_compile(wall: float, cpu: float, eager_wall: float = 1.0, eager_cpu: f
 
 def test_the_compile_is_the_window_minus_eagers_warm_up_in_wall_and_cpu() -> None:
     record = process_compile(child_compile(20.0, 30.0), "fresh")
-    assert record == {
-        "compile_wall_s": pytest.approx(20.0),
-        "compile_cpu_s": pytest.approx(30.0),
-        "cache": "cold",
-    }
+    assert record.wall_s == pytest.approx(20.0) and record.cpu_s == pytest.approx(30.0)
+    assert record.cache == "cold"
     legacy = process_compile({"warmup_s": [5.0, 0.1], "eager_warmup_s": [0.1, 0.1]}, "fresh")
-    assert legacy["compile_wall_s"] == pytest.approx(4.9) and legacy["compile_cpu_s"] is None
+    assert legacy.wall_s == pytest.approx(4.9) and legacy.cpu_s is None
+
+
+def process(wall_s: float, cpu_s: float, cache: str) -> Process:
+    return Process(
+        fastest_ms=FastestMs(eager=1.0), compile_wall_s=wall_s, compile_cpu_s=cpu_s, cache=cache
+    )
 
 
 def test_cold_samples_give_the_cpu_noise_and_warm_processes_the_warm_wall_time() -> None:
-    counts = {"graphs": 1}
+    counts = counts_of({"graphs": 1})
     records = [
-        {"compile_wall_s": 50.0, "compile_cpu_s": 20.0, "cache": "cold"},
-        {"compile_wall_s": 5.0, "compile_cpu_s": 4.0, "cache": "warm"},
-        {"compile_wall_s": 7.0, "compile_cpu_s": 5.0, "cache": "warm"},
-        {"compile_wall_s": 9.0, "compile_cpu_s": 6.0, "cache": "warm"},
+        process(50.0, 20.0, "cold"),
+        process(5.0, 4.0, "warm"),
+        process(7.0, 5.0, "warm"),
+        process(9.0, 6.0, "warm"),
     ]
     cost = compile_cost(records, counts, "rusage+proc")
-    assert cost["wall_s"] == 50.0 and cost["cpu_s"] == 20.0
-    assert cost["cold_samples"] == [{"wall_s": 50.0, "cpu_s": 20.0}]
-    assert cost["cpu_noise_pct"] is None  # one cold sample: no estimate
-    assert cost["warm_wall_s"] == 7.0
-    assert cost["counts"]["graphs"] == 1 and cost["counts"]["guards"] is None
-    assert cost["cpu_method"] == "rusage+proc"
-    cold = [dict(r, cache="cold") for r in records]
-    assert compile_cost(cold, counts)["warm_wall_s"] is None
-    assert len(compile_cost(cold, counts)["cold_samples"]) == 4
+    assert cost.wall_s == 50.0 and cost.cpu_s == 20.0
+    assert cost.cold_samples == (ColdSample(wall_s=50.0, cpu_s=20.0),)
+    assert cost.cpu_noise_pct is None  # one cold sample: no estimate
+    assert cost.warm_wall_s == 7.0
+    assert cost.counts.graphs == 1 and cost.counts.guards is None
+    assert cost.cpu_method == "rusage+proc"
+    cold = [replace(r, cache="cold") for r in records]
+    assert compile_cost(cold, counts).warm_wall_s is None
+    assert len(compile_cost(cold, counts).cold_samples) == 4
+    # A cold process without a compile wall time is no sample (the schema's cold sample
+    # has both times).
+    unmeasured = [process(50.0, 20.0, "cold"), replace(records[0], compile_wall_s=None)]
+    assert len(compile_cost(unmeasured, counts).cold_samples) == 1
 
 
 def test_half_width_is_the_t_interval_of_the_mean_in_percent() -> None:

@@ -4,6 +4,7 @@ entry."""
 
 from __future__ import annotations
 
+from compilegate.results.model import GpuHealth, MachineHealth
 from compilegate.run.gpu_state import GpuSample, GpuSampler
 from compilegate.run.health_entry import run_health
 
@@ -30,7 +31,7 @@ class FakeNvml:
         self.closed = True
 
 
-def sampled(*samples: GpuSample, ours: set[int] = frozenset({10})) -> dict | None:
+def sampled(*samples: GpuSample, ours: set[int] = frozenset({10})) -> GpuHealth | None:
     nvml = FakeNvml(list(samples))
     sampler = GpuSampler(open_nvml=lambda: nvml, read_own_pids=lambda: set(ours))
     sampler.start()
@@ -47,10 +48,11 @@ def steady(sm: int = 1980, busy: int = 90, reasons: int = 0, pids=(10,)) -> GpuS
 
 def test_a_dedicated_gpu_at_a_fixed_clock_is_steady() -> None:
     gpu = sampled(steady(), steady(), steady(busy=0, sm=345))  # idle between children
-    assert gpu["sm_mhz_min"] == gpu["sm_mhz_max"] == 1980 and gpu["busy_samples"] == 2
-    assert gpu["throttled"] == [] and gpu["other_processes"] == 0
-    assert gpu["name"] == "NVIDIA H200" and gpu["persistence_mode"] is True
-    assert run_health({}, [], gpu)["unsteady"] == []
+    assert gpu is not None
+    assert gpu.sm_mhz_min == gpu.sm_mhz_max == 1980 and gpu.busy_samples == 2
+    assert gpu.throttled == () and gpu.other_processes == 0
+    assert gpu.name == "NVIDIA H200" and gpu.persistence_mode is True
+    assert run_health(MachineHealth(), [], gpu).unsteady == ()
 
 
 def test_throttling_a_moving_clock_and_a_neighbour_each_make_a_run_unsteady() -> None:
@@ -60,27 +62,28 @@ def test_throttling_a_moving_clock_and_a_neighbour_each_make_a_run_unsteady() ->
         ((steady(), steady(sm=1410)), "SM clock moved 1410–1980 MHz while it worked"),
         ((steady(), steady(pids=(10, 4242))), "1 other process used the GPU"),
     ):
-        health = run_health({}, [], sampled(*samples))
-        assert any(said in reason for reason in health["unsteady"]), health["unsteady"]
+        health = run_health(MachineHealth(), [], sampled(*samples))
+        assert any(said in reason for reason in health.unsteady), health.unsteady
 
 
 def test_idle_clocks_and_benign_reasons_are_not_unsteady() -> None:
     gpu = sampled(steady(), steady(busy=0, sm=210, reasons=0x1), steady(reasons=0x2))
-    assert run_health({}, [], gpu)["unsteady"] == []
+    assert run_health(MachineHealth(), [], gpu).unsteady == ()
 
 
 def test_without_nvml_there_is_no_entry() -> None:
     sampler = GpuSampler(open_nvml=lambda: None).start()
     sampler.stop()
     assert sampler.summary() is None
-    assert run_health({}, [], None)["gpu"] is None
+    assert run_health(MachineHealth(), [], None).gpu is None
 
 
 def test_children_in_containers_leave_other_processes_uncounted() -> None:
     nvml = FakeNvml([steady(pids=(10, 4242))])
     sampler = GpuSampler(children_local=False, open_nvml=lambda: nvml).start()
     sampler.stop()
-    assert sampler.summary()["other_processes"] is None
+    summary = sampler.summary()
+    assert summary is not None and summary.other_processes is None
 
 
 def test_the_real_nvml_answers_or_says_none() -> None:
@@ -88,4 +91,4 @@ def test_the_real_nvml_answers_or_says_none() -> None:
     sampler = GpuSampler().start()
     sampler.stop()
     summary = sampler.summary()
-    assert summary is None or summary["name"]
+    assert summary is None or summary.name

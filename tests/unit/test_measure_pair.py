@@ -98,7 +98,6 @@ def test_a_drift_between_rounds_cancels_in_one_process_not_across_processes() ->
         sides = pair_process(seed, head_factor=1.10)
         in_process_base.append(process_record({"timed": sides["base"]}))
         in_process_head.append(process_record({"timed": sides["head"]}))
-    in_process_base, in_process_head = as_processes(in_process_base), as_processes(in_process_head)
     together = compare_pairs(
         compiled_values(in_process_base, per_yardstick=False),
         compiled_values(in_process_head, per_yardstick=False),
@@ -107,12 +106,10 @@ def test_a_drift_between_rounds_cancels_in_one_process_not_across_processes() ->
     assert together.noise_pct is not None and together.noise_pct < 1e-6
     # The same drift with each side in its own process (alternating): each process draws
     # its own rounds, and the ratio carries the difference.
-    apart_base = as_processes(
-        [process_record({"timed": pair_process(2 * s, 1.10)["base"]}) for s in range(4)]
-    )
-    apart_head = as_processes(
-        [process_record({"timed": pair_process(2 * s + 1, 1.10)["head"]}) for s in range(4)]
-    )
+    apart_base = [process_record({"timed": pair_process(2 * s, 1.10)["base"]}) for s in range(4)]
+    apart_head = [
+        process_record({"timed": pair_process(2 * s + 1, 1.10)["head"]}) for s in range(4)
+    ]
     apart = compare_pairs(
         compiled_values(apart_base, per_yardstick=False),
         compiled_values(apart_head, per_yardstick=False),

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from types import MappingProxyType
 
-from test_result import ENV, child_output, timed
+from test_result import ENVIRONMENT, child_output, timed
 
 from compilegate.child.protocol import ChildReport, ChildSpec, EntryPoint
 from compilegate.config.loading import load_config_file
@@ -57,7 +57,7 @@ def measure(tmp_path: Path, *documents: dict) -> dict:
     side = StepSide(step, entry, tmp_path, FakeLauncher(*documents), record)
     measure_step([side], stream=io.StringIO())
     step_doc = record.to_json()
-    document = new_document(ENV, "c.yml", "abc", ("s",))
+    document = new_document(ENVIRONMENT, "c.yml", "abc", ("s",)).to_json()
     document["steps"].append(step_doc)
     write_document(document, tmp_path / "result.json")  # must not raise
     assert validation_errors(document, "result") == []

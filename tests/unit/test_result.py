@@ -21,7 +21,7 @@ from compilegate.results.document import (
     variant_entry,
     write_document,
 )
-from compilegate.results.model import parse
+from compilegate.results.model import Environment, parse, part_of
 from compilegate.results.recommendation import recommend
 from compilegate.results.step_record import StepRecord, failed_variant
 from compilegate.schemas import validation_errors
@@ -34,6 +34,7 @@ ENV = {
     "cpu_count": 2,
     "inductor_cache": "fresh",
 }
+ENVIRONMENT = part_of(Environment, ENV)  # as the run reads the probe's report
 
 
 def timed(median_ms: float, n: int = 40, rounds: int = 4, seed: int = 0) -> dict:
@@ -98,7 +99,7 @@ def make_record(tmp_path: Path, settings: str = "") -> StepRecord:
 
 
 def document_of(tmp_path: Path, record: StepRecord) -> dict:
-    doc = new_document(ENV, str(tmp_path / "compilegate.yml"), "abc")
+    doc = new_document(ENVIRONMENT, str(tmp_path / "compilegate.yml"), "abc").to_json()
     doc["steps"].append(record.to_json())
     return doc
 
@@ -106,7 +107,9 @@ def document_of(tmp_path: Path, record: StepRecord) -> dict:
 def make_document(tmp_path: Path) -> dict:
     record = make_record(tmp_path)
     doc = document_of(tmp_path, record)
-    doc["steps"][0]["recommendation"] = recommend(record.as_step().variants)
+    doc["steps"][0]["recommendation"] = recommend(record.as_step().variants).to_json(
+        as_recorded=True
+    )
     return doc
 
 
@@ -232,7 +235,7 @@ def test_failed_diagnostics_are_explicit_nulls_and_nan_numerics_distances_are_nu
 
 
 def test_the_document_records_every_declared_step() -> None:
-    doc = new_document(ENV, "compilegate.yml", "abc", ("a", "b"))
+    doc = new_document(ENVIRONMENT, "compilegate.yml", "abc", ("a", "b")).to_json()
     assert doc["declared_steps"] == ["a", "b"]
     assert validation_errors(doc, "result") == []
 

@@ -4,6 +4,7 @@ own signs of it, and the one line every report starts with when the run was unst
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
 from gate_docs import process, result, step, variant, with_processes
 
@@ -11,12 +12,17 @@ from compilegate.gate.run_set import RunSetVerdict, VersionOutcome
 from compilegate.report.first_screen import FirstScreen
 from compilegate.report.health_words import health_line
 from compilegate.report.run_text import render_run_text
-from compilegate.results.model import parse, step_of
+from compilegate.results.model import MachineHealth, parse, step_of
 from compilegate.run.health_entry import run_health
 from compilegate.run.machine_load import CpuCounters, MachineLoad
 
-QUIET = {"cpu_count": 2, "load_average_mean": 0.9, "others_cpu_pct": 3.0, "steal_pct": 0.0}
-BUSY = {"cpu_count": 2, "load_average_mean": 3.4, "others_cpu_pct": 61.0, "steal_pct": 0.0}
+QUIET = MachineHealth(cpu_count=2, load_average_mean=0.9, others_cpu_pct=3.0, steal_pct=0.0)
+BUSY = MachineHealth(cpu_count=2, load_average_mean=3.4, others_cpu_pct=61.0, steal_pct=0.0)
+
+
+def health(machine: MachineHealth, document: dict) -> dict:
+    """The run health of a run that measured `document`'s steps, as the document records it."""
+    return run_health(machine, steps_of(document)).to_json(as_recorded=True)
 
 
 def steps_of(document: dict) -> list:
@@ -37,7 +43,7 @@ def measured(yardsticks=(2.0, 2.0), aa_noise_pct=1.0, threads=None, device="cuda
 
 def test_a_quiet_run_is_steady_and_says_nothing():
     document = measured()
-    document["run_health"] = run_health(QUIET, steps_of(document))
+    document["run_health"] = health(QUIET, document)
     assert document["run_health"]["unsteady"] == []
     assert health_line(parse(document, "r.json")) is None
     assert "run health" not in render_run_text(parse(document, "r.json"))
@@ -52,13 +58,13 @@ def test_a_busy_machine_a_wide_aa_or_a_drifting_yardstick_each_make_a_run_unstea
         # a process descheduled for whole blocks (two busy loops, the demo): a factor
         (QUIET, measured(yardsticks=(0.27, 59.44)), "the yardstick drifted 220× between"),
         (
-            {**QUIET, "others_cpu_pct": None, "load_average_mean": 3.5},
+            replace(QUIET, others_cpu_pct=None, load_average_mean=3.5),
             measured(),
             "load average 3.5 on 2 cores",
         ),
-        ({**QUIET, "steal_pct": 12.0}, measured(), "stole 12 %"),
+        (replace(QUIET, steal_pct=12.0), measured(), "stole 12 %"),
     ):
-        document["run_health"] = run_health(machine, steps_of(document))
+        document["run_health"] = health(machine, document)
         line = health_line(parse(document, "r.json"))
         assert line is not None and said in line, line
         assert "step times are reported, not judged, and support no recommendation" in line
@@ -78,10 +84,10 @@ def test_a_drift_on_a_quiet_machine_with_several_threads_says_threads_1_steadies
         (QUIET, 2, True),
         (QUIET, 1, False),
         (BUSY, None, False),
-        ({**QUIET, "steal_pct": 12.0}, None, False),
+        (replace(QUIET, steal_pct=12.0), None, False),
     ):
         document = measured(yardsticks=drifting, threads=threads)
-        document["run_health"] = run_health(machine, steps_of(document))
+        document["run_health"] = health(machine, document)
         line = health_line(parse(document, "r.json"))
         assert line is not None and "the yardstick drifted 50 %" in line, line
         assert (hint in line) == said, (machine, threads, line)
@@ -98,26 +104,26 @@ def test_any_unsteady_run_of_a_multi_threaded_cpu_step_names_threads_1():
     for machine, doc, said in (
         (BUSY, measured(device="cpu"), True),
         (BUSY, measured(device="cpu", threads=2), True),
-        ({**QUIET, "steal_pct": 12.0}, measured(device="cpu"), True),
+        (replace(QUIET, steal_pct=12.0), measured(device="cpu"), True),
         (QUIET, measured(device="cpu", aa_noise_pct=235.0), True),
         (QUIET, measured(device="cpu", yardsticks=(2.0, 3.0)), True),
         (BUSY, measured(device="cpu", threads=1), False),
         (BUSY, measured(device="cuda"), False),
     ):
-        doc["run_health"] = run_health(machine, steps_of(doc))
+        doc["run_health"] = health(machine, doc)
         line = health_line(parse(doc, "r.json"))
         assert line is not None and line.count(hint) == int(said), (machine, line)
         if said and machine is BUSY:
             assert "its CPU steps ran with several threads (threads unset or above 1)" in line
             assert line.index(hint) < line.index(". Its step times are reported")
     quiet = measured(device="cpu")
-    quiet["run_health"] = run_health(QUIET, steps_of(quiet))
+    quiet["run_health"] = health(QUIET, quiet)
     assert health_line(parse(quiet, "r.json")) is None
 
 
 def test_the_line_heads_the_terminal_table_and_the_pr_comment():
     document = measured()
-    document["run_health"] = run_health(BUSY, steps_of(document))
+    document["run_health"] = health(BUSY, document)
     table = render_run_text(parse(document, "r.json")).splitlines()
     said = [i for i, line in enumerate(table) if line.startswith("⚠️ run health: the machine")]
     assert len(said) == 1 and said[0] < table.index(
@@ -145,22 +151,22 @@ def test_the_sampler_counts_the_cpu_others_took_not_the_runs_own():
     ).start()
     sampler.stop()
     summary = sampler.summary()
-    assert summary["others_cpu_pct"] == 60.0 and summary["steal_pct"] == 5.0
-    assert summary["load_average_mean"] == 3.0 and summary["seconds"] == 10.0
+    assert summary.others_cpu_pct == 60.0 and summary.steal_pct == 5.0
+    assert summary.load_average_mean == 3.0 and summary.seconds == 10.0
 
 
 def test_children_in_containers_leave_the_share_of_others_unknown():
     counters = iter([CpuCounters(100.0, 0.0, 1000.0), CpuCounters(116.0, 0.0, 1020.0)])
     sampler = MachineLoad(children_local=False, read_counters=lambda: next(counters)).start()
     sampler.stop()
-    assert sampler.summary()["others_cpu_pct"] is None
+    assert sampler.summary().others_cpu_pct is None
 
 
 def test_one_process_a_host_hiccup_slowed_does_not_make_a_run_unsteady():
     """An idle demo run: 16 of 17 processes timed the yardstick at 0.27-0.28 ms, one at
     0.41 ms. The upper quartile, not the slowest, is the run's drift."""
     document = measured(yardsticks=(0.27, 0.275, 0.28, 0.272) * 4 + (0.41,))
-    document["run_health"] = run_health(QUIET, steps_of(document))
+    document["run_health"] = health(QUIET, document)
     assert document["run_health"]["unsteady"] == [], document["run_health"]
     assert document["run_health"]["yardstick_drift_pct"] < 5
 
@@ -168,13 +174,13 @@ def test_one_process_a_host_hiccup_slowed_does_not_make_a_run_unsteady():
 class _Machine:
     """What run/orchestrate.py's `_record_health` reads of a MachineLoad."""
 
-    def __init__(self, summary: dict) -> None:
+    def __init__(self, summary: MachineHealth) -> None:
         self._summary = summary
 
     def stop(self) -> None:
         pass
 
-    def summary(self) -> dict:
+    def summary(self) -> MachineHealth:
         return self._summary
 
 
@@ -203,7 +209,7 @@ class _Side:
 
     @property
     def document(self) -> dict:
-        return {**self.head, "run_health": self.health}
+        return {**self.head, "run_health": self.health.to_json(as_recorded=True)}
 
 
 def decided(document: dict) -> dict:

@@ -13,8 +13,8 @@ def rounds_of(n: int, rounds: int) -> list[int]:
 
 def test_summarize_keeps_raw_samples_in_order() -> None:
     out = summarize([3.0, 1.0, 2.0, 10.0], [0, 0, 1, 1])
-    assert out["samples"] == [3.0, 1.0, 2.0, 10.0] and out["rounds"] == [0, 0, 1, 1]
-    assert out["median"] == 2.5 and out["min"] == 1.0 and out["max"] == 10.0 and out["n"] == 4
+    assert out.samples == (3.0, 1.0, 2.0, 10.0) and out.rounds == (0, 0, 1, 1)
+    assert out.median == 2.5 and out.min == 1.0 and out.max == 10.0 and out.n == 4
 
 
 def test_quantile_interpolates() -> None:

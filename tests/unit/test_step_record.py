@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from test_result import ENV, child_output, make_record, parts
+from test_result import ENVIRONMENT, child_output, make_record, parts
 
 from compilegate.config import Variant
 from compilegate.config.loading import load_config_file
@@ -15,7 +15,7 @@ from compilegate.schemas import validation_errors
 
 
 def _document(record: StepRecord) -> dict:
-    doc = new_document(ENV, "compilegate.yml", "abc", (record.name,))
+    doc = new_document(ENVIRONMENT, "compilegate.yml", "abc", (record.name,)).to_json()
     doc["steps"].append(record.to_json())
     return doc
 

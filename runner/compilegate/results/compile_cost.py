@@ -10,14 +10,14 @@ every process compiles cold); otherwise warm.
     compile_s / compile_cost.wall_s   the first process's compile wall seconds
     compile_cost.cpu_s                its CPU seconds (process + compile workers)
     compile_cost.counts               torch's work counts, from the first process
-    compile_cost.cold_samples         [{wall_s, cpu_s}] of every cold process
+    compile_cost.cold_samples         [{wall_s, cpu_s}] of every cold process that has both
     compile_cost.cpu_noise_pct        95 % half-width of cpu_s over those, percent of the mean
     compile_cost.warm_wall_s          median compile wall seconds of the warm processes
     compile_cost.eager_ops            ATen ops of one eager call of the compiled region, from
                                       the first process (child/compile_size.py): what the
                                       judge divides FX nodes, guards and kernels by
 
-Pure functions over plain dicts.
+Pure functions from a child's JSON parts to the document's types (results/model.py).
 """
 
 from __future__ import annotations
@@ -25,8 +25,13 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
+if TYPE_CHECKING:
+    from typing import TypeGuard  # 3.10+: for the checker only (requires-python is 3.9)
+
+from .model import ColdSample, CompileCost, CompileCounts, Process
 from .stats import CONFIDENCE, t_quantile
 
 COUNT_KEYS = (
@@ -50,7 +55,23 @@ def cache_label(cache_dir: str, hits: int | None) -> str:
     return "warm" if hits > 0 else "cold"
 
 
-def process_compile(measured: Mapping[str, Any], cache_dir: str) -> dict[str, Any]:
+@dataclass(frozen=True)
+class ProcessCompile:
+    """A variant process's compile, as its process record keeps it: wall and CPU seconds
+    (None when not measured) and whether it compiled cold or warm."""
+
+    wall_s: float | None
+    cpu_s: float | None
+    cache: str
+
+    def on(self, record: Process) -> Process:
+        """The process record with its compile fields."""
+        return replace(
+            record, compile_wall_s=self.wall_s, compile_cpu_s=self.cpu_s, cache=self.cache
+        )
+
+
+def process_compile(measured: Mapping[str, Any], cache_dir: str) -> ProcessCompile:
     """The process record's compile fields: compile_wall_s, compile_cpu_s, cache.
 
     A child document without a compile window (a test's stand-in child) gives the wall time
@@ -61,40 +82,45 @@ def process_compile(measured: Mapping[str, Any], cache_dir: str) -> dict[str, An
     wall_s = _difference(window.get("wall_s"), eager.get("wall_s"))
     if wall_s is None and "warmup_s" in measured and "eager_warmup_s" in measured:
         wall_s = math.fsum(measured["warmup_s"]) - math.fsum(measured["eager_warmup_s"])
-    return {
-        "compile_wall_s": wall_s,
-        "compile_cpu_s": _difference(window.get("cpu_s"), eager.get("cpu_s")),
-        "cache": cache_label(cache_dir, compile_info.get("cache_hits")),
-    }
+    return ProcessCompile(
+        wall_s=wall_s,
+        cpu_s=_difference(window.get("cpu_s"), eager.get("cpu_s")),
+        cache=cache_label(cache_dir, compile_info.get("cache_hits")),
+    )
+
+
+def counts_of(counts: Mapping[str, Any] | None) -> CompileCounts:
+    """The work counts a child reported (child/compile_size.py; None: it counted none)."""
+    return CompileCounts(**{key: (counts or {}).get(key) for key in COUNT_KEYS})
 
 
 def compile_cost(
-    records: Sequence[dict[str, Any]],
-    counts: dict[str, Any] | None,
+    records: Sequence[Process],
+    counts: CompileCounts,
     cpu_method: str | None = None,
     eager_ops: int | None = None,
-) -> dict[str, Any]:
+) -> CompileCost:
     """The variant's compile_cost from its process records (the first one first), the first
     process's work counts, how its CPU time was read and the compiled region's size."""
     first = records[0]
-    cold = [r for r in records if r.get("cache") == "cold" and _number(r.get("compile_cpu_s"))]
-    warm = [
-        r["compile_wall_s"]
-        for r in records[1:]
-        if r.get("cache") == "warm" and _number(r.get("compile_wall_s"))
+    cold = [
+        ColdSample(wall_s=r.compile_wall_s, cpu_s=r.compile_cpu_s)
+        for r in records
+        if r.cache == "cold" and _number(r.compile_wall_s) and _number(r.compile_cpu_s)
     ]
-    return {
-        "wall_s": first.get("compile_wall_s"),
-        "cpu_s": first.get("compile_cpu_s"),
-        "counts": {key: (counts or {}).get(key) for key in COUNT_KEYS},
-        "cold_samples": [
-            {"wall_s": r["compile_wall_s"], "cpu_s": r["compile_cpu_s"]} for r in cold
-        ],
-        "cpu_noise_pct": half_width_pct([r["compile_cpu_s"] for r in cold]),
-        "warm_wall_s": statistics.median(warm) if warm else None,
-        **({"cpu_method": cpu_method} if cpu_method else {}),
-        "eager_ops": eager_ops if _is_size(eager_ops) else None,
-    }
+    warm = [
+        r.compile_wall_s for r in records[1:] if r.cache == "warm" and _number(r.compile_wall_s)
+    ]
+    return CompileCost(
+        wall_s=first.compile_wall_s,
+        cpu_s=first.compile_cpu_s,
+        counts=counts,
+        cold_samples=tuple(cold),
+        cpu_noise_pct=half_width_pct([sample.cpu_s for sample in cold]),
+        warm_wall_s=statistics.median(warm) if warm else None,
+        cpu_method=cpu_method or None,
+        eager_ops=eager_ops if _is_size(eager_ops) else None,
+    )
 
 
 def half_width_pct(values: Sequence[float]) -> float | None:
@@ -116,5 +142,5 @@ def _is_size(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value > 0
 
 
-def _number(value: Any) -> bool:
+def _number(value: object) -> TypeGuard[float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)

@@ -14,28 +14,37 @@ import json
 import math
 import os
 import tempfile
-from collections.abc import Mapping
-from dataclasses import replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypeVar
 
 from .. import __version__
 from ..config import StepConfig
 from ..config import Variant as VariantConfig
 from ..config.model import DEFAULT_ACCEPT_LABEL, DEFAULT_STEPS_PER_RUN
-from .compile_cost import FRESH, REUSED, compile_cost, process_compile
+from .compile_cost import FRESH, REUSED, compile_cost, counts_of, process_compile
 from .model import (
+    ConfigRef,
     Eager,
+    Environment,
     Model,
+    Numerics,
+    Pairing,
     Process,
+    Ratio,
+    RunHealth,
+    Status,
     Step,
+    StepWork,
+    Timing,
+    Tool,
+    TorchState,
     Variant,
-    eager_of,
     non_finite_paths,
-    payoff_of,
-    recommendation_of,
-    variant_of,
+    part_of,
+    with_part,
 )
 from .payoff import measure
 from .processes import (
@@ -53,30 +62,65 @@ from .step_bound import step_bounds
 from .step_record import StepRecord, StepSummary
 
 SCHEMA_VERSION = 1
+THIS_TOOL = Tool(name="compilegate", version=__version__)
 # What a child reported of one process (child/protocol.py's ChildReport parts): the JSON the
 # recorders read, checked at the launcher's door.
 ChildJson = Mapping[str, Any]
+PartT = TypeVar("PartT", bound=Model)
+
+
+@dataclass(frozen=True)
+class DocumentHead:
+    """What a side's document records beside its steps: the tool, when, the config (its
+    `accept_label`: gate/acceptance.py reads it from the base side only), every step the
+    config declares (`declared_steps`, also those left out with --step, so the gate can tell
+    a step not selected from a step removed) and the environment it was measured in."""
+
+    environment: Environment
+    config: ConfigRef
+    declared_steps: tuple[str, ...]
+    created_at: str
+    tool: Tool = THIS_TOOL
+    schema_version: int = SCHEMA_VERSION
+
+    def to_json(
+        self,
+        steps: Sequence[Mapping[str, Any]] = (),
+        pairing: Pairing | None = None,
+        run_health: RunHealth | None = None,
+    ) -> dict[str, Any]:
+        """The result document with these steps (StepRecord.to_json), this side's pairing
+        and its run health: the door out, as schemas/result.schema.json gives it."""
+        out: dict[str, Any] = {
+            "schema_version": self.schema_version,
+            "tool": self.tool.to_json(),
+            "created_at": self.created_at,
+            "config": self.config.to_json(),
+            "declared_steps": list(self.declared_steps),
+            "environment": self.environment.to_json(as_recorded=True),
+            "steps": list(steps),
+        }
+        if pairing is not None:
+            out["pairing"] = pairing.to_json()
+        if run_health is not None:
+            out["run_health"] = run_health.to_json(as_recorded=True)
+        return out
 
 
 def new_document(
-    environment: dict[str, Any],
+    environment: Environment,
     config_path: str,
     config_sha256: str,
-    declared_steps: tuple[str, ...] | list[str] = (),
+    declared_steps: Sequence[str] = (),
     accept_label: str | None = DEFAULT_ACCEPT_LABEL,
-) -> dict[str, Any]:
-    """The document's head; `declared_steps` names every step of the config, also those
-    left out with --step, so the gate can tell a step not selected from a step removed.
-    `accept_label` is the config's (gate/acceptance.py reads it from the base side only)."""
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "tool": {"name": "compilegate", "version": __version__},
-        "created_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "config": {"path": config_path, "sha256": config_sha256, "accept_label": accept_label},
-        "declared_steps": list(declared_steps),
-        "environment": environment,
-        "steps": [],
-    }
+) -> DocumentHead:
+    """The document's head, created now (DocumentHead)."""
+    return DocumentHead(
+        environment=environment,
+        config=ConfigRef(path=config_path, sha256=config_sha256, accept_label=accept_label),
+        declared_steps=tuple(declared_steps),
+        created_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    )
 
 
 IN_PROCESS_ORDER = "base and head interleaved in the rounds of one process"
@@ -84,20 +128,20 @@ IN_PROCESS_ORDER = "base and head interleaved in the rounds of one process"
 
 def pairing_entry(
     pairing_id: str, role: str, base_label: str, head_label: str, mode: str = "processes"
-) -> dict[str, Any]:
+) -> Pairing:
     """The `pairing` entry of each side's document in a paired run (gate/pairing.py reads it):
     one id for the run, this side's role (`base` or `head`), how the sides are named, and
     how they were measured: `processes` (each process one side, alternating A B B A) or
     `in-process` (each timing process both sides, in the same rounds; cold compiles still
     one side per process)."""
-    return {
-        "id": pairing_id,
-        "role": role,
-        "base_label": base_label,
-        "head_label": head_label,
-        "mode": mode,
-        "order": IN_PROCESS_ORDER if mode == "in-process" else "A B B A",
-    }
+    return Pairing(
+        id=pairing_id,
+        role=role,
+        base_label=base_label,
+        head_label=head_label,
+        mode=mode,
+        order=IN_PROCESS_ORDER if mode == "in-process" else "A B B A",
+    )
 
 
 def step_skeleton(step: StepConfig) -> dict[str, Any]:
@@ -111,26 +155,25 @@ def eager_entry(measured: ChildJson) -> Eager:
     timed = measured["timed"]
     a, b = timed["eager"], timed["eager_b"]
     aa = ratio_of_medians(a["samples"], a["rounds"], b["samples"], b["rounds"])
-    entry = {
-        "step_ms": summarize(a["samples"], a["rounds"]),
-        "warmup_s": measured["warmup_s"],
-        "peak_bytes": measured["peak_bytes"],
-        "aa_ratio": aa.to_dict(),
-        "noise_pct": aa.distance_from_one_pct,
-        **yardstick_entries(timed, {"per_yardstick": "eager"}),
-        "processes": [process_record(measured)],
-        "torch_state": measured.get("torch_state"),
-        **_step_work(measured),
-    }
-    return eager_of(entry)
+    return Eager(
+        step_ms=summarize(a["samples"], a["rounds"]),
+        warmup_s=tuple(measured["warmup_s"]),
+        peak_bytes=measured["peak_bytes"],
+        aa_ratio=aa.ratio,
+        noise_pct=aa.distance_from_one_pct,
+        yardstick_ms=yardstick_timing(timed),
+        per_yardstick=per_yardstick(timed, "eager"),
+        processes=(process_record(measured),),
+        torch_state=_part(TorchState, measured.get("torch_state")),
+        step_work=_part(StepWork, measured.get("step_work")),
+    )
 
 
-def _step_work(measured: ChildJson) -> dict[str, object]:
-    """The first process's step-work counts (child/step_work.py; checked at the door,
-    child/protocol.check_step_work), when it took them: a child of an earlier release, a
-    timing-only or a paired process leaves the key out."""
-    found = measured.get("step_work")
-    return {"step_work": found} if found is not None else {}
+def _part(cls: type[PartT], raw: ChildJson | None) -> PartT | None:
+    """A part of the child's report (checked at the door: child/protocol.py), typed; None
+    when the child left it out (a child of an earlier release, a timing-only or a paired
+    process leaves out its step work)."""
+    return part_of(cls, raw) if raw is not None else None
 
 
 def with_process(eager: Eager, measured: ChildJson, head_vs_base: ChildJson | None) -> Eager:
@@ -166,51 +209,72 @@ def add_process(
     ratio of a process that timed base and head together); the compile cost pooled again."""
     if entry.compile_cost is None or entry.processes is None:
         raise ValueError(f"variant {entry.id}: no first process to add a timing process to")
-    record = {**process_record(measured), **process_compile(measured, cache_dir)}
-    if head_vs_base is not None:
-        record["head_vs_base"] = dict(head_vs_base)
-    records = [p.to_json() for p in entry.processes] + [record]
+    record = process_compile(measured, cache_dir).on(process_record(measured))
+    processes = (*entry.processes, _with_ratio(record, head_vs_base))
     cost = entry.compile_cost
-    pooled = compile_cost(records, cost.counts.to_json(), cost.cpu_method, cost.eager_ops)
-    typed = variant_of({"processes": records, "compile_cost": pooled, **_id_of(entry)})
-    return replace(entry, processes=typed.processes, compile_cost=typed.compile_cost)
+    pooled = compile_cost(processes, cost.counts, cost.cpu_method, cost.eager_ops)
+    return replace(entry, processes=processes, compile_cost=pooled)
 
 
-def _id_of(entry: Variant) -> dict[str, str]:
-    return {
-        "id": entry.id,
-        "mode": entry.mode,
-        "compile_target": entry.compile_target,
-        "status": entry.status.value,
-    }
+def yardstick_timing(timed: ChildJson) -> Timing | None:
+    """The yardstick's own timing (child/timing.py), when the child timed it."""
+    stick = timed.get("yardstick")
+    return summarize(stick["samples"], stick["rounds"]) if stick is not None else None
 
 
-def yardstick_entries(timed: ChildJson, ratios: dict[str, str]) -> dict[str, object]:
-    """The yardstick's own timing and each named side's time in yardstick units (timing.py)."""
+def per_yardstick(timed: ChildJson, side: str) -> Ratio | None:
+    """The time of `side` (eager, compiled) in yardstick units, when the child timed it."""
     stick = timed.get("yardstick")
     if stick is None:
-        return {}
-    out: dict[str, object] = {"yardstick_ms": summarize(stick["samples"], stick["rounds"])}
-    for key, side in ratios.items():
-        ratio = ratio_of_medians(
-            timed[side]["samples"], timed[side]["rounds"], stick["samples"], stick["rounds"]
-        )
-        out[key] = ratio.to_dict()
-    return out
+        return None
+    own = timed[side]
+    return ratio_of_medians(own["samples"], own["rounds"], stick["samples"], stick["rounds"]).ratio
 
 
-def variant_skeleton(variant: VariantConfig) -> dict[str, object]:
+def variant_skeleton(variant: VariantConfig) -> Variant:
     """A variant's definition as the document records it (before its measurements)."""
-    return {
-        "id": variant.id,
-        "mode": variant.mode,
-        "dynamic": variant.dynamic,
-        "compile_target": variant.compile_target,
-        "fullgraph": variant.fullgraph,
-        "backend": variant.backend,
-        "status": "ok",
-        "error": None,
-    }
+    return Variant(
+        id=variant.id,
+        mode=variant.mode,
+        dynamic=variant.dynamic,
+        compile_target=variant.compile_target,
+        fullgraph=variant.fullgraph,
+        backend=variant.backend,
+        status=Status.OK,
+        error=None,
+    )
+
+
+# What the run records of every variant it measured, also when null: the child's
+# diagnostics may not overwrite them (with the yardstick's ratios and the step work when
+# measured: _merge_diagnostics).
+RECORDED = (
+    "id",
+    "mode",
+    "dynamic",
+    "compile_target",
+    "fullgraph",
+    "backend",
+    "status",
+    "error",
+    "compile_s",
+    "compile_cost",
+    "compile_call_s",
+    "late_recompile_s",
+    "warmup_s",
+    "eager_warmup_s",
+    "step_ms",
+    "eager_step_ms",
+    "speedup",
+    "aa_ratio",
+    "noise_pct",
+    "detectable_change_pct",
+    "break_even_steps",
+    "peak_bytes",
+    "eager_peak_bytes",
+    "processes",
+    "torch_state",
+)
 
 
 def variant_entry(
@@ -231,61 +295,60 @@ def variant_entry(
     aa = ratio_of_medians(eager["samples"], eager["rounds"], eager_b["samples"], eager_b["rounds"])
     step_ms = summarize(compiled["samples"], compiled["rounds"])
     eager_ms = summarize(eager["samples"], eager["rounds"])
-    first = {**process_record(measured), **process_compile(measured, cache_dir)}
+    first = process_compile(measured, cache_dir).on(process_record(measured))
     late_recompile_s = measured.get("late_recompile_s")  # config epoch: charged to this process
-    if late_recompile_s and first.get("compile_wall_s") is not None:
-        first["compile_wall_s"] += late_recompile_s
+    if late_recompile_s and first.compile_wall_s is not None:
+        first = replace(first, compile_wall_s=first.compile_wall_s + late_recompile_s)
     compile_info = measured.get("compile") or {}
     cost = compile_cost(
         [first],
-        compile_info.get("counts"),
+        counts_of(compile_info.get("counts")),
         compile_info.get("cpu_method"),
         compile_info.get("eager_ops"),
     )
-    compile_s = cost["wall_s"]
     noise_pct = aa.distance_from_one_pct
-    entry: dict[str, Any] = {
-        **variant_skeleton(variant),
-        "compile_s": compile_s,
-        "compile_cost": cost,
-        "compile_call_s": compile_info.get("call_s"),
-        "late_recompile_s": late_recompile_s,
-        "warmup_s": measured["warmup_s"],
-        "eager_warmup_s": measured["eager_warmup_s"],
-        "step_ms": step_ms,
-        "eager_step_ms": eager_ms,
-        "speedup": speedup.to_dict(),
-        "aa_ratio": aa.to_dict(),
-        "noise_pct": noise_pct,
-        "detectable_change_pct": max(noise_pct, speedup.half_width_pct),
-        "break_even_steps": break_even_steps(compile_s, eager_ms["median"], step_ms["median"]),
-        "peak_bytes": measured["peak_bytes"],
-        "eager_peak_bytes": measured["eager_peak_bytes"],
-        **yardstick_entries(
-            timed, {"eager_per_yardstick": "eager", "compiled_per_yardstick": "compiled"}
-        ),
-        "processes": [first],
-        "torch_state": measured.get("torch_state"),
-        **_step_work(measured),
-    }
-    _merge_diagnostics(entry, diagnostics or {})
+    entry = replace(
+        variant_skeleton(variant),
+        compile_s=cost.wall_s,
+        compile_cost=cost,
+        compile_call_s=compile_info.get("call_s"),
+        late_recompile_s=late_recompile_s,
+        warmup_s=tuple(measured["warmup_s"]),
+        eager_warmup_s=tuple(measured["eager_warmup_s"]),
+        step_ms=step_ms,
+        eager_step_ms=eager_ms,
+        speedup=speedup.ratio,
+        aa_ratio=aa.ratio,
+        noise_pct=noise_pct,
+        detectable_change_pct=max(noise_pct, speedup.half_width_pct),
+        break_even_steps=break_even_steps(cost.wall_s, eager_ms.median, step_ms.median),
+        peak_bytes=measured["peak_bytes"],
+        eager_peak_bytes=measured["eager_peak_bytes"],
+        yardstick_ms=yardstick_timing(timed),
+        eager_per_yardstick=per_yardstick(timed, "eager"),
+        compiled_per_yardstick=per_yardstick(timed, "compiled"),
+        processes=(first,),
+        torch_state=_part(TorchState, measured.get("torch_state")),
+        step_work=_part(StepWork, measured.get("step_work")),
+    )
+    entry = _merge_diagnostics(entry, diagnostics or {})
     if numerics is not None:
-        entry["numerics"] = numerics_without_nan(numerics)
-    return variant_of(entry)
+        entry = replace(entry, numerics=part_of(Numerics, numerics_without_nan(numerics)))
+    return entry
 
 
-def _merge_diagnostics(entry: dict[str, Any], diagnostics: ChildJson) -> None:
+def _merge_diagnostics(entry: Variant, diagnostics: ChildJson) -> Variant:
     """Add the child's diagnostics without letting them overwrite anything measured: they are
     built in the process that ran the user's code, so a key that clashes with a timing, the
     speedup or the status is refused, and the variant is marked degraded (not judged)."""
-    clashes = sorted(key for key in diagnostics if key in entry)
-    for key, value in diagnostics.items():
-        if key not in entry:
-            entry[key] = value
+    recorded = {*RECORDED, *(f.name for f in fields(entry) if getattr(entry, f.name) is not None)}
+    clashes = sorted(key for key in diagnostics if key in recorded)
+    added = {key: value for key, value in diagnostics.items() if key not in recorded}
     if clashes:
-        degraded = entry.get("degraded")
+        degraded = diagnostics.get("degraded")
         note = f"diagnostics tried to overwrite measured keys: {', '.join(clashes)[:200]}"
-        entry["degraded"] = [*(degraded if isinstance(degraded, list) else []), note]
+        added["degraded"] = [*(degraded if isinstance(degraded, list) else []), note]
+    return with_part(entry, added)
 
 
 def numerics_without_nan(numerics: ChildJson) -> ChildJson:
@@ -322,18 +385,19 @@ def finish_step(step: Step) -> StepSummary:
         )
         measured = measure(variant)
         if measured is not None:
-            payoff = analyse(variant, measured, steps)
+            payoff = analyse(measured, steps)
+            found = payoff.break_even_steps
             summed = replace(
                 summed,
-                payoff=payoff_of({k: v for k, v in payoff.items() if k not in ("variant", "text")}),
-                break_even_steps=(payoff["break_even_steps"] or {}).get("estimate"),
+                payoff=payoff,
+                break_even_steps=found.estimate if found is not None else None,
             )
         variants.append(summed)
     recommendation = recommend(step.variants, steps)  # as measured: it analyses them itself
     bounds = step_bounds(step)
     if bounds:
-        recommendation["bounds"] = [bound.to_json() for bound in bounds]
-    return StepSummary(process_noise, tuple(variants), recommendation_of(recommendation))
+        recommendation = replace(recommendation, bounds=tuple(bounds))
+    return StepSummary(process_noise, tuple(variants), recommendation)
 
 
 def write_document(document: dict[str, Any], path: Path) -> None:

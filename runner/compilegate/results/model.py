@@ -82,6 +82,19 @@ PAYOFF_NULLS = (
     "saving_s",
     "processes_needed",
 )
+# What the run records of its environment, null when unknown (results/document.py's
+# DocumentHead): the probe writes these keys (child/environment.py), the run the commit.
+ENVIRONMENT_NULLS = (
+    "torch_git_version",
+    "cuda",
+    "cudnn",
+    "driver",
+    "processor",
+    "cpu_model",
+    "cpu_count",
+    "torch_num_threads",
+    "commit",
+)
 MAX_DETAIL_CHARS = 200
 
 
@@ -175,8 +188,8 @@ class Pairing(Model):
     role: str
     base_label: str | None = None
     head_label: str | None = None
-    order: str | None = None
     mode: str | None = None
+    order: str | None = None
 
 
 @dataclass(frozen=True)
@@ -202,6 +215,11 @@ class Environment(Model):
     inductor_cache: str | None = None
     measurement_env: Mapping[str, str] | None = None
 
+    def recorded_nulls(self) -> tuple[str, ...]:
+        """What the run records of its environment even when unknown: the keys the probe
+        writes null where it found nothing (child/environment.py), and the commit."""
+        return ENVIRONMENT_NULLS
+
 
 @dataclass(frozen=True)
 class MachineHealth(Model):
@@ -211,6 +229,11 @@ class MachineHealth(Model):
     load_average_max: float | None = None
     others_cpu_pct: float | None = None
     steal_pct: float | None = None
+
+    def recorded_nulls(self) -> tuple[str, ...]:
+        """The run records every figure, null where it could not read it
+        (run/machine_load.py)."""
+        return _field_names(self)
 
 
 @dataclass(frozen=True)
@@ -228,16 +251,28 @@ class GpuHealth(Model):
     throttled: tuple[str, ...] | None = None
     other_processes: int | None = None
 
+    def recorded_nulls(self) -> tuple[str, ...]:
+        """The run records every figure, null where NVML gave none (run/gpu_state.py)."""
+        return _field_names(self)
+
 
 @dataclass(frozen=True)
 class RunHealth(Model):
     REQUIRED = ("unsteady",)
-    unsteady: tuple[str, ...] = ()
     machine: MachineHealth | None = None
     gpu: GpuHealth | None = None
     aa_noise_pct: float | None = None
     yardstick_drift_pct: float | None = None
     multi_threaded: bool | None = None
+    unsteady: tuple[str, ...] = ()
+
+    def recorded_nulls(self) -> tuple[str, ...]:
+        """The run records each sign, null when it has none (results/run_health.py)."""
+        return ("gpu", "aa_noise_pct", "yardstick_drift_pct")
+
+
+def _field_names(model: Model) -> tuple[str, ...]:
+    return tuple(item.name for item in dataclasses.fields(model))  # type: ignore[arg-type]
 
 
 # --- measurements --------------------------------------------------------------------
@@ -840,24 +875,27 @@ def environment_of(raw: Mapping[str, Any]) -> Environment:
     return _build(Environment, raw)
 
 
-def eager_of(raw: Mapping[str, Any]) -> Eager:
-    """An eager entry the run recorded (results/document.py), typed."""
-    return _build(Eager, raw)
+def part_of(cls: type[ModelT], raw: Mapping[str, Any]) -> ModelT:
+    """One part of a child's report (already checked at the launcher's door,
+    child/protocol.py: step work, torch state, numerics), typed as the document's `cls`."""
+    return _build(cls, raw)
 
 
-def variant_of(raw: Mapping[str, Any]) -> Variant:
-    """A variant entry the run recorded (results/document.py), typed."""
-    return _build(Variant, raw)
+def with_part(model: ModelT, raw: Mapping[str, Any]) -> ModelT:
+    """`model` with the fields a child's JSON part names (a variant's diagnostics), each
+    typed by its annotation; keys the model does not name are left behind."""
+    changes = _fields_of(type(model), raw)
+    return dataclasses.replace(model, **changes)  # type: ignore[type-var]
 
 
-def payoff_of(raw: Mapping[str, Any]) -> Payoff:
-    """A variant's payoff the run computed (results/recommendation.analyse), typed."""
-    return _build(Payoff, raw)
-
-
-def recommendation_of(raw: Mapping[str, Any]) -> Recommendation:
-    """A step's recommendation the run decided (results/recommendation.recommend), typed."""
-    return _build(Recommendation, raw)
+def _fields_of(cls: type[Model], raw: Mapping[str, Any]) -> dict[str, object]:
+    """The fields of `cls` that `raw` names, each typed by its annotation."""
+    hints = _hints(cls)
+    return {
+        item.name: _convert(hints[item.name], raw[item.name])
+        for item in dataclasses.fields(cls)  # type: ignore[arg-type]
+        if item.name in raw
+    }
 
 
 def step_of(raw: Mapping[str, Any]) -> Step:
@@ -866,23 +904,13 @@ def step_of(raw: Mapping[str, Any]) -> Step:
     return _build(Step, raw)
 
 
-def health_of(raw: Mapping[str, Any]) -> RunHealth:
-    """A `run_health` entry as the run builds it, typed: what run/health_entry.py words."""
-    return _build(RunHealth, raw)
-
-
 ModelT = TypeVar("ModelT", bound=Model)
 
 
 def _build(cls: type[ModelT], raw: Mapping[str, Any]) -> ModelT:
     """`cls` from a schema-valid mapping: each field from the key of its name, converted by
     its annotation; keys the schema does not name are left behind."""
-    hints = _hints(cls)
-    values = {}
-    for item in dataclasses.fields(cls):  # type: ignore[arg-type]
-        if item.name in raw:
-            values[item.name] = _convert(hints[item.name], raw[item.name])
-    return cls(**values)
+    return cls(**_fields_of(cls, raw))
 
 
 def _convert(annotation: Any, value: Any) -> Any:

@@ -51,7 +51,14 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import TypeGuard  # 3.10+: for the checker only (requires-python is 3.9)
 
-from .model import Process, Variant
+from .model import (
+    BreakEvenInterval,
+    CompileEstimate,
+    Interval,
+    Process,
+    SpeedupEstimate,
+    Variant,
+)
 from .processes import variant_processes
 from .stats import CONFIDENCE, ratio_of_means, t_quantile
 
@@ -89,8 +96,14 @@ class LogEstimate:
         df = None if self.df is None else self.df + n - self.n
         return replace(self, n=n, half_width=_t_half_width(self.sd_log, n), df=df)
 
-    def to_dict(self) -> dict[str, float]:
-        return {"estimate": self.estimate, "low": self.low, "high": self.high}
+    @property
+    def compile_estimate(self) -> CompileEstimate:
+        """As the result document records a compile time's estimate."""
+        return CompileEstimate(estimate=self.estimate, low=self.low, high=self.high)
+
+    def speedup_estimate(self, estimator: str) -> SpeedupEstimate:
+        """As the result document records a speedup, its estimator named."""
+        return SpeedupEstimate(self.estimate, self.low, self.high, estimator)
 
 
 def log_estimate(values: Sequence[float]) -> LogEstimate:
@@ -267,8 +280,10 @@ class BreakEven:
     low: float
     high: float | None
 
-    def to_dict(self) -> dict[str, float | None]:
-        return {"estimate": self.estimate, "low": self.low, "high": self.high}
+    @property
+    def interval(self) -> BreakEvenInterval:
+        """As the result document records a break-even."""
+        return BreakEvenInterval(low=self.low, estimate=self.estimate, high=self.high)
 
 
 def _gain(speedup: float) -> float:
@@ -368,9 +383,7 @@ def break_even(m: Measured, compile_s: LogEstimate) -> BreakEven | None:
     return BreakEven(steps, low, steps * math.exp(half))
 
 
-def saving_s(
-    m: Measured, compile_s: LogEstimate, steps: int, found: BreakEven | None
-) -> dict[str, float]:
+def saving_s(m: Measured, compile_s: LogEstimate, steps: int, found: BreakEven | None) -> Interval:
     """Seconds the next `steps`-step run saves by compiling (negative: it loses), with a 95 %
     interval read off the break-even's (`found`): saving = compile × (steps / break-even − 1),
     so its low end is ≥ 0 exactly when the whole break-even interval lies within the run.
@@ -381,11 +394,11 @@ def saving_s(
     worst = steps * m.eager_ms.estimate * _gain(m.speedup.low) / 1e3 - compile_s.high
     best = steps * m.eager_ms.estimate * _gain(m.speedup.high) / 1e3 - _predicted_low(m, compile_s)
     if found is None or found.estimate is None:
-        return {"estimate": estimate, "low": worst, "high": best}
+        return Interval(estimate=estimate, low=worst, high=best)
     cost = compile_s.estimate
     low = worst if found.high is None else cost * (steps / found.high - 1)
     high = best if found.low <= 0 else cost * (steps / found.low - 1)
-    return {"estimate": estimate, "low": low, "high": high}
+    return Interval(estimate=estimate, low=low, high=high)
 
 
 def verdict(found: BreakEven | None, steps: int) -> str:

@@ -20,9 +20,10 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
-from .model import HistoryRun, Process, Step, Variant
+from .model import FastestMs, HistoryRun, Process, Step, Variant
 from .stats import fastest, quantile
 
 # What a child reports of its timing (child/protocol.py's `timed` and `measured`), as JSON.
@@ -32,20 +33,21 @@ GPU_BOUND = "yardstick"  # matmuls and element-wise ops (child/timing.Yardstick)
 LAUNCH_BOUND = "yardstick_launch"  # a chain of tiny kernels (child/timing.LaunchYardstick)
 
 
-def process_record(measured: ChildTiming) -> dict[str, Any]:
+def process_record(measured: ChildTiming) -> Process:
     """One child's timing in a line: each side's fastest iteration (ms), the eager median,
     the raw samples (ms, in the order they were timed), the CPUs its timed rounds were
     pinned to and the seconds of each phase of its work (None: a child of an older release;
     `cpus` None also when not pinned)."""
     timed = measured["timed"]
     present = [side for side in SIDES if side in timed and timed[side]["samples"]]
-    return {
-        "step_ms": statistics.median(timed["eager"]["samples"]),
-        "fastest_ms": {side: fastest(timed[side]["samples"]) for side in present},
-        "samples_ms": {side: list(timed[side]["samples"]) for side in present},
-        "cpus": measured.get("cpus"),
-        "phases_s": measured.get("phases_s"),
-    }
+    cpus, phases_s = measured.get("cpus"), measured.get("phases_s")
+    return Process(
+        step_ms=statistics.median(timed["eager"]["samples"]),
+        fastest_ms=FastestMs(**{side: fastest(timed[side]["samples"]) for side in present}),
+        samples_ms=MappingProxyType({side: tuple(timed[side]["samples"]) for side in present}),
+        cpus=tuple(cpus) if cpus is not None else None,
+        phases_s=MappingProxyType(dict(phases_s)) if phases_s is not None else None,
+    )
 
 
 Key = tuple[str, int]

@@ -11,7 +11,8 @@ the step's `steps_per_run`:
                  how long a run) would decide
 
 The one-line `text` quotes exactly the numbers the decision used, estimator named; the
-other keys carry them for the renderers (the shape is in schemas/result.schema.json).
+other fields carry them for the renderers (results/model.Recommendation, the shape
+schemas/result.schema.json gives).
 `variant` names the variant those numbers belong to (None when there is none); only
 `decision` says what to do.
 """
@@ -19,11 +20,18 @@ other keys carry them for the renderers (the shape is in schemas/result.schema.j
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
-from typing import Any
+from dataclasses import dataclass, replace
 
 from ..config.model import DEFAULT_STEPS_PER_RUN
-from .model import Decision, Recommendation, Status, Variant
+from .model import (
+    BreakEvenInterval,
+    Decision,
+    Payoff,
+    Recommendation,
+    SpeedupEstimate,
+    Status,
+    Variant,
+)
 from .payoff import (
     MAX_PROCESSES,
     Measured,
@@ -42,11 +50,18 @@ MEANINGFUL_SPAN = 10
 DISQUALIFYING_NUMERICS = {"fail": "its numerics fail", "error": "its numerics check errored"}
 
 
+@dataclass(frozen=True)
+class Analysis:
+    """One variant's payoff against the run (`analyse`), with the variant it is of."""
+
+    variant: Variant
+    payoff: Payoff
+
+
 def recommend(
     variants: Sequence[Variant], steps_per_run: int = DEFAULT_STEPS_PER_RUN
-) -> dict[str, Any]:
-    """The step's `recommendation` object (JSON, as the document records it) from its
-    measured variants."""
+) -> Recommendation:
+    """The step's `recommendation` from its measured variants."""
     ok = [v for v in variants if v.status is Status.OK]
     measured = {v.id: m for v in ok if (m := measure(v)) is not None}
     timed = [v for v in ok if v.id in measured]
@@ -56,54 +71,75 @@ def recommend(
     ruled_out = _ruled_out(timed, trusted, measured)
     if not trusted:
         return _empty(steps_per_run, "stay eager: no variant's numerics can be trusted" + ruled_out)
-    analyses = [analyse(v, measured[v.id], steps_per_run) for v in trusted]
-    chosen = _choose(analyses)
-    variant = next(v for v in trusted if v.id == chosen["variant"])
-    text = _text(chosen, measured[variant.id])
-    chosen["text"] = text + _caveats(chosen, variant) + ruled_out
-    return chosen
+    chosen = _choose([Analysis(v, analyse(measured[v.id], steps_per_run)) for v in trusted])
+    variant, payoff = chosen.variant, chosen.payoff
+    text = _text(variant.id, payoff, measured[variant.id])
+    return Recommendation(
+        variant=variant.id,
+        text=text + _caveats(payoff, variant) + ruled_out,
+        decision=payoff.decision,
+        steps_per_run=payoff.steps_per_run,
+        speedup=payoff.speedup,
+        break_even_steps=payoff.break_even_steps,
+        warm_break_even_steps=payoff.warm_break_even_steps,
+        saving_s=payoff.saving_s,
+        processes_needed=payoff.processes_needed,
+        processes=payoff.processes,
+        compile_s=payoff.compile_s,
+    )
 
 
-def _choose(analyses: list[dict[str, Any]]) -> dict[str, Any]:
+def _choose(analyses: list[Analysis]) -> Analysis:
     """The variant that pays off and saves most; else the most promising open one; else
     the one that comes nearest to paying off (earliest break-even), or the fastest."""
-    paying = [a for a in analyses if a["decision"] == "compile"]
+
+    def saving(a: Analysis) -> tuple[float, str]:
+        assert a.payoff.saving_s is not None  # a variant that pays off has its saving
+        return a.payoff.saving_s.estimate, a.variant.id
+
+    def speed(a: Analysis) -> tuple[float, str]:
+        assert a.payoff.speedup is not None  # analyse gives every payoff its speedup
+        return a.payoff.speedup.estimate, a.variant.id
+
+    def soonest(a: Analysis) -> tuple[float, str]:
+        assert a.payoff.break_even_steps is not None
+        return a.payoff.break_even_steps.low, a.variant.id
+
+    paying = [a for a in analyses if a.payoff.decision is Decision.COMPILE]
     if paying:
-        return max(paying, key=lambda a: (a["saving_s"]["estimate"], a["variant"]))
-    undecided = [a for a in analyses if a["decision"] == "undecided"]
+        return max(paying, key=saving)
+    undecided = [a for a in analyses if a.payoff.decision is Decision.UNDECIDED]
     if undecided:
-        return max(undecided, key=lambda a: (a["speedup"]["estimate"], a["variant"]))
-    near = [a for a in analyses if a["break_even_steps"] is not None]
+        return max(undecided, key=speed)
+    near = [a for a in analyses if a.payoff.break_even_steps is not None]
     if near:
-        return min(near, key=lambda a: (a["break_even_steps"]["low"], a["variant"]))
-    return max(analyses, key=lambda a: (a["speedup"]["estimate"], a["variant"]))
+        return min(near, key=soonest)
+    return max(analyses, key=speed)
 
 
-def analyse(variant: Variant, m: Measured, steps: int) -> dict[str, Any]:
-    """One variant's payoff against a `steps`-step run (the recommendation's keys)."""
-    speedup = {**m.speedup.to_dict(), "estimator": m.estimator}
+def analyse(m: Measured, steps: int) -> Payoff:
+    """One variant's payoff against a `steps`-step run, from what its processes measured."""
+    speedup = m.speedup.speedup_estimate(m.estimator)
     if m.compile_s is None:  # no compile seconds measured: the speedup alone decides
-        decision = "stay_eager" if m.speedup.high <= 1 else "undecided"
+        decision = Decision.STAY_EAGER if m.speedup.high <= 1 else Decision.UNDECIDED
         found = warm = None
         saving = None
     else:
         found = break_even(m, m.compile_s)
-        decision = verdict(found, steps)
+        decision = Decision(verdict(found, steps))
         warm = break_even(m, m.warm_compile_s) if m.warm_compile_s is not None else None
         saving = saving_s(m, m.compile_s, steps, found)
-    return {
-        "decision": decision,
-        "variant": variant.id,
-        "text": "",
-        "steps_per_run": steps,
-        "speedup": speedup,
-        "break_even_steps": found.to_dict() if found else None,
-        "warm_break_even_steps": warm.to_dict() if warm else None,
-        "saving_s": saving,
-        "processes_needed": processes_needed(m, steps) if decision == "undecided" else None,
-        "processes": m.processes,
-        "compile_s": m.compile_s.to_dict() if m.compile_s else None,
-    }
+    return Payoff(
+        decision=decision,
+        steps_per_run=steps,
+        speedup=speedup,
+        break_even_steps=found.interval if found else None,
+        warm_break_even_steps=warm.interval if warm else None,
+        saving_s=saving,
+        processes_needed=processes_needed(m, steps) if decision is Decision.UNDECIDED else None,
+        processes=m.processes,
+        compile_s=m.compile_s.compile_estimate if m.compile_s else None,
+    )
 
 
 WITHHELD = "the machine was unsteady while this ran (run health)"
@@ -124,40 +160,30 @@ def withheld(recommendation: Recommendation) -> Recommendation:
     )
 
 
-def _empty(steps: int, text: str) -> dict[str, Any]:
-    return {
-        "decision": "stay_eager",
-        "variant": None,
-        "text": text,
-        "steps_per_run": steps,
-        "speedup": None,
-        "break_even_steps": None,
-        "warm_break_even_steps": None,
-        "saving_s": None,
-        "processes_needed": None,
-    }
+def _empty(steps: int, text: str) -> Recommendation:
+    return Recommendation(decision=Decision.STAY_EAGER, text=text, steps_per_run=steps)
 
 
-def _text(a: dict[str, Any], m: Measured) -> str:
-    run = f"a {a['steps_per_run']:,}-step run"
-    name = a["variant"]
-    speed = _speedup(a["speedup"], m)
-    found = a["break_even_steps"]
-    if a["decision"] == "compile":
-        saving = a["saving_s"]
+def _text(name: str, a: Payoff, m: Measured) -> str:
+    run = f"a {a.steps_per_run:,}-step run"
+    assert a.speedup is not None  # analyse gives every payoff its speedup
+    speed = _speedup(a.speedup, m)
+    found = a.break_even_steps
+    if a.decision is Decision.COMPILE:
+        assert a.saving_s is not None and found is not None and found.estimate is not None
         return (
-            f"{run}: compiling with {name} saves ~{duration(saving['estimate'])} "
-            f"(break-even after {steps(found['estimate'])} steps, 95 % interval for a run "
+            f"{run}: compiling with {name} saves ~{duration(a.saving_s.estimate)} "
+            f"(break-even after {steps(found.estimate)} steps, 95 % interval for a run "
             f"{_range(found)}; {speed}; {_compile(m)}{_warm(a)})"
         )
-    if a["decision"] == "stay_eager":
+    if a.decision is Decision.STAY_EAGER:
         if found is None:
             best = speed.replace("speedup ", "", 1)
             return f"keep torch.compile off: no variant beats eager (best {name} {best})"
         when = (
-            f"only after {steps(found['estimate'])} steps"
-            if found["estimate"] is not None
-            else f"after {steps(found['low'])} steps at the earliest"
+            f"only after {steps(found.estimate)} steps"
+            if found.estimate is not None
+            else f"after {steps(found.low)} steps at the earliest"
         )
         return (
             f"keep torch.compile off for {run}: {name} breaks even {when} (95 % interval for a run "
@@ -165,26 +191,26 @@ def _text(a: dict[str, Any], m: Measured) -> str:
         )
     if found is None:
         return f"undecided for {run}: {name} {speed}; its compile time was not measured"
-    estimate = "" if found["estimate"] is None else f" after {steps(found['estimate'])} steps"
-    more = a["processes_needed"]
+    estimate = "" if found.estimate is None else f" after {steps(found.estimate)} steps"
+    more = a.processes_needed
     if more is not None:
-        total = a["processes"] + more
+        total = (a.processes or 0) + more
         plural = "process" if more == 1 else "processes"
         advice = f"{more} more {plural} would decide (variant_processes: {total})"
     else:
         advice = f"even {MAX_PROCESSES} processes would not decide"
-    if found["high"] is not None:
-        advice += f"; a run of {steps(found['high'])} steps or more pays off"
+    if found.high is not None:
+        advice += f"; a run of {steps(found.high)} steps or more pays off"
     return (
         f"undecided for {run}: {name} breaks even{estimate} (95 % interval for a run "
         f"{_range(found)}; {speed}; {_compile(m)}); {advice}"
     )
 
 
-def _speedup(sp: dict[str, Any], m: Measured) -> str:
+def _speedup(sp: SpeedupEstimate, m: Measured) -> str:
     where = f"{m.processes} processes" if m.processes > 1 else "1 process"
     return (
-        f"speedup {sp['estimate']:.2f}×, 95 % CI {sp['low']:.2f}–{sp['high']:.2f}, "
+        f"speedup {sp.estimate:.2f}×, 95 % CI {sp.low:.2f}–{sp.high:.2f}, "
         f"by mean step time over {where}"
     )
 
@@ -205,16 +231,16 @@ def _compile(m: Measured) -> str:
     return f"cold compile {cold.estimate:.0f} s, 95 % CI {cold.low:.0f}–{cold.high:.0f} s {source}"
 
 
-def _warm(a: dict[str, Any]) -> str:
-    warm = a["warm_break_even_steps"]
-    if not warm or warm["estimate"] is None:
+def _warm(a: Payoff) -> str:
+    warm = a.warm_break_even_steps
+    if not warm or warm.estimate is None:
         return ""
-    return f"; from a warm cache: break-even after {steps(warm['estimate'])} steps"
+    return f"; from a warm cache: break-even after {steps(warm.estimate)} steps"
 
 
-def _range(found: dict[str, Any]) -> str:
-    high = "never" if found["high"] is None else steps(found["high"])
-    return f"{steps(found['low'])}–{high}"
+def _range(found: BreakEvenInterval) -> str:
+    high = "never" if found.high is None else steps(found.high)
+    return f"{steps(found.low)}–{high}"
 
 
 def steps(value: float) -> str:
@@ -255,9 +281,9 @@ def _numerics_problem(variant: Variant) -> str | None:
     return DISQUALIFYING_NUMERICS.get(_numerics_status(variant) or "")
 
 
-def _caveats(a: dict[str, Any], variant: Variant) -> str:
+def _caveats(a: Payoff, variant: Variant) -> str:
     """What the user must know before following the advice: degradation, unchecked numerics."""
-    if a["decision"] == "stay_eager":
+    if a.decision is Decision.STAY_EAGER:
         return ""
     out = ""
     degraded = variant.degraded or ()

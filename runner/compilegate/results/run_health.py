@@ -34,7 +34,21 @@ YARDSTICK_DRIFT_LIMIT_PCT = 25.0
 # boost moving it by more than this is a different machine from one block to the next.
 SM_CLOCK_MOVE_PCT = 5.0
 
-Doc = Mapping[str, Any]
+
+def run_health(
+    machine: MachineHealth, steps: Sequence[Step], gpu: GpuHealth | None = None
+) -> RunHealth:
+    """The `run_health` of a result: the machine's load, the GPU's state (NVML, where the
+    steps ran on a GPU and it answered: run/gpu_state.py) and the run's own signs of it in
+    its `steps` as measured (typed). Its `unsteady` sentences are the report's words for
+    `measured_causes` (run/health_entry.py adds them)."""
+    return RunHealth(
+        machine=machine,
+        gpu=gpu,
+        aa_noise_pct=widest_aa_noise_pct(steps),
+        yardstick_drift_pct=yardstick_drift_pct(steps),
+        multi_threaded=multi_threaded(steps),
+    )
 
 
 # -- why a run was unsteady: facts, worded in report/health_words.py ------------------------
@@ -119,21 +133,6 @@ UnsteadyCause = Union[
 ]
 
 
-def run_health(machine: Doc, steps: Sequence[Step], gpu: Doc | None = None) -> dict[str, object]:
-    """The measured part of a result's `run_health` entry: the machine's load, the GPU's
-    state (NVML, where the steps ran on a GPU and it answered: run/gpu_state.py), the run's
-    own signs of it in its `steps` as measured (typed). Its `unsteady` sentences are the
-    report's words for `measured_causes` (run/health_entry.py adds them)."""
-    health: dict[str, object] = {
-        "machine": dict(machine),
-        "gpu": dict(gpu) if gpu is not None else None,
-        "aa_noise_pct": widest_aa_noise_pct(steps),
-        "yardstick_drift_pct": yardstick_drift_pct(steps),
-    }
-    health["multi_threaded"] = multi_threaded(steps)
-    return health
-
-
 def unsteady_causes(health: RunHealth) -> tuple[UnsteadyCause, ...]:
     """Why the run's machine was too unsteady to decide anything: what its numbers say
     (`measured_causes`), or, where they do not account for each sentence its document
@@ -172,7 +171,7 @@ def measured_causes(health: RunHealth) -> tuple[UnsteadyCause, ...]:
 def gpu_causes(gpu: GpuHealth | None) -> list[UnsteadyCause]:
     """What of the GPU's state moves a GPU step time: throttling under load, the SM clock
     moving while busy (beyond SM_CLOCK_MOVE_PCT), other processes on the GPU."""
-    if not gpu:
+    if gpu is None:
         return []
     causes: list[UnsteadyCause] = []
     if gpu.throttled:

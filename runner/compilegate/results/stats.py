@@ -35,28 +35,28 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .model import Ratio, Timing
+
 BOOTSTRAP_RESAMPLES = 2000
 CONFIDENCE = 0.95
 BOOTSTRAP_METHOD = "round-block bootstrap of the median ratio: standard error x t(rounds - 1)"
 
 
-def summarize(samples: Sequence[float], rounds: Sequence[int] | None = None) -> dict[str, Any]:
+def summarize(samples: Sequence[float], rounds: Sequence[int] | None = None) -> Timing:
     """The `timing` object of the result schema: raw samples and their summary."""
     ordered = sorted(samples)
-    out: dict[str, Any] = {
-        "median": statistics.median(ordered),
-        "mean": statistics.fmean(ordered),
-        "stdev": statistics.stdev(ordered) if len(ordered) > 1 else 0.0,
-        "p10": quantile(ordered, 0.10),
-        "p90": quantile(ordered, 0.90),
-        "min": ordered[0],
-        "max": ordered[-1],
-        "n": len(ordered),
-        "samples": list(samples),
-    }
-    if rounds is not None:
-        out["rounds"] = list(rounds)
-    return out
+    return Timing(
+        median=statistics.median(ordered),
+        mean=statistics.fmean(ordered),
+        stdev=statistics.stdev(ordered) if len(ordered) > 1 else 0.0,
+        p10=quantile(ordered, 0.10),
+        p90=quantile(ordered, 0.90),
+        min=ordered[0],
+        max=ordered[-1],
+        n=len(ordered),
+        samples=tuple(samples),
+        rounds=tuple(rounds) if rounds is not None else None,
+    )
 
 
 def quantile(ordered: Sequence[float], q: float) -> float:
@@ -77,14 +77,10 @@ class RatioEstimate:
     confidence: float = CONFIDENCE
     method: str = BOOTSTRAP_METHOD
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "median": self.median,
-            "ci_low": self.ci_low,
-            "ci_high": self.ci_high,
-            "confidence": self.confidence,
-            "method": self.method,
-        }
+    @property
+    def ratio(self) -> Ratio:
+        """The estimate as the result document records a ratio."""
+        return Ratio(self.median, self.ci_low, self.ci_high, self.confidence, self.method)
 
     @property
     def half_width_pct(self) -> float:

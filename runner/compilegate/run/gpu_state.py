@@ -20,6 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..results.model import GpuHealth
+
 SAMPLE_EVERY_S = 1.0
 # NVML's clocks-event (throttle) reasons that mean the clock was held down under load;
 # GPU idle (0x1), an application clock setting (0x2), sync boost (0x10) and the display
@@ -172,24 +174,28 @@ class GpuSampler:
             ours = self.read_own_pids()
             self._others.update(pid for pid in sample.pids if pid not in ours)
 
-    def summary(self) -> dict[str, Any] | None:
+    def summary(self) -> GpuHealth | None:
         if not self._facts:
             return None
         busy = [s for s in self._samples if s.busy_pct > 0]
         reasons = 0
         for sample in busy:
             reasons |= sample.throttle_reasons
-        return {
-            **self._facts,
-            "samples": len(self._samples),
-            "busy_samples": len(busy),
-            "sm_mhz_min": min((s.sm_mhz for s in busy), default=None),
-            "sm_mhz_max": max((s.sm_mhz for s in busy), default=None),
-            "mem_mhz_min": min((s.mem_mhz for s in busy), default=None),
-            "mem_mhz_max": max((s.mem_mhz for s in busy), default=None),
-            "throttled": [name for bit, name in THROTTLES.items() if reasons & bit],
-            "other_processes": len(self._others) if self.children_local else None,
-        }
+        facts = self._facts
+        return GpuHealth(
+            name=facts.get("name"),
+            driver=facts.get("driver"),
+            persistence_mode=facts.get("persistence_mode"),
+            power_limit_w=facts.get("power_limit_w"),
+            samples=len(self._samples),
+            busy_samples=len(busy),
+            sm_mhz_min=min((s.sm_mhz for s in busy), default=None),
+            sm_mhz_max=max((s.sm_mhz for s in busy), default=None),
+            mem_mhz_min=min((s.mem_mhz for s in busy), default=None),
+            mem_mhz_max=max((s.mem_mhz for s in busy), default=None),
+            throttled=tuple(name for bit, name in THROTTLES.items() if reasons & bit),
+            other_processes=len(self._others) if self.children_local else None,
+        )
 
 
 def _text(value: Any) -> str:

@@ -4,19 +4,18 @@ of the machine and the run, and why it was unsteady in the report's words
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import replace
 
 from ..report.health_words import recorded_sentences
-from ..results.model import Step, health_of
+from ..results.model import GpuHealth, MachineHealth, RunHealth, Step
 from ..results.run_health import run_health as measured_health
 
 
 def run_health(
-    machine: Mapping[str, Any], steps: Sequence[Step], gpu: Mapping[str, Any] | None = None
-) -> dict[str, object]:
+    machine: MachineHealth, steps: Sequence[Step], gpu: GpuHealth | None = None
+) -> RunHealth:
     """The `run_health` entry of a result: the machine's load, the GPU's state, the run's own
     signs of it in its `steps` as measured (typed), and the reasons (empty when steady)."""
     health = measured_health(machine, steps, gpu)
-    health["unsteady"] = recorded_sentences(health_of(health))
-    return health
+    return replace(health, unsteady=tuple(recorded_sentences(health)))

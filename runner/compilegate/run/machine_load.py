@@ -19,8 +19,9 @@ import resource
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+
+from ..results.model import MachineHealth
 
 SAMPLE_EVERY_S = 1.0
 PROC_STAT = "/proc/stat"
@@ -100,26 +101,26 @@ class MachineLoad:
         except OSError:
             pass
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> MachineHealth:
         """What the run saw: seconds, cores, load average (mean, max), the share of the
         machine's CPU that others used and that the hypervisor stole, in percent."""
-        out: dict[str, Any] = {
-            "seconds": None,
-            "cpu_count": self.cpu_count,
-            "load_average_mean": sum(self._loads) / len(self._loads) if self._loads else None,
-            "load_average_max": max(self._loads) if self._loads else None,
-            "others_cpu_pct": None,
-            "steal_pct": None,
-        }
+        loads = MachineHealth(
+            cpu_count=self.cpu_count,
+            load_average_mean=sum(self._loads) / len(self._loads) if self._loads else None,
+            load_average_max=max(self._loads) if self._loads else None,
+        )
         if self._start is None or self._end is None:
-            return out
+            return loads
         (t0, c0, own0), (t1, c1, own1) = self._start, self._end
-        out["seconds"] = t1 - t0
+        timed = replace(loads, seconds=t1 - t0)
         if c0 is None or c1 is None or c1.total_s <= c0.total_s:
-            return out
+            return timed
         total = c1.total_s - c0.total_s
-        out["steal_pct"] = max(0.0, (c1.steal_s - c0.steal_s) / total * 100)
-        if self.children_local:
-            others = (c1.busy_s - c0.busy_s) - (own1 - own0)
-            out["others_cpu_pct"] = min(100.0, max(0.0, others / total * 100))
-        return out
+        others = (c1.busy_s - c0.busy_s) - (own1 - own0)
+        return replace(
+            timed,
+            steal_pct=max(0.0, (c1.steal_s - c0.steal_s) / total * 100),
+            others_cpu_pct=min(100.0, max(0.0, others / total * 100))
+            if self.children_local
+            else None,
+        )

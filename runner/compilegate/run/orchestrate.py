@@ -16,15 +16,17 @@ from __future__ import annotations
 
 import io
 import sys
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, TextIO
 
 from ..child.protocol import ChildSpec, EntryPoint
 from ..config import Config, StepConfig
 from ..errors import RunInterrupted, UsageError
-from ..results.document import new_document, write_document
+from ..results.document import DocumentHead, new_document, write_document
+from ..results.model import Environment, Pairing, RunHealth, part_of
 from ..results.recommendation import withheld
 from ..results.step_record import StepRecord, failed_variant, not_run
 from .child_env import measurement_variables
@@ -66,29 +68,27 @@ class RunOptions:
 class RunSide:
     """One side of a run: its config (steps already under the policy that applies), the
     launcher its children start from, where its document goes, and what the document
-    records beside the measurements (`extra`: the pairing of a paired run)."""
+    records beside the measurements (`pairing`: this side's part of a paired run)."""
 
     config: Config
     launcher: Launcher
     out_path: Path
     label: str = ""
     python: str = sys.executable  # the interpreter the launcher starts, as the user named it
-    extra: Mapping[str, object] = field(default_factory=dict)
+    pairing: Pairing | None = None
     # The document's head (results/document.new_document), its steps as measured so far
     # (one record per step, every selected step from the start) and its run health.
-    head: Mapping[str, object] = field(default_factory=dict)
+    head: DocumentHead | None = None
     steps: list[StepRecord] = field(default_factory=list)
-    health: Mapping[str, object] | None = None
+    health: RunHealth | None = None
 
     @property
     def document(self) -> dict[str, Any]:
         """The side's result document, as JSON: written from its records, once, each save."""
-        if not self.head:
+        if self.head is None:
             return {}
-        out = {**self.head, "steps": [record.to_json() for record in self.steps], **self.extra}
-        if self.health is not None:
-            out["run_health"] = dict(self.health)
-        return out
+        steps = [record.to_json() for record in self.steps]
+        return self.head.to_json(steps, self.pairing, self.health)
 
     def save(self) -> None:
         write_document(self.document, self.out_path)
@@ -184,7 +184,7 @@ def _record_health(sides: Sequence[RunSide], machine: MachineLoad, gpu: GpuSampl
     for side in sides:
         health = run_health(load, [record.as_step() for record in side.steps], gpu_summary)
         side.health = health
-        if health.get("unsteady"):  # the health line and the decision say one thing
+        if health.unsteady:  # the health line and the decision say one thing
             for record in side.steps:
                 if record.recommendation:
                     record.with_recommendation(withheld(record.recommendation))
@@ -194,10 +194,12 @@ def _start_document(side: RunSide) -> None:
     """The side's document from its interpreter's environment, every step in it as not
     reached, written before anything is measured."""
     config = side.config
-    environment = probe_environment(side.launcher, side.python)
-    environment["commit"] = head_commit(config.repo_root)
-    environment["inductor_cache"] = "shared" if side.launcher.shared_cache_dir else "fresh"
-    environment["measurement_env"] = measurement_variables(side.launcher.host_env)
+    environment = replace(
+        part_of(Environment, probe_environment(side.launcher, side.python)),
+        commit=head_commit(config.repo_root),
+        inductor_cache="shared" if side.launcher.shared_cache_dir else "fresh",
+        measurement_env=MappingProxyType(measurement_variables(side.launcher.host_env)),
+    )
     declared = config.declared_steps or tuple(step.name for step in config.steps)
     side.head = new_document(
         environment, str(config.path), config.sha256, declared, config.accept_label

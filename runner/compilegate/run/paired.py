@@ -113,9 +113,7 @@ def run_against(
             launcher = _launcher(options, role)
             entry = pairing_entry(pairing_id, role, "base", "head", pairing)
             sides.append(
-                RunSide(
-                    config, launcher, path, role, python=launcher.python, extra={"pairing": entry}
-                )
+                RunSide(config, launcher, path, role, python=launcher.python, pairing=entry)
             )
         options.stream.write(
             "paired: base and head in one process (eager references and warm timing "
@@ -153,9 +151,7 @@ def run_versions_paired(
         label = f"torch {version}"
         role = "base" if index == 0 else "head"
         entry = pairing_entry(pairing_id, role, base_label, label if index else "later versions")
-        sides.append(
-            RunSide(config, launcher, path, label, python=launcher.python, extra={"pairing": entry})
-        )
+        sides.append(RunSide(config, launcher, path, label, python=launcher.python, pairing=entry))
     run_sides(sides, stream)
     return [side.document for side in sides]
 
