@@ -137,7 +137,9 @@ def test_a_missing_version_is_a_row_with_its_error(tmp_path: Path):
         sources, document(result(), "baseline.json", "baseline"), "baseline.json"
     )
     markdown = render_comment(verdict)
-    assert "| 9.9.9 | - | ❌ error | pip: no matching distribution for torch==9.9.9 |" in markdown
+    # the gate's icon and word kept on one line (a no-break space)
+    row = "| 9.9.9 | - | ❌\u00a0error | pip: no matching distribution for torch==9.9.9 |"
+    assert row in markdown
     assert markdown.splitlines()[0].startswith(
         "### ❌ compilegate fails: the run failed on torch 9.9.9"
     )

@@ -109,7 +109,8 @@ def test_the_graph_break_s_file_line_and_torch_s_reason_are_on_the_first_screen(
     # torch's quoted code renders as code, not as backticks
     assert "torch._dynamo.config.capture_scalar_outputs = True" in parsed.code
     assert "torch.cond" in parsed.code
-    assert "**compile work** in gpt · default (torch 2.10.0): FX nodes 408 → 444" in screen
+    # the table's one compile-work row says where (all in gpt · default): the reason, when
+    assert "**compile work** (torch 2.10.0): FX nodes 408 → 444" in screen
 
 
 def test_the_headline_names_compile_work_and_not_compile_time(comment: str):

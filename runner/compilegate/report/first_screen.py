@@ -2,7 +2,7 @@
 
     headline    one sentence: what failed and where, and what did not move
     context     head vs baseline commit, torch versions, the runner, links to the run
-    versions    one row per torch version × step: gate, what failed, best compiled vs eager,
+    versions    one row per torch version × step: gate, what failed, compiled vs eager (best),
                 when compiling pays off
     attention   every failing and every inconclusive gate row: value, change, threshold, noise;
                 a row alike on several versions said once, with its versions
@@ -48,11 +48,13 @@ from .wording import and_list as _and
 from .wording import plain_torch as _plain_torch
 
 TEXT_WIDTH = 100
+NO_BREAK_SPACE = "\u00a0"
 # Past this many version × step rows, one row per version (the details keep every step).
 VERSION_ROWS_SHOWN = 24
 # Past this many failing or inconclusive rows, the rest are counted (every gate row details).
 ATTENTION_ROWS_SHOWN = 60
-SPEED_COLUMN = "best compiled vs eager"
+# `best` last: `compiled vs / eager (best)` wraps to two lines in a narrow column, not three.
+SPEED_COLUMN = "compiled vs eager (best)"
 VERSION_HEADER = ("torch", "step", "gate", "what failed", SPEED_COLUMN, "pays off")
 ATTENTION_HEADER = ROW_HEADER
 PROCESSES_NOTE = (
@@ -118,7 +120,9 @@ class AttentionRow:
 class AttentionTable:
     """The attention rows laid out once for every output: the header, the rows shown (at
     most ATTENTION_ROWS_SHOWN), how many more there are, and the place every row shares,
-    said once in the title (`all in gpt`) instead of on each row."""
+    said once in the title (`all in gpt`) instead of on each row. A row on the same
+    versions and place as the row above leaves its place blank, as the versions table
+    leaves a version's label blank after its first step."""
 
     count: int
     failing: int
@@ -137,6 +141,12 @@ class AttentionTable:
             versions = (row.versions,) if with_torch else ()
             return (*versions, *((place,) if place is not None else ()), *row.cells)
 
+        def placed(index: int, place: str | None) -> tuple[str, ...]:
+            row, above = shown[index], shown[index - 1] if index else None
+            if above is not None and (above.versions, above.place) == (row.versions, row.place):
+                place = ""  # said on the row above
+            return cells(row, place)
+
         where = header.index("where")
         counts = (len(attention), sum(1 for row in attention if row.verdict in w.FAILING))
         places = {row.place for row in attention}
@@ -149,9 +159,10 @@ class AttentionTable:
         if len(shown) > 1 and len(steps) == 1 and all(r.variants is not None for r in attention):
             # one step for every row: said once, each row's variant in its place
             header = (*header[:where], "variant", *header[where + 1 :])
-            rows = tuple(cells(row, row.variants) for row in shown)
+            rows = tuple(placed(i, row.variants) for i, row in enumerate(shown))
             return cls(*counts, header, rows, more, shown[0].step)
-        return cls(*counts, header, tuple(cells(row, row.place) for row in shown), more)
+        rows = tuple(placed(i, row.place) for i, row in enumerate(shown))
+        return cls(*counts, header, rows, more)
 
     def title(self) -> str:
         """`Fails (2), needs a look (1)`, `Fails (3)` or `Needs a look (3)` (the place every
@@ -166,7 +177,8 @@ class AttentionTable:
 class Reason:
     """Why one failing row failed, in the gate's (and torch's) words, for the versions it
     failed alike on; `site` is the file:line in it that links to the head commit; `facts`
-    what the (first) row's judge found."""
+    what the (first) row's judge found. `subject` (the place) is empty where the table
+    above already says it: the reason covers every row of its metric there."""
 
     subject: str
     what: str
@@ -177,8 +189,10 @@ class Reason:
     facts: RowFacts | None = None
 
     def markdown(self) -> str:
-        where = f"**{inert(self.what)}** in {inert(self.subject)}"
+        where = f" in {inert(self.subject)}" if self.subject else ""
         where += f" ({inert(self.versions)})" if self.versions else ""
+        # `**graph breaks:** new graph break …` where the table's row says where
+        lead = f"**{inert(self.what)}**{where}:" if where else f"**{inert(self.what)}:**"
         said = self.message.removeprefix(f"{self.what}: ")
         message = with_code(said, max_chars=400)
         if self.site and self.url and self.site in said:
@@ -190,12 +204,13 @@ class Reason:
                 + (" " if after.startswith(" ") else "")
                 + with_code(after, max_chars=300)
             )
-        return f"- {where}: {message}"
+        return f"- {lead} {message}"
 
     def text(self) -> str:
         versions = f" ({self.versions})" if self.versions else ""
         said = self.message.removeprefix(f"{self.what}: ")
-        return f"- {self.what} in {self.subject}{versions}: {said}"
+        subject = f" in {self.subject}" if self.subject else ""
+        return f"- {self.what}{subject}{versions}: {said}"
 
 
 @dataclass(frozen=True)
@@ -257,11 +272,12 @@ class FirstScreen:
         lines = [f"### {self.icon} compilegate {inert(self.headline)}".replace("  ", " ")]
         for line in self.health:
             lines += ["", f"> {inert(line)}"]
-        for items in self.context:
-            lines += ["", " · ".join(" ".join(map(_md_item, group)) for group in items)]
+        # The context's lines in one paragraph, a line break between them (no paragraph gap).
+        said = [" · ".join(" ".join(map(_md_item, group)) for group in g) for g in self.context]
+        lines += ["", "<br>\n".join(said)] if said else []
         lines += [
             "",
-            *markdown_table(VERSION_HEADER, [[cell(c) for c in r] for r in self.versions]),
+            *markdown_table(VERSION_HEADER, [_version_cells(r) for r in self.versions]),
         ]
         if self.attention:
             table = AttentionTable.of(self.attention, self.attention_with_torch)
@@ -446,10 +462,16 @@ def _reasons(run_set: RunSetVerdict, links: LinkContext, several: bool) -> list[
     event's detail (the table gives the count), and leaves out torch's words already said
     by another reason (a fallback's graph break)."""
     seen: dict[_Said, _Seen] = {}
+    # Where the table's rows of each kind are: a reason covering all of them needs no place.
+    places_of: dict[str, set[tuple[str, str | None]]] = {}
     for version in run_set.versions:
         if version.verdict is None:
             continue
         for row in sorted_by_severity(version.verdict.verdicts):
+            if _needs_a_look(row):
+                places_of.setdefault(_reason_what(row.metric, row.verdict), set()).add(
+                    (row.step, row.variant)
+                )
             if not _needs_a_look(row) or not _says_more(row):
                 continue
             said = _Said(w.row_subject(row), row.metric, _reason_message(row))
@@ -472,14 +494,17 @@ def _reasons(run_set: RunSetVerdict, links: LinkContext, several: bool) -> list[
         )
         variants_of.setdefault(alike, []).append(said)
     variants_of = _merge_compile_work(variants_of, seen)
+    whats = [_reason_what(a.metric, seen[saids[0]].verdict) for a, saids in variants_of.items()]
     reasons = []
     for alike, saids in variants_of.items():
         first = seen[saids[0]]
-        place = _place(alike.step, [seen[said].variant for said in saids])
+        variants = [seen[said].variant for said in saids]
+        what = _reason_what(alike.metric, first.verdict)
+        covered = {(alike.step, variant) for variant in variants}
+        alone = whats.count(what) == 1 and covered == places_of.get(what)
+        # the only reason of its kind, about every row of that kind: the rows say where
+        place = "" if alone else _place(alike.step, variants)
         versions = f"torch {_and(alike.versions)}" if several else ""
-        what = w.metric_name(alike.metric)
-        if alike.metric in RUN_METRICS:
-            what = w.verdict_word(first.verdict)
         site, url = first.site
         reasons.append(
             (alike.metric, Reason(place, what, versions, alike.message, site, url, first.facts))
@@ -488,6 +513,11 @@ def _reasons(run_set: RunSetVerdict, links: LinkContext, several: bool) -> list[
     metrics = list(dict.fromkeys(metric for metric, _ in reasons))
     reasons.sort(key=lambda found: metrics.index(found[0]))
     return _without_repeats(reasons)
+
+
+def _reason_what(metric: str, verdict: Verdict) -> str:
+    """What a reason is about, in bold before it: the metric, or how a run failed."""
+    return w.verdict_word(verdict) if metric in RUN_METRICS else w.metric_name(metric)
 
 
 def _merge_compile_work(
@@ -645,9 +675,13 @@ def _context(
     second: list[tuple[Item, ...]] = [(Item("torch", style="bold"), Item(", ".join(torches)))]
     base_torch_plain = _plain_torch(base_env.torch) if base_env.torch else None
     other = [t for t in torches if base_torch_plain and t != base_torch_plain]
-    if other:
+    upgrade = "an upgrade check against the baseline's torch"
+    if other == torches and len(torches) == 1:
+        # `torch 2.13.0: an upgrade check…`, not `torch 2.13.0 · 2.13.0: an upgrade check…`
+        second = [(Item("torch", style="bold"), Item(f"{torches[0]}: {upgrade}"))]
+    elif other:
         named = _and(other) if len(other) <= 3 else f"{len(other)} versions"
-        second.append((Item(f"{named}: an upgrade check against the baseline's torch"),))
+        second.append((Item(f"{named}: {upgrade}"),))
     second += [(Item(label, url),) for label, url in links.run_links()]
     if len(second) == 1 and torches == [base_torch_plain]:
         # One version, the baseline's torch (said beside it) and no links: a line of nothing new.
@@ -827,6 +861,15 @@ def speed_judged_how(run_set: RunSetVerdict) -> str | None:
 
 
 # -- small helpers --------------------------------------------------------------------------------
+
+
+def _version_cells(row: tuple[str, ...]) -> list[str]:
+    """A versions-table row's markdown cells, its gate's icon and word on one line
+    (`❌ fails` split in two made each row of a narrow table a line taller)."""
+    cells = [cell(text) for text in row]
+    gate = VERSION_HEADER.index("gate")
+    cells[gate] = cells[gate].replace(" ", NO_BREAK_SPACE)
+    return cells
 
 
 def _short(sha: object) -> str:

@@ -96,4 +96,4 @@ def test_matrix_measures_each_version_in_its_image_and_reports_them_together(
     report = (out_dir / "report.md").read_text()
     for version in versions[:-1]:
         assert f"| {version} |" in report  # one row per version (2.13.0+cpu: without +cpu)
-    assert "| 0.0.0 | - | ❌ error | torch 0.0.0: ERROR: " in report, report
+    assert "| 0.0.0 | - | ❌\u00a0error | torch 0.0.0: ERROR: " in report, report

@@ -88,7 +88,7 @@ def test_publish_posts_one_comment_summary_annotations_and_outputs(
     assert len(comments) == 1
     body = comments[0]["body"]
     assert body.startswith("<!-- compilegate: gpu -->")
-    assert "| 2.12.0 | train | pass |" in body and "| 2.13.0 | train | ❌ fails |" in body
+    assert "| 2.12.0 | train | pass |" in body and "| 2.13.0 | train | ❌\u00a0fails |" in body
     link = f"{fake_github.web_url}/{REPO}/blob/{HEAD_SHA}/train/model.py#L21"
     assert link in body
     assert "::error file=train/model.py,line=21,title=compilegate%3A new graph break::" in (
@@ -163,7 +163,7 @@ def test_a_forged_result_is_never_posted_as_markdown(
         tmp_path, fake_github, "--results-dir", str(results), "--baseline", str(baseline)
     )
     body = fake_github.comments_on(PR)[0]["body"]
-    assert "| 2.11.0 | - | ❌ error |" in body and "not a valid compilegate result" in body
+    assert "| 2.11.0 | - | ❌\u00a0error |" in body and "not a valid compilegate result" in body
     assert "![pwn]" not in body and done.returncode == 1
 
 
