@@ -156,7 +156,7 @@ def test_a_version_without_a_document_or_an_error_file_says_where_it_looked(tmp_
         sources, document(result(), "baseline.json", "baseline"), "baseline.json"
     )
     said = f"no result document at {gone}"
-    assert "| 9.9.9 | - | ❌ error | no result document at /" in render_comment(verdict)
+    assert "| 9.9.9 | - | ❌\u00a0error | no result document at /" in render_comment(verdict)
     assert f"error: {said}" in " ".join(render_run_set_text(verdict).split())
     assert run_set_json(verdict)["versions"][1]["error"] == said
     assert verdict.exit_code == 3
