@@ -34,14 +34,6 @@ if TYPE_CHECKING:
 from .model import ColdSample, CompileCost, CompileCounts, Process
 from .stats import CONFIDENCE, t_quantile
 
-COUNT_KEYS = (
-    "graphs",
-    "fx_nodes",
-    "guards",
-    "generated_kernels",
-    "compile_records",
-    "backward_compile_records",
-)
 # How a process's Inductor cache directory came to it (run/orchestrate.py).
 FRESH, REUSED, SHARED = "fresh", "reused", "shared"
 
@@ -91,7 +83,7 @@ def process_compile(measured: Mapping[str, Any], cache_dir: str) -> ProcessCompi
 
 def counts_of(counts: Mapping[str, Any] | None) -> CompileCounts:
     """The work counts a child reported (child/compile_size.py; None: it counted none)."""
-    return CompileCounts(**{key: (counts or {}).get(key) for key in COUNT_KEYS})
+    return CompileCounts(**{key: (counts or {}).get(key) for key in CompileCounts.REQUIRED})
 
 
 def compile_cost(

@@ -35,7 +35,6 @@ from .model import (
     Process,
     Ratio,
     RunHealth,
-    Status,
     Step,
     StepWork,
     Timing,
@@ -59,7 +58,7 @@ from .processes import (
 from .recommendation import analyse, recommend
 from .stats import break_even_steps, process_noise_pct, ratio_of_medians, summarize
 from .step_bound import step_bounds
-from .step_record import StepRecord, StepSummary
+from .step_record import StepRecord, StepSummary, variant_skeleton
 
 SCHEMA_VERSION = 1
 THIS_TOOL = Tool(name="compilegate", version=__version__)
@@ -229,20 +228,6 @@ def per_yardstick(timed: ChildJson, side: str) -> Ratio | None:
         return None
     own = timed[side]
     return ratio_of_medians(own["samples"], own["rounds"], stick["samples"], stick["rounds"]).ratio
-
-
-def variant_skeleton(variant: VariantConfig) -> Variant:
-    """A variant's definition as the document records it (before its measurements)."""
-    return Variant(
-        id=variant.id,
-        mode=variant.mode,
-        dynamic=variant.dynamic,
-        compile_target=variant.compile_target,
-        fullgraph=variant.fullgraph,
-        backend=variant.backend,
-        status=Status.OK,
-        error=None,
-    )
 
 
 # What the run records of every variant it measured, also when null: the child's

@@ -10,7 +10,7 @@ run keeps what it measured, and run health (results/run_health.py) reads the sam
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..config import StepConfig
@@ -36,8 +36,8 @@ def step_settings(step: StepConfig) -> dict[str, Any]:
     }
 
 
-def failed_variant(variant: VariantConfig, reason: str) -> Variant:
-    """A variant that was not measured (or whose measurement failed): its definition and why."""
+def variant_skeleton(variant: VariantConfig) -> Variant:
+    """A variant's definition as the document records it (before its measurements)."""
     return Variant(
         id=variant.id,
         mode=variant.mode,
@@ -45,9 +45,14 @@ def failed_variant(variant: VariantConfig, reason: str) -> Variant:
         compile_target=variant.compile_target,
         fullgraph=variant.fullgraph,
         backend=variant.backend,
-        status=Status.ERROR,
-        error=reason,
+        status=Status.OK,
+        error=None,
     )
+
+
+def failed_variant(variant: VariantConfig, reason: str) -> Variant:
+    """A variant that was not measured (or whose measurement failed): its definition and why."""
+    return replace(variant_skeleton(variant), status=Status.ERROR, error=reason)
 
 
 def not_run(step: StepConfig, reason: str) -> StepRecord:

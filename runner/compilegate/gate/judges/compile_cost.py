@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING, ClassVar
 if TYPE_CHECKING:
     from typing import TypeGuard  # 3.10+: for the checker only (requires-python is 3.9)
 
-from ...results.model import CompileCost, Variant
+from ...results.model import CompileCost, CompileCounts, Variant
 from ...results.processes import geometric_mean
 from ...results.stats import compare_sides
 from ..row_facts import RowFacts
@@ -72,14 +72,7 @@ from .sides import Sides
 COMPILE_TIME_FLOOR_S = 1.0
 # torch's compile-work counts, in the order a row lists them (report/row_words/compile_cost.py
 # names them).
-COUNTS = (
-    "graphs",
-    "fx_nodes",
-    "guards",
-    "generated_kernels",
-    "compile_records",
-    "backward_compile_records",
-)
+COUNTS = CompileCounts.REQUIRED
 # Counts that grow with the compiled region's size: judged per eager op where both sides
 # measured it (compile_cost.eager_ops). Graphs and compile records are not: one more layer
 # compiles into the same graphs.
