@@ -95,7 +95,11 @@ if blocks is not None:
 
 from torch._dynamo.utils import counters
 counters.clear()
-so0 = sum(f.endswith(".so") for _, _, fs in os.walk(os.environ["TORCHINDUCTOR_CACHE_DIR"]) for f in fs)
+def so_files():
+    # C++ kernel libraries in the cache directory: what g++ built
+    walk = os.walk(os.environ["TORCHINDUCTOR_CACHE_DIR"])
+    return sum(name.endswith(".so") for _, _, names in walk for name in names)
+so0 = so_files()
 cpu0 = tree_cpu_s()
 t0 = time.perf_counter()
 if case == "artifacts":
@@ -127,7 +131,7 @@ run_step(compiled, target, 0)
 first_s = time.perf_counter() - t0
 out["compile_cpu_s"] = tree_cpu_s() - cpu0
 out["graphs"] = counters["stats"]["unique_graphs"]
-out["so_built"] = sum(f.endswith(".so") for _, _, fs in os.walk(os.environ["TORCHINDUCTOR_CACHE_DIR"]) for f in fs) - so0
+out["so_built"] = so_files() - so0
 if case == "block-compile" and out["graphs"] == 0:
     absent("block.compile() on each %s compiled no graph: Dynamo skips torch.nn's own "
            "Module._call_impl (skipfiles), so the blocks ran eagerly" % out["blocks"])
@@ -135,7 +139,8 @@ if case == "nested":
     out["invoke_subgraph_nodes"] = len(subgraphs)
 if case == "nested" and not subgraphs:
     absent("nested_compile_region on %s.forward traced no invoke_subgraph: Dynamo inlined "
-           "the block (%d graph(s), as whole-model compile)" % (type(blocks[0]).__name__, out["graphs"]))
+           "the block (%d graph(s), as whole-model compile)"
+           % (type(blocks[0]).__name__, out["graphs"]))
 out["inductor"] = {k: v for k, v in counters["inductor"].items()
                    if "cache" in k and ("hit" in k or "miss" in k)}
 out["aot_autograd"] = {k: v for k, v in counters["aot_autograd"].items()
@@ -159,7 +164,8 @@ out["graphs_after"] = counters["stats"]["unique_graphs"]
 
 if case == "cold":
     if not hasattr(torch.compiler, "save_cache_artifacts"):
-        out["saved"] = "absent: torch %s has no torch.compiler.save_cache_artifacts" % torch.__version__
+        out["saved"] = ("absent: torch %s has no torch.compiler.save_cache_artifacts"
+                        % torch.__version__)
     else:
         saved = torch.compiler.save_cache_artifacts()
         if saved is None:
@@ -295,15 +301,20 @@ def main() -> None:
         description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="\n".join(__doc__.splitlines()[2:]))  # fmt: skip
     parser.add_argument("--python", default=sys.executable, help="the Python whose torch runs")
-    parser.add_argument("--step", default="examples/transformer_step.py:make_step",
-                        help="FILE:FUNC of a step factory, relative to the repository")
+    parser.add_argument(
+        "--step",
+        default="examples/transformer_step.py:make_step",
+        help="FILE:FUNC of a step factory, relative to the repository",
+    )
     parser.add_argument("--repeats", type=int, default=3, help="processes per case (3)")
     parser.add_argument("--steps", type=int, default=40, help="timed steps per side (40)")
     parser.add_argument("--warmup", type=int, default=5, help="steps before timing (5)")
-    parser.add_argument("--threads", type=int, default=1,
-                        help="torch threads per process (1, as the demo's config)")
-    parser.add_argument("--cases", default=",".join(CASES),
-                        help=f"comma-separated subset of {','.join(CASES)}")
+    parser.add_argument(
+        "--threads", type=int, default=1, help="torch threads per process (1, as the demo's config)"
+    )
+    parser.add_argument(
+        "--cases", default=",".join(CASES), help=f"comma-separated subset of {','.join(CASES)}"
+    )
     parser.add_argument("--quick", action="store_true", help="1 repeat, 15 steps, 3 warm-up")
     args = parser.parse_args()
     if args.quick:
