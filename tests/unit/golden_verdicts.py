@@ -2,14 +2,17 @@
 
 Regenerate (only when a verdict rule changes on purpose, and say so in the commit):
 
-    PYTHONPATH=runner python tests/unit/golden_verdicts.py
+    PYTHONPATH=runner python tests/unit/golden_verdicts.py [--documents]
 
-It writes the documents under tests/unit/data/golden/docs/ (made with gate_docs.py and
-decision_docs.py, and baselines made from them by `baseline update`'s merge) and, for each
-pair the gate can be asked about, the verdict rows and exit code of today's gate into
-tests/unit/data/golden/verdicts.json. The two H200 runs of 2026-12-04
-(tests/unit/data/h200-2026-12-04, as in ../shared/reference/gpu-runs/2026-12-04/) are
-judged against each other and against themselves. test_golden_verdicts.py reads the same
+It writes, for each pair of the stored documents the gate can be asked about, the verdict
+rows (values, facts and words) and exit code of today's gate into
+tests/unit/data/golden/verdicts.json. With --documents it first makes the documents under
+tests/unit/data/golden/docs/ anew (with gate_docs.py and decision_docs.py, and baselines made
+from them by `baseline update`'s merge) — only on purpose: the stored ones are the older
+shapes the gate must keep reading (e.g. a config block without `accept_label`). The two
+H200 runs of 2026-12-04 (tests/unit/data/h200-2026-12-04, as in
+../shared/reference/gpu-runs/2026-12-04/) are judged against each other and against
+themselves. test_golden_verdicts.py reads the same
 documents through the reading door and asserts the same rows and exit codes.
 """
 
@@ -177,14 +180,16 @@ def judge(baseline: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
     return {"exit_code": report.exit_code, "rows": rows}
 
 
-def main() -> int:
-    docs = synthetic_documents()
-    docs.update(baselines_from_updates(docs))
-    DOCS.mkdir(parents=True, exist_ok=True)
-    for old in DOCS.glob("*.json"):
-        old.unlink()
-    for name, doc in docs.items():
-        (DOCS / f"{name}.json").write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+def main(argv: list[str]) -> int:
+    if "--documents" in argv:
+        docs = synthetic_documents()
+        docs.update(baselines_from_updates(docs))
+        DOCS.mkdir(parents=True, exist_ok=True)
+        for old in DOCS.glob("*.json"):
+            old.unlink()
+        for name, doc in docs.items():
+            path = DOCS / f"{name}.json"
+            path.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
     paths = stored_documents()
     verdicts = {}
     for base_name, result_name in pairs(list(paths)):
@@ -196,10 +201,10 @@ def main() -> int:
     codes: dict[int, int] = {}
     for entry in verdicts.values():
         codes[entry["exit_code"]] = codes.get(entry["exit_code"], 0) + 1
-    print(f"{len(docs)} documents, {len(verdicts)} pairs, exit codes {sorted(codes.items())}")
+    print(f"{len(paths)} documents, {len(verdicts)} pairs, exit codes {sorted(codes.items())}")
     return 0
 
 
 if __name__ == "__main__":
     sys.path.insert(0, str(HERE))
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))
