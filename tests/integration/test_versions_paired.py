@@ -13,6 +13,7 @@ from cli_helpers import OLD_TORCH_PYTHON, QUICK_STEP_SETTINGS, REPO_ROOT, TORCH_
 
 from compilegate.config.loading import load_config_file
 from compilegate.gate.compare import compare_to_baseline
+from compilegate.report.note_words import paired_summary
 from compilegate.report.row_words import row_message
 from compilegate.results.model import parse
 from compilegate.run.launcher import ChildLauncher
@@ -49,7 +50,8 @@ def test_two_torch_versions_alternate_and_are_judged_paired(tmp_path: Path) -> N
         "torch current", "torch 2.4.1", "torch 2.4.1", "torch current",
     ]  # fmt: skip
     report = compare_to_baseline(parse(base, "base", "baseline"), parse(head, "head", "result"))
-    assert report.paired == "paired, 2 pairs, same machine"
+    assert report.paired is not None
+    assert paired_summary(report.paired) == "paired, 2 pairs, same machine"
     compiled = report.rows(metric="compiled_step_ms")[0]
     assert compiled.normalisation == "raw" and "pairs of processes" in row_message(compiled)
     work = report.rows(metric="compile_work")
