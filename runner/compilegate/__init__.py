@@ -20,8 +20,10 @@ The package's folders are its architecture. Data flows one way:
     cli/         the parser; the one place errors become exit codes (errors.EXIT_CODES)
 
 Who may import whom: child → (child, paths, this module). run → child.protocol only (the
-spec and progress vocabulary), config, results. config imports no other wing (the names a
-step may opt in, config/env_names.py, are config's: run/child_env.py takes them from there).
+spec and progress vocabulary), config, results, and report/health_words.py alone of the
+report (the words a result records in `run_health.unsteady`). config imports no other wing
+(the names a step may opt in, config/env_names.py, are config's: run/child_env.py takes them
+from there).
 gate and report never import child. The gate is a judge: it imports neither github, report
 nor cli. report imports neither github nor cli (github takes the report's types). No circle
 of imports, not even through an import inside a function.

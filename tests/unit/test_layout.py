@@ -142,6 +142,19 @@ def test_config_imports_no_other_wing():
             assert wing not in WINGS or wing == "config", f"config/{path.name} imports {name}"
 
 
+def test_the_run_borrows_only_the_health_words_of_the_report():
+    """The run measures and records: it reads no verdict and renders nothing. The one word it
+    takes from report/ is what a result's `run_health.unsteady` records (report/health_words.py,
+    so the document and the screens say one thing); the gate, github and cli it never imports."""
+    for path in modules("run"):
+        for name in imports_of(path):
+            if wing_of(name) == "report":
+                assert name.startswith("compilegate.report.health_words"), (
+                    f"run/{path.name}: {name}"
+                )
+            assert wing_of(name) not in ("gate", "github", "cli"), f"run/{path.name}: {name}"
+
+
 @pytest.mark.parametrize("wing", ["run", "containers", "cli", "github"])
 def test_the_parent_uses_only_the_childs_protocol(wing: str):
     """The launchers (run/, containers/) speak to the child through child/protocol.py alone:
