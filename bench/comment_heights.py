@@ -29,29 +29,11 @@ for folder in ("tests", "tests/unit", "tests/browser"):
     sys.path.insert(0, str(REPO_ROOT / folder))
 
 from render_comment import COLUMN_PX, find_chromium, render  # noqa: E402
-from report_runs import (  # noqa: E402
-    hostile,
-    nanogpt_graph_break,
-    oversized,
-    two_by_three,
-    two_versions_failing,
-    with_history,
-)
-from test_comment_word_language_model import word_language_model  # noqa: E402
+from test_comment_in_browser import MAKERS  # noqa: E402  (the browser tests' cases)
 
 from compilegate.report.comment import render_comment  # noqa: E402
 
 EXAMPLE = REPO_ROOT / "examples" / "report" / "comment.md"
-MAKERS = {
-    "2 × 3 failing": two_by_three,
-    "hostile": hostile,
-    "oversized": oversized,
-    "stored history": with_history,
-    "two versions failing": two_versions_failing,
-    "nanoGPT graph break": nanogpt_graph_break,
-    "word language model": word_language_model,
-    "word language model, hostile": lambda docs: word_language_model(docs, hostile=True),
-}
 
 
 def comment_for(name: str) -> str:
