@@ -136,6 +136,12 @@ def add_parser(subparsers: Any) -> None:
         help="rebuild images / venvs even when one with the same inputs exists",
     )
     cmd.add_argument(
+        "--keep-old-images",
+        action="store_true",
+        help="--backend docker: keep the images an earlier compilegate built (by default a "
+        "build first removes them: this compilegate never reuses them)",
+    )
+    cmd.add_argument(
         "--timeout-s",
         type=float,
         default=3600.0,
@@ -339,6 +345,7 @@ def _backend(args: argparse.Namespace, opt_in: list[str]) -> tuple[Any, dict[str
         requirements_source_builds=args.requirements_allow_source_builds,
         build_network=None if args.build_network == "default" else args.build_network,
         rebuild=args.rebuild,
+        keep_superseded=args.keep_old_images,
         log=_log,
     )
     return backend, container_environment(os.environ, opt_in)

@@ -162,6 +162,7 @@ class DockerBackend:
         requirements_source_builds: bool = False,
         build_network: str | None = None,
         rebuild: bool = False,
+        keep_superseded: bool = False,
         log: LogSink = print,
         host_environ: Mapping[str, str] | None = None,
     ) -> None:
@@ -180,6 +181,7 @@ class DockerBackend:
         self.requirements_source_builds = requirements_source_builds
         self.build_network = build_network
         self.rebuild = rebuild
+        self.keep_superseded = keep_superseded
         self.log = log
         self.host_environ = host_environ
         self.images: dict[str, BuiltImage] = {}
@@ -204,6 +206,7 @@ class DockerBackend:
             rebuild=self.rebuild,
             log=self.log,
             build_network=self.build_network,
+            keep_superseded=self.keep_superseded,
         )
         self.images[torch_version] = built
         return built.tag

@@ -6,6 +6,15 @@ id, the index URL, the wheel files placed in the context, whether the build is o
 user's requirements and whether they may be built from source — so an image is rebuilt exactly
 when one of them changed, and reused otherwise.
 
+Each build first removes the images an earlier compilegate built (`remove_superseded`): every
+image of ours whose compilegate sources (label `compilegate.sources-sha256`, a sha256 over
+SOURCE_FILES and SOURCE_DIRS only) differ from this one's. This compilegate never reuses them
+(their tags name other sources), and on a self-hosted runner that updates compilegate they
+would pile up, 1.5 GB a CPU torch and 6 GB a CUDA one each time. Images built from these
+sources with other requirements, wheels or base stay; an image a container still uses, and any
+image not tagged by ensure_image, is left alone. `keep_superseded` (the CLI's
+--keep-old-images) turns the removal off.
+
 The user's requirements come as bytes (containers/requirements.py read them from the checkout,
 no link followed), written into the context: never a path the build would follow. Builds run
 on the engine's default network unless told otherwise (`build_network`, the CLI's
@@ -49,6 +58,7 @@ from .outcome import EnvironmentBuildError, LogSink
 IMAGE_REPOSITORY = "compilegate-torch"
 LABEL_TORCH_VERSION = "compilegate.torch-version"
 LABEL_INPUTS_SHA256 = "compilegate.inputs-sha256"
+LABEL_SOURCES_SHA256 = "compilegate.sources-sha256"
 # The Dockerfile's own default: a plain Debian with Python 3.11; CUDA comes with the wheels.
 DEFAULT_BASE_IMAGE = "debian:bookworm-slim"
 # Made without any registry by scripts/docker-setup.sh (debootstrap + docker import).
@@ -61,6 +71,7 @@ CERT_NAME = "certs/pip-cert.pem"
 REQUIREMENTS_NAME = "requirements/requirements.txt"
 LOG_TAIL_LINES = 30
 
+_OUR_TAG = re.compile(rf"^{IMAGE_REPOSITORY}:[A-Za-z0-9_.-]+-[0-9a-f]{{12}}$")
 _WHEEL_NAME = re.compile(r"^(?P<name>[^-]+)-(?P<version>[^-]+)(-\d[^-]*)?-[^-]+-[^-]+-[^-]+\.whl$")
 _REQUIREMENT = re.compile(r"^\s*(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[(?P<extras>[^\]]*)\])?")
 _EXTRA_MARKER = re.compile(r"""extra\s*==\s*["']([^"']+)["']""")
@@ -129,15 +140,21 @@ class ImageSpec:
             "REQUIREMENTS_SOURCE_BUILDS": "1" if self.requirements_source_builds else "0",
         }
 
-    def context_files(self) -> list[tuple[str, Path]]:
-        """(path in the build context, host file) for every file of the host the build reads,
-        sorted; the requirements' bytes (REQUIREMENTS_NAME) come beside them."""
+    def source_files(self) -> list[tuple[str, Path]]:
+        """(path in the build context, host file) for compilegate's own files: SOURCE_FILES
+        and SOURCE_DIRS, no bytecode."""
         root = self.source_root
         files = [(name, root / name) for name in SOURCE_FILES]
         for folder in SOURCE_DIRS:
             for path in sorted((root / folder).rglob("*")):
                 if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
                     files.append((path.relative_to(root).as_posix(), path))
+        return files
+
+    def context_files(self) -> list[tuple[str, Path]]:
+        """(path in the build context, host file) for every file of the host the build reads,
+        sorted; the requirements' bytes (REQUIREMENTS_NAME) come beside them."""
+        files = self.source_files()
         files.extend((f"wheels/{wheel.name}", wheel) for wheel in self.wheels)
         if self.ca_bundle is not None:
             files.append((CERT_NAME, self.ca_bundle))
@@ -172,6 +189,39 @@ def inputs_digest(spec: ImageSpec, base_image_id: str) -> str:
     return digest.hexdigest()
 
 
+def sources_digest(spec: ImageSpec) -> str:
+    """sha256 over compilegate's own files (`ImageSpec.source_files`): which compilegate an
+    image was built from, whatever else went into it."""
+    digest = hashlib.sha256()
+    for arcname, path in spec.source_files():
+        digest.update(f"file {arcname} {_file_sha256(path)}\n".encode())
+    return digest.hexdigest()
+
+
+def remove_superseded(client: Any, sources: str, *, log: LogSink = print) -> int:
+    """Removes every image ensure_image tagged whose sources label is not `sources` (the
+    module docstring says why); returns the bytes those images took (layers they shared with
+    images kept stay on disk). An image a container uses is kept, and said so."""
+    from docker.errors import APIError
+
+    freed = 0
+    for image in client.images.list(name=IMAGE_REPOSITORY, filters={"label": LABEL_INPUTS_SHA256}):
+        if (image.labels or {}).get(LABEL_SOURCES_SHA256) == sources:
+            continue
+        tags = [tag for tag in image.tags if _OUR_TAG.match(tag)]
+        if not tags:
+            continue
+        try:
+            for tag in tags:
+                client.images.remove(tag)
+        except APIError as exc:  # in use by a container, or the engine refused
+            log(f"kept {tags[0]}, built by another compilegate: {exc.explanation or exc}")
+            continue
+        freed += _size(image)
+        log(f"removed {tags[0]}, built by another compilegate ({_size(image) / 1e9:.1f} GB)")
+    return freed
+
+
 def image_tag(torch_version: str, digest: str) -> str:
     """`compilegate-torch:2.13.0-<12 hex>`; a local version label's `+` becomes `_`."""
     safe_version = re.sub(r"[^A-Za-z0-9_.-]", "_", torch_version)
@@ -185,10 +235,12 @@ def ensure_image(
     rebuild: bool = False,
     log: LogSink = print,
     build_network: str | None = None,
+    keep_superseded: bool = False,
 ) -> BuiltImage:
     """Reuse the image with this spec's tag, or build it on `build_network` (None: the
     engine's default; the module docstring says why), streaming the build output prefixed
-    with `[torch X]`. Raises EnvironmentBuildError with the log's last lines when the build
+    with `[torch X]`, after removing the images an earlier compilegate built unless
+    `keep_superseded`. Raises EnvironmentBuildError with the log's last lines when the build
     fails."""
     prefix = f"[torch {spec.torch_version}]"
     base_id = _image_id_or_name(client, spec.base_image)
@@ -199,6 +251,9 @@ def ensure_image(
         if existing is not None:
             log(f"{prefix} reusing image {tag}")
             return BuiltImage(tag, existing.id, spec.torch_version, True, 0.0, _size(existing))
+    sources = sources_digest(spec)
+    if not keep_superseded:
+        remove_superseded(client, sources, log=lambda line: log(f"{prefix} {line}"))
     log(f"{prefix} building image {tag} from {spec.base_image}")
     started = time.perf_counter()
     tail: deque[str] = deque(maxlen=LOG_TAIL_LINES)
@@ -209,7 +264,11 @@ def ensure_image(
                 path=context,
                 tag=tag,
                 buildargs=spec.build_args(),
-                labels={LABEL_TORCH_VERSION: spec.torch_version, LABEL_INPUTS_SHA256: digest},
+                labels={
+                    LABEL_TORCH_VERSION: spec.torch_version,
+                    LABEL_INPUTS_SHA256: digest,
+                    LABEL_SOURCES_SHA256: sources,
+                },
                 network_mode=build_network,
                 rm=True,
                 forcerm=True,

@@ -17,6 +17,7 @@ from compilegate.containers.images import (
     image_tag,
     inputs_digest,
     local_wheels_for,
+    sources_digest,
 )
 from compilegate.containers.outcome import EnvironmentBuildError
 
@@ -168,14 +169,22 @@ def test_from_host_takes_the_pip_cert_and_local_torch(tmp_path: Path) -> None:
 
 
 class FakeImage:
-    def __init__(self, image_id: str) -> None:
+    def __init__(
+        self, image_id: str, labels: dict[str, str] | None = None, size: int = 123
+    ) -> None:
         self.id = image_id
-        self.attrs = {"Size": 123}
+        self.labels = labels or {}
+        self.attrs = {"Size": size}
+        self.tags: list[str] = []
 
 
 class FakeImages:
-    def __init__(self, present: dict[str, FakeImage]) -> None:
+    """The engine's images by tag; `in_use` tags refuse removal as the engine does (409)."""
+
+    def __init__(self, present: dict[str, FakeImage], in_use: frozenset[str] = frozenset()) -> None:
         self.present = present
+        self.in_use = in_use
+        self.removed: list[str] = []
 
     def get(self, name: str) -> FakeImage:
         from docker.errors import ImageNotFound
@@ -183,6 +192,22 @@ class FakeImages:
         if name not in self.present:
             raise ImageNotFound(name)
         return self.present[name]
+
+    def list(self, name: str, filters: dict[str, str]) -> list[FakeImage]:
+        images: dict[str, FakeImage] = {}
+        for tag, image in self.present.items():
+            image.tags = [t for t, i in self.present.items() if i is image]
+            if tag.split(":")[0] == name and filters["label"] in image.labels:
+                images[image.id] = image
+        return list(images.values())
+
+    def remove(self, tag: str) -> None:
+        from docker.errors import APIError
+
+        if tag in self.in_use:
+            raise APIError("409 Conflict", explanation="image is being used by a container")
+        del self.present[tag]
+        self.removed.append(tag)
 
 
 class FakeApi:
@@ -245,3 +270,76 @@ def test_build_failure_carries_the_log_tail(tmp_path: Path) -> None:
     assert any("No matching distribution" in line for line in caught.value.log_tail)
     assert str(caught.value).startswith("torch 0.0.0: image build failed")
     assert caught.value.exit_code == 3
+
+
+def ours(image_id: str, sources: str, size: int = 10**9) -> FakeImage:
+    labels = {"compilegate.inputs-sha256": "x" * 64, "compilegate.sources-sha256": sources}
+    return FakeImage(image_id, labels, size)
+
+
+def test_a_build_first_removes_the_images_an_earlier_compilegate_built(tmp_path: Path) -> None:
+    """A runner that updates compilegate would keep every earlier image (1.5 GB a CPU torch,
+    6 GB a CUDA one): a build removes them, and only them."""
+    root = make_source(tmp_path / "src")
+    spec = ImageSpec("2.13.0", root, base_image="base:1")
+    now = sources_digest(spec)
+    present = {
+        "base:1": FakeImage("b"),
+        "compilegate-torch:2.13.0-aaaaaaaaaaaa": ours("old-cpu", "0" * 64),
+        "compilegate-torch:2.14.1-bbbbbbbbbbbb": ours("old-cuda", "1" * 64, 6 * 10**9),
+        "compilegate-torch:2.12.0-cccccccccccc": FakeImage(  # before the sources label
+            "older", {"compilegate.inputs-sha256": "y" * 64}
+        ),
+        "compilegate-torch:2.13.0-dddddddddddd": ours("same-sources", now),  # other requirements
+        "compilegate-torch:2.13.0": FakeImage("by-hand"),  # built from the Dockerfile by hand
+        "compilegate-torch:2.11.0-eeeeeeeeeeee": ours("running", "2" * 64),
+    }
+    client = FakeClient([{"stream": "Step 1/1\n"}], present)
+    client.images.in_use = frozenset({"compilegate-torch:2.11.0-eeeeeeeeeeee"})
+    lines: list[str] = []
+    built = ensure_image(client, spec, log=lines.append)
+
+    assert sorted(client.images.removed) == [
+        "compilegate-torch:2.12.0-cccccccccccc",
+        "compilegate-torch:2.13.0-aaaaaaaaaaaa",
+        "compilegate-torch:2.14.1-bbbbbbbbbbbb",
+    ]
+    assert set(present) == {
+        "base:1",
+        "compilegate-torch:2.13.0-dddddddddddd",
+        "compilegate-torch:2.13.0",
+        "compilegate-torch:2.11.0-eeeeeeeeeeee",
+        built.tag,
+    }
+    assert client.api.calls[0]["labels"]["compilegate.sources-sha256"] == now
+    assert "[torch 2.13.0] removed compilegate-torch:2.14.1-bbbbbbbbbbbb, built by another " \
+        "compilegate (6.0 GB)" in lines
+    assert any(
+        line.startswith("[torch 2.13.0] kept compilegate-torch:2.11.0-eeeeeeeeeeee")
+        and "used by a container" in line
+        for line in lines
+    )
+    assert lines.index(next(x for x in lines if "removed" in x)) < lines.index(
+        next(x for x in lines if "building image" in x)
+    )  # before the build, which needs the room
+
+
+def test_keep_superseded_and_a_reused_image_remove_nothing(tmp_path: Path) -> None:
+    root = make_source(tmp_path / "src")
+    spec = ImageSpec("2.13.0", root, base_image="base:1")
+    old = "compilegate-torch:2.13.0-aaaaaaaaaaaa"
+    client = FakeClient([], {"base:1": FakeImage("b"), old: ours("old", "0" * 64)})
+    built = ensure_image(client, spec, keep_superseded=True, log=lambda _: None)
+    assert client.images.removed == [] and old in client.images.present
+    ensure_image(client, spec, log=lambda _: None)  # reused: nothing built, nothing removed
+    assert built.tag in client.images.present and client.images.removed == []
+
+
+def test_the_sources_digest_ignores_all_but_compilegates_own_files(tmp_path: Path) -> None:
+    root = make_source(tmp_path / "src")
+    spec = ImageSpec("2.13.0", root)
+    first = sources_digest(spec)
+    other = dataclasses.replace(spec, torch_version="2.14.1", requirements=b"six\n")
+    assert sources_digest(other) == first
+    (root / "runner/compilegate/cli.py").write_text("print(2)\n")
+    assert sources_digest(spec) != first
