@@ -312,8 +312,10 @@ def test_a_build_first_removes_the_images_an_earlier_compilegate_built(tmp_path:
         built.tag,
     }
     assert client.api.calls[0]["labels"]["compilegate.sources-sha256"] == now
-    assert "[torch 2.13.0] removed compilegate-torch:2.14.1-bbbbbbbbbbbb, built by another " \
+    assert (
+        "[torch 2.13.0] removed compilegate-torch:2.14.1-bbbbbbbbbbbb, built by another "
         "compilegate (6.0 GB)" in lines
+    )
     assert any(
         line.startswith("[torch 2.13.0] kept compilegate-torch:2.11.0-eeeeeeeeeeee")
         and "used by a container" in line
