@@ -107,6 +107,7 @@ class Child:
         return wanted
 
     def measure(self, device: str) -> dict[str, Any]:
+        from . import cache_artifacts
         from .measure import StepBuilder, measure_eager, measure_variant
 
         spec = self.spec
@@ -135,13 +136,17 @@ class Child:
         assert variant is not None  # ChildSpec: a variant's spec has one
         if spec.timing_only:  # a variant's later process: only its timing
             settings = {**settings, "epoch_length": None}  # the first process charged it
+            load = cache_artifacts.load if spec.cache_artifacts == "load" else None
             return {
                 "variant": measure_variant(
-                    builder, settings, variant, self.progress, timing_only=True
+                    builder, settings, variant, self.progress, timing_only=True, load=load
                 )
             }
         probe = make_probe(repo_root)
         result = {"variant": measure_variant(builder, settings, variant, self.progress, probe)}
+        if spec.cache_artifacts == "save":  # after every compile of the process, timed apart
+            self.progress("saving the compile-cache artifacts")
+            result["variant"]["compile"]["artifacts"] = cache_artifacts.save()
         result["diagnostics"] = probe.report()
         result["variant"]["compile"]["counts"] = probe.work_counts()
         if numerics.get("enabled"):

@@ -157,11 +157,14 @@ def measure_variant(
     probe: Any = None,
     *,
     timing_only: bool = False,
+    load: Callable[[], dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Eager (A and B) and one compiled variant, interleaved in the same process.
 
     `timing_only`: a variant's later process, which only times: no memory passes (the first
-    process measured the peaks; None here) and no epoch end.
+    process measured the peaks; None here) and no epoch end. `load`: called first inside the
+    compile window (cache_artifacts.load: the process starts from the first one's
+    compile-cache artifacts); what it returns is the compile record's `artifacts`.
 
     `probe` is a context manager (diagnostics.CompileProbe) wrapped around everything the
     compiled copy does, or None. The compile window runs from the torch.compile() call to
@@ -172,7 +175,7 @@ def measure_variant(
     iterations, rounds = settings["iterations"], settings["rounds"]
     end = settings["warmup"] + iterations
     with contextlib.ExitStack() as probed:
-        copies = VariantCopies(builder, settings, variant, progress, probe, probed)
+        copies = VariantCopies(builder, settings, variant, progress, probe, probed, load)
         progress(f"measuring: {iterations} iterations per side in {rounds} rounds")
         with pinned(torch.get_num_threads()) as cpus:
             timed = interleaved_rounds(
@@ -215,9 +218,11 @@ class VariantCopies:
         progress: Progress,
         probe: Any = None,
         probed: contextlib.ExitStack | None = None,
+        load: Callable[[], dict[str, Any]] | None = None,
     ) -> None:
         """`probe` (or None) is entered into `probed` just before the compile: everything
-        the compiled copy does, to the end of the caller's `probed` block, runs inside it."""
+        the compiled copy does, to the end of the caller's `probed` block, runs inside it.
+        `load` (or None) runs first in the compile window (measure_variant's docstring)."""
         device, amp, warmup = builder.device, settings["amp"], settings["warmup"]
         self.device, self.end = device, warmup + settings["iterations"]
         progress("building copies")
@@ -232,6 +237,7 @@ class VariantCopies:
         # The window opens before the probe: its set-up imports torch._dynamo, which a user's
         # first torch.compile() pays too (seconds; a timing-only process pays it in the call).
         start = now()
+        self.artifacts = load() if load is not None else None
         if probe is not None and probed is not None:
             probed.enter_context(probe)
         self.compiled = TrainingStep(
@@ -285,6 +291,7 @@ class VariantCopies:
             },
             "cpu_method": cpu_method(),
             "cache_hits": self.cache_hits,
+            **({"artifacts": self.artifacts} if self.artifacts is not None else {}),
         }
 
 

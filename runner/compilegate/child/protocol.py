@@ -151,6 +151,9 @@ class ChildSpec:
     numerics_reference: str | None = None  # the float64 reference a variant compares with
     numerics_reference_out: str | None = None  # where the eager process leaves it
     timing_only: bool = False  # a variant's later process: only its timing
+    # "save": a variant's first process leaves its compile-cache artifacts; "load": a later
+    # process starts from them (child/cache_artifacts.py); "": neither
+    cache_artifacts: str = ""
     sides: tuple[ChildSide, ...] = ()  # a paired child's base and head
     limits: dict[str, Any] | None = None
 
@@ -203,6 +206,8 @@ class ChildSpec:
                 raise SpecError(f"child spec: {name} is not a string")
         if not isinstance(values.get("timing_only", False), bool):
             raise SpecError("child spec: timing_only is not true or false")
+        if values.get("cache_artifacts", "") not in CACHE_ARTIFACTS:
+            raise SpecError("child spec: cache_artifacts is none of save, load or empty")
         return cls(**values)
 
 
@@ -225,6 +230,10 @@ def _entry(raw: Any, where: str) -> EntryPoint:
     return EntryPoint.from_dict(fields_)
 
 
+CACHE_ARTIFACTS = ("", "save", "load")
+# Where a "save" process leaves its compile-cache artifacts, in its Inductor cache folder, and
+# a "load" process finds them (child/cache_artifacts.py; the parent hands them over).
+CACHE_ARTIFACTS_FILE = "compilegate-cache-artifacts.bin"
 ENTRY_KEYS = ("spec", "file", "function", "line", "module")
 
 

@@ -138,6 +138,14 @@ def _build_step(
             f"{source}:{line}: steps[{index}].cold_compiles: {merged['cold_compiles']} cold "
             f"compiles need as many variant_processes, got {merged['variant_processes']}"
         )
+    if merged["cache_artifacts"] and merged["cold_compiles"] >= merged["variant_processes"]:
+        line = _line_of(node, ["steps", index])
+        raise ConfigError(
+            f"{source}:{line}: steps[{index}].cache_artifacts: the process that starts from "
+            f"the artifacts comes after the {merged['cold_compiles']} cold one(s): "
+            f"variant_processes must be at least {merged['cold_compiles'] + 1}, got "
+            f"{merged['variant_processes']}"
+        )
     env_path: list[Any] = ["steps", index, "env"] if "env" in step_raw else ["defaults", "env"]
     for ni, name in enumerate(merged["env"]):
         refusal = opt_in_refusal(name)
@@ -168,6 +176,7 @@ def _build_step(
         eager_processes=merged["eager_processes"],
         variant_processes=merged["variant_processes"],
         cold_compiles=merged["cold_compiles"],
+        cache_artifacts=merged["cache_artifacts"],
         numerics=numerics,
         thresholds=thresholds,
         env=tuple(merged["env"]),

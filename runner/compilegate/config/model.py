@@ -30,6 +30,7 @@ DEFAULT_STEP_SETTINGS: dict[str, Any] = {
     "eager_processes": 1,
     "variant_processes": 4,
     "cold_compiles": 1,
+    "cache_artifacts": False,
     "env": [],
     "gate_compile_wall_time": False,
     "steps_per_run": 10_000,
@@ -99,6 +100,10 @@ STEP_FIELD_POLICY: dict[str, str] = {
     "thresholds": BASELINES,  # gate/policy.resolve_thresholds
     "variant_processes": AT_LEAST,
     "cold_compiles": AT_LEAST,
+    # Which cache one later process starts from (the first's portable artifacts instead of
+    # its Inductor cache): it times the same compiled code, and only the recommendation reads
+    # its compile seconds.
+    "cache_artifacts": HEAD_OWN,
     "env": BASELINES,  # run/env_policy.py: only the opt-ins the baseline recorded
     "gate_compile_wall_time": BASELINES,  # gate/policy.StepPolicy
     # What the recommendation (results/recommendation.py) is stated for; no verdict reads it.
@@ -194,6 +199,10 @@ class StepConfig:
     # How many of a variant's processes compile cold, each with a fresh Inductor cache: more
     # than one gives the compile CPU time a noise estimate (results/compile_cost.py).
     cold_compiles: int = DEFAULT_STEP_SETTINGS["cold_compiles"]
+    # The process after the cold ones starts from the first process's portable compile-cache
+    # artifacts (torch.compiler.save/load_cache_artifacts) in an empty cache: what a job that
+    # ships them pays, beside the warm and cold compiles (child/cache_artifacts.py).
+    cache_artifacts: bool = False
     # Host variables this step's child may see beyond the allow-list (run/child_env.py).
     env: tuple[str, ...] = ()
     # Policy, read from the baseline's step: may compile wall time fail the job?

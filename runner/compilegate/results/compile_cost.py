@@ -13,6 +13,9 @@ every process compiles cold); otherwise warm.
     compile_cost.cold_samples         [{wall_s, cpu_s}] of every cold process that has both
     compile_cost.cpu_noise_pct        95 % half-width of cpu_s over those, percent of the mean
     compile_cost.warm_wall_s          median compile wall seconds of the warm processes
+    compile_cost.artifacts_wall_s     median compile wall seconds of the processes that started
+                                      from the first one's cache artifacts (their loading in
+                                      it); artifacts_bytes, or artifacts_absent: why none
     compile_cost.eager_ops            ATen ops of one eager call of the compiled region, from
                                       the first process (child/compile_size.py): what the
                                       judge divides FX nodes, guards and kernels by
@@ -34,12 +37,17 @@ if TYPE_CHECKING:
 from .model import ColdSample, CompileCost, CompileCounts, Process
 from .stats import CONFIDENCE, t_quantile
 
-# How a process's Inductor cache directory came to it (run/orchestrate.py).
-FRESH, REUSED, SHARED = "fresh", "reused", "shared"
+# How a process's Inductor cache directory came to it (run/step_measurement.py): ARTIFACTS,
+# an empty one into which the process loaded its first process's cache artifacts.
+FRESH, REUSED, SHARED, ARTIFACTS = "fresh", "reused", "shared", "artifacts"
+ARTIFACTS_LABEL = "artifacts"
 
 
 def cache_label(cache_dir: str, hits: int | None) -> str:
-    """ "cold" or "warm": cold by construction (a fresh directory) or by what torch counted."""
+    """ "cold" or "warm": cold by construction (a fresh directory) or by what torch counted;
+    "artifacts" for a process that started from the cache artifacts."""
+    if cache_dir == ARTIFACTS:
+        return ARTIFACTS_LABEL
     if cache_dir == FRESH:
         return "cold"
     if hits is None:  # a torch without cache counters: not cold by construction
@@ -91,9 +99,11 @@ def compile_cost(
     counts: CompileCounts,
     cpu_method: str | None = None,
     eager_ops: int | None = None,
+    artifacts: CacheArtifacts | None = None,
 ) -> CompileCost:
     """The variant's compile_cost from its process records (the first one first), the first
-    process's work counts, how its CPU time was read and the compiled region's size."""
+    process's work counts, how its CPU time was read, the compiled region's size and what it
+    saved of the cache artifacts (None: not asked)."""
     first = records[0]
     cold = [
         ColdSample(wall_s=r.compile_wall_s, cpu_s=r.compile_cpu_s)
@@ -102,6 +112,11 @@ def compile_cost(
     ]
     warm = [
         r.compile_wall_s for r in records[1:] if r.cache == "warm" and _number(r.compile_wall_s)
+    ]
+    loaded = [
+        r.compile_wall_s
+        for r in records[1:]
+        if r.cache == ARTIFACTS_LABEL and _number(r.compile_wall_s)
     ]
     return CompileCost(
         wall_s=first.compile_wall_s,
@@ -112,7 +127,38 @@ def compile_cost(
         warm_wall_s=statistics.median(warm) if warm else None,
         cpu_method=cpu_method or None,
         eager_ops=eager_ops if _is_size(eager_ops) else None,
+        artifacts_wall_s=statistics.median(loaded) if loaded else None,
+        artifacts_bytes=artifacts.saved_bytes if artifacts is not None else None,
+        artifacts_absent=artifacts.absent if artifacts is not None else None,
     )
+
+
+@dataclass(frozen=True)
+class CacheArtifacts:
+    """What a variant's first process saved of its compile-cache artifacts: their size, or
+    why none (child/cache_artifacts.py)."""
+
+    saved_bytes: int | None
+    absent: str | None
+
+    @classmethod
+    def of(cls, saved: Any) -> CacheArtifacts | None:
+        """From the child's compile record's `artifacts` (None: not asked); a value of the
+        wrong type is no size and no reason."""
+        if not isinstance(saved, Mapping):
+            return None
+        size, why = saved.get("saved_bytes"), saved.get("absent")
+        return cls(
+            saved_bytes=size if _is_size(size) else None,
+            absent=why[:500] if isinstance(why, str) else None,
+        )
+
+    @classmethod
+    def kept(cls, cost: CompileCost) -> CacheArtifacts | None:
+        """What a pooled compile cost already recorded."""
+        if cost.artifacts_bytes is None and cost.artifacts_absent is None:
+            return None
+        return cls(cost.artifacts_bytes, cost.artifacts_absent)
 
 
 def half_width_pct(values: Sequence[float]) -> float | None:

@@ -24,7 +24,7 @@ from .. import __version__
 from ..config import StepConfig
 from ..config import Variant as VariantConfig
 from ..config.model import DEFAULT_ACCEPT_LABEL, DEFAULT_STEPS_PER_RUN
-from .compile_cost import FRESH, REUSED, compile_cost, counts_of, process_compile
+from .compile_cost import FRESH, REUSED, CacheArtifacts, compile_cost, counts_of, process_compile
 from .model import (
     ConfigRef,
     Eager,
@@ -211,7 +211,9 @@ def add_process(
     record = process_compile(measured, cache_dir).on(process_record(measured))
     processes = (*entry.processes, _with_ratio(record, head_vs_base))
     cost = entry.compile_cost
-    pooled = compile_cost(processes, cost.counts, cost.cpu_method, cost.eager_ops)
+    pooled = compile_cost(
+        processes, cost.counts, cost.cpu_method, cost.eager_ops, CacheArtifacts.kept(cost)
+    )
     return replace(entry, processes=processes, compile_cost=pooled)
 
 
@@ -290,6 +292,7 @@ def variant_entry(
         counts_of(compile_info.get("counts")),
         compile_info.get("cpu_method"),
         compile_info.get("eager_ops"),
+        CacheArtifacts.of(compile_info.get("artifacts")),
     )
     noise_pct = aa.distance_from_one_pct
     entry = replace(

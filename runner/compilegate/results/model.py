@@ -549,6 +549,10 @@ class CompileCost(Model):
     warm_wall_s: float | None = None
     cpu_method: str | None = None
     eager_ops: int | None = None
+    # The cache-artifacts lever (config cache_artifacts; absent otherwise).
+    artifacts_wall_s: float | None = None
+    artifacts_bytes: int | None = None
+    artifacts_absent: str | None = None
 
     def recorded_nulls(self) -> tuple[str, ...]:
         return ("eager_ops",)  # results/compile_cost.py: null when unknown
@@ -602,6 +606,8 @@ class Payoff(Model):
     processes_needed: int | None = None
     processes: int | None = None
     compile_s: CompileEstimate | None = None
+    # From shipped cache artifacts (config cache_artifacts): absent when not measured.
+    artifacts_break_even_steps: BreakEvenInterval | None = None
 
     def recorded_nulls(self) -> tuple[str, ...]:
         return ("compile_s",)  # results/recommendation.analyse: null when not measured
@@ -718,6 +724,7 @@ class Recommendation(Model):
     compile_s: CompileEstimate | None = None
     withheld: str | None = None
     bounds: tuple[StepBound, ...] | None = None
+    artifacts_break_even_steps: BreakEvenInterval | None = None
 
     def written_as_null(self) -> tuple[str, ...]:
         """A decided recommendation carries the payoff's figures, null where unknown."""

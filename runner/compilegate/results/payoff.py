@@ -132,6 +132,8 @@ class Measured:
     warm_compile_s: LogEstimate | None
     estimator: str
     compile_per_step: LogEstimate | None = None  # warm compile s ÷ its process's eager ms
+    # From the first process's portable cache artifacts (config cache_artifacts), or None.
+    artifacts_compile_s: LogEstimate | None = None
 
     @property
     def processes(self) -> int:
@@ -183,6 +185,7 @@ def measure(variant: Variant) -> Measured | None:
         warm_compile_s=_compile_estimate(warm),
         estimator=estimator,
         compile_per_step=_compile_estimate(warm_compile_per_step(variant)),
+        artifacts_compile_s=_compile_estimate(artifacts_compile_samples(variant)),
     )
 
 
@@ -237,6 +240,13 @@ def warm_compile_samples(variant: Variant) -> list[float]:
     if not walls and cost is not None and _positive(cost.warm_wall_s):
         walls = [cost.warm_wall_s]
     return walls
+
+
+def artifacts_compile_samples(variant: Variant) -> list[float]:
+    """Compile wall seconds (their loading in them) of the processes that started from the
+    first process's cache artifacts."""
+    samples = [p.compile_wall_s for p in variant.processes or () if p.cache == "artifacts"]
+    return [w for w in samples if _positive(w)]
 
 
 def warm_compile_per_step(variant: Variant) -> list[float]:

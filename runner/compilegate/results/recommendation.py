@@ -82,6 +82,7 @@ def recommend(
         speedup=payoff.speedup,
         break_even_steps=payoff.break_even_steps,
         warm_break_even_steps=payoff.warm_break_even_steps,
+        artifacts_break_even_steps=payoff.artifacts_break_even_steps,
         saving_s=payoff.saving_s,
         processes_needed=payoff.processes_needed,
         processes=payoff.processes,
@@ -122,12 +123,14 @@ def analyse(m: Measured, steps: int) -> Payoff:
     speedup = m.speedup.speedup_estimate(m.estimator)
     if m.compile_s is None:  # no compile seconds measured: the speedup alone decides
         decision = Decision.STAY_EAGER if m.speedup.high <= 1 else Decision.UNDECIDED
-        found = warm = None
+        found = warm = artifacts = None
         saving = None
     else:
         found = break_even(m, m.compile_s)
         decision = Decision(verdict(found, steps))
         warm = break_even(m, m.warm_compile_s) if m.warm_compile_s is not None else None
+        loaded = m.artifacts_compile_s
+        artifacts = break_even(m, loaded) if loaded is not None else None
         saving = saving_s(m, m.compile_s, steps, found)
     return Payoff(
         decision=decision,
@@ -135,6 +138,7 @@ def analyse(m: Measured, steps: int) -> Payoff:
         speedup=speedup,
         break_even_steps=found.interval if found else None,
         warm_break_even_steps=warm.interval if warm else None,
+        artifacts_break_even_steps=artifacts.interval if artifacts else None,
         saving_s=saving,
         processes_needed=processes_needed(m, steps) if decision is Decision.UNDECIDED else None,
         processes=m.processes,
@@ -174,7 +178,7 @@ def _text(name: str, a: Payoff, m: Measured) -> str:
         return (
             f"{run}: compiling with {name} saves ~{duration(a.saving_s.estimate)} "
             f"(break-even after {steps(found.estimate)} steps, 95 % interval for a run "
-            f"{_range(found)}; {speed}; {_compile(m)}{_warm(a)})"
+            f"{_range(found)}; {speed}; {_compile(m)}{_warm(a)}{_artifacts(a)})"
         )
     if a.decision is Decision.STAY_EAGER:
         if found is None:
@@ -187,7 +191,7 @@ def _text(name: str, a: Payoff, m: Measured) -> str:
         )
         return (
             f"keep torch.compile off for {run}: {name} breaks even {when} (95 % interval for a run "
-            f"{_range(found)}; {speed}; {_compile(m)})"
+            f"{_range(found)}; {speed}; {_compile(m)}{_artifacts(a)})"
         )
     if found is None:
         return f"undecided for {run}: {name} {speed}; its compile time was not measured"
@@ -236,6 +240,20 @@ def _warm(a: Payoff) -> str:
     if not warm or warm.estimate is None:
         return ""
     return f"; from a warm cache: break-even after {steps(warm.estimate)} steps"
+
+
+def _artifacts(a: Payoff) -> str:
+    """The portable-cache lever's break-even, and whether it alone pays off inside the run."""
+    loaded = a.artifacts_break_even_steps
+    if not loaded or loaded.estimate is None:
+        return ""
+    inside = loaded.high is not None and loaded.high <= a.steps_per_run
+    cold = a.break_even_steps
+    flips = inside and (cold is None or cold.high is None or cold.high > a.steps_per_run)
+    return (
+        f"; from shipped cache artifacts: break-even after {steps(loaded.estimate)} steps "
+        f"(95 % interval {_range(loaded)})" + (", inside this run" if flips else "")
+    )
 
 
 def _range(found: BreakEvenInterval) -> str:

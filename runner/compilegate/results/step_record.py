@@ -26,6 +26,7 @@ def step_settings(step: StepConfig) -> dict[str, Any]:
         "eager_processes": step.eager_processes,
         "variant_processes": step.variant_processes,
         "cold_compiles": step.cold_compiles,
+        "cache_artifacts": step.cache_artifacts,
         "timeout_s": step.timeout_s,
         "thresholds": dict(step.thresholds),
         "gate_compile_wall_time": step.gate_compile_wall_time,

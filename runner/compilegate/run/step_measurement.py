@@ -19,7 +19,7 @@ from typing import Any, Callable, TextIO, TypeVar
 from ..child.protocol import ChildSide, ChildSpec, EntryPoint
 from ..cleanup import remove_tree
 from ..config import StepConfig, Variant
-from ..results.compile_cost import FRESH, REUSED, SHARED
+from ..results.compile_cost import ARTIFACTS, FRESH, REUSED, SHARED
 from ..results.document import (
     ChildJson,
     add_process,
@@ -32,6 +32,7 @@ from ..results.document import (
 )
 from ..results.model import Variant as ResultVariant
 from ..results.step_record import StepRecord, failed_variant
+from .artifacts_handover import hand_over
 from .child_runs import Measured, one_line, run_child, run_pair_child
 from .launcher import Launcher
 
@@ -221,7 +222,17 @@ class _VariantRun:
         spec = self.side.base_spec(
             "variant", device=self.side.record.device, variant=_variant_spec(self.variant)
         )
-        return replace(spec, numerics_reference=self.side.reference_path)
+        save = "save" if self.artifacts_process is not None else ""
+        return replace(spec, numerics_reference=self.side.reference_path, cache_artifacts=save)
+
+    @property
+    def artifacts_process(self) -> int | None:
+        """The process that starts from the first one's compile-cache artifacts (the one
+        after the cold compiles), or None: not asked for, or the run shares one cache."""
+        step = self.side.step
+        if not step.cache_artifacts or self.cache_dir is None:
+            return None
+        return step.cold_compiles + 1
 
     @property
     def timing_spec(self) -> ChildSpec:
@@ -230,7 +241,9 @@ class _VariantRun:
         spec = self.spec
         numerics = {**(spec.settings.get("numerics") or {}), "enabled": False}
         settings = {**spec.settings, "numerics": numerics, "epoch_length": None}
-        return replace(spec, timing_only=True, numerics_reference=None, settings=settings)
+        return replace(
+            spec, timing_only=True, numerics_reference=None, settings=settings, cache_artifacts=""
+        )
 
     @property
     def pair_side(self) -> ChildSide:
@@ -266,6 +279,28 @@ class _VariantRun:
             self.error = error
             return
         total = step.variant_processes
+        if number == self.artifacts_process and self.cache_dir is not None:
+            with _variant_cache(launcher) as own:
+                assert own is not None  # no shared cache: artifacts_process says so
+                handed = hand_over(self.cache_dir, own)
+                if handed.copied is not None:
+                    stream.write(
+                        f"{self.side.tag} variant {self.variant.id}: from the cache artifacts "
+                        f"({handed.copied / 1e6:.1f} MB), timing process {number}/{total}\n"
+                    )
+                    spec = replace(self.timing_spec, cache_artifacts="load")
+                    report, error = run_child(
+                        launcher, spec, step, f"{label}#{number}", cache_dir=own
+                    )
+                    if report is not None:  # else `error` says why
+                        error = self.add_process(Measured(report), ARTIFACTS)
+                    if error is not None:
+                        self.error = f"timing process {number}/{total}: {error}"
+                    return
+            if handed.refused is not None:
+                self.error = f"cache artifacts refused: {handed.refused}"
+                return
+            # missing: the first process's record says why; this one reuses the cache
         cold = number <= step.cold_compiles and self.cache_dir is not None
         how = "cold compile, " if cold else ""
         stream.write(

@@ -1,0 +1,62 @@
+"""Issue 42, the portable-cache lever, with real torch.compile (Inductor, CPU): the step asks
+for `cache_artifacts`; its first process saves torch.compiler.save_cache_artifacts(), the
+parent hands the blob to the next process, which starts from it in an empty Inductor cache.
+On the current torch the document has that process (cache "artifacts"), the blob's size, its
+compile seconds and a break-even from them; on the old torch (2.4, no such API) the lever is
+absent with the reason, that process reuses the cache (on 2.4, whose FX-graph cache is off,
+a cold compile again), and the run still recommends."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import pytest
+from cli_helpers import REPO_ROOT, write_config
+
+from compilegate.config.loading import load_config_file
+from compilegate.run.orchestrate import RunOptions, run_config
+from compilegate.schemas import validation_errors
+
+pytestmark = pytest.mark.compile
+
+STEP = (
+    "  - name: mlp\n"
+    "    entry: examples/test_steps/tiny_mlp.py:make_step\n"
+    "    variants: [{mode: default}]\n    warmup: 2\n    iterations: 4\n    rounds: 2\n"
+    "    variant_processes: 3\n    cache_artifacts: true\n    numerics: {enabled: false}\n"
+)
+
+
+@pytest.fixture(scope="module")
+def measured(measuring_python: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    tmp = tmp_path_factory.mktemp("artifacts")
+    config = load_config_file(write_config(tmp / "compilegate.yml", STEP), repo_root=REPO_ROOT)
+    stream = io.StringIO()
+    options = RunOptions(out_path=tmp / "result.json", python=measuring_python, stream=stream)
+    document = run_config(config, options)
+    assert validation_errors(document, "result") == []
+    step = document["steps"][0]
+    assert step["status"] == "ok", step["error"]
+    variant = step["variants"][0]
+    assert variant["status"] == "ok", (variant["error"], stream.getvalue()[-2000:])
+    return {"document": document, "variant": variant, "log": stream.getvalue()}
+
+
+def test_the_process_after_the_cold_one_starts_from_the_artifacts(measured: dict) -> None:
+    variant, cost = measured["variant"], measured["variant"]["compile_cost"]
+    caches = [process["cache"] for process in variant["processes"]]
+    if measured["document"]["environment"]["torch"].startswith("2.4."):
+        assert "artifacts" not in caches  # (2.4 has the FX-graph cache off: "cold" each)
+        assert cost["artifacts_absent"].endswith("has no torch.compiler.save_cache_artifacts")
+        assert "artifacts_wall_s" not in cost
+        assert measured["document"]["steps"][0]["recommendation"]["decision"] is not None
+        return
+    assert caches == ["cold", "artifacts", "warm"], measured["log"][-2000:]
+    assert cost["artifacts_bytes"] > 1000 and "artifacts_absent" not in cost
+    loaded = variant["processes"][1]["compile_wall_s"]
+    assert cost["artifacts_wall_s"] == loaded > 0
+    assert "from the cache artifacts" in measured["log"]
+    recommendation = measured["document"]["steps"][0]["recommendation"]
+    if recommendation.get("break_even_steps") and variant["payoff"]["speedup"]["estimate"] > 1:
+        assert variant["payoff"]["artifacts_break_even_steps"] is not None
