@@ -30,6 +30,7 @@ from ..results.model import (
 )
 from . import wording as w
 from .escape import cell, inert, with_code
+from .lever_words import lever_sentence
 from .links import LinkContext
 from .note_words import note_words
 from .row_cells import ROW_HEADER, row_cells
@@ -147,6 +148,16 @@ def bounds(steps: Sequence[Step]) -> list[tuple[str, str]]:
     return out
 
 
+def levers(steps: Sequence[Step]) -> list[tuple[str, str]]:
+    """(step, what each compile lever cost) for every step that measured one (lever_words)."""
+    out = []
+    for step in steps:
+        sentence = None if step.failed else lever_sentence(step)
+        if sentence:
+            out.append((step.name, sentence))
+    return out
+
+
 def failures(steps: Sequence[Step]) -> list[tuple[str, str]]:
     """(where, error) for every step and variant that failed to run."""
     out = []
@@ -206,6 +217,8 @@ def variant_table_markdown(steps: Sequence[Step]) -> str:
         lines += ["", *(f"- {inert(name)}: {inert(text, max_chars=500)}" for name, text in decided)]
     for name, text in bounds(steps):
         lines.append(f"- {inert(name)}, what bounds it: {inert(text, max_chars=500)}")
+    for name, text in levers(steps):
+        lines.append(f"- {inert(name)}, compile from: {inert(text, max_chars=500)}")
     failed = failures(steps)
     if failed:
         lines += [

@@ -19,6 +19,7 @@ from .details import (
     drop_constant_columns,
     failures,
     gate_rows,
+    levers,
     reproduce_commands,
     variant_rows,
 )
@@ -47,6 +48,8 @@ def render_run_set_text(run_set: RunSetVerdict, links: LinkContext | None = None
             lines += wrap_words(f"- {name}: {text}", TEXT_WIDTH, hanging="    ")
         for name, text in bounds(steps):
             lines += wrap_words(f"- {name}, what bounds it: {text}", TEXT_WIDTH, hanging="    ")
+        for name, text in levers(steps):
+            lines += wrap_words(f"- {name}, compile from: {text}", TEXT_WIDTH, hanging="    ")
         for where, error in failures(steps):
             lines += wrap_words(f"- {where} failed: {error}", TEXT_WIDTH)
         if version.verdict is not None:

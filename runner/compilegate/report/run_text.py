@@ -34,6 +34,7 @@ from .escape import shortened
 from .first_screen import PROCESSES_NOTE, YARDSTICK_NOTE, FirstScreen
 from .headline import headline_of
 from .health_words import health_line
+from .lever_words import lever_sentence
 from .note_words import note_words, paired_summary
 from .row_cells import MESSAGE_CHARS, ROW_HEADER
 from .row_words.speed import compares_fastest_iterations
@@ -295,6 +296,9 @@ def _step_lines(step: Step, width: int, said: str = "") -> list[str]:
     bound = bound_sentence(step)
     if bound:
         notes.append(f"what bounds it: {bound}")
+    levers = lever_sentence(step)
+    if levers:
+        notes.append(f"compile from: {levers}")
     header, rows, same = _drop_said_once(header, rows)
     lines = [title, *fit_table([header, *rows], width, indent="  ")]
     if same:

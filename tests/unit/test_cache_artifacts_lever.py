@@ -1,0 +1,122 @@
+"""Issue 42's portable-cache lever without torch: the child's record read at the door, the
+artifacts process pooled apart from the cold and warm ones, the blob handed over without
+following a link, and the words (the real compile: tests/integration/test_cache_artifacts.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from compilegate.child.protocol import CACHE_ARTIFACTS_FILE, ChildSpec, SpecError
+from compilegate.report.lever_words import lever_sentence
+from compilegate.results.compile_cost import CacheArtifacts, compile_cost
+from compilegate.results.model import (
+    BreakEvenInterval,
+    CompileCounts,
+    Decision,
+    FastestMs,
+    Payoff,
+    Process,
+    Status,
+    Variant,
+)
+from compilegate.run.artifacts_handover import hand_over
+
+
+def process(cache: str, wall_s: float) -> Process:
+    return Process(
+        fastest_ms=FastestMs(eager=1.0, compiled=1.0), compile_wall_s=wall_s, cache=cache
+    )
+
+
+def test_the_artifacts_process_is_neither_a_cold_nor_a_warm_sample() -> None:
+    records = [process("cold", 17.4), process("artifacts", 15.6), process("warm", 3.2)]
+    saved = CacheArtifacts(saved_bytes=331_973, absent=None)
+    cost = compile_cost(records, CompileCounts(), artifacts=saved)
+    assert [s.wall_s for s in cost.cold_samples] == []  # no CPU seconds: no cold sample
+    assert cost.warm_wall_s == 3.2 and cost.artifacts_wall_s == 15.6
+    assert cost.artifacts_bytes == 331_973 and cost.artifacts_absent is None
+    assert CacheArtifacts.kept(cost) == saved
+    assert compile_cost(records, CompileCounts()).artifacts_wall_s == 15.6
+    assert CacheArtifacts.kept(compile_cost(records[:1], CompileCounts())) is None
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        (None, None),
+        ("saved", None),
+        ({"saved_bytes": 12, "save_s": 0.1}, CacheArtifacts(12, None)),
+        ({"saved_bytes": "12"}, CacheArtifacts(None, None)),
+        ({"saved_bytes": -1, "absent": 5}, CacheArtifacts(None, None)),
+        ({"absent": "x" * 10_000}, CacheArtifacts(None, "x" * 500)),
+    ],
+)
+def test_the_childs_record_is_read_at_the_door(raw: object, expected: object) -> None:
+    assert CacheArtifacts.of(raw) == expected
+
+
+def test_a_spec_names_only_save_load_or_nothing() -> None:
+    with pytest.raises(SpecError, match="cache_artifacts"):
+        ChildSpec.from_json({"kind": "probe", "cache_artifacts": "rm -rf"})
+    assert ChildSpec.from_json({"kind": "probe", "cache_artifacts": "save"}).cache_artifacts
+
+
+def test_the_blob_is_copied_and_a_link_fifo_or_nothing_is_not(tmp_path: Path) -> None:
+    source, target = tmp_path / "first", tmp_path / "next"
+    source.mkdir()
+    target.mkdir()
+    assert hand_over(source, target).missing
+    secret = tmp_path / "secret"
+    secret.write_bytes(b"token")
+    (source / CACHE_ARTIFACTS_FILE).symlink_to(secret)
+    refused = hand_over(source, target)
+    assert refused.refused and "not a regular file" in refused.refused
+    assert not (target / CACHE_ARTIFACTS_FILE).exists()
+    (source / CACHE_ARTIFACTS_FILE).unlink()
+    os.mkfifo(source / CACHE_ARTIFACTS_FILE)
+    assert hand_over(source, target).refused == f"{CACHE_ARTIFACTS_FILE}: not a regular file"
+    (source / CACHE_ARTIFACTS_FILE).unlink()
+    (source / CACHE_ARTIFACTS_FILE).write_bytes(b"\x00blob" * 1000)
+    assert hand_over(source, target).copied == 5000
+    assert (target / CACHE_ARTIFACTS_FILE).read_bytes() == b"\x00blob" * 1000
+    linked = tmp_path / "linked"
+    linked.symlink_to(source, target_is_directory=True)
+    assert hand_over(linked, tmp_path / "next").refused  # the folder itself is not followed
+
+
+def variant(cost_fields: dict, payoff: Payoff | None = None) -> Variant:
+    records = [process("cold", 17.4), process("artifacts", 15.6), process("warm", 3.2)]
+    cost = dataclasses.replace(compile_cost(records, CompileCounts()), wall_s=17.4, **cost_fields)
+    return Variant(
+        id="default",
+        mode="default",
+        compile_target="model",
+        status=Status.OK,
+        compile_cost=cost,
+        payoff=payoff,
+    )
+
+
+def test_the_levers_in_words() -> None:
+    payoff = Payoff(
+        decision=Decision.UNDECIDED,
+        steps_per_run=10_000,
+        warm_break_even_steps=BreakEvenInterval(low=900, estimate=4_213, high=None),
+        artifacts_break_even_steps=BreakEvenInterval(low=5_000, estimate=19_870, high=None),
+    )
+    measured = variant({"artifacts_bytes": 331_973}, payoff)
+    assert lever_sentence(SimpleNamespace(variants=[measured])) == (
+        "default: cold 17.4 s; warm cache 3.2 s (break-even after 4,200 steps); shipped cache "
+        "artifacts 15.6 s, 0.3 MB (break-even after 20,000 steps)"
+    )
+    absent = variant({"artifacts_absent": "torch 2.4.1 has no torch.compiler.save_cache_artifacts"})
+    assert lever_sentence(SimpleNamespace(variants=[absent])) == (
+        "default: shipped cache artifacts absent: torch 2.4.1 has no "
+        "torch.compiler.save_cache_artifacts"
+    )
+    assert lever_sentence(SimpleNamespace(variants=[variant({})])) is None  # not asked
