@@ -1,10 +1,17 @@
-"""Issue 42, the portable-cache lever, with real torch.compile (Inductor, CPU): the step asks
-for `cache_artifacts`; its first process saves torch.compiler.save_cache_artifacts(), the
-parent hands the blob to the next process, which starts from it in an empty Inductor cache.
-On the current torch the document has that process (cache "artifacts"), the blob's size, its
-compile seconds and a break-even from them; on the old torch (2.4, no such API) the lever is
-absent with the reason, that process reuses the cache (on 2.4, whose FX-graph cache is off,
-a cold compile again), and the run still recommends."""
+"""Issue 42, the compile levers, with real torch.compile (Inductor, CPU), on a step whose
+model repeats one block (examples/test_steps/repeated_blocks.py).
+
+The portable cache (`cache_artifacts`): the first process saves
+torch.compiler.save_cache_artifacts(), the parent hands the blob to the next process, which
+starts from it in an empty Inductor cache. On the current torch the document has that process
+(cache "artifacts"), the blob's size, its compile seconds and a break-even from them; on the
+old torch (2.4, no such API) the lever is absent with the reason, that process reuses the
+cache (on 2.4, whose FX-graph cache is off, a cold compile again), and the run still
+recommends.
+
+Regional compilation (`regional`): one more process compiles each of the two blocks in
+place and times it against eager; the variant's `regional` says which blocks, its compile
+seconds and step times. (A model with nothing repeated: tests/unit/test_regional_blocks.py.)"""
 
 from __future__ import annotations
 
@@ -21,10 +28,11 @@ from compilegate.schemas import validation_errors
 pytestmark = pytest.mark.compile
 
 STEP = (
-    "  - name: mlp\n"
-    "    entry: examples/test_steps/tiny_mlp.py:make_step\n"
+    "  - name: blocks\n"
+    "    entry: examples/test_steps/repeated_blocks.py:make_step\n"
     "    variants: [{mode: default}]\n    warmup: 2\n    iterations: 4\n    rounds: 2\n"
-    "    variant_processes: 3\n    cache_artifacts: true\n    numerics: {enabled: false}\n"
+    "    variant_processes: 3\n    cache_artifacts: true\n    regional: true\n"
+    "    numerics: {enabled: false}\n"
 )
 
 
@@ -60,3 +68,13 @@ def test_the_process_after_the_cold_one_starts_from_the_artifacts(measured: dict
     recommendation = measured["document"]["steps"][0]["recommendation"]
     if recommendation.get("break_even_steps") and variant["payoff"]["speedup"]["estimate"] > 1:
         assert variant["payoff"]["artifacts_break_even_steps"] is not None
+
+
+def test_one_more_process_compiles_only_the_repeated_blocks(measured: dict) -> None:
+    regional = measured["variant"]["regional"]
+    assert regional.get("absent") is None, regional
+    assert regional["blocks"] == "blocks: 2 × Block"
+    assert regional["compile_wall_s"] > 0
+    assert regional["eager_ms"] > 0 and regional["compiled_ms"] > 0
+    assert len(measured["variant"]["processes"]) == 3  # in no sample of the variant's
+    assert "variant default: regional compilation" in measured["log"]

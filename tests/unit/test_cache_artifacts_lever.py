@@ -116,7 +116,7 @@ def test_the_levers_in_words() -> None:
     )
     absent = variant({"artifacts_absent": "torch 2.4.1 has no torch.compiler.save_cache_artifacts"})
     assert lever_sentence(SimpleNamespace(variants=[absent])) == (
-        "default: shipped cache artifacts absent: torch 2.4.1 has no "
-        "torch.compiler.save_cache_artifacts"
+        "default: cold 17.4 s; warm cache 3.2 s; shipped cache artifacts absent: torch 2.4.1 "
+        "has no torch.compiler.save_cache_artifacts"
     )
     assert lever_sentence(SimpleNamespace(variants=[variant({})])) is None  # not asked

@@ -60,6 +60,8 @@ def test_the_derived_lists_follow_the_table():
         # one later process starts from the first's cache artifacts: the same compiled code
         # timed; its compile seconds are in no cold or warm sample the gate reads
         "cache_artifacts",
+        # one more process compiles only the repeated blocks: the variant's `regional` lever
+        "regional",
     }
 
 

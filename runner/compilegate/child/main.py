@@ -109,6 +109,7 @@ class Child:
     def measure(self, device: str) -> dict[str, Any]:
         from . import cache_artifacts
         from .measure import StepBuilder, measure_eager, measure_variant
+        from .training import NoRepeatedBlock
 
         spec = self.spec
         settings = spec.settings
@@ -137,11 +138,13 @@ class Child:
         if spec.timing_only:  # a variant's later process: only its timing
             settings = {**settings, "epoch_length": None}  # the first process charged it
             load = cache_artifacts.load if spec.cache_artifacts == "load" else None
-            return {
-                "variant": measure_variant(
+            try:
+                measured = measure_variant(
                     builder, settings, variant, self.progress, timing_only=True, load=load
                 )
-            }
+            except NoRepeatedBlock as nothing:  # regional compilation: nothing repeats
+                return {"variant": {"regional_absent": str(nothing)}}
+            return {"variant": measured}
         probe = make_probe(repo_root)
         result = {"variant": measure_variant(builder, settings, variant, self.progress, probe)}
         if spec.cache_artifacts == "save":  # after every compile of the process, timed apart

@@ -291,6 +291,7 @@ class VariantCopies:
             },
             "cpu_method": cpu_method(),
             "cache_hits": self.cache_hits,
+            **({"blocks": self.compiled.blocks} if self.compiled.blocks is not None else {}),
             **({"artifacts": self.artifacts} if self.artifacts is not None else {}),
         }
 

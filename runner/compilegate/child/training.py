@@ -29,7 +29,10 @@ class TrainingStep:
 
     `compile_kwargs` None means eager. `compile_target` "model" compiles the model;
     "step" compiles forward+loss as one function and, separately, optimizer.step
-    (the PyTorch compiled-optimizer recipe; the optimizer's own graph breaks are expected).
+    (the PyTorch compiled-optimizer recipe; the optimizer's own graph breaks are expected);
+    "blocks" compiles each block of the model's repeated blocks in place (regional
+    compilation: `repeated_blocks`), the rest of the model stays eager; `self.blocks` says
+    which.
     """
 
     def __init__(
@@ -57,7 +60,14 @@ class TrainingStep:
         self._forward_loss: Callable[[Any], Any]
         self._optimizer_step: Callable[[], Any] = parts.optimizer.step
         model, loss_fn = parts.model, parts.loss
+        self.blocks: str | None = None
         if compile_kwargs is None:
+            self._forward_loss = lambda inputs: loss_fn(model, inputs)
+        elif compile_target == "blocks":
+            name, blocks = repeated_blocks(model)
+            for i in range(len(blocks)):
+                blocks[i] = torch.compile(blocks[i], **compile_kwargs)
+            self.blocks = f"{name}: {len(blocks)} × {type(blocks[0]._orig_mod).__name__}"
             self._forward_loss = lambda inputs: loss_fn(model, inputs)
         elif compile_target == "model":
             compiled_model = torch.compile(model, **compile_kwargs)
@@ -98,6 +108,29 @@ class TrainingStep:
         if parts.scheduler is not None:
             parts.scheduler.step()
         return loss.detach()
+
+
+class NoRepeatedBlock(Exception):
+    """The model has no block that repeats: regional compilation has nothing to reuse."""
+
+
+def repeated_blocks(model: Any) -> tuple[str, Any]:
+    """The model's repeated blocks: the nn.ModuleList of two or more modules of one class
+    holding the most parameters (a transformer's layers), with its name; NoRepeatedBlock
+    says why there is none."""
+    found = []
+    for name, module in model.named_modules():
+        if isinstance(module, torch.nn.ModuleList) and len(module) > 1:
+            if len({type(block) for block in module}) == 1:
+                size = sum(p.numel() for p in module.parameters())
+                found.append((size, name or "(model)", module))
+    if not found:
+        raise NoRepeatedBlock(
+            "the model has no nn.ModuleList of two or more modules of one class: regional "
+            "compilation has no repeated block to compile once and reuse"
+        )
+    _, name, blocks = max(found, key=lambda item: item[0])
+    return name, blocks
 
 
 def cudagraph_mark_step_begin() -> Callable[[], None] | None:

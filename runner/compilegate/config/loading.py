@@ -177,6 +177,7 @@ def _build_step(
         variant_processes=merged["variant_processes"],
         cold_compiles=merged["cold_compiles"],
         cache_artifacts=merged["cache_artifacts"],
+        regional=merged["regional"],
         numerics=numerics,
         thresholds=thresholds,
         env=tuple(merged["env"]),

@@ -31,6 +31,7 @@ DEFAULT_STEP_SETTINGS: dict[str, Any] = {
     "variant_processes": 4,
     "cold_compiles": 1,
     "cache_artifacts": False,
+    "regional": False,
     "env": [],
     "gate_compile_wall_time": False,
     "steps_per_run": 10_000,
@@ -104,6 +105,9 @@ STEP_FIELD_POLICY: dict[str, str] = {
     # its Inductor cache): it times the same compiled code, and only the recommendation reads
     # its compile seconds.
     "cache_artifacts": HEAD_OWN,
+    # One more process per variant compiles only the repeated blocks: its numbers go to the
+    # variant's `regional` lever, read by no judge.
+    "regional": HEAD_OWN,
     "env": BASELINES,  # run/env_policy.py: only the opt-ins the baseline recorded
     "gate_compile_wall_time": BASELINES,  # gate/policy.StepPolicy
     # What the recommendation (results/recommendation.py) is stated for; no verdict reads it.
@@ -203,6 +207,9 @@ class StepConfig:
     # artifacts (torch.compiler.save/load_cache_artifacts) in an empty cache: what a job that
     # ships them pays, beside the warm and cold compiles (child/cache_artifacts.py).
     cache_artifacts: bool = False
+    # One more process per variant compiles each block of the model's repeated blocks in
+    # place (regional compilation) and times it against eager: the variant's `regional` lever.
+    regional: bool = False
     # Host variables this step's child may see beyond the allow-list (run/child_env.py).
     env: tuple[str, ...] = ()
     # Policy, read from the baseline's step: may compile wall time fail the job?

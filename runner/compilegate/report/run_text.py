@@ -385,19 +385,26 @@ def _legend(document: ResultDocument) -> list[str]:
                 stat = variant_statistic(step, variant)
                 statistics.add((stat.name, stat.processes))
     out = []
-    for name, processes in sorted(statistics):
-        if name == "mean":
-            out.append(
-                f"eager ms, compiled ms: mean step time (outliers included) of each process, "
-                f"geometric mean over {processes} processes; speedup: eager ÷ compiled of "
-                "those, 95 % CI over the processes; compile s: mean of the cold compiles; "
-                "break-even: compile ÷ time saved per step, 95 % interval for one run."
-            )
-        else:
-            out.append(
-                "eager ms, compiled ms: median step time in one process; speedup: their "
-                "ratio, 95 % CI over the interleaved rounds."
-            )
+    several = sorted(n for name, n in statistics if name == "mean" and n > 1)
+    if several:
+        counts = " or ".join(str(n) for n in several)
+        out.append(
+            f"eager ms, compiled ms: mean step time (outliers included) of each process, "
+            f"geometric mean over {counts} processes; speedup: eager ÷ compiled of "
+            "those, 95 % CI over the processes; compile s: mean of the cold compiles; "
+            "break-even: compile ÷ time saved per step, 95 % interval for one run."
+        )
+    if ("mean", 1) in statistics:
+        out.append(
+            "eager ms, compiled ms: mean step time (outliers included) in one process; "
+            "speedup: their ratio, 95 % CI over its interleaved rounds; compile s: its cold "
+            "compile; break-even: compile ÷ time saved per step, 95 % interval for one run."
+        )
+    if any(name != "mean" for name, _ in statistics):
+        out.append(
+            "eager ms, compiled ms: median step time in one process; speedup: their "
+            "ratio, 95 % CI over the interleaved rounds."
+        )
     return out
 
 

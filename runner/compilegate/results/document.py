@@ -13,6 +13,7 @@ import datetime
 import json
 import math
 import os
+import statistics
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
@@ -34,6 +35,7 @@ from .model import (
     Pairing,
     Process,
     Ratio,
+    RegionalLever,
     RunHealth,
     Step,
     StepWork,
@@ -217,6 +219,29 @@ def add_process(
     return replace(entry, processes=processes, compile_cost=pooled)
 
 
+def with_regional(entry: Variant, measured: ChildJson | None, error: str | None) -> Variant:
+    """The variant with its regional-compilation lever (model.RegionalLever) from the
+    process that compiled only the repeated blocks: its compile window and mean step times,
+    or why there are none (`error`: its process failed; the child's `regional_absent`)."""
+    if measured is None or error is not None:
+        why = f"its process failed: {error}" if error else "not measured"
+        return replace(entry, regional=RegionalLever(absent=why[:500]))
+    absent = measured.get("regional_absent")
+    if absent is not None:
+        return replace(entry, regional=RegionalLever(absent=str(absent)[:500]))
+    record = process_compile(measured, FRESH).on(process_record(measured))
+    samples = record.samples_ms or {}
+    eager, compiled = samples.get("eager") or (), samples.get("compiled") or ()
+    blocks = (measured.get("compile") or {}).get("blocks")
+    lever = RegionalLever(
+        blocks=blocks[:200] if isinstance(blocks, str) else None,
+        compile_wall_s=record.compile_wall_s,
+        eager_ms=statistics.fmean(eager) if eager else None,
+        compiled_ms=statistics.fmean(compiled) if compiled else None,
+    )
+    return replace(entry, regional=lever)
+
+
 def yardstick_timing(timed: ChildJson) -> Timing | None:
     """The yardstick's own timing (child/timing.py), when the child timed it."""
     stick = timed.get("yardstick")
@@ -261,6 +286,7 @@ RECORDED = (
     "eager_peak_bytes",
     "processes",
     "torch_state",
+    "regional",
 )
 
 

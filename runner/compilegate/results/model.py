@@ -559,6 +559,28 @@ class CompileCost(Model):
 
 
 @dataclass(frozen=True)
+class RegionalLever(Model):
+    """Regional compilation (config `regional`), measured in a process of its own: each block
+    of the model's repeated blocks compiled in place, the rest eager (child/training.py), timed
+    against eager there. `absent`: why not (nothing repeats, or its process failed)."""
+
+    blocks: str | None = None
+    compile_wall_s: float | None = None
+    eager_ms: float | None = None
+    compiled_ms: float | None = None
+    absent: str | None = None
+
+    @property
+    def break_even_steps(self) -> float | None:
+        """Compile seconds over the time one step saves, from this one process; None: it
+        never breaks even (not faster than eager) or was not measured."""
+        wall, eager, compiled = self.compile_wall_s, self.eager_ms, self.compiled_ms
+        if wall is None or eager is None or compiled is None or compiled >= eager:
+            return None
+        return max(wall, 0.0) * 1e3 / (eager - compiled)
+
+
+@dataclass(frozen=True)
 class BreakEvenInterval(Model):
     REQUIRED = ("estimate", "high")
     low: float
@@ -656,6 +678,7 @@ class Variant(Model):
     payoff: Payoff | None = None
     late_recompile_s: float | None = None
     step_work: StepWork | None = None
+    regional: RegionalLever | None = None
 
     def written_as_null(self) -> tuple[str, ...]:
         return (*self.REQUIRED, *MEASURED_WHEN_OK) if self.status is Status.OK else self.REQUIRED

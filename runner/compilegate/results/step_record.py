@@ -27,6 +27,7 @@ def step_settings(step: StepConfig) -> dict[str, Any]:
         "variant_processes": step.variant_processes,
         "cold_compiles": step.cold_compiles,
         "cache_artifacts": step.cache_artifacts,
+        "regional": step.regional,
         "timeout_s": step.timeout_s,
         "thresholds": dict(step.thresholds),
         "gate_compile_wall_time": step.gate_compile_wall_time,

@@ -29,6 +29,7 @@ from ..results.document import (
     variant_entry,
     with_head_vs_base,
     with_process,
+    with_regional,
 )
 from ..results.model import Variant as ResultVariant
 from ..results.step_record import StepRecord, failed_variant
@@ -319,6 +320,29 @@ class _VariantRun:
         if error is not None:
             self.error = f"timing process {number}/{total}: {error}"
 
+    def run_regional(self, stream: TextIO) -> None:
+        """One more process, after the variant's others: the same variant compiling only the
+        model's repeated blocks (child/training.py), in an empty cache, timed against eager;
+        into the entry's `regional` lever. Its failure is the lever's, not the variant's."""
+        step, launcher = self.side.step, self.side.launcher
+        if self.entry is None or self.error is not None:
+            return
+        stream.write(f"{self.side.tag} variant {self.variant.id}: regional compilation\n")
+        spec = self.timing_spec
+        assert spec.variant is not None  # a variant's spec has one
+        spec = replace(spec, variant={**spec.variant, "compile_target": "blocks"})
+        label = f"{self.side.child_label}/{self.variant.id}#regional"
+        with _variant_cache(launcher) as own:
+            report, error = run_child(launcher, spec, step, label, cache_dir=own)
+        measured = report.variant if report is not None else None
+        if measured is not None and error is None and "regional_absent" not in measured:
+            error = non_finite_error(measured)
+        entry, problem = _record(with_regional, self.entry, measured, error)
+        if entry is not None:
+            self.entry = entry
+        if problem is not None:
+            stream.write(f"{self.side.tag} variant {self.variant.id}: regional: {problem}\n")
+
     def add_process(self, measured: Measured, cache: str, *, compiled: bool = True) -> str | None:
         """One more timing process into the entry, or why it cannot be recorded (`compiled`
         False: the process compiled both sides, so its compile window is no sample)."""
@@ -371,6 +395,8 @@ def _measure_variant_sides(
                     run.run_process(number, stream)
             slot += 1
         for run in runs:
+            if run.side.step.regional:
+                run.run_regional(stream)
             run.finish(stream)
     return slot
 

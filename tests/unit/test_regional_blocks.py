@@ -1,0 +1,69 @@
+"""Which blocks regional compilation compiles (child/training.repeated_blocks), and the one
+line when nothing repeats; the lever read at the parent's door (results/document.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from torch import nn
+
+from compilegate.child.training import NoRepeatedBlock, repeated_blocks
+from compilegate.results.document import with_regional
+from compilegate.results.model import RegionalLever, Status, Variant
+
+
+def test_the_largest_list_of_one_class_is_chosen() -> None:
+    model = nn.Module()
+    model.small = nn.ModuleList(nn.Linear(2, 2) for _ in range(3))
+    model.layers = nn.ModuleList(nn.Linear(8, 8) for _ in range(2))
+    model.mixed = nn.ModuleList([nn.Linear(64, 64), nn.ReLU()])  # not one class
+    name, blocks = repeated_blocks(model)
+    assert name == "layers" and blocks is model.layers
+
+
+def test_nothing_repeated_says_so() -> None:
+    model = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 2))  # a Sequential is no block list
+    with pytest.raises(NoRepeatedBlock, match=r"no nn\.ModuleList of two or more modules"):
+        repeated_blocks(model)
+    with pytest.raises(NoRepeatedBlock):
+        repeated_blocks(nn.Module())
+
+
+def entry() -> Variant:
+    return Variant(id="default", mode="default", compile_target="model", status=Status.OK)
+
+
+def measured(compile_s: float = 3.0) -> dict:
+    timed = {side: {"samples": [10.0, 12.0], "rounds": [1, 1]} for side in ("eager", "eager_b")}
+    timed["compiled"] = {"samples": [8.0, 8.0], "rounds": [1, 1]}
+    return {
+        "timed": timed,
+        "compile": {
+            "window": {"wall_s": compile_s + 1.0, "cpu_s": 5.0},
+            "eager_window": {"wall_s": 1.0, "cpu_s": 1.0},
+            "blocks": "layers: 2 × Block",
+        },
+    }
+
+
+def test_the_lever_from_its_process() -> None:
+    lever = with_regional(entry(), measured(), None).regional
+    assert lever == RegionalLever(
+        blocks="layers: 2 × Block", compile_wall_s=3.0, eager_ms=11.0, compiled_ms=8.0
+    )
+    assert lever.break_even_steps == pytest.approx(1000.0)  # 3 s over 3 ms a step
+    slower = dataclasses.replace(lever, compiled_ms=12.0)
+    assert slower.break_even_steps is None
+
+
+def test_absent_failed_and_forged_are_read_as_such() -> None:
+    why = "the model has no nn.ModuleList"
+    assert with_regional(entry(), {"regional_absent": why}, None).regional == RegionalLever(
+        absent=why
+    )
+    failed = with_regional(entry(), None, "timed out").regional
+    assert failed is not None and failed.absent == "its process failed: timed out"
+    forged = measured()
+    forged["compile"]["blocks"] = {"<img src=x>": 1}
+    assert with_regional(entry(), forged, None).regional.blocks is None
