@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 import torch
 
-from . import torch_state
+from . import instruction_counter, torch_state
 from .compile_cost import cpu_method, elapsed, now
 from .compile_size import count_eager_ops
 from .cpu_pinning import pinned
@@ -238,6 +238,8 @@ class VariantCopies:
         # first torch.compile() pays too (seconds; a timing-only process pays it in the call).
         start = now()
         self.artifacts = load() if load is not None else None
+        # The first process (the one with the probe) also counts the compile's instructions.
+        counted = instruction_counter.begin() if probe is not None else None
         if probe is not None and probed is not None:
             probed.enter_context(probe)
         self.compiled = TrainingStep(
@@ -255,6 +257,9 @@ class VariantCopies:
             progress(f"compiled warm-up {index + 1}/{warmup}: {self.warmup_s[-1]:.2f} s")
         self.window = elapsed(start, now())
         self.cache_hits = compile_cache_hits()
+        self.instructions = (
+            None if probe is None else counted if counted is not None else instruction_counter.end()
+        )
 
     def sides(self) -> dict[str, Any]:
         return {"eager": self.eager_a, "eager_b": self.eager_b, "compiled": self.compiled}
@@ -293,6 +298,7 @@ class VariantCopies:
             "cache_hits": self.cache_hits,
             **({"blocks": self.compiled.blocks} if self.compiled.blocks is not None else {}),
             **({"artifacts": self.artifacts} if self.artifacts is not None else {}),
+            **({"instructions": self.instructions} if self.instructions is not None else {}),
         }
 
 

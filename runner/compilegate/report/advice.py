@@ -249,7 +249,7 @@ def _compile_work_unmoved(rows: tuple[MetricVerdict, ...], wall: MetricVerdict) 
         r.metric: r.verdict
         for r in rows
         if (r.step, r.variant) == (wall.step, wall.variant)
-        and r.metric in ("compile_cpu_s", "compile_work")
+        and r.metric in ("compile_cpu_s", "compile_work", "compile_instructions")
     }
     return bool(siblings) and all(v in ("pass", "improvement") for v in siblings.values())
 

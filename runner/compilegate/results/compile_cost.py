@@ -13,6 +13,9 @@ every process compiles cold); otherwise warm.
     compile_cost.cold_samples         [{wall_s, cpu_s}] of every cold process that has both
     compile_cost.cpu_noise_pct        95 % half-width of cpu_s over those, percent of the mean
     compile_cost.warm_wall_s          median compile wall seconds of the warm processes
+    compile_cost.instructions         instructions the first process's compile executed (torch's
+                                      compile-time instruction counter), or
+                                      instructions_absent: why not (no hardware counter)
     compile_cost.artifacts_wall_s     median compile wall seconds of the processes that started
                                       from the first one's cache artifacts (their loading in
                                       it); artifacts_bytes, or artifacts_absent: why none
@@ -130,6 +133,20 @@ def compile_cost(
         artifacts_wall_s=statistics.median(loaded) if loaded else None,
         artifacts_bytes=artifacts.saved_bytes if artifacts is not None else None,
         artifacts_absent=artifacts.absent if artifacts is not None else None,
+    )
+
+
+def with_instructions(cost: CompileCost, counted: Any) -> CompileCost:
+    """The compile cost with the first process's instruction count, or why none, from the
+    child's compile record's `instructions` (None: not counted; a value of the wrong type is
+    no count and no reason)."""
+    if not isinstance(counted, Mapping):
+        return cost
+    value, why = counted.get("instructions"), counted.get("absent")
+    return replace(
+        cost,
+        instructions=value if _is_size(value) else None,
+        instructions_absent=why[:500] if isinstance(why, str) else None,
     )
 
 

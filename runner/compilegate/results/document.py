@@ -25,7 +25,15 @@ from .. import __version__
 from ..config import StepConfig
 from ..config import Variant as VariantConfig
 from ..config.model import DEFAULT_ACCEPT_LABEL, DEFAULT_STEPS_PER_RUN
-from .compile_cost import FRESH, REUSED, CacheArtifacts, compile_cost, counts_of, process_compile
+from .compile_cost import (
+    FRESH,
+    REUSED,
+    CacheArtifacts,
+    compile_cost,
+    counts_of,
+    process_compile,
+    with_instructions,
+)
 from .model import (
     ConfigRef,
     Eager,
@@ -216,6 +224,9 @@ def add_process(
     pooled = compile_cost(
         processes, cost.counts, cost.cpu_method, cost.eager_ops, CacheArtifacts.kept(cost)
     )
+    pooled = replace(
+        pooled, instructions=cost.instructions, instructions_absent=cost.instructions_absent
+    )
     return replace(entry, processes=processes, compile_cost=pooled)
 
 
@@ -320,6 +331,7 @@ def variant_entry(
         compile_info.get("eager_ops"),
         CacheArtifacts.of(compile_info.get("artifacts")),
     )
+    cost = with_instructions(cost, compile_info.get("instructions"))
     noise_pct = aa.distance_from_one_pct
     entry = replace(
         variant_skeleton(variant),

@@ -553,6 +553,10 @@ class CompileCost(Model):
     artifacts_wall_s: float | None = None
     artifacts_bytes: int | None = None
     artifacts_absent: str | None = None
+    # torch's compile-time instruction count, first process (child/instruction_counter.py),
+    # or why none: absent from documents of releases before it.
+    instructions: int | None = None
+    instructions_absent: str | None = None
 
     def recorded_nulls(self) -> tuple[str, ...]:
         return ("eager_ops",)  # results/compile_cost.py: null when unknown

@@ -11,6 +11,11 @@
                    and its compile workers                compile_cpu_time_growth_pct and
                                                           beyond the noise of both runs'
                                                           cold compiles pooled
+    compile_       instructions of the first process's    growth beyond
+    instructions   compile (torch's counter, where the    compile_instructions_growth_pct:
+                   machine has a hardware one)            regression, across torch versions
+                                                          too; a side without a count: the
+                                                          row says why, not judged
     compile_s      wall seconds of the cold compile       only where the baseline's policy
                                                           says gate_compile_wall_time: true
                                                           (a dedicated runner); else
@@ -188,11 +193,85 @@ class CompileWorkFacts(RowFacts):
     unmeasured: tuple[str, ...] = ()
 
 
+class InstructionsJudgement(str, Enum):
+    """Whether the compile's instruction counts were judged, or why not."""
+
+    JUDGED = "judged"
+    NOT_COUNTED = "not_counted"  # this run has no count: `absent` says why (no counter)
+    BASELINE_LACKS = "baseline_lacks"  # `new`: the baseline's machine or release had none
+
+
+@dataclass(frozen=True)
+class CompileInstructionsFacts(RowFacts):
+    """Instructions the first process's compile executed (torch's compile-time instruction
+    counter), each side that counted them, their change, and how they were judged; `absent`:
+    why this run (NOT_COUNTED) or the baseline (BASELINE_LACKS) has no count."""
+
+    kind: ClassVar[str] = "compile_instructions"
+    judged: InstructionsJudgement
+    base: int | None = None
+    cur: int | None = None
+    change_pct: float | None = None
+    threshold_pct: float | None = None
+    absent: str | None = None
+
+
 def judge(sides: Sides) -> list[MetricVerdict]:
     if not isinstance(sides.base, Variant) or not isinstance(sides.head, Variant):
         return []  # eager compiles nothing
-    rows = [judge_wall_time(sides), judge_work(sides), judge_cpu_time(sides)]
+    rows = [
+        judge_wall_time(sides),
+        judge_work(sides),
+        judge_cpu_time(sides),
+        judge_instructions(sides),
+    ]
     return [row for row in rows if row is not None]
+
+
+def judge_instructions(sides: Sides) -> MetricVerdict | None:
+    """The compile's instruction count against the baseline's: nothing when neither side
+    counted (most virtual machines); a side without one is said, not judged (a machine's
+    missing counter is no regression); else growth beyond the tolerance is a regression,
+    across torch versions too (like the CPU seconds: the upgrade's compile cost)."""
+    subject = sides.subject
+    base, cur = _variants(sides)
+    base_cost, cur_cost = base.compile_cost, cur.compile_cost
+    before = base_cost.instructions if base_cost is not None else None
+    after = cur_cost.instructions if cur_cost is not None else None
+    if before is None and after is None:
+        return None
+    metric, unit = "compile_instructions", "count"
+    if after is None:
+        why = cur_cost.instructions_absent if cur_cost is not None else None
+        facts = CompileInstructionsFacts(InstructionsJudgement.NOT_COUNTED, before, absent=why)
+        return subject.row(metric, Verdict.PASS, unit=unit, gated=False, facts=facts)
+    if before is None:
+        why = base_cost.instructions_absent if base_cost is not None else None
+        facts = CompileInstructionsFacts(
+            InstructionsJudgement.BASELINE_LACKS, cur=after, absent=why
+        )
+        return subject.row(metric, Verdict.NEW, unit=unit, gated=False, facts=facts)
+    threshold_pct = sides.policy.thresholds["compile_instructions_growth_pct"]
+    change_pct = (after - before) / max(before, 1) * 100
+    if change_pct > threshold_pct:
+        verdict = Verdict.REGRESSION
+    elif -change_pct > threshold_pct:
+        verdict = Verdict.IMPROVEMENT
+    else:
+        verdict = Verdict.PASS
+    facts = CompileInstructionsFacts(
+        InstructionsJudgement.JUDGED, before, after, change_pct, threshold_pct
+    )
+    return subject.measured(
+        metric,
+        verdict,
+        (before, after),
+        unit,
+        change_pct,
+        threshold_pct,
+        change_unit="pct",
+        facts=facts,
+    )
 
 
 def _variants(sides: Sides) -> tuple[Variant, Variant]:

@@ -25,7 +25,12 @@ from .comparability import (
     run_failed_words,
     skipped_words,
 )
-from .compile_cost import compile_cpu_words, compile_wall_words, compile_work_words
+from .compile_cost import (
+    compile_cpu_words,
+    compile_instructions_words,
+    compile_wall_words,
+    compile_work_words,
+)
 from .diagnostics import count_words, graph_break_words
 from .memory import memory_words
 from .missing import missing_words
@@ -54,6 +59,7 @@ _WORDS: dict[str, Callable[[MetricVerdict], str]] = {
     "speed": speed_words,
     "compile_wall": compile_wall_words,
     "compile_cpu": compile_cpu_words,
+    "compile_instructions": compile_instructions_words,
     "compile_work": compile_work_words,
     "step_work": step_work_words,
 }

@@ -1,6 +1,6 @@
 """The words of the compile-cost rows (gate/judges/compile_cost.py): wall seconds, CPU
-seconds and torch's compile-work counts; and the counts a compile-work row crossed its
-tolerance with, for the reasons under the first screen's table."""
+seconds, torch's compile-work counts and the compile's instruction count; and the counts a
+compile-work row crossed its tolerance with, for the reasons under the first screen's table."""
 
 from __future__ import annotations
 
@@ -8,10 +8,12 @@ from dataclasses import dataclass
 
 from ...gate.judges.compile_cost import (
     CompileCpuFacts,
+    CompileInstructionsFacts,
     CompileWallFacts,
     CompileWorkFacts,
     CountChange,
     CpuJudgement,
+    InstructionsJudgement,
     UngatedWhy,
     WallJudgement,
     WorkJudgement,
@@ -97,6 +99,37 @@ def compile_cpu_words(row: MetricVerdict) -> str:
     if facts.noise_pct is None:
         return f"{shown}: {threshold_words(verdict, threshold_pct)} (no noise estimate)"
     return noise_rule_words(shown, verdict, change_pct, threshold_pct, facts.noise_pct, COLD_NOISE)
+
+
+# -- instructions -----------------------------------------------------------------------------
+
+
+def compile_instructions_words(row: MetricVerdict) -> str:
+    facts = row.facts
+    assert isinstance(facts, CompileInstructionsFacts)
+    if facts.judged is InstructionsJudgement.NOT_COUNTED:
+        why = facts.absent or "not counted"
+        return (
+            f"compile instructions: the baseline counted {_instructions(facts.base)}; this run "
+            f"did not ({why}): reported, not judged"
+        )
+    if facts.judged is InstructionsJudgement.BASELINE_LACKS:
+        why = f" ({facts.absent})" if facts.absent else ""
+        return (
+            f"compile instructions {_instructions(facts.cur)}: the baseline has none{why}, "
+            f"nothing to judge against; {REFRESH}"
+        )
+    assert facts.change_pct is not None and facts.threshold_pct is not None
+    moved = (
+        f"compile instructions {_instructions(facts.base)} → {_instructions(facts.cur)} "
+        f"({facts.change_pct:+.1f} %)"
+    )
+    return f"{moved}: {threshold_words(row.verdict, facts.threshold_pct)}"
+
+
+def _instructions(count: int | None) -> str:
+    """`41.20 G`: instructions in billions (a compile runs tens to thousands of them)."""
+    return "-" if count is None else f"{count / 1e9:.2f} G"
 
 
 # -- work counts ------------------------------------------------------------------------------
