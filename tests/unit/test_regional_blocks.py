@@ -13,18 +13,25 @@ from compilegate.results.document import with_regional
 from compilegate.results.model import RegionalLever, Status, Variant
 
 
+def block(width: int) -> nn.Module:
+    return nn.Sequential(nn.Linear(width, width), nn.ReLU())
+
+
 def test_the_largest_list_of_one_class_is_chosen() -> None:
     model = nn.Module()
-    model.small = nn.ModuleList(nn.Linear(2, 2) for _ in range(3))
-    model.layers = nn.ModuleList(nn.Linear(8, 8) for _ in range(2))
-    model.mixed = nn.ModuleList([nn.Linear(64, 64), nn.ReLU()])  # not one class
+    model.small = nn.ModuleList(block(2) for _ in range(3))
+    model.layers = nn.ModuleList(block(8) for _ in range(2))
+    model.mixed = nn.ModuleList([block(64), nn.ReLU()])  # not one class
+    model.lone = nn.ModuleList(nn.Linear(64, 64) for _ in range(4))  # no blocks: Linears
     name, blocks = repeated_blocks(model)
     assert name == "layers" and blocks is model.layers
+    deep = nn.Sequential(nn.Linear(4, 8), nn.Sequential(*(block(8) for _ in range(3))))
+    assert repeated_blocks(deep)[0] == "1"  # a Sequential of blocks counts too
 
 
 def test_nothing_repeated_says_so() -> None:
-    model = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 2))  # a Sequential is no block list
-    with pytest.raises(NoRepeatedBlock, match=r"no nn\.ModuleList of two or more modules"):
+    model = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 2))  # layers, not blocks
+    with pytest.raises(NoRepeatedBlock, match=r"no nn\.ModuleList or nn\.Sequential of two"):
         repeated_blocks(model)
     with pytest.raises(NoRepeatedBlock):
         repeated_blocks(nn.Module())

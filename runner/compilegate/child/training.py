@@ -115,19 +115,22 @@ class NoRepeatedBlock(Exception):
 
 
 def repeated_blocks(model: Any) -> tuple[str, Any]:
-    """The model's repeated blocks: the nn.ModuleList of two or more modules of one class
-    holding the most parameters (a transformer's layers), with its name; NoRepeatedBlock
-    says why there is none."""
+    """The model's repeated blocks: the nn.ModuleList or nn.Sequential of two or more
+    modules of one class, each made of modules (a block, not a lone Linear), holding the
+    most parameters (a transformer's layers), with its name; NoRepeatedBlock says why there
+    is none."""
     found = []
     for name, module in model.named_modules():
-        if isinstance(module, torch.nn.ModuleList) and len(module) > 1:
-            if len({type(block) for block in module}) == 1:
-                size = sum(p.numel() for p in module.parameters())
-                found.append((size, name or "(model)", module))
+        if not isinstance(module, (torch.nn.ModuleList, torch.nn.Sequential)) or len(module) < 2:
+            continue
+        first = module[0]
+        if len({type(block) for block in module}) == 1 and any(True for _ in first.children()):
+            size = sum(p.numel() for p in module.parameters())
+            found.append((size, name or "(model)", module))
     if not found:
         raise NoRepeatedBlock(
-            "the model has no nn.ModuleList of two or more modules of one class: regional "
-            "compilation has no repeated block to compile once and reuse"
+            "the model has no nn.ModuleList or nn.Sequential of two or more blocks of one "
+            "class: regional compilation has no repeated block to compile once and reuse"
         )
     _, name, blocks = max(found, key=lambda item: item[0])
     return name, blocks
