@@ -28,6 +28,20 @@ Run (2 cores shared, so it is long; log it):
 
 A worker mode (--train) runs one training run and writes its timestamps; the driver starts
 it. The steps run with threads: 1, as the config says, and the workers likewise.
+
+With --lever, the compiled run pulls a lever of issue 42 and the prediction checked is
+that lever's (docs/levers.md):
+
+    artifacts  compilegate runs with cache_artifacts: true; its prediction is the
+               recommendation's artifacts_break_even_steps. Before each pair a saver
+               process compiles the step and writes torch.compiler.save_cache_artifacts()
+               (untimed); the compiled run starts in an empty Inductor cache, loads the
+               blob, then compiles, all on its clock.
+    regional   compilegate runs with regional: true; its prediction is the variant's
+               regional break-even (one process: a point, no interval, so "inside" is
+               not told; the table gives observed ÷ predicted). The compiled run compiles
+               each of the repeated blocks in place (child/training.py, compile_target
+               "blocks").
 """
 
 from __future__ import annotations
@@ -55,6 +69,7 @@ STEPS = {
     "transformer": "examples/transformer_step.py:make_step",
 }
 MULTIPLES = (0.5, 1.0, 2.0)
+LEVERS = ("cold", "artifacts", "regional")
 
 
 def main() -> None:
@@ -78,6 +93,12 @@ def main() -> None:
         "children and the training runs alike; 1 with --concurrent keeps a compile's workers "
         "off the eager run's core",
     )
+    parser.add_argument(
+        "--lever",
+        choices=LEVERS,
+        default="cold",
+        help="the compiled run's lever and the prediction checked (module docstring)",
+    )
     parser.add_argument("--log", type=Path, help="append progress here as well")
     parser.add_argument("--out", type=Path, help="write every figure as JSON here")
     parser.add_argument(
@@ -87,9 +108,11 @@ def main() -> None:
     parser.add_argument("--compiled", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--n", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--stamps", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--blob", type=Path, help=argparse.SUPPRESS)  # worker: artifacts
+    parser.add_argument("--save", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.train:
-        train(args.train, args.compiled, args.n, args.stamps)
+        train(args.train, args.compiled, args.n, args.stamps, args.lever, args.blob, args.save)
         return
     if args.table:
         figures = [fig for path in args.table for fig in json.loads(path.read_text())]
@@ -130,6 +153,8 @@ def check_step(name: str, args: argparse.Namespace, log: Logger) -> dict[str, An
         rec = predictions[-1]
         log(f"{name}: run {run}: {rec['decision']}: {rec['text']}")
     found = predictions[0]["break_even_steps"]
+    if args.lever != "cold":
+        log(f"{name}: lever {args.lever}: predicted {json.dumps(found)}")
     if found and found["estimate"]:
         reference = min(round(found["estimate"]), args.max_steps // 2)
     else:
@@ -141,12 +166,18 @@ def check_step(name: str, args: argparse.Namespace, log: Logger) -> dict[str, An
         runs: dict[str, list[float]] = {}
         for sides in [order[0]] if args.concurrent else order[number % 2]:
             log(f"{name}: pair {number + 1}: {sides} run of {total:,} steps (load {_load()})")
-            runs.update(run_training(STEPS[name], sides, total, _compile_threads(args)))
+            runs.update(run_training(STEPS[name], sides, total, _compile_threads(args), args.lever))
             for side in sides:
                 log(f"{name}: pair {number + 1}: {side} took {runs[side][-1]:.1f} s")
         pairs.append(judge(runs["E"], runs["C"], reference, predictions))
         log(f"{name}: pair {number + 1}: {json.dumps(pairs[-1]['summary'])}")
-    return {"step": name, "reference_steps": reference, "predictions": predictions, "pairs": pairs}
+    return {
+        "step": name,
+        "lever": args.lever,
+        "reference_steps": reference,
+        "predictions": predictions,
+        "pairs": pairs,
+    }
 
 
 def predict(name: str, args: argparse.Namespace) -> dict[str, Any]:
@@ -160,6 +191,8 @@ def predict(name: str, args: argparse.Namespace) -> dict[str, Any]:
             f"    iterations: {args.iterations}\n"
             f"    variant_processes: {args.variant_processes}\n"
             + ("    env: [TORCHINDUCTOR_COMPILE_THREADS]\n" if args.compile_threads else "")
+            + ("    cache_artifacts: true\n" if args.lever == "artifacts" else "")
+            + ("    regional: true\n" if args.lever == "regional" else "")
         )
         out = Path(tmp) / "result.json"
         env = {**os.environ, **_compile_threads(args), "PYTHONPATH": str(REPO_ROOT / "runner")}
@@ -179,7 +212,31 @@ def predict(name: str, args: argparse.Namespace) -> dict[str, Any]:
     step = document["steps"][0]
     if step["status"] != "ok":
         raise SystemExit(f"compilegate failed on {name}: {step['error']}")
-    return {**step["recommendation"], "wall_s": time.perf_counter() - started}
+    recommendation = {**step["recommendation"], "wall_s": time.perf_counter() - started}
+    return lever_prediction(recommendation, step["variants"][0], args.lever)
+
+
+def lever_prediction(rec: dict[str, Any], variant: dict[str, Any], lever: str) -> dict[str, Any]:
+    """The recommendation with `break_even_steps` the lever's: the cold compile's as it is;
+    the artifacts' interval; regional compilation's point (low = high = estimate: one
+    process, no interval), None when it never breaks even or was not measured."""
+    if lever == "cold":
+        return rec
+    if lever == "artifacts":
+        found = (variant.get("payoff") or {}).get("artifacts_break_even_steps")
+        return {**rec, "cold_break_even_steps": rec["break_even_steps"], "break_even_steps": found}
+    regional = variant.get("regional") or {}
+    wall, eager, compiled = (regional.get(k) for k in ("compile_wall_s", "eager_ms", "compiled_ms"))
+    point = None
+    if wall is not None and eager is not None and compiled is not None and compiled < eager:
+        estimate = wall * 1e3 / (eager - compiled)
+        point = {"estimate": estimate, "low": estimate, "high": estimate}
+    return {
+        **rec,
+        "cold_break_even_steps": rec["break_even_steps"],
+        "break_even_steps": point,
+        "regional": regional,
+    }
 
 
 def _compile_threads(args: argparse.Namespace) -> dict[str, str]:
@@ -189,12 +246,20 @@ def _compile_threads(args: argparse.Namespace) -> dict[str, str]:
 
 
 def run_training(
-    entry: str, sides: str, n: int, extra_env: dict[str, str]
+    entry: str, sides: str, n: int, extra_env: dict[str, str], lever: str = "cold"
 ) -> dict[str, list[float]]:
     """Fresh processes with empty Inductor caches, one per side ("E" eager, "C" compiled),
     started together when `sides` holds both: seconds since the step was built, after every
-    training step (the compiled run's first steps include its compile)."""
+    training step (the compiled run's first steps include its compile, and with the
+    artifacts lever the blob's loading; a saver process made the blob first, untimed)."""
     with tempfile.TemporaryDirectory(prefix="decision-check-run-") as tmp:
+        blob = Path(tmp) / "artifacts.bin"
+        lever_args = ["--lever", lever, "--blob", str(blob)]
+        if lever == "artifacts" and "C" in sides:
+            env = {**os.environ, **extra_env, "TORCHINDUCTOR_CACHE_DIR": f"{tmp}/inductor-save"}
+            command = [sys.executable, __file__, "--train", entry, "--n", "2", "--compiled"]
+            command += ["--stamps", f"{tmp}/save.bin", "--save", *lever_args]
+            subprocess.run(command, env=env, check=True)
         running = {}
         for side in sides:
             stamps = Path(tmp) / f"{side}.bin"
@@ -202,7 +267,7 @@ def run_training(
             env = {**os.environ, **extra_env, "TORCHINDUCTOR_CACHE_DIR": cache}
             command = [sys.executable, __file__, "--train", entry, "--n", str(n)]
             command += ["--stamps", str(stamps), *(["--compiled"] if side == "C" else [])]
-            running[side] = (subprocess.Popen(command, env=env), stamps)
+            running[side] = (subprocess.Popen([*command, *lever_args], env=env), stamps)
         out = {}
         for side, (process, stamps) in running.items():
             if process.wait() != 0:
@@ -213,8 +278,18 @@ def run_training(
     return out
 
 
-def train(entry_spec: str, compiled: bool, n: int, stamps_path: Path) -> None:
-    """Worker: the step as compilegate's child runs it (TrainingStep), threads: 1."""
+def train(
+    entry_spec: str,
+    compiled: bool,
+    n: int,
+    stamps_path: Path,
+    lever: str = "cold",
+    blob: Path | None = None,
+    save: bool = False,
+) -> None:
+    """Worker: the step as compilegate's child runs it (TrainingStep), threads: 1; the
+    compiled run with `lever` (artifacts: load `blob` first, or with `save` write it after;
+    regional: compile only the repeated blocks)."""
     import torch
 
     from compilegate.child.measure import StepBuilder
@@ -226,12 +301,20 @@ def train(entry_spec: str, compiled: bool, n: int, stamps_path: Path) -> None:
     parts = StepBuilder(entry, REPO_ROOT, "cpu", seed=0).build()
     kwargs = {"backend": "inductor", "fullgraph": False, "mode": "default"} if compiled else None
     start = time.perf_counter()
-    step = TrainingStep(parts, device="cpu", compile_kwargs=kwargs)
+    if compiled and lever == "artifacts" and not save and blob is not None:
+        torch.compiler.load_cache_artifacts(blob.read_bytes())
+    target = "blocks" if compiled and lever == "regional" else "model"
+    step = TrainingStep(parts, device="cpu", compile_kwargs=kwargs, compile_target=target)
     stamps = array("d")
     for index in range(n):
         step(index)
         stamps.append(time.perf_counter() - start)
     stamps_path.write_bytes(stamps.tobytes())
+    if save and blob is not None:
+        saved = torch.compiler.save_cache_artifacts()
+        if saved is None:
+            raise SystemExit("torch.compiler.save_cache_artifacts() saved nothing")
+        blob.write_bytes(saved[0])
 
 
 def crossover(eager: list[float], compiled: list[float]) -> int | None:
@@ -259,8 +342,11 @@ def judge(
         at.append(
             {"k": k, "steps": steps, "ahead_s": ahead_s, "decisions": decisions, "right": right}
         )
+    first = predictions[0]["break_even_steps"] if predictions else None
+    ratio = crossed / first["estimate"] if crossed and first and first["estimate"] else None
     summary = {
         "crossover": crossed,
+        "observed_over_predicted": round(ratio, 2) if ratio is not None else None,
         "projected": projected_crossover(at),
         "inside": inside,
         "ahead_s": [round(a["ahead_s"], 1) for a in at],
@@ -293,6 +379,8 @@ def _inside(found: dict[str, Any] | None, crossed: int | None, total: int) -> bo
     be told (not crossed within `total` steps, and the interval reaches beyond them)."""
     if found is None:
         return crossed is None
+    if found["high"] is not None and found["low"] == found["high"]:
+        return None  # a point (regional: one process): no interval to be inside
     high = float("inf") if found["high"] is None else found["high"]
     if crossed is None:
         return None if high > total else False
@@ -319,7 +407,8 @@ def _right(decision: str, ahead_s: float) -> bool | None:
 def table(figures: list[dict[str, Any]]) -> list[str]:
     lines = []
     for fig in figures:
-        lines.append(f"step {fig['step']}: N = 2 x {fig['reference_steps']:,} steps")
+        lever = fig.get("lever", "cold")
+        lines.append(f"step {fig['step']}, lever {lever}: N = 2 x {fig['reference_steps']:,} steps")
         for number, rec in enumerate(fig["predictions"], 1):
             found = rec["break_even_steps"]
             interval = (
