@@ -38,10 +38,10 @@ that lever's (docs/levers.md):
                (untimed); the compiled run starts in an empty Inductor cache, loads the
                blob, then compiles, all on its clock.
     regional   compilegate runs with regional: true; its prediction is the variant's
-               regional break-even (one process: a point, no interval, so "inside" is
-               not told; the table gives observed ÷ predicted). The compiled run compiles
-               each of the repeated blocks in place (child/training.py, compile_target
-               "blocks").
+               regional.break_even_steps (one process: the speedup's interval from its
+               rounds, the compile's from the warm compiles' spread). The compiled run
+               compiles each of the repeated blocks in place (child/training.py,
+               compile_target "blocks").
 """
 
 from __future__ import annotations
@@ -218,23 +218,18 @@ def predict(name: str, args: argparse.Namespace) -> dict[str, Any]:
 
 def lever_prediction(rec: dict[str, Any], variant: dict[str, Any], lever: str) -> dict[str, Any]:
     """The recommendation with `break_even_steps` the lever's: the cold compile's as it is;
-    the artifacts' interval; regional compilation's point (low = high = estimate: one
-    process, no interval), None when it never breaks even or was not measured."""
+    the artifacts' or regional compilation's interval (None: it never breaks even, or was
+    not measured)."""
     if lever == "cold":
         return rec
     if lever == "artifacts":
         found = (variant.get("payoff") or {}).get("artifacts_break_even_steps")
         return {**rec, "cold_break_even_steps": rec["break_even_steps"], "break_even_steps": found}
     regional = variant.get("regional") or {}
-    wall, eager, compiled = (regional.get(k) for k in ("compile_wall_s", "eager_ms", "compiled_ms"))
-    point = None
-    if wall is not None and eager is not None and compiled is not None and compiled < eager:
-        estimate = wall * 1e3 / (eager - compiled)
-        point = {"estimate": estimate, "low": estimate, "high": estimate}
     return {
         **rec,
         "cold_break_even_steps": rec["break_even_steps"],
-        "break_even_steps": point,
+        "break_even_steps": regional.get("break_even_steps"),
         "regional": regional,
     }
 

@@ -69,13 +69,13 @@ def test_a_run_too_short_to_cross_projects_the_crossover_without_counting_it():
 
 
 def test_a_levers_prediction_is_the_one_checked():
-    """--lever: the artifacts' interval, or regional compilation's point (no interval: its
-    crossover is never "inside"; the observed ÷ predicted ratio says how near it came)."""
+    """--lever: the artifacts' or regional compilation's interval is the one checked; a
+    point (no interval) is never "inside"; the observed ÷ predicted ratio says how near."""
     rec = {"break_even_steps": {"estimate": 4000, "low": 3000, "high": 5000}, "decision": "x"}
     shipped = {"estimate": 1000, "low": 800, "high": 1300}
     variant = {
         "payoff": {"artifacts_break_even_steps": shipped},
-        "regional": {"compile_wall_s": 6.0, "eager_ms": 10.0, "compiled_ms": 7.0},
+        "regional": {"break_even_steps": {"estimate": 2000, "low": 2000, "high": 2000}},
     }
     assert check.lever_prediction(rec, variant, "cold") is rec
     artifacts = check.lever_prediction(rec, variant, "artifacts")
@@ -83,8 +83,7 @@ def test_a_levers_prediction_is_the_one_checked():
     assert artifacts["cold_break_even_steps"] == rec["break_even_steps"]
     regional = check.lever_prediction(rec, variant, "regional")
     assert regional["break_even_steps"]["estimate"] == pytest.approx(2000)  # 6 s / 3 ms
-    slower = {"regional": {"compile_wall_s": 6.0, "eager_ms": 10.0, "compiled_ms": 12.0}}
-    assert check.lever_prediction(rec, slower, "regional")["break_even_steps"] is None
+    assert check.lever_prediction(rec, {}, "regional")["break_even_steps"] is None
     eager = cumulative(0.0, 0.010, 4000)
     compiled = cumulative(6.0, 0.007, 4000)  # crosses at 2,000
     judged = check.judge(eager, compiled, 2000, [regional])

@@ -3,14 +3,15 @@ line when nothing repeats; the lever read at the parent's door (results/document
 
 from __future__ import annotations
 
-import dataclasses
+from types import SimpleNamespace
 
 import pytest
 from torch import nn
 
 from compilegate.child.training import NoRepeatedBlock, repeated_blocks
+from compilegate.report.lever_words import lever_sentence
 from compilegate.results.document import with_regional
-from compilegate.results.model import RegionalLever, Status, Variant
+from compilegate.results.model import CompileCost, CompileCounts, RegionalLever, Status, Variant
 
 
 def block(width: int) -> nn.Module:
@@ -38,12 +39,15 @@ def test_nothing_repeated_says_so() -> None:
 
 
 def entry() -> Variant:
-    return Variant(id="default", mode="default", compile_target="model", status=Status.OK)
+    cost = CompileCost(counts=CompileCounts(), cold_samples=())
+    return Variant(
+        id="default", mode="default", compile_target="model", status=Status.OK, compile_cost=cost
+    )
 
 
 def measured(compile_s: float = 3.0) -> dict:
-    timed = {side: {"samples": [10.0, 12.0], "rounds": [1, 1]} for side in ("eager", "eager_b")}
-    timed["compiled"] = {"samples": [8.0, 8.0], "rounds": [1, 1]}
+    timed = {side: {"samples": [10.0, 12.0], "rounds": [1, 2]} for side in ("eager", "eager_b")}
+    timed["compiled"] = {"samples": [8.0, 8.0], "rounds": [1, 2]}
     return {
         "timed": timed,
         "compile": {
@@ -56,12 +60,23 @@ def measured(compile_s: float = 3.0) -> dict:
 
 def test_the_lever_from_its_process() -> None:
     lever = with_regional(entry(), measured(), None).regional
-    assert lever == RegionalLever(
-        blocks="layers: 2 × Block", compile_wall_s=3.0, eager_ms=11.0, compiled_ms=8.0
+    assert lever is not None and lever.absent is None
+    assert (lever.blocks, lever.compile_wall_s) == ("layers: 2 × Block", 3.0)
+    assert (lever.eager_ms, lever.compiled_ms) == (11.0, 8.0)
+    found = lever.break_even_steps
+    assert found is not None and found.estimate == pytest.approx(1000.0)  # 3 s over 3 ms a step
+    assert found.low <= found.estimate and (found.high is None or found.high >= found.estimate)
+    slower = measured()
+    slower["timed"]["compiled"]["samples"] = [12.0, 12.0]
+    unsure = with_regional(entry(), slower, None).regional.break_even_steps
+    assert unsure is not None and unsure.estimate is None and unsure.high is None
+    slower["timed"]["compiled"]["samples"] = [30.0, 31.0]  # slower in every round
+    assert with_regional(entry(), slower, None).regional.break_even_steps is None
+    words = lever_sentence(SimpleNamespace(variants=[with_regional(entry(), measured(), None)]))
+    assert words is not None and words.startswith(
+        "default: cold n/a; regional (layers: 2 × Block) 3.0 s, step 8.0 ms against eager 11.0 "
+        "ms in its process: break-even after 1,000 steps (95 % interval "
     )
-    assert lever.break_even_steps == pytest.approx(1000.0)  # 3 s over 3 ms a step
-    slower = dataclasses.replace(lever, compiled_ms=12.0)
-    assert slower.break_even_steps is None
 
 
 def test_absent_failed_and_forged_are_read_as_such() -> None:

@@ -51,12 +51,22 @@ def _regional(lever: RegionalLever) -> str:
     blocks = f" ({lever.blocks})" if lever.blocks else ""
     if lever.eager_ms is None or lever.compiled_ms is None:
         return f"regional{blocks} {_s(lever.compile_wall_s)}"
-    steps = lever.break_even_steps
-    after = "never breaks even" if steps is None else f"break-even after {steps_text(steps)}"
+    found = lever.break_even_steps
+    if found is None:
+        after = "never breaks even"
+    elif found.estimate is None:
+        after = f"not faster; at the earliest it breaks even after {steps_text(found.low)}"
+    else:
+        after = f"break-even after {steps_text(found.estimate)} (95 % interval {_range(found)})"
     return (
         f"regional{blocks} {_s(lever.compile_wall_s)}, step {lever.compiled_ms:.1f} ms against "
         f"eager {lever.eager_ms:.1f} ms in its process: {after}"
     )
+
+
+def _range(found: BreakEvenInterval) -> str:
+    high = "never" if found.high is None else steps_text(found.high).removesuffix(" steps")
+    return f"{steps_text(found.low).removesuffix(' steps')}–{high}"
 
 
 def _s(seconds: float | None) -> str:

@@ -55,7 +55,7 @@ from .model import (
     part_of,
     with_part,
 )
-from .payoff import measure
+from .payoff import measure, regional_break_even
 from .processes import (
     all_timed_yardstick,
     compiled_values,
@@ -241,14 +241,26 @@ def with_regional(entry: Variant, measured: ChildJson | None, error: str | None)
     if absent is not None:
         return replace(entry, regional=RegionalLever(absent=str(absent)[:500]))
     record = process_compile(measured, FRESH).on(process_record(measured))
-    samples = record.samples_ms or {}
-    eager, compiled = samples.get("eager") or (), samples.get("compiled") or ()
+    timed = measured["timed"]
+    eager, compiled = timed["eager"], timed["compiled"]
     blocks = (measured.get("compile") or {}).get("blocks")
+    wall = record.compile_wall_s
+    found = (
+        regional_break_even(
+            entry,
+            (eager["samples"], eager["rounds"]),
+            (compiled["samples"], compiled["rounds"]),
+            wall,
+        )
+        if wall is not None
+        else None
+    )
     lever = RegionalLever(
         blocks=blocks[:200] if isinstance(blocks, str) else None,
-        compile_wall_s=record.compile_wall_s,
-        eager_ms=statistics.fmean(eager) if eager else None,
-        compiled_ms=statistics.fmean(compiled) if compiled else None,
+        compile_wall_s=wall,
+        eager_ms=statistics.fmean(eager["samples"]) if eager["samples"] else None,
+        compiled_ms=statistics.fmean(compiled["samples"]) if compiled["samples"] else None,
+        break_even_steps=found,
     )
     return replace(entry, regional=lever)
 

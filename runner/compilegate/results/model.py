@@ -572,16 +572,10 @@ class RegionalLever(Model):
     compile_wall_s: float | None = None
     eager_ms: float | None = None
     compiled_ms: float | None = None
+    # Its break-even with the 95 % interval (results/payoff.regional_break_even); None:
+    # never (not faster than eager) or not measured.
+    break_even_steps: BreakEvenInterval | None = None
     absent: str | None = None
-
-    @property
-    def break_even_steps(self) -> float | None:
-        """Compile seconds over the time one step saves, from this one process; None: it
-        never breaks even (not faster than eager) or was not measured."""
-        wall, eager, compiled = self.compile_wall_s, self.eager_ms, self.compiled_ms
-        if wall is None or eager is None or compiled is None or compiled >= eager:
-            return None
-        return max(wall, 0.0) * 1e3 / (eager - compiled)
 
 
 @dataclass(frozen=True)

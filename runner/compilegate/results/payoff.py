@@ -242,6 +242,41 @@ def warm_compile_samples(variant: Variant) -> list[float]:
     return walls
 
 
+def regional_break_even(
+    variant: Variant,
+    eager: tuple[Sequence[float], Sequence[int]],
+    compiled: tuple[Sequence[float], Sequence[int]],
+    compile_s: float,
+) -> BreakEvenInterval | None:
+    """Regional compilation's break-even, with its 95 % interval, from the one process that
+    compiled only the repeated blocks: its speedup from its interleaved rounds (as a one-
+    process variant's), its one compile with the spread of the variant's warm compiles (as a
+    one-cold-compile variant's). None: never (not faster) or nothing to measure."""
+    (eager_ms_all, eager_rounds), (compiled_ms_all, compiled_rounds) = eager, compiled
+    if not eager_ms_all or not compiled_ms_all or not _positive(compile_s):
+        return None
+    eager_ms, compiled_ms = statistics.fmean(eager_ms_all), statistics.fmean(compiled_ms_all)
+    if eager_ms <= 0 or compiled_ms <= 0:
+        return None
+    ratio = ratio_of_means(
+        list(eager_ms_all), list(eager_rounds), list(compiled_ms_all), list(compiled_rounds)
+    )
+    half = 0.0
+    if ratio.ci_high > 0 and ratio.median > 0:
+        half = math.log(ratio.ci_high / ratio.median)
+    m = Measured(
+        speedup=LogEstimate(eager_ms / compiled_ms, half / NORMAL_95, 1, half),
+        eager_ms=log_estimate([eager_ms]),
+        compiled_ms=log_estimate([compiled_ms]),
+        compile_s=cold_compile_estimate([compile_s], warm_compile_samples(variant)),
+        warm_compile_s=None,
+        estimator="mean step time (outliers included), eager/compiled, one process, 95 % CI",
+    )
+    assert m.compile_s is not None  # one positive sample gives an estimate
+    found = break_even(m, m.compile_s)
+    return found.interval if found is not None else None
+
+
 def artifacts_compile_samples(variant: Variant) -> list[float]:
     """Compile wall seconds (their loading in them) of the processes that started from the
     first process's cache artifacts."""
