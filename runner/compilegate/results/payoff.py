@@ -185,7 +185,9 @@ def measure(variant: Variant) -> Measured | None:
         warm_compile_s=_compile_estimate(warm),
         estimator=estimator,
         compile_per_step=_compile_estimate(warm_compile_per_step(variant)),
-        artifacts_compile_s=_compile_estimate(artifacts_compile_samples(variant)),
+        # One process starts from the artifacts: its interval borrows the warm compiles'
+        # spread, as one cold compile's does (cold_compile_estimate).
+        artifacts_compile_s=_artifacts_estimate(artifacts_compile_samples(variant), warm),
     )
 
 
@@ -275,6 +277,10 @@ def regional_break_even(
     assert m.compile_s is not None  # one positive sample gives an estimate
     found = break_even(m, m.compile_s)
     return found.interval if found is not None else None
+
+
+def _artifacts_estimate(loaded: Sequence[float], warm: Sequence[float]) -> LogEstimate | None:
+    return cold_compile_estimate(loaded, warm) if loaded else None
 
 
 def artifacts_compile_samples(variant: Variant) -> list[float]:
