@@ -120,3 +120,28 @@ def test_the_levers_in_words() -> None:
         "has no torch.compiler.save_cache_artifacts"
     )
     assert lever_sentence(SimpleNamespace(variants=[variant({})])) is None  # not asked
+
+
+def test_the_recommendation_names_the_cheapest_lever_that_pays_off_inside_the_run() -> None:
+    from compilegate.results.model import RegionalLever
+    from compilegate.results.recommendation import _cheapest_lever
+
+    payoff = Payoff(
+        decision=Decision.STAY_EAGER,
+        steps_per_run=10_000,
+        break_even_steps=BreakEvenInterval(low=8_000, estimate=14_000, high=None),
+        artifacts_break_even_steps=BreakEvenInterval(low=3_000, estimate=5_000, high=9_000),
+    )
+    regional = RegionalLever(
+        break_even_steps=BreakEvenInterval(low=2_000, estimate=4_000, high=9_500)
+    )
+    both = dataclasses.replace(variant({}), regional=regional)
+    assert _cheapest_lever(payoff, both) == (
+        "; the cheapest lever that pays off inside the run: compiling regionally (break-even "
+        "after 4,000 steps, 95 % interval 2,000–9,500)"
+    )
+    assert "shipping the cache artifacts (break-even after 5,000" in _cheapest_lever(
+        payoff, variant({})
+    )
+    shorter = dataclasses.replace(payoff, steps_per_run=8_000)  # neither interval inside
+    assert _cheapest_lever(shorter, both) == ""

@@ -76,7 +76,7 @@ def recommend(
     text = _text(variant.id, payoff, measured[variant.id])
     return Recommendation(
         variant=variant.id,
-        text=text + _caveats(payoff, variant) + ruled_out,
+        text=text + _cheapest_lever(payoff, variant) + _caveats(payoff, variant) + ruled_out,
         decision=payoff.decision,
         steps_per_run=payoff.steps_per_run,
         speedup=payoff.speedup,
@@ -247,12 +247,35 @@ def _artifacts(a: Payoff) -> str:
     loaded = a.artifacts_break_even_steps
     if not loaded or loaded.estimate is None:
         return ""
-    inside = loaded.high is not None and loaded.high <= a.steps_per_run
-    cold = a.break_even_steps
-    flips = inside and (cold is None or cold.high is None or cold.high > a.steps_per_run)
     return (
         f"; from shipped cache artifacts: break-even after {steps(loaded.estimate)} steps "
-        f"(95 % interval {_range(loaded)})" + (", inside this run" if flips else "")
+        f"(95 % interval {_range(loaded)})"
+    )
+
+
+def _cheapest_lever(a: Payoff, variant: Variant) -> str:
+    """The lever (config cache_artifacts, regional) whose whole break-even interval lies
+    inside the run, the earliest; nothing when none does."""
+    regional = variant.regional.break_even_steps if variant.regional is not None else None
+    levers = [
+        ("shipping the cache artifacts", a.artifacts_break_even_steps),
+        ("compiling regionally", regional),
+    ]
+    paying = [
+        (found.estimate, name, found)
+        for name, found in levers
+        if found is not None
+        and found.estimate is not None
+        and found.high is not None
+        and found.high <= a.steps_per_run
+    ]
+    if not paying:
+        return ""
+    _, name, found = min(paying)
+    assert found.estimate is not None  # `paying` holds estimates only
+    return (
+        f"; the cheapest lever that pays off inside the run: {name} (break-even after "
+        f"{steps(found.estimate)} steps, 95 % interval {_range(found)})"
     )
 
 
