@@ -145,3 +145,12 @@ def test_the_recommendation_names_the_cheapest_lever_that_pays_off_inside_the_ru
     )
     shorter = dataclasses.replace(payoff, steps_per_run=8_000)  # neither interval inside
     assert _cheapest_lever(shorter, both) == ""
+
+
+def test_a_speedup_interval_that_bounds_nothing_is_not_printed_in_full() -> None:
+    """One process under heavy load: `46.7× (0.0–833561164265529984.0)` on the comment."""
+    from compilegate.report.wording import speedup_text
+
+    assert speedup_text(46.7, 0.0, 8.3e17) == "46.7× (0.0–100+)"
+    assert speedup_text(3.5, 1.2, 99.0) == "3.5× (1.2–99.0)"
+    assert speedup_text(0.92, 0.88, 0.97) == "0.92× (0.88–0.97)"

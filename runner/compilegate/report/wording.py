@@ -261,12 +261,21 @@ def noise_words(noise_pct: float | None, decidable: bool | None = None) -> str:
     return number
 
 
+# A speedup bound beyond this is shown as `100+`: one process on a loaded machine gave
+# "46.7× (0.0–833561164265529984.0)", an interval that bounds nothing.
+SPEEDUP_BOUND_SHOWN = 100.0
+
+
 def speedup_text(estimate: float, low: float | None = None, high: float | None = None) -> str:
-    """`0.92× (0.88–0.97)`; one decimal only when the interval is wider than ±1."""
+    """`0.92× (0.88–0.97)`; one decimal only when the interval is wider than ±1; a bound
+    beyond SPEEDUP_BOUND_SHOWN as `100+`."""
     if low is None or high is None:
         return f"{estimate:.2f}×"
     places = 2 if (high - low) / 2 < 1 else 1  # a ratio near 1: 0.95 is not 1.0
-    return f"{estimate:.{places}f}× ({low:.{places}f}–{high:.{places}f})"
+    shown_high = (
+        f"{SPEEDUP_BOUND_SHOWN:.0f}+" if high > SPEEDUP_BOUND_SHOWN else f"{high:.{places}f}"
+    )
+    return f"{estimate:.{places}f}× ({low:.{places}f}–{shown_high})"
 
 
 def speed_words(low: float | None, high: float | None) -> str:
