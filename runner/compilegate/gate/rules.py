@@ -160,6 +160,16 @@ def classify_speed_change(
     return "pass"
 
 
+def threshold_verdict(change_pct: float, threshold_pct: float) -> Verdict:
+    """A change judged on its threshold alone (a quantity with no noise estimate): beyond it
+    upwards a regression, downwards an improvement, else a pass."""
+    if change_pct > threshold_pct:
+        return Verdict.REGRESSION
+    if -change_pct > threshold_pct:
+        return Verdict.IMPROVEMENT
+    return Verdict.PASS
+
+
 def ratio_size_pct(change_pct: float) -> float:
     """A change of a ratio, as large as its log: the rise with the same log as a drop (−92 %
     is a 12.5x change, the size of +1150 %). The noise of a ratio is a half-width on the log

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -140,22 +140,20 @@ def decisions(steps: Sequence[Step]) -> list[tuple[str, str]]:
 
 def bounds(steps: Sequence[Step]) -> list[tuple[str, str]]:
     """(step, what bounds it) for every step whose recommendation says (step_bound_words)."""
-    out = []
-    for step in steps:
-        sentence = None if step.failed else bound_sentence(step)
-        if sentence:
-            out.append((step.name, sentence))
-    return out
+    return _sentences(steps, bound_sentence)
 
 
 def levers(steps: Sequence[Step]) -> list[tuple[str, str]]:
     """(step, what each compile lever cost) for every step that measured one (lever_words)."""
-    out = []
-    for step in steps:
-        sentence = None if step.failed else lever_sentence(step)
-        if sentence:
-            out.append((step.name, sentence))
-    return out
+    return _sentences(steps, lever_sentence)
+
+
+def _sentences(
+    steps: Sequence[Step], sentence_of: Callable[[Step], str | None]
+) -> list[tuple[str, str]]:
+    """(step, its sentence) for every step that did not fail and has one."""
+    found = ((step.name, None if step.failed else sentence_of(step)) for step in steps)
+    return [(name, sentence) for name, sentence in found if sentence]
 
 
 def failures(steps: Sequence[Step]) -> list[tuple[str, str]]:

@@ -70,6 +70,7 @@ from ..rules import (
     detectable_change_pct,
     is_number,
     missing,
+    threshold_verdict,
 )
 from ..verdict import MetricVerdict, Verdict
 from .sides import Sides
@@ -253,12 +254,7 @@ def judge_instructions(sides: Sides) -> MetricVerdict | None:
         return subject.row(metric, Verdict.NEW, unit=unit, gated=False, facts=facts)
     threshold_pct = sides.policy.thresholds["compile_instructions_growth_pct"]
     change_pct = (after - before) / max(before, 1) * 100
-    if change_pct > threshold_pct:
-        verdict = Verdict.REGRESSION
-    elif -change_pct > threshold_pct:
-        verdict = Verdict.IMPROVEMENT
-    else:
-        verdict = Verdict.PASS
+    verdict = threshold_verdict(change_pct, threshold_pct)
     facts = CompileInstructionsFacts(
         InstructionsJudgement.JUDGED, before, after, change_pct, threshold_pct
     )

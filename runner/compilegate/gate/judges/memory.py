@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..row_facts import RowFacts
-from ..rules import missing
-from ..verdict import MetricVerdict, Verdict
+from ..rules import missing, threshold_verdict
+from ..verdict import MetricVerdict
 from .sides import Sides
 
 
@@ -34,12 +34,7 @@ def judge(sides: Sides) -> list[MetricVerdict]:
         return [unjudged] if unjudged is not None else []
     threshold_pct = sides.policy.thresholds["peak_memory_growth_pct"]
     change_pct = (cur_bytes - base_bytes) / base_bytes * 100
-    if change_pct > threshold_pct:
-        verdict = Verdict.REGRESSION
-    elif -change_pct > threshold_pct:
-        verdict = Verdict.IMPROVEMENT
-    else:
-        verdict = Verdict.PASS
+    verdict = threshold_verdict(change_pct, threshold_pct)
     facts = MemoryFacts(base_bytes, cur_bytes, change_pct, threshold_pct)
     values = (base_bytes, cur_bytes)
     return [
