@@ -302,3 +302,18 @@ def test_nesting_deeper_than_the_limit_is_refused_before_it_is_parsed(
     assert message == f"{tmp_path / 'compilegate.yml'}:{line}: nested deeper than 16 levels " + (
         "(a compilegate config needs 5)"
     )
+
+
+def test_the_compile_levers_are_read_and_their_bad_values_named(tmp_path: Path) -> None:
+    """Issue 42's step keys: booleans, and an artifacts process needs a process after the
+    cold compiles; a bad value is one line naming the file, line and key."""
+    levers = "    iterations: 10\n    cache_artifacts: true\n    regional: true\n"
+    step = load(GOOD.replace("    iterations: 10\n", levers), tmp_path).steps[1]
+    assert step.cache_artifacts and step.regional
+    assert not load(GOOD, tmp_path).steps[1].regional  # off unless asked
+    no_room = levers + "    variant_processes: 2\n    cold_compiles: 2\n"
+    message = error_of(GOOD.replace("    iterations: 10\n", no_room), tmp_path)
+    assert "compilegate.yml:" in message and "steps[1].cache_artifacts" in message
+    assert "variant_processes must be at least 3, got 2" in message
+    message = error_of(GOOD.replace("    iterations: 10\n", "    regional: yes please\n"), tmp_path)
+    assert "compilegate.yml:" in message and "regional" in message
