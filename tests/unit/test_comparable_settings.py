@@ -31,6 +31,7 @@ EDITS = {
     "threads": "    threads: 8\n",
     "numerics": "    numerics: {tol: 1.0e-2}\n",
     "epoch_length": "    epoch: {length: 100}\n",
+    "distributed": "    distributed: {wrapper: ddp, world_size: 2}\n",
 }
 
 

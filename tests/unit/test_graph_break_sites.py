@@ -186,3 +186,37 @@ def test_a_recompiled_frame_counts_each_compile_at_one_site():
     snap["metrics"].append({**snap["metrics"][1], "compile_id": "1/1"})
     breaks = build_report(snap, paths())["graph_breaks"]
     assert [(s["line"], s["count"]) for s in breaks["sites"]] == [(24, 2), (34, 1)]
+
+
+def test_a_ddp_split_under_torch_2_4_is_not_a_graph_break_site():
+    """torch 2.4.1 lists each split DDP's optimizer makes at a gradient-bucket boundary among
+    graph_break_reasons, with line 0 and the DDPOptimizer class itself as the frame's function
+    (verbatim shape, ddp_mlp.py at bucket_cap_mb 2): the splits are counted apart
+    (child/distributed.py) and must never show as graph breaks. The class once crashed the
+    diagnostics ("TypeError: expected string or bytes-like object")."""
+
+    class DDPOptimizer:  # what 2.4.1 puts where a function name belongs
+        pass
+
+    split = {
+        "reason": "DDPOptimizer intentional graph-break (See Note [DDPOptimizer]). Set "
+        "`torch._dynamo.config.optimize_ddp = False` to disable.",
+        "stack": [
+            {
+                "file": f"{SITE_PACKAGES}/torch/_dynamo/backends/distributed.py",
+                "line": 0,
+                "function": DDPOptimizer,
+            }
+        ],
+    }
+    odd_name = {
+        "reason": "call_method UserDefinedObjectVariable(instancemethod) __call__ [] {}",
+        "stack": [{"file": "/repo/model.py", "line": 12, "function": DDPOptimizer}],
+    }
+    snap = {"records": [], "break_reasons": [split, split, split, odd_name], "metrics": []}
+    report = build_report(snap, paths())
+    sites = report["graph_breaks"]["sites"]
+    assert [(site["file"], site["line"], site["function"]) for site in sites] == [
+        ("model.py", 12, "DDPOptimizer")
+    ]
+    assert report["graph_breaks"]["count"] == 1

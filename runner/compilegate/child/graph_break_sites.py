@@ -56,6 +56,12 @@ class _Entry:
     split_only: bool = False
 
 
+# How torch (2.4; not 2.13) records each split DDP's optimizer makes at a gradient-bucket
+# boundary among the graph breaks: the split is counted as one (child/distributed.py), and a
+# user's graph break and a bucket split must never be confused.
+DDP_SPLIT_REASON = "DDPOptimizer intentional graph-break"
+
+
 @dataclass
 class _Break:
     cause: Frame
@@ -84,7 +90,7 @@ def graph_break_sites(
         if not record["logger"].endswith("__graph_breaks"):
             continue
         parsed = parse_graph_break_record(record["text"], record.get("exc", ""))
-        if parsed is None:
+        if parsed is None or parsed["reason"].startswith(DDP_SPLIT_REASON):
             continue
         cause = Frame(parsed["file"], parsed["line"], parsed["function"])
         found = [b for b in breaks if _same_place(b.cause, cause, paths)]
@@ -116,12 +122,14 @@ def _entries(break_reasons: list[dict[str, Any]]) -> list[_Entry]:
         if stack_raw is None:  # a snapshot that kept only the innermost frame
             stack_raw = [{k: raw.get(k) for k in ("file", "line", "function")}]
         stack = [
-            Frame(str(f["file"]), int(f["line"]), f.get("function"))
+            Frame(str(f["file"]), int(f["line"]), _name(f.get("function")))
             for f in stack_raw
             if f.get("file") is not None and f.get("line") is not None
         ]
+        reason = str(raw.get("reason", ""))
+        if reason.startswith(DDP_SPLIT_REASON):  # a DDP split, counted as such, not a break
+            continue
         if stack:
-            reason = str(raw.get("reason", ""))
             out.append(_Entry(reason, stack, split_only=reason in _SPLIT_ONLY_REASONS))
     return out
 
@@ -238,6 +246,14 @@ def _reason(brk: _Break) -> str:
 
 def _function_at(brk: _Break, frame: Frame) -> str | None:
     return next((f.function for f in brk.chain if f == frame and f.function), None)
+
+
+def _name(function: Any) -> str | None:
+    """A frame's function name: torch 2.4 gives the class itself for a frame Dynamo made
+    under DDP's optimizer (its graph_break_reasons' user_stack), where a string is expected."""
+    if function is None or isinstance(function, str):
+        return function
+    return str(getattr(function, "__name__", function))
 
 
 def _user_function(name: str | None) -> str | None:

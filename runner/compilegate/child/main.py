@@ -28,8 +28,14 @@ from .protocol import ChildReport, ChildSpec, SpecError, phase_of, progress_pref
 
 
 class Child:
-    def __init__(self, spec: ChildSpec) -> None:
+    def __init__(
+        self, spec: ChildSpec, spec_path: str = "", rank: tuple[int, str] | None = None
+    ) -> None:
+        """`rank`: (rank, the group's folder) in a distributed step's rank process
+        (child/distributed.py); `spec_path`: the spec's file, which the ranks read too."""
         self.spec = spec
+        self.spec_path = spec_path
+        self.rank = rank
         self.out_path = Path(spec.out)
         self.phase = "starting"
         self.label = spec.label
@@ -41,6 +47,8 @@ class Child:
     def progress(self, message: str) -> None:
         self.phase = message
         self._close_phase(phase_of(message))
+        if self.rank is not None and self.rank[0] != 0:  # rank 0 speaks for the group
+            return
         elapsed = time.perf_counter() - self.started
         sys.stderr.write(f"{self.progress_prefix}{self.label} [{elapsed:6.1f}s] {message}\n")
         sys.stderr.flush()
@@ -71,12 +79,28 @@ class Child:
                 self.write(document)
                 return
             document["device"] = self.resolve_device(document["environment"])
+            if self.spec.settings.get("distributed") and self.rank is None:
+                from .distributed import run_ranks
+
+                folder = self.out_path.parent / "ranks"
+                ranks = run_ranks(
+                    self.spec_path, self.spec.settings, document["device"], folder, self.progress
+                )
+                document.update(ranks)
+                self.write(document)
+                return
+            if self.rank is not None:
+                self.join_group(document["device"])
             measured = self.measure(document["device"])
             self._close_phase("other")
             for key in ("eager", "variant"):  # the process's record carries its phases
                 if key in measured:
                     measured[key]["phases_s"] = dict(self.phases_s)
             document.update(measured)
+            if self.rank is not None:
+                from .distributed import rank_facts
+
+                document["distributed"] = rank_facts(document)
         except StepDefinitionError as exc:
             document.update(status="error", error=str(exc), phase=self.phase)
         except DeviceError as exc:
@@ -91,6 +115,14 @@ class Child:
                 traceback=traceback.format_exc(limit=-8),
             )
         self.write(document)
+
+    def join_group(self, device: str) -> None:
+        from .distributed import join_group, place_of
+
+        assert self.rank is not None
+        rank, folder = self.rank
+        self.progress("joining the process group")
+        join_group(place_of(self.spec.settings, rank, device), folder, device)
 
     def resolve_device(self, environment: dict[str, Any]) -> str:
         wanted = self.spec.device
@@ -205,7 +237,21 @@ def main(spec_path: str) -> None:
     behind (compile workers) with its process group (run/launcher.py)."""
     spec = read_spec(Path(spec_path))
     os.environ.pop("TORCH_LOGS", None)  # it silently overrides torch._logging.set_logs
-    Child(spec).run()
+    Child(spec, spec_path).run()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+def rank_main(spec_path: str, rank: int, folder: str) -> None:
+    """A distributed step's rank (child/distributed.py): the spec's measurement under the
+    wrapper, its report in the group's folder; leaves as `main` does."""
+    from dataclasses import replace
+
+    spec = read_spec(Path(spec_path))
+    spec = replace(spec, out=str(Path(folder) / f"rank{rank}.json"))
+    os.environ.pop("TORCH_LOGS", None)
+    Child(spec, spec_path, rank=(rank, folder)).run()
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)

@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 import torch
 
-from . import instruction_counter, torch_state
+from . import distributed, instruction_counter, torch_state
 from .compile_cost import cpu_method, elapsed, now
 from .compile_size import count_eager_ops
 from .cpu_pinning import pinned
@@ -256,6 +256,7 @@ class VariantCopies:
             self.warmup_s.extend(timed_warmup(_checked(self.compiled), [index], device))
             progress(f"compiled warm-up {index + 1}/{warmup}: {self.warmup_s[-1]:.2f} s")
         self.window = elapsed(start, now())
+        distributed.compiled()  # a DDP rank's graph count stops here (child/distributed.py)
         self.cache_hits = compile_cache_hits()
         self.instructions = (
             None if probe is None else counted if counted is not None else instruction_counter.end()

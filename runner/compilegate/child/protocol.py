@@ -381,6 +381,9 @@ class ChildReport:
     diagnostics: dict[str, Any] | None = None
     numerics: dict[str, Any] | None = None
     sides: dict[str, Any] | None = None
+    # A distributed step (child/distributed.py): a rank's own facts in a rank's report; the
+    # group's record (wrapper, world size, each rank) in the measuring child's.
+    distributed: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The report as JSON: status and error always, the other fields when set."""
@@ -406,7 +409,15 @@ class ChildReport:
         for name in ("error", "phase", "traceback", "device"):
             if raw.get(name) is not None and not isinstance(raw[name], str):
                 raise ReportError(f"{name} is not a string")
-        for name in ("environment", "eager", "variant", "diagnostics", "numerics", "sides"):
+        for name in (
+            "environment",
+            "eager",
+            "variant",
+            "diagnostics",
+            "numerics",
+            "sides",
+            "distributed",
+        ):
             if raw.get(name) is not None and not isinstance(raw[name], dict):
                 raise ReportError(f"{name} is not a JSON object")
         for name in ("eager", "variant"):

@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 import torch
 
+from . import distributed
 from .user_code import StepDefinitionError, StepParts
 
 AMP_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
@@ -59,7 +60,8 @@ class TrainingStep:
         )
         self._forward_loss: Callable[[Any], Any]
         self._optimizer_step: Callable[[], Any] = parts.optimizer.step
-        model, loss_fn = parts.model, parts.loss
+        # In a distributed step's rank, the model under its wrapper (child/distributed.py).
+        model, loss_fn = distributed.wrap(parts.model, device), parts.loss
         self.blocks: str | None = None
         if compile_kwargs is None:
             self._forward_loss = lambda inputs: loss_fn(model, inputs)

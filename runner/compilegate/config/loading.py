@@ -40,6 +40,7 @@ from .model import (
     DEFAULT_THRESHOLDS,
     MIN_WARMUP_REDUCE_OVERHEAD,
     Config,
+    DistributedSettings,
     NumericsSettings,
     StepConfig,
     Variant,
@@ -146,6 +147,9 @@ def _build_step(
             f"variant_processes must be at least {merged['cold_compiles'] + 1}, got "
             f"{merged['variant_processes']}"
         )
+    distributed = merged["distributed"]
+    if distributed is not None:
+        _check_distributed(distributed, merged, index, node, source)
     env_path: list[Any] = ["steps", index, "env"] if "env" in step_raw else ["defaults", "env"]
     for ni, name in enumerate(merged["env"]):
         refusal = opt_in_refusal(name)
@@ -187,7 +191,27 @@ def _build_step(
         limits=ResourceLimits.from_dict(
             {**defaults.get("limits", {}), **step_raw.get("limits", {})}
         ),
+        distributed=None if distributed is None else DistributedSettings.from_dict(distributed),
     )
+
+
+def _check_distributed(
+    raw: dict[str, Any], merged: dict[str, Any], index: int, node: yaml.Node, source: str
+) -> None:
+    """What the schema cannot say of a step's `distributed`: one line naming the key."""
+    where = ["steps", index, "distributed"]
+    problem, key = None, None
+    if raw.get("bucket_cap_mb") is not None and raw["wrapper"] != "ddp":
+        problem, key = "bucket_cap_mb is DDP's: it needs wrapper: ddp", "bucket_cap_mb"
+    elif merged["regional"]:
+        problem, key = "regional compilation is not measured for a distributed step", None
+    elif merged["cache_artifacts"]:
+        problem, key = "cache_artifacts is not measured for a distributed step", None
+    if problem is None:
+        return
+    path = [*where, key] if key is not None and key in raw else where
+    line = _line_of(node, path)
+    raise ConfigError(f"{source}:{line}: {format_key_path(path)}: {problem}")
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):

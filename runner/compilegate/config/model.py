@@ -36,6 +36,7 @@ DEFAULT_STEP_SETTINGS: dict[str, Any] = {
     "gate_compile_wall_time": False,
     "steps_per_run": 10_000,
     "epoch": None,
+    "distributed": None,
 }
 # What the decision is stated against when a step does not say: the length of a short
 # fine-tuning run. A step sets its own `steps_per_run` (training steps one job runs).
@@ -118,6 +119,8 @@ STEP_FIELD_POLICY: dict[str, str] = {
     # Which batches the compiled copy also runs (the epoch's last and the next one's first):
     # without the line a recompile there is never seen (issue 29).
     "epoch_length": ADOPTED,
+    # One process or a group of ranks under a wrapper: another measurement of the step.
+    "distributed": COMPARED,
     "limits": BASELINES,  # config/limits.under_baseline: at most the baseline's
 }
 # The settings that make two measurements of a step comparable: one changed, and the
@@ -132,7 +135,7 @@ ADOPTED_SETTINGS = tuple(name for name, how in STEP_FIELD_POLICY.items() if how 
 POWER_SETTINGS = tuple(name for name, how in STEP_FIELD_POLICY.items() if how == AT_LEAST)
 # What a comparable setting reads as in a document from before it was recorded (the
 # compilegate that wrote it could not check an epoch's end).
-SETTINGS_ABSENT_AS = {"epoch_length": None}
+SETTINGS_ABSENT_AS = {"epoch_length": None, "distributed": None}
 # reduce-overhead records CUDA graphs on the 2nd call and replays from the 3rd (cudagraph_trees.py).
 MIN_WARMUP_REDUCE_OVERHEAD = 5
 
@@ -185,6 +188,32 @@ class NumericsSettings:
 
 
 @dataclass(frozen=True)
+class DistributedSettings:
+    """A distributed step (config `distributed`; child/distributed.py): `world_size` ranks,
+    each the factory's model under `wrapper`, in one process group of `backend` (None: gloo
+    on a CPU, nccl on a GPU)."""
+
+    wrapper: str
+    world_size: int
+    backend: str | None = None
+    bucket_cap_mb: float | None = None  # DDP's gradient buckets (torch's default: 25)
+    collective_timeout_s: float = 300.0  # a rank blocked in one collective longer fails
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> DistributedSettings:
+        return cls(
+            wrapper=raw["wrapper"],
+            world_size=int(raw["world_size"]),
+            backend=raw.get("backend"),
+            bucket_cap_mb=raw.get("bucket_cap_mb"),
+            collective_timeout_s=float(raw.get("collective_timeout_s", 300.0)),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
 class StepConfig:
     """Everything needed to measure one declared training step."""
 
@@ -224,6 +253,13 @@ class StepConfig:
     epoch_length: int | None = None
     # The container's memory, pids, log and output bounds: policy (config/limits.py).
     limits: ResourceLimits = field(default_factory=ResourceLimits)
+    # `world_size` ranks under a DDP or FSDP2 wrapper instead of one process (None: one).
+    distributed: DistributedSettings | None = None
+
+    @property
+    def processes_per_child(self) -> int:
+        """Processes one measuring child runs at once: its CPU budget is theirs together."""
+        return self.distributed.world_size if self.distributed is not None else 1
 
     def comparable_settings(self) -> dict[str, Any]:
         """The settings that make two measurements of this step comparable (COMPARABLE_SETTINGS):
@@ -238,6 +274,7 @@ class StepConfig:
             "threads": self.threads,
             "numerics": dataclasses.asdict(self.numerics),
             "epoch_length": self.epoch_length,
+            "distributed": None if self.distributed is None else self.distributed.to_dict(),
         }
         assert tuple(values) == COMPARABLE_SETTINGS
         return values

@@ -29,6 +29,7 @@ from ..results.model import (
     Variant,
 )
 from . import wording as w
+from .distributed_words import distributed_sentence
 from .escape import cell, inert, with_code
 from .lever_words import lever_sentence
 from .links import LinkContext
@@ -148,6 +149,11 @@ def levers(steps: Sequence[Step]) -> list[tuple[str, str]]:
     return _sentences(steps, lever_sentence)
 
 
+def distributed(steps: Sequence[Step]) -> list[tuple[str, str]]:
+    """(step, how its ranks ran and compiled) for every distributed step (distributed_words)."""
+    return _sentences(steps, distributed_sentence)
+
+
 def _sentences(
     steps: Sequence[Step], sentence_of: Callable[[Step], str | None]
 ) -> list[tuple[str, str]]:
@@ -217,6 +223,8 @@ def variant_table_markdown(steps: Sequence[Step]) -> str:
         lines.append(f"- {inert(name)}, what bounds it: {inert(text, max_chars=500)}")
     for name, text in levers(steps):
         lines.append(f"- {inert(name)}, compile from: {inert(text, max_chars=500)}")
+    for name, text in distributed(steps):
+        lines.append(f"- {inert(name)}, distributed: {inert(text, max_chars=500)}")
     failed = failures(steps)
     if failed:
         lines += [

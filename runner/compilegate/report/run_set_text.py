@@ -16,6 +16,7 @@ from .details import (
     VARIANT_HEADER,
     bounds,
     decisions,
+    distributed,
     drop_constant_columns,
     failures,
     gate_rows,
@@ -50,6 +51,8 @@ def render_run_set_text(run_set: RunSetVerdict, links: LinkContext | None = None
             lines += wrap_words(f"- {name}, what bounds it: {text}", TEXT_WIDTH, hanging="    ")
         for name, text in levers(steps):
             lines += wrap_words(f"- {name}, compile from: {text}", TEXT_WIDTH, hanging="    ")
+        for name, text in distributed(steps):
+            lines += wrap_words(f"- {name}, distributed: {text}", TEXT_WIDTH, hanging="    ")
         for where, error in failures(steps):
             lines += wrap_words(f"- {where} failed: {error}", TEXT_WIDTH)
         if version.verdict is not None:

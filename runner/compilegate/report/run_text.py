@@ -30,6 +30,7 @@ from ..results.model import Decision, GraphBreaks, Recompiles, ResultDocument, S
 from ..results.payoff import process_means
 from ..results.processes import geometric_mean
 from . import wording as w
+from .distributed_words import distributed_sentence
 from .escape import shortened
 from .first_screen import PROCESSES_NOTE, YARDSTICK_NOTE, FirstScreen
 from .headline import headline_of
@@ -299,6 +300,9 @@ def _step_lines(step: Step, width: int, said: str = "") -> list[str]:
     levers = lever_sentence(step)
     if levers:
         notes.append(f"compile from: {levers}")
+    distributed = distributed_sentence(step)
+    if distributed:
+        notes.append(f"distributed: {distributed}")
     header, rows, same = _drop_said_once(header, rows)
     lines = [title, *fit_table([header, *rows], width, indent="  ")]
     if same:

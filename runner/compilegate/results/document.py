@@ -36,6 +36,7 @@ from .compile_cost import (
 )
 from .model import (
     ConfigRef,
+    DistributedRun,
     Eager,
     Environment,
     Model,
@@ -310,6 +311,7 @@ RECORDED = (
     "processes",
     "torch_state",
     "regional",
+    "distributed",
 )
 
 
@@ -368,6 +370,7 @@ def variant_entry(
         processes=(first,),
         torch_state=_part(TorchState, measured.get("torch_state")),
         step_work=_part(StepWork, measured.get("step_work")),
+        distributed=_part(DistributedRun, measured.get("distributed")),
     )
     entry = _merge_diagnostics(entry, diagnostics or {})
     if numerics is not None:

@@ -579,6 +579,35 @@ class RegionalLever(Model):
 
 
 @dataclass(frozen=True)
+class RankRecord(Model):
+    """One rank of a distributed step's process (child/distributed.py): ok, or its error; where
+    DDP split its compiled graphs, its graph breaks and recompiles (None: not counted in that
+    process)."""
+
+    rank: int
+    status: str
+    error: str | None = None
+    ddp_splits: int | None = None
+    graph_breaks: int | None = None
+    recompiles: int | None = None
+
+
+@dataclass(frozen=True)
+class DistributedRun(Model):
+    """How a distributed step ran (config `distributed`) and what its ranks said, from the
+    variant's first process: `ddp_splits` is the most splits any rank's DDP optimizer made in
+    the compiled model's graphs at gradient-bucket boundaries — expected, never counted as
+    graph breaks."""
+
+    wrapper: str
+    world_size: int
+    backend: str
+    ranks: tuple[RankRecord, ...]
+    bucket_cap_mb: float | None = None
+    ddp_splits: int | None = None
+
+
+@dataclass(frozen=True)
 class BreakEvenInterval(Model):
     REQUIRED = ("estimate", "high")
     low: float
@@ -677,6 +706,7 @@ class Variant(Model):
     late_recompile_s: float | None = None
     step_work: StepWork | None = None
     regional: RegionalLever | None = None
+    distributed: DistributedRun | None = None
 
     def written_as_null(self) -> tuple[str, ...]:
         return (*self.REQUIRED, *MEASURED_WHEN_OK) if self.status is Status.OK else self.REQUIRED

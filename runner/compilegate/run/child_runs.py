@@ -46,9 +46,11 @@ def run_child(
     """One child's report (typed at the launcher's door), or the one-line error it ended
     with: exactly one is None."""
     spec = replace(spec, limits=step.limits.to_dict())  # a container launcher applies them
+    # A distributed step's ranks share the child's budget: timeout_s CPU seconds each.
+    timeout_s = step.timeout_s * step.processes_per_child
     try:
         outcome = launcher.run(
-            spec, label=label, timeout_s=step.timeout_s, env_opt_in=step.env, cache_dir=cache_dir
+            spec, label=label, timeout_s=timeout_s, env_opt_in=step.env, cache_dir=cache_dir
         )
     except Exception as exc:  # the parent's own failure to run it: this child's error only
         return None, f"compilegate could not run this child: {one_line(exc)}"

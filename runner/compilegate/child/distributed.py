@@ -1,0 +1,364 @@
+"""A distributed step's ranks (child process; config `distributed`).
+
+The measuring child of a step with `distributed` measures nothing itself. It starts
+`world_size` rank processes — this interpreter, the bootstrap the launcher uses, the same spec,
+this child's environment, working directory and process group, so the parent's budget and
+kill reach every rank — and waits for them (`run_ranks`). Each rank joins one process group
+(a FileStore in this child's private folder for the rendezvous, the collectives over the
+loopback interface only; `join_group`), wraps every copy of the step it builds in the wrapper
+(`wrap`: compilegate wraps what the factory returns, so one factory serves a single-process
+step and a distributed one), measures exactly what a single-process child measures, and writes
+its own report. Every rank draws the same batches: the step under the wrapper computes what
+the single-process step computes (gradients averaged over identical ones), so numerics and
+the float64 reference mean what they mean without ranks.
+
+The ranks' reports are merged (`merge_reports`): rank 0's, with every timed sample the slowest
+rank's (each iteration waits on it at the gradient all-reduce), and a `distributed` record:
+the wrapper, world size, backend, each rank's status, graph breaks, recompiles and where DDP's
+optimizer split the compiled model's graphs (`ddp_splits`: at gradient-bucket boundaries, so
+each bucket's all-reduce can start during the backward; expected, never the user's graph
+breaks). A rank that fails ends the others (they would
+wait in a collective until the deadline) and the report is an error naming that rank; a rank
+blocked in a collective past `collective_timeout_s` fails there and is named the same way.
+
+Standard library and torch only; Python 3.8-parseable.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+# How a rank process starts: as the launcher starts a child (run/launcher.py), the package
+# loaded from its folder with the working directory off sys.path, then `rank_main`.
+RANK_BOOTSTRAP = """\
+import sys
+sys.path[:] = [entry for entry in sys.path if entry not in ("", ".")]
+import importlib.util
+spec = importlib.util.spec_from_file_location(
+    "compilegate", sys.argv[1] + "/__init__.py", submodule_search_locations=[sys.argv[1]])
+module = importlib.util.module_from_spec(spec)
+sys.modules["compilegate"] = module
+spec.loader.exec_module(module)
+from compilegate.child.main import rank_main
+rank_main(sys.argv[2], int(sys.argv[3]), sys.argv[4])
+"""
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
+DEFAULT_COLLECTIVE_TIMEOUT_S = 300.0
+# After a rank fails, how long the others get to finish on their own before they are ended.
+STOP_GRACE_S = 5.0
+POLL_S = 0.2
+WRAPPERS = ("ddp", "fsdp2")
+
+
+@dataclass(frozen=True)
+class RankPlace:
+    """This process's place in the group: its rank and what the step's `distributed` says."""
+
+    rank: int
+    world_size: int
+    wrapper: str
+    backend: str
+    bucket_cap_mb: float | None
+    collective_timeout_s: float
+
+
+_PLACE: RankPlace | None = None  # set once, by join_group, in a rank process
+
+
+def place_of(settings: dict[str, Any], rank: int, device: str) -> RankPlace:
+    """The rank's place from the step's `distributed` settings (config/model.py)."""
+    raw = settings["distributed"]
+    backend = raw.get("backend") or ("nccl" if device == "cuda" else "gloo")
+    return RankPlace(
+        rank=rank,
+        world_size=int(raw["world_size"]),
+        wrapper=str(raw["wrapper"]),
+        backend=str(backend),
+        bucket_cap_mb=raw.get("bucket_cap_mb"),
+        collective_timeout_s=float(raw.get("collective_timeout_s") or DEFAULT_COLLECTIVE_TIMEOUT_S),
+    )
+
+
+def join_group(place: RankPlace, folder: str, device: str) -> None:
+    """Join the step's process group (every collective bounded by the deadline)."""
+    import datetime
+
+    import torch
+    import torch.distributed as dist
+
+    global _PLACE
+    if place.backend == "nccl" and device != "cuda":
+        raise RuntimeError(f"distributed.backend nccl needs a GPU; this rank runs on {device}")
+    if device == "cuda":
+        torch.cuda.set_device(place.rank % max(1, torch.cuda.device_count()))
+    store = dist.FileStore(os.path.join(folder, "store"), place.world_size)
+    dist.init_process_group(
+        place.backend,
+        store=store,
+        rank=place.rank,
+        world_size=place.world_size,
+        timeout=datetime.timedelta(seconds=place.collective_timeout_s),
+    )
+    _PLACE = place
+    if place.wrapper == "ddp":
+        DDP_SPLITS.install()
+
+
+def current() -> RankPlace | None:
+    return _PLACE
+
+
+def wrap(model: Any, device: str) -> Any:
+    """The model every copy of the step runs: under the wrapper in a rank, itself otherwise.
+    The wrapper shares the model's parameters, so the factory's optimizer steps them."""
+    place = _PLACE
+    if place is None:
+        return model
+    if place.wrapper == "ddp":
+        from torch.nn.parallel import DistributedDataParallel
+
+        kwargs: dict[str, Any] = {}
+        if place.bucket_cap_mb is not None:
+            kwargs["bucket_cap_mb"] = place.bucket_cap_mb
+        if device == "cuda":
+            import torch
+
+            kwargs["device_ids"] = [torch.cuda.current_device()]
+        return DistributedDataParallel(model, **kwargs)
+    raise RuntimeError(f"distributed.wrapper {place.wrapper} is not measured by this compilegate")
+
+
+def ddp_splits() -> int | None:
+    """Where DDP's optimizer (torch._dynamo.config.optimize_ddp) split the compiled model's
+    graphs at gradient-bucket boundaries, by the end of the timed compile (`compiled`), else
+    by now; None outside a DDP rank or where this torch's DDP optimizer cannot be counted."""
+    place = _PLACE
+    if place is None or place.wrapper != "ddp" or not DDP_SPLITS.installed:
+        return None
+    return DDP_SPLITS.at_compile if DDP_SPLITS.at_compile is not None else DDP_SPLITS.graphs
+
+
+def compiled() -> None:
+    """The timed copy's compile is over (child/measure.py): later compiles (the numerics'
+    copies) are not the ones the count describes."""
+    if DDP_SPLITS.at_compile is None:
+        DDP_SPLITS.at_compile = DDP_SPLITS.graphs
+
+
+class _SplitCounter:
+    """Counts the splits DDPOptimizer makes: its compile_fn hands the buckets it settled on
+    to `pretty_print_buckets` once per Dynamo graph (torch 2.4 to 2.13 alike) and compiles
+    one graph per bucket, so a graph spanning n buckets is split n - 1 times."""
+
+    def __init__(self) -> None:
+        self.graphs = 0
+        self.at_compile: int | None = None
+        self.installed = False
+
+    def install(self) -> None:
+        try:
+            from torch._dynamo.backends import distributed as ddp_backend
+        except Exception:  # a torch without Dynamo's DDP optimizer: not counted
+            return
+        original = getattr(ddp_backend, "pretty_print_buckets", None)
+        if original is None or self.installed:
+            return
+
+        def counted(buckets: Any, *args: Any, **kwargs: Any) -> Any:
+            self.graphs += max(0, len(buckets) - 1)
+            return original(buckets, *args, **kwargs)
+
+        ddp_backend.pretty_print_buckets = counted
+        self.installed = True
+
+
+DDP_SPLITS = _SplitCounter()
+
+
+def rank_facts(document: dict[str, Any]) -> dict[str, Any]:
+    """What a rank's report says of it beside its measurement (its `distributed`): its rank,
+    the graphs DDP split its compiled model into, its graph breaks and recompiles."""
+    place = _PLACE
+    diagnostics = document.get("diagnostics") or {}
+    breaks, recompiles = diagnostics.get("graph_breaks"), diagnostics.get("recompiles")
+    return {
+        "rank": None if place is None else place.rank,
+        "ddp_splits": ddp_splits(),
+        "graph_breaks": breaks.get("count") if isinstance(breaks, dict) else None,
+        "recompiles": recompiles.get("count") if isinstance(recompiles, dict) else None,
+    }
+
+
+# ---------------------------------------------------------------- the measuring child's side
+
+
+def run_ranks(
+    spec_path: str,
+    settings: dict[str, Any],
+    device: str,
+    folder: Path,
+    progress: Callable[[str], None],
+) -> dict[str, Any]:
+    """Start the ranks, wait for them, merge their reports (the module's docstring)."""
+    raw = settings["distributed"]
+    world = int(raw["world_size"])
+    folder.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ)
+    env["GLOO_SOCKET_IFNAME"] = "lo"  # the collectives stay on this machine
+    env["NCCL_SOCKET_IFNAME"] = "lo"
+    progress(f"starting {world} ranks ({raw['wrapper']})")
+    processes = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                RANK_BOOTSTRAP,
+                str(PACKAGE_DIR),
+                spec_path,
+                str(r),
+                str(folder),
+            ],
+            env=env,
+            stdin=subprocess.DEVNULL,
+        )
+        for r in range(world)
+    ]
+    failed = _wait(processes, folder)
+    reports = [_read(folder, r) for r in range(world)]
+    codes = [p.returncode for p in processes]
+    return merge_reports(reports, codes, raw, device, failed)
+
+
+def _wait(processes: list[subprocess.Popen[bytes]], folder: Path) -> int | None:
+    """Wait for every rank; when one fails (an error report, or an exit without one), give
+    the others STOP_GRACE_S and end them. Returns the rank that failed first — by when its
+    error report was written, else when its exit was seen: a rank whose peer raised fails
+    too, in the collective it was waiting in, after the peer — or None."""
+    ended: dict[int, float] = {}
+    stop_at: float | None = None
+    while True:
+        for r, p in enumerate(processes):
+            if r not in ended and p.poll() is not None:
+                ended[r] = time.time()
+        failures = {
+            r: _failed_at(folder, r, processes[r].returncode, at) for r, at in ended.items()
+        }
+        failures = {r: at for r, at in failures.items() if at is not None}
+        if failures and stop_at is None:
+            stop_at = time.monotonic() + STOP_GRACE_S
+        if len(ended) == len(processes):
+            return min(failures, key=lambda r: failures[r] or 0.0) if failures else None
+        if stop_at is not None and time.monotonic() >= stop_at:
+            for r, p in enumerate(processes):
+                if r not in ended:
+                    _end(p)
+        time.sleep(POLL_S)
+
+
+def _failed_at(folder: Path, rank: int, code: int | None, ended: float) -> float | None:
+    """When the rank failed (its error report's time, else its exit's), None if it did not."""
+    report = _read(folder, rank)
+    if report is not None and report.get("status") == "ok" and code == 0:
+        return None
+    try:
+        written = (folder / f"rank{rank}.json").stat().st_mtime
+    except OSError:
+        return ended
+    return min(written, ended)
+
+
+def _end(process: subprocess.Popen[bytes]) -> None:
+    try:
+        process.send_signal(signal.SIGKILL)
+    except OSError:
+        pass
+
+
+def _read(folder: Path, rank: int) -> dict[str, Any] | None:
+    try:
+        value = json.loads((folder / f"rank{rank}.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def merge_reports(
+    reports: list[dict[str, Any] | None],
+    codes: list[int | None],
+    raw: dict[str, Any],
+    device: str,
+    failed: int | None,
+) -> dict[str, Any]:
+    """One report from the ranks' (the module's docstring); `failed`: the first rank seen
+    failing, whose error the report carries."""
+    place = place_of({"distributed": raw}, 0, device)
+    ranks = [_rank_record(r, report, codes[r], failed) for r, report in enumerate(reports)]
+    record = {
+        "wrapper": place.wrapper,
+        "world_size": place.world_size,
+        "backend": place.backend,
+        "bucket_cap_mb": place.bucket_cap_mb,
+        "ranks": ranks,
+        "ddp_splits": _most(rank.get("ddp_splits") for rank in ranks),
+    }
+    bad = [rank for rank in ranks if rank["status"] != "ok"]
+    if bad:
+        first = next((rank for rank in bad if rank["rank"] == failed), bad[0])
+        return {
+            "status": "error",
+            "error": f"rank {first['rank']} of {place.world_size}: {first['error']}",
+            "phase": (reports[first["rank"]] or {}).get("phase"),
+            "distributed": record,
+        }
+    merged = dict(reports[0] or {})
+    for key in ("eager", "variant"):
+        parts = [report.get(key) for report in reports if report is not None]
+        timed = [part["timed"] for part in parts if isinstance(part, dict) and "timed" in part]
+        if merged.get(key) and len(timed) == len(reports):
+            merged[key] = {**merged[key], "timed": slowest(timed)}
+    if isinstance(merged.get("variant"), dict):  # the variant's record carries the group's
+        merged["variant"] = {**merged["variant"], "distributed": record}
+    merged["distributed"] = record
+    return merged
+
+
+def slowest(timed: list[dict[str, dict[str, list[Any]]]]) -> dict[str, dict[str, list[Any]]]:
+    """Each side's samples, the slowest rank's at each position (rounds as rank 0's)."""
+    out: dict[str, dict[str, list[Any]]] = {}
+    for side, first in timed[0].items():
+        columns = [t[side]["samples"] for t in timed if side in t]
+        out[side] = {
+            "samples": [max(values) for values in zip(*columns)],
+            "rounds": list(first["rounds"])[: min(len(c) for c in columns)],
+        }
+    return out
+
+
+def _rank_record(
+    rank: int, report: dict[str, Any] | None, code: int | None, failed: int | None
+) -> dict[str, Any]:
+    if report is None:
+        if failed is not None and failed != rank:
+            error = f"ended after rank {failed} failed"
+        else:
+            error = f"ended without a report (exit code {code})"
+        return {"rank": rank, "status": "error", "error": error}
+    if report.get("status") != "ok":
+        error = " ".join(str(report.get("error")).split())[:400]
+        return {"rank": rank, "status": "error", "error": error}
+    own = report.get("distributed") or {}
+    facts = {key: own.get(key) for key in ("ddp_splits", "graph_breaks", "recompiles")}
+    return {"rank": rank, "status": "ok", "error": None, **facts}
+
+
+def _most(values: Any) -> int | None:
+    known = [v for v in values if isinstance(v, int)]
+    return max(known) if known else None

@@ -1,0 +1,122 @@
+"""Issue 43, a distributed step, with real ranks: DDP over gloo, world size 2, one thread each,
+real torch.compile (Inductor, CPU), on examples/test_steps/ddp_mlp.py (six 1 MiB layers).
+
+- Buckets of 2 MB: DDP's optimizer splits the compiled graph at their boundaries, counted as
+  splits on every rank, not as graph breaks; at torch's default 25 MB nothing splits.
+- A `.item()` in forward: one graph break in the user's code, with its file:line, on every
+  rank, and no split.
+- A rank that raises on its second batch: the step is an error naming that rank (not the one
+  whose collective broke because of it), within seconds, and the run exits 3.
+"""
+
+from __future__ import annotations
+
+import io
+import shutil
+import time
+from typing import Any
+
+import pytest
+from cli_helpers import REPO_ROOT, run_cli, write_config
+
+from compilegate.config.loading import load_config_file
+from compilegate.report.run_text import render_run_text
+from compilegate.results.model import parse
+from compilegate.run.orchestrate import RunOptions, run_config
+from compilegate.schemas import validation_errors
+
+ENTRY = "examples/test_steps/ddp_mlp.py"
+DEFAULTS = (
+    "    device: cpu\n    threads: 1\n    variants: [{mode: default}]\n    warmup: 3\n"
+    "    iterations: 6\n    rounds: 2\n    variant_processes: 1\n    numerics: {steps: 1}\n"
+)
+STEPS = (
+    f"  - name: split\n    entry: {ENTRY}:make_step\n{DEFAULTS}"
+    "    distributed: {wrapper: ddp, world_size: 2, bucket_cap_mb: 2}\n"
+    f"  - name: item\n    entry: {ENTRY}:make_step_item\n{DEFAULTS}"
+    "    distributed: {wrapper: ddp, world_size: 2}\n"
+)
+
+
+def run(python: str, tmp: Any, steps: str) -> tuple[dict[str, Any], str]:
+    config = load_config_file(write_config(tmp / "compilegate.yml", steps), repo_root=REPO_ROOT)
+    stream = io.StringIO()
+    options = RunOptions(out_path=tmp / "result.json", python=python, stream=stream)
+    document = run_config(config, options)
+    assert validation_errors(document, "result") == []
+    return document, stream.getvalue()
+
+
+@pytest.fixture(scope="module")
+def measured(measuring_python: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    document, log = run(measuring_python, tmp_path_factory.mktemp("ddp"), STEPS)
+    steps = {step["name"]: step for step in document["steps"]}
+    for step in steps.values():
+        variant = step["variants"][0]
+        assert variant["status"] == "ok", (variant["error"], log[-3000:])
+    return {"document": document, "steps": steps, "log": log}
+
+
+def variant_of(measured: dict[str, Any], name: str) -> dict[str, Any]:
+    return measured["steps"][name]["variants"][0]
+
+
+@pytest.mark.compile
+def test_ddp_splits_at_bucket_boundaries_are_counted_apart_from_graph_breaks(
+    measured: dict[str, Any],
+) -> None:
+    group = variant_of(measured, "split")["distributed"]
+    assert (group["wrapper"], group["world_size"], group["backend"]) == ("ddp", 2, "gloo")
+    # 6 MiB of gradients in buckets of 2 MB: more than one bucket, so at least one split
+    assert group["ddp_splits"] >= 2
+    assert [rank["status"] for rank in group["ranks"]] == ["ok", "ok"]
+    assert {rank["ddp_splits"] for rank in group["ranks"]} == {group["ddp_splits"]}
+    breaks = variant_of(measured, "split")["graph_breaks"]
+    assert all(site["file"] != ENTRY.split("/")[-1] for site in breaks["sites"])
+
+
+@pytest.mark.compile
+def test_a_planted_item_is_one_user_graph_break_on_every_rank_and_no_split(
+    measured: dict[str, Any],
+) -> None:
+    variant = variant_of(measured, "item")
+    group = variant["distributed"]
+    assert group["ddp_splits"] == 0  # torch's default 25 MB bucket holds all 6 MiB
+    mine = [site for site in variant["graph_breaks"]["sites"] if site["file"] == "ddp_mlp.py"]
+    assert [(site["line"], site["origin"]) for site in mine] == [(25, "repo")]
+    counts = {rank["graph_breaks"] for rank in group["ranks"]}
+    assert counts == {variant["graph_breaks"]["count"]}  # every rank saw the same breaks
+
+
+@pytest.mark.compile
+def test_the_terminal_says_splits_and_breaks_apart(measured: dict[str, Any]) -> None:
+    text = render_run_text(parse(measured["document"]))
+    said = " ".join(text.split())
+    assert "distributed: DDP, 2 ranks over gloo, buckets of 2 MB: default" in said
+    assert "DDP splits at gradient-bucket boundaries (expected, not graph breaks)" in said
+    assert "no DDP split (every graph fits one gradient bucket)" in said
+
+
+def test_a_rank_that_raises_is_named_within_seconds(
+    measuring_python: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    tmp = tmp_path_factory.mktemp("ddp-fails")
+    shutil.copy(REPO_ROOT / ENTRY, tmp / "ddp_mlp.py")
+    config = write_config(
+        tmp / "compilegate.yml",
+        f"  - name: fails\n    entry: ddp_mlp.py:make_step_rank_fails\n{DEFAULTS}"
+        "    distributed: {wrapper: ddp, world_size: 2}\n",
+    )
+    started = time.monotonic()
+    out = str(tmp / "r.json")
+    done = run_cli(
+        "run", "--config", str(config), "--python", measuring_python, "--out", out, cwd=tmp
+    )
+    elapsed = time.monotonic() - started
+    assert done.returncode == 3, done.stderr[-2000:]
+    assert done.result is not None
+    step = done.result["steps"][0]
+    assert step["status"] == "error"
+    assert step["error"].startswith("eager: rank 1 of 2: "), step["error"]
+    assert "rank 1 cannot read batch 1" in step["error"]
+    assert elapsed < 120, done.stderr[-2000:]  # the failure, not the collective deadline

@@ -1,0 +1,145 @@
+"""A distributed step (config `distributed`, child/distributed.py): its config read and its bad
+values named in one line; the ranks' reports merged (the slowest rank's samples, the failing
+rank named, the group's record on the variant); the record typed into the document and said
+in words apart from graph breaks. The real ranks run in tests/integration/test_distributed.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_config import GOOD, error_of, load
+
+from compilegate.child.distributed import merge_reports, slowest
+from compilegate.config import StepConfig
+from compilegate.report.distributed_words import distributed_sentence
+from compilegate.results.model import DistributedRun, RankRecord, Status, Step, Variant, part_of
+from compilegate.results.step_record import step_settings
+
+DDP = "    iterations: 10\n    distributed: {wrapper: ddp, world_size: 2, bucket_cap_mb: 2}\n"
+
+
+def small_step(text: str, tmp_path: Path) -> StepConfig:
+    return load(GOOD.replace("    iterations: 10\n", text), tmp_path).steps[1]
+
+
+def test_the_distributed_key_is_read_and_shares_the_budget(tmp_path: Path) -> None:
+    step = small_step(DDP, tmp_path)
+    assert step.distributed is not None
+    assert (step.distributed.wrapper, step.distributed.world_size) == ("ddp", 2)
+    assert step.distributed.bucket_cap_mb == 2 and step.distributed.backend is None
+    assert step.processes_per_child == 2  # run/child_runs.py: timeout_s CPU seconds per rank
+    assert step.measurement_settings()["distributed"]["world_size"] == 2
+    assert step_settings(step)["distributed"]["wrapper"] == "ddp"
+
+
+def test_a_one_process_step_keeps_its_fingerprint(tmp_path: Path) -> None:
+    plain = small_step("    iterations: 10\n", tmp_path)
+    explicit = small_step("    iterations: 10\n    distributed: null\n", tmp_path)
+    assert plain.distributed is None and plain.processes_per_child == 1
+    assert plain.fingerprint() == explicit.fingerprint()
+    assert plain.fingerprint() != small_step(DDP, tmp_path).fingerprint()
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ("{wrapper: ddp, world_size: 0}", "world_size"),
+        ("{wrapper: horovod, world_size: 2}", "wrapper"),
+        ("{wrapper: ddp}", "world_size"),
+        ("{wrapper: ddp, world_size: 2, backend: mpi}", "backend"),
+        ("{wrapper: ddp, world_size: 2, bucket_cap_mb: 0}", "bucket_cap_mb"),
+        ("{wrapper: ddp, world_size: 2, collective_timeout_s: 1}", "collective_timeout_s"),
+        ("{wrapper: ddp, world_size: 2, ranks: 3}", "ranks"),
+    ],
+)
+def test_a_bad_distributed_value_is_one_line_naming_the_key(
+    tmp_path: Path, text: str, named: str
+) -> None:
+    message = error_of(GOOD.replace("    iterations: 10\n", f"    distributed: {text}\n"), tmp_path)
+    assert "\n" not in message and "compilegate.yml:" in message
+    assert "distributed" in message and named in message
+
+
+def test_levers_a_distributed_step_does_not_measure_are_refused(tmp_path: Path) -> None:
+    message = error_of(GOOD.replace("    iterations: 10\n", DDP + "    regional: true\n"), tmp_path)
+    assert "steps[1].distributed" in message and "regional" in message
+
+
+def timed(*samples: float) -> dict[str, Any]:
+    return {"samples": list(samples), "rounds": [0] * len(samples)}
+
+
+def rank_report(rank: int, compiled: list[float], breaks: int = 1) -> dict[str, Any]:
+    return {
+        "status": "ok",
+        "error": None,
+        "device": "cpu",
+        "variant": {"timed": {"compiled": timed(*compiled), "eager": timed(5.0, 5.0)}},
+        "distributed": {"rank": rank, "ddp_splits": 3, "graph_breaks": breaks, "recompiles": 0},
+    }
+
+
+RAW = {"wrapper": "ddp", "world_size": 2, "bucket_cap_mb": 2.0}
+
+
+def test_each_sample_is_the_slowest_ranks() -> None:
+    merged = slowest([{"a": timed(1.0, 4.0, 2.0)}, {"a": timed(3.0, 1.0, 2.5)}])
+    assert merged == {"a": {"samples": [3.0, 4.0, 2.5], "rounds": [0, 0, 0]}}
+
+
+def test_the_ranks_merge_into_rank_zeros_report_with_the_groups_record() -> None:
+    merged = merge_reports(
+        [rank_report(0, [1.0, 2.0]), rank_report(1, [1.5, 1.0])], [0, 0], RAW, "cpu", None
+    )
+    assert merged["status"] == "ok"
+    assert merged["variant"]["timed"]["compiled"]["samples"] == [1.5, 2.0]
+    record = merged["variant"]["distributed"]
+    assert (record["backend"], record["ddp_splits"]) == ("gloo", 3)
+    assert [rank["graph_breaks"] for rank in record["ranks"]] == [1, 1]
+    typed = part_of(DistributedRun, record)  # as results/document.variant_entry reads it
+    assert typed.ranks[1] == RankRecord(1, "ok", None, 3, 1, 0) and typed.bucket_cap_mb == 2.0
+
+
+def test_the_rank_that_failed_first_is_named_and_the_others_say_why_they_ended() -> None:
+    failed = {"status": "error", "error": "eager warm-up: RuntimeError: boom", "phase": "x"}
+    merged = merge_reports([None, failed], [-9, 0], RAW, "cpu", 1)
+    assert merged["status"] == "error"
+    assert merged["error"].startswith("rank 1 of 2: eager warm-up: RuntimeError: boom")
+    ranks = merged["distributed"]["ranks"]
+    assert ranks[0]["error"] == "ended after rank 1 failed"
+    crashed = merge_reports([rank_report(0, [1.0]), None], [0, -11], RAW, "cpu", 1)
+    assert crashed["error"] == "rank 1 of 2: ended without a report (exit code -11)"
+
+
+def group(ranks: tuple[RankRecord, ...], splits: int | None = 3) -> DistributedRun:
+    return DistributedRun(
+        wrapper="ddp",
+        world_size=2,
+        backend="gloo",
+        ranks=ranks,
+        bucket_cap_mb=2.0,
+        ddp_splits=splits,
+    )
+
+
+def step_with(run: DistributedRun | None) -> Step:
+    variant = Variant(
+        id="default", mode="default", compile_target="model", status=Status.OK, distributed=run
+    )
+    return Step(name="ddp", status=Status.OK, variants=(variant,))
+
+
+def test_the_words_keep_a_split_apart_from_a_graph_break() -> None:
+    same = (RankRecord(0, "ok", None, 3, 1, 0), RankRecord(1, "ok", None, 3, 1, 0))
+    sentence = distributed_sentence(step_with(group(same)))
+    assert sentence == (
+        "DDP, 2 ranks over gloo, buckets of 2 MB: default 3 DDP splits at gradient-bucket "
+        "boundaries (expected, not graph breaks); every rank 1 graph break, 0 recompiles"
+    )
+    differ = (RankRecord(0, "ok", None, 0, 1, 0), RankRecord(1, "ok", None, 0, 2, 0))
+    sentence = distributed_sentence(step_with(group(differ, splits=0)))
+    assert sentence is not None and "no DDP split" in sentence
+    assert "rank 0: 1 graph break, 0 recompiles, rank 1: 2 graph breaks" in sentence
+    assert distributed_sentence(step_with(None)) is None
