@@ -9,11 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from gate_docs import judge_documents, result, step, variant
 from test_config import GOOD, error_of, load
 
 from compilegate.child.distributed import merge_reports, slowest
 from compilegate.config import StepConfig
+from compilegate.errors import EXIT_REGRESSION
 from compilegate.report.distributed_words import distributed_sentence
+from compilegate.report.row_words import row_message
 from compilegate.results.model import DistributedRun, RankRecord, Status, Step, Variant, part_of
 from compilegate.results.step_record import step_settings
 
@@ -143,3 +146,37 @@ def test_the_words_keep_a_split_apart_from_a_graph_break() -> None:
     assert sentence is not None and "no DDP split" in sentence
     assert "rank 0: 1 graph break, 0 recompiles, rank 1: 2 graph breaks" in sentence
     assert distributed_sentence(step_with(None)) is None
+
+
+def splits(count: int | None) -> dict[str, Any]:
+    ranks = [{"rank": r, "status": "ok", "ddp_splits": count} for r in range(2)]
+    return {
+        "wrapper": "ddp",
+        "world_size": 2,
+        "backend": "gloo",
+        "ranks": ranks,
+        "ddp_splits": count,
+    }
+
+
+def gate_rows(base: dict[str, Any] | None, cur: dict[str, Any] | None) -> tuple[Any, dict]:
+    def doc(record: dict[str, Any] | None) -> dict[str, Any]:
+        extra = {} if record is None else {"distributed": record}
+        return result(step(variants=[variant(**extra)]))
+
+    report = judge_documents(doc(base), doc(cur))
+    return report, {r.metric: r for r in report.verdicts if r.variant == "default"}
+
+
+def test_more_ddp_splits_than_the_baseline_fail_and_are_never_called_graph_breaks() -> None:
+    report, found = gate_rows(splits(2), splits(4))
+    row = found["ddp_splits"]
+    assert row.verdict == "regression" and report.exit_code == EXIT_REGRESSION
+    assert row_message(row) == (
+        "DDP splits at gradient-bucket boundaries 2 → 4 (allowed increase: 0)"
+    )
+    assert found["graph_break_sites"].verdict == "pass"
+    assert gate_rows(splits(2), splits(2))[1]["ddp_splits"].verdict == "pass"
+    assert gate_rows(splits(3), splits(1))[1]["ddp_splits"].verdict == "improvement"
+    assert gate_rows(splits(3), splits(None))[1]["ddp_splits"].verdict == "missing"
+    assert "ddp_splits" not in gate_rows(None, None)[1]  # a one-process step has no such row

@@ -51,6 +51,8 @@ DEFAULT_THRESHOLDS: dict[str, float] = {
     "recompiles_increase": 0,
     "graph_break_sites_increase": 0,
     "fallbacks_increase": 0,
+    # A distributed step's splits at DDP's gradient-bucket boundaries (gate/judges/diagnostics.py).
+    "ddp_splits_increase": 0,
     # Compile cost (gate/judges/compile_cost.py): the work counts are deterministic, so a
     # small tolerance; the CPU seconds are judged against their own noise too, above what
     # a shared runner's load alone moved them (x1.04-1.45 with two busy neighbours).

@@ -5,6 +5,9 @@ allowed increase in the baseline's policy.
     recompiles          fewer is better    recompiles_increase: allowed increase
     graph_break_sites   fewer is better    graph_break_sites_increase: new sites, named
     fallbacks_to_eager  fewer is better    fallbacks_increase: allowed increase
+    ddp_splits          fewer is better    ddp_splits_increase: allowed increase (a
+                                           distributed step's splits at DDP's gradient-bucket
+                                           boundaries: each one more graph, fewer fusions)
 
 A diagnostic this run lacks is `missing`, with the reason when the variant says (its
 `degraded` list, e.g. "compile diagnostics failed: ...").
@@ -125,6 +128,14 @@ class FallbackFacts(CountFacts):
     reasons: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class DdpSplitFacts(CountFacts):
+    """Where DDP's optimizer split a distributed step's compiled graphs (the variant's
+    `distributed.ddp_splits`): the counts. Not graph breaks: DDP asks for them."""
+
+    kind: ClassVar[str] = "ddp_splits"
+
+
 def judge(sides: Sides) -> list[MetricVerdict]:
     base, cur = sides.pair
     if not isinstance(base, Variant) or not isinstance(cur, Variant):
@@ -141,6 +152,7 @@ def judge(sides: Sides) -> list[MetricVerdict]:
             thresholds["graph_break_sites_increase"],
         ),
         judge_fallbacks(sides.subject, base, cur, thresholds["fallbacks_increase"]),
+        judge_ddp_splits(sides.subject, base, cur, thresholds["ddp_splits_increase"]),
     ]
     return [_explain_missing(row, cur) for row in rows if row is not None]
 
@@ -186,6 +198,20 @@ def judge_fallbacks(
         return unjudged
     facts = FallbackFacts(before, after, allowed_increase, reasons=cur.fallback_reasons or ())
     return judge_count(subject, "fallbacks_to_eager", facts)
+
+
+def judge_ddp_splits(
+    subject: Subject, base: Variant, cur: Variant, allowed_increase: float
+) -> MetricVerdict | None:
+    """None for a one-process step (no row); `missing` when one side's DDP splits were not
+    counted (a torch without Dynamo's DDP optimizer)."""
+    if base.distributed is None or cur.distributed is None:
+        return None
+    before, after = base.distributed.ddp_splits, cur.distributed.ddp_splits
+    unjudged = missing(subject, "ddp_splits", before, after)
+    if unjudged is not None or before is None or after is None:
+        return unjudged
+    return judge_count(subject, "ddp_splits", DdpSplitFacts(before, after, allowed_increase))
 
 
 def judge_count(subject: Subject, metric: str, facts: CountFacts) -> MetricVerdict:

@@ -56,6 +56,7 @@ _WORDS: dict[str, Callable[[MetricVerdict], str]] = {
     "graph_breaks": graph_break_words,
     "recompiles": count_words,
     "fallbacks_to_eager": count_words,
+    "ddp_splits": count_words,
     "speed": speed_words,
     "compile_wall": compile_wall_words,
     "compile_cpu": compile_cpu_words,

@@ -24,7 +24,11 @@ from ...gate.judges.diagnostics import (
 )
 from ...gate.verdict import MetricVerdict, Verdict
 
-COUNT_LABELS = {"recompiles": "recompiles", "fallbacks_to_eager": "fallbacks to eager"}
+COUNT_LABELS = {
+    "recompiles": "recompiles",
+    "fallbacks_to_eager": "fallbacks to eager",
+    "ddp_splits": "DDP splits at gradient-bucket boundaries",
+}
 # New graph-break sites named after the first one (the rest are counted).
 MORE_SITES_NAMED = 3
 # Gone graph-break sites named, with their reasons.

@@ -15,6 +15,7 @@ LABELS = {
     "recompiles": "recompiles",
     "graph_break_sites": "graph breaks",
     "fallbacks_to_eager": "fallbacks to eager",
+    "ddp_splits": "DDP splits",
     "peak_bytes": "peak memory",
 }
 _DEFECTS = {
