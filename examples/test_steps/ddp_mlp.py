@@ -4,7 +4,10 @@ parameters each, so DDP's gradient buckets (and Dynamo's split at their boundari
 
 `make_step_item`: a `.item()` in forward, the user's graph break on every rank.
 `make_step_rank_fails`: rank 1 raises on its second batch (after one whole step).
+`make_step_rank_hangs`: rank 1 sleeps on its second batch: rank 0 waits in the all-reduce.
 """
+
+import time
 
 import torch
 import torch.distributed as dist
@@ -27,7 +30,7 @@ class Stack(nn.Module):
         return x
 
 
-def _step(item=False, fails_on_rank=None):
+def _step(item=False, fails_on_rank=None, hangs_on_rank=None):
     model = Stack(item)
     optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
     data = torch.randn(4, BATCH, WIDTH, generator=torch.Generator().manual_seed(7))
@@ -36,6 +39,8 @@ def _step(item=False, fails_on_rank=None):
         rank = dist.get_rank() if dist.is_initialized() else 0
         if fails_on_rank is not None and rank == fails_on_rank and i >= 1:
             raise RuntimeError(f"rank {rank} cannot read batch {i}")
+        if hangs_on_rank is not None and rank == hangs_on_rank and i >= 1:
+            time.sleep(3600)
         return data[i % 4]
 
     def loss(model, x):
@@ -54,3 +59,7 @@ def make_step_item(device="cpu"):
 
 def make_step_rank_fails(device="cpu"):
     return _step(fails_on_rank=1)
+
+
+def make_step_rank_hangs(device="cpu"):
+    return _step(hangs_on_rank=1)

@@ -98,26 +98,45 @@ def test_the_terminal_says_splits_and_breaks_apart(measured: dict[str, Any]) -> 
     assert "no DDP split (every graph fits one gradient bucket)" in said
 
 
+def failing_run(python: str, tmp: Any, factory: str, distributed: str) -> tuple[Any, float]:
+    """The CLI on one distributed step whose rank 1 misbehaves (ddp_mlp.py): its run and
+    seconds."""
+    shutil.copy(REPO_ROOT / ENTRY, tmp / "ddp_mlp.py")
+    config = write_config(
+        tmp / "compilegate.yml",
+        f"  - name: fails\n    entry: ddp_mlp.py:{factory}\n{DEFAULTS}"
+        f"    distributed: {distributed}\n",
+    )
+    started = time.monotonic()
+    out = str(tmp / "r.json")
+    done = run_cli("run", "--config", str(config), "--python", python, "--out", out, cwd=tmp)
+    elapsed = time.monotonic() - started
+    assert done.returncode == 3, done.stderr[-2000:]
+    assert done.result is not None and done.result["steps"][0]["status"] == "error"
+    return done, elapsed
+
+
 def test_a_rank_that_raises_is_named_within_seconds(
     measuring_python: str, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     tmp = tmp_path_factory.mktemp("ddp-fails")
-    shutil.copy(REPO_ROOT / ENTRY, tmp / "ddp_mlp.py")
-    config = write_config(
-        tmp / "compilegate.yml",
-        f"  - name: fails\n    entry: ddp_mlp.py:make_step_rank_fails\n{DEFAULTS}"
-        "    distributed: {wrapper: ddp, world_size: 2}\n",
-    )
-    started = time.monotonic()
-    out = str(tmp / "r.json")
-    done = run_cli(
-        "run", "--config", str(config), "--python", measuring_python, "--out", out, cwd=tmp
-    )
-    elapsed = time.monotonic() - started
-    assert done.returncode == 3, done.stderr[-2000:]
-    assert done.result is not None
-    step = done.result["steps"][0]
-    assert step["status"] == "error"
-    assert step["error"].startswith("eager: rank 1 of 2: "), step["error"]
-    assert "rank 1 cannot read batch 1" in step["error"]
+    ddp = "{wrapper: ddp, world_size: 2}"
+    done, elapsed = failing_run(measuring_python, tmp, "make_step_rank_fails", ddp)
+    error = done.result["steps"][0]["error"]
+    assert error.startswith("eager: rank 1 of 2: "), error
+    assert "rank 1 cannot read batch 1" in error
     assert elapsed < 120, done.stderr[-2000:]  # the failure, not the collective deadline
+
+
+def test_a_rank_that_hangs_is_named_at_the_collective_deadline(
+    measuring_python: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    tmp = tmp_path_factory.mktemp("ddp-hangs")
+    ddp = "{wrapper: ddp, world_size: 2, collective_timeout_s: 10}"
+    done, elapsed = failing_run(measuring_python, tmp, "make_step_rank_hangs", ddp)
+    error = done.result["steps"][0]["error"]
+    assert error.startswith(
+        "eager: rank 1 of 2 did not answer in a collective for 10 s (collective_timeout_s); "
+        "rank 0: "
+    ), error
+    assert elapsed < 120, done.stderr[-2000:]  # 10 s, then 5 s before rank 1 is ended

@@ -180,3 +180,35 @@ def test_more_ddp_splits_than_the_baseline_fail_and_are_never_called_graph_break
     assert gate_rows(splits(3), splits(1))[1]["ddp_splits"].verdict == "improvement"
     assert gate_rows(splits(3), splits(None))[1]["ddp_splits"].verdict == "missing"
     assert "ddp_splits" not in gate_rows(None, None)[1]  # a one-process step has no such row
+
+
+def test_ranks_whose_parameters_differ_fail_the_numerics() -> None:
+    reports = [rank_report(0, [1.0]), rank_report(1, [1.0])]
+    for report, digest in zip(reports, ("aa", "aa")):
+        report["distributed"]["parameters_sha256"] = digest
+        report["numerics"] = {"status": "pass", "reason": None}
+    agreed = merge_reports(reports, [0, 0], RAW, "cpu", None)
+    assert agreed["distributed"]["ranks_agree"] is True
+    assert agreed["numerics"]["status"] == "pass"
+    reports[1]["distributed"]["parameters_sha256"] = "bb"
+    differ = merge_reports(reports, [0, 0], RAW, "cpu", None)
+    assert differ["variant"]["distributed"]["ranks_agree"] is False
+    assert differ["numerics"]["status"] == "fail"
+    assert "parameters of rank 1 differ from rank 0's" in differ["numerics"]["reason"]
+    assert "parameters_sha256" not in differ["distributed"]["ranks"][0]  # not a document fact
+
+
+def test_a_rank_ended_after_a_collectives_deadline_is_named_as_the_silent_one() -> None:
+    timed_out = {
+        "status": "error",
+        "error": "eager warm-up: RuntimeError: [unbound_buffer.cc:129] Timed out waiting "
+        "10000ms for send operation to complete",
+    }
+    raw = {**RAW, "collective_timeout_s": 10}
+    merged = merge_reports([timed_out, None], [0, -9], raw, "cpu", 0, [1])
+    assert merged["error"].startswith(
+        "rank 1 of 2 did not answer in a collective for 10 s (collective_timeout_s); rank 0: "
+    )
+    plain = {"status": "error", "error": "forward: ValueError: bad shape"}
+    merged = merge_reports([plain, None], [0, -9], raw, "cpu", 0, [1])
+    assert merged["error"] == "rank 0 of 2: forward: ValueError: bad shape"

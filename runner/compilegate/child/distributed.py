@@ -26,8 +26,10 @@ Standard library and torch only; Python 3.8-parseable.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -56,6 +58,9 @@ DEFAULT_COLLECTIVE_TIMEOUT_S = 300.0
 STOP_GRACE_S = 5.0
 POLL_S = 0.2
 WRAPPERS = ("ddp", "fsdp2")
+# How a collective's deadline reads in gloo's and NCCL's errors ("Timed out waiting 10000ms
+# for recv operation to complete"; NCCL's watchdog: "collective operation timeout").
+TIMED_OUT = re.compile(r"timed out|timeout", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -183,6 +188,31 @@ class _SplitCounter:
 DDP_SPLITS = _SplitCounter()
 
 
+def note_compiled_parameters(snapshot: dict[str, Any]) -> None:
+    """The numerics' compiled copy's parameters after its last step (numerics.py), as a
+    digest: DDP keeps every rank's parameters equal, so ranks whose digests differ did not
+    train the same model."""
+    global _PARAMETERS_DIGEST
+    if _PLACE is None:
+        return
+    import torch
+
+    digest = hashlib.sha256()
+    try:
+        for name in sorted(snapshot):
+            kind, tensor = snapshot[name]
+            if kind == "param":
+                raw = tensor.detach().cpu().contiguous().reshape(-1).view(torch.uint8)
+                digest.update(name.encode())
+                digest.update(raw.numpy().tobytes())
+    except Exception:  # a tensor this torch cannot view as bytes: not checked
+        return
+    _PARAMETERS_DIGEST = digest.hexdigest()
+
+
+_PARAMETERS_DIGEST: str | None = None
+
+
 def rank_facts(document: dict[str, Any]) -> dict[str, Any]:
     """What a rank's report says of it beside its measurement (its `distributed`): its rank,
     the graphs DDP split its compiled model into, its graph breaks and recompiles."""
@@ -194,6 +224,7 @@ def rank_facts(document: dict[str, Any]) -> dict[str, Any]:
         "ddp_splits": ddp_splits(),
         "graph_breaks": breaks.get("count") if isinstance(breaks, dict) else None,
         "recompiles": recompiles.get("count") if isinstance(recompiles, dict) else None,
+        "parameters_sha256": _PARAMETERS_DIGEST,
     }
 
 
@@ -231,18 +262,20 @@ def run_ranks(
         )
         for r in range(world)
     ]
-    failed = _wait(processes, folder)
+    failed, killed = _wait(processes, folder)
     reports = [_read(folder, r) for r in range(world)]
     codes = [p.returncode for p in processes]
-    return merge_reports(reports, codes, raw, device, failed)
+    return merge_reports(reports, codes, raw, device, failed, killed)
 
 
-def _wait(processes: list[subprocess.Popen[bytes]], folder: Path) -> int | None:
+def _wait(processes: list[subprocess.Popen[bytes]], folder: Path) -> tuple[int | None, list[int]]:
     """Wait for every rank; when one fails (an error report, or an exit without one), give
     the others STOP_GRACE_S and end them. Returns the rank that failed first — by when its
     error report was written, else when its exit was seen: a rank whose peer raised fails
-    too, in the collective it was waiting in, after the peer — or None."""
+    too, in the collective it was waiting in, after the peer — or None; and the ranks it
+    ended."""
     ended: dict[int, float] = {}
+    killed: list[int] = []
     stop_at: float | None = None
     while True:
         for r, p in enumerate(processes):
@@ -255,11 +288,13 @@ def _wait(processes: list[subprocess.Popen[bytes]], folder: Path) -> int | None:
         if failures and stop_at is None:
             stop_at = time.monotonic() + STOP_GRACE_S
         if len(ended) == len(processes):
-            return min(failures, key=lambda r: failures[r] or 0.0) if failures else None
+            first = min(failures, key=lambda r: failures[r] or 0.0) if failures else None
+            return first, killed
         if stop_at is not None and time.monotonic() >= stop_at:
             for r, p in enumerate(processes):
-                if r not in ended:
+                if r not in ended and r not in killed:
                     _end(p)
+                    killed.append(r)
         time.sleep(POLL_S)
 
 
@@ -296,9 +331,12 @@ def merge_reports(
     raw: dict[str, Any],
     device: str,
     failed: int | None,
+    killed: list[int] | tuple[int, ...] = (),
 ) -> dict[str, Any]:
     """One report from the ranks' (the module's docstring); `failed`: the first rank seen
-    failing, whose error the report carries."""
+    failing, whose error the report carries; `killed`: the ranks ended after it. When that
+    error is a collective's deadline and a rank had to be ended, that rank is named as the
+    one that did not answer."""
     place = place_of({"distributed": raw}, 0, device)
     ranks = [_rank_record(r, report, codes[r], failed) for r, report in enumerate(reports)]
     record = {
@@ -312,9 +350,17 @@ def merge_reports(
     bad = [rank for rank in ranks if rank["status"] != "ok"]
     if bad:
         first = next((rank for rank in bad if rank["rank"] == failed), bad[0])
+        error = f"rank {first['rank']} of {place.world_size}: {first['error']}"
+        silent = [r for r in killed if r != first["rank"]]
+        if silent and TIMED_OUT.search(str(first["error"])):
+            error = (
+                f"rank {', '.join(map(str, silent))} of {place.world_size} did not answer in a "
+                f"collective for {place.collective_timeout_s:g} s (collective_timeout_s); "
+                f"rank {first['rank']}: {first['error']}"
+            )
         return {
             "status": "error",
-            "error": f"rank {first['rank']} of {place.world_size}: {first['error']}",
+            "error": error,
             "phase": (reports[first["rank"]] or {}).get("phase"),
             "distributed": record,
         }
@@ -324,6 +370,18 @@ def merge_reports(
         timed = [part["timed"] for part in parts if isinstance(part, dict) and "timed" in part]
         if merged.get(key) and len(timed) == len(reports):
             merged[key] = {**merged[key], "timed": slowest(timed)}
+    digests = [(report or {}).get("distributed", {}).get("parameters_sha256") for report in reports]
+    if all(digests):
+        record["ranks_agree"] = len(set(digests)) == 1
+        numerics = merged.get("numerics")
+        if not record["ranks_agree"] and isinstance(numerics, dict):
+            differ = [r for r, digest in enumerate(digests) if digest != digests[0]]
+            why = (
+                f"the ranks disagree: after the compiled steps the parameters of rank "
+                f"{', '.join(map(str, differ))} differ from rank 0's (DDP keeps them equal)"
+            )
+            reasons = "; ".join(filter(None, [numerics.get("reason"), why]))
+            merged["numerics"] = {**numerics, "status": "fail", "reason": reasons}
     if isinstance(merged.get("variant"), dict):  # the variant's record carries the group's
         merged["variant"] = {**merged["variant"], "distributed": record}
     merged["distributed"] = record

@@ -42,6 +42,7 @@ from typing import Any, Callable
 
 import torch
 
+from . import distributed
 from .numerics_env import RngWatch, fresh_dynamo, tf32_off
 from .training import TrainingStep, seed_everything
 
@@ -84,6 +85,7 @@ def check_numerics(
                 compiled = run_copy(builder, settings, steps, variant=variant)
                 compiled_copy_s = time.perf_counter() - started
                 graphs_after = dynamo_graphs()
+            distributed.note_compiled_parameters(compiled[-1] if compiled else {})
             shared = load_reference(reference_path, steps)
             if shared is None:
                 progress("numerics: float64 reference")

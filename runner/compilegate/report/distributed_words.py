@@ -43,6 +43,8 @@ def _variant(variant: Variant, run: DistributedRun) -> str:
         else:
             parts.append("no DDP split (every graph fits one gradient bucket)")
     parts.append(_ranks(run.ranks))
+    if run.ranks_agree is False:
+        parts.append("the ranks' parameters differ after the compiled steps")
     return f"{variant.id} " + "; ".join(parts)
 
 

@@ -605,6 +605,8 @@ class DistributedRun(Model):
     ranks: tuple[RankRecord, ...]
     bucket_cap_mb: float | None = None
     ddp_splits: int | None = None
+    # After the numerics' compiled steps, every rank's parameters equal (None: not checked).
+    ranks_agree: bool | None = None
 
 
 @dataclass(frozen=True)
