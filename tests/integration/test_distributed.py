@@ -140,3 +140,39 @@ def test_a_rank_that_hangs_is_named_at_the_collective_deadline(
         "rank 0: "
     ), error
     assert elapsed < 120, done.stderr[-2000:]  # 10 s, then 5 s before rank 1 is ended
+
+
+@pytest.mark.compile
+def test_fsdp2_shards_the_example_transformer_or_says_why_this_torch_cannot(
+    measuring_python: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """torch 2.13: the example transformer's layers and root sharded with fully_shard, the
+    factory's AdamW rebuilt over the sharded parameters, numerics pass on both ranks. Compiling
+    the whole sharded model stops at each sharded layer's call (FSDP2 marks it skipped): one
+    graph break at the model's call into the encoder. torch 2.4.1: FSDP2 does not run on a
+    CPU, said in one line naming the rank."""
+    steps = (
+        "  - name: fsdp2\n    entry: examples/transformer_step.py:make_step\n"
+        f"{DEFAULTS.replace('numerics: {steps: 1}', 'numerics: {steps: 2}')}"
+        "    distributed: {wrapper: fsdp2, world_size: 2}\n"
+    )
+    document, log = run(measuring_python, tmp_path_factory.mktemp("fsdp2"), steps)
+    step = document["steps"][0]
+    if document["environment"]["torch"].startswith("2.4."):
+        assert step["status"] == "error"
+        assert step["error"].startswith("eager: rank ")
+        assert "does not run on a CPU" in step["error"]
+        return
+    variant = step["variants"][0]
+    assert variant["status"] == "ok", (variant["error"], log[-3000:])
+    group = variant["distributed"]
+    assert (group["wrapper"], group.get("ddp_splits"), group["ranks_agree"]) == (
+        "fsdp2",
+        None,
+        True,
+    )
+    assert variant["numerics"]["status"] == "pass"
+    sites = variant["graph_breaks"]["sites"]
+    assert [site["file"] for site in sites if site["origin"] == "repo"] == [
+        "examples/transformer_step.py"
+    ]

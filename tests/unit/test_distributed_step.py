@@ -212,3 +212,17 @@ def test_a_rank_ended_after_a_collectives_deadline_is_named_as_the_silent_one() 
     plain = {"status": "error", "error": "forward: ValueError: bad shape"}
     merged = merge_reports([plain, None], [0, -9], raw, "cpu", 0, [1])
     assert merged["error"] == "rank 0 of 2: forward: ValueError: bad shape"
+
+
+def test_fsdp2_is_read_and_keeps_ddps_bucket_size_out(tmp_path: Path) -> None:
+    fsdp2 = "    iterations: 10\n    distributed: {wrapper: fsdp2, world_size: 2}\n"
+    step = small_step(fsdp2, tmp_path)
+    assert step.distributed is not None and step.distributed.wrapper == "fsdp2"
+    bad = fsdp2.replace("world_size: 2}", "world_size: 2, bucket_cap_mb: 4}")
+    message = error_of(GOOD.replace("    iterations: 10\n", bad), tmp_path)
+    assert "steps[1].distributed.bucket_cap_mb" in message and "wrapper: ddp" in message
+    ranks = (RankRecord(0, "ok", None, None, 1, 0), RankRecord(1, "ok", None, None, 1, 0))
+    fsdp = DistributedRun(wrapper="fsdp2", world_size=2, backend="gloo", ranks=ranks)
+    assert distributed_sentence(step_with(fsdp)) == (
+        "FSDP2, 2 ranks over gloo: default every rank 1 graph break, 0 recompiles"
+    )

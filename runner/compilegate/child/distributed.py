@@ -27,6 +27,7 @@ Standard library and torch only; Python 3.8-parseable.
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import os
 import re
@@ -121,10 +122,16 @@ def current() -> RankPlace | None:
     return _PLACE
 
 
-def wrap(model: Any, device: str) -> Any:
+def wrap(parts: Any, device: str, blocks_of: Callable[[Any], tuple[str, Any]]) -> Any:
     """The model every copy of the step runs: under the wrapper in a rank, itself otherwise.
-    The wrapper shares the model's parameters, so the factory's optimizer steps them."""
+
+    DDP shares the model's parameters, so the factory's optimizer steps them. FSDP2
+    (`fully_shard`) replaces them by sharded ones: each block of the model's repeated blocks
+    (`blocks_of`, as regional compilation finds them) is sharded, then the whole model, and
+    `parts.optimizer` becomes the factory's optimizer class over the sharded parameters, with
+    its parameter groups and settings."""
     place = _PLACE
+    model = parts.model
     if place is None:
         return model
     if place.wrapper == "ddp":
@@ -138,7 +145,61 @@ def wrap(model: Any, device: str) -> Any:
 
             kwargs["device_ids"] = [torch.cuda.current_device()]
         return DistributedDataParallel(model, **kwargs)
+    if place.wrapper == "fsdp2":
+        shard_fully(parts, blocks_of, device)
+        return parts.model
     raise RuntimeError(f"distributed.wrapper {place.wrapper} is not measured by this compilegate")
+
+
+def _fully_shard(version: str, device: str) -> Callable[..., Any]:
+    """torch's FSDP2 entry, or RuntimeError saying why this torch cannot shard here."""
+    try:
+        from torch.distributed.fsdp import fully_shard
+
+        return fully_shard
+    except ImportError:  # torch 2.4 and 2.5 keep it under _composable
+        pass
+    try:
+        from torch.distributed._composable.fsdp import fully_shard as composable
+    except ImportError:
+        raise RuntimeError(f"torch {version} has no FSDP2 (fully_shard)") from None
+    if device != "cuda":
+        raise RuntimeError(
+            f"torch {version} keeps FSDP2 under torch.distributed._composable, whose forward "
+            "asks for a CUDA stream: it does not run on a CPU (measured with torch 2.4.1; "
+            "torch 2.13's torch.distributed.fsdp.fully_shard does)"
+        )
+    return composable
+
+
+def shard_fully(parts: Any, blocks_of: Callable[[Any], tuple[str, Any]], device: str) -> None:
+    """FSDP2 on the model's repeated blocks and its root, and the optimizer rebuilt over the
+    sharded parameters (wrap's docstring)."""
+    import torch
+
+    fully_shard = _fully_shard(torch.__version__, device)
+    if parts.scheduler is not None:
+        raise RuntimeError(
+            "distributed.wrapper fsdp2 with a learning-rate scheduler is not measured: the "
+            "scheduler holds the optimizer compilegate rebuilds over the sharded parameters"
+        )
+    model, optimizer = parts.model, parts.optimizer
+    names = {id(param): name for name, param in model.named_parameters()}
+    try:
+        _, blocks = blocks_of(model)
+    except Exception:  # nothing repeats: the whole model is one unit
+        blocks = []
+    for block in blocks:
+        fully_shard(block)
+    fully_shard(model)
+    sharded = dict(model.named_parameters())
+    groups = []
+    for group in optimizer.param_groups:
+        settings = {key: value for key, value in group.items() if key != "params"}
+        groups.append({**settings, "params": [sharded[names[id(p)]] for p in group["params"]]})
+    accepted = inspect.signature(type(optimizer).__init__).parameters
+    defaults = {key: value for key, value in optimizer.defaults.items() if key in accepted}
+    parts.optimizer = type(optimizer)(groups, **defaults)
 
 
 def ddp_splits() -> int | None:

@@ -176,7 +176,11 @@ def run_copy(
 
 
 def _keep(tensor: torch.Tensor) -> torch.Tensor:
-    """A CPU copy: three copies' snapshots of every tensor must not crowd the GPU."""
+    """A CPU copy: three copies' snapshots of every tensor must not crowd the GPU. A sharded
+    tensor (FSDP2's DTensor) is gathered whole first: every rank gathers in the same order."""
+    gather = getattr(tensor, "full_tensor", None)
+    if callable(gather):
+        tensor = gather()
     return tensor.detach().to("cpu", copy=True)
 
 

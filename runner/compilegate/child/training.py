@@ -59,9 +59,10 @@ class TrainingStep:
             else None
         )
         self._forward_loss: Callable[[Any], Any]
+        # In a distributed step's rank, the model under its wrapper (child/distributed.py;
+        # FSDP2 shards the parameters in place and gives `parts` an optimizer over them).
+        model, loss_fn = distributed.wrap(parts, device, repeated_blocks), parts.loss
         self._optimizer_step: Callable[[], Any] = parts.optimizer.step
-        # In a distributed step's rank, the model under its wrapper (child/distributed.py).
-        model, loss_fn = distributed.wrap(parts.model, device), parts.loss
         self.blocks: str | None = None
         if compile_kwargs is None:
             self._forward_loss = lambda inputs: loss_fn(model, inputs)
