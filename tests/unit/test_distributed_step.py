@@ -12,7 +12,7 @@ import pytest
 from gate_docs import judge_documents, result, step, variant
 from test_config import GOOD, error_of, load
 
-from compilegate.child.distributed import merge_reports, slowest
+from compilegate.child.ranks import merge_reports, slowest
 from compilegate.config import StepConfig
 from compilegate.errors import EXIT_REGRESSION
 from compilegate.report.distributed_words import distributed_sentence

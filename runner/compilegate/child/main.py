@@ -80,7 +80,7 @@ class Child:
                 return
             document["device"] = self.resolve_device(document["environment"])
             if self.spec.settings.get("distributed") and self.rank is None:
-                from .distributed import run_ranks
+                from .ranks import run_ranks
 
                 folder = self.out_path.parent / "ranks"
                 ranks = run_ranks(
