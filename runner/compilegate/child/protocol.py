@@ -48,6 +48,27 @@ def phase_of(message: str) -> str:
     return "other"
 
 
+# How a process of the harness starts (the launcher's child, a child's ranks): the package
+# loaded from its folder (argv[1]) without putting that folder's parent (maybe a
+# site-packages with another torch) on sys.path, the working directory (the repository)
+# taken off sys.path first, then `call`.
+_BOOTSTRAP_PRELUDE = """\
+import sys
+sys.path[:] = [entry for entry in sys.path if entry not in ("", ".")]
+import importlib.util
+spec = importlib.util.spec_from_file_location(
+    "compilegate", sys.argv[1] + "/__init__.py", submodule_search_locations=[sys.argv[1]])
+module = importlib.util.module_from_spec(spec)
+sys.modules["compilegate"] = module
+spec.loader.exec_module(module)
+"""
+
+
+def bootstrap(call: str) -> str:
+    """The `python -c` program that loads the harness as above, then runs `call`."""
+    return _BOOTSTRAP_PRELUDE + call + "\n"
+
+
 def new_progress_token() -> str:
     """A fresh token for one child (the parent's side)."""
     return secrets.token_hex(8)

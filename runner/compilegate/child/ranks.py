@@ -33,21 +33,14 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .distributed import place_of
+from .protocol import bootstrap
 
 # How a rank process starts: as the launcher starts a child (run/launcher.py), the package
 # loaded from its folder with the working directory off sys.path, then `rank_main`.
-RANK_BOOTSTRAP = """\
-import sys
-sys.path[:] = [entry for entry in sys.path if entry not in ("", ".")]
-import importlib.util
-spec = importlib.util.spec_from_file_location(
-    "compilegate", sys.argv[1] + "/__init__.py", submodule_search_locations=[sys.argv[1]])
-module = importlib.util.module_from_spec(spec)
-sys.modules["compilegate"] = module
-spec.loader.exec_module(module)
-from compilegate.child.main import rank_main
-rank_main(sys.argv[2], int(sys.argv[3]), sys.argv[4])
-"""
+RANK_BOOTSTRAP = bootstrap(
+    "from compilegate.child.main import rank_main\n"
+    "rank_main(sys.argv[2], int(sys.argv[3]), sys.argv[4])"
+)
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 # After a rank fails, how long the others get to finish on their own before they are ended.
 STOP_GRACE_S = 5.0

@@ -33,6 +33,7 @@ from ..child.protocol import (
     ChildReport,
     ChildSpec,
     ReportError,
+    bootstrap,
     new_progress_token,
     progress_prefix,
 )
@@ -50,18 +51,7 @@ from .relay import bounded_lines, neutralise, read_chunks
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 
-BOOTSTRAP = """\
-import sys
-sys.path[:] = [entry for entry in sys.path if entry not in ("", ".")]
-import importlib.util
-spec = importlib.util.spec_from_file_location(
-    "compilegate", sys.argv[1] + "/__init__.py", submodule_search_locations=[sys.argv[1]])
-module = importlib.util.module_from_spec(spec)
-sys.modules["compilegate"] = module
-spec.loader.exec_module(module)
-from compilegate.child.main import main
-main(sys.argv[2])
-"""
+BOOTSTRAP = bootstrap("from compilegate.child.main import main\nmain(sys.argv[2])")
 TAIL_LINES = 40
 
 
