@@ -226,3 +226,21 @@ def test_fsdp2_is_read_and_keeps_ddps_bucket_size_out(tmp_path: Path) -> None:
     assert distributed_sentence(step_with(fsdp)) == (
         "FSDP2, 2 ranks over gloo: default every rank 1 graph break, 0 recompiles"
     )
+
+
+def test_a_paired_childs_sides_each_take_the_slowest_ranks_samples() -> None:
+    def paired(base: list[float], head: list[float]) -> dict[str, Any]:
+        return {
+            "status": "ok",
+            "error": None,
+            "sides": {
+                "base": {"eager": {"timed": {"eager": timed(*base)}}},
+                "head": {"eager": {"timed": {"eager": timed(*head)}}},
+            },
+        }
+
+    merged = merge_reports(
+        [paired([1.0, 3.0], [2.0, 2.0]), paired([2.0, 1.0], [1.0, 4.0])], [0, 0], RAW, "cpu", None
+    )
+    assert merged["sides"]["base"]["eager"]["timed"]["eager"]["samples"] == [2.0, 3.0]
+    assert merged["sides"]["head"]["eager"]["timed"]["eager"]["samples"] == [2.0, 4.0]

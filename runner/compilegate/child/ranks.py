@@ -183,12 +183,7 @@ def merge_reports(
             "phase": (reports[first["rank"]] or {}).get("phase"),
             "distributed": record,
         }
-    merged = dict(reports[0] or {})
-    for key in ("eager", "variant"):
-        parts = [report.get(key) for report in reports if report is not None]
-        timed = [part["timed"] for part in parts if isinstance(part, dict) and "timed" in part]
-        if merged.get(key) and len(timed) == len(reports):
-            merged[key] = {**merged[key], "timed": slowest(timed)}
+    merged = with_slowest([report or {} for report in reports])
     digests = [(report or {}).get("distributed", {}).get("parameters_sha256") for report in reports]
     if all(digests):
         record["ranks_agree"] = len(set(digests)) == 1
@@ -204,6 +199,26 @@ def merge_reports(
     if isinstance(merged.get("variant"), dict):  # the variant's record carries the group's
         merged["variant"] = {**merged["variant"], "distributed": record}
     merged["distributed"] = record
+    return merged
+
+
+def with_slowest(reports: list[dict[str, Any]]) -> dict[str, Any]:
+    """Rank 0's report with the slowest rank's samples in each `eager` and `variant` record,
+    and in each side's of a paired child (`sides`: base and head in one process)."""
+    merged = dict(reports[0])
+    for key in ("eager", "variant"):
+        parts = [report.get(key) for report in reports]
+        timed = [part["timed"] for part in parts if isinstance(part, dict) and "timed" in part]
+        if merged.get(key) and len(timed) == len(reports):
+            merged[key] = {**merged[key], "timed": slowest(timed)}
+    sides = merged.get("sides")
+    if isinstance(sides, dict):
+        merged["sides"] = {
+            role: with_slowest(
+                [((report.get("sides") or {}).get(role) or {}) for report in reports]
+            )
+            for role in sides
+        }
     return merged
 
 
