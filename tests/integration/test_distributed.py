@@ -71,6 +71,8 @@ def test_ddp_splits_at_bucket_boundaries_are_counted_apart_from_graph_breaks(
     assert group["ddp_splits"] >= 2
     assert [rank["status"] for rank in group["ranks"]] == ["ok", "ok"]
     assert {rank["ddp_splits"] for rank in group["ranks"]} == {group["ddp_splits"]}
+    assert all(rank["compile_s"] > 0 for rank in group["ranks"])  # each rank's own compile
+    assert len({rank["aten_ops"] for rank in group["ranks"]}) == 1  # the same step work
     breaks = variant_of(measured, "split")["graph_breaks"]
     assert not any(site["file"].endswith("ddp_mlp.py") for site in breaks["sites"])
 

@@ -80,7 +80,15 @@ def rank_report(rank: int, compiled: list[float], breaks: int = 1) -> dict[str, 
         "error": None,
         "device": "cpu",
         "variant": {"timed": {"compiled": timed(*compiled), "eager": timed(5.0, 5.0)}},
-        "distributed": {"rank": rank, "ddp_splits": 3, "graph_breaks": breaks, "recompiles": 0},
+        "distributed": {
+            "rank": rank,
+            "ddp_splits": 3,
+            "graph_breaks": breaks,
+            "recompiles": 0,
+            "compile_s": 10.0 + rank,
+            "peak_bytes": None,
+            "aten_ops": 149,
+        },
     }
 
 
@@ -102,7 +110,8 @@ def test_the_ranks_merge_into_rank_zeros_report_with_the_groups_record() -> None
     assert (record["backend"], record["ddp_splits"]) == ("gloo", 3)
     assert [rank["graph_breaks"] for rank in record["ranks"]] == [1, 1]
     typed = part_of(DistributedRun, record)  # as results/document.variant_entry reads it
-    assert typed.ranks[1] == RankRecord(1, "ok", None, 3, 1, 0) and typed.bucket_cap_mb == 2.0
+    assert typed.ranks[1] == RankRecord(1, "ok", None, 3, 1, 0, compile_s=11.0, aten_ops=149)
+    assert typed.bucket_cap_mb == 2.0
 
 
 def test_the_rank_that_failed_first_is_named_and_the_others_say_why_they_ended() -> None:
@@ -140,6 +149,15 @@ def test_the_words_keep_a_split_apart_from_a_graph_break() -> None:
     assert sentence == (
         "DDP, 2 ranks over gloo, buckets of 2 MB: default 3 DDP splits at gradient-bucket "
         "boundaries (expected, not graph breaks); every rank 1 graph break, 0 recompiles"
+    )
+    timed_ranks = (
+        RankRecord(0, "ok", None, 3, 1, 0, compile_s=12.14, aten_ops=149),
+        RankRecord(1, "ok", None, 3, 1, 0, compile_s=12.61, aten_ops=151),
+    )
+    sentence = distributed_sentence(step_with(group(timed_ranks)))
+    assert sentence is not None and sentence.endswith(
+        "; cold compile 12.1–12.6 s across ranks; "
+        "ATen ops of one compiled step differ: rank 0 149, rank 1 151"
     )
     differ = (RankRecord(0, "ok", None, 0, 1, 0), RankRecord(1, "ok", None, 0, 2, 0))
     sentence = distributed_sentence(step_with(group(differ, splits=0)))

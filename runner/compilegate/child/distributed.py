@@ -233,17 +233,28 @@ _PARAMETERS_DIGEST: str | None = None
 
 def rank_facts(document: dict[str, Any]) -> dict[str, Any]:
     """What a rank's report says of it beside its measurement (its `distributed`): its rank,
-    the graphs DDP split its compiled model into, its graph breaks and recompiles."""
+    where DDP split its compiled graphs, its graph breaks and recompiles, its compile seconds
+    (the compile window less eager's warm-up, as results/compile_cost.py reads the first
+    rank's), its peak memory and the ATen ops of one compiled step (step work)."""
     place = _PLACE
     diagnostics = document.get("diagnostics") or {}
     breaks, recompiles = diagnostics.get("graph_breaks"), diagnostics.get("recompiles")
+    variant = document.get("variant") or {}
     return {
         "rank": None if place is None else place.rank,
         "ddp_splits": ddp_splits(),
         "graph_breaks": breaks.get("count") if isinstance(breaks, dict) else None,
         "recompiles": recompiles.get("count") if isinstance(recompiles, dict) else None,
+        "compile_s": _compile_s(variant.get("compile") or {}),
+        "peak_bytes": variant.get("peak_bytes"),
+        "aten_ops": ((variant.get("step_work") or {}).get("counts") or {}).get("aten_ops"),
         "parameters_sha256": _PARAMETERS_DIGEST,
     }
 
 
-# ---------------------------------------------------------------- the measuring child's side
+def _compile_s(record: dict[str, Any]) -> float | None:
+    window = (record.get("window") or {}).get("wall_s")
+    eager = (record.get("eager_window") or {}).get("wall_s")
+    if not isinstance(window, (int, float)) or not isinstance(eager, (int, float)):
+        return None
+    return round(max(0.0, float(window) - float(eager)), 3)

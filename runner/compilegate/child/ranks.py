@@ -42,6 +42,8 @@ RANK_BOOTSTRAP = bootstrap(
     "rank_main(sys.argv[2], int(sys.argv[3]), sys.argv[4])"
 )
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
+# What the document keeps of each rank's own facts (child/distributed.rank_facts).
+RANK_FACTS = ("ddp_splits", "graph_breaks", "recompiles", "compile_s", "peak_bytes", "aten_ops")
 # After a rank fails, how long the others get to finish on their own before they are ended.
 STOP_GRACE_S = 5.0
 POLL_S = 0.2
@@ -247,7 +249,7 @@ def _rank_record(
         error = " ".join(str(report.get("error")).split())[:400]
         return {"rank": rank, "status": "error", "error": error}
     own = report.get("distributed") or {}
-    facts = {key: own.get(key) for key in ("ddp_splits", "graph_breaks", "recompiles")}
+    facts = {key: own.get(key) for key in RANK_FACTS}
     return {"rank": rank, "status": "ok", "error": None, **facts}
 
 

@@ -54,6 +54,8 @@ from .limits import PidsWatch, limit_breach, limit_kwargs, output_over
 IMAGE_PYTHON = "/opt/compilegate/bin/python"  # the image's venv: torch and compilegate
 HARNESS = "/harness"  # spec, home, output folder
 CACHE = "/inductor-cache"
+# /dev/shm of a distributed step's container (its ranks' NCCL transport; counted in its memory).
+DISTRIBUTED_SHM = "1g"
 # The child's entry, with the working directory (the repository) off sys.path first, as the
 # host launcher's bootstrap does: a repository file named like a standard-library module
 # must not replace the harness's imports.
@@ -129,6 +131,7 @@ class ContainerLauncher:
                 bool(repo),
                 limits,
                 token,
+                distributed=bool(spec.settings.get("distributed")),
             )
             outcome.wall_s = time.perf_counter() - started
             if outcome.error is None:
@@ -159,6 +162,8 @@ class ContainerLauncher:
         repo: bool,
         limits: ResourceLimits,
         progress_token: str,
+        *,
+        distributed: bool = False,
     ) -> ChildOutcome:
         kwargs: dict[str, Any] = {
             "image": self.image,
@@ -180,6 +185,8 @@ class ContainerLauncher:
         }
         if self.device_requests:
             kwargs["device_requests"] = list(self.device_requests)
+        if distributed:  # NCCL's ranks talk through /dev/shm, 64 MiB by default in a container
+            kwargs["shm_size"] = DISTRIBUTED_SHM
         outcome = ChildOutcome(None, None)
         try:
             container = self.client.containers.run(**kwargs)

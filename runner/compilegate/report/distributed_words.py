@@ -43,6 +43,14 @@ def _variant(variant: Variant, run: DistributedRun) -> str:
         else:
             parts.append("no DDP split (every graph fits one gradient bucket)")
     parts.append(_ranks(run.ranks))
+    compiles = [rank.compile_s for rank in run.ranks if rank.compile_s is not None]
+    if len(compiles) > 1:
+        low, high = min(compiles), max(compiles)
+        parts.append(f"cold compile {low:.1f}–{high:.1f} s across ranks")
+    ops = {rank.aten_ops for rank in run.ranks if rank.aten_ops is not None}
+    if len(ops) > 1:
+        each = ", ".join(f"rank {rank.rank} {rank.aten_ops:,}" for rank in run.ranks)
+        parts.append(f"ATen ops of one compiled step differ: {each}")
     if run.ranks_agree is False:
         parts.append("the ranks' parameters differ after the compiled steps")
     return f"{variant.id} " + "; ".join(parts)

@@ -590,6 +590,9 @@ class RankRecord(Model):
     ddp_splits: int | None = None
     graph_breaks: int | None = None
     recompiles: int | None = None
+    compile_s: float | None = None  # its cold compile: window less eager's warm-up
+    peak_bytes: int | None = None
+    aten_ops: int | None = None  # ATen ops of one compiled step (step work)
 
 
 @dataclass(frozen=True)

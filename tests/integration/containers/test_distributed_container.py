@@ -1,7 +1,8 @@
 """A distributed step in a container on the real engine (issue 43): the measuring child the
 ContainerLauncher starts (the launcher of `matrix` and `matrix --against`) starts its two DDP
 ranks inside the same container, so they have its isolation: no network interface but
-loopback (gloo runs over it), not root, the repository read-only. The eager references come
+loopback (gloo runs over it), not root, the repository read-only, and 1 GiB of /dev/shm
+for NCCL's transport (64 MiB by default). The eager references come
 back with the group's record; a rank's own view is printed by the step and read from the
 child's output."""
 
@@ -29,8 +30,10 @@ from torch import nn
 
 
 def make_step(device="cpu"):
+    shm = os.statvfs("/dev/shm")
     seen = {"rank": dist.get_rank(), "world": dist.get_world_size(), "uid": os.getuid(),
-            "interfaces": sorted(name for _, name in socket.if_nameindex())}
+            "interfaces": sorted(name for _, name in socket.if_nameindex()),
+            "shm_bytes": shm.f_blocks * shm.f_frsize}
     try:
         open("written-by-a-rank.txt", "w").close()
         seen["repo_write"] = "ok"
@@ -96,4 +99,5 @@ def test_the_ranks_run_inside_the_childs_container_with_its_isolation(
         assert entry["world"] == 2 and entry["uid"] != 0
         assert entry["interfaces"] == ["lo"]
         assert entry["repo_write"] != "ok"
+        assert entry["shm_bytes"] >= 2**30  # NCCL's transport (child_launcher.DISTRIBUTED_SHM)
     assert not (repo / "written-by-a-rank.txt").exists()

@@ -175,3 +175,19 @@ def test_a_result_over_the_document_size_is_not_even_copied(tmp_path: Path) -> N
     outcome = launch(FakeClient(write=write), tmp_path)
     assert outcome.report is None
     assert "result.json refused: larger than 16777216 bytes" in (outcome.error or "")
+
+
+def test_a_distributed_steps_container_gets_shared_memory_for_its_ranks(tmp_path: Path) -> None:
+    """NCCL's ranks in one container talk through /dev/shm (64 MiB by default)."""
+    client = FakeClient()
+    launch(client, tmp_path)
+    assert "shm_size" not in client.started[0].kwargs
+    repo = tmp_path / "repo"
+    entry = {"spec": "step.py:f", "file": str(repo / "step.py"), "function": "f", "line": 1}
+    settings = {"seed": 0, "distributed": {"wrapper": "ddp", "world_size": 2}}
+    raw = {"kind": "eager", "repo_root": str(repo), "step": "s", "entry": entry}
+    spec = ChildSpec.from_json({**raw, "device": "cpu", "settings": settings})
+    launcher = ContainerLauncher(client, "compilegate:torch-2.13.0", host_env={})
+    launcher.run(spec, label="s/eager#1", timeout_s=30)
+    assert client.started[1].kwargs["shm_size"] == "1g"
+    assert client.started[1].kwargs["network_mode"] == "none"
