@@ -3,6 +3,9 @@ real torch.compile (Inductor, CPU), on examples/test_steps/ddp_mlp.py (six 1 MiB
 
 - Buckets of 2 MB: DDP's optimizer splits the compiled graph at their boundaries, counted as
   splits on every rank, not as graph breaks; at torch's default 25 MB nothing splits.
+- A small transformer (examples/test_steps/ddp_transformer.py): one split at the default (the
+  first bucket is 1 MiB), more at 2 MB on torch 2.13, still one on 2.4 (whose Dynamo keeps the
+  encoder one node): the upgrade changes the graphs.
 - A `.item()` in forward: one graph break in the user's code, with its file:line, on every
   rank, and no split.
 - A rank that raises on its second batch: the step is an error naming that rank (not the one
@@ -26,6 +29,7 @@ from compilegate.run.orchestrate import RunOptions, run_config
 from compilegate.schemas import validation_errors
 
 ENTRY = "examples/test_steps/ddp_mlp.py"
+TRANSFORMER = "examples/test_steps/ddp_transformer.py"  # d_model 256, about 8 MB
 DEFAULTS = (
     "    device: cpu\n    threads: 1\n    variants: [{mode: default}]\n    warmup: 3\n"
     "    iterations: 6\n    rounds: 2\n    variant_processes: 1\n    numerics: {steps: 1}\n"
@@ -35,6 +39,10 @@ STEPS = (
     "    distributed: {wrapper: ddp, world_size: 2, bucket_cap_mb: 2}\n"
     f"  - name: item\n    entry: {ENTRY}:make_step_item\n{DEFAULTS}"
     "    distributed: {wrapper: ddp, world_size: 2}\n"
+    f"  - name: lm\n    entry: {TRANSFORMER}:make_step\n{DEFAULTS}"
+    "    distributed: {wrapper: ddp, world_size: 2}\n"
+    f"  - name: lm-2mb\n    entry: {TRANSFORMER}:make_step\n{DEFAULTS}"
+    "    distributed: {wrapper: ddp, world_size: 2, bucket_cap_mb: 2}\n"
 )
 
 
@@ -78,6 +86,25 @@ def test_ddp_splits_at_bucket_boundaries_are_counted_apart_from_graph_breaks(
 
 
 @pytest.mark.compile
+def test_a_small_transformers_splits_follow_the_bucket_size_and_the_torch_version(
+    measured: dict[str, Any],
+) -> None:
+    """DDP's first bucket is 1 MiB, so torch's default (25 MB) already splits once. At 2 MB,
+    torch 2.13 (which inlines nn modules) splits inside the encoder too; torch 2.4 keeps the
+    nn.TransformerEncoder one node and cannot. Numerics pass and the ranks agree on both."""
+    default = variant_of(measured, "lm")
+    small = variant_of(measured, "lm-2mb")
+    assert default["distributed"]["ddp_splits"] == 1
+    if measured["document"]["environment"]["torch"].startswith("2.4."):
+        assert small["distributed"]["ddp_splits"] == 1
+    else:
+        assert small["distributed"]["ddp_splits"] >= 2
+    for variant in (default, small):
+        assert variant["numerics"]["status"] == "pass"
+        assert variant["distributed"]["ranks_agree"] is True
+
+
+@pytest.mark.compile
 def test_a_planted_item_is_one_user_graph_break_on_every_rank_and_no_split(
     measured: dict[str, Any],
 ) -> None:
@@ -86,7 +113,9 @@ def test_a_planted_item_is_one_user_graph_break_on_every_rank_and_no_split(
     assert group["ddp_splits"] == 0  # torch's default 25 MB bucket holds all 6 MiB
     sites = variant["graph_breaks"]["sites"]
     mine = [site for site in sites if site["file"].endswith("ddp_mlp.py")]
-    assert [(site["line"], site["origin"]) for site in mine] == [(25, "repo")]
+    source = (REPO_ROOT / ENTRY).read_text().splitlines()
+    item_line = next(n for n, text in enumerate(source, 1) if "x.mean().item()" in text)
+    assert [(site["line"], site["origin"]) for site in mine] == [(item_line, "repo")]
     counts = {rank["graph_breaks"] for rank in group["ranks"]}
     assert counts == {variant["graph_breaks"]["count"]}  # every rank saw the same breaks
 

@@ -159,6 +159,11 @@ def test_the_words_keep_a_split_apart_from_a_graph_break() -> None:
         "; cold compile 12.1–12.6 s across ranks; "
         "ATen ops of one compiled step differ: rank 0 149, rank 1 151"
     )
+    same_compile = tuple(
+        RankRecord(r, "ok", None, 3, 1, 0, compile_s=12.14, aten_ops=149) for r in range(2)
+    )
+    sentence = distributed_sentence(step_with(group(same_compile)))
+    assert sentence is not None and sentence.endswith("; cold compile 12.1 s on every rank")
     differ = (RankRecord(0, "ok", None, 0, 1, 0), RankRecord(1, "ok", None, 0, 2, 0))
     sentence = distributed_sentence(step_with(group(differ, splits=0)))
     assert sentence is not None and "no DDP split" in sentence

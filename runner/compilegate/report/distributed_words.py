@@ -45,8 +45,9 @@ def _variant(variant: Variant, run: DistributedRun) -> str:
     parts.append(_ranks(run.ranks))
     compiles = [rank.compile_s for rank in run.ranks if rank.compile_s is not None]
     if len(compiles) > 1:
-        low, high = min(compiles), max(compiles)
-        parts.append(f"cold compile {low:.1f}–{high:.1f} s across ranks")
+        low, high = f"{min(compiles):.1f}", f"{max(compiles):.1f}"
+        spread = f"{low} s on every rank" if low == high else f"{low}–{high} s across ranks"
+        parts.append(f"cold compile {spread}")
     ops = {rank.aten_ops for rank in run.ranks if rank.aten_ops is not None}
     if len(ops) > 1:
         each = ", ".join(f"rank {rank.rank} {rank.aten_ops:,}" for rank in run.ranks)
