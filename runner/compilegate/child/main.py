@@ -24,7 +24,14 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from .protocol import ChildReport, ChildSpec, SpecError, phase_of, progress_prefix
+from .protocol import (
+    SPARE_ARGUMENT,
+    ChildReport,
+    ChildSpec,
+    SpecError,
+    phase_of,
+    progress_prefix,
+)
 
 
 class Child:
@@ -235,12 +242,37 @@ def main(spec_path: str) -> None:
     2 s (eager only) to 5 s (after a compile) per process on this project's loaded 2-core CPU
     — a process whose result is already on disk. The parent ends what the child leaves
     behind (compile workers) with its process group (run/launcher.py)."""
+    from . import control
+
+    control.connect()
+    if spec_path == SPARE_ARGUMENT:  # started ahead: import, then wait for the spec
+        spec_path = started_ahead()
     spec = read_spec(Path(spec_path))
     os.environ.pop("TORCH_LOGS", None)  # it silently overrides torch._logging.set_logs
     Child(spec, spec_path).run()
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
+
+
+def started_ahead() -> str:
+    """A child started ahead of its turn (run/launcher.py): the harness, torch and Dynamo
+    imported (what every measuring child imports first; Inductor is left to the compile,
+    whose cold window a user's first torch.compile() pays it in), then parked until the
+    parent names the spec; it moves into the spec's repository as a child started for it
+    would have begun there."""
+    from . import control
+
+    import_harness()
+    try:
+        import torch._dynamo  # noqa: F401  (an optimizer's constructor imports it anyway)
+    except Exception:
+        pass
+    spec_path = control.await_spec()
+    spec = read_spec(Path(spec_path))
+    if spec.repo_root:
+        os.chdir(spec.repo_root)
+    return spec_path
 
 
 def rank_main(spec_path: str, rank: int, folder: str) -> None:

@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 import torch
 
-from . import distributed, instruction_counter, torch_state
+from . import control, distributed, instruction_counter, torch_state
 from .compile_cost import cpu_method, elapsed, now
 from .compile_size import count_eager_ops
 from .cpu_pinning import pinned
@@ -111,6 +111,7 @@ def measure_eager(
     progress(f"eager warm-up ({warmup} iterations per copy)")
     warmup_s = timed_warmup(_checked(eager_a), range(warmup), device)
     timed_warmup(_checked(eager_b), range(warmup), device)
+    control.wait_for_quiet()  # a child started ahead may still be importing (control.py)
     progress(f"measuring eager A/A: {iterations} iterations per copy in {rounds} rounds")
     with pinned(torch.get_num_threads()) as cpus:
         timed = interleaved_rounds(
@@ -176,6 +177,7 @@ def measure_variant(
     end = settings["warmup"] + iterations
     with contextlib.ExitStack() as probed:
         copies = VariantCopies(builder, settings, variant, progress, probe, probed, load)
+        control.wait_for_quiet()  # a child started ahead may still be importing (control.py)
         progress(f"measuring: {iterations} iterations per side in {rounds} rounds")
         with pinned(torch.get_num_threads()) as cpus:
             timed = interleaved_rounds(

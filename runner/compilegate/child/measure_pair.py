@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 import torch
 
-from . import torch_state
+from . import control, torch_state
 from .cpu_pinning import pinned
 from .measure import StepBuilder, VariantCopies, _checked, peak_step_bytes, step_work
 from .protocol import ChildSide
@@ -102,6 +102,7 @@ def measure_pair(
             role, copy = name.split("/", 1)
             copies, state, _ = built[role]
             steps[name] = Pinned(copies.sides()[copy], state)
+    control.wait_for_quiet()  # a child started ahead may still be importing (control.py)
     progress(f"measuring base and head: {iterations} iterations per copy in {rounds} rounds")
     with pinned(torch.get_num_threads()):
         timed = interleaved_rounds(

@@ -48,6 +48,13 @@ def phase_of(message: str) -> str:
     return "other"
 
 
+# The child's line to its parent (child/control.py): the socket's number in this variable,
+# taken out of the environment at the child's start; a child started ahead of its turn gets
+# SPARE_ARGUMENT where a spec's path would be, and waits for `spec PATH` on the line.
+CONTROL_VAR = "COMPILEGATE_CONTROL_FD"
+SPARE_ARGUMENT = "--ahead"
+
+
 # How a process of the harness starts (the launcher's child, a child's ranks): the package
 # loaded from its folder (argv[1]) without putting that folder's parent (maybe a
 # site-packages with another torch) on sys.path, the working directory (the repository)

@@ -123,7 +123,7 @@ def _probe(python: str) -> dict[str, Any]:
     from ..run.launcher import ChildLauncher
     from ..run.orchestrate import probe_environment
 
-    return probe_environment(ChildLauncher(python=python), python)
+    return probe_environment(ChildLauncher(python=python, ahead=False), python)
 
 
 def _next_command(root: Path, python_given: str) -> str:

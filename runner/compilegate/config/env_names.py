@@ -14,7 +14,14 @@ import re
 # Set by compilegate itself (harness_variables, child/main.py): a host value is ignored and
 # a step may not opt in. TORCH_LOGS/TORCH_TRACE would override the diagnostics' own logging.
 CONTROLLED_NAMES = frozenset(
-    {"HOME", "TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR", "TORCH_LOGS", "TORCH_TRACE"}
+    {
+        "HOME",
+        "TORCHINDUCTOR_CACHE_DIR",
+        "TRITON_CACHE_DIR",
+        "TORCH_LOGS",
+        "TORCH_TRACE",
+        "COMPILEGATE_CONTROL_FD",  # the child's line to its parent (child/control.py)
+    }
 )
 # PYTHONPATH, PYTHONHOME, PYTHONSTARTUP, ...: they decide what the harness itself imports.
 CONTROLLED_PREFIXES = ("PYTHON",)

@@ -19,6 +19,7 @@ import collections
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -26,10 +27,12 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, ClassVar, Protocol, TextIO, runtime_checkable
+from typing import Any, Callable, ClassVar, Protocol, TextIO, runtime_checkable
 
 from ..bounded_json import DocumentRefused, read_bounded_json
 from ..child.protocol import (
+    CONTROL_VAR,
+    SPARE_ARGUMENT,
     ChildReport,
     ChildSpec,
     ReportError,
@@ -64,6 +67,7 @@ class ChildOutcome:
     last_phase: str = ""
     output_tail: list[str] = field(default_factory=list)
     wall_s: float = 0.0
+    started_ahead: bool = False  # the child was started before its turn (ChildLauncher)
 
 
 @runtime_checkable
@@ -132,6 +136,12 @@ class DeadlineLauncher:
         if not self.deadline:
             self.deadline = time.monotonic() + self.limit_s
 
+    def close(self) -> None:
+        """The inner launcher's close, where it has one (ChildLauncher.close)."""
+        close = getattr(self.inner, "close", None)
+        if callable(close):
+            close()
+
     @property
     def _launcher(self) -> Launcher:
         if self.inner is None:
@@ -196,7 +206,9 @@ class DeadlineLauncher:
 @dataclass(frozen=True)
 class ChildLauncher:
     """Starts measuring children. `host_env` is the environment the allow-list is taken from
-    (the runner's os.environ unless a test passes another)."""
+    (the runner's os.environ unless a test passes another). With `ahead` (the default, on a
+    machine of two CPUs or more) each child's successor is started beside it and waits,
+    imported, for its turn (`_Ahead`); `close()` ends the one left waiting."""
 
     # Children run on this machine: they read and write the host's files (a container
     # launcher's do not), so a step's eager process can leave the variants its float64
@@ -208,6 +220,8 @@ class ChildLauncher:
     show_output: bool = False
     stream: TextIO = field(default_factory=lambda: sys.stderr)  # at run time: defused
     host_env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    ahead: bool = True
+    _waiting: _Ahead = field(default_factory=lambda: _Ahead(), compare=False, repr=False)
 
     def run(
         self,
@@ -222,69 +236,113 @@ class ChildLauncher:
         """Run one child to completion, within its budget (child_budget.py). Its Inductor
         cache is `cache_dir` when given (a variant's later processes reuse the cache its first
         process compiled into), else the shared one, else a fresh one that goes with the
-        child. An interruption (KeyboardInterrupt, RunInterrupted) kills the child's process
-        group before it propagates, and before the child's folder is removed."""
+        child. The child is the one started ahead when one waits with the same interpreter
+        environment (then its budget counts from now, its CPU seconds from its start). An
+        interruption (KeyboardInterrupt, RunInterrupted) kills the child's process group
+        before it propagates, and before the child's folder is removed."""
         import time
 
-        workdir = Path(tempfile.mkdtemp(prefix="compilegate-"))
+        opt_in = tuple(env_opt_in)
+        started = time.perf_counter()
+        child = self._waiting.take(opt_in, cache_dir or self.shared_cache_dir)
+        fresh = child is None
+        if child is None:
+            child = self._prepare(opt_in, cache_dir)
         try:
-            cache_dir = cache_dir or self.shared_cache_dir or workdir / "inductor-cache"
-            home = workdir / "home"
-            home.mkdir()
-            token = new_progress_token()
-            out_path = workdir / "out.json"
-            spec = replace(spec, out=str(out_path), label=label, progress_token=token)
-            spec_path = workdir / "spec.json"
-            spec_path.write_text(json.dumps(spec.to_json()), encoding="utf-8")
-            env = child_environment(self.host_env, env_opt_in)
-            env.update(harness_variables(home, Path(cache_dir), self.host_env))
-            started = time.perf_counter()
-            outcome = self._spawn(
-                [self.python, "-c", BOOTSTRAP, str(PACKAGE_DIR), str(spec_path)],
-                env=env,
-                cwd=spec.repo_root,
-                budget=ChildBudget.of(timeout_s, wall_cap_s),
-                progress_token=token,
-            )
+            spec = replace(spec, out=str(child.out_path), label=label, progress_token=child.token)
+            child.spec_path.write_text(json.dumps(spec.to_json()), encoding="utf-8")
+            if fresh:
+                self._launch(child, spec.repo_root, str(child.spec_path))
+            else:
+                child.send(f"spec {child.spec_path}")
+            if child.process is None:  # could not start: the outcome says why
+                return child.outcome
+            if self.ahead and _may_start_ahead(spec):
+                self._waiting.replace(self._start_ahead, opt_in)
+            outcome = self._wait(child, ChildBudget.of(timeout_s, wall_cap_s))
             outcome.wall_s = time.perf_counter() - started
+            outcome.started_ahead = not fresh
             if outcome.error is None:
-                outcome.report, outcome.error = _read_child_report(out_path)
+                outcome.report, outcome.error = _read_child_report(child.out_path)
             if outcome.error is not None:
                 where = f" while {outcome.last_phase}" if outcome.last_phase else ""
                 outcome.error += where
             return outcome
+        except BaseException:  # interrupted: neither child may outlive us
+            child.kill()
+            self._waiting.close()
+            raise
         finally:  # HOME is in it: the child may have left folders it made unreadable
-            left = remove_tree(workdir)
+            child.close()
+            left = remove_tree(child.workdir)
             if left is not None:
                 self.stream.write(f"warning: {left}\n")
 
-    def _spawn(
-        self,
-        argv: list[str],
-        *,
-        env: dict[str, str],
-        cwd: str | None,
-        budget: ChildBudget,
-        progress_token: str,
-    ) -> ChildOutcome:
+    def close(self) -> None:
+        """End the child left waiting for a turn that will not come, and remove its folder."""
+        left = self._waiting.close()
+        if left is not None:
+            self.stream.write(f"warning: {left}\n")
+
+    def _prepare(self, env_opt_in: tuple[str, ...], cache_dir: Path | None) -> _Started:
+        """A child's fresh folder (HOME, its own Inductor cache unless `cache_dir` or the
+        shared one), its environment and its control line; not started yet."""
+        workdir = Path(tempfile.mkdtemp(prefix="compilegate-"))
+        home = workdir / "home"
+        home.mkdir()
+        own_cache = workdir / INDUCTOR_CACHE
+        cache = cache_dir or self.shared_cache_dir or own_cache
+        env = child_environment(self.host_env, env_opt_in)
+        env.update(harness_variables(home, Path(cache), self.host_env))
+        ours, theirs = socket.socketpair()
+        env[CONTROL_VAR] = str(theirs.fileno())
+        return _Started(
+            workdir=workdir,
+            token=new_progress_token(),
+            env_opt_in=env_opt_in,
+            cache=None if cache == own_cache else str(cache),
+            env=env,
+            control=ours,
+            their_end=theirs,
+        )
+
+    def _start_ahead(self, env_opt_in: tuple[str, ...]) -> _Started:
+        """A child started before its spec is known: it imports and waits (child/control.py),
+        in its own folder, which it leaves for the repository once the spec names it."""
+        child = self._prepare(env_opt_in, None)
+        self._launch(child, None, SPARE_ARGUMENT)
+        return child
+
+    def _launch(self, child: _Started, repo_root: str | None, spec_argument: str) -> None:
+        """Start the prepared child, its output relayed and its control line answered."""
+        argv = [self.python, "-c", BOOTSTRAP, str(PACKAGE_DIR), spec_argument]
         try:
-            process = subprocess.Popen(
+            child.process = subprocess.Popen(
                 argv,
-                env=env,
-                cwd=cwd,
+                env=child.env,
+                cwd=repo_root if repo_root is not None else str(child.workdir),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
+                pass_fds=(child.their_end.fileno(),),
             )
         except OSError as exc:
-            return ChildOutcome(None, f"cannot start {argv[0]}: {exc.strerror}")
-        outcome = ChildOutcome(None, None)
-        tail: collections.deque[str] = collections.deque(maxlen=TAIL_LINES)
-        reader = threading.Thread(
-            target=self._relay, args=(process, outcome, tail, progress_token), daemon=True
+            child.outcome.error = f"cannot start {argv[0]}: {exc.strerror}"
+            return
+        finally:
+            child.their_end.close()
+        child.reader = threading.Thread(
+            target=self._relay,
+            args=(child.process, child.outcome, child.tail, child.token),
+            daemon=True,
         )
-        reader.start()
+        child.reader.start()
+        threading.Thread(target=child.answer, args=(self._waiting,), daemon=True).start()
+
+    def _wait(self, child: _Started, budget: ChildBudget) -> ChildOutcome:
+        process, outcome = child.process, child.outcome
+        assert process is not None
         try:
             passed = wait_within(
                 lambda seconds: _ended_within(process, seconds),
@@ -292,28 +350,26 @@ class ChildLauncher:
                 budget,
             )
             if passed is not None:
-                _kill_group(process)
-                process.wait()
-                reader.join(timeout=5)
-                outcome.output_tail = list(tail)
+                child.kill()
+                child.join_reader()
+                outcome.output_tail = list(child.tail)
                 outcome.error = budget_error(passed)
                 return outcome
             returncode = process.wait()
         except BaseException:  # interrupted: the child (own session) must not outlive us
-            _kill_group(process)
-            process.wait()
-            reader.join(timeout=5)
+            child.kill()
+            child.join_reader()
             raise
         # What the child left running (a compile-worker pool: the child leaves with os._exit)
         # must neither burn CPU during the next measurement nor hold the output pipe open.
         _kill_group(process)
-        reader.join(timeout=5)
-        outcome.output_tail = list(tail)
+        child.join_reader()
+        outcome.output_tail = list(child.tail)
         if returncode < 0:
             name = signal.Signals(-returncode).name
             outcome.error = f"child process crashed with signal {name} ({-returncode})"
         elif returncode != 0:
-            last = next((line for line in reversed(tail) if line.strip()), "")
+            last = next((line for line in reversed(child.tail) if line.strip()), "")
             outcome.error = f"child process exited with code {returncode}" + (
                 f": {last.strip()}" if last else ""
             )
@@ -336,6 +392,189 @@ class ChildLauncher:
             progress_token=progress_token,
             show_output=self.show_output,
         )
+
+
+INDUCTOR_CACHE = "inductor-cache"  # a child's own Inductor cache, in its folder
+# How long a child about to time waits for the one started ahead to finish its imports (a
+# loaded machine's torch import took 30 s): past it, that one is ended and the child times.
+AHEAD_IMPORT_WAIT_S = 300.0
+
+
+def _may_start_ahead(spec: ChildSpec) -> bool:
+    """Whether a successor may import beside this child: not beside a distributed step's
+    ranks (they time without asking, control.py), and only where a second CPU can take it."""
+    if spec.settings.get("distributed"):
+        return False
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return cpus >= 2
+
+
+@dataclass(eq=False)
+class _Started:
+    """A child process: its folder, environment, output relay and control line
+    (child/control.py)."""
+
+    workdir: Path
+    token: str
+    env_opt_in: tuple[str, ...]
+    cache: str | None  # the Inductor cache its environment names; None: its own folder's
+    env: dict[str, str]
+    control: socket.socket
+    their_end: socket.socket  # the child's end, closed here once the child has it
+    process: subprocess.Popen[bytes] | None = None
+    outcome: ChildOutcome = field(default_factory=lambda: ChildOutcome(None, None))
+    tail: collections.deque[str] = field(
+        default_factory=lambda: collections.deque(maxlen=TAIL_LINES)
+    )
+    reader: threading.Thread | None = None
+    parked: threading.Event = field(default_factory=threading.Event)
+
+    @property
+    def spec_path(self) -> Path:
+        return self.workdir / "spec.json"
+
+    @property
+    def out_path(self) -> Path:
+        return self.workdir / "out.json"
+
+    def send(self, line: str) -> None:
+        try:
+            self.control.sendall(line.encode("utf-8") + b"\n")
+        except OSError:  # it has gone: its outcome says how
+            pass
+
+    def answer(self, waiting: _Ahead) -> None:
+        """The control line's reader (a thread): `parked` marks this child imported and
+        idle; `quiet` is answered `go` once the child started ahead, if any, is idle too
+        (waiting.idle). A closed line (the child ended) counts as parked."""
+        buffered = b""
+        try:
+            while True:
+                chunk = self.control.recv(256)
+                if not chunk:
+                    break
+                buffered += chunk
+                while b"\n" in buffered:
+                    line, buffered = buffered.split(b"\n", 1)
+                    if line == b"parked":
+                        self.parked.set()
+                    elif line == b"quiet":
+                        waiting.idle(AHEAD_IMPORT_WAIT_S, besides=self)
+                        self.send("go")
+                if len(buffered) > 4096:  # no message is that long: not ours to read
+                    break
+        except OSError:
+            pass
+        finally:
+            self.parked.set()
+
+    def wait_parked(self, timeout_s: float) -> bool:
+        return self.parked.wait(timeout_s)
+
+    def kill(self) -> None:
+        if self.process is not None:
+            _kill_group(self.process)
+            self.process.wait()
+
+    def join_reader(self) -> None:
+        if self.reader is not None:
+            self.reader.join(timeout=5)
+
+    def close(self) -> None:
+        try:
+            self.control.close()
+        except OSError:
+            pass
+
+
+class _Ahead:
+    """The one child started ahead of its turn, if any, and who may take it: a launcher's
+    next child with the same environment (the step's opted-in names) takes it, its Inductor
+    cache put in place (a link from the child's own folder to the variant's cache, which it
+    then compiles into or reads). Any other child ends it and starts fresh."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._child: _Started | None = None
+
+    def replace(
+        self, start: Callable[[tuple[str, ...]], _Started], env_opt_in: tuple[str, ...]
+    ) -> None:
+        """Start a child ahead (ending one that waits)."""
+        self.close()
+        child = start(env_opt_in)
+        if child.process is None:
+            remove_tree(child.workdir)
+            child.close()
+            return
+        with self._lock:
+            self._child = child
+
+    def take(self, env_opt_in: tuple[str, ...], cache: Path | None) -> _Started | None:
+        """The child started ahead, made this one's (its cache linked in), or None."""
+        with self._lock:
+            child, self._child = self._child, None
+        if child is None:
+            return None
+        usable = (
+            child.process is not None
+            and child.process.poll() is None
+            and child.env_opt_in == env_opt_in
+            and _use_cache(child, cache)
+        )
+        if not usable:
+            _end(child)
+            return None
+        return child
+
+    def idle(self, timeout_s: float, *, besides: _Started) -> None:
+        """Return once the child started ahead (not `besides`) has parked or gone; past
+        `timeout_s`, end it."""
+        with self._lock:
+            child = self._child
+        if child is None or child is besides:
+            return
+        if not child.wait_parked(timeout_s):
+            with self._lock:
+                if self._child is child:
+                    self._child = None
+            _end(child)
+
+    def close(self) -> str | None:
+        """End the child that waits; None, or what of its folder could not be removed."""
+        with self._lock:
+            child, self._child = self._child, None
+        return _end(child) if child is not None else None
+
+
+def _end(child: _Started) -> str | None:
+    child.kill()
+    child.close()
+    child.join_reader()
+    return remove_tree(child.workdir)
+
+
+def _use_cache(child: _Started, cache: Path | None) -> bool:
+    """Whether the child started ahead can compile into `cache` (None: a fresh one of its
+    own): its environment names that cache already, or its own folder's, which is then made
+    a link to `cache` — unless the child wrote there (it imported only: it should not have)."""
+    if cache is None:
+        return child.cache is None
+    if child.cache is not None:
+        return child.cache == str(cache)
+    own = child.workdir / INDUCTOR_CACHE
+    try:
+        if os.path.lexists(own):
+            if os.path.islink(own) or any(own.iterdir()):
+                return False
+            own.rmdir()
+        os.symlink(cache, own, target_is_directory=True)
+    except OSError:
+        return False
+    return True
 
 
 def relay_output(

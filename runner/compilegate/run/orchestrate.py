@@ -116,6 +116,14 @@ def run_sides(sides: Sequence[RunSide], stream: TextIO, *, in_process: bool = Fa
 
     An interruption marks, on every side, the step being measured and those not reached
     (as run_config says) and propagates with the last side's `result_path`."""
+    try:
+        _run_sides(sides, stream, in_process)
+    finally:  # a child started ahead for a turn that will not come (run/launcher.py)
+        for side in sides:
+            close_launcher(side.launcher)
+
+
+def _run_sides(sides: Sequence[RunSide], stream: TextIO, in_process: bool) -> None:
     entries = [
         {step.name: _resolve(side.config, i, step) for i, step in enumerate(side.config.steps)}
         for side in sides
@@ -169,6 +177,13 @@ def run_sides(sides: Sequence[RunSide], stream: TextIO, *, in_process: bool = Fa
     _record_health(sides, machine, gpu)
     for side in sides:
         side.save()
+
+
+def close_launcher(launcher: Launcher) -> None:
+    """End what a launcher keeps between children (ChildLauncher.close), where it keeps any."""
+    close = getattr(launcher, "close", None)
+    if callable(close):
+        close()
 
 
 def _record_health(sides: Sequence[RunSide], machine: MachineLoad, gpu: GpuSampler | None) -> None:
