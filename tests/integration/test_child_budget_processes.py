@@ -9,6 +9,7 @@ import io
 import os
 import sys
 
+from compilegate.cleanup import remove_tree
 from compilegate.run.child_budget import ChildBudget
 from compilegate.run.launcher import ChildLauncher
 
@@ -20,14 +21,14 @@ BURN_IN_GRANDCHILD = (
 
 
 def spawn(code: str, timeout_s: float):
-    launcher = ChildLauncher(stream=io.StringIO())
-    return launcher._spawn(
-        [sys.executable, "-c", code],
-        env=dict(os.environ),
-        cwd=None,
-        budget=ChildBudget.of(timeout_s),
-        progress_token="t",
-    )
+    launcher = ChildLauncher(stream=io.StringIO(), ahead=False)
+    child = launcher._prepare((), None)
+    try:
+        launcher._launch_argv(child, [sys.executable, "-c", code], os.getcwd())
+        return launcher._wait(child, ChildBudget.of(timeout_s))
+    finally:
+        child.close()
+        remove_tree(child.workdir)
 
 
 def test_a_child_burning_cpu_is_stopped_by_its_cpu_seconds() -> None:

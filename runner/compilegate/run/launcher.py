@@ -15,6 +15,7 @@ replace the harness's own imports. User code is made importable later, by the ch
 
 from __future__ import annotations
 
+import atexit
 import collections
 import json
 import os
@@ -314,13 +315,17 @@ class ChildLauncher:
         return child
 
     def _launch(self, child: _Started, repo_root: str | None, spec_argument: str) -> None:
-        """Start the prepared child, its output relayed and its control line answered."""
+        """Start the prepared child in `repo_root` (None: its own folder)."""
         argv = [self.python, "-c", BOOTSTRAP, str(PACKAGE_DIR), spec_argument]
+        self._launch_argv(child, argv, repo_root if repo_root is not None else str(child.workdir))
+
+    def _launch_argv(self, child: _Started, argv: list[str], cwd: str) -> None:
+        """Start `argv` as the prepared child, its output relayed, its control line answered."""
         try:
             child.process = subprocess.Popen(
                 argv,
                 env=child.env,
-                cwd=repo_root if repo_root is not None else str(child.workdir),
+                cwd=cwd,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
@@ -499,6 +504,7 @@ class _Ahead:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._child: _Started | None = None
+        atexit.register(self.close)  # a caller that never closes its launcher leaves no child
 
     def replace(
         self, start: Callable[[tuple[str, ...]], _Started], env_opt_in: tuple[str, ...]
