@@ -15,6 +15,11 @@ the ratio without them.
 
     python bench/time_to_verdict.py [--variants default,reduce-overhead] [--iterations 30]
         [--rounds 5] [--warmup 3] [--processes 4] [--python PY] [--json FILE]
+        [--one-at-a-time | --compare]
+
+`--compare` runs it twice in one go, each process started only at its turn (`run
+--one-at-a-time`) and then as `run` does by default (each process's successor started
+ahead, importing torch and Dynamo while it runs: run/launcher.py), and prints both ratios.
 
 On this project's 2-core CPU one variant with the defaults here took 197-285 s with other
 helpers' runs beside it (load average 4-10; its cold compile 73-125 s of that).
@@ -88,6 +93,8 @@ def run(args: argparse.Namespace) -> tuple[list[Process], float, dict]:
         env = {**os.environ, "PYTHONPATH": str(REPO_ROOT / "runner")}
         command = [args.python, "-m", "compilegate", "run", "--config", str(config)]
         command += ["--out", str(out), "--repo", str(REPO_ROOT / "examples")]
+        if args.one_at_a_time:
+            command.append("--one-at-a-time")
         start = time.perf_counter()
         done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
         total = time.perf_counter() - start
@@ -185,15 +192,40 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--processes", type=int, default=4, help="variant_processes")
     parser.add_argument("--python", default=sys.executable)
+    parser.add_argument(
+        "--one-at-a-time",
+        action="store_true",
+        help="run's --one-at-a-time: no process starts before its turn",
+    )
+    parser.add_argument(
+        "--compare",
+        action="store_true",
+        help="run twice, one process at a time and then with each started ahead (run's "
+        "default), and print both",
+    )
     parser.add_argument("--json", type=Path, help="also write the split here")
     args = parser.parse_args()
-    processes, total, document = run(args)
-    result = summary(processes, total, document)
-    steps = document.get("steps") or [{}]
-    result["verdict_status"] = steps[0].get("status")
-    print_summary(result)
+    kinds = [True, False] if args.compare else [args.one_at_a_time]
+    results = {}
+    for one_at_a_time in kinds:
+        args.one_at_a_time = one_at_a_time
+        name = "one at a time" if one_at_a_time else "started ahead"
+        if args.compare:
+            print(f"-- {name} --")
+        processes, total, document = run(args)
+        result = summary(processes, total, document)
+        steps = document.get("steps") or [{}]
+        result["verdict_status"] = steps[0].get("status")
+        print_summary(result)
+        results[name] = result
+    if args.compare:
+        print(
+            "total / (compiles + timed): "
+            + ", ".join(f"{name} {r['total_over_floor']}" for name, r in results.items())
+        )
     if args.json:
-        args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        written = results if args.compare else next(iter(results.values()))
+        args.json.write_text(json.dumps(written, indent=2) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

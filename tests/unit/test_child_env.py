@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from compilegate.child.protocol import CONTROL_VAR
 from compilegate.config.env_names import opt_in_refusal
 from compilegate.run.child_env import (
     child_environment,
@@ -132,6 +133,7 @@ def test_opting_in_a_secret_looking_name_is_refused_and_never_passes(name: str):
         ("HOME", "compilegate sets it"),
         ("TORCHINDUCTOR_CACHE_DIR", "compilegate sets it"),
         ("TORCH_LOGS", "compilegate sets it"),
+        (CONTROL_VAR, "compilegate sets it"),  # the child's line to the launcher
         ("PYTHONPATH", "without PYTHONPATH"),
         ("PYTHONHOME", "controls the child's interpreter"),
         ("no-dash", "not an environment variable name"),

@@ -63,6 +63,13 @@ def add_parser(commands: Any) -> None:
         "default: a fresh empty cache per child (cold compiles)",
     )
     run.add_argument(
+        "--one-at-a-time",
+        action="store_true",
+        help="start each measuring process only when its turn comes; by default (on two or "
+        "more CPUs) the next one starts beside it, imports torch and waits, idle, while the "
+        "current one times",
+    )
+    run.add_argument(
         "--baseline",
         type=Path,
         default=None,
@@ -284,6 +291,7 @@ def _run_options(args: argparse.Namespace, python: str) -> RunOptions:
         python=python,
         inductor_cache_dir=args.inductor_cache,
         verbose=args.verbose,
+        ahead=not args.one_at_a_time,
     )
 
 

@@ -54,6 +54,7 @@ class RunOptions:
     verbose: bool = False
     stream: TextIO = field(default_factory=lambda: sys.stderr)  # at run time: defused
     launcher: Launcher | None = None
+    ahead: bool = True  # ChildLauncher.ahead: each child's successor starts beside it
 
     def make_launcher(self) -> Launcher:
         return self.launcher or ChildLauncher(
@@ -61,6 +62,7 @@ class RunOptions:
             shared_cache_dir=self.inductor_cache_dir,
             show_output=self.verbose,
             stream=self.stream,
+            ahead=self.ahead,
         )
 
 

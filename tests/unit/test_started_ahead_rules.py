@@ -1,0 +1,111 @@
+"""The launcher's rules for a child started ahead (run/launcher.py), without processes: which
+Inductor cache it can take, and that a child asking to time (`quiet`) hears `go` only once
+the child started ahead has parked (its imports done) or gone."""
+
+from __future__ import annotations
+
+import socket
+import threading
+from pathlib import Path
+
+from compilegate.run.launcher import INDUCTOR_CACHE, _Ahead, _Started, _use_cache
+
+
+def started(tmp_path: Path, cache: str | None = None) -> tuple[_Started, socket.socket]:
+    """A child's record with its control line; the other end, as the child holds it."""
+    ours, theirs = socket.socketpair()
+    workdir = tmp_path / "child"
+    workdir.mkdir(exist_ok=True)
+    child = _Started(
+        workdir=workdir,
+        token="t",
+        env_opt_in=(),
+        cache=cache,
+        env={},
+        control=ours,
+        their_end=theirs,
+    )
+    return child, theirs
+
+
+def test_its_own_cache_becomes_a_link_to_the_cache_the_next_child_is_given(tmp_path: Path):
+    child, _ = started(tmp_path)
+    variant_cache = tmp_path / "variant-cache"
+    variant_cache.mkdir()
+    assert _use_cache(child, variant_cache)
+    own = child.workdir / INDUCTOR_CACHE
+    assert own.is_symlink() and own.resolve() == variant_cache.resolve()
+
+
+def test_a_child_that_needs_a_fresh_cache_takes_one_whose_own_is_empty(tmp_path: Path):
+    child, _ = started(tmp_path)
+    assert _use_cache(child, None)
+    (child.workdir / INDUCTOR_CACHE).mkdir()
+    assert _use_cache(child, tmp_path)  # an empty folder of its own gives way to the link
+
+
+def test_an_own_cache_it_wrote_into_is_not_replaced(tmp_path: Path):
+    child, _ = started(tmp_path)
+    own = child.workdir / INDUCTOR_CACHE
+    own.mkdir()
+    (own / "entry").write_text("x")
+    assert not _use_cache(child, tmp_path / "elsewhere")
+    assert (own / "entry").is_file()
+
+
+def test_a_shared_cache_it_was_started_with_must_be_the_one_asked_for(tmp_path: Path):
+    child, _ = started(tmp_path, cache=str(tmp_path / "shared"))
+    assert _use_cache(child, tmp_path / "shared")
+    assert not _use_cache(child, tmp_path / "other")
+    assert not _use_cache(child, None)  # it would not compile into a fresh cache
+
+
+def read_line(end: socket.socket, timeout_s: float) -> bytes:
+    end.settimeout(timeout_s)
+    try:
+        return end.recv(16)
+    except TimeoutError:
+        return b""
+
+
+def test_go_waits_until_the_child_started_ahead_has_parked(tmp_path: Path):
+    waiting = _Ahead()
+    (tmp_path / "a").mkdir()
+    ahead, ahead_end = started(tmp_path / "a")
+    with waiting._lock:
+        waiting._child = ahead
+    timing, timing_end = started(tmp_path)
+    threading.Thread(target=ahead.answer, args=(waiting,), daemon=True).start()
+    threading.Thread(target=timing.answer, args=(waiting,), daemon=True).start()
+    timing_end.sendall(b"quiet\n")
+    assert read_line(timing_end, 0.5) == b""  # the one ahead is still importing
+    ahead_end.sendall(b"parked\n")
+    assert read_line(timing_end, 10) == b"go\n"
+    timing_end.sendall(b"quiet\n")
+    assert read_line(timing_end, 10) == b"go\n"  # parked stays parked
+
+
+def test_a_child_started_ahead_that_goes_counts_as_idle(tmp_path: Path):
+    waiting = _Ahead()
+    (tmp_path / "a").mkdir()
+    ahead, ahead_end = started(tmp_path / "a")
+    with waiting._lock:
+        waiting._child = ahead
+    timing, timing_end = started(tmp_path)
+    threading.Thread(target=ahead.answer, args=(waiting,), daemon=True).start()
+    threading.Thread(target=timing.answer, args=(waiting,), daemon=True).start()
+    ahead_end.close()  # it ended (crashed while importing)
+    timing_end.sendall(b"quiet\n")
+    assert read_line(timing_end, 10) == b"go\n"
+
+
+def test_without_a_child_ahead_go_comes_at_once_and_a_flood_is_not_read(tmp_path: Path):
+    waiting = _Ahead()
+    timing, timing_end = started(tmp_path)
+    reader = threading.Thread(target=timing.answer, args=(waiting,), daemon=True)
+    reader.start()
+    timing_end.sendall(b"quiet\n")
+    assert read_line(timing_end, 10) == b"go\n"
+    timing_end.sendall(b"x" * 10_000)  # no line is that long: the reader stops
+    reader.join(timeout=10)
+    assert not reader.is_alive() and timing.parked.is_set()
