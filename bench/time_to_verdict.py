@@ -15,11 +15,12 @@ the ratio without them.
 
     python bench/time_to_verdict.py [--variants default,reduce-overhead] [--iterations 30]
         [--rounds 5] [--warmup 3] [--processes 4] [--python PY] [--json FILE]
-        [--one-at-a-time | --compare]
+        [--one-at-a-time | --compare] [--load N]
 
-`--compare` runs it twice in one go, each process started only at its turn (`run
---one-at-a-time`) and then as `run` does by default (each process's successor started
-ahead, importing torch and Dynamo while it runs: run/launcher.py), and prints both ratios.
+`--compare` runs it four times in one go, in the order A B B A: each process started only
+at its turn (`run --one-at-a-time`), and as `run` does by default (each process's successor
+started ahead, importing torch and Dynamo while it runs: run/launcher.py); it prints each
+run's split and ratio. `--load N` keeps N busy loops running beside them.
 
 On this project's 2-core CPU one variant with the defaults here took 197-285 s with other
 helpers' runs beside it (load average 4-10; its cold compile 73-125 s of that).
@@ -39,6 +40,8 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT / "runner"))
+
+from bench_common import busy_loops  # noqa: E402
 
 from compilegate.child.protocol import PHASES  # noqa: E402
 
@@ -200,31 +203,35 @@ def main() -> None:
     parser.add_argument(
         "--compare",
         action="store_true",
-        help="run twice, one process at a time and then with each started ahead (run's "
-        "default), and print both",
+        help="run four times, one process at a time (run --one-at-a-time) and with each "
+        "started ahead (run's default) in the order A B B A, and print each",
+    )
+    parser.add_argument(
+        "--load", type=int, default=0, help="busy loops beside the runs (bench_common.py)"
     )
     parser.add_argument("--json", type=Path, help="also write the split here")
     args = parser.parse_args()
-    kinds = [True, False] if args.compare else [args.one_at_a_time]
-    results = {}
-    for one_at_a_time in kinds:
-        args.one_at_a_time = one_at_a_time
-        name = "one at a time" if one_at_a_time else "started ahead"
-        if args.compare:
-            print(f"-- {name} --")
-        processes, total, document = run(args)
-        result = summary(processes, total, document)
-        steps = document.get("steps") or [{}]
-        result["verdict_status"] = steps[0].get("status")
-        print_summary(result)
-        results[name] = result
+    kinds = [True, False, False, True] if args.compare else [args.one_at_a_time]
+    results: dict[str, list[dict]] = {}
+    with busy_loops(args.load):
+        for one_at_a_time in kinds:
+            args.one_at_a_time = one_at_a_time
+            name = "one at a time" if one_at_a_time else "started ahead"
+            if args.compare:
+                print(f"-- {name} --")
+            processes, total, document = run(args)
+            result = summary(processes, total, document)
+            steps = document.get("steps") or [{}]
+            result["verdict_status"] = steps[0].get("status")
+            print_summary(result)
+            results.setdefault(name, []).append(result)
     if args.compare:
-        print(
-            "total / (compiles + timed): "
-            + ", ".join(f"{name} {r['total_over_floor']}" for name, r in results.items())
-        )
+        for name, runs in results.items():
+            totals = ", ".join(f"{r['total_s']:.1f} s" for r in runs)
+            ratios = ", ".join(str(r["total_over_floor"]) for r in runs)
+            print(f"{name}: total {totals}; total / (compiles + timed) {ratios}")
     if args.json:
-        written = results if args.compare else next(iter(results.values()))
+        written = results if args.compare else results[next(iter(results))][0]
         args.json.write_text(json.dumps(written, indent=2) + "\n", encoding="utf-8")
 
 
