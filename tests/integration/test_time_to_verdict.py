@@ -90,3 +90,6 @@ def test_the_time_to_verdict_bench_reads_this_runs_document(document: dict) -> N
     assert summary["total_over_floor"] is not None and summary["total_over_floor"] >= 1
     second = sum(v["numerics"]["compiled_copy_s"] for v in document["steps"][0]["variants"])
     assert summary["numerics_compile_s"] == round(second, 1) > 0
+    colds = summary["cold_compile_record"]
+    assert [c["variant"] for c in colds] == [v["id"] for v in document["steps"][0]["variants"]]
+    assert all(c["cpu_s"] > 0 and c["wall_s"] > 0 for c in colds)

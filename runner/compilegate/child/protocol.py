@@ -27,7 +27,9 @@ def progress_prefix(token: str) -> str:
 # The phases of a child's work, in order, as the progress message that starts each begins
 # (`phase_of`): what `phases_s` in a process record and bench/time_to_verdict.py add up.
 PHASES = (
-    ("start", ()),  # the harness importing torch, before the first progress line
+    # the harness importing torch, before the first progress line (about nothing for a child
+    # started ahead: it imported before its turn, run/launcher.py)
+    ("start", ()),
     ("import", ("importing",)),
     ("build", ("building",)),
     ("eager warm-up", ("eager warm-up",)),
