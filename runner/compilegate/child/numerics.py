@@ -20,10 +20,12 @@ values per dtype from 16 elements on, so a batch drawn at call time differed fro
 loss to within rounding (REFERENCE_LOSS_REL_TOL), or it is discarded, and said so.
 
 Dropout: Inductor draws its own random numbers unless `fallback_random` is set, which would
-fail every dropout model; it is set (after a Dynamo reset) when the eager copy's forward, loss
-or backward drew random numbers, and each side is seeded identically per iteration. A step
-that draws none is checked with the code the timed compile produced, without compiling it
-again (numerics_env.py). TF32 is off on every side on a GPU: comparable errors.
+fail every dropout model; it is set (after a Dynamo reset) when the eager copy drew random
+numbers where the compiled code runs — a compiled model's forward, or the backward; a
+compiled step's loss too — and each side is seeded identically per iteration. A step that
+draws none there (random draws only in the loss of a compiled model, which both sides run
+eagerly from the same seed) is checked with the code the timed compile produced, without
+compiling it again (numerics_env.py). TF32 is off on every side on a GPU: comparable errors.
 
 The float64 reference is the same for every variant of a step: the step's eager process
 computes it once (write_reference) and each variant's first process loads it; a variant
@@ -76,7 +78,10 @@ def check_numerics(
         with tf32_off(builder.device) as tf32_changed:
             progress(f"numerics: eager copy, {steps} step(s)")
             watch = RngWatch(builder.device)
-            eager = run_copy(builder, settings, steps, rng_watch=watch)
+            # What a compiled model draws: its forward and the backward; a compiled step's
+            # loss too (random draws in the loss of a compiled model run eagerly on both sides).
+            model_only = variant["compile_target"] != "step"
+            eager = run_copy(builder, settings, steps, rng_watch=watch, model_only=model_only)
             recompile = watch.drew or tf32_changed
             how = "compiled again with fallback_random" if watch.drew else "the timed code"
             progress(f"numerics: compiled copy ({variant['id']}, {how}), {steps} step(s)")
@@ -136,9 +141,11 @@ def run_copy(
     variant: dict[str, Any] | None = None,
     float64: bool = False,
     rng_watch: RngWatch | None = None,
+    model_only: bool = False,
 ) -> list[Snapshot]:
     """Build a fresh copy, run `steps` iterations, return what each iteration produced;
-    `rng_watch` sees whether forward, loss and backward drew random numbers."""
+    `rng_watch` sees whether forward, loss and backward drew random numbers (`model_only`:
+    the model's forward and the backward, not the loss's own forward)."""
     parts = builder.build()  # under eager's default dtype: the same initial values
     if float64:
         parts.model.double()  # cast, never re-drawn
@@ -160,6 +167,7 @@ def run_copy(
 
     step.before_optimizer_step = snapshot_grads
     step.rng_watch = rng_watch
+    step.rng_watch_model_only = model_only
     out = []
     for index in range(steps):
         grads.clear()

@@ -5,9 +5,10 @@ Inductor draws its own random numbers unless `torch._inductor.config.fallback_ra
 so a compiled dropout never matches eager's; numerics sets it for such steps. But
 `fallback_random` is part of the FX-graph cache key (shared/reference/compile-cost-levers.md
 §2): setting it means a second cold compile of the step in the first process, 19 s of the
-demo's 96 s first process on this project's 2-core CPU. A step whose forward, loss and
-backward draw no random numbers (checked on the eager copy: the RNG state did not move) has
-no random op in its graph, so the setting would change nothing: numerics then runs the code
+demo's 96 s first process on this project's 2-core CPU. A step that draws no random numbers
+where the compiled code runs (checked on the eager copy: the RNG state did not move in a
+compiled model's forward or in the backward, or, for a compiled step, in its loss either)
+has no random op in its graph, so the setting would change nothing: numerics then runs the code
 the timed compile produced (Dynamo's cache, or the FX-graph cache it filled) and checks the
 very kernels that were timed.
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+from collections.abc import Iterator
 from typing import Any, Callable
 
 import torch
@@ -51,8 +52,11 @@ class TrainingStep:
         self.compiled = compile_kwargs is not None
         # Called between backward and optimizer.step (numerics reads the grads there).
         self.before_optimizer_step: Callable[[], None] | None = None
-        # Sees whether forward, loss and backward draw random numbers (numerics_env.RngWatch).
+        # Sees whether forward, loss and backward draw random numbers (numerics_env.RngWatch);
+        # with `rng_watch_model_only`, the model's forward and the backward, not the loss's
+        # forward (draws there stay outside a compiled model).
         self.rng_watch: Any = None
+        self.rng_watch_model_only = False
         self._mark_step_begin = (
             cudagraph_mark_step_begin()
             if compile_kwargs and compile_kwargs.get("mode") == "reduce-overhead"
@@ -62,6 +66,7 @@ class TrainingStep:
         # In a distributed step's rank, the model under its wrapper (child/distributed.py;
         # FSDP2 shards the parameters in place and gives `parts` an optimizer over them).
         model, loss_fn = distributed.wrap(parts, device, repeated_blocks), parts.loss
+        self._model = model
         self._optimizer_step: Callable[[], Any] = parts.optimizer.step
         self.blocks: str | None = None
         if compile_kwargs is None:
@@ -96,21 +101,39 @@ class TrainingStep:
             self._mark_step_begin()
         parts.optimizer.zero_grad(set_to_none=True)
         inputs = parts.batch(index)
-        if self.rng_watch is not None:
-            self.rng_watch.start()
-        with autocast_context(self.device, self.amp):
+        watch, model_only = self.rng_watch, self.rng_watch_model_only
+        if watch is not None and not model_only:
+            watch.start()
+        with autocast_context(self.device, self.amp), _watching(self._model, watch, model_only):
             loss = self._forward_loss(inputs)
         if check:
             check_loss(loss, index)
+        if watch is not None and model_only:
+            watch.start()
         loss.backward()
-        if self.rng_watch is not None:
-            self.rng_watch.stop()
+        if watch is not None:
+            watch.stop()
         if self.before_optimizer_step is not None:
             self.before_optimizer_step()
         self._optimizer_step()
         if parts.scheduler is not None:
             parts.scheduler.step()
         return loss.detach()
+
+
+@contextlib.contextmanager
+def _watching(model: Any, watch: Any, model_only: bool) -> Iterator[None]:
+    """With `model_only`, `watch` around each call of the model's forward, else nothing."""
+    if watch is None or not model_only:
+        yield
+        return
+    before = model.register_forward_pre_hook(lambda *_: watch.start())
+    after = model.register_forward_hook(lambda *_: watch.stop())
+    try:
+        yield
+    finally:
+        before.remove()
+        after.remove()
 
 
 class NoRepeatedBlock(Exception):
