@@ -109,3 +109,20 @@ def test_without_a_child_ahead_go_comes_at_once_and_a_flood_is_not_read(tmp_path
     timing_end.sendall(b"x" * 10_000)  # no line is that long: the reader stops
     reader.join(timeout=10)
     assert not reader.is_alive() and timing.parked.is_set()
+
+
+def test_go_waits_for_the_other_sides_child_started_ahead_too(tmp_path: Path):
+    """A paired run has a launcher per side: the base side's child started ahead, still
+    importing, holds the head side's timed rounds as much as the head's own would."""
+    head_side, base_side = _Ahead(), _Ahead()
+    (tmp_path / "base").mkdir()
+    base_ahead, base_end = started(tmp_path / "base")
+    with base_side._lock:
+        base_side._child = base_ahead
+    timing, timing_end = started(tmp_path)
+    threading.Thread(target=base_ahead.answer, args=(base_side,), daemon=True).start()
+    threading.Thread(target=timing.answer, args=(head_side,), daemon=True).start()
+    timing_end.sendall(b"quiet\n")
+    assert read_line(timing_end, 0.5) == b""
+    base_end.sendall(b"parked\n")
+    assert read_line(timing_end, 10) == b"go\n"

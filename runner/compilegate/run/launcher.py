@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -495,6 +496,9 @@ class _Started:
             pass
 
 
+_POOLS: weakref.WeakSet[_Ahead] = weakref.WeakSet()
+
+
 class _Ahead:
     """The one child started ahead of its turn, if any, and who may take it: a launcher's
     next child with the same environment (the step's opted-in names) takes it, its Inductor
@@ -505,6 +509,7 @@ class _Ahead:
         self._lock = threading.Lock()
         self._child: _Started | None = None
         atexit.register(self.close)  # a caller that never closes its launcher leaves no child
+        _POOLS.add(self)  # a paired run's other side's child started ahead counts too (idle)
 
     def replace(
         self, start: Callable[[tuple[str, ...]], _Started], env_opt_in: tuple[str, ...]
@@ -537,17 +542,24 @@ class _Ahead:
         return child
 
     def idle(self, timeout_s: float, *, besides: _Started) -> None:
-        """Return once the child started ahead (not `besides`) has parked or gone; past
-        `timeout_s`, end it."""
+        """Return once every child started ahead (not `besides`), this launcher's and any
+        other's in this process (a paired run's other side), has parked or gone; past
+        `timeout_s`, end the one still busy."""
+        for pool in list(_POOLS):
+            pool._idle(timeout_s, besides)
+
+    def _idle(self, timeout_s: float, besides: _Started) -> None:
         with self._lock:
             child = self._child
         if child is None or child is besides:
             return
         if not child.wait_parked(timeout_s):
             with self._lock:
-                if self._child is child:
+                ours = self._child is child  # else a child took it meanwhile: it is its own
+                if ours:
                     self._child = None
-            _end(child)
+            if ours:
+                _end(child)
 
     def close(self) -> str | None:
         """End the child that waits; None, or what of its folder could not be removed."""
