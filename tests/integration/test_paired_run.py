@@ -19,7 +19,8 @@ from compilegate.child.protocol import ChildReport, ChildSpec
 from compilegate.config.loading import load_config_file
 from compilegate.errors import BaselineMissing, ConfigError, UsageError
 from compilegate.report.note_words import note_words
-from compilegate.run.launcher import ChildOutcome, DeadlineLauncher
+from compilegate.run.child_process import ChildOutcome
+from compilegate.run.launcher import DeadlineLauncher
 from compilegate.run.orchestrate import RunOptions
 from compilegate.run.paired import base_result_path, paired_configs, run_against
 from compilegate.schemas import validation_errors

@@ -18,7 +18,7 @@ from compilegate.config.loading import load_config_file
 from compilegate.errors import RunInterrupted
 from compilegate.results import document as result_document
 from compilegate.run import step_measurement
-from compilegate.run.launcher import ChildOutcome
+from compilegate.run.child_process import ChildOutcome
 from compilegate.run.orchestrate import RunOptions, run_config
 from compilegate.schemas import validation_errors
 

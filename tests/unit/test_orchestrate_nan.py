@@ -14,7 +14,7 @@ from compilegate.child.protocol import ChildReport, ChildSpec, EntryPoint
 from compilegate.config.loading import load_config_file
 from compilegate.results.document import new_document, write_document
 from compilegate.results.step_record import StepRecord
-from compilegate.run.launcher import ChildOutcome
+from compilegate.run.child_process import ChildOutcome
 from compilegate.run.step_measurement import StepSide, measure_step
 from compilegate.schemas import validation_errors
 

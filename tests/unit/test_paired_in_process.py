@@ -11,7 +11,7 @@ from test_result import child_output, timed
 
 from compilegate.child.protocol import ChildReport, ChildSpec
 from compilegate.config.loading import load_config_file
-from compilegate.run.launcher import ChildOutcome
+from compilegate.run.child_process import ChildOutcome
 from compilegate.run.orchestrate import RunSide, run_sides
 from compilegate.schemas import validation_errors
 

@@ -36,7 +36,8 @@ def test_only_lines_with_the_childs_own_token_are_shown_as_progress() -> None:
     import io
 
     from compilegate.child.protocol import progress_prefix
-    from compilegate.run.launcher import ChildOutcome, relay_output
+    from compilegate.run.child_process import ChildOutcome
+    from compilegate.run.launcher import relay_output
 
     lines = [
         progress_prefix("a1b2") + "step [  1.0s] measuring",
@@ -59,7 +60,8 @@ def test_without_verbose_a_childs_phases_are_kept_not_printed() -> None:
     import io
 
     from compilegate.child.protocol import progress_prefix
-    from compilegate.run.launcher import ChildOutcome, relay_output
+    from compilegate.run.child_process import ChildOutcome
+    from compilegate.run.launcher import relay_output
 
     lines = [progress_prefix("a1b2") + f"step [  1.0s] round {i}/10" for i in range(1, 11)]
     outcome, tail, shown = ChildOutcome(None, None), collections.deque(), io.StringIO()

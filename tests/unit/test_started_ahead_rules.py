@@ -1,4 +1,4 @@
-"""The launcher's rules for a child started ahead (run/launcher.py), without processes: which
+"""The launcher's rules for a child started ahead (run/child_process.py), without processes: which
 Inductor cache it can take, and that a child asking to time (`quiet`) hears `go` only once
 the child started ahead has parked (its imports done) or gone."""
 
@@ -8,15 +8,15 @@ import socket
 import threading
 from pathlib import Path
 
-from compilegate.run.launcher import INDUCTOR_CACHE, _Ahead, _Started, _use_cache
+from compilegate.run.child_process import INDUCTOR_CACHE, AheadPool, StartedChild, use_cache
 
 
-def started(tmp_path: Path, cache: str | None = None) -> tuple[_Started, socket.socket]:
+def started(tmp_path: Path, cache: str | None = None) -> tuple[StartedChild, socket.socket]:
     """A child's record with its control line; the other end, as the child holds it."""
     ours, theirs = socket.socketpair()
     workdir = tmp_path / "child"
     workdir.mkdir(exist_ok=True)
-    child = _Started(
+    child = StartedChild(
         workdir=workdir,
         token="t",
         env_opt_in=(),
@@ -32,16 +32,16 @@ def test_its_own_cache_becomes_a_link_to_the_cache_the_next_child_is_given(tmp_p
     child, _ = started(tmp_path)
     variant_cache = tmp_path / "variant-cache"
     variant_cache.mkdir()
-    assert _use_cache(child, variant_cache)
+    assert use_cache(child, variant_cache)
     own = child.workdir / INDUCTOR_CACHE
     assert own.is_symlink() and own.resolve() == variant_cache.resolve()
 
 
 def test_a_child_that_needs_a_fresh_cache_takes_one_whose_own_is_empty(tmp_path: Path):
     child, _ = started(tmp_path)
-    assert _use_cache(child, None)
+    assert use_cache(child, None)
     (child.workdir / INDUCTOR_CACHE).mkdir()
-    assert _use_cache(child, tmp_path)  # an empty folder of its own gives way to the link
+    assert use_cache(child, tmp_path)  # an empty folder of its own gives way to the link
 
 
 def test_an_own_cache_it_wrote_into_is_not_replaced(tmp_path: Path):
@@ -49,15 +49,15 @@ def test_an_own_cache_it_wrote_into_is_not_replaced(tmp_path: Path):
     own = child.workdir / INDUCTOR_CACHE
     own.mkdir()
     (own / "entry").write_text("x")
-    assert not _use_cache(child, tmp_path / "elsewhere")
+    assert not use_cache(child, tmp_path / "elsewhere")
     assert (own / "entry").is_file()
 
 
 def test_a_shared_cache_it_was_started_with_must_be_the_one_asked_for(tmp_path: Path):
     child, _ = started(tmp_path, cache=str(tmp_path / "shared"))
-    assert _use_cache(child, tmp_path / "shared")
-    assert not _use_cache(child, tmp_path / "other")
-    assert not _use_cache(child, None)  # it would not compile into a fresh cache
+    assert use_cache(child, tmp_path / "shared")
+    assert not use_cache(child, tmp_path / "other")
+    assert not use_cache(child, None)  # it would not compile into a fresh cache
 
 
 def read_line(end: socket.socket, timeout_s: float) -> bytes:
@@ -69,7 +69,7 @@ def read_line(end: socket.socket, timeout_s: float) -> bytes:
 
 
 def test_go_waits_until_the_child_started_ahead_has_parked(tmp_path: Path):
-    waiting = _Ahead()
+    waiting = AheadPool()
     (tmp_path / "a").mkdir()
     ahead, ahead_end = started(tmp_path / "a")
     with waiting._lock:
@@ -86,7 +86,7 @@ def test_go_waits_until_the_child_started_ahead_has_parked(tmp_path: Path):
 
 
 def test_a_child_started_ahead_that_goes_counts_as_idle(tmp_path: Path):
-    waiting = _Ahead()
+    waiting = AheadPool()
     (tmp_path / "a").mkdir()
     ahead, ahead_end = started(tmp_path / "a")
     with waiting._lock:
@@ -100,7 +100,7 @@ def test_a_child_started_ahead_that_goes_counts_as_idle(tmp_path: Path):
 
 
 def test_without_a_child_ahead_go_comes_at_once_and_a_flood_is_not_read(tmp_path: Path):
-    waiting = _Ahead()
+    waiting = AheadPool()
     timing, timing_end = started(tmp_path)
     reader = threading.Thread(target=timing.answer, args=(waiting,), daemon=True)
     reader.start()
@@ -114,7 +114,7 @@ def test_without_a_child_ahead_go_comes_at_once_and_a_flood_is_not_read(tmp_path
 def test_go_waits_for_the_other_sides_child_started_ahead_too(tmp_path: Path):
     """A paired run has a launcher per side: the base side's child started ahead, still
     importing, holds the head side's timed rounds as much as the head's own would."""
-    head_side, base_side = _Ahead(), _Ahead()
+    head_side, base_side = AheadPool(), AheadPool()
     (tmp_path / "base").mkdir()
     base_ahead, base_end = started(tmp_path / "base")
     with base_side._lock:

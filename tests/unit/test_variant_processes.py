@@ -18,7 +18,7 @@ from compilegate.config import Config
 from compilegate.config.loading import load_config_file
 from compilegate.errors import ConfigError
 from compilegate.results.step_record import StepRecord
-from compilegate.run.launcher import ChildOutcome
+from compilegate.run.child_process import ChildOutcome
 from compilegate.run.step_measurement import StepSide, measure_step
 
 CONFIG = """\

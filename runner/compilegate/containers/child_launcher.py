@@ -44,7 +44,8 @@ from ..cleanup import remove_tree
 from ..config.limits import ResourceLimits
 from ..run.child_budget import ChildBudget, budget_error, wait_within
 from ..run.child_env import container_environment, harness_variables
-from ..run.launcher import TAIL_LINES, ChildOutcome, read_report_file, relay_output
+from ..run.child_process import TAIL_LINES, ChildOutcome
+from ..run.launcher import read_report_file, relay_output
 from ..run.relay import bounded_lines
 from .collect import RESULT_NAME, collect_result
 from .docker_backend import IMAGE_UID, STOP_GRACE_S, WORKSPACE

@@ -14,7 +14,8 @@ from ..child.protocol import ChildReport, ChildSpec, ReportError
 from ..config import StepConfig
 from ..results.document import ChildJson
 from ..results.processes import head_vs_base
-from .launcher import ChildOutcome, Launcher
+from .child_process import ChildOutcome
+from .launcher import Launcher
 
 
 @dataclass(frozen=True)

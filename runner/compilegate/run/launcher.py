@@ -15,7 +15,6 @@ replace the harness's own imports. User code is made importable later, by the ch
 
 from __future__ import annotations
 
-import atexit
 import collections
 import json
 import os
@@ -25,11 +24,10 @@ import subprocess
 import sys
 import tempfile
 import threading
-import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, ClassVar, Protocol, TextIO, runtime_checkable
+from typing import Any, ClassVar, Protocol, TextIO, runtime_checkable
 
 from ..bounded_json import DocumentRefused, read_bounded_json
 from ..child.protocol import (
@@ -51,25 +49,20 @@ from .child_budget import (
     wait_within,
 )
 from .child_env import child_environment, harness_variables
+from .child_process import (
+    INDUCTOR_CACHE,
+    AheadPool,
+    ChildOutcome,
+    StartedChild,
+    kill_group,
+    may_start_ahead,
+)
 from .progress import ElapsedTicker
 from .relay import bounded_lines, neutralise, read_chunks
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 
 BOOTSTRAP = bootstrap("from compilegate.child.main import main\nmain(sys.argv[2])")
-TAIL_LINES = 40
-
-
-@dataclass
-class ChildOutcome:
-    """What came back: the child's report, or why there is none."""
-
-    report: ChildReport | None
-    error: str | None
-    last_phase: str = ""
-    output_tail: list[str] = field(default_factory=list)
-    wall_s: float = 0.0
-    started_ahead: bool = False  # the child was started before its turn (ChildLauncher)
 
 
 @runtime_checkable
@@ -210,7 +203,7 @@ class ChildLauncher:
     """Starts measuring children. `host_env` is the environment the allow-list is taken from
     (the runner's os.environ unless a test passes another). With `ahead` (the default, on a
     machine of two CPUs or more) each child's successor is started beside it and waits,
-    imported, for its turn (`_Ahead`); `close()` ends the one left waiting."""
+    imported, for its turn (`AheadPool`); `close()` ends the one left waiting."""
 
     # Children run on this machine: they read and write the host's files (a container
     # launcher's do not), so a step's eager process can leave the variants its float64
@@ -223,7 +216,7 @@ class ChildLauncher:
     stream: TextIO = field(default_factory=lambda: sys.stderr)  # at run time: defused
     host_env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     ahead: bool = True
-    _waiting: _Ahead = field(default_factory=lambda: _Ahead(), compare=False, repr=False)
+    _waiting: AheadPool = field(default_factory=lambda: AheadPool(), compare=False, repr=False)
 
     def run(
         self,
@@ -259,7 +252,7 @@ class ChildLauncher:
                 child.send(f"spec {child.spec_path}")
             if child.process is None:  # could not start: the outcome says why
                 return child.outcome
-            if self.ahead and _may_start_ahead(spec):
+            if self.ahead and may_start_ahead(spec):
                 self._waiting.replace(self._start_ahead, opt_in)
             outcome = self._wait(child, ChildBudget.of(timeout_s, wall_cap_s))
             outcome.wall_s = time.perf_counter() - started
@@ -286,7 +279,7 @@ class ChildLauncher:
         if left is not None:
             self.stream.write(f"warning: {left}\n")
 
-    def _prepare(self, env_opt_in: tuple[str, ...], cache_dir: Path | None) -> _Started:
+    def _prepare(self, env_opt_in: tuple[str, ...], cache_dir: Path | None) -> StartedChild:
         """A child's fresh folder (HOME, its own Inductor cache unless `cache_dir` or the
         shared one), its environment and its control line; not started yet."""
         workdir = Path(tempfile.mkdtemp(prefix="compilegate-"))
@@ -298,7 +291,7 @@ class ChildLauncher:
         env.update(harness_variables(home, Path(cache), self.host_env))
         ours, theirs = socket.socketpair()
         env[CONTROL_VAR] = str(theirs.fileno())
-        return _Started(
+        return StartedChild(
             workdir=workdir,
             token=new_progress_token(),
             env_opt_in=env_opt_in,
@@ -308,19 +301,19 @@ class ChildLauncher:
             their_end=theirs,
         )
 
-    def _start_ahead(self, env_opt_in: tuple[str, ...]) -> _Started:
+    def _start_ahead(self, env_opt_in: tuple[str, ...]) -> StartedChild:
         """A child started before its spec is known: it imports and waits (child/control.py),
         in its own folder, which it leaves for the repository once the spec names it."""
         child = self._prepare(env_opt_in, None)
         self._launch(child, None, SPARE_ARGUMENT)
         return child
 
-    def _launch(self, child: _Started, repo_root: str | None, spec_argument: str) -> None:
+    def _launch(self, child: StartedChild, repo_root: str | None, spec_argument: str) -> None:
         """Start the prepared child in `repo_root` (None: its own folder)."""
         argv = [self.python, "-c", BOOTSTRAP, str(PACKAGE_DIR), spec_argument]
         self._launch_argv(child, argv, repo_root if repo_root is not None else str(child.workdir))
 
-    def _launch_argv(self, child: _Started, argv: list[str], cwd: str) -> None:
+    def _launch_argv(self, child: StartedChild, argv: list[str], cwd: str) -> None:
         """Start `argv` as the prepared child, its output relayed, its control line answered."""
         try:
             child.process = subprocess.Popen(
@@ -346,7 +339,7 @@ class ChildLauncher:
         child.reader.start()
         threading.Thread(target=child.answer, args=(self._waiting,), daemon=True).start()
 
-    def _wait(self, child: _Started, budget: ChildBudget) -> ChildOutcome:
+    def _wait(self, child: StartedChild, budget: ChildBudget) -> ChildOutcome:
         process, outcome = child.process, child.outcome
         assert process is not None
         try:
@@ -368,7 +361,7 @@ class ChildLauncher:
             raise
         # What the child left running (a compile-worker pool: the child leaves with os._exit)
         # must neither burn CPU during the next measurement nor hold the output pipe open.
-        _kill_group(process)
+        kill_group(process)
         child.join_reader()
         outcome.output_tail = list(child.tail)
         if returncode < 0:
@@ -398,201 +391,6 @@ class ChildLauncher:
             progress_token=progress_token,
             show_output=self.show_output,
         )
-
-
-INDUCTOR_CACHE = "inductor-cache"  # a child's own Inductor cache, in its folder
-# How long a child about to time waits for the one started ahead to finish its imports (a
-# loaded machine's torch import took 30 s): past it, that one is ended and the child times.
-AHEAD_IMPORT_WAIT_S = 300.0
-
-
-def _may_start_ahead(spec: ChildSpec) -> bool:
-    """Whether a successor may import beside this child: not beside a distributed step's
-    ranks (they time without asking, control.py), and only where a second CPU can take it."""
-    if spec.settings.get("distributed"):
-        return False
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cpus = os.cpu_count() or 1
-    return cpus >= 2
-
-
-@dataclass(eq=False)
-class _Started:
-    """A child process: its folder, environment, output relay and control line
-    (child/control.py)."""
-
-    workdir: Path
-    token: str
-    env_opt_in: tuple[str, ...]
-    cache: str | None  # the Inductor cache its environment names; None: its own folder's
-    env: dict[str, str]
-    control: socket.socket
-    their_end: socket.socket  # the child's end, closed here once the child has it
-    process: subprocess.Popen[bytes] | None = None
-    outcome: ChildOutcome = field(default_factory=lambda: ChildOutcome(None, None))
-    tail: collections.deque[str] = field(
-        default_factory=lambda: collections.deque(maxlen=TAIL_LINES)
-    )
-    reader: threading.Thread | None = None
-    parked: threading.Event = field(default_factory=threading.Event)
-
-    @property
-    def spec_path(self) -> Path:
-        return self.workdir / "spec.json"
-
-    @property
-    def out_path(self) -> Path:
-        return self.workdir / "out.json"
-
-    def send(self, line: str) -> None:
-        try:
-            self.control.sendall(line.encode("utf-8") + b"\n")
-        except OSError:  # it has gone: its outcome says how
-            pass
-
-    def answer(self, waiting: _Ahead) -> None:
-        """The control line's reader (a thread): `parked` marks this child imported and
-        idle; `quiet` is answered `go` once the child started ahead, if any, is idle too
-        (waiting.idle). A closed line (the child ended) counts as parked."""
-        buffered = b""
-        try:
-            while True:
-                chunk = self.control.recv(256)
-                if not chunk:
-                    break
-                buffered += chunk
-                while b"\n" in buffered:
-                    line, buffered = buffered.split(b"\n", 1)
-                    if line == b"parked":
-                        self.parked.set()
-                    elif line == b"quiet":
-                        waiting.idle(AHEAD_IMPORT_WAIT_S, besides=self)
-                        self.send("go")
-                if len(buffered) > 4096:  # no message is that long: not ours to read
-                    break
-        except OSError:
-            pass
-        finally:
-            self.parked.set()
-
-    def wait_parked(self, timeout_s: float) -> bool:
-        return self.parked.wait(timeout_s)
-
-    def kill(self) -> None:
-        if self.process is not None:
-            _kill_group(self.process)
-            self.process.wait()
-
-    def join_reader(self) -> None:
-        if self.reader is not None:
-            self.reader.join(timeout=5)
-
-    def close(self) -> None:
-        try:
-            self.control.close()
-        except OSError:
-            pass
-
-
-_POOLS: weakref.WeakSet[_Ahead] = weakref.WeakSet()
-
-
-class _Ahead:
-    """The one child started ahead of its turn, if any, and who may take it: a launcher's
-    next child with the same environment (the step's opted-in names) takes it, its Inductor
-    cache put in place (a link from the child's own folder to the variant's cache, which it
-    then compiles into or reads). Any other child ends it and starts fresh."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._child: _Started | None = None
-        atexit.register(self.close)  # a caller that never closes its launcher leaves no child
-        _POOLS.add(self)  # a paired run's other side's child started ahead counts too (idle)
-
-    def replace(
-        self, start: Callable[[tuple[str, ...]], _Started], env_opt_in: tuple[str, ...]
-    ) -> None:
-        """Start a child ahead (ending one that waits)."""
-        self.close()
-        child = start(env_opt_in)
-        if child.process is None:
-            remove_tree(child.workdir)
-            child.close()
-            return
-        with self._lock:
-            self._child = child
-
-    def take(self, env_opt_in: tuple[str, ...], cache: Path | None) -> _Started | None:
-        """The child started ahead, made this one's (its cache linked in), or None."""
-        with self._lock:
-            child, self._child = self._child, None
-        if child is None:
-            return None
-        usable = (
-            child.process is not None
-            and child.process.poll() is None
-            and child.env_opt_in == env_opt_in
-            and _use_cache(child, cache)
-        )
-        if not usable:
-            _end(child)
-            return None
-        return child
-
-    def idle(self, timeout_s: float, *, besides: _Started) -> None:
-        """Return once every child started ahead (not `besides`), this launcher's and any
-        other's in this process (a paired run's other side), has parked or gone; past
-        `timeout_s`, end the one still busy."""
-        for pool in list(_POOLS):
-            pool._idle(timeout_s, besides)
-
-    def _idle(self, timeout_s: float, besides: _Started) -> None:
-        with self._lock:
-            child = self._child
-        if child is None or child is besides:
-            return
-        if not child.wait_parked(timeout_s):
-            with self._lock:
-                ours = self._child is child  # else a child took it meanwhile: it is its own
-                if ours:
-                    self._child = None
-            if ours:
-                _end(child)
-
-    def close(self) -> str | None:
-        """End the child that waits; None, or what of its folder could not be removed."""
-        with self._lock:
-            child, self._child = self._child, None
-        return _end(child) if child is not None else None
-
-
-def _end(child: _Started) -> str | None:
-    child.kill()
-    child.close()
-    child.join_reader()
-    return remove_tree(child.workdir)
-
-
-def _use_cache(child: _Started, cache: Path | None) -> bool:
-    """Whether the child started ahead can compile into `cache` (None: a fresh one of its
-    own): its environment names that cache already, or its own folder's, which is then made
-    a link to `cache` — unless the child wrote there (it imported only: it should not have)."""
-    if cache is None:
-        return child.cache is None
-    if child.cache is not None:
-        return child.cache == str(cache)
-    own = child.workdir / INDUCTOR_CACHE
-    try:
-        if os.path.lexists(own):
-            if os.path.islink(own) or any(own.iterdir()):
-                return False
-            own.rmdir()
-        os.symlink(cache, own, target_is_directory=True)
-    except OSError:
-        return False
-    return True
 
 
 def relay_output(
@@ -665,10 +463,3 @@ def _ended_within(process: subprocess.Popen[bytes], seconds: float) -> bool:
     except subprocess.TimeoutExpired:
         return False
     return True
-
-
-def _kill_group(process: subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):  # nothing left in the group
-        pass
