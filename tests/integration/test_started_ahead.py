@@ -168,3 +168,18 @@ def test_the_one_started_ahead_ends_when_its_parent_is_gone(tmp_path: Path) -> N
     assert not alive, f"the child started ahead ({pid}) outlived its parent"
     # Its folder stays (nobody was left to remove it), as a killed child's does.
     subprocess.run(["rm", "-rf", workdir], check=False)
+
+
+def test_a_child_in_a_relative_repository_starts_its_own(tmp_path: Path, monkeypatch) -> None:
+    """The one started ahead moves into a repository by its path; a relative path is the
+    parent's, so that child starts fresh, where the parent is."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "rel").mkdir()
+    launcher = ChildLauncher(stream=io.StringIO())
+    try:
+        launcher.run(ChildSpec(kind="probe"), label="probe", timeout_s=180)
+        relative = launcher.run(ChildSpec(kind="probe", repo_root="rel"), label="p", timeout_s=180)
+        assert relative.error is None and not relative.started_ahead
+    finally:
+        launcher.close()
+    assert started_ahead_of(os.getpid()) == []

@@ -239,7 +239,10 @@ class ChildLauncher:
 
         opt_in = tuple(env_opt_in)
         started = time.perf_counter()
-        child = self._waiting.take(opt_in, cache_dir or self.shared_cache_dir)
+        # One started ahead moves into the repository by its path: a relative one (to our
+        # working directory, not its own) starts a child of its own.
+        movable = spec.repo_root is None or os.path.isabs(spec.repo_root)
+        child = self._waiting.take(opt_in, cache_dir or self.shared_cache_dir) if movable else None
         fresh = child is None
         if child is None:
             child = self._prepare(opt_in, cache_dir)
