@@ -68,15 +68,24 @@ def read_line(end: socket.socket, timeout_s: float) -> bytes:
         return b""
 
 
+def answering(
+    tmp_path: Path, ahead_pool: AheadPool, timing_pool: AheadPool
+) -> tuple[socket.socket, socket.socket]:
+    """A child started ahead in `ahead_pool` and a child about to time in `timing_pool`, each
+    line answered by the launcher's reader; the two ends the children hold."""
+    (tmp_path / "ahead").mkdir()
+    ahead, ahead_end = started(tmp_path / "ahead")
+    with ahead_pool._lock:
+        ahead_pool._child = ahead
+    timing, timing_end = started(tmp_path)
+    threading.Thread(target=ahead.answer, args=(ahead_pool,), daemon=True).start()
+    threading.Thread(target=timing.answer, args=(timing_pool,), daemon=True).start()
+    return ahead_end, timing_end
+
+
 def test_go_waits_until_the_child_started_ahead_has_parked(tmp_path: Path):
     waiting = AheadPool()
-    (tmp_path / "a").mkdir()
-    ahead, ahead_end = started(tmp_path / "a")
-    with waiting._lock:
-        waiting._child = ahead
-    timing, timing_end = started(tmp_path)
-    threading.Thread(target=ahead.answer, args=(waiting,), daemon=True).start()
-    threading.Thread(target=timing.answer, args=(waiting,), daemon=True).start()
+    ahead_end, timing_end = answering(tmp_path, waiting, waiting)
     timing_end.sendall(b"quiet\n")
     assert read_line(timing_end, 0.5) == b""  # the one ahead is still importing
     ahead_end.sendall(b"parked\n")
@@ -87,13 +96,7 @@ def test_go_waits_until_the_child_started_ahead_has_parked(tmp_path: Path):
 
 def test_a_child_started_ahead_that_goes_counts_as_idle(tmp_path: Path):
     waiting = AheadPool()
-    (tmp_path / "a").mkdir()
-    ahead, ahead_end = started(tmp_path / "a")
-    with waiting._lock:
-        waiting._child = ahead
-    timing, timing_end = started(tmp_path)
-    threading.Thread(target=ahead.answer, args=(waiting,), daemon=True).start()
-    threading.Thread(target=timing.answer, args=(waiting,), daemon=True).start()
+    ahead_end, timing_end = answering(tmp_path, waiting, waiting)
     ahead_end.close()  # it ended (crashed while importing)
     timing_end.sendall(b"quiet\n")
     assert read_line(timing_end, 10) == b"go\n"
@@ -115,13 +118,7 @@ def test_go_waits_for_the_other_sides_child_started_ahead_too(tmp_path: Path):
     """A paired run has a launcher per side: the base side's child started ahead, still
     importing, holds the head side's timed rounds as much as the head's own would."""
     head_side, base_side = AheadPool(), AheadPool()
-    (tmp_path / "base").mkdir()
-    base_ahead, base_end = started(tmp_path / "base")
-    with base_side._lock:
-        base_side._child = base_ahead
-    timing, timing_end = started(tmp_path)
-    threading.Thread(target=base_ahead.answer, args=(base_side,), daemon=True).start()
-    threading.Thread(target=timing.answer, args=(head_side,), daemon=True).start()
+    base_end, timing_end = answering(tmp_path, base_side, head_side)
     timing_end.sendall(b"quiet\n")
     assert read_line(timing_end, 0.5) == b""
     base_end.sendall(b"parked\n")

@@ -245,9 +245,12 @@ def main(spec_path: str) -> None:
     from . import control
 
     control.connect()
-    if spec_path == SPARE_ARGUMENT:  # started ahead: import, then wait for the spec
+    ahead = spec_path == SPARE_ARGUMENT
+    if ahead:  # started ahead: import, then wait for the spec
         spec_path = started_ahead()
     spec = read_spec(Path(spec_path))
+    if ahead and spec.repo_root:  # where a child started for this spec begins
+        os.chdir(spec.repo_root)
     os.environ.pop("TORCH_LOGS", None)  # it silently overrides torch._logging.set_logs
     Child(spec, spec_path).run()
     sys.stdout.flush()
@@ -259,8 +262,7 @@ def started_ahead() -> str:
     """A child started ahead of its turn (run/launcher.py): the harness, torch and Dynamo
     imported (what every measuring child imports first; Inductor is left to the compile,
     whose cold window a user's first torch.compile() pays it in), then parked until the
-    parent names the spec; it moves into the spec's repository as a child started for it
-    would have begun there."""
+    parent names the spec; its path."""
     from . import control
 
     import_harness()
@@ -268,11 +270,7 @@ def started_ahead() -> str:
         import torch._dynamo  # noqa: F401  (an optimizer's constructor imports it anyway)
     except Exception:
         pass
-    spec_path = control.await_spec()
-    spec = read_spec(Path(spec_path))
-    if spec.repo_root:
-        os.chdir(spec.repo_root)
-    return spec_path
+    return control.await_spec()
 
 
 def rank_main(spec_path: str, rank: int, folder: str) -> None:

@@ -113,6 +113,13 @@ class Launcher(Protocol):
         `wall_cap_s` when given and lower than the usual cap."""
 
 
+def close_launcher(launcher: Launcher) -> None:
+    """End what a launcher keeps between children (ChildLauncher.close), where it keeps any."""
+    close = getattr(launcher, "close", None)
+    if callable(close):
+        close()
+
+
 @dataclass
 class DeadlineLauncher:
     """Another launcher under one wall-clock limit shared by many children (`matrix
@@ -133,9 +140,8 @@ class DeadlineLauncher:
 
     def close(self) -> None:
         """The inner launcher's close, where it has one (ChildLauncher.close)."""
-        close = getattr(self.inner, "close", None)
-        if callable(close):
-            close()
+        if self.inner is not None:
+            close_launcher(self.inner)
 
     @property
     def _launcher(self) -> Launcher:

@@ -36,7 +36,7 @@ from .gpu_state import GpuSampler
 from .health_entry import run_health
 from .host_git import head_commit
 from .interrupts import as_interrupted
-from .launcher import ChildLauncher, Launcher
+from .launcher import ChildLauncher, Launcher, close_launcher
 from .machine_load import MachineLoad
 from .step_measurement import StepSide, finish_record, measure_step
 
@@ -179,13 +179,6 @@ def _run_sides(sides: Sequence[RunSide], stream: TextIO, in_process: bool) -> No
     _record_health(sides, machine, gpu)
     for side in sides:
         side.save()
-
-
-def close_launcher(launcher: Launcher) -> None:
-    """End what a launcher keeps between children (ChildLauncher.close), where it keeps any."""
-    close = getattr(launcher, "close", None)
-    if callable(close):
-        close()
 
 
 def _record_health(sides: Sequence[RunSide], machine: MachineLoad, gpu: GpuSampler | None) -> None:
