@@ -74,6 +74,6 @@ def _rmtree(folder: Path, failures: list[tuple[str, OSError]]) -> None:
             failures.append((os.fspath(path), exc))
 
     if sys.version_info >= (3, 12):
-        shutil.rmtree(folder, onexc=record)
+        shutil.rmtree(folder, onexc=record)  # novermin (3.12 and later, checked above)
     else:  # onerror: deprecated since 3.12, the only hook before it
         shutil.rmtree(folder, onerror=record)

@@ -202,7 +202,8 @@ def measure_variant(
     measured = {
         **copies.result(timed, peak, builder.torch_state_record(), late, eager_peak=eager_peak),
         "cpus": cpus,
-    } | {"compile": {**copies.compile_record(), "eager_ops": eager_ops}}
+        "compile": {**copies.compile_record(), "eager_ops": eager_ops},
+    }
     if probe is not None:  # the first process: the compiled copy's work, counted last
         measured["step_work"] = step_work(copies.compiled, settings["warmup"], progress)
     return measured

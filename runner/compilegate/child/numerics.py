@@ -40,7 +40,7 @@ import contextlib
 import math
 import os
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Dict, Tuple
 
 import torch
 
@@ -53,7 +53,8 @@ MULTIPLIER = {None: 2.0, "bf16": 3.0, "fp16": 3.0}
 # How far the float64 reference's loss may be from eager's (relative, any iteration) before it
 # is not the same computation. fp32 rounding gives ~1e-7 on the test steps; autocast ~1e-2.
 REFERENCE_LOSS_REL_TOL = {None: 1e-3, "bf16": 5e-2, "fp16": 5e-2}
-Snapshot = dict[str, tuple[str, torch.Tensor]]  # name -> (kind, tensor)
+# name -> (kind, tensor); typing's aliases: this one is evaluated at import (the child: 3.8)
+Snapshot = Dict[str, Tuple[str, torch.Tensor]]
 
 
 def check_numerics(

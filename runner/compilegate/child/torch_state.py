@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from typing import Any, Callable
+from typing import Any, Callable, Dict
 
 import torch
 
-State = dict[str, Any]
+# typing.Dict: an alias is evaluated at import, and dict[...] needs Python 3.9 (the child 3.8)
+State = Dict[str, Any]
 
 
 def _matmul_precision() -> Any:
