@@ -16,6 +16,11 @@ the ratio without them.
     python bench/time_to_verdict.py [--variants default,reduce-overhead] [--iterations 30]
         [--rounds 5] [--warmup 3] [--processes 4] [--python PY] [--json FILE]
         [--one-at-a-time | --compare] [--load N]
+    python bench/time_to_verdict.py --config examples/gpu/compilegate.yml [--repo .]
+
+`--config FILE` runs a config of your own instead (every step of it; `--repo`, the
+repository its entries are in, defaults to this one): issue 40 asks for the GPU example's
+split on one card against 1.5 x and 6 minutes, and the total's minutes are printed with it.
 
 `--compare` runs it four times in one go, in the order A B B A: each process started only
 at its turn (`run --one-at-a-time`), and as `run` does by default (each process's successor
@@ -91,11 +96,12 @@ def run(args: argparse.Namespace) -> tuple[list[Process], float, dict]:
     seconds, its result."""
     with tempfile.TemporaryDirectory(prefix="time-to-verdict-") as tmp:
         folder = Path(tmp)
-        config = write_config(folder, args)
+        config = args.config or write_config(folder, args)
+        repo = args.repo if args.config else REPO_ROOT / "examples"
         out = folder / "result.json"
         env = {**os.environ, "PYTHONPATH": str(REPO_ROOT / "runner")}
         command = [args.python, "-m", "compilegate", "run", "--config", str(config)]
-        command += ["--out", str(out), "--repo", str(REPO_ROOT / "examples")]
+        command += ["--out", str(out), "--repo", str(repo)]
         if args.one_at_a_time:
             command.append("--one-at-a-time")
         start = time.perf_counter()
@@ -195,7 +201,8 @@ def print_summary(result: dict) -> None:
         phases = "  ".join(f"{k} {v:.1f}" for k, v in process["phases"].items())
         print(f"{process['label']:<32} {process['wall_s']:6.1f} s   {phases}")
     print(
-        f"total {result['total_s']:.1f} s; cold compiles {result['cold_compiles_s']:.1f} s "
+        f"total {result['total_s']:.1f} s ({result['total_s'] / 60:.1f} min); "
+        f"cold compiles {result['cold_compiles_s']:.1f} s "
         f"+ timed rounds {result['timed_s']:.1f} s; total / (compiles + timed) = "
         f"{result['total_over_floor']}"
     )
@@ -232,6 +239,10 @@ def main() -> None:
         "--load", type=int, default=0, help="busy loops beside the runs (bench_common.py)"
     )
     parser.add_argument("--json", type=Path, help="also write the split here")
+    parser.add_argument("--config", type=Path, help="run this config instead of the example step's")
+    parser.add_argument(
+        "--repo", type=Path, default=REPO_ROOT, help="with --config: its repository"
+    )
     args = parser.parse_args()
     kinds = [True, False, False, True] if args.compare else [args.one_at_a_time]
     results: dict[str, list[dict]] = {}

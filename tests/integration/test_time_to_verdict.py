@@ -93,3 +93,37 @@ def test_the_time_to_verdict_bench_reads_this_runs_document(document: dict) -> N
     colds = summary["cold_compile_record"]
     assert [c["variant"] for c in colds] == [v["id"] for v in document["steps"][0]["variants"]]
     assert all(c["cpu_s"] > 0 and c["wall_s"] > 0 for c in colds)
+
+
+def test_the_bench_splits_a_config_of_ones_own(tmp_path) -> None:
+    """`--config FILE` (issue 40: the GPU example's split on one card) runs that config, every
+    step of it, from the repository `--repo` names; a variant on the eager backend keeps it
+    short."""
+    import json
+    import subprocess
+    import sys
+
+    config = tmp_path / "mine.yml"
+    config.write_text(
+        "version: 1\nsteps:\n  - name: mine\n"
+        "    entry: examples/test_steps/dropout_mlp.py:make_step\n"
+        "    variants: [{backend: eager}]\n"
+        "    warmup: 2\n    iterations: 4\n    rounds: 2\n    threads: 1\n"
+        "    variant_processes: 2\n",
+        encoding="utf-8",
+    )
+    split = tmp_path / "split.json"
+    bench = REPO_ROOT / "bench" / "time_to_verdict.py"
+    command = [sys.executable, str(bench), "--config", str(config), "--repo", str(REPO_ROOT)]
+    done = subprocess.run(
+        [*command, "--python", TORCH_PYTHON, "--json", str(split)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    result = json.loads(split.read_text(encoding="utf-8"))
+    labels = [p["label"] for p in result["processes"]]
+    assert labels == ["mine/eager#1", "mine/default+eager", "mine/default+eager#2"]
+    assert "min); cold compiles" in done.stdout
