@@ -1,5 +1,6 @@
 """Issue 38, finding 5: the action refuses a host backend on a pull request unless the workflow
-opts in with `allow-pull-request-code-on-host: true`.
+opts in with `allow-pull-request-code-on-host: true` (issue 51, finding 12: on every event but
+push, schedule and workflow_dispatch).
 
 With `backend: venv` the pull request's code runs on the runner host, outside a container: the
 reproduced child walked up its parents, found GITHUB_ENV in /proc/<pid>/environ and appended
@@ -74,6 +75,24 @@ def test_venv_on_a_pull_request_is_refused_before_anything_runs(
     assert "allow-pull-request-code-on-host: true" in commands[0] and event_name in commands[0]
     verdict = record(runner, "Fail the job")
     assert verdict.returncode == 2, verdict.stdout + verdict.stderr
+
+
+@pytest.mark.parametrize("event_name", ["issue_comment", "workflow_run", "merge_group"])
+def test_venv_on_any_event_but_the_default_branchs_own_is_refused(
+    tmp_path: Path, event_name: str
+) -> None:
+    """Issue 51, finding 12: the refusal named four pull_request* events, so issue_comment,
+    workflow_run and merge_group (common ways a pull request's code gets run) passed. Only
+    push, schedule and workflow_dispatch let the host backend through without the opt-in."""
+    runner = run_action(tmp_path, event_name, {"backend": "venv"})
+    ran = [r.name for r in runner.records if r.returncode is not None]
+    assert ran == [REFUSAL_STEP, "Fail the job per the verdict"], ran  # nothing installed
+    refusal = record(runner, REFUSAL_STEP)
+    assert refusal.returncode == 2, refusal.stdout + refusal.stderr
+    (command,) = workflow_commands(refusal.stdout)
+    assert f"on a {event_name} event" in command
+    assert "only push, schedule and workflow_dispatch allow it" in command
+    assert record(runner, "Fail the job").returncode == 2
 
 
 def test_venv_on_a_pull_request_runs_with_the_opt_in(tmp_path: Path) -> None:
