@@ -25,6 +25,7 @@ from ..github.acceptance import record_acceptance
 from ..github.actions_env import ActionsContext
 from ..github.publish import make_client
 from ..report.acceptance_words import acceptance_words
+from .publish_command import add_comment_author_argument, checked_comment_author
 
 
 def add_parser(subparsers: Any) -> None:
@@ -51,10 +52,12 @@ def add_parser(subparsers: Any) -> None:
         metavar="NAME",
         help="the environment variable holding the token (default: GITHUB_TOKEN)",
     )
+    add_comment_author_argument(cmd)
     cmd.set_defaults(func=command_record_acceptance)
 
 
 def command_record_acceptance(args: argparse.Namespace) -> int:
+    author = checked_comment_author(args.comment_author)
     context = ActionsContext.from_environ(os.environ, token_env=args.token_env)
     accept_label = accept_label_of(read_document(args.baseline, role="baseline"))
     if accept_label is None:
@@ -72,6 +75,7 @@ def command_record_acceptance(args: argparse.Namespace) -> int:
         make_client(context),
         context.repository,
         context.pull_request.number,
+        record_author=author,
     )
     if check.acceptance is None:
         return _said(f"nothing recorded: {check.why_not}")

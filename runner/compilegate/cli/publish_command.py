@@ -11,6 +11,7 @@ import argparse
 import dataclasses
 import json
 import os
+import re
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -22,12 +23,15 @@ from ..gate.verdict import Acceptance
 from ..github.acceptance import check_acceptance
 from ..github.actions_env import ActionsContext
 from ..github.publish import make_client, publish
+from ..github.sticky_comment import GITHUB_ACTIONS_LOGIN
 from ..report.acceptance_words import acceptance_words
 from ..report.annotations import annotations_for
 from ..report.comment import render_comment
 from ..report.links import LinkContext
 from ..report.verdict_json import run_set_json
 from .report_commands import add_run_set_arguments, build_run_set, checked_marker
+
+_LOGIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,98})(?:\[bot\])?")
 
 
 def add_parser(subparsers: Any) -> None:
@@ -71,6 +75,7 @@ def add_parser(subparsers: Any) -> None:
         metavar="PATH",
         help="where to keep the markdown report (default: RESULTS_DIR/report.md)",
     )
+    add_comment_author_argument(cmd)
     cmd.add_argument("--no-comment", action="store_true", help="everything but the PR comment")
     cmd.add_argument(
         "--dry-run", action="store_true", help="print what would be sent; send nothing"
@@ -93,8 +98,31 @@ def add_parser(subparsers: Any) -> None:
     cmd.set_defaults(func=command_publish)
 
 
+def add_comment_author_argument(cmd: Any) -> None:
+    """`--comment-author LOGIN`: who the token comments as (publish, record-acceptance)."""
+    cmd.add_argument(
+        "--comment-author",
+        default=GITHUB_ACTIONS_LOGIN,
+        metavar="LOGIN",
+        help=f"the login the token comments as (default: {GITHUB_ACTIONS_LOGIN}, "
+        "GITHUB_TOKEN's; an App's token: <app-slug>[bot]): only a marked comment it wrote is "
+        "updated, and an acceptance record counts only when it wrote it",
+    )
+
+
+def checked_comment_author(login: str) -> str:
+    """The --comment-author login, or a usage error naming it."""
+    if not _LOGIN.fullmatch(login):
+        raise UsageError(
+            f"--comment-author {login!r}: not a GitHub login (letters, digits and -, "
+            "an App's ending in [bot])"
+        )
+    return login
+
+
 def command_publish(args: argparse.Namespace) -> int:
     checked_marker(args.comment_key)  # a bad key is a usage error before anything runs
+    author = checked_comment_author(args.comment_author)
     environ: Mapping[str, str] = os.environ
     if args.event is not None:
         if not args.dry_run:
@@ -118,7 +146,9 @@ def command_publish(args: argparse.Namespace) -> int:
         if why_not:
             sys.stdout.write(f"compilegate: no comment: {why_not}\n")
             post_comment = False
-    run_set = _with_acceptance(context, build_run_set(args), dry_run=args.dry_run)
+    run_set = _with_acceptance(
+        context, build_run_set(args), dry_run=args.dry_run, record_author=author
+    )
     links = dataclasses.replace(
         LinkContext.from_environ(os.environ),
         server_url=context.server_url,
@@ -137,13 +167,18 @@ def command_publish(args: argparse.Namespace) -> int:
         report_path=str(report_path),
         dry_run=args.dry_run,
         stream=sys.stdout,
+        comment_author_login=author,
         post_comment=post_comment,
     )
     return run_set.exit_code
 
 
 def _with_acceptance(
-    context: ActionsContext, run_set: RunSetVerdict, *, dry_run: bool = False
+    context: ActionsContext,
+    run_set: RunSetVerdict,
+    *,
+    dry_run: bool = False,
+    record_author: str | None = None,
 ) -> RunSetVerdict:
     """The run set with its regressions accepted where a maintainer applied the base side's
     label to this pull request, verified from the event and GitHub (github/acceptance.py);
@@ -183,6 +218,7 @@ def _with_acceptance(
             client,
             context.repository,
             context.pull_request.number,
+            record_author=record_author,
         )
         if check.acceptance is None:
             sys.stdout.write(f'compilegate: "{label}" accepts nothing: {check.why_not}\n')

@@ -58,8 +58,12 @@ def check_acceptance(
     client: GitHubClient | None,
     repository: str,
     pull_number: int,
+    *,
+    record_author: str | None = None,
 ) -> AcceptanceCheck:
-    """Whether `accept_label` on pull request `pull_number` accepts this run's regressions."""
+    """Whether `accept_label` on pull request `pull_number` accepts this run's regressions.
+    A workflow_run's record counts only when `record_author` (None: `github-actions[bot]`)
+    wrote it."""
     try:
         claimed = _claim(event_name, payload, accept_label)
     except (KeyError, TypeError, ValueError) as exc:
@@ -71,7 +75,7 @@ def check_acceptance(
     try:
         pull = client.get_pull_request(repository, pull_number)
         if claimed.label is None:  # a workflow_run: what the labelling recorded
-            record = newest_record(client, repository, pull_number)
+            record = newest_record(client, repository, pull_number, author_login=record_author)
             claimed = _recorded(claimed, record, pull_number)
             if isinstance(claimed, str):
                 return AcceptanceCheck(None, claimed)
@@ -160,10 +164,13 @@ def record_acceptance(
     client: GitHubClient | None,
     repository: str,
     pull_number: int,
+    *,
+    record_author: str | None = None,
 ) -> AcceptanceCheck:
     """In the job a `labeled` event started (fork-publish.yml's pull_request_target job):
     verify the labelling as check_acceptance does and, when it stands, record it on the pull
-    request at the labelled commit for the fork's later workflow_run jobs."""
+    request at the labelled commit for the fork's later workflow_run jobs, as
+    `record_author` (None: `github-actions[bot]`), the login the token comments as."""
     if event_name not in PULL_REQUEST_EVENTS:
         return AcceptanceCheck(None, f"a {event_name} event records no acceptance")
     check = check_acceptance(event_name, payload, accept_label, client, repository, pull_number)
@@ -172,7 +179,7 @@ def record_acceptance(
     found = check.acceptance
     record = AcceptanceRecord(commit=found.commit, label=found.label, login=found.login)
     try:
-        write_record(client, repository, pull_number, record)
+        write_record(client, repository, pull_number, record, author_login=record_author)
     except GitHubError as exc:
         return AcceptanceCheck(None, f"could not record the acceptance ({exc})")
     return check

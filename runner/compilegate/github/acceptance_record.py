@@ -15,9 +15,13 @@ the pull request:
     @maintainer applied "compilegate: accept" at `0123456789ab`: ...
 
 A later `workflow_run` job accepts only the commit recorded, while the label is still on
-the pull request. The record is ours when its first line is the marker and a bot wrote it
-(github/sticky_comment.is_ours, as for the report's comment): a fork's own workflows hold a
-read-only token and cannot comment, and a person who pastes the marker is ignored. The
+the pull request. The record is ours when its first line is the marker and the identity
+compilegate comments as wrote it (github/sticky_comment.is_ours, as for the report's
+comment): `github-actions[bot]`, or the login `--comment-author` names when the jobs post
+with another token. Not any bot: another App on the repository that echoes user text into a
+comment wrote a record that accepted a fork's regressions (issue 51, finding 7), and would
+have had its comment edited. A fork's own workflows hold a read-only token and cannot
+comment, and a person who pastes the marker is ignored. The
 marker holds a space, which a comment key (`--comment-key`) cannot, so it never meets a
 report's comment.
 """
@@ -83,19 +87,30 @@ class AcceptanceRecord:
 
 
 def write_record(
-    client: GitHubClient, repo: str, pull_number: int, record: AcceptanceRecord
+    client: GitHubClient,
+    repo: str,
+    pull_number: int,
+    record: AcceptanceRecord,
+    *,
+    author_login: str | None = None,
 ) -> CommentOutcome:
     """Record the acceptance on the pull request: the one record comment, updated in place
-    (the newest labelling is the one that counts)."""
-    return upsert_sticky_comment(client, repo, pull_number, RECORD_MARKER, record.body())
+    (the newest labelling is the one that counts). Only a record comment `author_login`
+    (None: `github-actions[bot]`) wrote is edited."""
+    return upsert_sticky_comment(
+        client, repo, pull_number, RECORD_MARKER, record.body(), author_login=author_login
+    )
 
 
-def newest_record(client: GitHubClient, repo: str, pull_number: int) -> AcceptanceRecord | None:
-    """The record in the newest of our record comments on the pull request, or None."""
+def newest_record(
+    client: GitHubClient, repo: str, pull_number: int, *, author_login: str | None = None
+) -> AcceptanceRecord | None:
+    """The record in the newest record comment `author_login` (None: `github-actions[bot]`)
+    wrote on the pull request, or None: anyone else's is ignored."""
     ours = [
         comment
         for comment in client.iter_issue_comments(repo, pull_number)
-        if is_ours(comment, RECORD_MARKER, None)
+        if is_ours(comment, RECORD_MARKER, author_login)
     ]
     for comment in sorted(ours, key=lambda c: c.id, reverse=True):  # ids grow with time
         record = AcceptanceRecord.from_body(comment.body)

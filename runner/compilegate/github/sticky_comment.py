@@ -1,12 +1,19 @@
 """One pull-request comment per key, found again by a hidden marker and updated in place.
 
 The marker is an HTML comment, `<!-- compilegate: {key} -->`, which GitHub does not render.
-A comment is ours when its *first line* is exactly the marker and its author is ours: a
-bot (`github-actions[bot]`, a GitHub App) or, when the caller names it, the token's own
-login. So a person who quotes the marker, or pastes it anywhere but the first line, never
-has their comment overwritten. Every page of comments is read (GitHub lists them oldest
-first, 30 a page by default); several comments carrying the marker (left by an older,
-buggier run) are not deleted: the newest is updated and the outcome names the others.
+A comment is ours when its *first line* is exactly the marker and its author is the one
+identity compilegate comments as: `github-actions[bot]` (what `GITHUB_TOKEN` posts as) or,
+when the caller names it, the login of the token it was given (an App's `<slug>[bot]`, a
+person's login: `--comment-author`). Not any bot: another App installed on the repository
+that echoes user text into its comments could otherwise write "our" comment, and have it
+edited (issue 51, finding 7). The token cannot say who it is through the API compilegate
+uses (its contract has no `GET /user` or `GET /app`), so a token other than `GITHUB_TOKEN`
+is named by the workflow. A login is unique on GitHub and no person's holds `[bot]`, so the
+login (with `type: Bot` for an App's) decides. So a person who quotes the marker, or pastes
+it anywhere but the first line, never has their comment overwritten. Every page of comments
+is read (GitHub lists them oldest first, 30 a page by default); several comments carrying
+the marker (left by an older, buggier run) are not deleted: the newest is updated and the
+outcome names the others.
 
 Not defended: two runs racing on the same PR can each find no comment and both create one;
 serialize them with a workflow `concurrency:` group.
@@ -23,6 +30,8 @@ from .errors import GitHubServerError, GitHubTransportError
 from .models import IssueComment
 
 MARKER_TEMPLATE = "<!-- compilegate: {key} -->"
+GITHUB_ACTIONS_LOGIN = "github-actions[bot]"
+"""Who `GITHUB_TOKEN` comments as (the GitHub Actions app's bot account)."""
 _KEY_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:+-]{0,99}")
 
 
@@ -69,12 +78,18 @@ def with_marker(marker: str, body: str) -> str:
 
 
 def is_ours(comment: IssueComment, marker: str, author_login: str | None) -> bool:
-    """First line is the marker, and the author is the given login, or a bot if none given."""
-    if _first_line(comment.body) != marker:
-        return False
-    if author_login is not None:
-        return comment.author_login == author_login
-    return comment.author_type == "Bot"
+    """First line is the marker, and the author is the given login (None:
+    `github-actions[bot]`, GITHUB_TOKEN's)."""
+    return _first_line(comment.body) == marker and is_written_by(comment, author_login)
+
+
+def is_written_by(comment: IssueComment, author_login: str | None) -> bool:
+    """Whether `author_login` (None: `github-actions[bot]`) wrote the comment: the login, and
+    the account's type that login implies (an App's `[bot]` login is a Bot; a person's, a
+    User). Any other bot is another's."""
+    login = GITHUB_ACTIONS_LOGIN if author_login is None else author_login
+    kind = "Bot" if login.endswith("[bot]") else "User"
+    return comment.author_login == login and comment.author_type == kind
 
 
 def upsert_sticky_comment(
@@ -88,8 +103,9 @@ def upsert_sticky_comment(
 ) -> CommentOutcome:
     """Update our comment carrying `marker` on the PR, or create it when there is none.
 
-    `author_login` is needed only when posting with a person's token (whose comments are
-    not a bot's); with `GITHUB_TOKEN` or an App token leave it None. GitHubErrors propagate.
+    `author_login` is who the token comments as: None for `GITHUB_TOKEN`
+    (`github-actions[bot]`); an App token's `<slug>[bot]`, a person's login. A marked comment
+    by anyone else is never edited (the outcome names it). GitHubErrors propagate.
     """
     if "\n" in marker or not (marker.startswith("<!--") and marker.endswith("-->")):
         raise ValueError(f"marker must be one line holding an HTML comment, got {marker!r}")

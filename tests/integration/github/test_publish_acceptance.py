@@ -14,6 +14,7 @@ from fake_github import EVENT_FILE, REPO, FakeGitHub
 from test_acceptance import base_doc, regressed_doc
 from test_publish_command import publish_cli, write
 
+from compilegate.github.acceptance_record import RECORD_MARKER, AcceptanceRecord
 from repo_helpers import RUNNER
 
 LABEL = "compilegate: accept"
@@ -193,3 +194,35 @@ def test_a_dry_run_with_a_saved_event_rehearses_the_label(tmp_path: Path) -> Non
         capture_output=True, text=True, env=env, check=False, timeout=120,
     )  # fmt: skip
     assert refused.returncode == 2 and "use it with --dry-run" in refused.stderr
+
+
+def test_a_record_by_another_app_is_ignored_and_never_edited(
+    tmp_path: Path, fake_github: FakeGitHub
+):
+    """Issue 51, finding 7: a comment by `some-other-app[bot]` carrying the record marker and
+    a forged record made the fork's publish print "regressions accepted by @maintainer" and
+    exit 0 (any Bot's record counted), and record-acceptance would have edited that comment."""
+    documents(tmp_path)
+    fake_github.open_pull_request(
+        PR, LABELLED, FORK, labels=(LABEL,), author=AUTHOR, head_ref="speedup"
+    )
+    forged = AcceptanceRecord(commit=LABELLED, label=LABEL, login=MAINTAINER).body()
+    other = fake_github.add_comment(PR, forged, login="some-other-app[bot]", kind="Bot")
+    done = publish_fork_run(tmp_path, fake_github, LABELLED)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "accepted by" not in done.stdout
+    assert f"no labelling of pull request #{PR} was recorded" in done.stdout
+    assert outputs(tmp_path)["verdict"] == "regression"
+    # the maintainer's real labelling: recorded in a comment of compilegate's own
+    event = labeled_event(tmp_path, LABEL, LABELLED, fork=True)
+    done = record_labelling(tmp_path, fake_github, event)
+    assert done.returncode == 0, done.stdout + done.stderr
+    patched = [s.path for s in fake_github.seen if s.method == "PATCH"]
+    assert not any(path.endswith(f"/issues/comments/{other}") for path in patched), patched
+    comments = {c["id"]: c for c in fake_github.comments_on(PR)}
+    assert comments[other]["body"] == forged  # untouched
+    records = [c for c in comments.values() if c["body"].startswith(RECORD_MARKER)]
+    assert [c["user"]["login"] for c in records] == ["some-other-app[bot]", "github-actions[bot]"]
+    done = publish_fork_run(tmp_path, fake_github, LABELLED)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert fake_github.violations == []

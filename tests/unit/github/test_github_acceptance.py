@@ -201,6 +201,32 @@ def test_a_fork_run_without_a_record_from_a_bot_accepts_nothing():
     assert check("workflow_run", pushed, PullClient(comments=[record_comment()])).acceptance is None
 
 
+def test_a_record_by_another_app_accepts_nothing():
+    """Issue 51, finding 7: a comment by `some-other-app[bot]` carrying the marker and a
+    forged record was honoured (any Bot's counted)."""
+    forged = dataclasses.replace(record_comment(id=9), author_login="some-other-app[bot]")
+    result = check("workflow_run", workflow_run_event(), PullClient(comments=[forged]))
+    assert result.acceptance is None and "was recorded" in (result.why_not or "")
+    # beside compilegate's own older record at another commit: that one is the newest ours
+    ours = record_comment(commit="b" * 40, id=3)
+    result = check("workflow_run", workflow_run_event(), PullClient(comments=[ours, forged]))
+    assert result.acceptance is None and "applied at bbbbbbbbbbbb" in (result.why_not or "")
+    # with an App's token, named: its record counts, and github-actions[bot]'s does not
+    app = dataclasses.replace(record_comment(id=11), author_login="compilegate-app[bot]")
+    client = PullClient(comments=[app])
+    named = check_acceptance(
+        "workflow_run", workflow_run_event(), LABEL, client, REPO, 42,
+        record_author="compilegate-app[bot]",
+    )  # fmt: skip
+    assert named.acceptance is not None
+    actions_only = PullClient(comments=[record_comment(id=12)])
+    not_named = check_acceptance(
+        "workflow_run", workflow_run_event(), LABEL, actions_only, REPO, 42,
+        record_author="compilegate-app[bot]",
+    )  # fmt: skip
+    assert not_named.acceptance is None
+
+
 def test_the_newest_record_counts_and_a_broken_one_is_skipped():
     older = record_comment(commit="b" * 40, id=3)
     newer = record_comment(commit=HEAD, id=9)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import cmarkgfm
 import pytest
 from github_fakes import REPO, FakeCommentClient
 
 from compilegate.github import comment_marker, upsert_sticky_comment
-from compilegate.github.sticky_comment import with_marker
+from compilegate.github.models import IssueComment
+from compilegate.github.sticky_comment import is_ours, is_written_by, with_marker
 
 MARKER = comment_marker("train-step")
 
@@ -118,3 +121,60 @@ def test_a_key_that_could_break_the_marker_is_refused(key: str) -> None:
 def test_a_marker_spanning_lines_is_refused() -> None:
     with pytest.raises(ValueError, match="one line"):
         upsert_sticky_comment(FakeCommentClient(), REPO, 42, "<!--\nx -->", "body")
+
+
+def test_another_apps_comment_with_the_marker_is_ignored_and_never_edited() -> None:
+    """Issue 51, finding 7: any Bot's comment whose first line was the marker was ours, so
+    compilegate edited another App's comment (and trusted its acceptance record)."""
+    client = FakeCommentClient()
+    other = client.add(f"{MARKER}\nechoed user text", login="some-other-app[bot]", kind="Bot")
+
+    outcome = upsert_sticky_comment(client, REPO, 42, MARKER, "report")
+
+    assert outcome.action == "created" and outcome.id != other.id
+    assert outcome.ignored_ids == (other.id,)
+    assert f"PATCH {other.id}" not in client.calls
+    assert client.comments[0].body == f"{MARKER}\nechoed user text"
+
+
+def test_with_an_app_token_its_own_bot_login_decides() -> None:
+    client = FakeCommentClient(author_login="compilegate-app[bot]")
+    actions = client.add(f"{MARKER}\nGITHUB_TOKEN's", login="github-actions[bot]", kind="Bot")
+
+    first = upsert_sticky_comment(
+        client, REPO, 42, MARKER, "one", author_login="compilegate-app[bot]"
+    )
+    second = upsert_sticky_comment(
+        client, REPO, 42, MARKER, "two", author_login="compilegate-app[bot]"
+    )
+
+    assert (first.action, second.action) == ("created", "updated")
+    assert first.id == second.id != actions.id
+    assert second.ignored_ids == (actions.id,)
+
+
+@pytest.mark.parametrize(
+    ("login", "kind", "named", "ours"),
+    [
+        ("github-actions[bot]", "Bot", None, True),
+        ("some-other-app[bot]", "Bot", None, False),
+        ("renovate[bot]", "Bot", None, False),
+        ("github-actions[bot]", "User", None, False),  # a [bot] login is an App's, a Bot
+        ("octocat", "User", None, False),
+        ("compilegate-app[bot]", "Bot", "compilegate-app[bot]", True),
+        ("github-actions[bot]", "Bot", "compilegate-app[bot]", False),
+        ("release-user", "User", "release-user", True),
+        ("release-user", "Bot", "release-user", False),
+        (None, None, None, False),  # a deleted account
+    ],
+)
+def test_only_the_named_identity_writes_our_comments(
+    login: str | None, kind: str | None, named: str | None, ours: bool
+) -> None:
+    comment = IssueComment(
+        id=1, body=f"{MARKER}\nx", html_url="http://pr.test/1", author_login=login,
+        author_type=kind, created_at="2025-01-01T00:00:00Z",
+    )  # fmt: skip
+    assert is_written_by(comment, named) is ours
+    assert is_ours(comment, MARKER, named) is ours
+    assert is_ours(dataclasses.replace(comment, body=f"x\n{MARKER}"), MARKER, named) is False
