@@ -15,6 +15,11 @@ from compilegate.run.child_budget import (
     group_cpu_s,
     wait_within,
 )
+from compilegate.run.descendant_cpu import (
+    COUNTED_LIVE_GROUP,
+    COUNTED_WITH_SUBREAPER,
+    DescendantCpu,
+)
 
 
 class FakeChild:
@@ -116,3 +121,29 @@ def test_the_group_s_cpu_time_counts_the_child_its_workers_and_what_they_waited_
     )
     assert group_cpu_s(100, proc) == 8.0
     assert group_cpu_s(100, tmp_path / "missing") is None
+
+
+def test_a_zombie_not_adopted_here_is_counted_from_proc_and_left_alone(tmp_path: Path) -> None:
+    """run/descendant_cpu.py: only zombies this process adopted (its children, in the
+    child's group) are reaped; any other member, exited or not, counts by its /proc stat."""
+    import os
+
+    tick = os.sysconf("SC_CLK_TCK")
+    proc = fake_proc(tmp_path, {100: (100, [tick, 0, 0, 0]), 101: (100, [2 * tick, 0, 0, 0])})
+    stat = proc / "101" / "stat"
+    stat.write_text(stat.read_text().replace(") S 1 ", ") Z 1 "))  # exited; its parent: init
+    cpu = DescendantCpu(100, proc=proc)
+    assert cpu.read_s() == 3.0 and cpu.reaped_s == 0.0
+    assert DescendantCpu(100, proc=tmp_path / "missing").read_s() is None
+
+
+def test_a_cpu_limit_says_how_the_seconds_were_counted() -> None:
+    passed = BudgetPassed("cpu", ChildBudget.of(5), 5.2, 11.0)
+    assert budget_error(passed, COUNTED_WITH_SUBREAPER) == (
+        "timed out: used 5 CPU-s (timeout_s 5) in 11 s "
+        "(every descendant counted, exited ones too: child subreaper)"
+    )
+    assert budget_error(passed, COUNTED_LIVE_GROUP).endswith(
+        "(live process group counted: no child subreaper)"
+    )
+    assert budget_error(passed) == "timed out: used 5 CPU-s (timeout_s 5) in 11 s"

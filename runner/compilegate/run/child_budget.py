@@ -12,9 +12,10 @@ cap: WALL_CAP_FACTOR x timeout_s of wall-clock time, generous so that only a chi
 makes no progress meets it. Where the CPU time of the process group cannot be read (no
 /proc: not Linux), timeout_s is the wall-clock limit, as it was before.
 
-The host launcher (run/launcher.py) reads the child's process group from /proc; the
-container launcher (containers/child_launcher.py) reads the container's CPU usage from the
-engine. Both say which limit was passed, in one wording (`budget_error`).
+The host launcher (run/launcher.py) reads the child's process group from /proc, with the
+exited orphans it adopted as a child subreaper (run/descendant_cpu.py); the container
+launcher (containers/child_launcher.py) reads the container's CPU usage from the engine.
+Both say which limit was passed, in one wording (`budget_error`).
 """
 
 from __future__ import annotations
@@ -25,10 +26,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from .descendant_cpu import COUNTED_LIVE_GROUP, COUNTED_WITH_SUBREAPER, group_members
+
 WALL_CAP_FACTOR = 4.0  # the wall cap, in multiples of timeout_s (CPU seconds)
 POLL_S = 1.0  # how often the child's CPU time is read
 PROC = Path("/proc")
 WALL_CAP_PASSED = "timed out: wall cap"  # how budget_error's wall-cap message starts
+COUNTED_WORDS = {
+    COUNTED_WITH_SUBREAPER: "every descendant counted, exited ones too: child subreaper",
+    COUNTED_LIVE_GROUP: "live process group counted: no child subreaper",
+}
 
 
 @dataclass(frozen=True)
@@ -60,14 +67,16 @@ class BudgetPassed:
     wall_used_s: float
 
 
-def budget_error(passed: BudgetPassed) -> str:
-    """The child's error: which limit it passed. Starts with `timed out` (DeadlineLauncher
-    and the report read that)."""
+def budget_error(passed: BudgetPassed, counted: str | None = None) -> str:
+    """The child's error: which limit it passed, and for the CPU seconds how they were
+    `counted` (run/descendant_cpu.counting) where the caller says. Starts with `timed out`
+    (DeadlineLauncher and the report read that)."""
     budget = passed.budget
     if passed.limit == "cpu":
+        how = f" ({COUNTED_WORDS.get(counted, counted)})" if counted else ""
         return (
             f"timed out: used {passed.cpu_used_s:.0f} CPU-s (timeout_s {budget.cpu_s:g}) "
-            f"in {passed.wall_used_s:.0f} s"
+            f"in {passed.wall_used_s:.0f} s{how}"
         )
     if passed.limit == "wall":
         used = f"{passed.cpu_used_s:.0f} CPU-s used" if passed.cpu_used_s is not None else ""
@@ -114,26 +123,12 @@ def wait_within(
 
 
 def group_cpu_s(pgid: int, proc: Path = PROC) -> float | None:
-    """CPU seconds (user + system) of every live process in process group `pgid`, with the
+    """CPU seconds (user + system) of every process in process group `pgid`, with the
     children each has waited for (cutime, cstime): the child, its compile workers and the
-    compilers they ran. None where /proc cannot be read."""
-    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-    try:
-        entries = list(proc.iterdir())
-    except OSError:
+    compilers they ran. None where /proc cannot be read. Exited orphans are not in it:
+    run/descendant_cpu.DescendantCpu adds them."""
+    members = group_members(pgid, proc)
+    if members is None:
         return None
-    jiffies = 0
-    for entry in entries:
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text(encoding="ascii", errors="replace")
-        except OSError:  # gone since the listing, or not ours to read
-            continue
-        # pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt
-        # utime stime cutime cstime ...: comm may hold spaces and parentheses
-        fields = stat[stat.rfind(")") + 2 :].split()
-        if len(fields) < 15 or fields[2] != str(pgid):
-            continue
-        jiffies += sum(int(x) for x in fields[11:15])
-    return jiffies / tick
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    return sum(member.jiffies for member in members) / tick

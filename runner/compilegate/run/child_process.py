@@ -25,6 +25,7 @@ from pathlib import Path
 
 from ..child.protocol import ChildReport, ChildSpec
 from ..cleanup import remove_tree
+from .descendant_cpu import DescendantCpu
 
 TAIL_LINES = 40
 
@@ -237,7 +238,10 @@ def use_cache(child: StartedChild, cache: Path | None) -> bool:
 
 
 def kill_group(process: subprocess.Popen[bytes]) -> None:
+    """Kill the child's process group, and reap the members this process adopted as a child
+    subreaper (run/descendant_cpu.py): no zombie of theirs stays behind."""
     try:
         os.killpg(process.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):  # nothing left in the group
         pass
+    DescendantCpu(process.pid).reap_after_kill()

@@ -45,7 +45,6 @@ from .child_budget import (
     WALL_CAP_PASSED,
     ChildBudget,
     budget_error,
-    group_cpu_s,
     wait_within,
 )
 from .child_env import child_environment, harness_variables
@@ -57,6 +56,7 @@ from .child_process import (
     kill_group,
     may_start_ahead,
 )
+from .descendant_cpu import DescendantCpu, become_subreaper, counting
 from .progress import ElapsedTicker
 from .relay import bounded_lines, neutralise, read_chunks
 
@@ -323,7 +323,10 @@ class ChildLauncher:
         self._launch_argv(child, argv, repo_root if repo_root is not None else str(child.workdir))
 
     def _launch_argv(self, child: StartedChild, argv: list[str], cwd: str) -> None:
-        """Start `argv` as the prepared child, its output relayed, its control line answered."""
+        """Start `argv` as the prepared child, its output relayed, its control line answered.
+        This process is made a child subreaper first: the child's orphaned descendants are
+        then its own to count and reap (run/descendant_cpu.py)."""
+        become_subreaper()
         try:
             child.process = subprocess.Popen(
                 argv,
@@ -351,17 +354,16 @@ class ChildLauncher:
     def _wait(self, child: StartedChild, budget: ChildBudget) -> ChildOutcome:
         process, outcome = child.process, child.outcome
         assert process is not None
+        cpu = DescendantCpu(process.pid)  # the group's, with its exited orphans
         try:
             passed = wait_within(
-                lambda seconds: _ended_within(process, seconds),
-                lambda: group_cpu_s(process.pid),
-                budget,
+                lambda seconds: _ended_within(process, seconds), cpu.read_s, budget
             )
             if passed is not None:
                 child.kill()
                 child.join_reader()
                 outcome.output_tail = list(child.tail)
-                outcome.error = budget_error(passed)
+                outcome.error = budget_error(passed, counting())
                 return outcome
             returncode = process.wait()
         except BaseException:  # interrupted: the child (own session) must not outlive us
