@@ -6,7 +6,9 @@ The step (examples/test_steps/forges_its_result.py) writes /out/result.json as 4
 `matrix --backend docker` parsed the file whole: 2.6 GB of RSS and 19 s of CPU for the 48
 MiB (the cap was 256 MiB: ~13 GB reachable), a RecursionError (exit 3, no report) for the
 nesting. Now: the version is an error naming the limit, the report is written, and the
-host's memory is an idle CLI's.
+host's memory is an idle CLI's. Issue 51: a 1.1 MB result within every limit, NaN under
+31 keys of 4 KB, cost the host 2.8 GB (every NaN's key path built whole, 31 GB in all): now
+the first paths, each cut, and the same bounded memory.
 """
 
 from __future__ import annotations
@@ -40,8 +42,9 @@ def run_measured(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[in
     [
         (f"wide:{48 << 20}", "result.json refused: larger than 16777216 bytes"),
         ("nested", "result file refused: nested deeper than 32 levels (max_depth)"),
+        ("long-keys", "NaN is not a finite number (JSON has no NaN or Infinity) (and at least"),
     ],
-    ids=["wide-48MiB", "nested"],
+    ids=["wide-48MiB", "nested", "long-keys"],
 )
 def test_a_forged_result_is_refused_in_bounded_memory_and_reported(
     local_torch_image: Any, base_image: str, tmp_path: Path, shape: str, refusal: str
