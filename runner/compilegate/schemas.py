@@ -21,8 +21,8 @@ JSONSCHEMA_MINIMUM = (4, 18)
 MAX_ERRORS = 100
 # A key path in a message: each key cut at MAX_KEY_CHARS (the longest key of a real result
 # is 38), the whole path at MAX_KEY_PATH_CHARS.
-MAX_KEY_CHARS = 64
-MAX_KEY_PATH_CHARS = 300
+MAX_KEY_CHARS = 40
+MAX_KEY_PATH_CHARS = 120
 # A schema violation's message as kept (a message shows the first 200 characters).
 MAX_MESSAGE_CHARS = 1000
 
