@@ -19,6 +19,12 @@ SCHEMA_NAMES = ("config", "result", "baseline")
 JSONSCHEMA_MINIMUM = (4, 18)
 # The most schema violations validation_errors collects: the first is what a message shows.
 MAX_ERRORS = 100
+# A key path in a message: each key cut at MAX_KEY_CHARS (the longest key of a real result
+# is 38), the whole path at MAX_KEY_PATH_CHARS.
+MAX_KEY_CHARS = 40
+MAX_KEY_PATH_CHARS = 120
+# A schema violation's message as kept (a message shows the first 200 characters).
+MAX_MESSAGE_CHARS = 1000
 
 
 def schema_dir() -> Path:
@@ -58,11 +64,28 @@ def load_schema(name: str) -> dict[str, Any]:
 
 
 def format_key_path(path: Sequence[Any]) -> str:
-    """`["steps", 0, "variants", 1]` → `steps[0].variants[1]`; empty → `(top level)`."""
+    """`["steps", 0, "variants", 1]` → `steps[0].variants[1]`; empty → `(top level)`.
+
+    Bounded, and one line, whatever the keys: each key cut at MAX_KEY_CHARS, what is not
+    printable escaped (a newline, a bidi control, a lone surrogate: `\\n`, `\\u202e`,
+    `\\ud800`), the path cut at MAX_KEY_PATH_CHARS (a document's keys are its author's:
+    issue 51's 1 MB key made every path of its 200,000 values 1 MB)."""
     out = ""
     for part in path:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+        if len(out) > MAX_KEY_PATH_CHARS:
+            break
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{_key_text(str(part))}" if out else _key_text(str(part))
+    if len(out) > MAX_KEY_PATH_CHARS:
+        out = out[: MAX_KEY_PATH_CHARS - 1] + "…"
     return out or "(top level)"
+
+
+def _key_text(key: str) -> str:
+    shown = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in key[:MAX_KEY_CHARS])
+    return shown + "…" if len(key) > MAX_KEY_CHARS else shown
 
 
 def require_jsonschema() -> None:
@@ -100,10 +123,12 @@ def validation_errors(
     validator = jsonschema.Draft202012Validator(load_schema(name), registry=registry)
     # jsonschema reports each missing required property as its own error, worded so.
     tolerated = {f"{key!r} is a required property" for key in may_lack}
+    # Each kept as its path and its message cut at MAX_MESSAGE_CHARS (jsonschema writes the
+    # value into it: `'AAAA…' is not of type 'number'`), so what is kept is bounded.
     found = (
-        e
+        (list(e.path), e.message[:MAX_MESSAGE_CHARS])
         for e in validator.iter_errors(document)
         if not (e.validator == "required" and e.message in tolerated)
     )
-    errors = sorted(itertools.islice(found, max_errors), key=lambda e: list(map(str, e.path)))
-    return [f"{format_key_path(list(e.path))}: {e.message}" for e in errors]
+    errors = sorted(itertools.islice(found, max_errors), key=lambda e: list(map(str, e[0])))
+    return [f"{format_key_path(path)}: {message}" for path, message in errors]

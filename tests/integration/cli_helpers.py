@@ -86,14 +86,16 @@ def assert_one_line_error(run, code: int, *fragments: str) -> None:
         assert fragment in lines[0]
 
 
-def run_cli_measured(*args: str, tmp_path: Path, memory_cap_bytes: int) -> tuple[CliRun, int]:
+def run_cli_measured(
+    *args: str, tmp_path: Path, memory_cap_bytes: int, env: dict[str, str] | None = None
+) -> tuple[CliRun, int]:
     """The CLI in a subprocess under an address-space cap, and its own peak RSS in bytes
     (wait4: this child's alone, not the largest of every child the test process reaped)."""
 
     def cap() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (memory_cap_bytes, memory_cap_bytes))
 
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT / "runner")}
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT / "runner"), **(env or {})}
     with open(tmp_path / "stdout", "w+b") as out, open(tmp_path / "stderr", "w+b") as err:
         process = subprocess.Popen(
             [sys.executable, "-m", "compilegate", *args],

@@ -97,3 +97,53 @@ def test_the_worst_within_the_size_limit_is_refused_in_bounded_time() -> None:
         with pytest.raises(DocumentRefused, match=limit):
             loads_bounded(data)
         assert time.process_time() - started < 5, limit
+
+
+KEYED = JsonLimits(
+    max_bytes=1000, max_depth=3, max_values=20, max_list_items=5, max_object_keys=4,
+    max_key_bytes=8,
+)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("key", "refused"),
+    [
+        ("abcdefgh", False),
+        ("abcdefghi", True),
+        ("\\\\\\\\\\\\\\\\", False),  # 8 bytes as written: four backslashes
+        ("\\\\\\\\\\\\\\\\\\\\", True),  # 10 bytes: five, never the 0 of a scan without them
+        ('\\"\\"\\"\\"\\"', True),
+        ("\\u00e9\\u00e9", True),  # 12 bytes as written (json.dump's `é` is 6)
+    ],
+)
+def test_a_key_longer_than_the_limit_as_written_is_refused(key: str, refused: bool) -> None:
+    """Issue 51: a key is in every key path under it; its length counts as written."""
+    text = f'{{"{key}": [1, 2]}}'
+    if refused:
+        with pytest.raises(DocumentRefused, match=r"an object key of more than 8 bytes"):
+            loads_bounded(text.encode(), KEYED)
+    else:
+        assert loads_bounded(text.encode(), KEYED) == json.loads(text)
+    assert loads_bounded(f'["{key}"]'.encode(), KEYED) == json.loads(f'["{key}"]')  # a value
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ('{"a": ["x", "\\ud800"]}', "a[1]"),
+        ('{"a": {"b\\udc80": 1}}', "a.b\\udc80"),
+        ('["\\ude00\\ud83d"]', "[0]"),  # a low half before a high one: two lone halves
+        ('["\\ud83d"]', "[0]"),
+    ],
+)
+def test_a_lone_surrogate_is_refused_naming_its_key_path(text: str, where: str) -> None:
+    with pytest.raises(DocumentRefused) as caught:
+        loads_bounded(text.encode())
+    assert str(caught.value) == (
+        f"a lone surrogate at {where}: half of a UTF-16 pair, not Unicode text"
+    )
+
+
+@pytest.mark.parametrize("text", ['["\\ud83d\\ude00"]', '["\\\\ud800"]', '["\\\\\\\\ud800"]'])
+def test_a_surrogate_pair_or_an_escaped_backslash_is_text(text: str) -> None:
+    assert loads_bounded(text.encode()) == json.loads(text)

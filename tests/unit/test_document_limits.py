@@ -89,7 +89,16 @@ def test_a_nested_version_is_that_versions_error_and_the_others_are_judged(
     assert run_set.exit_code == 3
 
 
-@pytest.mark.parametrize("content", [NESTED, WIDE], ids=["nested", "wide"])
+# Issue 51: NaN under a key of 1 MB, which the non-finite scan (non_finite_error) made a
+# 1 MB path of each; and half a UTF-16 pair, which no report could be written with.
+LONG_KEY = b'{"' + b"A" * 1_000_000 + b'": [' + b",".join([b"NaN"] * 200_000) + b"]}"
+LONE_SURROGATE = b'{"variant": {"error": "print() in \\ud800 forward"}}'
+
+
+@pytest.mark.parametrize(
+    "content", [NESTED, WIDE, LONG_KEY, LONE_SURROGATE],
+    ids=["nested", "wide", "long-key", "lone-surrogate"],
+)  # fmt: skip
 def test_a_childs_forged_report_is_its_error(tmp_path: Path, content: bytes) -> None:
     report, error = read_report_file(write(tmp_path / "out.json", content))
     assert report is None

@@ -146,3 +146,23 @@ def test_a_step_work_record_of_another_shape_is_refused(change, where):
     work = step_work()
     change(work)
     assert f"at steps[0].variants[0].{where}" in refused(with_step_work(step_work(), work))
+
+
+def test_a_document_of_non_finite_values_under_long_keys_names_the_first_cut():
+    """Issue 51: every NaN's key path was built whole (200,000 paths of a 1 MB key); now the
+    first 100, each key cut at 40 characters."""
+    long_key = "K" * 4096
+    raw = {long_key: {long_key: [float("nan")] * 50_000}}
+    found = model.non_finite_paths(raw)
+    assert len(found) == 100
+    assert found[0] == (f"{'K' * 40}….{'K' * 40}…[0]", "NaN")
+    message = refused(raw)
+    assert message.endswith("(and at least 99 more)") and len(message) < 400
+
+
+def test_duplicate_names_are_counted_to_the_first_hundred_each_shown_cut():
+    steps = [{"name": "n\n" + "N" * 1000}] * 5000
+    problems = model.duplicate_names({"steps": steps})
+    assert len(problems) == 100
+    assert problems[0].startswith("steps[1].name: duplicate step name 'n\\n")
+    assert all(len(p) < 260 for p in problems)

@@ -4,11 +4,19 @@ against one baseline, with the gate's rules and policy unchanged.
 A version whose result is missing, unreadable or invalid, or whose run failed before it
 wrote one, is a `VersionOutcome` with its error: never a hole in the report. A result
 document is read strictly (schema-validated) before anything of it is shown or posted.
+
+A results folder may be a fork's artifact (`publish --untrusted-results`), so it is read
+within bounds (issue 51: a 200 MB error.txt cost 1 GB, eight 5.5 MB documents 45 CPU-s):
+at most MAX_RESULT_FILES result documents of MAX_RESULT_TOTAL_BYTES in all (over either:
+one line, exit 2, nothing judged); of each error.txt only its last MAX_ERROR_TEXT_BYTES are
+read and its last line shown, cut at MAX_ERROR_LINE_CHARS; a name that is not UTF-8 text
+is that version's error, shown escaped, never written out as it is.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -27,6 +35,14 @@ BASE_SUFFIX = ".base.json"  # a paired run's base beside its result (run/paired.
 # Written by `compilegate matrix` beside (instead of) result.json when a version failed.
 ERROR_NAME = "error.txt"
 _VERSION_FOLDER = re.compile(r"^torch-(?P<version>.+)$")
+# What one run set reads (module docstring). A real matrix is a few versions of documents
+# of 0.3 to 6 MB (docs/security.md); a document is at most 16 MiB (bounded_json.py).
+MAX_RESULT_FILES = 64
+MAX_RESULT_TOTAL_BYTES = 64 << 20
+# The matrix writes error.txt as the log's last 20 lines, then the reason (at most 300
+# characters, cli/matrix_command.py): the report shows the last line.
+MAX_ERROR_TEXT_BYTES = 16 << 10
+MAX_ERROR_LINE_CHARS = 300
 
 
 @dataclass(frozen=True)
@@ -176,17 +192,22 @@ def find_results(
     if results_dir is not None:
         if not results_dir.is_dir():
             raise UsageError(f"--results-dir {results_dir}: no such directory")
-        for entry in sorted(results_dir.iterdir()):
+        found = []
+        for entry in results_dir.iterdir():  # counted as found: the folder may hold millions
             if entry.is_dir():
-                candidates.append((entry / RESULT_NAME, entry.name))
+                found.append((entry / RESULT_NAME, entry.name))
             elif entry.suffix == ".json" and entry.name.startswith("result"):
                 if not entry.name.endswith(BASE_SUFFIX):
-                    candidates.append((entry, entry.stem))
+                    found.append((entry, entry.stem))
+            if len(candidates) + len(found) > MAX_RESULT_FILES:
+                break
+        candidates += sorted(found)
+    _check_run_set_size(candidates, results_dir)
     sources = []
     for path, hint in candidates:
         base = path.with_name(path.stem + BASE_SUFFIX)
         baseline, baseline_error = None, None
-        if paired_bases and base.is_file():
+        if paired_bases and base.is_file() and _is_text(str(base)):
             try:
                 baseline = read_document(base, role="baseline")
             except BaselineError as exc:
@@ -210,20 +231,21 @@ def judge_run_set(
 
 
 def _judge_one(source: ResultSource, baseline: ResultDocument | None) -> VersionOutcome:
-    label = _label(source.label_hint)
+    label = _label(shown_name(source.label_hint))
+    where = shown_name(str(source.path))
+    if not _is_text(str(source.path)):
+        return VersionOutcome(label, where, error=f"{where}: the file's name is not UTF-8 text")
     if not source.path.is_file():
         error_file = source.path.parent / ERROR_NAME
         if error_file.is_file():
-            text = error_file.read_text(encoding="utf-8", errors="replace").strip()
-            why = text.splitlines()[-1] if text else "the run failed"
-            return VersionOutcome(label, str(source.path), error=why)
-        return VersionOutcome(label, str(source.path), missing=True)
+            return VersionOutcome(label, where, error=_last_error_line(error_file))
+        return VersionOutcome(label, where, missing=True)
     if source.baseline_error is not None:
-        return VersionOutcome(label, str(source.path), error=source.baseline_error)
+        return VersionOutcome(label, where, error=source.baseline_error)
     try:
         document = read_document(source.path, role="result")
     except BaselineError as exc:
-        return VersionOutcome(label, str(source.path), error=str(exc))
+        return VersionOutcome(label, where, error=str(exc))
     torch = document.environment.torch
     label = f"torch {torch}" if torch else label
     if source.baseline is not None:  # a paired run's own base
@@ -233,11 +255,65 @@ def _judge_one(source: ResultSource, baseline: ResultDocument | None) -> Version
         verdict = compare_to_baseline(baseline, document)
     return VersionOutcome(
         label,
-        str(source.path),
+        where,
         document=document,
         verdict=verdict,
         accept_label=accept_label_of(baseline),
     )
+
+
+def _check_run_set_size(candidates: Sequence[tuple[Path, str]], results_dir: Path | None) -> None:
+    """UsageError, one line, when the run set passes MAX_RESULT_FILES or
+    MAX_RESULT_TOTAL_BYTES (their sizes from stat: nothing is read)."""
+    where = f"--results-dir {shown_name(str(results_dir))}" if results_dir else "--result"
+    if len(candidates) > MAX_RESULT_FILES:
+        raise UsageError(
+            f"{where}: more than {MAX_RESULT_FILES} result documents, more than a run set "
+            "reads (MAX_RESULT_FILES)"
+        )
+    total_bytes = 0
+    for path, _ in candidates:
+        for file in (path, path.with_name(path.stem + BASE_SUFFIX)):
+            try:
+                total_bytes += file.stat().st_size if file.is_file() else 0
+            except OSError:
+                continue
+    if total_bytes > MAX_RESULT_TOTAL_BYTES:
+        raise UsageError(
+            f"{where}: {total_bytes} bytes of result documents, more than a run set reads "
+            f"({MAX_RESULT_TOTAL_BYTES >> 20} MiB, MAX_RESULT_TOTAL_BYTES)"
+        )
+
+
+def _last_error_line(path: Path) -> str:
+    """The last line of a failed version's error.txt, read from its last
+    MAX_ERROR_TEXT_BYTES only and cut at MAX_ERROR_LINE_CHARS."""
+    try:
+        with open(path, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            handle.seek(max(0, size - MAX_ERROR_TEXT_BYTES))
+            tail = handle.read(MAX_ERROR_TEXT_BYTES)
+    except OSError as exc:
+        return f"the run failed ({ERROR_NAME} unreadable: {exc.strerror or exc})"
+    lines = tail.decode("utf-8", errors="replace").strip().splitlines()
+    if not lines:
+        return "the run failed"
+    line = " ".join(lines[-1].split())
+    return line if len(line) <= MAX_ERROR_LINE_CHARS else line[: MAX_ERROR_LINE_CHARS - 1] + "…"
+
+
+def shown_name(name: str) -> str:
+    """A file name as text: the bytes of a name that is not UTF-8 (a fork's artifact may
+    hold one; the file system hands them over as lone surrogates, which no UTF-8 writer
+    writes) shown escaped, `torch-\\udcff`."""
+    return name.encode("utf-8", errors="backslashreplace").decode("utf-8")
+
+
+def _is_text(name: str) -> bool:
+    return _SURROGATE.search(name) is None
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _label(hint: str) -> str:

@@ -718,9 +718,11 @@ def _version_rows(version: VersionOutcome) -> list[tuple[str, ...]]:
             (label, "-", f"{w.FAIL_ICON} error", w.version_error(version) or "no result", "-", "-")
         ]
     rows: list[tuple[str, ...]] = []
-    verdicts = version.verdict.verdicts if version.verdict is not None else ()
+    by_step: dict[str, list[MetricVerdict]] = {}  # one pass: a result may hold 100,000 steps
+    for verdict in version.verdict.verdicts if version.verdict is not None else ():
+        by_step.setdefault(verdict.step, []).append(verdict)
     for index, step in enumerate(version.document.steps):
-        mine = [r for r in verdicts if r.step == step.name]
+        mine = by_step.get(step.name, [])
         rows.append(
             (
                 label if index == 0 else "",

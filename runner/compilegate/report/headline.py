@@ -172,17 +172,18 @@ def _versions_per_family(
 
 
 def _failing_steps(run_set: RunSetVerdict) -> list[str]:
-    steps: list[str] = []
+    steps: dict[str, None] = {}  # in order, once each (a result may hold 100,000 steps)
     for version in run_set.versions:
         for row in version.verdict.verdicts if version.verdict else ():
-            if row.verdict in w.FAILING and row.step not in steps:
-                steps.append(row.step)
-    return steps
+            if row.verdict in w.FAILING:
+                steps.setdefault(row.step)
+    return list(steps)
 
 
 def _where(run_set: RunSetVerdict) -> str:
     """` on torch 2.4.1 and 2.13.0` (and the steps when only a few failed)."""
-    hit_versions, steps = [], []
+    hit_versions = []
+    steps: dict[str, None] = {}  # in order, once each
     for version in run_set.versions:
         rows = [
             r
@@ -192,9 +193,8 @@ def _where(run_set: RunSetVerdict) -> str:
         if rows or version.document is None or version.overall == "error":
             hit_versions.append(version)
         for row in rows:
-            if row.step not in steps:
-                steps.append(row.step)
-    where = f" in {_and(steps)}" if 0 < len(steps) <= 3 else ""
+            steps.setdefault(row.step)
+    where = f" in {_and(list(steps))}" if 0 < len(steps) <= 3 else ""
     return where + (f" on {torch_list(hit_versions)}" if hit_versions else "")
 
 

@@ -52,6 +52,7 @@ from .model import (
     Tool,
     TorchState,
     Variant,
+    more_found,
     non_finite_paths,
     part_of,
     with_part,
@@ -475,5 +476,5 @@ def non_finite_error(entry: Model | ChildJson, prefix: str = "") -> str | None:
     if not found:
         return None
     key, value = found[0]
-    more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+    more = more_found(found)
     return f"the measurement produced {value} at {prefix}{key}{more}, not a finite number"

@@ -28,10 +28,11 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import itertools
 import math
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
@@ -875,10 +876,9 @@ def check(document: Any, source: str, role: str = "result") -> None:
     non_finite = non_finite_paths(document)
     if non_finite:
         where, value = non_finite[0]
-        more = f" (and {len(non_finite) - 1} more)" if len(non_finite) > 1 else ""
         raise BaselineError(
             f"{source}: not a valid compilegate {role} document: at {where}: {value} is not a "
-            f"finite number (JSON has no NaN or Infinity){more}"
+            f"finite number (JSON has no NaN or Infinity){more_found(non_finite)}"
         )
     may_lack = KEYS_OLD_BASELINES_LACK if role == "baseline" else ()
     problems = validation_errors(document, role, may_lack=may_lack) + duplicate_names(document)
@@ -893,38 +893,70 @@ def check(document: Any, source: str, role: str = "result") -> None:
         )
 
 
-def non_finite_paths(document: Any, path: tuple[Any, ...] = ()) -> list[tuple[str, str]]:
-    """(key path, `NaN`/`Infinity`/`-Infinity`) of every number JSON cannot carry."""
+def non_finite_paths(document: Any, max_found: int = MAX_ERRORS) -> list[tuple[str, str]]:
+    """(key path, `NaN`/`Infinity`/`-Infinity`) of the numbers JSON cannot carry: the first
+    `max_found`, in document order (a hostile document holds one a value: 200,000 paths of a
+    1 MB key were 200 GB, issue 51). Memory: those paths, each bounded (format_key_path)."""
+    found = itertools.islice(_non_finite(document, []), max_found)
+    return [(format_key_path(path), token) for path, token in found]
+
+
+def more_found(found: list[tuple[str, str]], max_found: int = MAX_ERRORS) -> str:
+    """` (and 3 more)` of what non_finite_paths found beyond the first; `at least` once it
+    stopped counting."""
+    if len(found) >= max_found:
+        return f" (and at least {max_found - 1} more)"
+    return f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+
+
+def _non_finite(document: Any, path: list[Any]) -> Iterator[tuple[tuple[Any, ...], str]]:
     if isinstance(document, float) and not math.isfinite(document):
         token = "NaN" if math.isnan(document) else ("Infinity" if document > 0 else "-Infinity")
-        return [(format_key_path(path), token)]
+        yield tuple(path), token
+        return
     items: Any = ()
     if isinstance(document, dict):
         items = document.items()
     elif isinstance(document, list):
         items = enumerate(document)
-    return [found for key, value in items for found in non_finite_paths(value, (*path, key))]
+    for key, value in items:
+        path.append(key)
+        yield from _non_finite(value, path)
+        path.pop()
 
 
-def duplicate_names(document: Any) -> list[str]:
-    """Step names and variant ids must be unique: they are what a comparison matches on."""
+def duplicate_names(document: Any, max_found: int = MAX_ERRORS) -> list[str]:
+    """Step names and variant ids must be unique: they are what a comparison matches on.
+    The first `max_found` duplicates, each name cut to a line's worth (a name that is not
+    a string is the schema's to refuse)."""
     if not isinstance(document, dict) or not isinstance(document.get("steps"), list):
         return []
-    problems = []
-    seen_steps: set[object] = set()
-    for index, step in enumerate(document["steps"]):
-        name = step.get("name") if isinstance(step, dict) else None
-        if name in seen_steps:
-            problems.append(f"steps[{index}].name: duplicate step name {name!r}")
-        seen_steps.add(name)
-        seen_variants: set[object] = set()
-        variants = step.get("variants", []) if isinstance(step, dict) else []
+    return list(itertools.islice(_duplicates(document["steps"]), max_found))
+
+
+def _duplicates(steps: list[Any]) -> Iterator[str]:
+    seen_steps: set[str] = set()
+    for index, step in enumerate(steps):
+        if not isinstance(step, dict):
+            continue
+        name = step.get("name")
+        if isinstance(name, str):
+            if name in seen_steps:
+                yield f"steps[{index}].name: duplicate step name {_shown(name)}"
+            seen_steps.add(name)
+        seen_variants: set[str] = set()
+        variants = step.get("variants")
         for v_index, variant in enumerate(variants if isinstance(variants, list) else []):
             vid = variant.get("id") if isinstance(variant, dict) else None
-            if vid in seen_variants:
-                problems.append(f"steps[{index}].variants[{v_index}].id: duplicate variant {vid!r}")
-            seen_variants.add(vid)
-    return problems
+            if isinstance(vid, str):
+                if vid in seen_variants:
+                    yield f"steps[{index}].variants[{v_index}].id: duplicate variant {_shown(vid)}"
+                seen_variants.add(vid)
+
+
+def _shown(name: object) -> str:
+    """A name as a message shows it: its repr (one line), cut at MAX_DETAIL_CHARS."""
+    return _one_line(repr(name)[: MAX_DETAIL_CHARS + 1])
 
 
 def _one_line(message: str) -> str:

@@ -6,12 +6,15 @@ The step (examples/test_steps/forges_its_result.py) writes /out/result.json as 4
 `matrix --backend docker` parsed the file whole: 2.6 GB of RSS and 19 s of CPU for the 48
 MiB (the cap was 256 MiB: ~13 GB reachable), a RecursionError (exit 3, no report) for the
 nesting. Now: the version is an error naming the limit, the report is written, and the
-host's memory is an idle CLI's.
+host's memory is an idle CLI's. Issue 51: a 1.1 MB result within every limit, NaN under
+31 keys of 4 KB, cost the host 2.8 GB (every NaN's key path built whole, 31 GB in all): now
+the first paths, each cut, and the same bounded memory.
 """
 
 from __future__ import annotations
 
 import os
+import resource
 import subprocess
 import sys
 from pathlib import Path
@@ -25,10 +28,22 @@ from repo_helpers import REPO_ROOT
 pytestmark = pytest.mark.docker
 
 
+# The host CLI's address space: the code before issue 51 grew to 22 GB on the long-keys
+# forgery until the kernel's OOM killer stopped it (and whatever else it chose).
+MEMORY_CAP_BYTES = 4 << 30
+
+
 def run_measured(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, str, int]:
-    """Exit code, output and the process's peak RSS in bytes (wait4: its own)."""
+    """Exit code, output and the process's peak RSS in bytes (wait4: its own), under an
+    address-space cap."""
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP_BYTES, MEMORY_CAP_BYTES))
+
     with open(cwd / "output.txt", "w+b") as out:
-        process = subprocess.Popen(command, cwd=cwd, env=env, stdout=out, stderr=out)
+        process = subprocess.Popen(
+            command, cwd=cwd, env=env, stdout=out, stderr=out, preexec_fn=cap
+        )
         _, status, usage = os.wait4(process.pid, 0)
         process.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
@@ -40,8 +55,9 @@ def run_measured(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[in
     [
         (f"wide:{48 << 20}", "result.json refused: larger than 16777216 bytes"),
         ("nested", "result file refused: nested deeper than 32 levels (max_depth)"),
+        ("long-keys", "not a valid compilegate result document: at 00AAAA"),
     ],
-    ids=["wide-48MiB", "nested"],
+    ids=["wide-48MiB", "nested", "long-keys"],
 )
 def test_a_forged_result_is_refused_in_bounded_memory_and_reported(
     local_torch_image: Any, base_image: str, tmp_path: Path, shape: str, refusal: str
