@@ -13,24 +13,24 @@ import json
 import os
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ..errors import UsageError
-from ..gate.run_set import RunSetVerdict
-from ..gate.verdict import Acceptance
-from ..github.acceptance import check_acceptance
-from ..github.actions_env import ActionsContext
+from ..github.actions_env import PULL_REQUEST_EVENTS, ActionsContext
+from ..github.event_fields import MissingEventField, event_text
 from ..github.publish import make_client, publish
+from ..github.rehearsal import load_saved_comments, load_saved_pull_request
 from ..github.sticky_comment import GITHUB_ACTIONS_LOGIN
-from ..report.acceptance_words import acceptance_words
 from ..report.annotations import annotations_for
 from ..report.comment import render_comment
 from ..report.links import LinkContext
 from ..report.verdict_json import run_set_json
+from .publish_acceptance import with_acceptance
 from .report_commands import add_run_set_arguments, build_run_set, checked_marker
 
+Loaded = TypeVar("Loaded")
 _LOGIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,98})(?:\[bot\])?")
 
 
@@ -87,13 +87,32 @@ def add_parser(subparsers: Any) -> None:
         metavar="FILE",
         help="with --dry-run: a saved event payload (e.g. a pull_request `labeled` event): "
         "the repository, pull request and commit are read from it, no GITHUB_* variables "
-        "needed; says what the accept label would change",
+        "needed; runs the real acceptance check on it and says what it would decide, and "
+        "why",
     )
     cmd.add_argument(
         "--event-name",
         default="pull_request",
         metavar="NAME",
         help="with --event: the event the payload is of (default: pull_request)",
+    )
+    cmd.add_argument(
+        "--saved-pull-request",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="with --dry-run: a saved answer of GET /repos/{owner}/{repo}/pulls/{number}, "
+        "GitHub's view of the pull request the acceptance check reads (default: assumed "
+        "from the event, and said)",
+    )
+    cmd.add_argument(
+        "--saved-comments",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="with --dry-run: a saved answer of GET /repos/{owner}/{repo}/issues/{number}/"
+        "comments (every page in one JSON list), where a fork's acceptance record is read "
+        "(default: assumed none, and said)",
     )
     cmd.set_defaults(func=command_publish)
 
@@ -124,12 +143,14 @@ def command_publish(args: argparse.Namespace) -> int:
     checked_marker(args.comment_key)  # a bad key is a usage error before anything runs
     author = checked_comment_author(args.comment_author)
     environ: Mapping[str, str] = os.environ
+    saved = args.saved_pull_request or args.saved_comments
+    if (args.event is not None or saved) and not args.dry_run:
+        flag = "--event" if args.event is not None else "--saved-pull-request/--saved-comments"
+        raise UsageError(
+            f"{flag} FILE rehearses a publish: use it with --dry-run (a real publish reads "
+            "the event GitHub gives the step, and asks GitHub)"
+        )
     if args.event is not None:
-        if not args.dry_run:
-            raise UsageError(
-                "--event FILE rehearses a publish: use it with --dry-run (a real publish reads "
-                "the event GitHub gives the step)"
-            )
         environ = {**_environ_of_event(args.event, args.event_name), args.token_env: ""}
     context = ActionsContext.from_environ(environ, token_env=args.token_env)
     if args.pr is not None:
@@ -146,8 +167,13 @@ def command_publish(args: argparse.Namespace) -> int:
         if why_not:
             sys.stdout.write(f"compilegate: no comment: {why_not}\n")
             post_comment = False
-    run_set = _with_acceptance(
-        context, build_run_set(args), dry_run=args.dry_run, record_author=author
+    run_set = with_acceptance(
+        context,
+        build_run_set(args),
+        dry_run=args.dry_run,
+        record_author=author,
+        saved_pull=_saved(args.saved_pull_request, load_saved_pull_request),
+        saved_comments=_saved(args.saved_comments, load_saved_comments),
     )
     links = dataclasses.replace(
         LinkContext.from_environ(os.environ),
@@ -173,75 +199,32 @@ def command_publish(args: argparse.Namespace) -> int:
     return run_set.exit_code
 
 
-def _with_acceptance(
-    context: ActionsContext,
-    run_set: RunSetVerdict,
-    *,
-    dry_run: bool = False,
-    record_author: str | None = None,
-) -> RunSetVerdict:
-    """The run set with its regressions accepted where a maintainer applied the base side's
-    label to this pull request, verified from the event and GitHub (github/acceptance.py);
-    one line on stdout says what was accepted, or why not."""
-    labels = run_set.labels_to_accept()
-    if not labels:
-        return run_set
-    if context.pull_request is None or context.event_path is None:
-        sys.stdout.write("compilegate: no acceptance: this event names no pull request\n")
-        return run_set
-    try:
-        payload = json.loads(context.event_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        sys.stdout.write(f"compilegate: no acceptance: GITHUB_EVENT_PATH unreadable ({exc})\n")
-        return run_set
-    if dry_run:
-        sys.stdout.write(
-            f"compilegate publish --dry-run: would check {', '.join(labels)} with GET "
-            f"/repos/{context.repository}/pulls/{context.pull_request.number}\n"
-        )
-        for label in labels:
-            rehearsed = run_set.accepted([Acceptance(label, "maintainer", context.head_sha)])
-            sys.stdout.write(
-                f'compilegate publish --dry-run: "{label}" applied by a maintainer at '
-                f"{context.head_sha[:12]} would make the verdict {run_set.overall} → "
-                f"{rehearsed.overall} (exit {run_set.exit_code} → {rehearsed.exit_code}); "
-                f'"{label}: METRIC, …" accepts only the rows it names\n'
-            )
-        return run_set
-    client = make_client(context)
-    acceptances = []
-    for label in labels:
-        check = check_acceptance(
-            context.event_name,
-            payload if isinstance(payload, dict) else {},
-            label,
-            client,
-            context.repository,
-            context.pull_request.number,
-            record_author=record_author,
-        )
-        if check.acceptance is None:
-            sys.stdout.write(f'compilegate: "{label}" accepts nothing: {check.why_not}\n')
-        else:
-            acceptances.append(check.acceptance)
-            accepted = acceptance_words(check.acceptance)
-            sys.stdout.write(f"compilegate: regressions accepted by {accepted}\n")
-    return run_set.accepted(acceptances)
-
-
 def _environ_of_event(path: Path, event_name: str) -> dict[str, str]:
     """The variables GitHub would give a step for this saved event: repository, API and
-    server URLs from the payload's repository, the commit from its pull request."""
+    server URLs from the payload's repository, the commit from its pull request. A key it
+    lacks is named by its path (`repository.url`), in one line."""
     try:
         payload = json.loads(path.read_text(encoding="utf-8"))
-        repository = payload["repository"]
-        name = str(repository["full_name"])
-        api_url = str(repository["url"]).removesuffix(f"/repos/{name}")
-        server_url = str(repository["html_url"]).removesuffix(f"/{name}")
-        pull = payload.get("pull_request") or {}
-        sha = str((pull.get("head") or {}).get("sha") or payload.get("after") or "0" * 40)
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise UsageError(f"--event {path}: not a usable event payload ({exc!r})") from None
+    except OSError as exc:
+        raise UsageError(f"--event {path}: cannot read it ({exc.strerror or exc})") from None
+    except ValueError as exc:
+        raise UsageError(f"--event {path}: not valid JSON ({exc})") from None
+    if not isinstance(payload, dict):
+        raise UsageError(f"--event {path}: the event payload is not a JSON object")
+    try:
+        name = event_text(payload, "repository.full_name")
+        api_url = event_text(payload, "repository.url").removesuffix(f"/repos/{name}")
+        server_url = event_text(payload, "repository.html_url").removesuffix(f"/{name}")
+        if event_name in PULL_REQUEST_EVENTS:
+            sha = event_text(payload, "pull_request.head.sha")
+        elif event_name == "workflow_run":
+            sha = event_text(payload, "workflow_run.head_sha")
+        else:
+            sha = str(payload.get("after") or "0" * 40)
+    except MissingEventField as exc:
+        raise UsageError(
+            f"--event {path}: not a usable {event_name} event payload: {exc}"
+        ) from None
     return {
         "GITHUB_REPOSITORY": name,
         "GITHUB_EVENT_NAME": event_name,
@@ -250,6 +233,11 @@ def _environ_of_event(path: Path, event_name: str) -> dict[str, str]:
         "GITHUB_API_URL": api_url,
         "GITHUB_SERVER_URL": server_url,
     }
+
+
+def _saved(path: Path | None, load: Callable[[Path], Loaded]) -> tuple[Path, Loaded] | None:
+    """A saved GitHub answer for a dry run, read now: a bad one is a usage error first."""
+    return None if path is None else (path, load(path))
 
 
 def _keep_report(args: argparse.Namespace, run_set: Any, markdown: str) -> Path:

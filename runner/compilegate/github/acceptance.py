@@ -32,15 +32,25 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from ..gate.acceptance import label_accepts
 from ..gate.verdict import Acceptance
-from .acceptance_record import AcceptanceRecord, newest_record, write_record
+from .acceptance_record import AcceptanceRecord, CommentReader, newest_record, write_record
 from .client import GitHubClient
 from .errors import GitHubError
+from .event_fields import MissingEventField, event_object, event_text
+from .models import PullRequest
 
 PULL_REQUEST_EVENTS = ("pull_request", "pull_request_target")
+
+
+class AcceptanceReader(CommentReader, Protocol):
+    """The reads an acceptance needs: GitHubClient in a real publish; in a dry run, GitHub's
+    answers stated as assumptions or read from saved payloads (github/rehearsal.py), so
+    both run the same check."""
+
+    def get_pull_request(self, repo: str, pull_number: int) -> PullRequest: ...
 
 
 @dataclass(frozen=True)
@@ -55,7 +65,7 @@ def check_acceptance(
     event_name: str,
     payload: Mapping[str, Any],
     accept_label: str,
-    client: GitHubClient | None,
+    client: AcceptanceReader | None,
     repository: str,
     pull_number: int,
     *,
@@ -66,8 +76,8 @@ def check_acceptance(
     wrote it."""
     try:
         claimed = _claim(event_name, payload, accept_label)
-    except (KeyError, TypeError, ValueError) as exc:
-        return AcceptanceCheck(None, f"the {event_name} payload is not usable ({exc!r})")
+    except MissingEventField as exc:
+        return AcceptanceCheck(None, f"the {event_name} payload is not usable: {exc}")
     if isinstance(claimed, str):
         return AcceptanceCheck(None, claimed)
     if client is None:
@@ -120,25 +130,24 @@ def _claim(event_name: str, payload: Mapping[str, Any], accept_label: str) -> _C
     if event_name in PULL_REQUEST_EVENTS:
         if payload.get("action") != "labeled":
             return f"a {event_name} event of action {payload.get('action')!r}, not `labeled`"
-        label = str(payload["label"]["name"])
+        label = event_text(payload, "label.name")
         if not label_accepts(label, accept_label):
             return f'the label applied is "{label}", not "{accept_label}"'
-        sender = payload["sender"]
+        sender = event_object(payload, "sender")
         if sender.get("type") != "User":
             kind, login = sender.get("type"), sender.get("login")
             return f"the label was applied by {kind} @{login}, not by a person"
-        pull = payload["pull_request"]
         return _Claim(
-            login=str(sender["login"]),
-            commit=str(pull["head"]["sha"]),
+            login=event_text(payload, "sender.login"),
+            commit=event_text(payload, "pull_request.head.sha"),
             label=label,
-            author=pull["user"]["login"],
+            author=event_text(payload, "pull_request.user.login"),
         )
     if event_name == "workflow_run":
-        run = payload["workflow_run"]
-        if run["event"] != "pull_request":
-            return f"the triggering run was started by {run['event']}, not by a pull request"
-        return _Claim(login="", commit=str(run["head_sha"]), label=None)
+        run_event = event_text(payload, "workflow_run.event")
+        if run_event != "pull_request":
+            return f"the triggering run was started by {run_event}, not by a pull request"
+        return _Claim(login="", commit=event_text(payload, "workflow_run.head_sha"), label=None)
     return f"a {event_name} event cannot accept"
 
 

@@ -30,15 +30,25 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Protocol
 
 from ..report.escape import code_span, inert
 from .client import GitHubClient
+from .models import IssueComment
 from .sticky_comment import CommentOutcome, is_ours, upsert_sticky_comment
 
 RECORD_MARKER = "<!-- compilegate: acceptance record -->"
 _RECORD_LINE = re.compile(r"<!-- (\{.*\}) -->")
 _SHA = re.compile(r"[0-9a-f]{40}")
+
+
+class CommentReader(Protocol):
+    """Lists a pull request's comments: GitHubClient, or a dry run's rehearsal
+    (github/rehearsal.py)."""
+
+    def iter_issue_comments(self, repo: str, issue_number: int) -> Iterator[IssueComment]: ...
 
 
 @dataclass(frozen=True)
@@ -103,7 +113,7 @@ def write_record(
 
 
 def newest_record(
-    client: GitHubClient, repo: str, pull_number: int, *, author_login: str | None = None
+    client: CommentReader, repo: str, pull_number: int, *, author_login: str | None = None
 ) -> AcceptanceRecord | None:
     """The record in the newest record comment `author_login` (None: `github-actions[bot]`)
     wrote on the pull request, or None: anyone else's is ignored."""

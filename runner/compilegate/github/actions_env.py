@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 
 from ..errors import UsageError
 from ..report.workflow_annotation import LEVELS, Annotation
+from .event_fields import MissingEventField, event_number, event_object
 
 PULL_REQUEST_EVENTS = frozenset({"pull_request", "pull_request_target"})
 STEP_SUMMARY_LIMIT_BYTES = 1024 * 1024
@@ -172,37 +173,34 @@ def _pull_request_of(
         return None
     try:
         if event_name in PULL_REQUEST_EVENTS:
-            pr = payload["pull_request"]
-            head, base = pr["head"], pr["base"]
+            head = event_object(payload, "pull_request.head")
+            base = event_object(payload, "pull_request.base")
             return PullRequestRef(
-                number=_positive(pr["number"]),
+                number=event_number(payload, "pull_request.number"),
                 head_sha=head.get("sha"),
                 head_repo=(head.get("repo") or {}).get("full_name"),
                 base_repo=(base.get("repo") or {}).get("full_name"),
             )
         if event_name == "workflow_run":
-            run = payload["workflow_run"]
+            run = event_object(payload, "workflow_run")
             prs = run.get("pull_requests") or []
             if not prs:
                 return None
             return PullRequestRef(
-                number=_positive(prs[0]["number"]),
+                number=event_number(payload, "workflow_run.pull_requests[0].number"),
                 head_sha=run.get("head_sha"),
                 head_repo=(run.get("head_repository") or {}).get("full_name"),
                 base_repo=(run.get("repository") or {}).get("full_name"),
             )
-    except (KeyError, TypeError, AttributeError, ValueError) as exc:
+    except MissingEventField as exc:
         raise UsageError(
-            f"GITHUB_EVENT_PATH {path}: not a usable {event_name} payload ({exc!r} missing "
-            "or malformed)"
-        ) from exc
+            f"GITHUB_EVENT_PATH {path}: not a usable {event_name} payload: {exc}"
+        ) from None
+    except (TypeError, AttributeError) as exc:
+        raise UsageError(
+            f"GITHUB_EVENT_PATH {path}: not a usable {event_name} payload ({exc})"
+        ) from None
     return None
-
-
-def _positive(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"number {value!r}")
-    return value
 
 
 # --- Job summary and step outputs ------------------------------------------------------------

@@ -36,6 +36,7 @@ from .links import LinkContext
 from .note_words import note_words
 from .row_cells import ROW_HEADER, row_cells
 from .row_words import row_message
+from .row_words.moved_counts import moved_within_tolerance
 from .speeds import variant_pays_off, variant_speed
 from .step_bound_words import bound_sentence
 from .tables import markdown_table
@@ -245,7 +246,8 @@ def gate_rows(version: VersionOutcome) -> list[list[str]]:
         cells = list(row_cells(version, row, False, why_below=True))
         if row.metric not in ("step", "variant"):
             cells[1] = w.metric_name(row.metric)
-        verdict = f"{w.icon(row.verdict)} {w.verdict_word(row.verdict)}".strip()
+        icon = w.icon(row.verdict) or (w.LOOK_ICON if moved_within_tolerance(row) else "")
+        verdict = f"{icon} {w.verdict_word(row.verdict)}".strip()
         rows.append([*cells, verdict if w.gated(row) else "reported, not gated"])
     return rows
 

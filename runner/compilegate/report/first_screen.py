@@ -4,7 +4,8 @@
     context     head vs baseline commit, torch versions, the runner, links to the run
     versions    one row per torch version × step: gate, what failed, compiled vs eager (best),
                 when compiling pays off
-    attention   every failing and every inconclusive gate row: value, change, threshold, noise;
+    attention   every failing and every inconclusive gate row, and every passing one whose
+                exact counts moved (⚠️): value, change, threshold, noise;
                 a row alike on several versions said once, with its versions
     reasons     why each failing code metric failed, in torch's words: a graph break's
                 file:line and reason, the count that grew, the worst tensor
@@ -41,6 +42,7 @@ from .row_cells import ROW_HEADER, row_cells
 from .row_words import row_message
 from .row_words.compile_cost import CountMoved, PastLimit, counts_past_limit
 from .row_words.diagnostics import break_reasons_said, count_detail, new_break_site, place_name
+from .row_words.moved_counts import moved_within_tolerance
 from .row_words.speed import compares_fastest_iterations
 from .speeds import best_speed_text, estimator_text, pays_off_text, variant_speed
 from .tables import fit_table, markdown_table, wrap_words
@@ -373,7 +375,11 @@ def _version_label(version: VersionOutcome) -> str:
 
 
 def _needs_a_look(row: MetricVerdict) -> bool:
-    return row.verdict in w.FAILING or row.verdict in ("inconclusive", "accepted")
+    """Failing, inconclusive, accepted: and a pass whose exact counts moved (they are
+    shown whenever they move: row_words/moved_counts.py)."""
+    if row.verdict in w.FAILING or row.verdict in ("inconclusive", "accepted"):
+        return True
+    return moved_within_tolerance(row) is not None
 
 
 def _attention(run_set: RunSetVerdict) -> tuple[AttentionRow, ...]:

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from ..gate.run_set import RunSetVerdict, VersionOutcome
 from . import wording as w
 from .acceptance_words import acceptance_words
+from .row_words.moved_counts import MovedCount, MovedWithinTolerance, moved_within_tolerance
 from .wording import and_list as _and
 from .wording import plain_torch as _plain_torch
 
@@ -40,12 +41,15 @@ def headline_of(run_set: RunSetVerdict) -> tuple[str, str]:
             return w.FAIL_ICON, f"fails: the run failed on {torch_list(broken)}"
         return "", f"measured only, no baseline to compare with ({torch_list(versions)})"
     by_family: dict[str, dict[str, set[str]]] = {}
+    moved = _moved_counts(judged)
     for version in judged:
         assert version.verdict is not None
         failed = {r.metric for r in version.verdict.verdicts if r.verdict in w.FAILING}
         for row in version.verdict.verdicts:
             if not w.gated(row):
                 continue  # reported beside the others, never judged: it decides nothing
+            if moved_within_tolerance(row) is not None:
+                continue  # a count that moved is never "unchanged": said in `moved`
             name = w.row_family(row)
             if row.verdict in w.FAILING and row.metric in w.NAMED_WHEN_ALONE:
                 # A family is named failing only for what failed: a fallback to eager
@@ -65,7 +69,10 @@ def headline_of(run_set: RunSetVerdict) -> tuple[str, str]:
     accepted_text = f"{_and(accepted)} worse, {_accepted_by(judged)}" if accepted else ""
     if broken and "the run" not in failing:
         failing.append("the run")
-    rest = _rest(by_family, failing + unclear + accepted)
+    rest = _rest(by_family, failing + unclear + accepted + list(moved))
+    moved_text = "; ".join(f"{family} moved: {said}" for family, said in moved.items())
+    if moved_text and (failing or unclear or accepted_text):
+        rest = [moved_text, *rest]
     if len(failing) == 1 and failing[0] in w.FAILING_ALONE:
         rest_text = "".join(f"; {part}" for part in rest)
         return w.FAIL_ICON, f"fails: {w.FAILING_ALONE[failing[0]]}{_where(run_set)}{rest_text}"
@@ -100,7 +107,34 @@ def headline_of(run_set: RunSetVerdict) -> tuple[str, str]:
         where = torch_list([v for v in judged if v.overall == "inconclusive"])
         head = f"passes, but {_and(unclear)} could not be judged on {where}: inside the noise"
         return w.LOOK_ICON, "; ".join([head, *rest])
+    if moved_text:
+        return w.LOOK_ICON, "; ".join([f"passes, but {moved_text}", *rest])
     return "", "passes: " + "; ".join(rest or ["nothing compared"])
+
+
+def _moved_counts(judged: Sequence[VersionOutcome]) -> dict[str, str]:
+    """Per family (`step work`, `compile work`), the exact counts that moved in its passing
+    rows, within the tolerance (row_words/moved_counts.py): the largest move of each count
+    across variants and versions, `ATen ops +34 (+1.0 %), FLOPs +8,000 (+<0.1 %), within
+    the 2 % tolerance`."""
+    largest: dict[str, dict[str, MovedCount]] = {}
+    tolerance: dict[str, float] = {}
+    for version in judged:
+        assert version.verdict is not None
+        for row in version.verdict.verdicts:
+            found = moved_within_tolerance(row)
+            if found is None:
+                continue
+            family = w.metric_name(row.metric)
+            tolerance[family] = found.tolerance_pct
+            counts = largest.setdefault(family, {})
+            for count in found.counts:
+                if count.name not in counts or abs(count.delta) > abs(counts[count.name].delta):
+                    counts[count.name] = count
+    return {
+        family: MovedWithinTolerance(tuple(counts.values()), tolerance[family]).words()
+        for family, counts in largest.items()
+    }
 
 
 def _accepted_by(judged: Sequence[VersionOutcome]) -> str:

@@ -4,7 +4,8 @@ what their noise supports. Shared by the PR comment and the terminal, so both sa
 Icons have one meaning each, in the comment and in the terminal:
 
     ❌  this fails the job (a regression, an error, something the gate could not judge)
-    ⚠️  this does not fail the job but needs a look (inside the noise: rerun to decide)
+    ⚠️  this does not fail the job but needs a look (inside the noise: rerun to decide; an
+        exact count that moved within its tolerance: row_words/moved_counts.py)
 
 Nothing else gets an icon: a pass is the word "pass", an improvement the word "better", and
 a speed is a number with its interval, never a green tick (a variant 0.92× as fast as eager

@@ -10,6 +10,7 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
 from fake_github import EVENT_FILE, REPO, FakeGitHub
 from test_acceptance import base_doc, regressed_doc
 from test_publish_command import publish_cli, write
@@ -184,8 +185,8 @@ def test_a_dry_run_with_a_saved_event_rehearses_the_label(tmp_path: Path) -> Non
     )  # fmt: skip
     assert done.returncode == 1, done.stdout + done.stderr  # the gate's verdict, unaccepted
     assert (
-        f'"{LABEL}" applied by a maintainer at {LABELLED[:12]} would make the verdict '
-        "regression → accepted (exit 1 → 0)"
+        f'regressions would be accepted by @{MAINTAINER} (label "{LABEL}") at {LABELLED[:12]}: '
+        "the verdict regression → accepted (exit 1 → 0)"
     ) in done.stdout
     assert "nothing is sent" in done.stdout
     refused = subprocess.run(
@@ -226,3 +227,141 @@ def test_a_record_by_another_app_is_ignored_and_never_edited(
     done = publish_fork_run(tmp_path, fake_github, LABELLED)
     assert done.returncode == 0, done.stdout + done.stderr
     assert fake_github.violations == []
+
+
+def dry_run_publish(tmp_path: Path, event: Path, *extra: str):
+    """`publish --dry-run --event FILE` as a user rehearses it: no GITHUB_* variables, no
+    token, nothing sent."""
+    import os
+    import subprocess
+
+    env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(RUNNER)}
+    return subprocess.run(
+        [sys.executable, "-m", "compilegate", "publish", "--dry-run", "--event", str(event),
+         "--results-dir", str(tmp_path / "results"), "--baseline", str(tmp_path / "baseline.json"),
+         *extra],
+        capture_output=True, text=True, env=env, check=False, timeout=120,
+    )  # fmt: skip
+
+
+def real_decision(stdout: str) -> str:
+    """What the real publish decided for LABEL: `accepted by …` or the reason it refused."""
+    for line in stdout.splitlines():
+        if line.startswith(f'compilegate: "{LABEL}" accepts nothing: '):
+            return "refused: " + line.split("accepts nothing: ", 1)[1]
+        if line.startswith("compilegate: regressions accepted by "):
+            return "accepted by " + line.split("accepted by ", 1)[1]
+    raise AssertionError(f"the real publish decided nothing:\n{stdout}")
+
+
+def rehearsed_decision(stdout: str) -> str:
+    """What the dry run says the real publish would decide, in the real publish's words."""
+    for line in stdout.splitlines():
+        if line.startswith(f'compilegate publish --dry-run: "{LABEL}" would accept nothing: '):
+            why = line.split("would accept nothing: ", 1)[1]
+            return "refused: " + why.rsplit("; the verdict stays ", 1)[0]
+        if line.startswith("compilegate publish --dry-run: regressions would be accepted by "):
+            return "accepted by " + line.split("accepted by ", 1)[1].split(": the verdict ")[0]
+    raise AssertionError(f"the dry run decided nothing:\n{stdout}")
+
+
+def event_variant(tmp_path: Path, case: str) -> Path:
+    """The events of issue 54, finding 1: a correct `labeled` event, a `bug` label, a
+    `synchronize` event, the label applied by the pull request's own author, and by a bot."""
+    if case == "synchronize":
+        payload = copy.deepcopy(json.loads(EVENT_FILE.read_text()))
+        payload.update(number=PR)
+        payload["pull_request"].update(number=PR)
+        payload["pull_request"]["user"] = dict(payload["pull_request"]["user"], login=AUTHOR)
+        payload["pull_request"]["head"]["sha"] = LABELLED
+        return write(tmp_path / "synchronize.json", payload)
+    label = "bug" if case == "bug label" else LABEL
+    payload = json.loads(labeled_event(tmp_path, label, LABELLED).read_text())
+    if case == "by the author":
+        payload["sender"]["login"] = AUTHOR
+    if case == "by a bot":
+        payload["sender"].update(login="renovate[bot]", type="Bot")
+    return write(tmp_path / f"{case.replace(' ', '-')}.json", payload)
+
+
+@pytest.mark.parametrize(
+    "case", ["labeled", "bug label", "synchronize", "by the author", "by a bot"]
+)
+def test_the_dry_run_decides_what_the_real_publish_decides(
+    tmp_path: Path, fake_github: FakeGitHub, case: str
+):
+    """Issue 54, finding 1: `publish --dry-run --event FILE` said a `bug` label, a
+    `synchronize` event and the author's own label "would make the verdict regression →
+    accepted": its branch returned before the acceptance check ran. Now the dry run runs
+    that check on the event, and decides what the real publish decides, for the same
+    reason, with GitHub's answer assumed from the event and said."""
+    documents(tmp_path)
+    event = event_variant(tmp_path, case)
+    label = json.loads(event.read_text()).get("label", {}).get("name")
+    fake_github.open_pull_request(
+        PR, LABELLED, REPO, labels=(label,) if label else (), author=AUTHOR
+    )
+    real = publish_labelled(tmp_path, fake_github, event)
+    rehearsed = dry_run_publish(tmp_path, event)
+    assert rehearsed.returncode == 1, rehearsed.stdout + rehearsed.stderr  # nothing accepted
+    assert real_decision(real.stdout) == rehearsed_decision(rehearsed.stdout)
+    accepted = case == "labeled"
+    assert real.returncode == (0 if accepted else 1), real.stdout + real.stderr
+    assert ("the verdict regression → accepted (exit 1 → 0)" in rehearsed.stdout) is accepted, (
+        rehearsed.stdout
+    )
+    if case in ("labeled", "by the author"):  # GitHub was asked: the answer assumed is said
+        assert f"GET /repos/{REPO}/pulls/{PR}: assumed open, head {LABELLED[:12]}" in (
+            rehearsed.stdout
+        )
+
+
+def test_a_saved_answer_of_github_shows_a_push_after_the_label(
+    tmp_path: Path, fake_github: FakeGitHub
+):
+    """The `labeled` event alone cannot show a later push: with GitHub's saved answer of
+    pulls/get (`--saved-pull-request`), the dry run refuses the commit the real publish
+    refuses, for the same reason; a saved answer missing a key is named by its path."""
+    documents(tmp_path)
+    event = labeled_event(tmp_path, LABEL, LABELLED)
+    fake_github.open_pull_request(PR, LABELLED, REPO, labels=(LABEL,), author=AUTHOR)
+    fake_github.push(PR, PUSHED)
+    saved = write(tmp_path / "pull.json", fake_github.pulls[PR])
+    real = publish_labelled(tmp_path, fake_github, event)
+    rehearsed = dry_run_publish(tmp_path, event, "--saved-pull-request", str(saved))
+    decision = real_decision(real.stdout)
+    assert decision == rehearsed_decision(rehearsed.stdout)
+    assert f"moved to {PUSHED[:12]} after the labelled commit {LABELLED[:12]}" in decision
+    assert f"pulls/{PR}: answered from the saved {saved}" in rehearsed.stdout
+    broken = json.loads(saved.read_text())
+    del broken["head"]["sha"]
+    rehearsed = dry_run_publish(
+        tmp_path, event, "--saved-pull-request", str(write(tmp_path / "broken.json", broken))
+    )
+    assert rehearsed.returncode == 2, rehearsed.stdout + rehearsed.stderr
+    (line,) = rehearsed.stderr.strip().splitlines()
+    assert "broken.json: not a pulls/get answer: `head.sha` is missing" in line
+
+
+@pytest.mark.parametrize(
+    ("key_path", "drop"),
+    [
+        ("repository.url", lambda payload: payload["repository"].pop("url")),
+        ("pull_request.head.sha", lambda payload: payload["pull_request"]["head"].pop("sha")),
+        ("pull_request.number", lambda payload: payload["pull_request"].pop("number")),
+    ],
+)
+def test_a_hand_written_event_missing_a_key_is_named_by_its_path(
+    tmp_path: Path, key_path: str, drop
+):
+    """Issue 54, finding 8: an event written by hand and missing `repository.url` gave "not
+    a usable event payload (KeyError('url'))", naming no object or key path."""
+    documents(tmp_path)
+    payload = json.loads(labeled_event(tmp_path, LABEL, LABELLED).read_text())
+    drop(payload)
+    event = write(tmp_path / "by-hand.json", payload)
+    done = dry_run_publish(tmp_path, event)
+    assert done.returncode == 2, done.stdout + done.stderr  # a usage error (docs/gate.md)
+    (line,) = done.stderr.strip().splitlines()
+    assert str(event) in line and f"`{key_path}` is missing" in line, line
+    assert "KeyError" not in line and "Traceback" not in done.stderr

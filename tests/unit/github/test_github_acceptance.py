@@ -264,7 +264,7 @@ def publish_in(tmp_path, monkeypatch, payload: dict, *, base_label: object = LAB
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from test_acceptance import base_doc, regressed_doc
 
-    from compilegate.cli import main, publish_command
+    from compilegate.cli import main, publish_acceptance
 
     base, result = tmp_path / "baseline.json", tmp_path / "results" / "result.json"
     result.parent.mkdir(exist_ok=True)
@@ -283,7 +283,7 @@ def publish_in(tmp_path, monkeypatch, payload: dict, *, base_label: object = LAB
         "GITHUB_SERVER_URL": "https://github.com",
     }.items():
         monkeypatch.setenv(name, value)
-    monkeypatch.setattr(publish_command, "make_client", lambda context: PullClient())
+    monkeypatch.setattr(publish_acceptance, "make_client", lambda context: PullClient())
     code = main(
         ["publish", "--results-dir", str(result.parent), "--baseline", str(base), "--no-comment"]
     )
@@ -309,6 +309,8 @@ def test_publish_keeps_the_regression_without_a_valid_acceptance(tmp_path, monke
 
 
 def test_a_dry_run_asks_github_nothing(tmp_path, monkeypatch, capsys):
+    """A dry run runs the real check with GitHub's answer assumed from the event, and says
+    so (issue 54, finding 1); it never builds a client."""
     import json
     import sys
     from pathlib import Path
@@ -316,7 +318,7 @@ def test_a_dry_run_asks_github_nothing(tmp_path, monkeypatch, capsys):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from test_acceptance import parsed_base, regressed_doc
 
-    from compilegate.cli import publish_command
+    from compilegate.cli import publish_acceptance
     from compilegate.gate.run_set import ResultSource, judge_run_set
     from compilegate.github.actions_env import ActionsContext
 
@@ -324,7 +326,7 @@ def test_a_dry_run_asks_github_nothing(tmp_path, monkeypatch, capsys):
     result.write_text(json.dumps(regressed_doc()))
     run_set = judge_run_set([ResultSource(result, "r")], parsed_base())
     event = tmp_path / "event.json"
-    event.write_text("{}")
+    event.write_text(json.dumps(labeled_event()))
     context = ActionsContext(
         repository=REPO,
         event_name="pull_request",
@@ -333,11 +335,16 @@ def test_a_dry_run_asks_github_nothing(tmp_path, monkeypatch, capsys):
         server_url="https://github.com",
         event_path=event,
     ).for_pull_request(42)
-    monkeypatch.setattr(publish_command, "make_client", lambda context: 1 / 0)
-    assert publish_command._with_acceptance(context, run_set, dry_run=True) is run_set
+    monkeypatch.setattr(publish_acceptance, "make_client", lambda context: 1 / 0)
+    assert publish_acceptance.with_acceptance(context, run_set, dry_run=True) is run_set
     said = capsys.readouterr().out
-    assert f"GET /repos/{REPO}/pulls/42" in said
-    assert "would make the verdict regression → accepted (exit 1 → 0)" in said
+    assert f"GET /repos/{REPO}/pulls/42: assumed open, head {HEAD[:12]}" in said
+    assert "the verdict regression → accepted (exit 1 → 0)" in said
+    event.write_text("{}")  # no action: what the real check says, not an acceptance
+    publish_acceptance.with_acceptance(context, run_set, dry_run=True)
+    said = capsys.readouterr().out
+    assert "would accept nothing: a pull_request event of action None, not `labeled`" in said
+    assert "→ accepted" not in said and "GET /repos" not in said
 
 
 def test_a_label_naming_rows_is_the_accept_label_and_github_must_carry_it():

@@ -60,6 +60,10 @@ def step_work_words(row: MetricVerdict) -> str:
     # The counts that decided the verdict, named; the others that moved, by name only (a
     # graph break moves half the counts of a compiled step: the row says what failed first).
     deciding = sorted(past, key=weight, reverse=True)[:NAMED_COUNTS] or moved
+    if verdict is Verdict.PASS:
+        # exact counts: every judged count that moved is said with its change, even within
+        # the tolerance (issue 54, finding 4); the others that moved are named after them
+        deciding = [c for c in moved if c.key in facts.judged_counts] or moved
     listing = "; ".join(describe(c) for c in deciding)
     others = [COUNT_NAMES[c.key] for c in moved if c not in deciding]
     message = (
