@@ -12,6 +12,7 @@ import os
 import time
 from typing import Any
 
+import image_prebuild
 import pytest
 from docker_helpers import LOCAL_TORCH
 
@@ -22,6 +23,17 @@ def _unavailable(reason: str) -> None:
     if os.environ.get("COMPILEGATE_REQUIRE_DOCKER") == "1":
         pytest.fail(f"COMPILEGATE_REQUIRE_DOCKER=1 but {reason}", pytrace=False)
     pytest.skip(f"DOCKER NOT TESTED: {reason} (run scripts/docker-setup.sh)")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _images_built_ahead(request: pytest.FixtureRequest) -> None:
+    """Before the first container test: the builds started ahead (tests/conftest.py) are
+    done, so no test builds beside them and the fixtures below only find their images."""
+    process, status_file = request.config.stash.get(image_prebuild.PREBUILD, (None, None))
+    if status_file is not None:
+        lines = image_prebuild.wait(process, status_file)
+        if lines:
+            print("\n" + "\n".join(lines))
 
 
 @pytest.fixture(scope="session")
