@@ -45,12 +45,13 @@ docker-env:
 browser-env:
 	bash scripts/browser-setup.sh || [ "$(REQUIRE_BROWSER)" != "1" ]
 
+# --durations=40: the log ends with the 40 slowest tests, where CI's time goes.
 test: venv old-torch-env docker-env browser-env
 	COMPILEGATE_OLD_PYTHON=$(OLD_VENV)/bin/python \
 	COMPILEGATE_REQUIRE_DOCKER=$(REQUIRE_DOCKER) \
 	REQUIRE_BROWSER=$(REQUIRE_BROWSER) \
 	COMPILEGATE_DOCKER_SECOND_TORCH=$(SECOND_TORCH) \
-	bash scripts/run-tests.sh $(BIN)/python
+	bash scripts/run-tests.sh $(BIN)/python --durations=40
 
 # The fast loop: tests/unit, where no test starts a process (tests/unit/conftest.py refuses one)
 # or compiles; CONTRIBUTING.md gives its measured time. `make test` runs everything.
