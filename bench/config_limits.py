@@ -138,7 +138,7 @@ def measure_all(runner: Path, work: Path, *, size_bytes: int, cpu_cap_s: int) ->
         args = ["run", "--config", str(config), "--repo", str(work), "--out", str(work / "r")]
         code, peak, cpu_s, lines = run_capped(args, runner, cpu_cap_s)
         peak_mib = max(peak - idle_bytes, 0) / MIB
-        last = lines[-1][:160] if lines else ""
+        last = lines[-1][:1000] if lines else ""  # one line of a CLI is < 400 chars
         measured.append(Measured(case, len(text), code, cpu_s, peak_mib, len(lines), last))
     return measured
 
@@ -163,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     for m in measured:
         print(
             f"{m.case:14} {m.input_bytes:>7} {m.exit_code:>4} {m.cpu_s:>7.2f} "
-            f"{m.peak_mib:>9.0f} {m.stderr_lines:>5}  {m.last_line}"
+            f"{m.peak_mib:>9.0f} {m.stderr_lines:>5}  {m.last_line[:160]}"
         )
     return 0
 
