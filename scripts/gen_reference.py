@@ -141,6 +141,8 @@ def _type(schema: dict[str, Any], node: dict[str, Any]) -> str:
         bounds.append(f"≤ {node['maximum']}")
     if "minItems" in node:
         bounds.append(f"at least {node['minItems']}")
+    if "maxItems" in node:
+        bounds.append(f"at most {node['maxItems']}")
     if node.get("uniqueItems"):
         bounds.append("unique")
     if "maxLength" in node:

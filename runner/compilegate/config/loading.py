@@ -12,6 +12,13 @@ or limit applies (issue 29). Without them a value is at most as large as the fil
 Nesting deeper than CONFIG_MAX_DEPTH is refused in the same pass, before anything is
 composed: PyYAML's scanner is quadratic in flow depth and its composer recursive (a 200 KB
 config of `[` ran 12 minutes, then raised RecursionError, issue 38); the pass stops there.
+
+The whole check of any file under CONFIG_MAX_BYTES takes under 5 CPU-s (issue 51;
+bench/config_limits.py measures the worst shapes found): the text is composed once, with
+libyaml's parser where PyYAML has it (its wheels do: a quarter of the pure-Python parser's
+CPU, 2.5 s for 256 KiB of `{},`), and built from that node; the schema bounds every string
+and list, its patterns are linear, a pattern or `uniqueItems` is not run on a value over
+its bound (schemas.bounded_validator), and at most MAX_ERRORS schema errors are collected.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import hashlib
+import itertools
 import os
 import reprlib
 from collections.abc import Mapping
@@ -30,7 +38,13 @@ import yaml
 
 from ..checkout_files import CONFIG_MAX_BYTES, read_checkout_file
 from ..errors import ConfigError
-from ..schemas import format_key_path, load_schema, require_jsonschema
+from ..schemas import (
+    MAX_ERRORS,
+    bounded_validator,
+    format_key_path,
+    load_schema,
+    require_jsonschema,
+)
 from .env_names import opt_in_refusal
 from .limits import ResourceLimits
 from .model import (
@@ -51,6 +65,9 @@ MAX_SHOWN_CHARS = 120
 # The deepest nesting of mappings and lists: a real config's is 5 (steps, a step, its
 # variants, a variant, its options).
 CONFIG_MAX_DEPTH = 16
+# libyaml's parser when PyYAML was built with it, else PyYAML's own (same events and nodes,
+# other wording of syntax errors; module docstring).
+_PARSER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def load_config_file(path: Path, repo_root: Path | None = None) -> Config:
@@ -214,8 +231,9 @@ def _check_distributed(
     raise ConfigError(f"{source}:{line}: {format_key_path(path)}: {problem}")
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """A SafeLoader that refuses duplicate mapping keys (YAML silently keeps the last one)."""
+class _UniqueKeyConstructor(yaml.constructor.SafeConstructor):
+    """A SafeConstructor that refuses duplicate mapping keys (YAML silently keeps the last
+    one); it builds from a composed node, parsing nothing itself."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen = set()
@@ -239,8 +257,8 @@ class _UniqueKeyLoader(yaml.SafeLoader):
 def _parse_yaml(text: str, source: str) -> tuple[dict[Any, Any], yaml.Node]:
     try:
         _refuse_anchors_and_depth(text, source)
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        raw = yaml.load(text, Loader=_UniqueKeyLoader)
+        node = yaml.compose(text, Loader=_PARSER)
+        raw = _UniqueKeyConstructor().construct_document(node) if node is not None else None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"{source}:{mark.line + 1}" if mark else source
@@ -258,7 +276,7 @@ def _refuse_anchors_and_depth(text: str, source: str) -> None:
     CONFIG_MAX_DEPTH (module docstring): found in the event stream, so nothing is composed,
     let alone expanded, and the scan stops there."""
     depth = 0
-    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+    for event in yaml.parse(text, Loader=_PARSER):
         line = event.start_mark.line + 1 if event.start_mark is not None else 1
         anchor = getattr(event, "anchor", None)  # aliases, scalars and collections have one
         if isinstance(event, yaml.AliasEvent):
@@ -284,14 +302,18 @@ def _refuse_anchors_and_depth(text: str, source: str) -> None:
 
 def _validate_schema(raw: dict[str, Any], node: yaml.Node, source: str) -> None:
     require_jsonschema()
-    validator = jsonschema.Draft202012Validator(load_schema("config"))
-    errors = sorted(validator.iter_errors(raw), key=lambda e: (len(e.path), list(map(str, e.path))))
+    validator = bounded_validator(load_schema("config"))
+    # The first MAX_ERRORS the walk finds, the shallowest of them shown: a hostile config
+    # holds one error per value (87,308 empty steps: 754 MB when all were sorted, issue 51).
+    found = itertools.islice(validator.iter_errors(raw), MAX_ERRORS)
+    errors = sorted(found, key=lambda e: (len(e.path), list(map(str, e.path))))
     if not errors:
         return
     error = errors[0]
     path = list(error.path)
     if error.validator == "additionalProperties" and isinstance(error.instance, dict):
-        allowed = error.schema.get("properties", {})
+        schema = error.schema if isinstance(error.schema, Mapping) else {}
+        allowed = schema.get("properties", {})
         path.append(next(k for k in error.instance if k not in allowed))
     line = _line_of(node, path)
     key = _shortened(format_key_path(path))
@@ -309,6 +331,8 @@ def _describe(error: jsonschema.ValidationError, path: list[Any]) -> str:
         enum = error.validator_value if isinstance(error.validator_value, list) else []
         options = ", ".join("null" if o is None else str(o) for o in enum)
         return f"{_shown(error.instance)} is not one of: {options}"
+    if error.validator == "maxItems" and isinstance(error.instance, list):
+        return f"{len(error.instance)} items, at most {error.validator_value}"
     if error.validator == "maxLength":
         return f"{_shown(error.instance)} is too long: at most {error.validator_value} characters"
     # jsonschema's message quotes the value (`'ten' is not of type 'integer'`): cut in the
