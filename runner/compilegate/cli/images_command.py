@@ -121,10 +121,17 @@ def command_images_prune(args: argparse.Namespace) -> int:
             sys.stdout.write(removal_line(removal) + "\n")
         sys.stdout.write(leftovers_dry_run_line(count, size_bytes) + "\n")
         return 0
-    freed = remove_images(client, plan, log=_say)
-    left = prune_build_stages(client) + prune_untagged(client)
-    sys.stdout.write(pruned_line(freed, left) + "\n")
+    before_bytes = _layers_bytes(client)
+    remove_images(client, plan, log=_say)
+    prune_build_stages(client)
+    prune_untagged(client)
+    sys.stdout.write(pruned_line(before_bytes - _layers_bytes(client)) + "\n")
     return 0
+
+
+def _layers_bytes(client: Any) -> int:
+    """The engine's image layers on disk, each counted once (`docker system df`)."""
+    return int(client.df().get("LayersSize") or 0)
 
 
 def _say(line: str) -> None:

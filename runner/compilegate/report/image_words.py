@@ -45,7 +45,7 @@ def render_image_list(
                 f"{image.tags[0]:<{width}}  {image.torch_version:<10} {_gb(image.size_bytes):>8}  "
                 f"{used:<16}  {built_by}{in_use}"
             )
-        shared = "sizes count the layers images share once each"
+        shared = "each size includes the layers it shares with the others"
         lines.append(f"{len(images)} images ({shared})")
     if leftover_count:
         lines.append(
@@ -76,9 +76,6 @@ def leftovers_dry_run_line(count: int, size_bytes: int) -> str:
     return f"would remove {count} untagged images left by builds ({_gb(size_bytes)})"
 
 
-def pruned_line(freed_images_bytes: int, freed_leftovers_bytes: int) -> str:
-    total = freed_images_bytes + freed_leftovers_bytes
-    return (
-        f"freed {_gb(total)}: images {_gb(freed_images_bytes)}, untagged images left by "
-        f"builds {_gb(freed_leftovers_bytes)}"
-    )
+def pruned_line(freed_bytes: int) -> str:
+    """What prune gave back: the engine's layers before less after (`docker system df`)."""
+    return f"freed {_gb(freed_bytes)} of image layers"

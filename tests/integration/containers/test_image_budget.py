@@ -160,3 +160,7 @@ def test_pushes_that_change_requirements_keep_the_most_recently_used_few(
     rows = [line for line in listed.stdout.splitlines() if line.startswith(IMAGE_REPOSITORY)]
     assert any(fifth.tag in row and "another compilegate" in row for row in rows), listed.stdout
     assert not any(foreign in row for row in rows)
+    planned = run_cli("images", "prune", "--dry-run", cwd=tmp_path, timeout=120)
+    assert planned.returncode == 0, planned.stderr
+    assert f"would remove {fifth.tag} " in planned.stdout and foreign not in planned.stdout
+    assert ours(docker_client, tiny_sources) == {fourth.tag, fifth.tag}  # a dry run
