@@ -33,6 +33,12 @@ RUN apt-get update \
 # --- build: a virtual environment with torch and compilegate. Nothing of this stage but the
 # environment reaches the final image (no wheels, no certificates, no pip configuration).
 FROM system AS build
+# The classic builder leaves this stage's last image untagged (1.7 GB for a CPU torch):
+# compilegate labels it with the build's inputs sha256 and removes it after the build
+# (containers/image_store.py). Empty when built by hand: `docker image prune --filter
+# label=compilegate.build-stage` finds it too.
+ARG COMPILEGATE_BUILD_STAGE=""
+LABEL compilegate.build-stage="${COMPILEGATE_BUILD_STAGE}"
 ARG TORCH_VERSION
 # A package index for torch only (a CUDA or CPU index); empty: the default index.
 ARG TORCH_INDEX_URL=""

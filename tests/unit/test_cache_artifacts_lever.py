@@ -89,6 +89,25 @@ def test_the_blob_is_copied_and_a_link_fifo_or_nothing_is_not(tmp_path: Path) ->
     assert hand_over(linked, tmp_path / "next").refused  # the folder itself is not followed
 
 
+def test_the_blob_is_copied_byte_for_byte_its_holes_left_holes(tmp_path: Path) -> None:
+    """Issue 51: data between holes, a hole at the start and at the end; the copy reads the
+    same and takes the blocks of its data only."""
+    source, target = tmp_path / "first", tmp_path / "next"
+    source.mkdir()
+    target.mkdir()
+    mib = 1 << 20
+    blob = source / CACHE_ARTIFACTS_FILE
+    with blob.open("wb") as handle:
+        for offset, data in ((3 * mib, b"head" * 1000), (40 * mib + 7, b"\x01" * (2 * mib))):
+            handle.seek(offset)
+            handle.write(data)
+    os.truncate(blob, 64 * mib)
+    assert hand_over(source, target).copied == 64 * mib
+    copied = target / CACHE_ARTIFACTS_FILE
+    assert copied.read_bytes() == blob.read_bytes()
+    assert copied.stat().st_blocks * 512 <= blob.stat().st_blocks * 512 + mib
+
+
 def variant(cost_fields: dict, payoff: Payoff | None = None) -> Variant:
     records = [process("cold", 17.4), process("artifacts", 15.6), process("warm", 3.2)]
     cost = dataclasses.replace(compile_cost(records, CompileCounts()), wall_s=17.4, **cost_fields)

@@ -17,6 +17,7 @@ from ..run.workflow_log import defused_output
 from . import (
     acceptance_command,
     gate_commands,
+    images_command,
     init_command,
     matrix_command,
     publish_command,
@@ -41,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     publish_command.add_parser(commands)
     acceptance_command.add_parser(commands)
     matrix_command.add_parser(commands)
+    images_command.add_parser(commands)
     return parser
 
 

@@ -33,6 +33,7 @@ from ..run.child_env import (
     container_environment,
 )
 from ..run.env_policy import trusts_config_env
+from .images_command import add_keep_images_argument
 from .report_commands import links_from_environment
 from .run_command import add_env_arguments, config_under_env_policy, refuse_opted_in_credentials
 
@@ -141,6 +142,7 @@ def add_parser(subparsers: Any) -> None:
         help="--backend docker: keep the images an earlier compilegate built (by default a "
         "build first removes them: this compilegate never reuses them)",
     )
+    add_keep_images_argument(cmd)
     cmd.add_argument(
         "--timeout-s",
         type=float,
@@ -346,6 +348,7 @@ def _backend(args: argparse.Namespace, opt_in: list[str]) -> tuple[Any, dict[str
         build_network=None if args.build_network == "default" else args.build_network,
         rebuild=args.rebuild,
         keep_superseded=args.keep_old_images,
+        keep_images=args.keep_images,
         log=_log,
     )
     return backend, container_environment(os.environ, opt_in)

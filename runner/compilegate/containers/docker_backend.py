@@ -33,6 +33,7 @@ from ..errors import UsageError
 from ..paths import is_inside
 from ..run.relay import bounded_lines, neutralise
 from .hidden_git import cover_mounts
+from .image_store import DEFAULT_KEEP_IMAGES
 from .images import DEFAULT_BASE_IMAGE, BuiltImage, ImageSpec, ensure_image
 from .limits import PidsWatch, limit_breach, limit_kwargs, output_over
 from .outcome import LogSink, RunCompleted, RunRequest
@@ -163,13 +164,15 @@ class DockerBackend:
         build_network: str | None = None,
         rebuild: bool = False,
         keep_superseded: bool = False,
+        keep_images: int = DEFAULT_KEEP_IMAGES,
         log: LogSink = print,
         host_environ: Mapping[str, str] | None = None,
     ) -> None:
         """`host_environ` is read only for the host's pip trust and wheel folders of the
         image build (ImageSpec.from_host); nothing of it reaches a container. `requirements`:
         the file's bytes, read from the checkout (containers/requirements.py);
-        `build_network`: the builds' network (None: the engine's default, images.py)."""
+        `build_network`: the builds' network (None: the engine's default, images.py);
+        `keep_images`: the most images of one torch version kept (image_store.py)."""
         self.client = client
         self.source_root = Path(source_root)
         self.base_image = base_image
@@ -182,6 +185,7 @@ class DockerBackend:
         self.build_network = build_network
         self.rebuild = rebuild
         self.keep_superseded = keep_superseded
+        self.keep_images = keep_images
         self.log = log
         self.host_environ = host_environ
         self.images: dict[str, BuiltImage] = {}
@@ -207,6 +211,7 @@ class DockerBackend:
             log=self.log,
             build_network=self.build_network,
             keep_superseded=self.keep_superseded,
+            keep_images=self.keep_images,
         )
         self.images[torch_version] = built
         return built.tag

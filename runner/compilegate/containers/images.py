@@ -6,14 +6,11 @@ id, the index URL, the wheel files placed in the context, whether the build is o
 user's requirements and whether they may be built from source — so an image is rebuilt exactly
 when one of them changed, and reused otherwise.
 
-Each build first removes the images an earlier compilegate built (`remove_superseded`): every
-image of ours whose compilegate sources (label `compilegate.sources-sha256`, a sha256 over
-SOURCE_FILES and SOURCE_DIRS only) differ from this one's. This compilegate never reuses them
-(their tags name other sources), and on a self-hosted runner that updates compilegate they
-would pile up, 1.5 GB a CPU torch and 6 GB a CUDA one each time. Images built from these
-sources with other requirements, wheels or base stay; an image a container still uses, and any
-image not tagged by ensure_image, is left alone. `keep_superseded` (the CLI's
---keep-old-images) turns the removal off.
+The user's requirements count by what pip reads (requirements.normalized_requirements):
+a changed comment, blank line, surrounding blank or the order of requirement lines names the
+same image. What a build leaves, and what it removes first to stay within a disk budget (the
+images an earlier compilegate built, this compilegate's least recently used beyond
+`keep_images` per torch version, its own build stage afterwards), is image_store.py's.
 
 The user's requirements come as bytes (containers/requirements.py read them from the checkout,
 no link followed), written into the context: never a path the build would follow. Builds run
@@ -53,12 +50,24 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+from .image_store import (
+    BUILD_STAGE_ARG,
+    DEFAULT_KEEP_IMAGES,
+    IMAGE_REPOSITORY,
+    LABEL_INPUTS_SHA256,
+    LABEL_SOURCES_SHA256,
+    LABEL_TORCH_VERSION,
+    kept_in_use,
+    mark_used,
+    plan_removals,
+    prune_build_stages,
+    remove_images,
+    remove_untagged_image,
+    stored_images,
+)
 from .outcome import EnvironmentBuildError, LogSink
+from .requirements import normalized_requirements
 
-IMAGE_REPOSITORY = "compilegate-torch"
-LABEL_TORCH_VERSION = "compilegate.torch-version"
-LABEL_INPUTS_SHA256 = "compilegate.inputs-sha256"
-LABEL_SOURCES_SHA256 = "compilegate.sources-sha256"
 # The Dockerfile's own default: a plain Debian with Python 3.11; CUDA comes with the wheels.
 DEFAULT_BASE_IMAGE = "debian:bookworm-slim"
 # Made without any registry by scripts/docker-setup.sh (debootstrap + docker import).
@@ -71,7 +80,6 @@ CERT_NAME = "certs/pip-cert.pem"
 REQUIREMENTS_NAME = "requirements/requirements.txt"
 LOG_TAIL_LINES = 30
 
-_OUR_TAG = re.compile(rf"^{IMAGE_REPOSITORY}:[A-Za-z0-9_.-]+-[0-9a-f]{{12}}$")
 _WHEEL_NAME = re.compile(r"^(?P<name>[^-]+)-(?P<version>[^-]+)(-\d[^-]*)?-[^-]+-[^-]+-[^-]+\.whl$")
 _REQUIREMENT = re.compile(r"^\s*(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[(?P<extras>[^\]]*)\])?")
 _EXTRA_MARKER = re.compile(r"""extra\s*==\s*["']([^"']+)["']""")
@@ -175,13 +183,15 @@ class BuiltImage:
 
 def inputs_digest(spec: ImageSpec, base_image_id: str) -> str:
     """sha256 over the build's inputs: each context file's path and content, the base image
-    id and the build arguments."""
+    id, the build arguments, and the requirements as pip reads them (comments, blank lines,
+    surrounding blanks and the order of requirement lines left out: the same install)."""
     digest = hashlib.sha256()
     for arcname, path in spec.context_files():
         digest.update(f"file {arcname} {_file_sha256(path)}\n".encode())
-    if spec.requirements is not None:
-        content = hashlib.sha256(spec.requirements).hexdigest()
-        digest.update(f"file {REQUIREMENTS_NAME} {content}\n".encode())
+    requirements = normalized_requirements(spec.requirements or b"")
+    if requirements:  # one with comments only installs nothing: the image without any
+        content = hashlib.sha256(requirements.encode()).hexdigest()
+        digest.update(f"requirements {content}\n".encode())
     digest.update(f"base {base_image_id}\n".encode())
     for key, value in sorted(spec.build_args().items()):
         if key != "BASE_IMAGE":  # the id above says more than the name
@@ -199,27 +209,13 @@ def sources_digest(spec: ImageSpec) -> str:
 
 
 def remove_superseded(client: Any, sources: str, *, log: LogSink = print) -> int:
-    """Removes every image ensure_image tagged whose sources label is not `sources` (the
-    module docstring says why); returns the bytes those images took (layers they shared with
-    images kept stay on disk). An image a container uses is kept, and said so."""
-    from docker.errors import APIError
-
-    freed = 0
-    for image in client.images.list(name=IMAGE_REPOSITORY, filters={"label": LABEL_INPUTS_SHA256}):
-        if (image.labels or {}).get(LABEL_SOURCES_SHA256) == sources:
-            continue
-        tags = [tag for tag in image.tags if _OUR_TAG.match(tag)]
-        if not tags:
-            continue
-        try:
-            for tag in tags:
-                client.images.remove(tag)
-        except APIError as exc:  # in use by a container, or the engine refused
-            log(f"kept {tags[0]}, built by another compilegate: {exc.explanation or exc}")
-            continue
-        freed += _size(image)
-        log(f"removed {tags[0]}, built by another compilegate ({_size(image) / 1e9:.1f} GB)")
-    return freed
+    """Removes every image of ours whose sources label is not `sources` (image_store.py says
+    why); returns the bytes those images took. An image a container uses is kept, and said
+    so."""
+    images = stored_images(client)
+    kept_in_use(images, sources, log=log)
+    plan = plan_removals(images, sources=sources, keep_images=10**9)
+    return remove_images(client, [r for r in plan if r.reason == "superseded"], log=log)
 
 
 def image_tag(torch_version: str, digest: str) -> str:
@@ -236,34 +232,104 @@ def ensure_image(
     log: LogSink = print,
     build_network: str | None = None,
     keep_superseded: bool = False,
+    keep_images: int = DEFAULT_KEEP_IMAGES,
 ) -> BuiltImage:
-    """Reuse the image with this spec's tag, or build it on `build_network` (None: the
-    engine's default; the module docstring says why), streaming the build output prefixed
-    with `[torch X]`, after removing the images an earlier compilegate built unless
-    `keep_superseded`. Raises EnvironmentBuildError with the log's last lines when the build
-    fails."""
+    """Reuse the image with this spec's tag (its last use renewed), or build it on
+    `build_network` (None: the engine's default; the module docstring says why), streaming
+    the build output prefixed with `[torch X]`. Before a build, the images an earlier
+    compilegate built go (unless `keep_superseded`) and so do this version's least recently
+    used beyond `keep_images`; after it, its build stage (image_store.py). Raises
+    EnvironmentBuildError with the log's last lines when the build fails."""
     prefix = f"[torch {spec.torch_version}]"
     base_id = _image_id_or_name(client, spec.base_image)
     digest = inputs_digest(spec, base_id)
     tag = image_tag(spec.torch_version, digest)
-    if not rebuild:
-        existing = _find_image(client, tag)
-        if existing is not None:
-            log(f"{prefix} reusing image {tag}")
-            return BuiltImage(tag, existing.id, spec.torch_version, True, 0.0, _size(existing))
+    previous = _find_image(client, tag)
+    if previous is not None and not rebuild:
+        mark_used(client, previous.id, tag)
+        log(f"{prefix} reusing image {tag}")
+        return BuiltImage(tag, previous.id, spec.torch_version, True, 0.0, _size(previous))
     sources = sources_digest(spec)
-    if not keep_superseded:
-        remove_superseded(client, sources, log=lambda line: log(f"{prefix} {line}"))
+    _make_room(client, spec, sources, tag, keep_superseded, keep_images, prefix, log)
     log(f"{prefix} building image {tag} from {spec.base_image}")
     started = time.perf_counter()
     tail: deque[str] = deque(maxlen=LOG_TAIL_LINES)
+    try:
+        _build(client, spec, tag, digest, sources, build_network, tail, prefix, log)
+    finally:  # a failed build leaves its stage's last good layer: the same label
+        _remove_build_stage(client, digest, prefix, log)
+    image = _find_image(client, tag)
+    if image is None:
+        raise EnvironmentBuildError(
+            spec.torch_version, f"image build ended without an image {tag}", tuple(tail)
+        )
+    if previous is not None and previous.id != image.id:  # a rebuild: the old one is untagged
+        remove_untagged_image(client, previous.id)
+    build_s = time.perf_counter() - started
+    log(f"{prefix} built {tag} in {build_s:.0f} s")
+    return BuiltImage(tag, image.id, spec.torch_version, False, build_s, _size(image))
+
+
+def _make_room(
+    client: Any,
+    spec: ImageSpec,
+    sources: str,
+    tag: str,
+    keep_superseded: bool,
+    keep_images: int,
+    prefix: str,
+    log: LogSink,
+) -> None:
+    """Before a build, which needs the room: image_store.plan_removals for this build."""
+
+    def prefixed(line: str) -> None:
+        log(f"{prefix} {line}")
+
+    images = stored_images(client)
+    if not keep_superseded:
+        kept_in_use(images, sources, log=prefixed)
+    plan = plan_removals(
+        images,
+        sources=sources,
+        keep_images=keep_images,
+        superseded=not keep_superseded,
+        building=(spec.torch_version, tag),
+    )
+    remove_images(client, plan, log=prefixed)
+
+
+def _remove_build_stage(client: Any, digest: str, prefix: str, log: LogSink) -> None:
+    """The build's stage removed (image_store.prune_build_stages); an engine that fails here
+    (gone mid-build) must not hide the build's own error: it is said in one line."""
+    try:
+        freed = prune_build_stages(client, digest)
+    except Exception as exc:  # the engine's error, whatever its kind
+        log(f"{prefix} warning: the build stage was not removed: {type(exc).__name__}: {exc}")
+        return
+    if freed:
+        log(f"{prefix} removed the build stage ({freed / 1e9:.1f} GB)")
+
+
+def _build(
+    client: Any,
+    spec: ImageSpec,
+    tag: str,
+    digest: str,
+    sources: str,
+    build_network: str | None,
+    tail: deque[str],
+    prefix: str,
+    log: LogSink,
+) -> None:
+    """One build through the engine's classic builder, its output streamed to `log`; the
+    build stage is labelled with `digest` (BUILD_STAGE_ARG) for its removal."""
     with tempfile.TemporaryDirectory(prefix="compilegate-build-") as context:
         _assemble_context(spec, Path(context))
         try:
             stream = client.api.build(
                 path=context,
                 tag=tag,
-                buildargs=spec.build_args(),
+                buildargs={**spec.build_args(), BUILD_STAGE_ARG: digest},
                 labels={
                     LABEL_TORCH_VERSION: spec.torch_version,
                     LABEL_INPUTS_SHA256: digest,
@@ -295,14 +361,6 @@ def ensure_image(
             raise EnvironmentBuildError(
                 spec.torch_version, "image build failed", tuple(tail)
             ) from exc
-    image = _find_image(client, tag)
-    if image is None:
-        raise EnvironmentBuildError(
-            spec.torch_version, f"image build ended without an image {tag}", tuple(tail)
-        )
-    build_s = time.perf_counter() - started
-    log(f"{prefix} built {tag} in {build_s:.0f} s")
-    return BuiltImage(tag, image.id, spec.torch_version, False, build_s, _size(image))
 
 
 # --- local wheels --------------------------------------------------------------------------

@@ -10,6 +10,14 @@ network, before any sandbox. pip lets a requirements file override that from ins
 `-e` are built whatever --only-binary says: measured with pip 23.2), so unless source builds
 are allowed each line must be a plain requirement (name, extras, versions, markers, `--hash`)
 or one of the few index options that cannot make pip build.
+
+What names the image (images.inputs_digest) is the file as pip reads it,
+`normalized_requirements`: pip's own preprocessing (a line ending in `\\` joined to the next
+unless it is a comment; `#` at the start or after a blank opens a comment; surrounding blanks
+and empty lines dropped), then the option lines (`--index-url`, `-e`, ...) in the file's
+order and the requirement lines sorted. pip applies a file's options to the whole install
+wherever they stand, and resolves all requirements together; their order only breaks ties
+while backtracking, no more than a build of the same file a week later picks other versions.
 """
 
 from __future__ import annotations
@@ -25,6 +33,8 @@ ALLOW_SOURCE_BUILDS_FLAG = "--requirements-allow-source-builds"
 _SAFE_OPTIONS = ("-i", "--index-url", "--extra-index-url", "--pre", "--prefer-binary")
 _NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?\s*(\[[^\]]*\])?")
 _ARCHIVE_SUFFIXES = (".whl", ".zip", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".tar")
+# pip's own (pip/_internal/req/req_file.py, COMMENT_RE).
+_PIP_COMMENT = re.compile(r"(^|\s+)#.*$")
 
 
 def read_requirements(path: Path, repo_root: Path, *, allow_source_builds: bool) -> bytes:
@@ -72,6 +82,40 @@ def source_build_risk(line: str) -> str | None:
         if word.startswith("-") and not word.startswith("--hash"):
             return f"the option {word.split('=', 1)[0]} is refused"
     return None
+
+
+def normalized_requirements(data: bytes) -> str:
+    """The requirements as pip reads them (module docstring), one per line; empty when the
+    file holds nothing pip would act on. Bytes that are not UTF-8 stay as they are."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data.hex()
+    options: list[str] = []
+    requirements: list[str] = []
+    for line in _pip_lines(text):
+        (options if line.startswith("-") else requirements).append(line)
+    return "".join(f"{line}\n" for line in [*options, *sorted(requirements)])
+
+
+def _pip_lines(text: str) -> list[str]:
+    """pip's preprocessing of a requirements file (req_file.join_lines, ignore_comments):
+    continuations joined as pip joins them (no blank added), comments cut, blanks around
+    each line and empty lines dropped."""
+    joined: list[str] = []
+    pending: list[str] = []
+    for line in text.splitlines():
+        if not line.endswith("\\") or _PIP_COMMENT.match(line):
+            if _PIP_COMMENT.match(line):
+                line = " " + line  # so that the comment is cut below
+            joined.append("".join([*pending, line]))
+            pending = []
+        else:
+            pending.append(line.strip("\\"))
+    if pending:
+        joined.append("".join(pending))
+    cut = (_PIP_COMMENT.sub("", line).strip() for line in joined)
+    return [line for line in cut if line]
 
 
 def _logical_lines(text: str) -> list[tuple[int, str]]:

@@ -20,6 +20,7 @@ from compilegate.containers.images import (
     sources_digest,
 )
 from compilegate.containers.outcome import EnvironmentBuildError
+from compilegate.containers.requirements import normalized_requirements
 
 
 def make_source(root: Path) -> Path:
@@ -170,11 +171,18 @@ def test_from_host_takes_the_pip_cert_and_local_torch(tmp_path: Path) -> None:
 
 class FakeImage:
     def __init__(
-        self, image_id: str, labels: dict[str, str] | None = None, size: int = 123
+        self,
+        image_id: str,
+        labels: dict[str, str] | None = None,
+        size: int = 123,
+        used: str = "2026-12-01T10:00:00.123456789Z",
     ) -> None:
         self.id = image_id
         self.labels = labels or {}
-        self.attrs = {"Size": size}
+        created = "2026-11-01T10:00:00.5Z"
+        self.attrs: dict[str, Any] = {
+            "Size": size, "Created": created, "Metadata": {"LastTagTime": used},
+        }  # fmt: skip
         self.tags: list[str] = []
 
 
@@ -185,6 +193,7 @@ class FakeImages:
         self.present = present
         self.in_use = in_use
         self.removed: list[str] = []
+        self.pruned: list[dict[str, Any]] = []
 
     def get(self, name: str) -> FakeImage:
         from docker.errors import ImageNotFound
@@ -209,10 +218,22 @@ class FakeImages:
         del self.present[tag]
         self.removed.append(tag)
 
+    def prune(self, filters: dict[str, Any]) -> dict[str, Any]:
+        self.pruned.append(filters)
+        return {"SpaceReclaimed": 0}
+
 
 class FakeApi:
     def __init__(self, client: FakeClient, chunks: list[dict[str, Any]]) -> None:
         self.client, self.chunks, self.calls = client, chunks, []
+        self.tagged: list[tuple[str, str, str]] = []
+
+    def containers(self, all: bool) -> list[dict[str, str]]:
+        images = self.client.images
+        return [{"ImageID": images.present[tag].id} for tag in images.in_use]
+
+    def tag(self, image_id: str, repository: str, tag: str) -> None:
+        self.tagged.append((image_id, repository, tag))
 
     def build(self, **kwargs: Any):
         self.calls.append(kwargs)
@@ -345,3 +366,103 @@ def test_the_sources_digest_ignores_all_but_compilegates_own_files(tmp_path: Pat
     assert sources_digest(other) == first
     (root / "runner/compilegate/cli.py").write_text("print(2)\n")
     assert sources_digest(spec) != first
+
+
+def test_requirements_name_the_image_by_what_pip_reads(tmp_path: Path) -> None:
+    """Issue 51: a push that changes only a comment, a blank line, surrounding blanks or the
+    order of the requirement lines builds no new image; a changed requirement or option does."""
+    root = make_source(tmp_path / "src")
+    spec = ImageSpec("2.13.0", root, requirements=b"six\nattrs>=22\n")
+    first = digest(spec)
+
+    def same(requirements: bytes) -> None:
+        assert digest(dataclasses.replace(spec, requirements=requirements)) == first, requirements
+
+    same(b"# our dependencies\nsix\nattrs>=22\n")
+    same(b"\n\n  six   \n\tattrs>=22  # at least 22\n\n")
+    same(b"attrs>=22\nsix\n")
+    same(b"att\\\nrs>=22\nsix # a comment ending in a backslash \\\n")  # pip's joining
+    assert digest(dataclasses.replace(spec, requirements=b"# nothing\n\n")) == digest(
+        dataclasses.replace(spec, requirements=None)
+    )
+    seen = {first}
+    for other in (
+        b"six\nattrs>=23\n",
+        b"six\nattrs>=22\nrequests\n",
+        b"--extra-index-url file:///a\nsix\nattrs>=22\n",
+        b"--extra-index-url file:///b\nsix\nattrs>=22\n",
+        b"six#egg\nattrs>=22\n",  # `#` after no blank is not a comment, for pip
+    ):
+        new = digest(dataclasses.replace(spec, requirements=other))
+        assert new not in seen, other
+        seen.add(new)
+
+
+def test_pip_options_keep_their_order_requirements_are_sorted() -> None:
+    text = b"--index-url file:///x\nzope\n# c\n--extra-index-url file:///y\nattrs \\\n  >=1\n"
+    assert normalized_requirements(text) == (
+        "--index-url file:///x\n--extra-index-url file:///y\nattrs   >=1\nzope\n"
+    )
+
+
+def test_a_reused_image_is_marked_used_and_a_build_removes_its_stage(tmp_path: Path) -> None:
+    root = make_source(tmp_path / "src")
+    spec = ImageSpec("2.13.0", root, base_image="base:1")
+    client = FakeClient([{"stream": "Step 1/1\n"}], {"base:1": FakeImage("b")})
+    built = ensure_image(client, spec, log=lambda _: None)
+    (call,) = client.api.calls
+    inputs = call["labels"]["compilegate.inputs-sha256"]
+    assert call["buildargs"]["COMPILEGATE_BUILD_STAGE"] == inputs
+    assert client.images.pruned == [
+        {"dangling": True, "label": f"compilegate.build-stage={inputs}"}
+    ]
+    assert client.api.tagged == []
+    again = ensure_image(client, spec, log=lambda _: None)
+    assert again.reused
+    assert client.api.tagged == [("sha256:new", *built.tag.split(":"))]
+
+
+def test_a_build_keeps_the_most_recently_used_images_of_its_version(tmp_path: Path) -> None:
+    root = make_source(tmp_path / "src")
+    spec = ImageSpec("2.13.0", root, base_image="base:1", requirements=b"six\n")
+    now = sources_digest(spec)
+
+    def same_sources(image_id: str, version: str, used: str) -> FakeImage:
+        labels = {
+            "compilegate.inputs-sha256": "x" * 64,
+            "compilegate.sources-sha256": now,
+            "compilegate.torch-version": version,
+        }
+        return FakeImage(image_id, labels, used=used)
+
+    present = {
+        "base:1": FakeImage("b"),
+        "compilegate-torch:2.13.0-aaaaaaaaaaaa": same_sources(
+            "a", "2.13.0", "2026-12-03T00:00:00Z"
+        ),
+        "compilegate-torch:2.13.0-bbbbbbbbbbbb": same_sources(
+            "b", "2.13.0", "2026-12-01T00:00:00Z"
+        ),
+        "compilegate-torch:2.13.0-cccccccccccc": same_sources(
+            "c", "2.13.0", "2026-12-02T00:00:00Z"
+        ),
+        "compilegate-torch:2.14.1-dddddddddddd": same_sources(
+            "d", "2.14.1", "2026-11-01T00:00:00Z"
+        ),
+        "compilegate-torch:2.14.1-eeeeeeeeeeee": same_sources(
+            "e", "2.14.1", "2026-11-02T00:00:00Z"
+        ),
+    }
+    client = FakeClient([{"stream": "Step 1/1\n"}], present)
+    lines: list[str] = []
+    built = ensure_image(client, spec, log=lines.append, keep_images=2)
+    # Room for the new one: 2.13.0 keeps its most recently used; 2.14.1 is not this build's.
+    assert client.images.removed == [
+        "compilegate-torch:2.13.0-bbbbbbbbbbbb",
+        "compilegate-torch:2.13.0-cccccccccccc",
+    ]
+    assert {t for t in present if t.startswith("compilegate-torch:2.13.0")} == {
+        "compilegate-torch:2.13.0-aaaaaaaaaaaa",
+        built.tag,
+    }
+    assert any("least recently used image of torch 2.13.0" in line for line in lines), lines
