@@ -29,6 +29,7 @@ from ..results.model import (
     Variant,
 )
 from . import wording as w
+from .compile_time_words import COMPILE_COLUMN
 from .distributed_words import distributed_sentence
 from .escape import cell, inert, with_code
 from .lever_words import lever_sentence
@@ -53,6 +54,7 @@ VARIANT_HEADER = (
     "numerics",
     "peak memory",
 )
+COMPILE_AT = VARIANT_HEADER.index("compile")
 _SAFE_ARG = re.compile(r"^[A-Za-z0-9_./+=-]+$")
 
 
@@ -217,6 +219,8 @@ def variant_table_markdown(steps: Sequence[Step]) -> str:
     lines = markdown_table(header, [[cell(c) for c in r] for r in body])
     if said:
         lines += ["", inert("Same on every row: " + "; ".join(said) + ".")]
+    if any(row[COMPILE_AT] != "-" for row in rows):
+        lines += ["", COMPILE_COLUMN]
     decided = decisions(steps)
     if decided:
         lines += ["", *(f"- {inert(name)}: {inert(text, max_chars=500)}" for name, text in decided)]

@@ -27,9 +27,10 @@ from dataclasses import dataclass
 
 from ..gate.run_set import RunSetVerdict
 from ..results.model import Decision, GraphBreaks, Recompiles, ResultDocument, Step, Variant
-from ..results.payoff import process_means
+from ..results.payoff import cold_compile_samples, process_means
 from ..results.processes import geometric_mean
 from . import wording as w
+from .compile_time_words import compile_time_legend
 from .distributed_words import distributed_sentence
 from .escape import shortened
 from .first_screen import PROCESSES_NOTE, YARDSTICK_NOTE, FirstScreen
@@ -316,10 +317,7 @@ def _variant_row(step: Step, variant: Variant) -> list[str]:
     speed = variant_speed(step, variant)
     ms = variant_ms(step, variant)
     eager, compiled = ("-", "-") if ms is None else (_ms(ms[0]), _ms(ms[1]))
-    payoff = variant.payoff
-    compile_s = payoff.compile_s.estimate if payoff and payoff.compile_s else None
-    if compile_s is None:
-        compile_s = variant.compile_s  # the first process's cold compile
+    compile_s = variant.compile_s  # the compile time: the first process's cold compile
     return [
         variant.id,
         "-" if speed is None else speed.text(),
@@ -381,7 +379,8 @@ def _count(section: GraphBreaks | Recompiles | None) -> str:
 
 
 def _legend(document: ResultDocument) -> list[str]:
-    """What the numbers are, once: the statistic of each step's ms and speedup."""
+    """What the numbers are, once: the statistic of each step's ms and speedup, then what
+    the compile seconds and the break-even are."""
     statistics: set[tuple[str, int]] = set()
     for step in document.steps:
         for variant in step.variants:
@@ -395,21 +394,30 @@ def _legend(document: ResultDocument) -> list[str]:
         out.append(
             f"eager ms, compiled ms: mean step time (outliers included) of each process, "
             f"geometric mean over {counts} processes; speedup: eager ÷ compiled of "
-            "those, 95 % CI over the processes; compile s: mean of the cold compiles; "
-            "break-even: compile ÷ time saved per step, 95 % interval for one run."
+            "those, 95 % CI over the processes."
         )
     if ("mean", 1) in statistics:
         out.append(
             "eager ms, compiled ms: mean step time (outliers included) in one process; "
-            "speedup: their ratio, 95 % CI over its interleaved rounds; compile s: its cold "
-            "compile; break-even: compile ÷ time saved per step, 95 % interval for one run."
+            "speedup: their ratio, 95 % CI over its interleaved rounds."
         )
     if any(name != "mean" for name, _ in statistics):
         out.append(
             "eager ms, compiled ms: median step time in one process; speedup: their "
             "ratio, 95 % CI over the interleaved rounds."
         )
-    return out
+    compile_words = compile_time_legend(_cold_compiles(document))
+    return [*out, compile_words] if compile_words else out
+
+
+def _cold_compiles(document: ResultDocument) -> list[int]:
+    """How many cold compiles each measured variant's break-even pooled (results/payoff.py)."""
+    return [
+        len(cold_compile_samples(variant))
+        for step in document.steps
+        for variant in step.variants
+        if not variant.failed and variant.compile_s is not None
+    ]
 
 
 # -- the comparison ---------------------------------------------------------------------------
