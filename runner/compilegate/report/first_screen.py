@@ -42,7 +42,7 @@ from .row_cells import ROW_HEADER, row_cells
 from .row_words import row_message
 from .row_words.compile_cost import CountMoved, PastLimit, counts_past_limit
 from .row_words.diagnostics import break_reasons_said, count_detail, new_break_site, place_name
-from .row_words.moved_counts import moved_within_tolerance
+from .row_words.looks import passes_with_a_look
 from .row_words.speed import compares_fastest_iterations
 from .speeds import best_speed_text, estimator_text, pays_off_text, variant_speed
 from .tables import fit_table, markdown_table, wrap_words
@@ -375,11 +375,11 @@ def _version_label(version: VersionOutcome) -> str:
 
 
 def _needs_a_look(row: MetricVerdict) -> bool:
-    """Failing, inconclusive, accepted: and a pass whose exact counts moved (they are
-    shown whenever they move: row_words/moved_counts.py)."""
+    """Failing, inconclusive, accepted: and a pass that needs a look all the same (exact
+    counts that moved, numerics without its float64 reference: row_words/looks.py)."""
     if row.verdict in w.FAILING or row.verdict in ("inconclusive", "accepted"):
         return True
-    return moved_within_tolerance(row) is not None
+    return passes_with_a_look(row)
 
 
 def _attention(run_set: RunSetVerdict) -> tuple[AttentionRow, ...]:

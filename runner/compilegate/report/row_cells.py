@@ -29,7 +29,7 @@ from . import wording as w
 from .escape import shortened
 from .row_words import row_message
 from .row_words.compile_cost import count_of_values, counts_past_limit, raw_change_pct
-from .row_words.moved_counts import moved_within_tolerance
+from .row_words.looks import passes_with_a_look
 from .row_words.speed import raw_ms_as_said
 from .wording import plain_torch
 
@@ -54,7 +54,7 @@ def row_cells(
         values = "-" if why_below else shortened(row_message(row), MESSAGE_CHARS)
     else:
         # ⚠️ also for a passing row whose exact counts moved (row_words/moved_counts.py)
-        icon = w.icon(row.verdict) or (w.LOOK_ICON if moved_within_tolerance(row) else "")
+        icon = w.icon(row.verdict) or (w.LOOK_ICON if passes_with_a_look(row) else "")
         what = f"{icon} {w.metric_name(row.metric)}"
         if row.baseline is not None or row.current is not None:
             values = reader_values(row)

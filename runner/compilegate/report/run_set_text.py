@@ -23,6 +23,7 @@ from .details import (
     failures,
     gate_rows,
     levers,
+    numerics_fallbacks,
     reproduce_commands,
     variant_rows,
 )
@@ -51,6 +52,8 @@ def render_run_set_text(run_set: RunSetVerdict, links: LinkContext | None = None
         if any(row[COMPILE_AT] != "-" for row in body_rows):
             lines += wrap_words(COMPILE_COLUMN, TEXT_WIDTH)
         for name, text in decisions(steps):
+            lines += wrap_words(f"- {name}: {text}", TEXT_WIDTH, hanging="    ")
+        for name, text in numerics_fallbacks(steps):
             lines += wrap_words(f"- {name}: {text}", TEXT_WIDTH, hanging="    ")
         for name, text in bounds(steps):
             lines += wrap_words(f"- {name}, what bounds it: {text}", TEXT_WIDTH, hanging="    ")

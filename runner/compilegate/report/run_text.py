@@ -39,6 +39,8 @@ from .health_words import health_line
 from .lever_words import lever_sentence
 from .note_words import note_words, paired_summary
 from .row_cells import MESSAGE_CHARS, ROW_HEADER
+from .row_words.numerics_reference import numerics_cell
+from .row_words.numerics_reference import step_notes as numerics_notes
 from .row_words.speed import compares_fastest_iterations
 from .speeds import IN_PROCESS, Speed, best_variant, pays_off_text, variant_speed
 from .step_bound_words import bound_sentence
@@ -295,6 +297,12 @@ def _step_lines(step: Step, width: int, said: str = "") -> list[str]:
     notes += [
         f"{', '.join(ids)}: not wholly compiled: {reason}" for reason, ids in degraded.items()
     ]
+    # a check without its float64 reference, unless the gate's reasons below say it already
+    notes += [
+        f"{ids}: {words}"
+        for ids, words in numerics_notes(step)
+        if words.removeprefix("numerics ") not in said
+    ]
     bound = bound_sentence(step)
     if bound:
         notes.append(f"what bounds it: {bound}")
@@ -327,7 +335,7 @@ def _variant_row(step: Step, variant: Variant) -> list[str]:
         _break_even(variant, speed),
         _count(variant.graph_breaks),
         _count(variant.recompiles),
-        variant.numerics.status.value if variant.numerics is not None else "-",
+        numerics_cell(variant.numerics),
     ]
 
 

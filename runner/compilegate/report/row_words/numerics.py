@@ -4,12 +4,23 @@ from __future__ import annotations
 
 from ...gate.judges.numerics import NumericsFacts, NumericsOutcome, NumericsSide
 from ...gate.verdict import MetricVerdict
+from .numerics_reference import ABSENT, of_row
 
 # Failed tensors named in a row; the rest are counted.
 NAMED_TENSORS = 3
 
 
 def numerics_words(row: MetricVerdict) -> str:
+    """The row's words; a run checked without its float64 reference says so, with why and
+    what it compared instead (numerics_reference.py)."""
+    words = _verdict_words(row)
+    fallback = of_row(row)
+    if fallback is not None and ABSENT not in words:
+        words += f"; {fallback.words()}"
+    return words
+
+
+def _verdict_words(row: MetricVerdict) -> str:
     facts = row.facts
     assert isinstance(facts, NumericsFacts)
     run, base = facts.run, facts.baseline
