@@ -44,6 +44,7 @@ from ..config import Config, StepConfig
 from ..config.limits import ResourceLimits
 from ..config.loading import load_config_file
 from ..errors import BaselineMissing, UsageError
+from ..report.row_words.too_few_pairs import too_few_pairs_warning
 from ..results.document import pairing_entry
 from ..results.step_record import not_run
 from .host_git import GitRepository, repository_of, run_git
@@ -115,6 +116,7 @@ def run_against(
             sides.append(
                 RunSide(config, launcher, path, role, python=launcher.python, pairing=entry)
             )
+        _warn_too_few_pairs(configs.base, options.stream)
         options.stream.write(
             "paired: base and head in one process (eager references and warm timing "
             "processes; cold compiles alternate)\n"
@@ -152,8 +154,18 @@ def run_versions_paired(
         role = "base" if index == 0 else "head"
         entry = pairing_entry(pairing_id, role, base_label, label if index else "later versions")
         sides.append(RunSide(config, launcher, path, label, python=launcher.python, pairing=entry))
+    _warn_too_few_pairs(config, stream)
     run_sides(sides, stream)
     return [side.document for side in sides]
+
+
+def _warn_too_few_pairs(config: Config, stream: TextIO) -> None:
+    """Before measuring: a line when a step's variant_processes pairs too few processes for
+    its speed to be judged (report/row_words/too_few_pairs.py). The base's settings are
+    both sides' (the module docstring)."""
+    line = too_few_pairs_warning([(step.name, step.variant_processes) for step in config.steps])
+    if line:
+        stream.write(line + "\n")
 
 
 def _launcher(options: RunOptions, role: str) -> Launcher:
