@@ -180,8 +180,14 @@ def command_run(args: argparse.Namespace) -> int:
     from .gate_commands import judge_result
 
     baseline, baseline_path = stored
+    # An intended change is recorded into the configured baseline, not a scratch copy
+    # passed with --baseline (issue 54, finding 10).
     report, run_set = judge_result(
-        baseline, document, result_path=args.out, baseline_path=baseline_path
+        baseline,
+        document,
+        result_path=args.out,
+        baseline_path=baseline_path,
+        refresh_baseline=config.baseline,
     )
     every_row = shlex.join(
         ["compilegate", "compare", "--baseline", str(baseline_path), "--result", str(args.out)]

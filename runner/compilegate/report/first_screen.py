@@ -661,6 +661,17 @@ def _context(
     groups: list[tuple[Item, ...]] = [
         (Item("head", style="bold"), Item(_short(head), links.commit_url(head), "code"))
     ]
+    measured = _commits_measured(run_set)
+    if len(measured) > 1:
+        # Versions measured at different commits: each one's, never one for all (issue 54,
+        # finding 10).
+        items = [Item("head", style="bold")]
+        for commit, labels in measured.items():
+            items += [
+                Item(_short(commit), links.commit_url(commit), "code"),
+                Item(f"(torch {_and(labels)})"),
+            ]
+        groups = [tuple(items)]
     if run_set.baseline is not None:
         paired = next((v.verdict.paired for v in run_set.versions if v.verdict), None)
         about = [f"torch {_plain_torch(base_env.torch)}"] if base_env.torch else []
@@ -693,6 +704,16 @@ def _context(
         # One version, the baseline's torch (said beside it) and no links: a line of nothing new.
         return (tuple(groups),)
     return (tuple(groups), tuple(second))
+
+
+def _commits_measured(run_set: RunSetVerdict) -> dict[str, list[str]]:
+    """Each commit the versions' results were measured at, with the versions at it."""
+    found: dict[str, list[str]] = {}
+    for version in run_set.versions:
+        commit = version.document.environment.commit if version.document is not None else None
+        if commit:
+            found.setdefault(str(commit), []).append(_version_label(version))
+    return found
 
 
 def _versions(run_set: RunSetVerdict) -> list[tuple[str, ...]]:

@@ -46,7 +46,6 @@ def headline_of(run_set: RunSetVerdict) -> tuple[str, str]:
     unreferenced = _unreferenced(judged)
     for version in judged:
         assert version.verdict is not None
-        failed = {r.metric for r in version.verdict.verdicts if r.verdict in w.FAILING}
         for row in version.verdict.verdicts:
             if not w.gated(row):
                 continue  # reported beside the others, never judged: it decides nothing
@@ -58,10 +57,9 @@ def headline_of(run_set: RunSetVerdict) -> tuple[str, str]:
             if row.verdict in w.FAILING and row.metric in w.NAMED_WHEN_ALONE:
                 # A family is named failing only for what failed: a fallback to eager
                 # beside graph-break sites that held is "fallbacks to eager", never
-                # "graph breaks" (issue 40).
-                namesake = w.NAMED_WHEN_ALONE[row.metric]
-                if namesake not in failed:
-                    name = w.metric_name(row.metric)
+                # "graph breaks" (issue 40); beside new sites that failed too it is named
+                # as well, never folded into them (issue 54, finding 10).
+                name = w.metric_name(row.metric)
             if name == "compile work" and row.verdict not in w.FAILING | {"inconclusive"}:
                 name = "compile time"  # held: said with the compile time it explains
             if name is not None:
