@@ -6,12 +6,12 @@ for one speedup, unnamed."""
 from __future__ import annotations
 
 import dataclasses
-import io
 import json
 from pathlib import Path
 
 from gate_docs import environment, process, result, step, variant, with_processes
 
+from compilegate.cli.run_command import warn_too_few_pairs
 from compilegate.config.loading import load_config_text
 from compilegate.gate.baseline import update_baseline
 from compilegate.gate.run_set import ResultSource, judge_run_set
@@ -19,7 +19,6 @@ from compilegate.report.baseline_update_words import baseline_update_summary
 from compilegate.report.first_screen import FirstScreen
 from compilegate.report.row_words import row_message
 from compilegate.results.model import parse
-from compilegate.run import paired as paired_run
 
 # What the machine did in each pair: the second pair's compiled process was disturbed.
 LOADS = [(1.0, 1.0), (1.0, 3.0)]
@@ -78,17 +77,15 @@ steps:
 """
 
 
-def test_a_paired_run_of_two_processes_is_warned_before_it_measures(tmp_path: Path) -> None:
+def test_a_paired_run_of_two_processes_is_warned_before_it_measures(tmp_path: Path, capsys) -> None:
     config = load_config_text(CONFIG, source="compilegate.yml", repo_root=tmp_path)
-    stream = io.StringIO()
-    paired_run._warn_too_few_pairs(config, stream)
-    line = stream.getvalue()
+    warn_too_few_pairs(config)
+    line = capsys.readouterr().err
     assert line.count("\n") == 1, line
     assert "paired speed cannot be judged with fewer than 3 pairs of processes" in line
     assert "variant_processes: 2 (dit)" in line and "mlp" not in line, line
-    stream = io.StringIO()
-    paired_run._warn_too_few_pairs(dataclasses.replace(config, steps=config.steps[1:]), stream)
-    assert stream.getvalue() == ""
+    warn_too_few_pairs(dataclasses.replace(config, steps=config.steps[1:]))
+    assert capsys.readouterr().err == ""
 
 
 def test_baseline_update_names_the_figure_its_noise_is_of(tmp_path: Path) -> None:

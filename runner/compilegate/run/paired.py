@@ -34,7 +34,7 @@ import os
 import shutil
 import tempfile
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -44,7 +44,6 @@ from ..config import Config, StepConfig
 from ..config.limits import ResourceLimits
 from ..config.loading import load_config_file
 from ..errors import BaselineMissing, UsageError
-from ..report.row_words.too_few_pairs import too_few_pairs_warning
 from ..results.document import pairing_entry
 from ..results.step_record import not_run
 from .host_git import GitRepository, repository_of, run_git
@@ -83,7 +82,11 @@ PAIRING_MODES = ("processes", "in-process")
 
 
 def run_against(
-    head: Config, ref: str, options: RunOptions, pairing: str = "processes"
+    head: Config,
+    ref: str,
+    options: RunOptions,
+    pairing: str = "processes",
+    before_measuring: Callable[[Config], None] | None = None,
 ) -> PairedRun:
     """Measure REF and the head side by side (module docstring). The head's document goes
     to options.out_path, the base's beside it (base_result_path). An interruption marks
@@ -92,7 +95,9 @@ def run_against(
     `pairing` "in-process": each eager reference and each warm timing process measures
     base and head in one child, interleaved in the same rounds (child/measure_pair.py).
     Only where one process can hold both: one interpreter on the host; with a launcher of
-    its own (one container per child) the sides alternate processes, and a note says so."""
+    its own (one container per child) the sides alternate processes, and a note says so.
+    `before_measuring`: called with the config both sides measure under (REF's policy)
+    once it is known, before anything is measured (the CLI's warnings)."""
     base_path = base_result_path(options.out_path)
     notes: list[str] = []
     if pairing not in PAIRING_MODES:
@@ -116,7 +121,8 @@ def run_against(
             sides.append(
                 RunSide(config, launcher, path, role, python=launcher.python, pairing=entry)
             )
-        _warn_too_few_pairs(configs.base, options.stream)
+        if before_measuring is not None:
+            before_measuring(configs.base)
         options.stream.write(
             "paired: base and head in one process (eager references and warm timing "
             "processes; cold compiles alternate)\n"
@@ -154,18 +160,8 @@ def run_versions_paired(
         role = "base" if index == 0 else "head"
         entry = pairing_entry(pairing_id, role, base_label, label if index else "later versions")
         sides.append(RunSide(config, launcher, path, label, python=launcher.python, pairing=entry))
-    _warn_too_few_pairs(config, stream)
     run_sides(sides, stream)
     return [side.document for side in sides]
-
-
-def _warn_too_few_pairs(config: Config, stream: TextIO) -> None:
-    """Before measuring: a line when a step's variant_processes pairs too few processes for
-    its speed to be judged (report/row_words/too_few_pairs.py). The base's settings are
-    both sides' (the module docstring)."""
-    line = too_few_pairs_warning([(step.name, step.variant_processes) for step in config.steps])
-    if line:
-        stream.write(line + "\n")
 
 
 def _launcher(options: RunOptions, role: str) -> Launcher:
