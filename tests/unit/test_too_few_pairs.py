@@ -11,7 +11,6 @@ from pathlib import Path
 
 from gate_docs import environment, process, result, step, variant, with_processes
 
-from compilegate.cli.run_command import warn_too_few_pairs
 from compilegate.config.loading import load_config_text
 from compilegate.gate.baseline import update_baseline
 from compilegate.gate.run_set import ResultSource, judge_run_set
@@ -78,6 +77,8 @@ steps:
 
 
 def test_a_paired_run_of_two_processes_is_warned_before_it_measures(tmp_path: Path, capsys) -> None:
+    from compilegate.cli.run_command import warn_too_few_pairs  # 5a5d0e2 had none
+
     config = load_config_text(CONFIG, source="compilegate.yml", repo_root=tmp_path)
     warn_too_few_pairs(config)
     line = capsys.readouterr().err
