@@ -14,8 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 COMPILE_TIME = (
-    "the first process's cold compile in wall seconds, what a run waits before its first "
-    "compiled step (the compile time the gate compares)"
+    "the first process's cold compile in wall seconds (what a run waits for; the gate compares it)"
 )
 
 # Under the comment's and `report`'s variant tables, whose column is "compile".

@@ -43,6 +43,7 @@ from .row_words import row_message
 from .row_words.compile_cost import CountMoved, PastLimit, counts_past_limit
 from .row_words.diagnostics import break_reasons_said, count_detail, new_break_site, place_name
 from .row_words.looks import passes_with_a_look
+from .row_words.numerics_reference import of_row as numerics_without_reference
 from .row_words.speed import compares_fastest_iterations
 from .speeds import best_speed_text, estimator_text, pays_off_text, variant_speed
 from .tables import fit_table, markdown_table, wrap_words
@@ -580,6 +581,9 @@ def _reason_message(row: MetricVerdict) -> str:
         return "; ".join(count_detail(row.facts))
     if row.metric in RUN_METRICS:
         return shortened(row_message(row), RUN_REASON_CHARS)
+    weakened = numerics_without_reference(row) if row.verdict == "pass" else None
+    if weakened is not None:  # the table says pass → pass: only why it needs a look
+        return weakened.words()
     past = counts_past_limit(row) if row.metric == "compile_work" else None
     if past is not None:
         return f"{w.metric_name(row.metric)}: {_counts_text(past.counts)}{past.why}"
