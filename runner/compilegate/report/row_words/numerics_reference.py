@@ -5,31 +5,33 @@ of the step (child/numerics.py). A model that cannot run in float64 (one that ha
 float32 in its timestep embedding: "mat1 and mat2 must have the same dtype"), or whose
 float64 copy computes another step, has no reference: the check falls back to allclose,
 else cosine, against eager — weaker, since an error eager shares is then invisible. The
-result records it (`numerics.reference: "none"` and the reason: `no float64 reference (…);
-judged by allclose, else cosine >= 0.99`); `run`'s table, `report`, the comment's details
-and its first screen say it beside the verdict, with that reason and what was compared
-instead (issue 54, finding 5). A passing numerics row whose run checked without its
+result records it as fields (`numerics.reference: "none"`, `reference_error`: why,
+`compared_by` and `cosine_min`: what was compared instead); `run`'s table, `report`, the
+comment's details and its first screen say it beside the verdict, composed here from those
+fields (issue 54, finding 5). A passing numerics row whose run checked without its
 reference gets ⚠️: the exit code stays the verdict's.
 
-Read from the document's own words (the gate row keeps the check's reason in its facts):
-no verdict rule changes.
+Facts only: the check's `reason` is words for a reader of the JSON and is never read back.
+A document written before the fields were recorded (`reference: "none"` alone) is read as
+recorded: why is "not recorded", and what was compared is the rule every such check used
+(allclose, else cosine) without a threshold it did not record. No verdict rule changes.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...gate.judges.numerics import CHECKED, NumericsFacts
+from ...gate.judges.numerics import CHECKED, NumericsFacts, NumericsSide
 from ...gate.verdict import MetricVerdict
-from ...results.model import Numerics, Step
-from ..escape import shortened
+from ...results.model import ComparedBy, Numerics, Step
 
-# How child/numerics.summarize_checks says it, inside its reason.
-ABSENT = "no float64 reference ("
-JUDGED_BY = "; judged by "
-WHY_CHARS = 240  # a torch error may be long: its start says what it is
 NOT_RECORDED = "why not recorded"
+# The rule a check without its reference compares by, in words (its threshold added).
 FALLBACK_RULE = "allclose, else cosine"
+RULE_WORDS = {
+    ComparedBy.ALLCLOSE_ELSE_COSINE: FALLBACK_RULE,
+    ComparedBy.ALLCLOSE_ELSE_FP64_RMSE: "allclose, else the float64 RMSE ratio",
+}
 # The headline's clause (report/headline.py).
 UNREFERENCED = "numerics checked against eager only (no float64 reference)"
 
@@ -54,31 +56,18 @@ class WithoutReference:
         return f"{status}, no float64 reference"
 
 
-def of_reason(reason: str | None) -> WithoutReference | None:
-    """From a numerics reason that says `no float64 reference (…); judged by …`, or None."""
-    if not reason:
+def of_side(side: NumericsSide) -> WithoutReference | None:
+    """A side's numerics that reached a verdict without its float64 reference, or None:
+    from the recorded fields alone (`reference_error` is at most 240 characters: the
+    schema's bound, as the child cuts it)."""
+    if side.status not in CHECKED or side.reference != "none":
         return None
-    start = reason.find(ABSENT)
-    if start < 0:
-        return None
-    opened = start + len(ABSENT)
-    end = _closing(reason, opened)
-    why = reason[opened:end].strip() if end is not None else reason[opened:].strip()
-    rest = reason[end + 1 :] if end is not None else ""
-    compared = FALLBACK_RULE
-    if rest.startswith(JUDGED_BY):
-        compared = rest[len(JUDGED_BY) :].split(";", 1)[0].strip().replace(">=", "≥")
-    return WithoutReference(shortened(why or NOT_RECORDED, WHY_CHARS), compared)
+    return WithoutReference(side.reference_error or NOT_RECORDED, _compared(side))
 
 
 def of_numerics(numerics: Numerics | None) -> WithoutReference | None:
     """A variant's numerics that reached a verdict without its float64 reference, or None."""
-    if numerics is None or numerics.status not in CHECKED:
-        return None
-    found = of_reason(numerics.reason)
-    if found is None and numerics.reference == "none":
-        return WithoutReference(NOT_RECORDED, FALLBACK_RULE)
-    return found
+    return of_side(NumericsSide.of(numerics))
 
 
 def numerics_cell(numerics: Numerics | None) -> str:
@@ -107,19 +96,13 @@ def of_row(row: MetricVerdict) -> WithoutReference | None:
     facts = row.facts
     if row.metric != "numerics" or not isinstance(facts, NumericsFacts):
         return None
-    if facts.run.status not in CHECKED:
-        return None
-    return of_reason(facts.run.reason)
+    return of_side(facts.run)
 
 
-def _closing(text: str, opened: int) -> int | None:
-    """The index of the `)` that closes the `(` before `opened` (reasons nest them)."""
-    depth = 1
-    for index in range(opened, len(text)):
-        if text[index] == "(":
-            depth += 1
-        elif text[index] == ")":
-            depth -= 1
-            if depth == 0:
-                return index
-    return None
+def _compared(side: NumericsSide) -> str:
+    """`allclose, else cosine ≥ 0.99`: the recorded rule and threshold; a document that
+    recorded neither compared by allclose, else cosine (the only rule without a reference)."""
+    rule = RULE_WORDS[side.compared_by] if side.compared_by is not None else FALLBACK_RULE
+    if side.cosine_min is None or side.compared_by is not ComparedBy.ALLCLOSE_ELSE_COSINE:
+        return rule
+    return f"{rule} ≥ {side.cosine_min:g}"
