@@ -95,6 +95,7 @@ def test_required_fields_are_the_schemas(path, cls, node):
         (model.Status, SCHEMA["$defs"]["step"]["properties"]["status"]),
         (model.Status, SCHEMA["$defs"]["variant"]["properties"]["status"]),
         (model.NumericsStatus, SCHEMA["$defs"]["numerics"]["properties"]["status"]),
+        (model.ComparedBy, SCHEMA["$defs"]["numerics"]["properties"]["compared_by"]),
         (model.Decision, SCHEMA["$defs"]["payoff"]["properties"]["decision"]),
         (model.Decision, RECOMMENDATION["properties"]["decision"]),
     ],

@@ -351,7 +351,8 @@ def test_an_unsteady_run_is_recorded_with_its_times_marked_and_forced_vouched_fo
     assert "(other processes took 61 % of its CPU)" in line
     assert "will not judge speed until a steady run of baseline update replaces them" in line
     assert "--force vouches for the times" in line
-    assert "a/default: its speedup noise ±35 % is more than twice" in line
+    assert "a/default: its speedup by each process's fastest iterations" in line
+    assert "has noise ±35 %, more than twice" in line
     forced = update_baseline(res, tmp_path / "forced.json", force=True)
     assert forced.unsteady_steps == () and "unsteady machine" not in baseline_update_summary(forced)
     assert "unsteady_times" not in json.loads((tmp_path / "forced.json").read_text())["steps"][0]

@@ -53,6 +53,12 @@ MULTIPLIER = {None: 2.0, "bf16": 3.0, "fp16": 3.0}
 # How far the float64 reference's loss may be from eager's (relative, any iteration) before it
 # is not the same computation. fp32 rounding gives ~1e-7 on the test steps; autocast ~1e-2.
 REFERENCE_LOSS_REL_TOL = {None: 1e-3, "bf16": 5e-2, "fp16": 5e-2}
+# How compiled was compared with eager (the record's `compared_by`): allclose, else the
+# float64 RMSE ratio; or, without a float64 reference, allclose, else cosine >= cosine_min.
+COMPARED_WITH_REFERENCE = "allclose_else_fp64_rmse"
+COMPARED_WITHOUT = "allclose_else_cosine"
+# Why there was no float64 reference (a torch error may be long: its start says what it is).
+REFERENCE_ERROR_CHARS = 240
 # name -> (kind, tensor); typing's aliases: this one is evaluated at import (the child: 3.8)
 Snapshot = Dict[str, Tuple[str, torch.Tensor]]
 
@@ -419,6 +425,9 @@ def summarize_checks(
     reference_error: str | None,
     cosine_min: float,
 ) -> dict[str, Any]:
+    """The numerics record: the verdict, the tensors, and how they were judged as fields
+    (`reference`, `reference_error`, `compared_by`, `cosine_min`) that the report reads;
+    `reason` is the same in words for a reader of the JSON, never read back."""
     checked = list(dict.fromkeys(r["tensor"] for r in results))
     failed = list(dict.fromkeys(r["tensor"] for r in results if not r["passed"]))
     ranked = sorted(results, key=lambda r: (r["passed"], -r.get("_badness", math.inf)))
@@ -432,15 +441,18 @@ def summarize_checks(
         "failed": failed,
         "worst": worst,
         "reference": "float64" if reference_error is None else "none",
+        "compared_by": COMPARED_WITH_REFERENCE if reference_error is None else COMPARED_WITHOUT,
+        "cosine_min": cosine_min,
     }
     reasons = []
     if failed:
         shown = ", ".join(failed[:5]) + (f" and {len(failed) - 5} more" if len(failed) > 5 else "")
         reasons.append(f"{len(failed)} of {len(checked)} tensors differ beyond tolerance: {shown}")
     if reference_error is not None:
+        error = reference_error[:REFERENCE_ERROR_CHARS]
+        out["reference_error"] = error
         reasons.append(
-            f"no float64 reference ({reference_error}); judged by allclose, "
-            f"else cosine >= {cosine_min}"
+            f"no float64 reference ({error}); judged by allclose, else cosine >= {cosine_min}"
         )
     out["reason"] = "; ".join(reasons) or None
     return out

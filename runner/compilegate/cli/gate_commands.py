@@ -215,12 +215,17 @@ def judge_result(
     *,
     result_path: Path | str,
     baseline_path: Path | str,
+    refresh_baseline: Path | str | None = None,
 ) -> tuple[VerdictReport, RunSetVerdict]:
     """A result just measured (checked like a result file) judged against a baseline already
     through the door, as the report and the run set of one version `compilegate run`
-    prints."""
+    prints. `refresh_baseline`: the baseline an intended change is recorded into (the
+    config's `baseline:`), when not the file compared with (a scratch copy given with
+    --baseline)."""
     result = parse(result_doc, str(result_path), "result")
-    report = compare_to_baseline(baseline, result).with_paths(result_path, baseline_path)
+    report = compare_to_baseline(baseline, result).with_paths(
+        result_path, refresh_baseline or baseline_path
+    )
     return report, one_version_run_set(report, result, baseline, (result_path, baseline_path))
 
 

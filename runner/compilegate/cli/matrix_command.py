@@ -238,6 +238,7 @@ def _command_matrix_paired(args: argparse.Namespace, versions: list[str], config
     from ..run.interrupts import signals_interrupt_the_run
     from ..run.orchestrate import RunOptions
     from ..run.paired import run_against, run_versions_paired
+    from .run_command import warn_too_few_pairs
 
     ordered = list(dict.fromkeys(versions))
     if args.paired and args.against:
@@ -260,6 +261,7 @@ def _command_matrix_paired(args: argparse.Namespace, versions: list[str], config
     try:
         with signals_interrupt_the_run():
             if args.paired:
+                warn_too_few_pairs(config)
                 documents = run_versions_paired(config, launchers, out_paths, sys.stderr)
                 baseline_source = str(out_paths[0])
                 base = parse(documents[0], baseline_source, "baseline")
@@ -267,7 +269,9 @@ def _command_matrix_paired(args: argparse.Namespace, versions: list[str], config
             else:
                 for (_, launcher), path in zip(launchers, out_paths):
                     options = RunOptions(out_path=path, launcher=launcher)
-                    paired = run_against(config, args.against, options)
+                    paired = run_against(
+                        config, args.against, options, before_measuring=warn_too_few_pairs
+                    )
                     own_base = parse(paired.base, str(paired.base_path), "baseline")
                     sources.append(ResultSource(path, path.parent.name, own_base))
                     for note in paired.notes:

@@ -180,8 +180,14 @@ def command_run(args: argparse.Namespace) -> int:
     from .gate_commands import judge_result
 
     baseline, baseline_path = stored
+    # An intended change is recorded into the configured baseline, not a scratch copy
+    # passed with --baseline (issue 54, finding 10).
     report, run_set = judge_result(
-        baseline, document, result_path=args.out, baseline_path=baseline_path
+        baseline,
+        document,
+        result_path=args.out,
+        baseline_path=baseline_path,
+        refresh_baseline=config.baseline,
     )
     every_row = shlex.join(
         ["compilegate", "compare", "--baseline", str(baseline_path), "--result", str(args.out)]
@@ -239,7 +245,13 @@ def _run_against(args: argparse.Namespace, config: Config, python: str) -> int:
     options = _run_options(args, python)
     try:
         with signals_interrupt_the_run():
-            paired = run_against(config, args.against, options, args.pairing or "processes")
+            paired = run_against(
+                config,
+                args.against,
+                options,
+                args.pairing or "processes",
+                before_measuring=warn_too_few_pairs,
+            )
     except RunInterrupted as stop:
         sys.stderr.write(f"compilegate: {stop}; what was measured is in {args.out} and beside it\n")
         return stop.exit_code
@@ -261,6 +273,16 @@ def _run_against(args: argparse.Namespace, config: Config, python: str) -> int:
         )
     )  # fmt: skip
     return report.exit_code
+
+
+def warn_too_few_pairs(config: Config) -> None:
+    """Before a paired run measures: one line on stderr when a step's variant_processes
+    pairs too few processes for its speed to be judged (report/row_words/too_few_pairs.py)."""
+    from ..report.row_words.too_few_pairs import too_few_pairs_warning
+
+    line = too_few_pairs_warning([(step.name, step.variant_processes) for step in config.steps])
+    if line:
+        sys.stderr.write(line + "\n")
 
 
 def _judged(run_set: RunSetVerdict) -> ResultDocument:

@@ -47,7 +47,8 @@ from pathlib import Path
 from ..config import DEFAULT_THRESHOLDS
 from ..errors import BaselineError
 from ..results.document import write_document
-from ..results.model import NumericsStatus, ResultDocument, Step, Variant
+from ..results.model import NumericsStatus, ResultDocument, SpeedupEstimate, Step, Variant
+from ..results.processes import geometric_mean, speedup_values, variant_processes
 from ..results.run_health import UnsteadyCause, unsteady_causes
 from .comparability import EnvironmentMismatch
 from .documents import read_document
@@ -86,6 +87,12 @@ class NoisyRow:
     metric: str
     noise_pct: float
     threshold_pct: float
+    # The per-process values the noise is of (each process's fastest-iteration speedup, as
+    # a pull request's speedup row compares them): their count and geometric mean; and the
+    # speedup the run's table shows (by mean step time: its payoff), to name both apart.
+    processes: int = 0
+    value: float | None = None
+    shown: SpeedupEstimate | None = None
 
 
 @dataclass(frozen=True)
@@ -258,7 +265,20 @@ def noisy_rows(result: ResultDocument) -> list[NoisyRow]:
             for variant in step.variants:
                 noise = getattr(variant, attribute)
                 if is_number(noise) and not decides_threshold(noise, threshold):
-                    reasons.append(NoisyRow(step.name, variant.id, label, noise, threshold))
+                    values = [v for v in speedup_values(variant_processes(variant)) if v > 0]
+                    payoff = variant.payoff
+                    reasons.append(
+                        NoisyRow(
+                            step.name,
+                            variant.id,
+                            label,
+                            noise,
+                            threshold,
+                            processes=len(values),
+                            value=geometric_mean(values) if values else None,
+                            shown=payoff.speedup if payoff is not None else None,
+                        )
+                    )
     return reasons
 
 

@@ -55,11 +55,18 @@ def advice_for(run_set: RunSetVerdict) -> list[tuple[str, str | None]]:
         if v.verdict and v.verdict.paired and v.verdict.exit_code in REFRESHABLE
     ]
     if paired:
+        # With an accept label, accepting is the label's (said below): merging is not
+        # another way to accept a failing job (issue 54, finding 10).
+        after = (
+            "once the change is merged, later paired runs measure it as their base"
+            if by_label
+            else "if the change is intended, it is accepted by merging it; the base's next "
+            "paired runs measure it"
+        )
         out.append(
             (
                 f"Paired run on {_and(paired)}: the base was measured in this job, beside the "
-                "head, so there is no stored baseline to refresh. If the change is intended, "
-                "it is accepted by merging it; the base's next paired runs measure it.",
+                f"head, so there is no stored baseline to refresh; {after}.",
                 None,
             )
         )

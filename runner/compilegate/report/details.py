@@ -29,6 +29,7 @@ from ..results.model import (
     Variant,
 )
 from . import wording as w
+from .compile_time_words import COMPILE_COLUMN
 from .distributed_words import distributed_sentence
 from .escape import cell, inert, with_code
 from .lever_words import lever_sentence
@@ -36,7 +37,9 @@ from .links import LinkContext
 from .note_words import note_words
 from .row_cells import ROW_HEADER, row_cells
 from .row_words import row_message
-from .row_words.moved_counts import moved_within_tolerance
+from .row_words.looks import passes_with_a_look
+from .row_words.numerics_reference import numerics_cell
+from .row_words.numerics_reference import step_notes as numerics_notes
 from .speeds import variant_pays_off, variant_speed
 from .step_bound_words import bound_sentence
 from .tables import markdown_table
@@ -53,6 +56,7 @@ VARIANT_HEADER = (
     "numerics",
     "peak memory",
 )
+COMPILE_AT = VARIANT_HEADER.index("compile")
 _SAFE_ARG = re.compile(r"^[A-Za-z0-9_./+=-]+$")
 
 
@@ -145,6 +149,17 @@ def bounds(steps: Sequence[Step]) -> list[tuple[str, str]]:
     return _sentences(steps, bound_sentence)
 
 
+def numerics_fallbacks(steps: Sequence[Step]) -> list[tuple[str, str]]:
+    """(step · variants, why its numerics had no float64 reference and what they compared
+    instead) for every such check (row_words/numerics_reference.py)."""
+    return [
+        (f"{step.name} · {ids}", words)
+        for step in steps
+        if not step.failed
+        for ids, words in numerics_notes(step)
+    ]
+
+
 def levers(steps: Sequence[Step]) -> list[tuple[str, str]]:
     """(step, what each compile lever cost) for every step that measured one (lever_words)."""
     return _sentences(steps, lever_sentence)
@@ -190,7 +205,7 @@ def _variant_row(step: Step, variant: Variant) -> list[str]:
         f"{compile_s:.1f} s" if compile_s is not None else "-",
         variant_pays_off(step, variant, speed),
         f"{breaks}, {recompiles}",
-        variant.numerics.status.value if variant.numerics is not None else "-",
+        numerics_cell(variant.numerics),
         "n/a (CPU)" if peak is None else format_bytes(peak),
     ]
 
@@ -217,9 +232,13 @@ def variant_table_markdown(steps: Sequence[Step]) -> str:
     lines = markdown_table(header, [[cell(c) for c in r] for r in body])
     if said:
         lines += ["", inert("Same on every row: " + "; ".join(said) + ".")]
+    if any(row[COMPILE_AT] != "-" for row in rows):
+        lines += ["", COMPILE_COLUMN]
     decided = decisions(steps)
     if decided:
         lines += ["", *(f"- {inert(name)}: {inert(text, max_chars=500)}" for name, text in decided)]
+    for name, text in numerics_fallbacks(steps):
+        lines.append(f"- {inert(name)}: {inert(text, max_chars=500)}")
     for name, text in bounds(steps):
         lines.append(f"- {inert(name)}, what bounds it: {inert(text, max_chars=500)}")
     for name, text in levers(steps):
@@ -246,7 +265,7 @@ def gate_rows(version: VersionOutcome) -> list[list[str]]:
         cells = list(row_cells(version, row, False, why_below=True))
         if row.metric not in ("step", "variant"):
             cells[1] = w.metric_name(row.metric)
-        icon = w.icon(row.verdict) or (w.LOOK_ICON if moved_within_tolerance(row) else "")
+        icon = w.icon(row.verdict) or (w.LOOK_ICON if passes_with_a_look(row) else "")
         verdict = f"{icon} {w.verdict_word(row.verdict)}".strip()
         rows.append([*cells, verdict if w.gated(row) else "reported, not gated"])
     return rows

@@ -42,7 +42,8 @@ from .row_cells import ROW_HEADER, row_cells
 from .row_words import row_message
 from .row_words.compile_cost import CountMoved, PastLimit, counts_past_limit
 from .row_words.diagnostics import break_reasons_said, count_detail, new_break_site, place_name
-from .row_words.moved_counts import moved_within_tolerance
+from .row_words.looks import passes_with_a_look
+from .row_words.numerics_reference import of_row as numerics_without_reference
 from .row_words.speed import compares_fastest_iterations
 from .speeds import best_speed_text, estimator_text, pays_off_text, variant_speed
 from .tables import fit_table, markdown_table, wrap_words
@@ -375,11 +376,11 @@ def _version_label(version: VersionOutcome) -> str:
 
 
 def _needs_a_look(row: MetricVerdict) -> bool:
-    """Failing, inconclusive, accepted: and a pass whose exact counts moved (they are
-    shown whenever they move: row_words/moved_counts.py)."""
+    """Failing, inconclusive, accepted: and a pass that needs a look all the same (exact
+    counts that moved, numerics without its float64 reference: row_words/looks.py)."""
     if row.verdict in w.FAILING or row.verdict in ("inconclusive", "accepted"):
         return True
-    return moved_within_tolerance(row) is not None
+    return passes_with_a_look(row)
 
 
 def _attention(run_set: RunSetVerdict) -> tuple[AttentionRow, ...]:
@@ -580,6 +581,9 @@ def _reason_message(row: MetricVerdict) -> str:
         return "; ".join(count_detail(row.facts))
     if row.metric in RUN_METRICS:
         return shortened(row_message(row), RUN_REASON_CHARS)
+    weakened = numerics_without_reference(row) if row.verdict == "pass" else None
+    if weakened is not None:  # the table says pass → pass: only why it needs a look
+        return weakened.words()
     past = counts_past_limit(row) if row.metric == "compile_work" else None
     if past is not None:
         return f"{w.metric_name(row.metric)}: {_counts_text(past.counts)}{past.why}"
@@ -661,6 +665,17 @@ def _context(
     groups: list[tuple[Item, ...]] = [
         (Item("head", style="bold"), Item(_short(head), links.commit_url(head), "code"))
     ]
+    measured = _commits_measured(run_set)
+    if len(measured) > 1:
+        # Versions measured at different commits: each one's, never one for all (issue 54,
+        # finding 10).
+        items = [Item("head", style="bold")]
+        for commit, labels in measured.items():
+            items += [
+                Item(_short(commit), links.commit_url(commit), "code"),
+                Item(f"(torch {_and(labels)})"),
+            ]
+        groups = [tuple(items)]
     if run_set.baseline is not None:
         paired = next((v.verdict.paired for v in run_set.versions if v.verdict), None)
         about = [f"torch {_plain_torch(base_env.torch)}"] if base_env.torch else []
@@ -693,6 +708,16 @@ def _context(
         # One version, the baseline's torch (said beside it) and no links: a line of nothing new.
         return (tuple(groups),)
     return (tuple(groups), tuple(second))
+
+
+def _commits_measured(run_set: RunSetVerdict) -> dict[str, list[str]]:
+    """Each commit the versions' results were measured at, with the versions at it."""
+    found: dict[str, list[str]] = {}
+    for version in run_set.versions:
+        commit = version.document.environment.commit if version.document is not None else None
+        if commit:
+            found.setdefault(str(commit), []).append(_version_label(version))
+    return found
 
 
 def _versions(run_set: RunSetVerdict) -> list[tuple[str, ...]]:

@@ -25,6 +25,7 @@ from ..gate.run_set import RunSetVerdict, VersionOutcome
 from . import wording as w
 from .acceptance_words import acceptance_words
 from .row_words.moved_counts import MovedCount, MovedWithinTolerance, moved_within_tolerance
+from .row_words.numerics_reference import UNREFERENCED, of_row
 from .wording import and_list as _and
 from .wording import plain_torch as _plain_torch
 
@@ -42,22 +43,23 @@ def headline_of(run_set: RunSetVerdict) -> tuple[str, str]:
         return "", f"measured only, no baseline to compare with ({torch_list(versions)})"
     by_family: dict[str, dict[str, set[str]]] = {}
     moved = _moved_counts(judged)
+    unreferenced = _unreferenced(judged)
     for version in judged:
         assert version.verdict is not None
-        failed = {r.metric for r in version.verdict.verdicts if r.verdict in w.FAILING}
         for row in version.verdict.verdicts:
             if not w.gated(row):
                 continue  # reported beside the others, never judged: it decides nothing
             if moved_within_tolerance(row) is not None:
                 continue  # a count that moved is never "unchanged": said in `moved`
+            if row.verdict == "pass" and of_row(row) is not None:
+                continue  # a weakened check is never "unchanged": said in `unreferenced`
             name = w.row_family(row)
             if row.verdict in w.FAILING and row.metric in w.NAMED_WHEN_ALONE:
                 # A family is named failing only for what failed: a fallback to eager
                 # beside graph-break sites that held is "fallbacks to eager", never
-                # "graph breaks" (issue 40).
-                namesake = w.NAMED_WHEN_ALONE[row.metric]
-                if namesake not in failed:
-                    name = w.metric_name(row.metric)
+                # "graph breaks" (issue 40); beside new sites that failed too it is named
+                # as well, never folded into them (issue 54, finding 10).
+                name = w.metric_name(row.metric)
             if name == "compile work" and row.verdict not in w.FAILING | {"inconclusive"}:
                 name = "compile time"  # held: said with the compile time it explains
             if name is not None:
@@ -69,8 +71,11 @@ def headline_of(run_set: RunSetVerdict) -> tuple[str, str]:
     accepted_text = f"{_and(accepted)} worse, {_accepted_by(judged)}" if accepted else ""
     if broken and "the run" not in failing:
         failing.append("the run")
-    rest = _rest(by_family, failing + unclear + accepted + list(moved))
-    moved_text = "; ".join(f"{family} moved: {said}" for family, said in moved.items())
+    skip = failing + unclear + accepted + list(moved) + (["numerics"] if unreferenced else [])
+    rest = _rest(by_family, skip)
+    moved_text = "; ".join(
+        [f"{family} moved: {said}" for family, said in moved.items()] + unreferenced
+    )
     if moved_text and (failing or unclear or accepted_text):
         rest = [moved_text, *rest]
     if len(failing) == 1 and failing[0] in w.FAILING_ALONE:
@@ -135,6 +140,22 @@ def _moved_counts(judged: Sequence[VersionOutcome]) -> dict[str, str]:
         family: MovedWithinTolerance(tuple(counts.values()), tolerance[family]).words()
         for family, counts in largest.items()
     }
+
+
+def _unreferenced(judged: Sequence[VersionOutcome]) -> list[str]:
+    """The clause for numerics that passed without their float64 reference
+    (row_words/numerics_reference.py), or none: `numerics checked against eager only (no
+    float64 reference) on torch 2.4.1`."""
+    weakened = [
+        version
+        for version in judged
+        if version.verdict is not None
+        and any(r.verdict == "pass" and of_row(r) is not None for r in version.verdict.verdicts)
+    ]
+    if not weakened:
+        return []
+    on = f" on {torch_list(weakened)}" if len(judged) > 1 else ""
+    return [f"{UNREFERENCED}{on}"]
 
 
 def _accepted_by(judged: Sequence[VersionOutcome]) -> str:

@@ -123,7 +123,11 @@ def recorded_sentences(health: RunHealth) -> list[str]:
 
 def health_parts(document: ResultDocument) -> tuple[list[SaidCause], str] | None:
     """(why the machine was unsteady, what that means for the run), for a report that says
-    the consequence once for several runs; None when the run was steady."""
+    the consequence once for several runs; None when the run was steady, and when every step
+    raised: no step time was measured for the machine's state to qualify (issue 54,
+    finding 10)."""
+    if document.steps and all(step.failed for step in document.steps):
+        return None
     causes = unsteady_causes(document.run_health) if document.run_health is not None else ()
     if not causes:
         return None

@@ -29,8 +29,9 @@ from . import wording as w
 from .escape import shortened
 from .row_words import row_message
 from .row_words.compile_cost import count_of_values, counts_past_limit, raw_change_pct
-from .row_words.moved_counts import moved_within_tolerance
+from .row_words.looks import passes_with_a_look
 from .row_words.speed import raw_ms_as_said
+from .row_words.too_few_pairs import TOO_FEW, too_few_pairs
 from .wording import plain_torch
 
 ROW_HEADER = ("where", "what", "baseline → now", "change", "limit", "noise")
@@ -54,7 +55,7 @@ def row_cells(
         values = "-" if why_below else shortened(row_message(row), MESSAGE_CHARS)
     else:
         # ⚠️ also for a passing row whose exact counts moved (row_words/moved_counts.py)
-        icon = w.icon(row.verdict) or (w.LOOK_ICON if moved_within_tolerance(row) else "")
+        icon = w.icon(row.verdict) or (w.LOOK_ICON if passes_with_a_look(row) else "")
         what = f"{icon} {w.metric_name(row.metric)}"
         if row.baseline is not None or row.current is not None:
             values = reader_values(row)
@@ -91,6 +92,8 @@ def _leading_count(row: MetricVerdict) -> tuple[str, MetricVerdict]:
 def _noise(row: MetricVerdict) -> str:
     if row.unit in (None, "count", "status") or row.metric in ("step", "variant"):
         return "-"  # counts and statuses are exact
+    if too_few_pairs(row) is not None:
+        return TOO_FEW  # a ± from one or two pairs means nothing
     judged = row.change_unit == "pct" and row.threshold is not None
     return w.noise_words(row.noise_pct, row.decidable if judged else None)
 

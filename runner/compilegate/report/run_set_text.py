@@ -12,7 +12,9 @@ from ..gate.run_set import RunSetVerdict
 from ..gate.verdict import sorted_by_severity
 from ..results.model import Step
 from . import wording as w
+from .compile_time_words import COMPILE_COLUMN
 from .details import (
+    COMPILE_AT,
     VARIANT_HEADER,
     bounds,
     decisions,
@@ -21,6 +23,7 @@ from .details import (
     failures,
     gate_rows,
     levers,
+    numerics_fallbacks,
     reproduce_commands,
     variant_rows,
 )
@@ -41,11 +44,16 @@ def render_run_set_text(run_set: RunSetVerdict, links: LinkContext | None = None
             lines += wrap_words(f"error: {w.version_error(version)}", TEXT_WIDTH)
             continue
         steps = version.document.steps
-        header, body, said = drop_constant_columns(VARIANT_HEADER, variant_rows(steps))
+        body_rows = variant_rows(steps)
+        header, body, said = drop_constant_columns(VARIANT_HEADER, body_rows)
         lines += ["Every variant:", *fit_table([header, *body], TEXT_WIDTH, indent="  ")]
         if said:
             lines += wrap_words("  same on every row: " + "; ".join(said), TEXT_WIDTH)
+        if any(row[COMPILE_AT] != "-" for row in body_rows):
+            lines += wrap_words(COMPILE_COLUMN, TEXT_WIDTH)
         for name, text in decisions(steps):
+            lines += wrap_words(f"- {name}: {text}", TEXT_WIDTH, hanging="    ")
+        for name, text in numerics_fallbacks(steps):
             lines += wrap_words(f"- {name}: {text}", TEXT_WIDTH, hanging="    ")
         for name, text in bounds(steps):
             lines += wrap_words(f"- {name}, what bounds it: {text}", TEXT_WIDTH, hanging="    ")

@@ -27,9 +27,10 @@ from dataclasses import dataclass
 
 from ..gate.run_set import RunSetVerdict
 from ..results.model import Decision, GraphBreaks, Recompiles, ResultDocument, Step, Variant
-from ..results.payoff import process_means
+from ..results.payoff import cold_compile_samples, process_means
 from ..results.processes import geometric_mean
 from . import wording as w
+from .compile_time_words import compile_time_legend
 from .distributed_words import distributed_sentence
 from .escape import shortened
 from .first_screen import PROCESSES_NOTE, YARDSTICK_NOTE, FirstScreen
@@ -38,6 +39,8 @@ from .health_words import health_line
 from .lever_words import lever_sentence
 from .note_words import note_words, paired_summary
 from .row_cells import MESSAGE_CHARS, ROW_HEADER
+from .row_words.numerics_reference import numerics_cell
+from .row_words.numerics_reference import step_notes as numerics_notes
 from .row_words.speed import compares_fastest_iterations
 from .speeds import IN_PROCESS, Speed, best_variant, pays_off_text, variant_speed
 from .step_bound_words import bound_sentence
@@ -294,6 +297,12 @@ def _step_lines(step: Step, width: int, said: str = "") -> list[str]:
     notes += [
         f"{', '.join(ids)}: not wholly compiled: {reason}" for reason, ids in degraded.items()
     ]
+    # a check without its float64 reference, unless the gate's reasons below say it already
+    notes += [
+        f"{ids}: {words}"
+        for ids, words in numerics_notes(step)
+        if words.removeprefix("numerics ") not in said
+    ]
     bound = bound_sentence(step)
     if bound:
         notes.append(f"what bounds it: {bound}")
@@ -316,10 +325,7 @@ def _variant_row(step: Step, variant: Variant) -> list[str]:
     speed = variant_speed(step, variant)
     ms = variant_ms(step, variant)
     eager, compiled = ("-", "-") if ms is None else (_ms(ms[0]), _ms(ms[1]))
-    payoff = variant.payoff
-    compile_s = payoff.compile_s.estimate if payoff and payoff.compile_s else None
-    if compile_s is None:
-        compile_s = variant.compile_s  # the first process's cold compile
+    compile_s = variant.compile_s  # the compile time: the first process's cold compile
     return [
         variant.id,
         "-" if speed is None else speed.text(),
@@ -329,7 +335,7 @@ def _variant_row(step: Step, variant: Variant) -> list[str]:
         _break_even(variant, speed),
         _count(variant.graph_breaks),
         _count(variant.recompiles),
-        variant.numerics.status.value if variant.numerics is not None else "-",
+        numerics_cell(variant.numerics),
     ]
 
 
@@ -381,7 +387,8 @@ def _count(section: GraphBreaks | Recompiles | None) -> str:
 
 
 def _legend(document: ResultDocument) -> list[str]:
-    """What the numbers are, once: the statistic of each step's ms and speedup."""
+    """What the numbers are, once: the statistic of each step's ms and speedup, then what
+    the compile seconds and the break-even are."""
     statistics: set[tuple[str, int]] = set()
     for step in document.steps:
         for variant in step.variants:
@@ -395,21 +402,30 @@ def _legend(document: ResultDocument) -> list[str]:
         out.append(
             f"eager ms, compiled ms: mean step time (outliers included) of each process, "
             f"geometric mean over {counts} processes; speedup: eager ÷ compiled of "
-            "those, 95 % CI over the processes; compile s: mean of the cold compiles; "
-            "break-even: compile ÷ time saved per step, 95 % interval for one run."
+            "those, 95 % CI over the processes."
         )
     if ("mean", 1) in statistics:
         out.append(
             "eager ms, compiled ms: mean step time (outliers included) in one process; "
-            "speedup: their ratio, 95 % CI over its interleaved rounds; compile s: its cold "
-            "compile; break-even: compile ÷ time saved per step, 95 % interval for one run."
+            "speedup: their ratio, 95 % CI over its interleaved rounds."
         )
     if any(name != "mean" for name, _ in statistics):
         out.append(
             "eager ms, compiled ms: median step time in one process; speedup: their "
             "ratio, 95 % CI over the interleaved rounds."
         )
-    return out
+    compile_words = compile_time_legend(_cold_compiles(document))
+    return [*out, compile_words] if compile_words else out
+
+
+def _cold_compiles(document: ResultDocument) -> list[int]:
+    """How many cold compiles each measured variant's break-even pooled (results/payoff.py)."""
+    return [
+        len(cold_compile_samples(variant))
+        for step in document.steps
+        for variant in step.variants
+        if not variant.failed and variant.compile_s is not None
+    ]
 
 
 # -- the comparison ---------------------------------------------------------------------------

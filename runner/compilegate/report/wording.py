@@ -87,8 +87,8 @@ _FAMILY_OF = {
     "step": "the run",
     "variant": "the run",
 }
-# A row whose family is named after another metric: failing without that one, the headline
-# names the row's own metric (a fallback to eager while the graph-break sites held).
+# A row whose family is named after another metric: failing, the headline names the row's
+# own metric (a fallback to eager, whether or not the graph-break sites held).
 NAMED_WHEN_ALONE = {"fallbacks_to_eager": "graph_break_sites"}
 FAILING = frozenset(v for v, code in VERDICT_EXIT_CODES.items() if code != 0)
 VERDICT_WORDS = {

@@ -111,6 +111,13 @@ class NumericsStatus(str, enum.Enum):
     ERROR = "error"
 
 
+class ComparedBy(str, enum.Enum):
+    """How a numerics check compared compiled with eager (child/numerics.py)."""
+
+    ALLCLOSE_ELSE_FP64_RMSE = "allclose_else_fp64_rmse"
+    ALLCLOSE_ELSE_COSINE = "allclose_else_cosine"  # no float64 reference
+
+
 class Decision(str, enum.Enum):
     COMPILE = "compile"
     STAY_EAGER = "stay_eager"
@@ -502,6 +509,9 @@ class Numerics(Model):
     checked: tuple[str, ...] | None = None
     failed: tuple[str, ...] | None = None
     reference: str | None = None
+    reference_error: str | None = None
+    compared_by: ComparedBy | None = None
+    cosine_min: float | None = None
     reference_loss_rel_diff: float | None = None
     worst: tuple[WorstTensor, ...] | None = None
     fallback_random: bool | None = None
@@ -1040,6 +1050,7 @@ def _hints(cls: type) -> dict[str, Any]:
 
 
 __all__ = [
+    "ComparedBy",
     "Decision",
     "NumericsStatus",
     "ResultDocument",

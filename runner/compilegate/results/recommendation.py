@@ -221,19 +221,27 @@ def _speedup(sp: SpeedupEstimate, m: Measured) -> str:
 
 
 def _compile(m: Measured) -> str:
+    """The compile seconds the break-even divides. From one cold compile that is the
+    result's compile time (the first process's, report/compile_time_words.py); from several,
+    their geometric mean, named so: never a second figure called "cold compile"."""
     cold = m.compile_s
     assert cold is not None
-    source = f"over {cold.n} cold compiles" if cold.n > 1 else "from the warm compiles' spread"
+    if cold.n > 1:
+        what = f"geometric mean of {cold.n} cold compiles {cold.estimate:.0f} s"
+        source = ""
+    else:
+        what = f"cold compile {cold.estimate:.0f} s"
+        source = " from the warm compiles' spread"
     if cold.half_width <= 0:
-        return f"cold compile {cold.estimate:.0f} s"
+        return what
     if cold.high > MEANINGFUL_SPAN * cold.low:
         # Two warm compiles on a loaded machine (t at 1 degree of freedom: 12.7) gave
         # "1–12150 s": an interval that bounds nothing is not printed.
         return (
-            f"cold compile {cold.estimate:.0f} s, too spread for an interval ({source}: "
-            f"its 95 % CI spans more than {MEANINGFUL_SPAN}×)"
+            f"{what}, too spread for an interval (its 95 % CI{source} spans more than "
+            f"{MEANINGFUL_SPAN}×)"
         )
-    return f"cold compile {cold.estimate:.0f} s, 95 % CI {cold.low:.0f}–{cold.high:.0f} s {source}"
+    return f"{what}, 95 % CI {cold.low:.0f}–{cold.high:.0f} s{source}"
 
 
 def _warm(a: Payoff) -> str:

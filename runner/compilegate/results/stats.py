@@ -264,6 +264,16 @@ def compare_sides(
     return compare_processes(base, current)
 
 
+# The fewest pairs a paired comparison of step speed can judge with. Its interval is
+# t(pairs − 1) × sd / √pairs: from 2 pairs that is 8.98 × the spread of one pair's log ratio
+# (t = 12.71 at one degree of freedom), from 3 pairs 2.48 ×, from 4 1.59 ×. On the 2-core
+# runner under load one pair's speed ratio spreads 2.2 % (±3.5 % from 4 pairs,
+# docs/paired-mode.md): 2 pairs give ±20 %, past twice the 5 % threshold, where no change
+# under 40 % is decided (gate/rules.DECIDABLE_NOISE_FACTOR, DECISIVE_MARGIN); 3 give ±5.5 %.
+# A disturbed pair made it ±1660 % from 2 (issue 54): such a figure means nothing.
+MIN_PAIRS = 3
+
+
 def compare_pairs(base: Sequence[float], current: Sequence[float]) -> ProcessComparison:
     """Paired t interval on the log ratios current[i] / base[i] (a paired run: process i of
     each side ran next to the other, on one machine, the sides alternating A B B A).

@@ -34,7 +34,7 @@ import os
 import shutil
 import tempfile
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -82,7 +82,11 @@ PAIRING_MODES = ("processes", "in-process")
 
 
 def run_against(
-    head: Config, ref: str, options: RunOptions, pairing: str = "processes"
+    head: Config,
+    ref: str,
+    options: RunOptions,
+    pairing: str = "processes",
+    before_measuring: Callable[[Config], None] | None = None,
 ) -> PairedRun:
     """Measure REF and the head side by side (module docstring). The head's document goes
     to options.out_path, the base's beside it (base_result_path). An interruption marks
@@ -91,7 +95,9 @@ def run_against(
     `pairing` "in-process": each eager reference and each warm timing process measures
     base and head in one child, interleaved in the same rounds (child/measure_pair.py).
     Only where one process can hold both: one interpreter on the host; with a launcher of
-    its own (one container per child) the sides alternate processes, and a note says so."""
+    its own (one container per child) the sides alternate processes, and a note says so.
+    `before_measuring`: called with the config both sides measure under (REF's policy)
+    once it is known, before anything is measured (the CLI's warnings)."""
     base_path = base_result_path(options.out_path)
     notes: list[str] = []
     if pairing not in PAIRING_MODES:
@@ -115,6 +121,8 @@ def run_against(
             sides.append(
                 RunSide(config, launcher, path, role, python=launcher.python, pairing=entry)
             )
+        if before_measuring is not None:
+            before_measuring(configs.base)
         options.stream.write(
             "paired: base and head in one process (eager references and warm timing "
             "processes; cold compiles alternate)\n"

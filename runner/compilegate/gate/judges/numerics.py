@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import ClassVar
 
-from ...results.model import Numerics, NumericsStatus, Variant
+from ...results.model import ComparedBy, Numerics, NumericsStatus, Variant
 from ..row_facts import RowFacts
 from ..rules import MUST_PASS, Subject
 from ..verdict import MetricVerdict, Verdict
@@ -29,17 +29,33 @@ class NumericsOutcome(str, Enum):
 @dataclass(frozen=True)
 class NumericsSide:
     """One side's numerics as its document has them: its status (None when absent), the
-    tensors that failed and the reason the check gave (the document's own text)."""
+    tensors that failed, the reason the check gave (the document's own text, shown for a
+    check that reached no verdict, never read), and how it compared: with or without its
+    float64 reference (`reference`: "float64", "none", None when not recorded), why not
+    (`reference_error`), by which rule (`compared_by`) and cosine threshold (`cosine_min`),
+    each None where the document does not record it."""
 
     status: NumericsStatus | None = None
     failed: tuple[str, ...] = ()
     reason: str | None = None
+    reference: str | None = None
+    reference_error: str | None = None
+    compared_by: ComparedBy | None = None
+    cosine_min: float | None = None
 
     @classmethod
     def of(cls, numerics: Numerics | None) -> NumericsSide:
         if numerics is None:
             return cls()
-        return cls(numerics.status, tuple(numerics.failed or ()), numerics.reason)
+        return cls(
+            numerics.status,
+            tuple(numerics.failed or ()),
+            numerics.reason,
+            numerics.reference,
+            numerics.reference_error,
+            numerics.compared_by,
+            numerics.cosine_min,
+        )
 
 
 @dataclass(frozen=True)

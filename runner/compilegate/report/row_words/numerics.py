@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
-from ...gate.judges.numerics import NumericsFacts, NumericsOutcome, NumericsSide
+from ...gate.judges.numerics import CHECKED, NumericsFacts, NumericsOutcome, NumericsSide
 from ...gate.verdict import MetricVerdict
+from .numerics_reference import of_row
 
 # Failed tensors named in a row; the rest are counted.
 NAMED_TENSORS = 3
 
 
 def numerics_words(row: MetricVerdict) -> str:
+    """The row's words; a run checked without its float64 reference says so, with why and
+    what it compared instead (numerics_reference.py)."""
+    words = _verdict_words(row)
+    fallback = of_row(row)
+    if fallback is not None:
+        words += f"; {fallback.words()}"
+    return words
+
+
+def _verdict_words(row: MetricVerdict) -> str:
     facts = row.facts
     assert isinstance(facts, NumericsFacts)
     run, base = facts.run, facts.baseline
@@ -35,9 +46,11 @@ def _status(side: NumericsSide) -> str | None:
 
 
 def _detail(side: NumericsSide) -> str:
-    """`: grad:a, grad:b, grad:c and 2 more`, or `: the check's reason`, or nothing."""
+    """`: grad:a, grad:b, grad:c and 2 more`, or `: the reason` of a check that reached no
+    verdict (errored, skipped), or nothing. A check that reached one is said by its fields:
+    its failed tensors here, its missing float64 reference by numerics_reference.py."""
     failed = side.failed
     if failed:
         more = f" and {len(failed) - NAMED_TENSORS} more" if len(failed) > NAMED_TENSORS else ""
         return f": {', '.join(failed[:NAMED_TENSORS])}{more}"
-    return f": {side.reason}" if side.reason else ""
+    return f": {side.reason}" if side.reason and side.status not in CHECKED else ""

@@ -25,6 +25,7 @@ from ...results.formats import format_value
 from ...results.processes import DISTURBED_TWINS_RATIO, GPU_BOUND, LAUNCH_BOUND
 from .missing import LABELS
 from .rules import noise_rule_words
+from .too_few_pairs import too_few_pairs, too_few_words
 
 NOT_JUDGED = "reported, not judged: "
 YARDSTICK_NAMES = {GPU_BOUND: "GPU-bound", LAUNCH_BOUND: "launch-bound"}
@@ -206,6 +207,9 @@ def _from_processes(row: MetricVerdict, facts: SpeedFacts) -> str:
             f"{facts.gross_bound_pct:g} % that whole runs of one machine were measured to "
             "drift apart (step_time_gross_growth_pct)"
         )
+    pairs = too_few_pairs(row)
+    if pairs is not None:  # a ± from so few pairs means nothing
+        return f"{moved}: {too_few_words(pairs)}"
     threshold = row.threshold if row.threshold is not None else 0.0
     noise = row.noise_pct if row.noise_pct is not None else 0.0
     said = noise_rule_words(moved, facts.rule_verdict, change, threshold, noise, where)
