@@ -47,6 +47,7 @@ from .row_words.numerics_reference import of_row as numerics_without_reference
 from .row_words.speed import compares_fastest_iterations
 from .speeds import best_speed_text, estimator_text, pays_off_text, variant_speed
 from .tables import fit_table, markdown_table, wrap_words
+from .upgrade_words import UpgradeChanges, upgrade_changes
 from .wording import and_list as _and
 from .wording import plain_torch as _plain_torch
 
@@ -228,6 +229,8 @@ class FirstScreen:
     footnotes: tuple[str, ...]
     health: tuple[str, ...] = ()  # one line for the versions whose machine was unsteady
     reasons: tuple[Reason, ...] = ()
+    # Per version on another torch than the baseline's: what moved, largest first.
+    upgrades: tuple[UpgradeChanges, ...] = ()
 
     @classmethod
     def of(cls, run_set: RunSetVerdict, links: LinkContext | None = None) -> FirstScreen:
@@ -245,6 +248,7 @@ class FirstScreen:
             advice=tuple(advice_for(run_set)),
             footnotes=tuple(_footnotes(run_set)),
             health=tuple(_health_lines(run_set)),
+            upgrades=upgrade_changes(run_set),
         )._with_icon_legend()
 
     def _with_icon_legend(self) -> FirstScreen:
@@ -282,6 +286,19 @@ class FirstScreen:
             "",
             *markdown_table(VERSION_HEADER, [_version_cells(r) for r in self.versions]),
         ]
+        for upgrade in self.upgrades:
+            if not upgrade.changes:
+                lines += ["", inert(upgrade.none_line())]
+                continue
+            rows = [[cell(c) for c in r] for r in upgrade.rows()]
+            lines += [
+                "",
+                f"**{inert(upgrade.title())}**",
+                "",
+                *markdown_table(upgrade.header(), rows),
+            ]
+            more = upgrade.more_line()
+            lines += ["", f"_{inert(more)}._"] if more else []
         if self.attention:
             table = AttentionTable.of(self.attention, self.attention_with_torch)
             title = f"**{table.title()}**"
@@ -311,6 +328,14 @@ class FirstScreen:
                 " · ".join(" ".join(i.text for i in group) for group in items), TEXT_WIDTH
             )
         lines += ["", *fit_table([VERSION_HEADER, *self.versions], TEXT_WIDTH, indent="  ")]
+        for upgrade in self.upgrades:
+            if not upgrade.changes:
+                lines += ["", *wrap_words(upgrade.none_line(), TEXT_WIDTH)]
+                continue
+            table = [upgrade.header(), *upgrade.rows()]
+            lines += ["", upgrade.title() + ":", *fit_table(table, TEXT_WIDTH, indent="  ")]
+            more = upgrade.more_line()
+            lines += [f"  {more}"] if more else []
         lines += self.attention_lines(TEXT_WIDTH)
         for reason in self.reasons:
             lines += wrap_words(reason.text(), TEXT_WIDTH, hanging="    ")
