@@ -10,7 +10,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from compilegate.gate.judges.step_work import CountChange, StepWorkFacts, StepWorkJudgement
 from compilegate.gate.run_set import ResultSource, RunSetVerdict, judge_run_set
+from compilegate.gate.verdict import MetricVerdict, Verdict
 from compilegate.report.comment import render_comment
 from compilegate.report.first_screen import TEXT_WIDTH
 from compilegate.report.run_set_text import render_run_set_text
@@ -86,6 +88,7 @@ def test_the_comments_first_screen_names_each_moved_count_with_its_sign_and_figu
 
 def test_largest_change_first_per_step_and_nothing_for_the_baselines_own_torch():
     screen = first_screen_markdown()
+    assert f"**{TITLE}**" in screen
     table = screen.split(f"**{TITLE}**", 1)[1].split("\n\n", 2)[1]
     rows = [line.split(" | ") for line in table.splitlines()[2:]]
     for step in ("transformer", "item\\_branch"):
@@ -111,3 +114,23 @@ def test_reports_text_says_the_same_within_its_width():
     lines = text.split(f"{TITLE}:", 1)[1].split("\n\n", 1)[0].splitlines()
     assert "smaller changes" in lines[-1]  # the rest counted, never dropped silently
     assert len(lines) > 3 and all(len(line) <= TEXT_WIDTH for line in lines)
+
+
+def test_step_work_is_said_by_the_ops_that_moved_it():
+    """A step-work count across versions (the issue's AdamW foreach change): its exact
+    figures, its sign, and the ops that moved it most."""
+    # imported here, so that on the old code the other tests fail on their own assertions
+    from compilegate.report.upgrade_words import _changes_of
+
+    ops = (("aten::_foreach_mul_", -180), ("aten::add_", -40), ("aten::mm", 9))
+    facts = StepWorkFacts(
+        StepWorkJudgement.JUDGED,
+        changes=(
+            CountChange("aten_ops", 3692, 3481, ops),
+            CountChange("flops", 10, 10, ()),
+        ),
+    )
+    row = MetricVerdict("dit", None, "step_work", Verdict.PASS, facts=facts)
+    [change] = _changes_of(row)
+    assert (change.where, change.values, change.change) == ("dit", "3,692 → 3,481", "−5.7 %")
+    assert change.what == "step ATen ops (−180 aten::_foreach_mul_, −40 aten::add_)"

@@ -125,9 +125,8 @@ def _changes_of(row: MetricVerdict) -> list[Change]:
             if not change.moved:
                 continue
             what = f"step {STEP_COUNT_NAMES.get(change.key, change.key)}"
-            ops = [f"{delta:+,} {name}" for name, delta in change.named[:OPS_NAMED]]
-            if ops:
-                what += f" ({', '.join(ops)})".replace("-", "−")
+            ops = [_signed(delta) + f" {name}" for name, delta in change.named[:OPS_NAMED]]
+            what += f" ({', '.join(ops)})" if ops else ""
             out.append(_count(where, what, change.before, change.after))
         return out
     if row.metric in _NOT_FIGURES or _QUANTILE.search(row.metric):
@@ -150,7 +149,7 @@ def _count(where: str, what: str, before: int, after: int) -> Change:
     """A count's exact figures and change: `281 → 1,014`, `+261 %`; from 0, `+2`."""
     values = f"{before:,} → {after:,}"
     if before == 0:
-        return Change(where, what, values, f"{after - before:+,}", math.inf)
+        return Change(where, what, values, _signed(after - before), math.inf)
     pct = (after - before) / before * 100
     return Change(where, what, values, _pct(pct), abs(pct))
 
@@ -160,3 +159,8 @@ def _pct(pct: float) -> str:
         return "from 0"
     places = 0 if abs(pct) >= 100 else 1
     return f"{pct:+.{places}f} %".replace("-", "−")
+
+
+def _signed(count: int) -> str:
+    """`+9`, `−1,180`: a count's change with a real minus sign."""
+    return f"{count:+,}".replace("-", "−")
