@@ -15,6 +15,8 @@ SECOND_TORCH  ?=
 # The browser tests of the PR comment need Chromium and Mermaid's bundle (scripts/browser-setup.sh
 # installs both); REQUIRE_BROWSER=1 turns "not there" from a loud skip into a failure (CI sets it).
 REQUIRE_BROWSER ?= 0
+# LANES=2: the container tests in a pytest process of their own beside the rest (scripts/run-tests.sh).
+LANES ?= 1
 
 .PHONY: demo test test-fast lint docs venv old-torch-env docker-env browser-env gpu-check bench clean
 
@@ -51,6 +53,7 @@ test: venv old-torch-env docker-env browser-env
 	COMPILEGATE_REQUIRE_DOCKER=$(REQUIRE_DOCKER) \
 	REQUIRE_BROWSER=$(REQUIRE_BROWSER) \
 	COMPILEGATE_DOCKER_SECOND_TORCH=$(SECOND_TORCH) \
+	TEST_LANES=$(LANES) \
 	bash scripts/run-tests.sh $(BIN)/python --durations=40
 
 # The fast loop: tests/unit, where no test starts a process (tests/unit/conftest.py refuses one)
