@@ -97,16 +97,17 @@ def add_parser(subparsers: Any) -> None:
         type=Path,
         default=None,
         metavar="FILE",
-        help="docker: a pip requirements file of the repository (no link, at most 1 MiB), "
-        "installed into each image at build time (with the network; the measured run has "
-        "none), beside that image's torch: wheels only",
+        help="a pip requirements file of the repository (no link, at most 1 MiB), installed "
+        "beside each version's torch, which it may not replace: docker, into each image at "
+        "build time (with the network; the measured run has none); venv, into each version's "
+        "environment (torch-X-req-DIGEST): wheels only",
     )
     cmd.add_argument(
         ALLOW_SOURCE_BUILDS_FLAG,
         dest="requirements_allow_source_builds",
         action="store_true",
-        help="docker: let pip build --requirements from source (sdists, URLs, VCS): each such "
-        "package's build code then runs at image build time, with the build's network",
+        help="let pip build --requirements from source (sdists, URLs, VCS): each such "
+        "package's build code then runs at image or environment build time, with the network",
     )
     cmd.add_argument(
         "--build-network",
@@ -321,7 +322,13 @@ def _backend(args: argparse.Namespace, opt_in: list[str]) -> tuple[Any, dict[str
     if args.backend == "venv":
         from ..containers.venv_backend import VenvBackend
 
-        return VenvBackend(rebuild=args.rebuild, log=_log), child_environment(os.environ, opt_in)
+        venv_backend = VenvBackend(
+            rebuild=args.rebuild,
+            requirements=args.requirements_bytes,
+            requirements_source_builds=args.requirements_allow_source_builds,
+            log=_log,
+        )
+        return venv_backend, child_environment(os.environ, opt_in)
     from ..containers.docker_backend import DockerBackend
     from ..containers.images import DEFAULT_BASE_IMAGE
 
