@@ -25,7 +25,7 @@ from ..errors import RunInterrupted, UsageError
 from ..gate.documents import read_document
 from ..gate.run_set import ERROR_NAME, RESULT_NAME, ResultSource, judge_run_set
 from ..report.comment import render_comment
-from ..report.run_set_text import render_run_set_text
+from ..report.run_set_text import render_run_set_text, requirements_hint
 from ..results.model import ResultDocument, parse
 from ..run.checkout_credentials import refuse_persisted_credentials
 from ..run.child_env import (
@@ -207,6 +207,9 @@ def command_matrix(args: argparse.Namespace) -> int:
     markdown = render_comment(run_set, links=links_from_environment())
     (args.out_dir / "report.md").write_text(markdown, encoding="utf-8")
     sys.stdout.write("\n" + render_run_set_text(run_set))
+    hint = requirements_hint(run_set) if args.requirements is None else None
+    if hint is not None:
+        sys.stdout.write(hint + "\n")
     for outcome in outcomes:
         sys.stdout.write(
             f"torch {outcome.torch_version}: {outcome.status}, environment "

@@ -6,6 +6,7 @@ constraint, in an environment of its own. No process starts: the installs are re
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 import pytest
@@ -116,3 +117,24 @@ def test_matrix_gives_the_venv_backend_the_requirements_it_read(tmp_path: Path) 
     backend, _ = _backend(args, [])
     assert backend.requirements == b"six\n"
     assert backend.venv_dir("2.4.1").name.startswith("torch-2.4.1-req-")
+
+
+def test_a_step_that_cannot_import_a_module_gets_a_one_line_hint(tmp_path: Path) -> None:
+    from gate_docs import result
+
+    from compilegate.gate.run_set import ResultSource, judge_run_set
+    from compilegate.report.run_set_text import requirements_hint
+
+    def run_set_of(error: str):
+        document = result()
+        document["steps"][0].update(status="error", error=error, device=None)
+        path = tmp_path / "result.json"
+        path.write_text(json.dumps(document))
+        return judge_run_set([ResultSource(path, "torch-2.4.1")], None)
+
+    hint = requirements_hint(
+        run_set_of("ModuleNotFoundError: No module named 'numpy' (at models.py:14)")
+    )
+    assert hint is not None and "\n" not in hint
+    assert hint.startswith("hint: torch ") and "'numpy'" in hint and "--requirements FILE" in hint
+    assert requirements_hint(run_set_of("factory raised ValueError")) is None
