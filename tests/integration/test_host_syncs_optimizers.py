@@ -87,7 +87,7 @@ def as_step(document: dict, name: str) -> dict:
     """`document` with only step `name`, called `adamw`: the same step in a later commit."""
     out = copy.deepcopy(document)
     (step,) = [s for s in out["steps"] if s["name"] == name]
-    step["name"] = "adamw"
+    step["name"], step["entry"] = "adamw", "steps.py:adamw"  # its config, unchanged
     out["steps"] = [step]
     return out
 
@@ -111,8 +111,11 @@ def test_an_optimizers_counters_are_no_host_sync(measured: dict) -> None:
 
 
 def test_an_added_layer_moves_the_flops_not_the_host_syncs(measured: dict) -> None:
+    steps = {step["name"]: step for step in measured["steps"]}
+    for side, work in sides(steps["adamw_layer"]).items():
+        assert work["counts"]["flops"] > sides(steps["adamw"])[side]["counts"]["flops"], side
     rows = step_work_rows(measured, "adamw_layer")
-    assert rows and any("FLOPs" in row for row in rows), rows
+    assert rows and all(row.startswith("regression") for row in rows), rows  # more work
     assert not any("host sync" in row for row in rows), rows
 
 
@@ -123,5 +126,5 @@ def test_a_users_item_is_one_host_sync_named_at_its_line(measured: dict) -> None
         assert work["counts"]["host_syncs"] == 1, side
     assert steps["adamw_item"]["eager"]["step_work"]["sync_sites"] == [[f"steps.py:{line}", 1]]
     rows = step_work_rows(measured, "adamw_item")
-    failing = [row for row in rows if row.startswith("fail") and "host syncs 0 → 1" in row]
+    failing = [row for row in rows if row.startswith("regression") and "host syncs 0 → 1" in row]
     assert failing and f"steps.py:{line}" in failing[0], rows
