@@ -29,7 +29,9 @@ The counts, each over that one iteration (`COUNT_KEYS`):
     cuda_graph_replays     CUDA: `cudaGraphLaunch` calls (reduce-overhead). Absent on the CPU.
     host_syncs             waits of the host for the device: every `aten::_local_scalar_dense`
                            (each `.item()`; on CUDA only those that copy from the device, not
-                           an `.item()` of a CPU tensor such as AdamW's step counter) and,
+                           an `.item()` of a CPU tensor such as AdamW's step counter; on the
+                           CPU every one but the reads of the optimizer's host-side counters,
+                           `host_side_state`, which are no sync on any device) and,
                            on CUDA, `cudaStreamSynchronize`, `cudaDeviceSynchronize`,
                            `cudaEventSynchronize` and blocking `cudaMemcpy` calls not made by
                            a `.item()`.
@@ -151,8 +153,9 @@ SYNC_CALLS = ("item", "tolist")
 def sync_sites(step: TrainingStep, index: int, paths: Any) -> list[list[Any]] | None:
     """[[file:line, calls], …], largest first: where one more eager iteration at batch
     `index` called a tensor's `.item()` or `.tolist()` (each reads the tensor on the host:
-    a host sync on a GPU), found with `sys.setprofile` (the call's own line, as the
-    classifier shows the file: repository-relative, a package's module path, `torch/…`).
+    a host sync on a GPU; not the optimizer's host-side counters), found with
+    `sys.setprofile` (the call's own line, as the classifier shows the file:
+    repository-relative, a package's module path, `torch/…`).
     Eager only: under a profile function Dynamo converts frames again (checked on torch
     2.13), so a compiled step is never run under it. None when the pass fails."""
     import sys
@@ -160,12 +163,14 @@ def sync_sites(step: TrainingStep, index: int, paths: Any) -> list[list[Any]] | 
     import torch
 
     sites: collections.Counter[str] = collections.Counter()
+    counters = {id(tensor) for tensor in host_side_state(step.parts.optimizer)}
 
     def hook(frame: Any, event: str, arg: Any) -> None:
         if (
             event == "c_call"
             and getattr(arg, "__name__", None) in SYNC_CALLS
             and isinstance(getattr(arg, "__self__", None), torch.Tensor)
+            and id(arg.__self__) not in counters  # no sync on any device (host_side_state)
         ):
             shown, _ = paths.locate(frame.f_code.co_filename)
             sites[f"{shown}:{frame.f_lineno}"] += 1
@@ -197,6 +202,7 @@ def _count(step: TrainingStep, index: int) -> dict[str, Any]:
 
     cuda = step.device == "cuda"
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    counters = host_side_state(step.parts.optimizer)
     before = dynamo_compiles()
     if cuda:
         torch.cuda.synchronize()
@@ -209,10 +215,77 @@ def _count(step: TrainingStep, index: int) -> dict[str, Any]:
                 torch.cuda.synchronize()
     if dynamo_compiles() != before:
         return all_absent(RECOMPILED, index)
-    events = [_Event.of(raw) for raw in profiled.profiler.kineto_results.events()]
-    record = tally(events, device=step.device, compiled=step.compiled)
+    results = profiled.profiler.kineto_results
+    events = [_Event.of(raw) for raw in results.events()]
+    # The counters as they are after the step too: one made by this step (a parameter's
+    # first gradient) is read in it.
+    counters += host_side_state(step.parts.optimizer)
+    reads = find_counter_reads(results, {storage_pointer(t) for t in counters})
+    record = tally(events, device=step.device, compiled=step.compiled, counter_reads=reads)
     record["timing"]["dispatch_us"] = dispatch_cost_us(step.device)
     return {**record, "batch_index": index}
+
+
+def host_side_state(optimizer: Any) -> list[Any]:
+    """The optimizer's state tensors that torch keeps on the host whatever device the step
+    runs on: each 0-dim CPU tensor in `optimizer.state` (AdamW's and Adam's `step`
+    counters, read with `.item()` by torch/optim/optimizer.py's `_get_value`) of a param
+    group neither `capturable` nor `fused` (those keep the counter beside its parameter,
+    where reading it would wait for a GPU). On a GPU an `.item()` of one reads host memory;
+    on the CPU the profiler cannot tell it from a read of the loss, so the count leaves
+    exactly these out, by identity: an `.item()` of anything else (parameters, buffers,
+    activations, the loss, a tensor the user made) is still a host sync. [] when the
+    optimizer has no such state (SGD) or is not torch's kind."""
+    import torch
+
+    found: list[Any] = []
+    try:
+        for group in optimizer.param_groups:
+            if group.get("capturable") or group.get("fused"):
+                continue
+            for param in group["params"]:
+                for value in optimizer.state.get(param, {}).values():
+                    if (
+                        isinstance(value, torch.Tensor)
+                        and value.dim() == 0
+                        and value.device.type == "cpu"
+                    ):
+                        found.append(value)
+    except Exception:  # not a torch.optim.Optimizer's layout: nothing is left out
+        return []
+    return found
+
+
+def storage_pointer(tensor: Any) -> int:
+    """Where `tensor`'s storage lives, as the profiler's tensor metadata records it."""
+    try:
+        return int(tensor.untyped_storage().data_ptr())
+    except AttributeError:  # torch before 2.0
+        return int(tensor.storage().data_ptr())
+
+
+def find_counter_reads(results: Any, pointers: set[int]) -> frozenset[int]:
+    """The start times (ns) of the `aten::_local_scalar_dense` calls that read a tensor
+    stored at one of `pointers` (the optimizer's host-side counters), from the profiler's
+    event tree (its op inputs, recorded with `record_shapes`; the same start times as
+    the kineto events, checked on torch 2.4.1 and 2.13). Empty when there is no pointer or
+    this torch's tree has no inputs: then every read is counted, as before."""
+    if not pointers:
+        return frozenset()
+    try:
+        stack = list(results.experimental_event_tree())
+    except Exception:
+        return frozenset()
+    found = set()
+    while stack:
+        node = stack.pop()
+        stack.extend(getattr(node, "children", ()))
+        if getattr(node, "name", None) != ITEM:
+            continue
+        inputs = getattr(getattr(node, "extra_fields", None), "inputs", None) or ()
+        if any(getattr(tensor, "storage_data_ptr", None) in pointers for tensor in inputs):
+            found.add(int(node.start_time_ns))
+    return frozenset(found)
 
 
 DISPATCH_BLOCKS = 5
@@ -300,9 +373,16 @@ class _Event:
         )
 
 
-def tally(events: list[_Event], *, device: str, compiled: bool) -> dict[str, Any]:
+def tally(
+    events: list[_Event],
+    *,
+    device: str,
+    compiled: bool,
+    counter_reads: frozenset[int] = frozenset(),
+) -> dict[str, Any]:
     """The counts, absences and top names of one iteration's events (see the module's
-    docstring). Pure: unit tests feed it events."""
+    docstring). `counter_reads`: the start times of the `.item()` calls that read the
+    optimizer's host-side counters (`host_side_state`). Pure: unit tests feed it events."""
     enclosing = _enclosing(events)
     # On CUDA an `.item()` waits for the device only when it copies from it (a CUDA copy or
     # synchronise inside it); one of a CPU tensor (AdamW's `step` counter) reads host memory.
@@ -338,7 +418,7 @@ def tally(events: list[_Event], *, device: str, compiled: bool) -> dict[str, Any
             continue
         if name == GRAPH_LAUNCH:
             names["cuda_graph_replays"][name] += 1
-        if (name == ITEM and (device != "cuda" or i in waited)) or (
+        if is_host_sync(event, i, device=device, waited=waited, counter_reads=counter_reads) or (
             name in CUDA_SYNCS and ITEM not in parent_names
         ):
             names["host_syncs"][name] += 1
@@ -367,6 +447,21 @@ def tally(events: list[_Event], *, device: str, compiled: bool) -> dict[str, Any
         "top": top,
         "timing": timing(events, enclosing, cuda=device == "cuda"),
     }
+
+
+def is_host_sync(
+    event: _Event, index: int, *, device: str, waited: set[int], counter_reads: frozenset[int]
+) -> bool:
+    """Whether `event` is an `.item()` (`aten::_local_scalar_dense`) that waits, or on a GPU
+    would wait, for the device: on CUDA one that copies from it (`waited`: a CUDA copy or
+    synchronise inside it); on the CPU every one but a read of the optimizer's host-side
+    counters (`counter_reads`), which stay on the host on a GPU too (docs/numbers.md,
+    "Host syncs on a CPU and on CUDA")."""
+    if event.name != ITEM:
+        return False
+    if device == "cuda":
+        return index in waited
+    return event.start_ns not in counter_reads
 
 
 COMPUTE_TOP = 5

@@ -25,7 +25,7 @@ from ..errors import RunInterrupted, UsageError
 from ..gate.documents import read_document
 from ..gate.run_set import ERROR_NAME, RESULT_NAME, ResultSource, judge_run_set
 from ..report.comment import render_comment
-from ..report.run_set_text import render_run_set_text
+from ..report.run_set_text import render_run_set_text, requirements_hint
 from ..results.model import ResultDocument, parse
 from ..run.checkout_credentials import refuse_persisted_credentials
 from ..run.child_env import (
@@ -97,16 +97,17 @@ def add_parser(subparsers: Any) -> None:
         type=Path,
         default=None,
         metavar="FILE",
-        help="docker: a pip requirements file of the repository (no link, at most 1 MiB), "
-        "installed into each image at build time (with the network; the measured run has "
-        "none), beside that image's torch: wheels only",
+        help="a pip requirements file of the repository (no link, at most 1 MiB), installed "
+        "beside each version's torch, which it may not replace: docker, into each image at "
+        "build time (with the network; the measured run has none); venv, into each version's "
+        "environment (torch-X-req-DIGEST): wheels only",
     )
     cmd.add_argument(
         ALLOW_SOURCE_BUILDS_FLAG,
         dest="requirements_allow_source_builds",
         action="store_true",
-        help="docker: let pip build --requirements from source (sdists, URLs, VCS): each such "
-        "package's build code then runs at image build time, with the build's network",
+        help="let pip build --requirements from source (sdists, URLs, VCS): each such "
+        "package's build code then runs at image or environment build time, with the network",
     )
     cmd.add_argument(
         "--build-network",
@@ -206,6 +207,9 @@ def command_matrix(args: argparse.Namespace) -> int:
     markdown = render_comment(run_set, links=links_from_environment())
     (args.out_dir / "report.md").write_text(markdown, encoding="utf-8")
     sys.stdout.write("\n" + render_run_set_text(run_set))
+    hint = requirements_hint(run_set) if args.requirements is None else None
+    if hint is not None:
+        sys.stdout.write(hint + "\n")
     for outcome in outcomes:
         sys.stdout.write(
             f"torch {outcome.torch_version}: {outcome.status}, environment "
@@ -321,7 +325,13 @@ def _backend(args: argparse.Namespace, opt_in: list[str]) -> tuple[Any, dict[str
     if args.backend == "venv":
         from ..containers.venv_backend import VenvBackend
 
-        return VenvBackend(rebuild=args.rebuild, log=_log), child_environment(os.environ, opt_in)
+        venv_backend = VenvBackend(
+            rebuild=args.rebuild,
+            requirements=args.requirements_bytes,
+            requirements_source_builds=args.requirements_allow_source_builds,
+            log=_log,
+        )
+        return venv_backend, child_environment(os.environ, opt_in)
     from ..containers.docker_backend import DockerBackend
     from ..containers.images import DEFAULT_BASE_IMAGE
 

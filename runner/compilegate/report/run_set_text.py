@@ -6,6 +6,7 @@ except a command, which must stay one line to be copied.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from ..gate.run_set import RunSetVerdict
@@ -99,3 +100,31 @@ def _breaks(steps: Sequence[Step]) -> list[str]:
                 what = f"recompile of {event.function} at {at}"
                 out += wrap_words(f"- {where}: {what}: {event.reason}", TEXT_WIDTH)
     return ["Graph breaks and recompiles:", *out] if out else []
+
+
+_MISSING_MODULE = re.compile(r"No module named '([A-Za-z0-9_.]{1,100})'")
+
+
+def requirements_hint(run_set: RunSetVerdict) -> str | None:
+    """One line for a matrix run given no --requirements whose step could not import a
+    module: each version's environment holds torch and nothing else of the repository's
+    (issue 54, finding 7). None when no step failed so."""
+    for version in run_set.versions:
+        if version.document is None:
+            errors = [w.version_error(version) or ""]
+        else:
+            errors = [
+                error or ""
+                for step in version.document.steps
+                for error in (step.error, *(variant.error for variant in step.variants))
+            ]
+        for error in errors:
+            found = _MISSING_MODULE.search(error)
+            if found:
+                return (
+                    f"hint: {version.label}: the step could not import {found.group(1)!r}: "
+                    "each version's environment has torch and nothing else of the "
+                    "repository's; give its requirements file with --requirements FILE "
+                    "(installed beside each torch, docker or venv)"
+                )
+    return None
