@@ -20,8 +20,8 @@ The package's folders are its architecture. Data flows one way:
     cli/         the parser; the one place errors become exit codes (errors.EXIT_CODES)
 
 Who may import whom: child → (child, paths, this module). run → child.protocol only (the
-spec and progress vocabulary), config, results, and report/health_words.py alone of the
-report (the words a result records in `run_health.unsteady`). config imports no other wing
+spec and progress vocabulary), config and results; neither run nor results imports report
+(a result records facts: report/ words them). config imports no other wing
 (the names a step may opt in, config/env_names.py, are config's: run/child_env.py takes them
 from there).
 gate and report never import child. The gate is a judge: it imports neither github, report

@@ -92,14 +92,21 @@ def typed(variants: list[dict[str, Any]]) -> tuple[Any, ...]:
 
 def recommend(variants: list[dict[str, Any]], steps_per_run: int | None = None) -> dict[str, Any]:
     """results/recommendation.recommend of JSON-shaped variants, read through the door, as
-    the document records it."""
+    the document records it (facts only), with `text`: the decision in full as the report
+    words those facts (report/decision_words.py)."""
+    from compilegate.report.decision_words import decision_sentence
     from compilegate.results import recommendation
+    from compilegate.results.model import Status, Step
 
+    measured = typed(variants)
     if steps_per_run is None:
-        advice = recommendation.recommend(typed(variants))
+        advice = recommendation.recommend(measured)
     else:
-        advice = recommendation.recommend(typed(variants), steps_per_run)
-    return advice.to_json(as_recorded=True)
+        advice = recommendation.recommend(measured, steps_per_run)
+    recorded = advice.to_json(as_recorded=True)
+    assert "text" not in recorded  # results/ records facts, never words (issue 53)
+    step = Step(name="train", status=Status.OK, variants=measured, recommendation=advice)
+    return {**recorded, "text": decision_sentence(step)}
 
 
 def measure(variant_doc: dict[str, Any]) -> Any:

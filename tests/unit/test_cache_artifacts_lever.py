@@ -21,6 +21,7 @@ from compilegate.results.model import (
     FastestMs,
     Payoff,
     Process,
+    Recommendation,
     Status,
     Variant,
 )
@@ -142,7 +143,9 @@ def test_the_levers_in_words() -> None:
 
 
 def test_the_recommendation_names_the_cheapest_lever_that_pays_off_inside_the_run() -> None:
-    from compilegate.results.model import RegionalLever
+    """results/ names the lever by its code; report/ says it with the lever's own interval."""
+    from compilegate.report.decision_words import _lever
+    from compilegate.results.model import Caveat, RegionalLever
     from compilegate.results.recommendation import _cheapest_lever
 
     payoff = Payoff(
@@ -155,15 +158,18 @@ def test_the_recommendation_names_the_cheapest_lever_that_pays_off_inside_the_ru
         break_even_steps=BreakEvenInterval(low=2_000, estimate=4_000, high=9_500)
     )
     both = dataclasses.replace(variant({}), regional=regional)
-    assert _cheapest_lever(payoff, both) == (
+    assert _cheapest_lever(payoff, both) == (Caveat.LEVER_REGIONAL,)
+    advice = Recommendation(artifacts_break_even_steps=payoff.artifacts_break_even_steps)
+    assert _lever(advice, both, _cheapest_lever(payoff, both)) == (
         "; the cheapest lever that pays off inside the run: compiling regionally (break-even "
         "after 4,000 steps, 95 % interval 2,000–9,500)"
     )
-    assert "shipping the cache artifacts (break-even after 5,000" in _cheapest_lever(
-        payoff, variant({})
+    assert _cheapest_lever(payoff, variant({})) == (Caveat.LEVER_CACHE_ARTIFACTS,)
+    assert "shipping the cache artifacts (break-even after 5,000" in _lever(
+        advice, variant({}), (Caveat.LEVER_CACHE_ARTIFACTS,)
     )
     shorter = dataclasses.replace(payoff, steps_per_run=8_000)  # neither interval inside
-    assert _cheapest_lever(shorter, both) == ""
+    assert _cheapest_lever(shorter, both) == ()
 
 
 def test_a_speedup_interval_that_bounds_nothing_is_not_printed_in_full() -> None:

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from compilegate.results.model import GpuHealth, MachineHealth
 from compilegate.run.gpu_state import GpuSample, GpuSampler
-from compilegate.run.health_entry import run_health
+from compilegate.report.health_words import said as say
+from compilegate.results.run_health import run_health
 
 FACTS = {
     "name": "NVIDIA H200",
@@ -63,7 +64,7 @@ def test_throttling_a_moving_clock_and_a_neighbour_each_make_a_run_unsteady() ->
         ((steady(), steady(pids=(10, 4242))), "1 other process used the GPU"),
     ):
         health = run_health(MachineHealth(), [], sampled(*samples))
-        assert any(said in reason for reason in health.unsteady), health.unsteady
+        assert any(said in say(cause).full for cause in health.unsteady), health.unsteady
 
 
 def test_idle_clocks_and_benign_reasons_are_not_unsteady() -> None:

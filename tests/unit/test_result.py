@@ -11,6 +11,7 @@ import pytest
 
 from compilegate.config import Variant
 from compilegate.config.loading import load_config_file
+from compilegate.report.decision_words import decision_sentence
 from compilegate.report.run_text import render_run_text
 from compilegate.results.document import (
     add_process,
@@ -275,11 +276,12 @@ def test_finish_step_gives_each_variant_the_payoff_the_decision_quotes(tmp_path:
     advice, payoff = step_doc["recommendation"], step_doc["variants"][0]["payoff"]
     fast_doc = step_doc["variants"][0]
     assert advice["decision"] == payoff["decision"] == "compile"
-    assert advice["steps_per_run"] == 50_000 and "a 50,000-step run" in advice["text"]
+    said = decision_sentence(parse(doc, "result.json").steps[0])
+    assert advice["steps_per_run"] == 50_000 and "a 50,000-step run" in str(said)
     assert advice["speedup"] == payoff["speedup"]
     assert "over 4 processes" in advice["speedup"]["estimator"]
     assert fast_doc["break_even_steps"] == advice["break_even_steps"]["estimate"]
-    assert f"{advice['speedup']['estimate']:.2f}×" in advice["text"]
+    assert f"{advice['speedup']['estimate']:.2f}×" in str(said)
     assert validation_errors(doc, "result") == []
 
 

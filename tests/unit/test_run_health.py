@@ -11,9 +11,10 @@ from gate_docs import process, result, step, variant, with_processes
 from compilegate.gate.run_set import RunSetVerdict, VersionOutcome
 from compilegate.report.first_screen import FirstScreen
 from compilegate.report.health_words import health_line
+from compilegate.report.decision_words import decision_sentence
 from compilegate.report.run_text import render_run_text
 from compilegate.results.model import MachineHealth, parse, step_of
-from compilegate.run.health_entry import run_health
+from compilegate.results.run_health import run_health
 from compilegate.run.machine_load import CpuCounters, MachineLoad
 
 QUIET = MachineHealth(cpu_count=2, load_average_mean=0.9, others_cpu_pct=3.0, steal_pct=0.0)
@@ -216,7 +217,7 @@ def decided(document: dict) -> dict:
     document["steps"][0]["recommendation"] = {
         "decision": "stay_eager",
         "variant": "default",
-        "text": "keep torch.compile off: no variant beats eager (best default 0.73×)",
+        "caveats": [],
         "steps_per_run": 10000,
         "speedup": {"estimate": 0.73, "low": 0.65, "high": 0.82, "estimator": "mean"},
         "break_even_steps": None,
@@ -236,9 +237,12 @@ def test_an_unsteady_run_gives_no_recommendation_and_says_what_it_measured():
     _record_health([busy], _Machine(BUSY), None)  # type: ignore[list-item, arg-type]
     _record_health([quiet], _Machine(QUIET), None)  # type: ignore[list-item, arg-type]
     withheld = busy.document["steps"][0]["recommendation"]
-    assert withheld["decision"] == "undecided" and withheld["withheld"], withheld
-    assert withheld["text"].startswith("no recommendation: the machine was unsteady")
-    assert "measured: keep torch.compile off" in withheld["text"]
+    assert withheld["decision"] == "undecided" and withheld["withheld"] == "unsteady_machine"
+    assert withheld["withheld_decision"] == {"decision": "stay_eager"}
+    assert "text" not in withheld  # facts in the document, words in the report (issue 53)
+    said = decision_sentence(parse(busy.document, "unsteady.json").steps[0])
+    assert said is not None and said.startswith("no recommendation: the machine was unsteady")
+    assert "measured: keep torch.compile off: no variant beats eager (best default" in said
     assert withheld["speedup"]["high"] == 0.82  # the figures stay for the reports
     parse(busy.document, "unsteady.json")  # still a valid result document
     assert parse(busy.document, "unsteady.json").steps[0].recommendation.withheld

@@ -26,7 +26,7 @@ A run whose machine was unsteady (its run_health, results/run_health.py) is reco
 refused: what load cannot move — compile-work and step-work counts, graph breaks,
 recompiles, numerics, memory, the speedup timed inside each process — gates pull requests
 from it as from any run. Only its absolute step times are not vouched for: each of its
-steps carries `unsteady_times` (the reasons), the speed judges then gate those times only
+steps carries `unsteady_times` (the causes' codes), the speed judges then gate those times only
 against a history of steady runs (gate/judges/speed.py, step_time_gate; not even the gross
 bound against this one run), and the run does not join that history (gate/history.py).
 A steady run replaces the mark with its own times. `--force` vouches for the times: no
@@ -47,9 +47,10 @@ from pathlib import Path
 from ..config import DEFAULT_THRESHOLDS
 from ..errors import BaselineError
 from ..results.document import write_document
+from ..results.health_causes import mark_of
 from ..results.model import NumericsStatus, ResultDocument, SpeedupEstimate, Step, Variant
 from ..results.processes import geometric_mean, speedup_values, variant_processes
-from ..results.run_health import UnsteadyCause, unsteady_causes
+from ..results.run_health import UnsteadyCause, UnsteadyMark, unsteady_causes
 from .comparability import EnvironmentMismatch
 from .documents import read_document
 from .history import merged_history
@@ -230,11 +231,14 @@ def variant_incomplete(variant: Variant) -> Incomplete | None:
 _GATED_NOISE = (("speedup", "speedup_drop_pct", "speedup_process_noise_pct"),)
 
 
-def unsteady_times(result: ResultDocument) -> tuple[str, ...]:
-    """Why this result's step times are not to be vouched for, as its run recorded it (the
-    sentences of its run_health, results/run_health.py), for the baseline's steps to carry;
-    empty when it was steady."""
-    return tuple(result.run_health.unsteady) if result.run_health is not None else ()
+def unsteady_times(result: ResultDocument) -> tuple[UnsteadyMark, ...]:
+    """Why this result's step times are not to be vouched for, for the baseline's steps to
+    carry: the code of each cause of its run_health (results/run_health.py; a sentence an
+    older result recorded without the numbers behind it stays that sentence); empty when it
+    was steady."""
+    if result.run_health is None:
+        return ()
+    return tuple(mark_of(cause) for cause in unsteady_causes(result.run_health))
 
 
 def with_times_vouched(result: ResultDocument, force: bool) -> ResultDocument:

@@ -30,6 +30,7 @@ from ..results.model import (
 )
 from . import wording as w
 from .compile_time_words import COMPILE_COLUMN
+from .decision_words import decision_sentence
 from .distributed_words import distributed_sentence
 from .escape import cell, inert, with_code
 from .lever_words import lever_sentence
@@ -135,13 +136,8 @@ def variant_rows(steps: Sequence[Step]) -> list[list[str]]:
 
 
 def decisions(steps: Sequence[Step]) -> list[tuple[str, str]]:
-    """(step, the decision's own line) for every step that has one."""
-    out = []
-    for step in steps:
-        text = step.recommendation.text if step.recommendation is not None else None
-        if not step.failed and text:
-            out.append((step.name, text))
-    return out
+    """(step, the decision in full: decision_words.py) for every step that has one."""
+    return _sentences(steps, decision_sentence)
 
 
 def bounds(steps: Sequence[Step]) -> list[tuple[str, str]]:

@@ -1,16 +1,16 @@
 """Run health in words: why a run's machine was unsteady (results/run_health.py's causes),
 each in full and in a few words, and the one line a report starts with when it was.
 
-The full sentences are also what a run records in its document's `unsteady` list
-(run/health_entry.py); the few words head the first screen (report/first_screen.py), whose
-"Reading these numbers" says every cause in full.
+A document records the causes as facts (results/health_causes.py); an older one recorded
+these full sentences, said as recorded. The few words head the first screen
+(report/first_screen.py), whose "Reading these numbers" says every cause in full.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..results.model import ResultDocument, RunHealth
+from ..results.model import ResultDocument
 from ..results.run_health import (
     AaDisagreed,
     GpuClockMoved,
@@ -23,7 +23,6 @@ from ..results.run_health import (
     UnsteadyCause,
     YardstickDrifted,
     cpu_multi_threaded,
-    measured_causes,
     unsteady_causes,
 )
 
@@ -114,11 +113,6 @@ def _recorded(cause: RecordedCause) -> SaidCause:
     cuts = [at for at in (sentence.find(" ("), sentence.find(": ")) if at >= 0]
     short = sentence[: min(cuts)] if cuts else sentence
     return SaidCause(sentence, short, names_threads=THREADS_HINT in sentence)
-
-
-def recorded_sentences(health: RunHealth) -> list[str]:
-    """The `unsteady` list a run records: each cause its numbers show, in full."""
-    return [said(cause).full for cause in measured_causes(health)]
 
 
 def health_parts(document: ResultDocument) -> tuple[list[SaidCause], str] | None:

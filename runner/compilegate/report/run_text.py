@@ -23,14 +23,14 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from ..gate.run_set import RunSetVerdict
-from ..results.model import Decision, GraphBreaks, Recompiles, ResultDocument, Step, Variant
+from ..results.model import GraphBreaks, Recompiles, ResultDocument, Step, Variant
 from ..results.payoff import cold_compile_samples, process_means
 from ..results.processes import geometric_mean
 from . import wording as w
 from .compile_time_words import compile_time_legend
+from .decision_words import short_decision
 from .distributed_words import distributed_sentence
 from .escape import shortened
 from .first_screen import PROCESSES_NOTE, YARDSTICK_NOTE, FirstScreen
@@ -42,7 +42,7 @@ from .row_cells import MESSAGE_CHARS, ROW_HEADER
 from .row_words.numerics_reference import numerics_cell
 from .row_words.numerics_reference import step_notes as numerics_notes
 from .row_words.speed import compares_fastest_iterations
-from .speeds import IN_PROCESS, Speed, best_variant, pays_off_text, variant_speed
+from .speeds import Speed, variant_speed, variant_statistic
 from .step_bound_words import bound_sentence
 from .tables import fit_table, printable, wrap_words
 
@@ -56,15 +56,6 @@ SITE = re.compile(r"[\w./-]+\.py:\d+")
 def terminal_width(columns: int | None) -> int:
     """The width the text is laid out for: the terminal's, within 60–100 columns."""
     return max(NARROWEST, min(WIDEST, columns or WIDEST))
-
-
-@dataclass(frozen=True)
-class Statistic:
-    """How a variant's eager and compiled ms were summarised, so the speedup beside them is
-    their ratio: `mean` (per process, geometric mean over processes) or `median`."""
-
-    name: str
-    processes: int
 
 
 def render_run_text(
@@ -111,46 +102,14 @@ def _verdict_lines(
 
 def step_decision(step: Step) -> str:
     """One line per step: `gpt: compile with reduce-overhead 3.50× (3.28–3.73) by mean step
-    time: pays off after 1,500 steps (…)`, `stay eager: …`, `undecided: …`, or why it failed;
-    variants that failed are named first (`gpt: 2 of 4 variants failed (…); compile with …`)."""
+    time: pays off after 1,500 steps (…)`, `stay eager: …`, `undecided: …`
+    (report/decision_words.py), or why it failed; variants that failed are named first
+    (`gpt: 2 of 4 variants failed (…); compile with …`)."""
     if step.failed:
         return f"{step.name}: failed: {_first_line(step.error)}"
-    decision = _decision_of_variants(step)
     failed = failed_variants_text(step)
-    if failed:
-        decision = f"{step.name}: {failed}; " + decision.removeprefix(f"{step.name}: ")
-    return decision
-
-
-def _decision_of_variants(step: Step) -> str:
-    name = step.name
-    recommendation = step.recommendation
-    decision = recommendation.decision if recommendation is not None else None
-    chosen = (
-        step.variant(recommendation.variant) if recommendation and recommendation.variant else None
-    )
-    best = best_variant(step)
-    if best is None:
-        return f"{name}: no variant ran"
-    variant, speed = best if chosen is None else (chosen, variant_speed(step, chosen))
-    said = f"{variant.id} {speed.text()}" if speed else variant.id
-    said += f" by {_statistic_words(step, variant)}"
-    pays_off = pays_off_text(step)
-    if recommendation is not None and recommendation.withheld:
-        return f"{name}: {pays_off}; measured {said}"
-    if decision is Decision.COMPILE and chosen is not None:
-        return f"{name}: compile with {said}: pays off {pays_off}"
-    if decision is Decision.STAY_EAGER:
-        if speed is not None and speed.high is not None and speed.high < 1:
-            return f"{name}: stay eager: no variant beats eager (best: {said})"
-        if pays_off.startswith("after "):
-            return f"{name}: stay eager ({said}): pays off {pays_off.removesuffix(': stay eager')}"
-        per_run = recommendation.steps_per_run if recommendation is not None else None
-        run = f"a {per_run:,.0f}-step run" if per_run is not None else "a run"
-        return f"{name}: stay eager: compiling does not pay off within {run} ({said})"
-    if decision is not None:
-        return f"{name}: {pays_off} ({said})"
-    return f"{name}: {said}: {speed.words() if speed else 'no speed'}; no decision recorded"
+    first = f"{failed}; " if failed else ""
+    return f"{step.name}: {first}{short_decision(step)}"
 
 
 def failed_variants_text(step: Step) -> str:
@@ -175,11 +134,6 @@ def _failure_cause(error: object) -> str:
     if phase and " while " not in cause:
         cause += f" while {phase}"
     return cause if len(cause) <= 80 else cause[:79] + "…"
-
-
-def _statistic_words(step: Step, variant: Variant) -> str:
-    statistic = variant_statistic(step, variant)
-    return "mean step time" if statistic.name == "mean" else "median step time"
 
 
 def _first_line(text: object) -> str:
@@ -225,16 +179,6 @@ def _short(sha: object) -> str:
 
 
 # -- the variants of a step -------------------------------------------------------------------
-
-
-def variant_statistic(step: Step, variant: Variant) -> Statistic:
-    """The statistic the variant's speedup is made of: the mean over its processes when the
-    speedup is the decision's (results/payoff.py), else the in-process median ratio."""
-    speed = variant_speed(step, variant)
-    means = process_means(variant)
-    if speed is not None and speed.estimator != IN_PROCESS and means:
-        return Statistic("mean", len(means))
-    return Statistic("median", 1)
 
 
 def variant_ms(step: Step, variant: Variant) -> tuple[float, float] | None:

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..results.model import Decision, Payoff, Recommendation, Step, Variant
-from .wording import speed_words, speedup_text, steps_text, variant_name
+from ..results.model import BreakEvenInterval, Decision, Payoff, Recommendation, Step, Variant
+from ..results.payoff import process_means
+from .wording import speed_words, speedup_text, steps_count, steps_text, variant_name
 
 IN_PROCESS = "in_process_median"
 # An unsteady run's decision (results/recommendation.withheld): what the pays-off cell says.
@@ -42,6 +43,30 @@ class Speed:
 
     def words(self) -> str:
         return speed_words(self.low, self.high)
+
+
+@dataclass(frozen=True)
+class Statistic:
+    """How a variant's eager and compiled ms were summarised, so the speedup beside them is
+    their ratio: `mean` (per process, geometric mean over processes) or `median`."""
+
+    name: str
+    processes: int
+
+
+def variant_statistic(step: Step, variant: Variant) -> Statistic:
+    """The statistic the variant's speedup is made of: the mean over its processes when the
+    speedup is the decision's (results/payoff.py), else the in-process median ratio."""
+    speed = variant_speed(step, variant)
+    means = process_means(variant)
+    if speed is not None and speed.estimator != IN_PROCESS and means:
+        return Statistic("mean", len(means))
+    return Statistic("median", 1)
+
+
+def statistic_words(step: Step, variant: Variant) -> str:
+    statistic = variant_statistic(step, variant)
+    return "mean step time" if statistic.name == "mean" else "median step time"
 
 
 def estimator_text(key: str) -> str:
@@ -119,7 +144,7 @@ def pays_off_text(step: Step) -> str:
 def variant_pays_off(step: Step, variant: Variant, speed: Speed | None) -> str:
     """The per-variant table's pay-off: the variant's own `payoff` decision when it has one."""
     if variant.payoff is not None:
-        return _decision_pays_off(variant.payoff, variant.payoff.decision).removeprefix("after ")
+        return _decision_pays_off(variant.payoff, variant.payoff.decision, lead="")
     recommendation = step.recommendation
     if (
         recommendation is not None
@@ -136,33 +161,53 @@ def variant_pays_off(step: Step, variant: Variant, speed: Speed | None) -> str:
     return steps_text(variant.break_even_steps)
 
 
-def _decision_pays_off(figures: Recommendation | Payoff, decision: Decision) -> str:
-    """The pays-off words of a decision: the step's recommendation, or a variant's payoff."""
+def _decision_pays_off(
+    figures: Recommendation | Payoff, decision: Decision, lead: str = "after "
+) -> str:
+    """The pays-off words of a decision: the step's recommendation, or a variant's payoff.
+    `lead`: what comes before a break-even that starts the words (the variant table's
+    column says none)."""
     if isinstance(figures, Recommendation) and figures.withheld:
         return NO_RECOMMENDATION
-    interval = figures.break_even_steps
-    estimate = interval.estimate if interval is not None else None
-    steps = f"after {steps_text(estimate)}" if estimate is not None else ""
-    if steps and interval is not None and interval.high is not None:
-        steps += f" ({steps_text(interval.low).removesuffix(' steps')}–{steps_text(interval.high)})"
+    steps = break_even_words(figures.break_even_steps)
     saving = figures.saving_s.estimate if figures.saving_s is not None else None
     per_run = figures.steps_per_run
     if decision is Decision.COMPILE:
-        text = steps or "at once"
+        text = f"{lead}{steps}" if steps else "at once"
         if saving is not None and per_run is not None:
             text += f"; saves ~{_duration(float(saving))} in a {per_run:,.0f}-step run"
         return text
     if decision is Decision.STAY_EAGER:
-        if steps and per_run is not None:
-            return f"{steps}, beyond a {per_run:,.0f}-step run: stay eager"
-        return "never: stay eager"
+        beyond = beyond_run_words(figures, lead)
+        return f"{beyond}: stay eager" if beyond is not None else "never: stay eager"
     needed = figures.processes_needed
     more = (
         f": {needed} more process{'' if needed == 1 else 'es'} to decide"
         if isinstance(needed, int)
         else ""
     )
-    return f"undecided{more}" + (f"; {steps}" if steps else "")
+    return f"undecided{more}" + (f"; after {steps}" if steps else "")
+
+
+def break_even_words(interval: BreakEvenInterval | None) -> str:
+    """`1,500 steps (1,200–2,000 steps)` of a break-even with an estimate, else ""."""
+    estimate = interval.estimate if interval is not None else None
+    if interval is None or estimate is None:
+        return ""
+    words = steps_text(estimate)
+    if interval.high is not None:
+        words += f" ({steps_count(interval.low)}–{steps_text(interval.high)})"
+    return words
+
+
+def beyond_run_words(figures: Recommendation | Payoff, lead: str = "after ") -> str | None:
+    """`after 14,000 steps (8,000–never), beyond a 10,000-step run`: a stay-eager decision's
+    break-even against the run; None without a break-even or a run length."""
+    steps = break_even_words(figures.break_even_steps)
+    per_run = figures.steps_per_run
+    if not steps or per_run is None:
+        return None
+    return f"{lead}{steps}, beyond a {per_run:,.0f}-step run"
 
 
 def _duration(seconds: float) -> str:

@@ -361,5 +361,13 @@ def steps_text(value: float | None) -> str:
     two noisy numbers)."""
     if value is None or not math.isfinite(value):
         return "never"
+    return f"{steps_count(value)} steps"
+
+
+def steps_count(value: float) -> str:
+    """`3,100` (steps_text without its unit, for the low end of an interval); `never` for a
+    number that is not finite."""
+    if not math.isfinite(value):
+        return "never"
     rounded = float(f"{value:.2g}") if value >= 100 else round(value)
-    return f"{rounded:,.0f} steps"
+    return f"{rounded:,.0f}"

@@ -39,6 +39,14 @@ from typing import Any, ClassVar, TypeVar
 from ..config.model import DEFAULT_ACCEPT_LABEL
 from ..errors import BaselineError
 from ..schemas import MAX_ERRORS, format_key_path, validation_errors
+from .health_causes import (
+    MeasuredCause,
+    RecordedCause,
+    UnsteadyCause,
+    UnsteadyMark,
+    cause_of_json,
+    mark_of_json,
+)
 
 ROLES = ("result", "baseline")
 # Keys a baseline recorded by an earlier compilegate lacks (compile cost and torch state
@@ -124,6 +132,24 @@ class Decision(str, enum.Enum):
     UNDECIDED = "undecided"
 
 
+class Caveat(str, enum.Enum):
+    """What a reader must know beside a recommendation's decision (results/recommendation.py;
+    report/decision_words.py words each)."""
+
+    NO_VARIANT_RAN = "no_variant_ran"  # no compiled variant ran successfully
+    NUMERICS_UNTRUSTED = "numerics_untrusted"  # no timed variant's numerics can be trusted
+    LEVER_CACHE_ARTIFACTS = "lever_cache_artifacts"  # the cheapest lever inside the run
+    LEVER_REGIONAL = "lever_regional"
+    NOT_WHOLLY_COMPILED = "not_wholly_compiled"  # the variant's `degraded` says why
+    NUMERICS_UNCHECKED = "numerics_unchecked"
+
+
+class Withheld(str, enum.Enum):
+    """Why a run gives no decision although it measured one."""
+
+    UNSTEADY_MACHINE = "unsteady_machine"  # its run_health: the step times support none
+
+
 class Model:
     """What every document class shares: the door out."""
 
@@ -158,6 +184,8 @@ class Model:
 def _to_json(value: Any, as_recorded: bool = False) -> Any:
     if isinstance(value, Model):
         return value.to_json(as_recorded=as_recorded)
+    if isinstance(value, (MeasuredCause, RecordedCause)):
+        return value.to_json()
     if isinstance(value, enum.Enum):
         return value.value
     if isinstance(value, tuple):
@@ -272,7 +300,9 @@ class RunHealth(Model):
     aa_noise_pct: float | None = None
     yardstick_drift_pct: float | None = None
     multi_threaded: bool | None = None
-    unsteady: tuple[str, ...] = ()
+    # Why the machine was unsteady (results/run_health.py; empty: steady): facts, or in a
+    # document from before they were, the sentences it recorded.
+    unsteady: tuple[UnsteadyCause, ...] = ()
 
     def recorded_nulls(self) -> tuple[str, ...]:
         """The run records each sign, null when it has none (results/run_health.py)."""
@@ -775,8 +805,28 @@ class StepBound(Model):
 
 
 @dataclass(frozen=True)
+class RuledOut(Model):
+    """A variant faster than the one recommended, ruled out by its numerics."""
+
+    variant: str
+    speedup: float  # its estimate, by the decision's estimator
+    numerics: NumericsStatus
+
+
+@dataclass(frozen=True)
+class WithheldDecision(Model):
+    """What the measurement decided before run health withheld it (results/recommendation
+    .withheld): the decision and, when undecided, the processes it asked for."""
+
+    decision: Decision
+    processes_needed: int | None = None
+
+
+@dataclass(frozen=True)
 class Recommendation(Model):
-    """The step's decision; when a variant is quoted, its payoff figures too."""
+    """The step's decision as facts; when a variant is quoted, its payoff figures too.
+    report/decision_words.py words it. `text`: only in documents from before the decision
+    was recorded as facts, the sentence they recorded (said as recorded)."""
 
     variant: str | None = None
     text: str | None = None
@@ -789,9 +839,14 @@ class Recommendation(Model):
     processes_needed: int | None = None
     processes: int | None = None
     compile_s: CompileEstimate | None = None
-    withheld: str | None = None
+    # An older document's `withheld` is the sentence it recorded: truthy all the same.
+    withheld: Withheld | str | None = None
     bounds: tuple[StepBound, ...] | None = None
     artifacts_break_even_steps: BreakEvenInterval | None = None
+    caveats: tuple[Caveat, ...] | None = None
+    ruled_out: RuledOut | None = None
+    cold_compiles: int | None = None  # how many cold compiles `compile_s` is made of
+    withheld_decision: WithheldDecision | None = None
 
     def written_as_null(self) -> tuple[str, ...]:
         """A decided recommendation carries the payoff's figures, null where unknown."""
@@ -833,7 +888,7 @@ class Step(Model):
     history: tuple[HistoryRun, ...] | None = None
     # In a baseline: why its step times are not vouched for (recorded from an unsteady run
     # without --force: gate/baseline.py); the speed judges then gate them only on a history.
-    unsteady_times: tuple[str, ...] | None = None
+    unsteady_times: tuple[UnsteadyMark, ...] | None = None
 
     @property
     def failed(self) -> bool:
@@ -1023,7 +1078,13 @@ def _convert(annotation: Any, value: Any) -> Any:
         return None
     origin = typing.get_origin(annotation)
     if origin in (typing.Union, types.UnionType):
+        if annotation == UnsteadyCause:
+            return cause_of_json(value)
+        if annotation == UnsteadyMark:
+            return mark_of_json(value)
         arms = [a for a in typing.get_args(annotation) if a is not type(None)]
+        if arms == [Withheld, str]:
+            return _withheld(value)
         return _convert(arms[0], value) if len(arms) == 1 else value
     if origin is tuple:
         item = typing.get_args(annotation)[0]
@@ -1038,6 +1099,14 @@ def _convert(annotation: Any, value: Any) -> Any:
     if annotation is float and isinstance(value, int) and not isinstance(value, bool):
         return value  # JSON's 3 and 3.0 are one number; kept as written
     return value
+
+
+def _withheld(value: str) -> Withheld | str:
+    """A recommendation's `withheld`: its code, or the sentence an older document recorded."""
+    try:
+        return Withheld(value)
+    except ValueError:
+        return value
 
 
 _HINTS: dict[type, dict[str, Any]] = {}

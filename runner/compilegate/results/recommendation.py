@@ -10,11 +10,13 @@ the step's `steps_per_run`:
     undecided    otherwise: the most promising variant, and how many more processes (or
                  how long a run) would decide
 
-The one-line `text` quotes exactly the numbers the decision used, estimator named; the
-other fields carry them for the renderers (results/model.Recommendation, the shape
-schemas/result.schema.json gives).
-`variant` names the variant those numbers belong to (None when there is none); only
-`decision` says what to do.
+It returns facts, never words (results/model.Recommendation, the shape
+schemas/result.schema.json gives): the decision, the quoted variant's figures (speedup,
+break-even intervals, saving, compile seconds and how many cold compiles they are from),
+caveat codes (the cheapest lever that pays off inside the run, a degraded variant,
+unchecked numerics, why there is no variant to quote), and a faster variant ruled out by its
+numerics. report/decision_words.py says them. `variant` names the variant those numbers
+belong to (None when there is none); only `decision` says what to do.
 """
 
 from __future__ import annotations
@@ -24,16 +26,18 @@ from dataclasses import dataclass, replace
 
 from ..config.model import DEFAULT_STEPS_PER_RUN
 from .model import (
-    BreakEvenInterval,
+    Caveat,
     Decision,
+    NumericsStatus,
     Payoff,
     Recommendation,
-    SpeedupEstimate,
+    RuledOut,
     Status,
     Variant,
+    Withheld,
+    WithheldDecision,
 )
 from .payoff import (
-    MAX_PROCESSES,
     Measured,
     break_even,
     measure,
@@ -44,10 +48,7 @@ from .payoff import (
 
 # Numerics statuses that rule a variant out: it computes something else than eager, or
 # nobody could tell whether it does.
-# An interval whose high end is more than this many times its low end bounds nothing a
-# reader can act on: the text says the value is too spread instead of printing it.
-MEANINGFUL_SPAN = 10
-DISQUALIFYING_NUMERICS = {"fail": "its numerics fail", "error": "its numerics check errored"}
+DISQUALIFYING_NUMERICS = (NumericsStatus.FAIL, NumericsStatus.ERROR)
 
 
 @dataclass(frozen=True)
@@ -66,17 +67,19 @@ def recommend(
     measured = {v.id: m for v in ok if (m := measure(v)) is not None}
     timed = [v for v in ok if v.id in measured]
     if not timed:
-        return _empty(steps_per_run, "no compiled variant ran successfully")
-    trusted = [v for v in timed if _numerics_problem(v) is None]
+        return _empty(steps_per_run, Caveat.NO_VARIANT_RAN)
+    trusted = [v for v in timed if not _ruled_out_by_numerics(v)]
     ruled_out = _ruled_out(timed, trusted, measured)
     if not trusted:
-        return _empty(steps_per_run, "stay eager: no variant's numerics can be trusted" + ruled_out)
+        return replace(_empty(steps_per_run, Caveat.NUMERICS_UNTRUSTED), ruled_out=ruled_out)
     chosen = _choose([Analysis(v, analyse(measured[v.id], steps_per_run)) for v in trusted])
     variant, payoff = chosen.variant, chosen.payoff
-    text = _text(variant.id, payoff, measured[variant.id])
+    cold = measured[variant.id].compile_s
     return Recommendation(
         variant=variant.id,
-        text=text + _cheapest_lever(payoff, variant) + _caveats(payoff, variant) + ruled_out,
+        caveats=(*_cheapest_lever(payoff, variant), *_caveats(payoff, variant)),
+        ruled_out=ruled_out,
+        cold_compiles=cold.n if cold is not None else None,
         decision=payoff.decision,
         steps_per_run=payoff.steps_per_run,
         speedup=payoff.speedup,
@@ -146,200 +149,78 @@ def analyse(m: Measured, steps: int) -> Payoff:
     )
 
 
-WITHHELD = "the machine was unsteady while this ran (run health)"
-
-
 def withheld(recommendation: Recommendation) -> Recommendation:
     """The recommendation of a run whose machine was unsteady (results/run_health.py): its
-    step times support no decision, so it is `undecided`, `withheld` says why, and the text
-    keeps what was measured. The figures stay for the reports."""
+    step times support no decision, so it is `undecided`, `withheld` says why, and
+    `withheld_decision` keeps what was measured. The figures stay for the reports."""
     if recommendation.withheld or recommendation.variant is None:
         return recommendation
+    assert recommendation.decision is not None  # a quoted variant comes with its decision
     return replace(
         recommendation,
         decision=Decision.UNDECIDED,
         processes_needed=None,
-        withheld=WITHHELD,
-        text=f"no recommendation: {WITHHELD}; measured: {recommendation.text or ''}",
+        withheld=Withheld.UNSTEADY_MACHINE,
+        withheld_decision=WithheldDecision(
+            recommendation.decision, recommendation.processes_needed
+        ),
     )
 
 
-def _empty(steps: int, text: str) -> Recommendation:
-    return Recommendation(decision=Decision.STAY_EAGER, text=text, steps_per_run=steps)
+def _empty(steps: int, why: Caveat) -> Recommendation:
+    return Recommendation(decision=Decision.STAY_EAGER, caveats=(why,), steps_per_run=steps)
 
 
-def _text(name: str, a: Payoff, m: Measured) -> str:
-    run = f"a {a.steps_per_run:,}-step run"
-    assert a.speedup is not None  # analyse gives every payoff its speedup
-    speed = _speedup(a.speedup, m)
-    found = a.break_even_steps
-    if a.decision is Decision.COMPILE:
-        assert a.saving_s is not None and found is not None and found.estimate is not None
-        return (
-            f"{run}: compiling with {name} saves ~{duration(a.saving_s.estimate)} "
-            f"(break-even after {steps(found.estimate)} steps, 95 % interval for a run "
-            f"{_range(found)}; {speed}; {_compile(m)}{_warm(a)}{_artifacts(a)})"
-        )
-    if a.decision is Decision.STAY_EAGER:
-        if found is None:
-            best = speed.replace("speedup ", "", 1)
-            return f"keep torch.compile off: no variant beats eager (best {name} {best})"
-        when = (
-            f"only after {steps(found.estimate)} steps"
-            if found.estimate is not None
-            else f"after {steps(found.low)} steps at the earliest"
-        )
-        return (
-            f"keep torch.compile off for {run}: {name} breaks even {when} (95 % interval for a run "
-            f"{_range(found)}; {speed}; {_compile(m)}{_artifacts(a)})"
-        )
-    if found is None:
-        return f"undecided for {run}: {name} {speed}; its compile time was not measured"
-    estimate = "" if found.estimate is None else f" after {steps(found.estimate)} steps"
-    more = a.processes_needed
-    if more is not None:
-        total = (a.processes or 0) + more
-        plural = "process" if more == 1 else "processes"
-        advice = f"{more} more {plural} would decide (variant_processes: {total})"
-    else:
-        advice = f"even {MAX_PROCESSES} processes would not decide"
-    if found.high is not None:
-        advice += f"; a run of {steps(found.high)} steps or more pays off"
-    return (
-        f"undecided for {run}: {name} breaks even{estimate} (95 % interval for a run "
-        f"{_range(found)}; {speed}; {_compile(m)}); {advice}"
-    )
-
-
-def _speedup(sp: SpeedupEstimate, m: Measured) -> str:
-    where = f"{m.processes} processes" if m.processes > 1 else "1 process"
-    # One process on a loaded machine gave "95 % CI 0.00–833561164265529984.00".
-    high = "over 100" if sp.high > 100 else f"{sp.high:.2f}"
-    return (
-        f"speedup {sp.estimate:.2f}×, 95 % CI {sp.low:.2f}–{high}, by mean step time over {where}"
-    )
-
-
-def _compile(m: Measured) -> str:
-    """The compile seconds the break-even divides. From one cold compile that is the
-    result's compile time (the first process's, report/compile_time_words.py); from several,
-    their geometric mean, named so: never a second figure called "cold compile"."""
-    cold = m.compile_s
-    assert cold is not None
-    if cold.n > 1:
-        what = f"geometric mean of {cold.n} cold compiles {cold.estimate:.0f} s"
-        source = ""
-    else:
-        what = f"cold compile {cold.estimate:.0f} s"
-        source = " from the warm compiles' spread"
-    if cold.half_width <= 0:
-        return what
-    if cold.high > MEANINGFUL_SPAN * cold.low:
-        # Two warm compiles on a loaded machine (t at 1 degree of freedom: 12.7) gave
-        # "1–12150 s": an interval that bounds nothing is not printed.
-        return (
-            f"{what}, too spread for an interval (its 95 % CI{source} spans more than "
-            f"{MEANINGFUL_SPAN}×)"
-        )
-    return f"{what}, 95 % CI {cold.low:.0f}–{cold.high:.0f} s{source}"
-
-
-def _warm(a: Payoff) -> str:
-    warm = a.warm_break_even_steps
-    if not warm or warm.estimate is None:
-        return ""
-    return f"; from a warm cache: break-even after {steps(warm.estimate)} steps"
-
-
-def _artifacts(a: Payoff) -> str:
-    """The portable-cache lever's break-even, and whether it alone pays off inside the run."""
-    loaded = a.artifacts_break_even_steps
-    if not loaded or loaded.estimate is None:
-        return ""
-    return (
-        f"; from shipped cache artifacts: break-even after {steps(loaded.estimate)} steps "
-        f"(95 % interval {_range(loaded)})"
-    )
-
-
-def _cheapest_lever(a: Payoff, variant: Variant) -> str:
+def _cheapest_lever(a: Payoff, variant: Variant) -> tuple[Caveat, ...]:
     """The lever (config cache_artifacts, regional) whose whole break-even interval lies
     inside the run, the earliest; nothing when none does."""
     regional = variant.regional.break_even_steps if variant.regional is not None else None
+    # On equal estimates regional compilation is named (the order the words once sorted in).
     levers = [
-        ("shipping the cache artifacts", a.artifacts_break_even_steps),
-        ("compiling regionally", regional),
+        (Caveat.LEVER_REGIONAL, regional),
+        (Caveat.LEVER_CACHE_ARTIFACTS, a.artifacts_break_even_steps),
     ]
     paying = [
-        (found.estimate, name, found)
-        for name, found in levers
+        (found.estimate, index, code)
+        for index, (code, found) in enumerate(levers)
         if found is not None
         and found.estimate is not None
         and found.high is not None
         and found.high <= a.steps_per_run
     ]
     if not paying:
-        return ""
-    _, name, found = min(paying)
-    assert found.estimate is not None  # `paying` holds estimates only
-    return (
-        f"; the cheapest lever that pays off inside the run: {name} (break-even after "
-        f"{steps(found.estimate)} steps, 95 % interval {_range(found)})"
-    )
+        return ()
+    return (min(paying)[2],)
 
 
-def _range(found: BreakEvenInterval) -> str:
-    high = "never" if found.high is None else steps(found.high)
-    return f"{steps(found.low)}–{high}"
-
-
-def steps(value: float) -> str:
-    """A step count to the two significant figures an interval this wide supports."""
-    if value < 100:
-        return f"{value:,.0f}"
-    digits = len(str(int(value))) - 2
-    return f"{round(value, -digits):,.0f}"
-
-
-def duration(seconds: float) -> str:
-    """Seconds as a reader reads them: 45 s, 14 min, 3.2 h."""
-    if abs(seconds) < 120:
-        return f"{seconds:.0f} s"
-    if abs(seconds) < 7200:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
-
-
-def _ruled_out(timed: list[Variant], trusted: list[Variant], measured: dict[str, Measured]) -> str:
+def _ruled_out(
+    timed: list[Variant], trusted: list[Variant], measured: dict[str, Measured]
+) -> RuledOut | None:
     """A faster variant ruled out by its numerics is named, so nobody picks it by hand."""
 
     def speed(v: Variant) -> float:
         return measured[v.id].speedup.estimate
 
     fastest = max(timed, key=speed)
-    problem = _numerics_problem(fastest)
-    if problem is None or (trusted and speed(max(trusted, key=speed)) >= speed(fastest)):
-        return ""
-    return f"; {fastest.id} ({speed(fastest):.2f}×) is not recommended: {problem}"
+    if not _ruled_out_by_numerics(fastest) or (
+        trusted and speed(max(trusted, key=speed)) >= speed(fastest)
+    ):
+        return None
+    assert fastest.numerics is not None  # ruled out by its numerics' status
+    return RuledOut(fastest.id, speed(fastest), fastest.numerics.status)
 
 
-def _numerics_status(variant: Variant) -> str | None:
-    return variant.numerics.status.value if variant.numerics is not None else None
+def _ruled_out_by_numerics(variant: Variant) -> bool:
+    return variant.numerics is not None and variant.numerics.status in DISQUALIFYING_NUMERICS
 
 
-def _numerics_problem(variant: Variant) -> str | None:
-    return DISQUALIFYING_NUMERICS.get(_numerics_status(variant) or "")
-
-
-def _caveats(a: Payoff, variant: Variant) -> str:
+def _caveats(a: Payoff, variant: Variant) -> tuple[Caveat, ...]:
     """What the user must know before following the advice: degradation, unchecked numerics."""
     if a.decision is Decision.STAY_EAGER:
-        return ""
-    out = ""
-    degraded = variant.degraded or ()
-    if degraded:
-        more = f" (and {len(degraded) - 1} more)" if len(degraded) > 1 else ""
-        out += f"; but not wholly compiled: {degraded[0]}{more}"
-    if _numerics_status(variant) != "pass":
-        out += "; numerics not checked"
-    return out
+        return ()
+    out: list[Caveat] = []
+    if variant.degraded:
+        out.append(Caveat.NOT_WHOLLY_COMPILED)
+    if variant.numerics is None or variant.numerics.status is not NumericsStatus.PASS:
+        out.append(Caveat.NUMERICS_UNCHECKED)
+    return tuple(out)

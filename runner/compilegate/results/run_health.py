@@ -10,21 +10,55 @@ what a quiet runner shows (the limits below; on this project's 2-core runner, id
 ≤ 5 %, A/A ≤ ±10 %, drift ≤ 10 %; with two busy loops: others 50–95 %, A/A up to ±235 %),
 and then every report says so in one line at its top: the gate's noise estimates come from
 the same unsteady minutes, and a recommendation timed in them predicts nothing. The causes
-are facts (the dataclasses below); report/health_words.py words them, and run/health_entry.py
-records those words in the document's `unsteady` list.
+are facts (results/health_causes.py), recorded as such in the document's `unsteady` list;
+report/health_words.py words them.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Union
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from typing import TypeGuard  # 3.10+: for the checker only (requires-python is 3.9)
 
+from .health_causes import (
+    AaDisagreed,
+    CauseCode,
+    GpuClockMoved,
+    GpuShared,
+    GpuThrottled,
+    HypervisorStole,
+    LoadOverCores,
+    MeasuredCause,
+    OthersTookCpu,
+    RecordedCause,
+    UnsteadyCause,
+    UnsteadyMark,
+    YardstickDrifted,
+)
 from .model import GpuHealth, MachineHealth, RunHealth, Step
+
+__all__ = [  # the causes are read from here too (report/health_words.py, gate/)
+    "AaDisagreed",
+    "CauseCode",
+    "GpuClockMoved",
+    "GpuShared",
+    "GpuThrottled",
+    "HypervisorStole",
+    "LoadOverCores",
+    "MeasuredCause",
+    "OthersTookCpu",
+    "RecordedCause",
+    "UnsteadyCause",
+    "UnsteadyMark",
+    "YardstickDrifted",
+    "measured_causes",
+    "run_health",
+    "unsteady_causes",
+]
 
 OTHERS_CPU_LIMIT_PCT = 25.0
 STEAL_LIMIT_PCT = 5.0
@@ -39,108 +73,32 @@ def run_health(
     machine: MachineHealth, steps: Sequence[Step], gpu: GpuHealth | None = None
 ) -> RunHealth:
     """The `run_health` of a result: the machine's load, the GPU's state (NVML, where the
-    steps ran on a GPU and it answered: run/gpu_state.py) and the run's own signs of it in
-    its `steps` as measured (typed). Its `unsteady` sentences are the report's words for
-    `measured_causes` (run/health_entry.py adds them)."""
-    return RunHealth(
+    steps ran on a GPU and it answered: run/gpu_state.py), the run's own signs of it in its
+    `steps` as measured (typed), and the causes of an unsteady machine those show, as facts
+    (`measured_causes`; empty when steady)."""
+    health = RunHealth(
         machine=machine,
         gpu=gpu,
         aa_noise_pct=widest_aa_noise_pct(steps),
         yardstick_drift_pct=yardstick_drift_pct(steps),
         multi_threaded=multi_threaded(steps),
     )
+    return replace(health, unsteady=measured_causes(health))
 
 
-# -- why a run was unsteady: facts, worded in report/health_words.py ------------------------
-
-
-@dataclass(frozen=True)
-class OthersTookCpu:
-    """Other processes took more than OTHERS_CPU_LIMIT_PCT of the CPU."""
-
-    others_cpu_pct: float
-    load_average: float | None
-    cores: int | None
-
-
-@dataclass(frozen=True)
-class LoadOverCores:
-    """No CPU share known, and the load average was above the core count."""
-
-    load_average: float
-    cores: int
-
-
-@dataclass(frozen=True)
-class HypervisorStole:
-    steal_pct: float
-
-
-@dataclass(frozen=True)
-class GpuThrottled:
-    reasons: tuple[str, ...]  # as NVML named them (run/gpu_state.py)
-
-
-@dataclass(frozen=True)
-class GpuClockMoved:
-    """The SM clock moved by more than SM_CLOCK_MOVE_PCT while the GPU worked."""
-
-    low_mhz: float
-    high_mhz: float
-
-
-@dataclass(frozen=True)
-class GpuShared:
-    other_processes: int
-
-
-@dataclass(frozen=True)
-class AaDisagreed:
-    """Two identical copies of a step disagreed by more than AA_NOISE_LIMIT_PCT."""
-
-    noise_pct: float
-
-
-@dataclass(frozen=True)
-class YardstickDrifted:
-    """The yardstick's fastest time moved by more than YARDSTICK_DRIFT_LIMIT_PCT between
-    processes. `threads_on_idle`: nothing else was busy and the steps ran with several
-    threads, the cause a user's config sets (timed on `cores`)."""
-
-    drift_pct: float
-    threads_on_idle: bool
-    cores: int | None
-
-
-@dataclass(frozen=True)
-class RecordedCause:
-    """A cause known only by the sentence its document recorded: a document whose numbers do
-    not account for its `unsteady` list (written by hand, or by another compilegate)."""
-
-    sentence: str
-
-
-UnsteadyCause = Union[
-    OthersTookCpu,
-    LoadOverCores,
-    HypervisorStole,
-    GpuThrottled,
-    GpuClockMoved,
-    GpuShared,
-    AaDisagreed,
-    YardstickDrifted,
-    RecordedCause,
-]
+# -- why a run was unsteady: facts (results/health_causes.py), worded in report/health_words.py
 
 
 def unsteady_causes(health: RunHealth) -> tuple[UnsteadyCause, ...]:
-    """Why the run's machine was too unsteady to decide anything: what its numbers say
-    (`measured_causes`), or, where they do not account for each sentence its document
-    recorded (a document written by hand or by another compilegate), those sentences."""
+    """Why the run's machine was too unsteady to decide anything: the causes its document
+    recorded. A document from before causes were recorded as facts holds sentences: there,
+    what its numbers say (`measured_causes`) where they account for each sentence, else
+    those sentences as recorded (a document written by hand or by another compilegate)."""
+    recorded = health.unsteady
+    if not any(isinstance(cause, RecordedCause) for cause in recorded):
+        return recorded
     measured = measured_causes(health)
-    if len(measured) == len(health.unsteady):
-        return measured
-    return tuple(RecordedCause(str(sentence)) for sentence in health.unsteady)
+    return measured if len(measured) == len(recorded) else recorded
 
 
 def measured_causes(health: RunHealth) -> tuple[UnsteadyCause, ...]:

@@ -28,12 +28,12 @@ from ..errors import RunInterrupted, UsageError
 from ..results.document import DocumentHead, new_document, write_document
 from ..results.model import Environment, Pairing, RunHealth, part_of
 from ..results.recommendation import withheld
+from ..results.run_health import run_health
 from ..results.step_record import StepRecord, failed_variant, not_run
 from .child_env import measurement_variables
 from .child_runs import last_line
 from .entry_check import resolve_entry
 from .gpu_state import GpuSampler
-from .health_entry import run_health
 from .host_git import head_commit
 from .interrupts import as_interrupted
 from .launcher import ChildLauncher, Launcher, close_launcher
