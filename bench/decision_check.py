@@ -60,8 +60,8 @@ from typing import Any
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT / "runner"))
 
-from compilegate.results.payoff import BreakEven, verdict  # noqa: E402
 from compilegate.report.decision_words import steps as fmt_steps  # noqa: E402
+from compilegate.results.payoff import BreakEven, verdict  # noqa: E402
 
 STEPS = {
     "pointwise_mlp": "examples/pointwise_mlp_step.py:make_step",

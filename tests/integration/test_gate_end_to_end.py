@@ -13,6 +13,7 @@ import pytest
 from cli_helpers import REPO_ROOT, run_cli, write_config
 
 from compilegate.gate.compare import compare_to_baseline
+from compilegate.report.decision_words import decision_sentence
 from compilegate.report.row_words import row_message
 from compilegate.report.wording import ICON_LEGEND
 from compilegate.results.model import parse
@@ -125,8 +126,10 @@ def test_planted_regression_fails_the_gate(gate, plant: str, metric: str, messag
     assert message in words(run.stdout)
     if plant == "numerics":  # issue 8 item 6: never advise a variant whose numerics fail
         advice = run.result["steps"][0]["recommendation"]
-        assert advice["variant"] is None
-        assert "is not recommended: its numerics fail" in advice["text"]
+        assert advice["variant"] is None and "numerics_untrusted" in advice["caveats"]
+        assert advice["ruled_out"]["numerics"] == "fail"  # a fact; the words are report/'s
+        said = decision_sentence(parse(run.result, "result.json").steps[0])
+        assert "is not recommended: its numerics fail" in str(said)
 
 
 def test_a_pull_requests_own_thresholds_do_not_loosen_the_gate(gate, tmp_path: Path) -> None:

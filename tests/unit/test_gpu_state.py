@@ -4,10 +4,10 @@ entry."""
 
 from __future__ import annotations
 
-from compilegate.results.model import GpuHealth, MachineHealth
-from compilegate.run.gpu_state import GpuSample, GpuSampler
 from compilegate.report.health_words import said as say
+from compilegate.results.model import GpuHealth, MachineHealth
 from compilegate.results.run_health import run_health
+from compilegate.run.gpu_state import GpuSample, GpuSampler
 
 FACTS = {
     "name": "NVIDIA H200",

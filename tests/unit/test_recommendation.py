@@ -11,8 +11,8 @@ import re
 import pytest
 from decision_docs import measure, process, recommend, samples, variant
 
-from compilegate.results.payoff import log_estimate
 from compilegate.report.decision_words import MEANINGFUL_SPAN, duration, steps
+from compilegate.results.payoff import log_estimate
 
 # Processes measured on a tiny GPT (issue 17 item 2): process 1 alone said 1.10x.
 FLIPPING = [1.10, 1.25, 1.23, 1.31]

@@ -9,9 +9,9 @@ from dataclasses import replace
 from gate_docs import process, result, step, variant, with_processes
 
 from compilegate.gate.run_set import RunSetVerdict, VersionOutcome
+from compilegate.report.decision_words import decision_sentence
 from compilegate.report.first_screen import FirstScreen
 from compilegate.report.health_words import health_line
-from compilegate.report.decision_words import decision_sentence
 from compilegate.report.run_text import render_run_text
 from compilegate.results.model import MachineHealth, parse, step_of
 from compilegate.results.run_health import run_health
