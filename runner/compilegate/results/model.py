@@ -16,6 +16,10 @@ Older shapes, upgraded here:
   (null, which turns acceptance off, is kept as null and written back as null);
 - a document from before step work was counted (child/step_work.py) lacks `step_work` on
   eager and on its variants: it reads as None (not counted), never as zero work.
+- a document from before the decision and run health were recorded as facts (issue 53)
+  holds sentences: a recommendation's `text` and `withheld` read as recorded (report/ says
+  them so), each `run_health.unsteady` and `unsteady_times` sentence as a RecordedCause
+  (results/health_causes.py), written back unchanged.
 
 Mirrors: a field per schema property, the same names; a nullable or optional property is
 `X | None` (None when null or absent), an array a tuple, a status an enum. Objects the schema
