@@ -201,3 +201,14 @@ def test_a_bad_plan_is_one_line_and_exit_2(tmp_path, capsys, plan_text, named):
     code = main(["report", "--results-dir", str(tmp_path), "--plan", str(plan_file)])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and named in err
+
+
+def test_a_plan_of_more_legs_than_a_run_set_reads_by_default_is_merged_whole(tmp_path, capsys):
+    """A run set reads at most MAX_RESULT_FILES (64) documents; a plan's legs, up to 256."""
+    code, out, _ = plan(tmp_path, many_steps(50), capsys)
+    assert code == 0
+    plan_file = tmp_path / "plan.json"
+    plan_file.write_text(out, encoding="utf-8")
+    main(["report", "--results-dir", str(tmp_path / "r"), "--plan", str(plan_file),
+          "--format", "json"])  # fmt: skip
+    assert len(json.loads(capsys.readouterr().out)["versions"]) == 100

@@ -204,6 +204,8 @@ def find_results(
     base documents are ignored: they come from the same run as the results."""
     named = [Path(p) for p in result_paths]
     candidates = [(p, p.stem) for p in named]
+    # A plan's legs are each a document (with its base): up to a whole matrix of them.
+    max_files = max(MAX_RESULT_FILES, len(planned_legs))
     if planned_legs and results_dir is None:
         raise UsageError("--plan: give --results-dir DIR, where each leg's artifact is a folder")
     if results_dir is not None:
@@ -217,12 +219,12 @@ def find_results(
             elif entry.suffix == ".json" and entry.name.startswith("result"):
                 if not entry.name.endswith(BASE_SUFFIX):
                     found.append((entry, entry.stem))
-            if len(candidates) + len(found) > MAX_RESULT_FILES:
+            if len(candidates) + len(found) > max_files:
                 break
         came = {hint for _, hint in found}
         found += [(results_dir / leg / RESULT_NAME, leg) for leg in planned_legs if leg not in came]
         candidates += sorted(found)
-    _check_run_set_size(candidates, results_dir)
+    _check_run_set_size(candidates, results_dir, max_files)
     sources = []
     for path, hint in candidates:
         base = path.with_name(path.stem + BASE_SUFFIX)
@@ -293,14 +295,18 @@ def _judge_one(source: ResultSource, baseline: ResultDocument | None) -> Version
     )
 
 
-def _check_run_set_size(candidates: Sequence[tuple[Path, str]], results_dir: Path | None) -> None:
-    """UsageError, one line, when the run set passes MAX_RESULT_FILES or
-    MAX_RESULT_TOTAL_BYTES (their sizes from stat: nothing is read)."""
+def _check_run_set_size(
+    candidates: Sequence[tuple[Path, str]],
+    results_dir: Path | None,
+    max_files: int = MAX_RESULT_FILES,
+) -> None:
+    """UsageError, one line, when the run set passes `max_files` (MAX_RESULT_FILES, or a
+    plan's legs) or MAX_RESULT_TOTAL_BYTES (their sizes from stat: nothing is read)."""
     where = f"--results-dir {shown_name(str(results_dir))}" if results_dir else "--result"
-    if len(candidates) > MAX_RESULT_FILES:
+    if len(candidates) > max_files:
         raise UsageError(
-            f"{where}: more than {MAX_RESULT_FILES} result documents, more than a run set "
-            "reads (MAX_RESULT_FILES)"
+            f"{where}: more than {max_files} result documents, more than a run set "
+            "reads (MAX_RESULT_FILES, or the plan's legs)"
         )
     total_bytes = 0
     for path, _ in candidates:
