@@ -13,7 +13,10 @@ a pull request cannot widen the fan-out (more legs, more GPUs) by editing its ow
 step the pull request adds gets its leg once it is merged.
 
 GitHub makes at most GITHUB_MATRIX_MAX_JOBS jobs from one matrix: a bigger plan is refused in
-one line that says how to split it (per PyTorch version, or per group of steps), never cut.
+one line that says how to split it (one plan per PyTorch version), never cut.
+
+`read_planned_legs` reads a plan back in the merge job (`report`/`publish --plan`): every
+planned leg becomes a row of the run set, one whose job left no artifact saying it never ran.
 """
 
 from __future__ import annotations
