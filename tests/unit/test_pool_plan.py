@@ -169,6 +169,14 @@ def test_the_merge_makes_a_row_of_every_leg_also_one_that_failed_or_never_ran(tm
     }
     assert code == 3  # a run error: legs did not run, never a silent pass
 
+    # Each leg was judged against the base measured beside it (its own torch): no leg is an
+    # upgrade check against the first leg's base.
+    main(["report", "--results-dir", str(results), "--plan", str(plan_file),
+          "--format", "markdown"])  # fmt: skip
+    comment = capsys.readouterr().out
+    assert "upgrade check" not in comment and "2.12.0 → 2.13.0" not in comment
+    assert comment.count("this leg never ran") == 3
+
     # Without the plan the three legs that never ran would be no row at all.
     main(["report", "--results-dir", str(results), "--format", "json"])
     assert len(json.loads(capsys.readouterr().out)["versions"]) == 3

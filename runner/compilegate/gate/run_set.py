@@ -80,6 +80,9 @@ class VersionOutcome:
     # The label that accepts this version's regressions, from the base side it was judged
     # against (gate/acceptance.py); None: acceptance off, or nothing judged.
     accept_label: str | None = None
+    # The torch of the document this version was judged against (its own paired base's, or
+    # the run set's baseline's): an upgrade check only where it differs from the version's.
+    base_torch: str | None = None
 
     @property
     def torch(self) -> str | None:
@@ -292,6 +295,7 @@ def _judge_one(source: ResultSource, baseline: ResultDocument | None) -> Version
         verdict=verdict,
         accept_label=accept_label_of(baseline),
         planned_leg=source.planned_leg,
+        base_torch=baseline.environment.torch if baseline is not None else None,
     )
 
 
