@@ -65,6 +65,7 @@ class Runner:
         github: Mapping[str, Any],
         action_root: Path,
         matrix: Mapping[str, Any] | None = None,
+        needs: Mapping[str, Any] | None = None,
         secrets: Mapping[str, str] | None = None,
         stand_ins: Mapping[str, StandIn] | None = None,
         run_every_step: bool = False,
@@ -78,6 +79,7 @@ class Runner:
         self.github = dict(github)
         self.action_root = action_root
         self.matrix = dict(matrix or {})
+        self.needs = dict(needs or {})  # the jobs this one needs: {job: {"outputs": {...}}}
         self.secrets = dict(secrets or {})
         self.stand_ins = dict(stand_ins or {})
         self.run_every_step = run_every_step
@@ -119,7 +121,7 @@ class Runner:
             "secrets": self.secrets,
             "steps": {},
             "env": {},
-            "needs": {},
+            "needs": self.needs,
         }
 
     def _run_steps(

@@ -20,6 +20,7 @@ from . import (
     images_command,
     init_command,
     matrix_command,
+    plan_command,
     publish_command,
     report_commands,
     run_command,
@@ -43,6 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     acceptance_command.add_parser(commands)
     matrix_command.add_parser(commands)
     images_command.add_parser(commands)
+    plan_command.add_parser(commands)
     return parser
 
 

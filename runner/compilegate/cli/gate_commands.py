@@ -276,6 +276,7 @@ def one_version_run_set(
         document=result,
         verdict=report,
         accept_label=accept_label_of(baseline),
+        base_torch=baseline.environment.torch,
     )
     where = str(baseline_path) if baseline_path else None
     return RunSetVerdict((version,), where, baseline)

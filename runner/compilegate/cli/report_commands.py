@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..config.pool_plan import read_planned_legs
 from ..errors import BaselineMissing, UsageError
 from ..gate.documents import read_document
 from ..gate.run_set import (
@@ -67,6 +68,14 @@ def add_run_set_arguments(cmd: Any) -> None:
         help="a folder of results: torch-VERSION/result.json per version, or result*.json files",
     )
     cmd.add_argument(
+        "--plan",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="the matrix JSON `compilegate plan` printed: each leg is a folder RESULTS_DIR/LEG "
+        "(its artifact), and a leg with none is a row saying it never ran",
+    )
+    cmd.add_argument(
         "--baseline",
         type=Path,
         default=None,
@@ -101,7 +110,10 @@ def build_run_set(args: argparse.Namespace) -> RunSetVerdict:
             f"({RESULT_NAME.removesuffix('.json')}{BASE_SUFFIX}) is never read"
         )
     # A paired run's bases (result.base.json) judge its results unless a baseline is given.
-    sources = find_results(args.result, args.results_dir, paired_bases=baseline is None)
+    legs = read_planned_legs(args.plan) if args.plan is not None else ()
+    sources = find_results(
+        args.result, args.results_dir, paired_bases=baseline is None, planned_legs=legs
+    )
     if baseline is None:
         baseline = next((s.baseline for s in sources if s.baseline is not None), None)
         where = next(

@@ -56,6 +56,9 @@ class ResultSource:
     baseline: ResultDocument | None = None
     # Why that base could not be read (the version is then an error, the others judged).
     baseline_error: str | None = None
+    # A leg of `compilegate plan`'s matrix (config/pool_plan.py): labelled by its leg id
+    # (several legs share a PyTorch version), and no folder at all means its job never ran.
+    planned_leg: bool = False
 
 
 @dataclass(frozen=True)
@@ -70,9 +73,16 @@ class VersionOutcome:
     error: str | None = None
     # No result document at `source`, and no error file beside it to say why.
     missing: bool = False
+    # A leg of `compilegate plan`'s matrix (ResultSource.planned_leg), and one whose job left
+    # nothing: no folder, so no artifact was ever uploaded.
+    planned_leg: bool = False
+    never_ran: bool = False
     # The label that accepts this version's regressions, from the base side it was judged
     # against (gate/acceptance.py); None: acceptance off, or nothing judged.
     accept_label: str | None = None
+    # The torch of the document this version was judged against (its own paired base's, or
+    # the run set's baseline's): an upgrade check only where it differs from the version's.
+    base_torch: str | None = None
 
     @property
     def torch(self) -> str | None:
@@ -177,11 +187,19 @@ class RunSetVerdict:
 
 
 def find_results(
-    result_paths: Sequence[Path], results_dir: Path | None, *, paired_bases: bool = True
+    result_paths: Sequence[Path],
+    results_dir: Path | None,
+    *,
+    paired_bases: bool = True,
+    planned_legs: Sequence[str] = (),
 ) -> list[ResultSource]:
     """Named result files, then one source per version folder (`torch-X/`) and per
     `result*.json` file under `results_dir` (the reports written beside them are not results).
     A results dir that does not exist is a usage error.
+
+    `planned_legs`: the leg ids of `compilegate plan`'s matrix, each a folder `results_dir/LEG`
+    (its artifact). Each is a source whether or not its folder came: a leg that never ran is
+    a row that says so, never a gap (without any artifact the results dir may not exist).
 
     A paired run writes its base beside each result (`result.base.json`, run/paired.py):
     with `paired_bases` it is that result's baseline, never a result of its own. Without
@@ -189,20 +207,27 @@ def find_results(
     base documents are ignored: they come from the same run as the results."""
     named = [Path(p) for p in result_paths]
     candidates = [(p, p.stem) for p in named]
+    # A plan's legs are each a document (with its base): up to a whole matrix of them.
+    max_files = max(MAX_RESULT_FILES, len(planned_legs))
+    if planned_legs and results_dir is None:
+        raise UsageError("--plan: give --results-dir DIR, where each leg's artifact is a folder")
     if results_dir is not None:
-        if not results_dir.is_dir():
+        if not results_dir.is_dir() and not planned_legs:
             raise UsageError(f"--results-dir {results_dir}: no such directory")
         found = []
-        for entry in results_dir.iterdir():  # counted as found: the folder may hold millions
+        entries = results_dir.iterdir() if results_dir.is_dir() else iter(())
+        for entry in entries:  # counted as found: the folder may hold millions
             if entry.is_dir():
                 found.append((entry / RESULT_NAME, entry.name))
             elif entry.suffix == ".json" and entry.name.startswith("result"):
                 if not entry.name.endswith(BASE_SUFFIX):
                     found.append((entry, entry.stem))
-            if len(candidates) + len(found) > MAX_RESULT_FILES:
+            if len(candidates) + len(found) > max_files:
                 break
+        came = {hint for _, hint in found}
+        found += [(results_dir / leg / RESULT_NAME, leg) for leg in planned_legs if leg not in came]
         candidates += sorted(found)
-    _check_run_set_size(candidates, results_dir)
+    _check_run_set_size(candidates, results_dir, max_files)
     sources = []
     for path, hint in candidates:
         base = path.with_name(path.stem + BASE_SUFFIX)
@@ -212,7 +237,12 @@ def find_results(
                 baseline = read_document(base, role="baseline")
             except BaselineError as exc:
                 baseline_error = str(exc)
-        sources.append(ResultSource(path, hint, baseline, baseline_error))
+        planned = results_dir is not None and path.parent.parent == results_dir
+        sources.append(
+            ResultSource(
+                path, hint, baseline, baseline_error, planned and hint in set(planned_legs)
+            )
+        )
     if not sources:
         raise UsageError("no result documents given: pass --result PATH or --results-dir DIR")
     return sources
@@ -226,7 +256,8 @@ def judge_run_set(
     """Read and judge every version against `baseline` (through the door already, named
     `baseline_source`); one version's failure never hides another's result."""
     outcomes = [_judge_one(source, baseline) for source in sources]
-    outcomes.sort(key=lambda o: _version_key(o.torch or o.label))
+    # Versions in version order; legs by their ids (step, then version), whether or not ran.
+    outcomes.sort(key=lambda o: _version_key(o.label if o.planned_leg else o.torch or o.label))
     return RunSetVerdict(tuple(outcomes), baseline_source, baseline)
 
 
@@ -238,8 +269,11 @@ def _judge_one(source: ResultSource, baseline: ResultDocument | None) -> Version
     if not source.path.is_file():
         error_file = source.path.parent / ERROR_NAME
         if error_file.is_file():
-            return VersionOutcome(label, where, error=_last_error_line(error_file))
-        return VersionOutcome(label, where, missing=True)
+            error = _last_error_line(error_file)
+            return VersionOutcome(label, where, error=error, planned_leg=source.planned_leg)
+        if source.planned_leg and not source.path.parent.is_dir():
+            return VersionOutcome(label, where, missing=True, planned_leg=True, never_ran=True)
+        return VersionOutcome(label, where, missing=True, planned_leg=source.planned_leg)
     if source.baseline_error is not None:
         return VersionOutcome(label, where, error=source.baseline_error)
     try:
@@ -247,7 +281,8 @@ def _judge_one(source: ResultSource, baseline: ResultDocument | None) -> Version
     except BaselineError as exc:
         return VersionOutcome(label, where, error=str(exc))
     torch = document.environment.torch
-    label = f"torch {torch}" if torch else label
+    if not source.planned_leg:  # a leg keeps its id: several legs share a version
+        label = f"torch {torch}" if torch else label
     if source.baseline is not None:  # a paired run's own base
         baseline = source.baseline
     verdict = None
@@ -259,17 +294,23 @@ def _judge_one(source: ResultSource, baseline: ResultDocument | None) -> Version
         document=document,
         verdict=verdict,
         accept_label=accept_label_of(baseline),
+        planned_leg=source.planned_leg,
+        base_torch=baseline.environment.torch if baseline is not None else None,
     )
 
 
-def _check_run_set_size(candidates: Sequence[tuple[Path, str]], results_dir: Path | None) -> None:
-    """UsageError, one line, when the run set passes MAX_RESULT_FILES or
-    MAX_RESULT_TOTAL_BYTES (their sizes from stat: nothing is read)."""
+def _check_run_set_size(
+    candidates: Sequence[tuple[Path, str]],
+    results_dir: Path | None,
+    max_files: int = MAX_RESULT_FILES,
+) -> None:
+    """UsageError, one line, when the run set passes `max_files` (MAX_RESULT_FILES, or a
+    plan's legs) or MAX_RESULT_TOTAL_BYTES (their sizes from stat: nothing is read)."""
     where = f"--results-dir {shown_name(str(results_dir))}" if results_dir else "--result"
-    if len(candidates) > MAX_RESULT_FILES:
+    if len(candidates) > max_files:
         raise UsageError(
-            f"{where}: more than {MAX_RESULT_FILES} result documents, more than a run set "
-            "reads (MAX_RESULT_FILES)"
+            f"{where}: more than {max_files} result documents, more than a run set "
+            "reads (MAX_RESULT_FILES, or the plan's legs)"
         )
     total_bytes = 0
     for path, _ in candidates:

@@ -720,7 +720,12 @@ def _context(
     torches = [_plain_torch(v.torch) if v.torch else v.label for v in run_set.versions]
     second: list[tuple[Item, ...]] = [(Item("torch", style="bold"), Item(", ".join(torches)))]
     base_torch_plain = _plain_torch(base_env.torch) if base_env.torch else None
-    other = [t for t in torches if base_torch_plain and t != base_torch_plain]
+    # Each version against the torch it was judged against (a paired leg: its own base's).
+    other = [
+        _plain_torch(v.torch)
+        for v in run_set.versions
+        if v.torch and _other_torch(v.torch, v.base_torch or base_env.torch)
+    ]
     upgrade = "an upgrade check against the baseline's torch"
     if other == torches and len(torches) == 1:
         # `torch 2.13.0: an upgrade check…`, not `torch 2.13.0 · 2.13.0: an upgrade check…`
@@ -733,6 +738,11 @@ def _context(
         # One version, the baseline's torch (said beside it) and no links: a line of nothing new.
         return (tuple(groups),)
     return (tuple(groups), tuple(second))
+
+
+def _other_torch(torch: str, judged_against: str | None) -> bool:
+    """Whether a version was judged against a baseline measured on another torch."""
+    return bool(judged_against) and _plain_torch(torch) != _plain_torch(str(judged_against))
 
 
 def _commits_measured(run_set: RunSetVerdict) -> dict[str, list[str]]:

@@ -79,12 +79,13 @@ class UpgradeChanges:
 def upgrade_changes(run_set: RunSetVerdict) -> tuple[UpgradeChanges, ...]:
     """Each version judged against a baseline measured on another torch: what moved."""
     base = run_set.baseline
-    base_torch = base.environment.torch if base is not None else None
-    if not base_torch:
-        return ()
+    run_set_torch = base.environment.torch if base is not None else None
     found = []
     for version in run_set.versions:
-        if version.verdict is None or not version.torch:
+        # Its own base's torch where known: a paired version (a plan's leg) was judged
+        # against the base measured beside it, not against the run set's first base.
+        base_torch = version.base_torch or run_set_torch
+        if version.verdict is None or not version.torch or not base_torch:
             continue
         if w.plain_torch(version.torch) == w.plain_torch(base_torch):
             continue

@@ -227,6 +227,11 @@ def and_list(items: Sequence[str]) -> str:
 
 def version_error(version: VersionOutcome) -> str | None:
     """Why a version of a run set has no result: its error, or where its document was not."""
+    if version.never_ran:
+        return (
+            "this leg never ran: no artifact from its job (cancelled, failed before its "
+            "first step, or no runner took it)"
+        )
     if version.missing:
         return f"no result document at {version.source}"
     return version.error
