@@ -18,6 +18,7 @@ from typing import Any, TextIO
 from ..errors import EXIT_OK, UsageError
 from ..gate.acceptance import accept_label_of
 from ..gate.baseline import update_baseline
+from ..gate.class_baselines import class_baseline
 from ..gate.compare import compare_to_baseline
 from ..gate.documents import read_document
 from ..gate.policy import validate_threshold_override
@@ -148,7 +149,9 @@ def command_compare(args: argparse.Namespace) -> int:
     override = parse_threshold_args(args.threshold)
     baseline = read_document(args.baseline, role="baseline")
     result = read_document(args.result, role="result")
-    paths = (args.result, args.baseline)
+    # The result's hardware class's own baseline, when one lies beside the named file.
+    baseline, baseline_path = class_baseline(Path(args.baseline), baseline, result)
+    paths = (args.result, baseline_path)
     return _compare(baseline, result, args.out, sys.stdout, args.format, override, paths)
 
 
