@@ -96,8 +96,9 @@ def test_the_two_machines_are_two_hardware_classes():
     [("h200", f"{H200}; this run: {CPU}"), ("cpu", f"{CPU}; this run: {H200}")],
 )
 def test_another_class_is_judged_only_on_what_hardware_does_not_move(baseline_of, classes):
-    """Across device types: graph breaks, recompiles, fallbacks and numerics are judged; step work, compile work, speed, step times, compile time and memory are
-    not, and one row says so with both classes. Nothing failed: exit 4 (not judged)."""
+    """Across device types: graph breaks, recompiles, fallbacks and numerics are judged;
+    step work, compile work, speed, step times, compile time and memory are not, and one
+    row says so with both classes. Nothing failed: exit 4 (not judged)."""
     h200 = h200_run()
     cpu = cpu_run(h200)
     baseline, result = (h200, cpu) if baseline_of == "h200" else (cpu, h200)
