@@ -258,9 +258,9 @@ ATTACKS = {
         result(step(variants=[variant(speedup=0.5)]), env=environment(**CPU_ENV)),
         EXIT_NOT_JUDGED,
         (
-            "not judged: step speed, step times, compile time (wall, CPU, instructions) and "
-            "peak memory, from another hardware class (CPU AMD EPYC 9654 (16 cores); this "
-            "run: CPU Intel(R) Xeon(R) Platinum 8480+ (16 cores))",
+            "not judged against another hardware class (CPU AMD EPYC 9654 (16 cores); this "
+            "run: CPU Intel(R) Xeon(R) Platinum 8480+ (16 cores)): step speed, step times, "
+            "compile time, peak memory",
         ),
     ),
     "5 the CPU model left out of the result": Attempt(
@@ -273,7 +273,7 @@ ATTACKS = {
         result(env=environment(gpu_name="NVIDIA A100-SXM4-80GB")),
         result(),
         EXIT_NOT_JUDGED,
-        ("from another hardware class (NVIDIA A100-SXM4-80GB ×1; this run: NVIDIA H200 ×1)",),
+        ("against another hardware class (NVIDIA A100-SXM4-80GB ×1; this run: NVIDIA H200 ×1)",),
     ),
     "5 another driver is compared, not waved through": Attempt(
         result(env=environment(driver="550.54.15")),

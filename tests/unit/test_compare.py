@@ -566,7 +566,7 @@ def test_another_hardware_class_is_judged_only_on_what_hardware_does_not_move(
         assert [r.metric for r in rows] == [*judged, "step"]
         assert [r.verdict for r in rows] == ["pass"] * len(judged) + ["incomparable"]
         assert expected in row_message(rows[-1])
-        assert row_message(rows[-1]).startswith("not judged: ")
+        assert row_message(rows[-1]).startswith("not judged against another hardware class")
     assert report.overall == "incomparable" and report.exit_code == EXIT_NOT_JUDGED
     assert any(
         note.startswith(f"baseline from another hardware class ({expected})")

@@ -113,9 +113,8 @@ def test_another_class_is_judged_only_on_what_hardware_does_not_move(baseline_of
     (whole,) = [r for r in report.verdicts if r.metric == "step"]
     assert whole.verdict == "incomparable"
     assert row_message(whole) == (
-        "not judged: step work and compile work (another device type), step speed, step "
-        "times, compile time (wall, CPU, instructions) and peak memory, from another "
-        f"hardware class ({classes})"
+        f"not judged against another hardware class ({classes}): step speed, step times, "
+        "compile time, peak memory, and (another device type) step work and compile work"
     )
     judged_metrics = {r.metric for r in report.verdicts if r.verdict != "new"}
     assert not judged_metrics & {"speedup", "eager_step_ms", "step_work", "compile_work"}
@@ -136,7 +135,8 @@ def test_a_graph_break_is_caught_against_another_class(tmp_path, cli):
     compared = cli("compare", "--baseline", str(baseline), "--result", str(result))
     assert compared.returncode == EXIT_REGRESSION, compared.stdout
     assert "examples/transformer_step.py:30" in compared.stdout
-    assert f"from another hardware class ({H200}; this run: {CPU})" in compared.stdout
+    words = " ".join(compared.stdout.split())  # the report wraps its lines at 100 columns
+    assert f"against another hardware class ({H200}; this run: {CPU})" in words
 
 
 def test_each_class_finds_its_own_baseline(tmp_path, cli):

@@ -143,9 +143,13 @@ def skipped_words(row: MetricVerdict) -> str:
 def other_class_row_words(row: MetricVerdict) -> str:
     facts = row.facts
     assert isinstance(facts, OtherClassFacts)
+    # The classes first: the first screen keeps a reason's first 200 characters.
+    left = "step speed, step times, compile time, peak memory"
+    if not facts.same_device_type:
+        left += ", and (another device type) step work and compile work"
     return (
-        f"not judged: {_not_judged(facts.same_device_type)}, from another hardware class "
-        f"({_classes(facts.baseline_class, facts.current_class)})"
+        "not judged against another hardware class "
+        f"({_classes(facts.baseline_class, facts.current_class)}): {left}"
     )
 
 
