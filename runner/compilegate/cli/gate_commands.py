@@ -53,7 +53,8 @@ def add_parser(subparsers: Any) -> None:
         required=True,
         type=Path,
         metavar="PATH",
-        help="baseline document (a result accepted from the default branch)",
+        help="baseline document (a result accepted from the default branch); the result's "
+        "hardware class's own file beside it is used when there is one (docs/baselines.md)",
     )
     compare.add_argument(
         "--result", required=True, type=Path, metavar="PATH", help="result document of this run"
@@ -105,7 +106,8 @@ def add_parser(subparsers: Any) -> None:
         required=True,
         type=Path,
         metavar="PATH",
-        help="baseline file to create or update",
+        help="baseline file to create or update; a result of another hardware class than it "
+        "holds goes into that class's own file beside it (docs/baselines.md)",
     )
     update.add_argument(
         "--force",
