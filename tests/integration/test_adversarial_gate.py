@@ -257,19 +257,23 @@ ATTACKS = {
         result(env=environment(**CPU_ENV, cpu_model="AMD EPYC 9654")),
         result(step(variants=[variant(speedup=0.5)]), env=environment(**CPU_ENV)),
         EXIT_NOT_JUDGED,
-        ("measured on CPU AMD EPYC 9654, this run on CPU Intel(R) Xeon(R) Platinum 8480+",),
+        (
+            "not judged against another hardware class (CPU AMD EPYC 9654 (16 cores); this "
+            "run: CPU Intel(R) Xeon(R) Platinum 8480+ (16 cores)): step speed, step times, "
+            "compile time, peak memory",
+        ),
     ),
     "5 the CPU model left out of the result": Attempt(
         result(env=environment(**CPU_ENV)),
         result(env=environment(**CPU_ENV, cpu_model=None)),
         EXIT_NOT_JUDGED,
-        ("this run does not record its CPU model",),
+        ("this run: CPU (model not recorded) (16 cores)",),
     ),
     "5 another GPU model": Attempt(
         result(env=environment(gpu_name="NVIDIA A100-SXM4-80GB")),
         result(),
         EXIT_NOT_JUDGED,
-        ("measured on NVIDIA A100-SXM4-80GB, this run on NVIDIA H200",),
+        ("against another hardware class (NVIDIA A100-SXM4-80GB ×1; this run: NVIDIA H200 ×1)",),
     ),
     "5 another driver is compared, not waved through": Attempt(
         result(env=environment(driver="550.54.15")),

@@ -16,6 +16,7 @@ from compilegate.gate.compare import compare_to_baseline
 from compilegate.report.decision_words import decision_sentence
 from compilegate.report.row_words import row_message
 from compilegate.report.wording import ICON_LEGEND
+from compilegate.results.machine import MachineFingerprint
 from compilegate.results.model import parse
 
 pytestmark = pytest.mark.compile
@@ -104,6 +105,24 @@ def test_unchanged_code_is_not_a_regression(gate) -> None:
     assert "compilegate passes" in run.stdout, run.stdout
     failing = [line for line in run.stdout.splitlines() if "❌" in line and ICON_LEGEND not in line]
     assert not failing, run.stdout
+
+
+def test_run_finds_its_hardware_class_baseline_beside_another_class(gate, tmp_path) -> None:
+    """Issue 52, item 5: `run --baseline B` where B holds another hardware class's baseline
+    (another CPU model) and this machine's class has its own file beside it: the run is
+    judged against its class's file, in full (exit 0), not across classes."""
+    own = json.loads(gate.baseline.read_text(encoding="utf-8"))
+    other = json.loads(gate.baseline.read_text(encoding="utf-8"))
+    other["environment"]["cpu_model"] = "Stand-in CPU of another class"
+    named = tmp_path / "baseline.json"
+    named.write_text(json.dumps(other), encoding="utf-8")
+    machine = MachineFingerprint.of(parse(own, "baseline.json", "baseline")).hardware_class
+    own_file = tmp_path / f"baseline.{machine.key}.json"
+    own_file.write_text(json.dumps(own), encoding="utf-8")
+    run = gate("", "--baseline", str(named))
+    assert run.returncode == 0, run.stdout + run.stderr[-2000:]
+    assert "another hardware class" not in words(run.stdout)
+    assert f"compare --baseline {own_file}" in words(run.stdout)
 
 
 @pytest.mark.parametrize(

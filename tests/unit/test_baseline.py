@@ -5,7 +5,15 @@ from __future__ import annotations
 import json
 
 import pytest
-from gate_docs import environment, merge_documents, result, step, variant
+from gate_docs import (
+    environment,
+    merge_documents,
+    process,
+    result,
+    step,
+    variant,
+    with_processes,
+)
 
 from compilegate.errors import EXIT_USAGE, BaselineError
 from compilegate.gate.baseline import update_baseline
@@ -193,13 +201,42 @@ def test_a_failed_step_does_not_replace_a_good_baseline(tmp_path):
     assert update.kept_over_error == ("a",)
 
 
-def test_steps_from_another_gpu_are_dropped_not_relabelled(tmp_path):
+def test_steps_from_another_gpu_are_dropped_not_relabelled():
+    """Merged into one file (merge_into_baseline, as a caller that names the file does), a
+    result from another machine drops the old machine's steps it did not rerun."""
     old = result(step("a"), step("b"), env=environment(gpu_name="NVIDIA A100"))
-    target = write(tmp_path / "baseline.json", old)
-    new = result(step("b"), declared_steps=["a", "b"])
-    update = update_baseline(write(tmp_path / "result.json", new), target)
-    assert names(json.loads(target.read_text())) == ["b"]
+    merged, update = merge_documents(old, result(step("b"), declared_steps=["a", "b"]))
+    assert names(merged) == ["b"]
     assert update.dropped == ("a",) and "NVIDIA A100" in baseline_update_summary(update)
+
+
+def test_a_result_of_another_hardware_class_gets_its_own_baseline_file(tmp_path):
+    """`baseline update` keeps a baseline per hardware class: an H200 result beside an
+    A100 baseline goes into the H200 class's own file; the A100's is left as it was, and
+    the next H200 result merges into the H200 file (its history grows there)."""
+    a100 = result(step("a"), step("b"), env=environment(gpu_name="NVIDIA A100"))
+    target = write(tmp_path / "baseline.json", a100)
+    before = target.read_text()
+    timed = with_processes(
+        step("b"), [process([10.0] * 5) for _ in range(4)],
+        [[process([10.0] * 5, [8.0] * 5) for _ in range(4)]],
+    )  # fmt: skip
+    h200 = write(tmp_path / "result.json", result(timed))
+    update = update_baseline(h200, target)
+    own = tmp_path / "baseline.cuda-nvidia-h200-x1.json"
+    assert update.path == own and target.read_text() == before
+    assert names(json.loads(own.read_text())) == ["b"]
+    assert baseline_update_summary(update).startswith(
+        f"{own}: baseline updated: 1 added (b); the baseline of hardware class "
+        f"NVIDIA H200 ×1, kept beside {target}, which holds another class's (left as it was)"
+    )
+    again = update_baseline(h200, target)
+    assert again.path == own and again.replaced == ("b",) and again.named == target
+    (recorded,) = json.loads(own.read_text())["steps"]
+    assert len(recorded["history"]) == 2
+    # the A100 class still updates the named file it holds
+    a100_again = write(tmp_path / "a100.json", a100)
+    assert update_baseline(a100_again, target).path == target
 
 
 def test_invalid_existing_baseline_is_an_error_and_left_alone(tmp_path):

@@ -539,20 +539,44 @@ def test_failed_baseline_variant_is_not_new():
 
 
 @pytest.mark.parametrize(
-    ("env", "expected"),
+    ("env", "expected", "judged"),
     [
-        ({"gpu_name": "NVIDIA A100-SXM4-80GB"}, "NVIDIA A100-SXM4-80GB"),
-        ({"device": "cpu", "gpu_name": None}, "cpu"),
+        (
+            {"gpu_name": "NVIDIA A100-SXM4-80GB"},
+            "NVIDIA A100-SXM4-80GB ×1; this run: NVIDIA H200 ×1",
+            ["compile_work", "recompiles", "graph_break_sites", "fallbacks_to_eager", "numerics"],
+        ),
+        (
+            {"device": "cpu", "gpu_name": None},
+            "CPU Intel(R) Xeon(R) Platinum 8480+ (16 cores); this run: NVIDIA H200 ×1",
+            ["recompiles", "graph_break_sites", "fallbacks_to_eager", "numerics"],
+        ),
     ],
 )
-def test_other_gpu_or_device_makes_every_step_incomparable(env, expected):
+def test_another_hardware_class_is_judged_only_on_what_hardware_does_not_move(
+    env, expected, judged
+):
+    """A speedup halved on another class is not judged (exit 4, one row per step saying
+    so with both classes); what hardware does not move is, and a new graph break fails."""
     baseline = result(step("a"), step("b"), env=environment(**env))
     current = result(step("a", variants=[variant(speedup=0.5)]), step("b"))
     report = judge_documents(baseline, current)
-    assert [r.verdict for r in report.verdicts] == ["incomparable", "incomparable"]
-    assert all(expected in row_message(r) for r in report.verdicts)
+    for name in ("a", "b"):
+        rows = [r for r in report.verdicts if r.step == name]
+        assert [r.metric for r in rows] == [*judged, "step"]
+        assert [r.verdict for r in rows] == ["pass"] * len(judged) + ["incomparable"]
+        assert expected in row_message(rows[-1])
+        assert row_message(rows[-1]).startswith("not judged against another hardware class")
     assert report.overall == "incomparable" and report.exit_code == EXIT_NOT_JUDGED
-    assert any("baseline not compared" in note for note in map(note_words, report.notes))
+    assert any(
+        note.startswith(f"baseline from another hardware class ({expected})")
+        for note in map(note_words, report.notes)
+    )
+    broken = variant(sites=[site("model.py", 42, "print() in forward")])
+    report = judge_documents(baseline, result(step("a", variants=[broken]), step("b")))
+    assert report.exit_code == EXIT_REGRESSION
+    (row,) = [r for r in report.verdicts if r.verdict == "regression"]
+    assert row.metric == "graph_break_sites" and "model.py:42" in row_message(row)
 
 
 def test_changed_step_configuration_is_incomparable_for_that_step():

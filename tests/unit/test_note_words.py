@@ -11,7 +11,7 @@ from compilegate.gate.notes import (
     CommandLineThresholdsNote,
     Difference,
     EnvironmentDifferenceNote,
-    NotComparedNote,
+    OtherClassNote,
     PairedNote,
     ThresholdsNotAppliedNote,
     UncheckedConfigNote,
@@ -19,6 +19,7 @@ from compilegate.gate.notes import (
 from compilegate.gate.pairing import Pairing
 from compilegate.report.note_words import note_words
 from compilegate.report.verdict_json import verdict_json
+from compilegate.results.machine import HardwareClass
 
 PAIRING = Pairing("run-1", "main", "pr", "a" * 40, None, "A B B A")
 
@@ -35,11 +36,18 @@ def test_a_paired_note_names_both_sides_and_how_they_alternated():
     )
 
 
-def test_a_baseline_from_another_machine_is_said_with_what_differs():
+def test_a_baseline_from_another_machine_is_said_with_both_classes():
     mismatch = EnvironmentMismatch(Mismatch.CPU_MODEL_UNRECORDED, "AMD EPYC", None)
-    assert note_words(NotComparedNote(mismatch)) == (
-        "baseline not compared: this run does not record its CPU model, so the machines "
-        "cannot be matched; record a baseline on this runner"
+    base = HardwareClass("cpu", cpu_model="AMD EPYC", cpu_count=2)
+    cur = HardwareClass("cpu", cpu_model=None, cpu_count=16)
+    assert note_words(OtherClassNote(mismatch, base, cur, same_device_type=True)) == (
+        "baseline from another hardware class (CPU AMD EPYC (2 cores); this run: CPU (model "
+        "not recorded) (16 cores)): judged only on what hardware does not move — graph "
+        "breaks, recompiles, fallbacks to eager, DDP splits, numerics, torch settings, step "
+        "work, compile work; not judged: step speed, step times, compile time (wall, CPU, "
+        "instructions) and peak memory; record this class's own baseline: `compilegate baseline "
+        "update` with a result measured on it writes the class's file beside the baseline "
+        "(`BASELINE.cpu-unknown-cpu-16-cores.json`)"
     )
 
 

@@ -18,6 +18,7 @@ from typing import Any, TextIO
 from ..errors import EXIT_OK, UsageError
 from ..gate.acceptance import accept_label_of
 from ..gate.baseline import update_baseline
+from ..gate.class_baselines import class_baseline
 from ..gate.compare import compare_to_baseline
 from ..gate.documents import read_document
 from ..gate.policy import validate_threshold_override
@@ -52,7 +53,8 @@ def add_parser(subparsers: Any) -> None:
         required=True,
         type=Path,
         metavar="PATH",
-        help="baseline document (a result accepted from the default branch)",
+        help="baseline document (a result accepted from the default branch); the result's "
+        "hardware class's own file beside it is used when there is one (docs/baselines.md)",
     )
     compare.add_argument(
         "--result", required=True, type=Path, metavar="PATH", help="result document of this run"
@@ -104,7 +106,8 @@ def add_parser(subparsers: Any) -> None:
         required=True,
         type=Path,
         metavar="PATH",
-        help="baseline file to create or update",
+        help="baseline file to create or update; a result of another hardware class than it "
+        "holds goes into that class's own file beside it (docs/baselines.md)",
     )
     update.add_argument(
         "--force",
@@ -148,7 +151,9 @@ def command_compare(args: argparse.Namespace) -> int:
     override = parse_threshold_args(args.threshold)
     baseline = read_document(args.baseline, role="baseline")
     result = read_document(args.result, role="result")
-    paths = (args.result, args.baseline)
+    # The result's hardware class's own baseline, when one lies beside the named file.
+    baseline, baseline_path = class_baseline(Path(args.baseline), baseline, result)
+    paths = (args.result, baseline_path)
     return _compare(baseline, result, args.out, sys.stdout, args.format, override, paths)
 
 

@@ -21,7 +21,7 @@ from ..config.loading import load_config_file
 from ..containers.matrix import check_version, run_matrix
 from ..containers.outcome import VersionOutcome
 from ..containers.requirements import ALLOW_SOURCE_BUILDS_FLAG, read_requirements
-from ..errors import RunInterrupted, UsageError
+from ..errors import BaselineError, RunInterrupted, UsageError
 from ..gate.documents import read_document
 from ..gate.run_set import ERROR_NAME, RESULT_NAME, ResultSource, judge_run_set
 from ..report.comment import render_comment
@@ -203,7 +203,11 @@ def command_matrix(args: argparse.Namespace) -> int:
     sources = [  # this run's versions only, not what an earlier run left in the folder
         ResultSource(args.out_dir / f"torch-{v}" / RESULT_NAME, f"torch-{v}") for v in versions
     ]
-    run_set = judge_run_set(sources, baseline, str(args.baseline) if args.baseline else None)
+    baseline_name = str(args.baseline) if args.baseline else None
+    if baseline is not None and args.baseline is not None:
+        baseline, used = _class_baseline(args.baseline, baseline, sources)
+        baseline_name = str(used)
+    run_set = judge_run_set(sources, baseline, baseline_name)
     markdown = render_comment(run_set, links=links_from_environment())
     (args.out_dir / "report.md").write_text(markdown, encoding="utf-8")
     sys.stdout.write("\n" + render_run_set_text(run_set))
@@ -217,6 +221,25 @@ def command_matrix(args: argparse.Namespace) -> int:
         )
     sys.stdout.write(f"report: {args.out_dir / 'report.md'}\n")
     return run_set.exit_code
+
+
+def _class_baseline(
+    named: Path, held: ResultDocument, sources: list[ResultSource]
+) -> tuple[ResultDocument, Path]:
+    """The baseline of the machine's hardware class (every version ran on this machine:
+    the first result that reads says which), when its own file lies beside `named`
+    (gate/class_baselines.py); else the named one. A result that does not read is the run
+    set's to report."""
+    from ..gate.class_baselines import class_baseline
+
+    for source in sources:
+        if source.path.is_file():
+            try:
+                result = read_document(source.path, role="result")
+            except BaselineError:
+                continue
+            return class_baseline(named, held, result)
+    return held, named
 
 
 def _inner_env_arguments(

@@ -177,9 +177,15 @@ def command_run(args: argparse.Namespace) -> int:
         typed = parse(document, str(args.out))  # the run's own document, through the door
         sys.stdout.write(render_run_text(typed, width=_width(), where_lines=where))
         return EXIT_RUN_ERROR if failed else EXIT_OK
+    from ..gate.class_baselines import class_baseline
     from .gate_commands import judge_result
 
     baseline, baseline_path = stored
+    # Power and opt-ins came from the named baseline before measuring; the verdict is the
+    # measuring machine's hardware class's own baseline, when one lies beside it.
+    baseline, baseline_path = class_baseline(
+        baseline_path, baseline, parse(document, str(args.out), "result")
+    )
     # An intended change is recorded into the configured baseline, not a scratch copy
     # passed with --baseline (issue 54, finding 10).
     report, run_set = judge_result(

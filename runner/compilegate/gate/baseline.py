@@ -34,7 +34,10 @@ mark, and the run joins the history. (Before issue 40 such a run was refused out
 exit 2, and a busy runner could record no baseline at all.) A step that keeps a variant
 of a marked baseline keeps the mark: one of its times came from that run.
 
-The file is written atomically, so a crash never leaves half a baseline behind.
+The file is written atomically, so a crash never leaves half a baseline behind. It is the
+result's hardware class's (gate/class_baselines.py): a result measured on another class than
+the named baseline holds goes into that class's own file beside it, leaving the other
+class's baseline as it was.
 """
 
 from __future__ import annotations
@@ -48,9 +51,11 @@ from ..config import DEFAULT_THRESHOLDS
 from ..errors import BaselineError
 from ..results.document import write_document
 from ..results.health_causes import mark_of
+from ..results.machine import HardwareClass
 from ..results.model import NumericsStatus, ResultDocument, SpeedupEstimate, Step, Variant
 from ..results.processes import geometric_mean, speedup_values, variant_processes
 from ..results.run_health import UnsteadyCause, UnsteadyMark, unsteady_causes
+from .class_baselines import baseline_to_update, hardware_class_of
 from .comparability import EnvironmentMismatch
 from .documents import read_document
 from .history import merged_history
@@ -117,6 +122,10 @@ class BaselineUpdate:
     # for (results/run_health.py), and the steps marked (unsteady_times).
     unsteady: tuple[UnsteadyCause, ...] = ()
     unsteady_steps: tuple[str, ...] = ()
+    # Written into the result's hardware class's own file (gate/class_baselines.py) instead
+    # of the baseline named, which holds another class's: the named file, and the class.
+    named: Path | None = None
+    hardware_class: HardwareClass | None = None
 
 
 def merge_into_baseline(
@@ -292,8 +301,9 @@ def update_baseline(
     """Merge the result at `result_path` into the baseline at `baseline_path` (atomically).
     A result from an unsteady machine is recorded with its step times marked as not
     vouched for (the module's docstring), unless `force` vouches for them."""
-    baseline_path = Path(baseline_path)
+    named = Path(baseline_path)
     result = with_times_vouched(read_document(result_path, role="result"), force)
+    baseline_path = baseline_to_update(named, result)
     old = None
     if baseline_path.exists():
         old = read_document(baseline_path, role="baseline")
@@ -306,6 +316,8 @@ def update_baseline(
         unsteady=unsteady_causes(result.run_health) if marked and result.run_health else (),
         unsteady_steps=tuple(marked),
     )
+    if baseline_path != named:
+        update = dataclasses.replace(update, named=named, hardware_class=hardware_class_of(result))
     try:
         write_document(merged.to_json(), baseline_path)
     except OSError as exc:

@@ -6,7 +6,8 @@ why not, as values. Every word of them is report/row_words/comparability.py's.
     AddedFacts               a step or variant this run adds (`new`)
     RemovedFacts             a step or variant of the baseline this run does not have
     SkippedFacts             a baseline step left out of this run with --step
-    EnvironmentMismatchFacts another device type, GPU model or CPU model (`incomparable`)
+    OtherClassFacts          the baseline is another hardware class's: what hardware moves
+                             is not judged (`incomparable`), the rest is (hardware_reach.py)
     BaselineFailedFacts      the baseline's run of it failed: nothing to judge against
     ConfigChangedFacts       the step's configuration changed (policy.step_config_mismatch)
     DefinitionChangedFacts   the variant's definition changed
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, ClassVar
 
+from ..results.machine import HardwareClass
 from .row_facts import RowFacts
 
 
@@ -60,6 +62,8 @@ class Mismatch(str, Enum):
     GPU = "gpu_name"  # another GPU model
     CPU_MODEL_UNRECORDED = "cpu_model_unrecorded"  # on CPU, a side without its CPU model
     CPU_MODEL = "cpu_model"  # on CPU, another CPU model
+    GPU_COUNT = "gpu_count"  # on CUDA, another number of GPUs (both recorded)
+    CPU_CORES = "cpu_count"  # on CPU, another number of logical cores (both recorded)
 
 
 @dataclass(frozen=True)
@@ -113,9 +117,17 @@ class SkippedFacts(RowFacts):
 
 
 @dataclass(frozen=True)
-class EnvironmentMismatchFacts(RowFacts):
-    kind: ClassVar[str] = "environment_mismatch"
+class OtherClassFacts(RowFacts):
+    """A step judged against a baseline of another hardware class (results/machine.py):
+    only the metrics hardware does not move were judged (gate/hardware_reach.py); this row
+    stands for the rest (speed, step times, compile seconds, memory), not judged.
+    `same_device_type`: whether step-work and compile-work counts were judged too."""
+
+    kind: ClassVar[str] = "other_class"
     mismatch: EnvironmentMismatch
+    baseline_class: HardwareClass
+    current_class: HardwareClass
+    same_device_type: bool
 
 
 @dataclass(frozen=True)

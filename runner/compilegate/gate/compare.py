@@ -6,8 +6,12 @@ documents of its subject (judges.Sides) and returns its rows: the eager judges o
 step, the variant judges once per variant present on both sides. How a metric is judged
 lives in its judge; this module decides what is compared with what, and what is not:
 
-- Environment guard (policy.environment_mismatch): another device type, GPU model or CPU
-  model makes every step present in both `incomparable`, with the reason.
+- Hardware class (results/machine.py, policy.environment_mismatch): against a baseline of
+  another class (device type, GPU model or count; on CPU the CPU model or cores) each step
+  is judged only on the metrics hardware does not move (hardware_reach.py: graph breaks,
+  recompiles, fallbacks, numerics; step and compile work on the same device type), and
+  one `incomparable` row per step says the rest — speed, step times, compile seconds,
+  memory — is another class's and not judged (comparability.OtherClassFacts).
 - A step whose entry or comparable settings changed is `incomparable`, naming the setting.
   When only the variant list changed, the variants are matched by id: an added one is
   `new`, a dropped one `removed`, one whose definition (mode, dynamic, compile target,
@@ -31,6 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from ..results.machine import MachineFingerprint
 from ..results.model import ResultDocument, Step, Variant
 from ..results.run_health import UnsteadyCause, unsteady_causes
 from .comparability import (
@@ -39,15 +44,16 @@ from .comparability import (
     ConfigChangedFacts,
     DefinitionChangedFacts,
     EnvironmentMismatch,
-    EnvironmentMismatchFacts,
+    OtherClassFacts,
     RemovedFacts,
     RunFailedFacts,
     Scope,
     SettingChange,
     SkippedFacts,
 )
+from .hardware_reach import judged_across_classes
 from .judges import EAGER_JUDGES, VARIANT_JUDGES, Sides, SpeedUnits
-from .notes import CommandLineThresholdsNote, NotComparedNote, Note, PairedNote, UncheckedConfigNote
+from .notes import CommandLineThresholdsNote, Note, OtherClassNote, PairedNote, UncheckedConfigNote
 from .pairing import Pairing
 from .policy import (
     StepPolicy,
@@ -79,9 +85,14 @@ def compare_to_baseline(
     pairs = _pairs(baseline)
     if pairing is not None:
         notes.append(PairedNote(pairing, pairs))
-    env_reason = environment_mismatch(base_env, cur_env)
-    if env_reason:
-        notes.append(NotComparedNote(env_reason))
+    other_class = _other_class(baseline, result)
+    if other_class is not None:
+        facts = other_class
+        notes.append(
+            OtherClassNote(
+                facts.mismatch, facts.baseline_class, facts.current_class, facts.same_device_type
+            )
+        )
     notes.extend(environment_notes(base_env, cur_env))
     if override:
         notes.append(CommandLineThresholdsNote(tuple(override.items())))
@@ -92,7 +103,7 @@ def compare_to_baseline(
     rows: list[MetricVerdict] = []
     for cur in result.steps:
         base = base_steps.get(cur.name)
-        rows.extend(_compare_step(base, cur, env_reason, override, notes, how))
+        rows.extend(_compare_step(base, cur, other_class, override, notes, how))
     current_names = set(result.step_names)
     declared = set(result.declared_steps or ())
     for name in base_steps:
@@ -112,10 +123,26 @@ def compare_to_baseline(
     )
 
 
+def _other_class(baseline: ResultDocument, result: ResultDocument) -> OtherClassFacts | None:
+    """The facts of a baseline from another hardware class, or None: one class."""
+    mismatch: EnvironmentMismatch | None = environment_mismatch(
+        baseline.environment, result.environment
+    )
+    if mismatch is None:
+        return None
+    base, cur = MachineFingerprint.of(baseline), MachineFingerprint.of(result)
+    return OtherClassFacts(
+        mismatch,
+        base.hardware_class,
+        cur.hardware_class,
+        same_device_type=base.device == cur.device,
+    )
+
+
 def _compare_step(
     base: Step | None,
     cur: Step,
-    env_reason: EnvironmentMismatch | None,
+    other_class: OtherClassFacts | None,
     override: dict[str, float],
     notes: list[Note],
     how: How,
@@ -127,13 +154,11 @@ def _compare_step(
     ok = [v for v in cur.variants if not v.failed]
     if base is None:
         return errors + _new_rows(step.step, ok, Scope.STEP)
-    if env_reason:
-        facts: RowFacts = EnvironmentMismatchFacts(env_reason)
-        return [*errors, step.row("step", Verdict.INCOMPARABLE, facts=facts)]
     if base.failed:
-        facts = BaselineFailedFacts(Scope.STEP, base.error)
+        facts: RowFacts = BaselineFailedFacts(Scope.STEP, base.error)
         return [*errors, step.row("step", Verdict.INCOMPARABLE, facts=facts)]
-    reason = step_config_mismatch(base, cur)
+    other_type = other_class is not None and not other_class.same_device_type
+    reason = step_config_mismatch(base, cur, other_device_type=other_type)
     if reason:
         facts = ConfigChangedFacts(reason)
         return [*errors, step.row("step", Verdict.INCOMPARABLE, facts=facts)]
@@ -161,7 +186,16 @@ def _compare_step(
         if entry.id not in current_ids:
             removed = RemovedFacts(Scope.VARIANT)
             rows.append(Subject(step.step, entry.id).row("variant", Verdict.REMOVED, facts=removed))
-    return rows
+    if other_class is None:
+        return rows
+    same_type = other_class.same_device_type
+    judged = [row for row in rows if _whole(row) or judged_across_classes(row.metric, same_type)]
+    return [*judged, step.row("step", Verdict.INCOMPARABLE, facts=other_class)]
+
+
+def _whole(row: MetricVerdict) -> bool:
+    """A row about a whole variant (failed, new, removed, changed): kept on any machine."""
+    return row.metric in ("step", "variant") or row.facts.kind == "added"
 
 
 def _compare_variant(

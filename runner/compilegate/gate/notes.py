@@ -1,8 +1,8 @@
 """What a reader of a comparison should know besides its rows (VerdictReport.notes), as
-values: how it was paired, why its baseline was not compared, what differs between the two
-environments while they stay comparable, which thresholds the command line set, and where
-this run's config asks for other thresholds than the gate applies. Every word of them is
-report/note_words.py's.
+values: how it was paired, that its baseline is another hardware class's, what differs
+between the two environments while they stay comparable, which thresholds the command
+line set, and where this run's config asks for other thresholds than the gate applies.
+Every word of them is report/note_words.py's.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, ClassVar
 
+from ..results.machine import HardwareClass
 from .comparability import EnvironmentMismatch
 from .pairing import Pairing
 
@@ -36,11 +37,15 @@ class PairedNote(Note):
 
 
 @dataclass(frozen=True)
-class NotComparedNote(Note):
-    """The baseline was measured elsewhere: no step is compared."""
+class OtherClassNote(Note):
+    """The baseline was measured on another hardware class (results/machine.py): each step
+    is judged only on what hardware does not move (gate/hardware_reach.py)."""
 
-    kind: ClassVar[str] = "not_compared"
+    kind: ClassVar[str] = "other_class"
     mismatch: EnvironmentMismatch
+    baseline_class: HardwareClass
+    current_class: HardwareClass
+    same_device_type: bool
 
 
 class Difference(str, Enum):

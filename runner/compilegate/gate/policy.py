@@ -33,8 +33,9 @@ thresholds, a PR could pass any regression by loosening them. So:
   (judges/compile_cost.py).
 - What fails the job is not configurable at all (gate/verdict.py VERDICT_EXIT_CODES).
 
-Comparability. Timings from another device type, GPU model or, on CPU, another CPU model
-(`environment.cpu_model`; `processor` is only `x86_64` on Linux) are not compared. Another
+Comparability. Another hardware class (results/machine.py: device type, GPU model and count,
+or on CPU the CPU model — `environment.cpu_model`; `processor` is only `x86_64` on Linux —
+and cores) is judged only on what hardware does not move (gate/hardware_reach.py). Another
 torch version or NVIDIA driver is compared — that is the upgrade question — and stated in
 the notes. A step whose entry or any comparable setting changed is incomparable, naming
 the setting; settings are compared one by one, so a result without them (or without a
@@ -51,6 +52,7 @@ from typing import Any
 from ..config import COMPARABLE_SETTINGS, DEFAULT_THRESHOLDS, POWER_SETTINGS, Config, StepConfig
 from ..config.model import ADOPTED_SETTINGS, MIN_WARMUP_REDUCE_OVERHEAD, SETTINGS_ABSENT_AS
 from ..errors import UsageError
+from ..results.machine import MachineFingerprint
 from ..results.model import Environment, ResultDocument, Step
 from .comparability import (
     NOT_RECORDED,
@@ -166,17 +168,29 @@ def threshold_notes(step_name: str, base: Step, cur: Step, applied: Doc) -> list
 
 
 def environment_mismatch(base_env: Environment, cur_env: Environment) -> EnvironmentMismatch | None:
-    """Why timings from these two environments cannot be compared, or None when they can."""
+    """Why these two environments are different hardware classes (results/machine.py), or
+    None when they are one class: the first of device type, GPU model, then on CUDA the GPU
+    count, on CPU the CPU model (recorded on both sides) and its cores. A count one side
+    does not record does not tell them apart."""
+    base = MachineFingerprint.from_environment(base_env)
+    cur = MachineFingerprint.from_environment(cur_env)
     for what in (Mismatch.DEVICE, Mismatch.GPU):
-        base, cur = getattr(base_env, what.value), getattr(cur_env, what.value)
-        if base != cur:
-            return EnvironmentMismatch(what, base, cur)
-    if cur_env.device == "cpu":
-        base_cpu, cur_cpu = base_env.cpu_model, cur_env.cpu_model
-        if not base_cpu or not cur_cpu:
-            return EnvironmentMismatch(Mismatch.CPU_MODEL_UNRECORDED, base_cpu, cur_cpu)
-        if base_cpu != cur_cpu:
-            return EnvironmentMismatch(Mismatch.CPU_MODEL, base_cpu, cur_cpu)
+        before, after = getattr(base, what.value), getattr(cur, what.value)
+        if before != after:
+            return EnvironmentMismatch(what, before, after)
+    counted = None
+    if cur.device == "cuda":
+        counted = Mismatch.GPU_COUNT
+    elif cur.device == "cpu":
+        if not base.cpu_model_recorded or not cur.cpu_model_recorded:
+            return EnvironmentMismatch(Mismatch.CPU_MODEL_UNRECORDED, base.cpu_model, cur.cpu_model)
+        if base.cpu_model != cur.cpu_model:
+            return EnvironmentMismatch(Mismatch.CPU_MODEL, base.cpu_model, cur.cpu_model)
+        counted = Mismatch.CPU_CORES
+    if counted is not None:
+        before, after = getattr(base, counted.value), getattr(cur, counted.value)
+        if before is not None and after is not None and before != after:
+            return EnvironmentMismatch(counted, str(before), str(after))
     return None
 
 
@@ -202,13 +216,18 @@ def environment_notes(base_env: Environment, cur_env: Environment) -> list[Note]
     return notes
 
 
-def step_config_mismatch(base_step: Step, cur_step: Step) -> StepConfigChange | None:
+def step_config_mismatch(
+    base_step: Step, cur_step: Step, *, other_device_type: bool = False
+) -> StepConfigChange | None:
     """Why this step's configuration makes its baseline incomparable, or None.
 
     None also when only the variant list changed: the variants are then matched by id.
+    `other_device_type`: the two runs' machines are of different device types (another
+    hardware class), so the device each step resolved to differs by the machine, not the
+    config; the declared `device` setting is still compared.
     """
     base_dev, cur_dev = base_step.device, cur_step.device
-    if base_dev and cur_dev and base_dev != cur_dev:
+    if base_dev and cur_dev and base_dev != cur_dev and not other_device_type:
         return StepConfigChange(
             ConfigMismatch.DEVICE, (SettingChange("device", base_dev, cur_dev),)
         )

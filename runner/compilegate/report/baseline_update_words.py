@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..gate.baseline import BaselineUpdate, Incomplete, KeptVariant, NoisyRow
 from ..gate.history import MIN_HISTORY_RUNS
 from .health_words import said
-from .row_words.comparability import environment_mismatch_words
+from .row_words.comparability import environment_mismatch_words, hardware_class_words
 from .wording import speedup_text
 
 _INCOMPLETE = {
@@ -74,6 +74,11 @@ def baseline_update_summary(update: BaselineUpdate) -> str:
         if names
     ]
     line = f"{update.path}: baseline updated: " + ("; ".join(parts) or "no steps")
+    if update.named is not None and update.hardware_class is not None:
+        line += (
+            f"; the baseline of hardware class {hardware_class_words(update.hardware_class)}, "
+            f"kept beside {update.named}, which holds another class's (left as it was)"
+        )
     if update.noisy:
         line += (
             "; note: "

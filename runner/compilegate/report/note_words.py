@@ -3,19 +3,20 @@ its rows, shown above the gate's table, under the run's text and in the verdict 
 
 from __future__ import annotations
 
+from ..gate.class_baselines import class_baseline_name
 from ..gate.notes import (
     CommandLineThresholdsNote,
     Difference,
     EnvironmentDifferenceNote,
-    NotComparedNote,
     Note,
+    OtherClassNote,
     PairedNote,
     ThresholdsNotAppliedNote,
     UncheckedConfigNote,
 )
 from ..gate.pairing import Pairing
 from ..gate.policy import AdoptedPower
-from .row_words.comparability import NOT_RECORDED_WORDS, environment_mismatch_words
+from .row_words.comparability import NOT_RECORDED_WORDS, other_class_words
 
 _LABELS = {
     Difference.CUDA: "CUDA",
@@ -29,10 +30,12 @@ def note_words(note: Note) -> str:
     """The sentence that says what this note records."""
     if isinstance(note, PairedNote):
         return paired_words(note.pairing, note.pairs)
-    if isinstance(note, NotComparedNote):
+    if isinstance(note, OtherClassNote):
+        classes = other_class_words(note.baseline_class, note.current_class, note.same_device_type)
         return (
-            f"baseline not compared: {environment_mismatch_words(note.mismatch)}; "
-            "record a baseline on this runner"
+            f"{classes}; record this class's own baseline: `compilegate baseline update` "
+            "with a result measured on it writes the class's file beside the baseline "
+            f"(`{class_baseline_name('BASELINE.json', note.current_class)}`)"
         )
     if isinstance(note, EnvironmentDifferenceNote):
         return _difference_words(note)

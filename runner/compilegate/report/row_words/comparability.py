@@ -13,8 +13,8 @@ from ...gate.comparability import (
     ConfigMismatch,
     DefinitionChangedFacts,
     EnvironmentMismatch,
-    EnvironmentMismatchFacts,
     Mismatch,
+    OtherClassFacts,
     RemovedFacts,
     RunFailedFacts,
     Scope,
@@ -22,7 +22,10 @@ from ...gate.comparability import (
     SkippedFacts,
     StepConfigChange,
 )
+from ...gate.hardware_reach import metrics_judged_across
 from ...gate.verdict import MetricVerdict
+from ...results.machine import CUDA, HardwareClass
+from ..wording import metric_name
 
 NOT_RECORDED_WORDS = "(not recorded)"
 UNKNOWN_ERROR = "unknown error"
@@ -42,7 +45,46 @@ def environment_mismatch_words(mismatch: EnvironmentMismatch) -> str:
     if mismatch.what is Mismatch.CPU_MODEL_UNRECORDED:
         side = "the baseline" if not base else "this run"
         return f"{side} does not record its CPU model, so the machines cannot be matched"
+    if mismatch.what is Mismatch.GPU_COUNT:
+        return f"the baseline was measured with {base} GPU(s), this run with {cur}"
+    if mismatch.what is Mismatch.CPU_CORES:
+        return f"the baseline was measured on {base} CPU cores, this run on {cur}"
     return f"the baseline was measured on CPU {base}, this run on CPU {cur}"
+
+
+def hardware_class_words(machine: HardwareClass) -> str:
+    """`NVIDIA H200 ×1`, `CPU AMD EPYC (2 cores)`: a hardware class as a reader names it."""
+    if machine.device == CUDA:
+        count = f" ×{machine.gpu_count}" if machine.gpu_count is not None else ""
+        return f"{machine.gpu_name or 'an unknown GPU'}{count}"
+    cores = f" ({machine.cpu_count} cores)" if machine.cpu_count is not None else ""
+    what = "CPU" if machine.device == "cpu" else (machine.device or "an unknown device")
+    return f"{what} {machine.cpu_model or '(model not recorded)'}{cores}"
+
+
+_CLASS_BOUND = "step speed, step times, compile time (wall, CPU, instructions) and peak memory"
+_DEVICE_BOUND = "step work and compile work (another device type)"
+
+
+def other_class_words(
+    baseline: HardwareClass, current: HardwareClass, same_device_type: bool
+) -> str:
+    """What a comparison across hardware classes judged and what it left: "baseline from
+    another hardware class (NVIDIA H200 ×1; this run: CPU AMD EPYC (2 cores)): judged only
+    on what hardware does not move — graph breaks, …; not judged: …"."""
+    judged = ", ".join(metric_name(m) for m in metrics_judged_across(same_device_type))
+    return (
+        f"baseline from another hardware class ({_classes(baseline, current)}): judged only "
+        f"on what hardware does not move — {judged}; not judged: {_not_judged(same_device_type)}"
+    )
+
+
+def _classes(baseline: HardwareClass, current: HardwareClass) -> str:
+    return f"{hardware_class_words(baseline)}; this run: {hardware_class_words(current)}"
+
+
+def _not_judged(same_device_type: bool) -> str:
+    return _CLASS_BOUND if same_device_type else f"{_DEVICE_BOUND}, {_CLASS_BOUND}"
 
 
 def config_change_words(change: StepConfigChange) -> str:
@@ -98,10 +140,17 @@ def skipped_words(row: MetricVerdict) -> str:
     return "not selected in this run (--step): not compared"
 
 
-def environment_row_words(row: MetricVerdict) -> str:
+def other_class_row_words(row: MetricVerdict) -> str:
     facts = row.facts
-    assert isinstance(facts, EnvironmentMismatchFacts)
-    return f"not compared: {environment_mismatch_words(facts.mismatch)}"
+    assert isinstance(facts, OtherClassFacts)
+    # The classes first: the first screen keeps a reason's first 200 characters.
+    left = "step speed, step times, compile time, peak memory"
+    if not facts.same_device_type:
+        left += ", and (another device type) step work and compile work"
+    return (
+        "not judged against another hardware class "
+        f"({_classes(facts.baseline_class, facts.current_class)}): {left}"
+    )
 
 
 def baseline_failed_words(row: MetricVerdict) -> str:
