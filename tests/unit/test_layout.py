@@ -142,6 +142,12 @@ def test_config_imports_no_other_wing():
             assert wing not in WINGS or wing == "config", f"config/{path.name} imports {name}"
 
 
+# What run/ takes from report/: the words its documents record — run health's
+# (report/health_words.py), and a failed child's error (report/child_failure_words.py, at
+# run/child_runs.py's one door: the child's failure is typed until then).
+RUN_BORROWS = ("compilegate.report.health_words", "compilegate.report.child_failure_words")
+
+
 def test_the_run_borrows_only_the_health_words_of_the_report():
     """The run measures and records: it reads no verdict and renders nothing. The one word it
     takes from report/ is what a result's `run_health.unsteady` records (report/health_words.py,
@@ -149,9 +155,7 @@ def test_the_run_borrows_only_the_health_words_of_the_report():
     for path in modules("run"):
         for name in imports_of(path):
             if wing_of(name) == "report":
-                assert name.startswith("compilegate.report.health_words"), (
-                    f"run/{path.name}: {name}"
-                )
+                assert name.startswith(RUN_BORROWS), f"run/{path.name}: {name}"
             assert wing_of(name) not in ("gate", "github", "cli"), f"run/{path.name}: {name}"
 
 

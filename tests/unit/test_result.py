@@ -21,7 +21,7 @@ from compilegate.results.document import (
     variant_entry,
     write_document,
 )
-from compilegate.results.model import Environment, parse, part_of
+from compilegate.results.model import ChildFailure, Environment, FailureCause, parse, part_of
 from compilegate.results.recommendation import recommend
 from compilegate.results.step_record import StepRecord, failed_variant
 from compilegate.schemas import validation_errors
@@ -92,7 +92,9 @@ def make_record(tmp_path: Path, settings: str = "") -> StepRecord:
     )
     fast = variant_entry(step.variants[0], *parts(child_output(10.0, 5.0)))
     broken = failed_variant(
-        step.variants[1], "timed out: used 601 CPU-s (timeout_s 600) in 912 s while numerics"
+        step.variants[1],
+        "timed out: used 601 CPU-s (timeout_s 600) in 912 s while numerics: eager copy",
+        ChildFailure(FailureCause.TIMED_OUT, "numerics"),
     )
     record.variants = [fast, broken]
     return record
@@ -157,6 +159,21 @@ def test_the_verdict_names_the_variants_that_failed_first_and_last(tmp_path: Pat
     lines = text.splitlines()
     wrapped = next(i for i, line in enumerate(lines[1:], 1) if not line.startswith("  "))
     assert lines[-wrapped:] == lines[:wrapped], "the last lines repeat the verdict"
+
+
+def test_a_failed_variant_is_named_by_its_recorded_cause_not_its_words(tmp_path: Path) -> None:
+    """The verdict line reads the failure's fields: words that say another cause or phase
+    change nothing; a document written before they were recorded says its error as
+    recorded."""
+    doc = make_document(tmp_path)
+    broken = doc["steps"][0]["variants"][1]
+    assert broken["failure"] == {"cause": "timed_out", "phase": "numerics"}
+    broken["error"] = "child process crashed while compiling: reworded"
+    text = render_run_text(parse(doc, "result.json"), width=100)
+    assert "(default+dynamic: timed out while numerics)" in text.splitlines()[0]
+    del broken["failure"]  # an older document: its sentence, as recorded
+    text = render_run_text(parse(doc, "result.json"), width=200)
+    assert "(default+dynamic: child process crashed while compiling: reworded)" in text
 
 
 def test_variant_ids_are_stable() -> None:

@@ -28,9 +28,9 @@ from .protocol import (
     SPARE_ARGUMENT,
     ChildReport,
     ChildSpec,
+    Phase,
     SpecError,
-    phase_of,
-    progress_prefix,
+    progress_line,
 )
 
 
@@ -44,28 +44,30 @@ class Child:
         self.spec_path = spec_path
         self.rank = rank
         self.out_path = Path(spec.out)
-        self.phase = "starting"
+        self.doing = "starting"  # the last progress message (what a user's error says)
         self.label = spec.label
-        self.progress_prefix = progress_prefix(spec.progress_token)
         self.started = time.perf_counter()
-        self.phases_s: dict[str, float] = {}  # seconds per phase (protocol.phase_of)
-        self._phase, self._phase_started = "start", self.started
+        self.phases_s: dict[str, float] = {}  # seconds per phase (protocol.Phase)
+        self.phase, self._phase_started = Phase.START, self.started
 
-    def progress(self, message: str) -> None:
-        self.phase = message
-        self._close_phase(phase_of(message))
+    def progress(self, phase: Phase, message: str) -> None:
+        """Say what the child does now: `phase` is a field of the line, `message` its words."""
+        self.doing = message
+        self._close_phase(phase)
         if self.rank is not None and self.rank[0] != 0:  # rank 0 speaks for the group
             return
         elapsed = time.perf_counter() - self.started
-        sys.stderr.write(f"{self.progress_prefix}{self.label} [{elapsed:6.1f}s] {message}\n")
+        line = progress_line(self.spec.progress_token, phase, self.label, elapsed, message)
+        sys.stderr.write(line + "\n")
         sys.stderr.flush()
 
-    def _close_phase(self, following: str) -> None:
+    def _close_phase(self, following: Phase) -> None:
         """Charge the time since the current phase began to it; `following` begins now."""
         now = time.perf_counter()
         spent = now - self._phase_started
-        self.phases_s[self._phase] = round(self.phases_s.get(self._phase, 0.0) + spent, 3)
-        self._phase, self._phase_started = following, now
+        name = self.phase.value
+        self.phases_s[name] = round(self.phases_s.get(name, 0.0) + spent, 3)
+        self.phase, self._phase_started = following, now
 
     def write(self, document: dict[str, Any]) -> None:
         """The report, in the shape the parent reads (protocol.ChildReport)."""
@@ -99,7 +101,7 @@ class Child:
             if self.rank is not None:
                 self.join_group(document["device"])
             measured = self.measure(document["device"])
-            self._close_phase("other")
+            self._close_phase(Phase.OTHER)
             for key in ("eager", "variant"):  # the process's record carries its phases
                 if key in measured:
                     measured[key]["phases_s"] = dict(self.phases_s)
@@ -108,27 +110,29 @@ class Child:
                 from .distributed import rank_facts
 
                 document["distributed"] = rank_facts(document)
-        except StepDefinitionError as exc:
-            document.update(status="error", error=str(exc), phase=self.phase)
-        except DeviceError as exc:
-            document.update(status="error", error=str(exc), phase=self.phase)
+        except (StepDefinitionError, DeviceError) as exc:
+            document.update(status="error", error=str(exc), **self._where())
         except Exception as exc:
             repo_root = Path(self.spec.repo_root or ".")
             message = describe_user_exception(exc, repo_root)
             document.update(
                 status="error",
-                error=f"{self.phase}: {message}",
-                phase=self.phase,
+                error=f"{self.doing}: {message}",
+                **self._where(),
                 traceback=traceback.format_exc(limit=-8),
             )
         self.write(document)
+
+    def _where(self) -> dict[str, str]:
+        """Where an error found the child: its phase and its last progress message."""
+        return {"phase": self.phase.value, "doing": self.doing}
 
     def join_group(self, device: str) -> None:
         from .distributed import join_group, place_of
 
         assert self.rank is not None
         rank, folder = self.rank
-        self.progress("joining the process group")
+        self.progress(Phase.OTHER, "joining the process group")
         join_group(place_of(self.spec.settings, rank, device), folder, device)
 
     def resolve_device(self, environment: dict[str, Any]) -> str:
@@ -162,14 +166,16 @@ class Child:
 
             return {"sides": measure_pair(list(spec.sides), settings, device, self.progress)}
         assert spec.entry is not None  # ChildSpec: every kind but probe has one
-        self.progress("importing the step factory")
+        self.progress(Phase.IMPORT, "importing the step factory")
         builder = StepBuilder(spec.entry, repo_root, device, settings["seed"])
         numerics = settings.get("numerics", {})
         result: dict[str, Any]
         if spec.kind == "eager":
             result = {"eager": measure_eager(builder, settings, self.progress)}
             if numerics.get("enabled") and spec.numerics_reference_out:
-                self.progress("numerics: float64 reference, once for every variant")
+                self.progress(
+                    Phase.REFERENCE, "numerics: float64 reference, once for every variant"
+                )
                 write_reference(builder, settings, spec.numerics_reference_out)
             return result
         variant = spec.variant
@@ -187,7 +193,7 @@ class Child:
         probe = make_probe(repo_root)
         result = {"variant": measure_variant(builder, settings, variant, self.progress, probe)}
         if spec.cache_artifacts == "save":  # after every compile of the process, timed apart
-            self.progress("saving the compile-cache artifacts")
+            self.progress(Phase.OTHER, "saving the compile-cache artifacts")
             result["variant"]["compile"]["artifacts"] = cache_artifacts.save()
         result["diagnostics"] = probe.report()
         result["variant"]["compile"]["counts"] = probe.work_counts()
@@ -226,7 +232,7 @@ def run_numerics(
 ) -> dict[str, Any]:
     from .numerics import check_numerics
 
-    progress("numerics: compiled vs eager vs float64 reference")
+    progress(Phase.NUMERICS, "numerics: compiled vs eager vs float64 reference")
     return check_numerics(builder, settings, variant, progress, reference_path)
 
 

@@ -19,13 +19,13 @@ from .compile_cost import cpu_method, elapsed, now
 from .compile_size import count_eager_ops
 from .cpu_pinning import pinned
 from .dynamo_logs import PathClassifier
-from .protocol import EntryPoint
+from .protocol import EntryPoint, Phase
 from .step_work import count_step_work
 from .timing import interleaved_rounds, synchronize, timed_warmup, timer_for, yardsticks
 from .training import TrainingStep, seed_everything
 from .user_code import StepParts, build_parts, load_factory
 
-Progress = Callable[[str], None]
+Progress = Callable[[Phase, str], None]
 
 
 class StepBuilder:
@@ -105,14 +105,16 @@ def measure_eager(
     """Two identical eager copies, interleaved: the step's eager time and the run's noise."""
     device, amp = builder.device, settings["amp"]
     warmup, iterations, rounds = settings["warmup"], settings["iterations"], settings["rounds"]
-    progress("building eager copies")
+    progress(Phase.BUILD, "building eager copies")
     eager_a = TrainingStep(builder.build(), device=device, amp=amp)
     eager_b = TrainingStep(builder.build(), device=device, amp=amp)
-    progress(f"eager warm-up ({warmup} iterations per copy)")
+    progress(Phase.EAGER_WARMUP, f"eager warm-up ({warmup} iterations per copy)")
     warmup_s = timed_warmup(_checked(eager_a), range(warmup), device)
     timed_warmup(_checked(eager_b), range(warmup), device)
     control.wait_for_quiet()  # a child started ahead may still be importing (control.py)
-    progress(f"measuring eager A/A: {iterations} iterations per copy in {rounds} rounds")
+    progress(
+        Phase.TIMED, f"measuring eager A/A: {iterations} iterations per copy in {rounds} rounds"
+    )
     with pinned(torch.get_num_threads()) as cpus:
         timed = interleaved_rounds(
             {
@@ -124,7 +126,7 @@ def measure_eager(
             iterations=iterations,
             rounds=rounds,
             timer=timer_for(device),
-            on_round=lambda r: progress(f"round {r + 1}/{rounds}"),
+            on_round=lambda r: progress(Phase.TIMED, f"round {r + 1}/{rounds}"),
         )
     end = warmup + iterations
     peak = peak_step_bytes(eager_a, end, device)
@@ -145,7 +147,9 @@ def step_work(
     timed one, which every process of the step has run, so nothing compiles), after
     everything timed; the copy is not used after it (child/step_work.py). With the
     repository's root (eager), also where its code calls `.item()`."""
-    progress(f"step work: one untimed iteration under the profiler (batch {index})")
+    progress(
+        Phase.STEP_WORK, f"step work: one untimed iteration under the profiler (batch {index})"
+    )
     paths = PathClassifier.for_torch(repo_root) if repo_root is not None else None
     return count_step_work(step, index, paths)
 
@@ -178,7 +182,7 @@ def measure_variant(
     with contextlib.ExitStack() as probed:
         copies = VariantCopies(builder, settings, variant, progress, probe, probed, load)
         control.wait_for_quiet()  # a child started ahead may still be importing (control.py)
-        progress(f"measuring: {iterations} iterations per side in {rounds} rounds")
+        progress(Phase.TIMED, f"measuring: {iterations} iterations per side in {rounds} rounds")
         with pinned(torch.get_num_threads()) as cpus:
             timed = interleaved_rounds(
                 {**copies.sides(), **yardsticks(builder.device, builder.clean_state)},
@@ -186,7 +190,7 @@ def measure_variant(
                 iterations=iterations,
                 rounds=rounds,
                 timer=timer_for(builder.device),
-                on_round=lambda r: progress(f"round {r + 1}/{rounds}"),
+                on_round=lambda r: progress(Phase.TIMED, f"round {r + 1}/{rounds}"),
             )
         peak = None if timing_only else peak_step_bytes(copies.compiled, end, builder.device)
         epoch_length = None if timing_only else settings.get("epoch_length")
@@ -228,11 +232,11 @@ class VariantCopies:
         `load` (or None) runs first in the compile window (measure_variant's docstring)."""
         device, amp, warmup = builder.device, settings["amp"], settings["warmup"]
         self.device, self.end = device, warmup + settings["iterations"]
-        progress("building copies")
+        progress(Phase.BUILD, "building copies")
         self.eager_a = TrainingStep(builder.build(), device=device, amp=amp)
         self.eager_b = TrainingStep(builder.build(), device=device, amp=amp)
         compiled_parts = builder.build()
-        progress(f"eager warm-up ({warmup} iterations)")
+        progress(Phase.EAGER_WARMUP, f"eager warm-up ({warmup} iterations)")
         eager_start = now()
         self.eager_warmup_s = timed_warmup(_checked(self.eager_a), range(warmup), device)
         self.eager_window = elapsed(eager_start, now())
@@ -253,11 +257,13 @@ class VariantCopies:
             compile_target=variant["compile_target"],
         )
         self.call_s = time.perf_counter() - start.wall_s
-        progress(f"compiling: warm-up 1/{warmup} includes the compile")
+        progress(Phase.COMPILE, f"compiling: warm-up 1/{warmup} includes the compile")
         self.warmup_s: list[float] = []
         for index in range(warmup):
             self.warmup_s.extend(timed_warmup(_checked(self.compiled), [index], device))
-            progress(f"compiled warm-up {index + 1}/{warmup}: {self.warmup_s[-1]:.2f} s")
+            progress(
+                Phase.COMPILE, f"compiled warm-up {index + 1}/{warmup}: {self.warmup_s[-1]:.2f} s"
+            )
         self.window = elapsed(start, now())
         distributed.compiled()  # a DDP rank's graph count stops here (child/distributed.py)
         self.cache_hits = compile_cache_hits()
@@ -327,7 +333,10 @@ def epoch_end(
     if not epoch_length:
         return {}
     indices = epoch_indices(first, epoch_length)
-    progress(f"epoch end: batches {indices[0]} and {indices[1]} (epoch length {epoch_length})")
+    progress(
+        Phase.MEMORY_EPOCH,
+        f"epoch end: batches {indices[0]} and {indices[1]} (epoch length {epoch_length})",
+    )
     device = compiled.device
     compiled_s = timed_warmup(_checked(compiled), indices, device)
     eager_s = timed_warmup(_checked(eager), indices, device)

@@ -25,13 +25,13 @@ import torch
 from . import control, torch_state
 from .cpu_pinning import pinned
 from .measure import StepBuilder, VariantCopies, _checked, peak_step_bytes, step_work
-from .protocol import ChildSide
+from .protocol import ChildSide, Phase
 from .timing import YARDSTICKS, interleaved_rounds, timed_warmup, timer_for, yardsticks
 from .training import TrainingStep
 from .two_sides import SideModules
 from .user_code import user_import_paths
 
-Progress = Callable[[str], None]
+Progress = Callable[[Phase, str], None]
 
 
 class Pinned:
@@ -50,7 +50,7 @@ class Pinned:
 
 def _prefixed(progress: Progress, role: str) -> Progress:
     """`progress` with each message prefixed by the side's role."""
-    return lambda message: progress(f"{role}: {message}")
+    return lambda phase, message: progress(phase, f"{role}: {message}")
 
 
 def schedule_names(roles: list[str], copies: list[str]) -> list[str]:
@@ -81,7 +81,7 @@ def measure_pair(
         repo_root = Path(side.repo_root)
         modules = SideModules(repo_root, user_import_paths(side.entry, repo_root), side.cache_dir)
         with modules.active():
-            progress(f"{side.role}: importing the step factory")
+            progress(Phase.IMPORT, f"{side.role}: importing the step factory")
             builder = StepBuilder(side.entry, repo_root, device, settings["seed"], side.role)
             if side.variant is None:
                 copies: Any = EagerCopies(builder, settings, _prefixed(progress, side.role))
@@ -103,7 +103,9 @@ def measure_pair(
             copies, state, _ = built[role]
             steps[name] = Pinned(copies.sides()[copy], state)
     control.wait_for_quiet()  # a child started ahead may still be importing (control.py)
-    progress(f"measuring base and head: {iterations} iterations per copy in {rounds} rounds")
+    progress(
+        Phase.TIMED, f"measuring base and head: {iterations} iterations per copy in {rounds} rounds"
+    )
     with pinned(torch.get_num_threads()):
         timed = interleaved_rounds(
             steps,
@@ -111,7 +113,7 @@ def measure_pair(
             iterations=iterations,
             rounds=rounds,
             timer=timer_for(device),
-            on_round=lambda r: progress(f"round {r + 1}/{rounds}"),
+            on_round=lambda r: progress(Phase.TIMED, f"round {r + 1}/{rounds}"),
         )
     out: dict[str, dict[str, Any]] = {}
     end = warmup + iterations
@@ -141,10 +143,10 @@ class EagerCopies:
     def __init__(self, builder: StepBuilder, settings: dict[str, Any], progress: Progress) -> None:
         device, amp, warmup = builder.device, settings["amp"], settings["warmup"]
         self.device, self.end = device, warmup + settings["iterations"]
-        progress("building eager copies")
+        progress(Phase.BUILD, "building eager copies")
         self.eager_a = TrainingStep(builder.build(), device=device, amp=amp)
         self.eager_b = TrainingStep(builder.build(), device=device, amp=amp)
-        progress(f"eager warm-up ({warmup} iterations per copy)")
+        progress(Phase.EAGER_WARMUP, f"eager warm-up ({warmup} iterations per copy)")
         self.warmup_s = timed_warmup(_checked(self.eager_a), range(warmup), device)
         timed_warmup(_checked(self.eager_b), range(warmup), device)
 
