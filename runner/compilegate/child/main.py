@@ -24,6 +24,8 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from .control import ControlLine
+from .distributed import RankGroup
 from .protocol import (
     SPARE_ARGUMENT,
     ChildReport,
@@ -36,11 +38,18 @@ from .protocol import (
 
 class Child:
     def __init__(
-        self, spec: ChildSpec, spec_path: str = "", rank: tuple[int, str] | None = None
+        self,
+        spec: ChildSpec,
+        spec_path: str = "",
+        rank: tuple[int, str] | None = None,
+        control: ControlLine | None = None,
     ) -> None:
         """`rank`: (rank, the group's folder) in a distributed step's rank process
-        (child/distributed.py); `spec_path`: the spec's file, which the ranks read too."""
+        (child/distributed.py); `spec_path`: the spec's file, which the ranks read too;
+        `control`: the line to the parent (child/control.py), None: nothing waits."""
         self.spec = spec
+        self.control = control if control is not None else ControlLine()
+        self.group: RankGroup | None = None  # a rank's membership of its group (join_group)
         self.spec_path = spec_path
         self.rank = rank
         self.out_path = Path(spec.out)
@@ -99,17 +108,17 @@ class Child:
                 self.write(document)
                 return
             if self.rank is not None:
-                self.join_group(document["device"])
+                self.group = self.join_group(document["device"])
             measured = self.measure(document["device"])
             self._close_phase(Phase.OTHER)
             for key in ("eager", "variant"):  # the process's record carries its phases
                 if key in measured:
                     measured[key]["phases_s"] = dict(self.phases_s)
             document.update(measured)
-            if self.rank is not None:
+            if self.group is not None:
                 from .distributed import rank_facts
 
-                document["distributed"] = rank_facts(document)
+                document["distributed"] = rank_facts(document, self.group)
         except (StepDefinitionError, DeviceError) as exc:
             document.update(status="error", error=str(exc), **self._where())
         except Exception as exc:
@@ -127,13 +136,13 @@ class Child:
         """Where an error found the child: its phase and its last progress message."""
         return {"phase": self.phase.value, "doing": self.doing}
 
-    def join_group(self, device: str) -> None:
+    def join_group(self, device: str) -> RankGroup:
         from .distributed import join_group, place_of
 
         assert self.rank is not None
         rank, folder = self.rank
         self.progress(Phase.OTHER, "joining the process group")
-        join_group(place_of(self.spec.settings, rank, device), folder, device)
+        return join_group(place_of(self.spec.settings, rank, device), folder, device)
 
     def resolve_device(self, environment: dict[str, Any]) -> str:
         wanted = self.spec.device
@@ -164,14 +173,15 @@ class Child:
         if spec.kind == "pair":  # a paired run's base and head in this one process
             from .measure_pair import measure_pair
 
-            return {"sides": measure_pair(list(spec.sides), settings, device, self.progress)}
+            sides = list(spec.sides)
+            return {"sides": measure_pair(sides, settings, device, self.progress, self.control)}
         assert spec.entry is not None  # ChildSpec: every kind but probe has one
         self.progress(Phase.IMPORT, "importing the step factory")
-        builder = StepBuilder(spec.entry, repo_root, device, settings["seed"])
+        builder = StepBuilder(spec.entry, repo_root, device, settings["seed"], group=self.group)
         numerics = settings.get("numerics", {})
         result: dict[str, Any]
         if spec.kind == "eager":
-            result = {"eager": measure_eager(builder, settings, self.progress)}
+            result = {"eager": measure_eager(builder, settings, self.progress, self.control)}
             if numerics.get("enabled") and spec.numerics_reference_out:
                 self.progress(
                     Phase.REFERENCE, "numerics: float64 reference, once for every variant"
@@ -185,13 +195,23 @@ class Child:
             load = cache_artifacts.load if spec.cache_artifacts == "load" else None
             try:
                 measured = measure_variant(
-                    builder, settings, variant, self.progress, timing_only=True, load=load
+                    builder,
+                    settings,
+                    variant,
+                    self.progress,
+                    timing_only=True,
+                    load=load,
+                    control=self.control,
                 )
             except NoRepeatedBlock as nothing:  # regional compilation: nothing repeats
                 return {"variant": {"regional_absent": str(nothing)}}
             return {"variant": measured}
         probe = make_probe(repo_root)
-        result = {"variant": measure_variant(builder, settings, variant, self.progress, probe)}
+        result = {
+            "variant": measure_variant(
+                builder, settings, variant, self.progress, probe, control=self.control
+            )
+        }
         if spec.cache_artifacts == "save":  # after every compile of the process, timed apart
             self.progress(Phase.OTHER, "saving the compile-cache artifacts")
             result["variant"]["compile"]["artifacts"] = cache_artifacts.save()
@@ -248,29 +268,25 @@ def main(spec_path: str) -> None:
     2 s (eager only) to 5 s (after a compile) per process on this project's loaded 2-core CPU
     — a process whose result is already on disk. The parent ends what the child leaves
     behind (compile workers) with its process group (run/launcher.py)."""
-    from . import control
-
-    control.connect()
+    control = ControlLine.from_environment()
     ahead = spec_path == SPARE_ARGUMENT
     if ahead:  # started ahead: import, then wait for the spec
-        spec_path = started_ahead()
+        spec_path = started_ahead(control)
     spec = read_spec(Path(spec_path))
     if ahead and spec.repo_root:  # where a child started for this spec begins
         os.chdir(spec.repo_root)
     os.environ.pop("TORCH_LOGS", None)  # it silently overrides torch._logging.set_logs
-    Child(spec, spec_path).run()
+    Child(spec, spec_path, control=control).run()
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
 
 
-def started_ahead() -> str:
+def started_ahead(control: ControlLine) -> str:
     """A child started ahead of its turn (run/launcher.py): the harness, torch and Dynamo
     imported (what every measuring child imports first; Inductor is left to the compile,
     whose cold window a user's first torch.compile() pays it in), then parked until the
     parent names the spec; its path."""
-    from . import control
-
     import_harness()
     try:
         import torch._dynamo  # noqa: F401  (an optimizer's constructor imports it anyway)

@@ -14,10 +14,12 @@ from typing import Any, Callable
 
 import torch
 
-from . import control, distributed, instruction_counter, torch_state
+from . import instruction_counter, torch_state
 from .compile_cost import cpu_method, elapsed, now
 from .compile_size import count_eager_ops
+from .control import ControlLine
 from .cpu_pinning import pinned
+from .distributed import RankGroup
 from .dynamo_logs import PathClassifier
 from .protocol import EntryPoint, Phase
 from .step_work import count_step_work
@@ -35,9 +37,19 @@ class StepBuilder:
     yardstick is timed in, and what `torch_state_record` compares against."""
 
     def __init__(
-        self, entry: EntryPoint, repo_root: Path, device: str, seed: int, side: str = ""
+        self,
+        entry: EntryPoint,
+        repo_root: Path,
+        device: str,
+        seed: int,
+        side: str = "",
+        *,
+        group: RankGroup | None = None,
     ) -> None:
+        """`group`: in a distributed step's rank, its group (child/distributed.py): every
+        copy runs under the group's wrapper."""
         self.entry, self.repo_root, self.device, self.seed = entry, repo_root, device, seed
+        self.group = group
         self.clean_state = torch_state.capture()
         self._factory = load_factory(entry, repo_root, side)
 
@@ -100,18 +112,23 @@ def _checked(step: TrainingStep) -> Callable[[int], Any]:
 
 
 def measure_eager(
-    builder: StepBuilder, settings: dict[str, Any], progress: Progress
+    builder: StepBuilder,
+    settings: dict[str, Any],
+    progress: Progress,
+    control: ControlLine | None = None,
 ) -> dict[str, Any]:
-    """Two identical eager copies, interleaved: the step's eager time and the run's noise."""
+    """Two identical eager copies, interleaved: the step's eager time and the run's noise.
+    `control`: the line to the parent, asked before the timed rounds (None: nothing waits)."""
     device, amp = builder.device, settings["amp"]
     warmup, iterations, rounds = settings["warmup"], settings["iterations"], settings["rounds"]
     progress(Phase.BUILD, "building eager copies")
-    eager_a = TrainingStep(builder.build(), device=device, amp=amp)
-    eager_b = TrainingStep(builder.build(), device=device, amp=amp)
+    eager_a = TrainingStep(builder.build(), device=device, amp=amp, group=builder.group)
+    eager_b = TrainingStep(builder.build(), device=device, amp=amp, group=builder.group)
     progress(Phase.EAGER_WARMUP, f"eager warm-up ({warmup} iterations per copy)")
     warmup_s = timed_warmup(_checked(eager_a), range(warmup), device)
     timed_warmup(_checked(eager_b), range(warmup), device)
-    control.wait_for_quiet()  # a child started ahead may still be importing (control.py)
+    if control is not None:  # a child started ahead may still be importing (control.py)
+        control.wait_for_quiet()
     progress(
         Phase.TIMED, f"measuring eager A/A: {iterations} iterations per copy in {rounds} rounds"
     )
@@ -163,8 +180,10 @@ def measure_variant(
     *,
     timing_only: bool = False,
     load: Callable[[], dict[str, Any]] | None = None,
+    control: ControlLine | None = None,
 ) -> dict[str, Any]:
-    """Eager (A and B) and one compiled variant, interleaved in the same process.
+    """Eager (A and B) and one compiled variant, interleaved in the same process; `control`
+    (None: nothing waits) asked before the timed rounds.
 
     `timing_only`: a variant's later process, which only times: no memory passes (the first
     process measured the peaks; None here) and no epoch end. `load`: called first inside the
@@ -181,7 +200,8 @@ def measure_variant(
     end = settings["warmup"] + iterations
     with contextlib.ExitStack() as probed:
         copies = VariantCopies(builder, settings, variant, progress, probe, probed, load)
-        control.wait_for_quiet()  # a child started ahead may still be importing (control.py)
+        if control is not None:  # a child started ahead may still be importing (control.py)
+            control.wait_for_quiet()
         progress(Phase.TIMED, f"measuring: {iterations} iterations per side in {rounds} rounds")
         with pinned(torch.get_num_threads()) as cpus:
             timed = interleaved_rounds(
@@ -233,8 +253,9 @@ class VariantCopies:
         device, amp, warmup = builder.device, settings["amp"], settings["warmup"]
         self.device, self.end = device, warmup + settings["iterations"]
         progress(Phase.BUILD, "building copies")
-        self.eager_a = TrainingStep(builder.build(), device=device, amp=amp)
-        self.eager_b = TrainingStep(builder.build(), device=device, amp=amp)
+        group = builder.group
+        self.eager_a = TrainingStep(builder.build(), device=device, amp=amp, group=group)
+        self.eager_b = TrainingStep(builder.build(), device=device, amp=amp, group=group)
         compiled_parts = builder.build()
         progress(Phase.EAGER_WARMUP, f"eager warm-up ({warmup} iterations)")
         eager_start = now()
@@ -255,6 +276,7 @@ class VariantCopies:
             amp=amp,
             compile_kwargs=variant["compile_kwargs"],
             compile_target=variant["compile_target"],
+            group=group,
         )
         self.call_s = time.perf_counter() - start.wall_s
         progress(Phase.COMPILE, f"compiling: warm-up 1/{warmup} includes the compile")
@@ -265,7 +287,8 @@ class VariantCopies:
                 Phase.COMPILE, f"compiled warm-up {index + 1}/{warmup}: {self.warmup_s[-1]:.2f} s"
             )
         self.window = elapsed(start, now())
-        distributed.compiled()  # a DDP rank's graph count stops here (child/distributed.py)
+        if group is not None:  # a DDP rank's graph count stops here (child/distributed.py)
+            group.compiled()
         self.cache_hits = compile_cache_hits()
         self.instructions = (
             None if probe is None else counted if counted is not None else instruction_counter.end()

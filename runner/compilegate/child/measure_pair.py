@@ -22,7 +22,8 @@ from typing import Any, Callable
 
 import torch
 
-from . import control, torch_state
+from . import torch_state
+from .control import ControlLine
 from .cpu_pinning import pinned
 from .measure import StepBuilder, VariantCopies, _checked, peak_step_bytes, step_work
 from .protocol import ChildSide, Phase
@@ -69,10 +70,15 @@ def split_sides(
 
 
 def measure_pair(
-    sides: list[ChildSide], settings: dict[str, Any], device: str, progress: Progress
+    sides: list[ChildSide],
+    settings: dict[str, Any],
+    device: str,
+    progress: Progress,
+    control: ControlLine | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Both sides built and warmed up one after the other, then timed in the same rounds;
-    per role, {"eager": …} or {"variant": …} as a one-side child returns it."""
+    per role, {"eager": …} or {"variant": …} as a one-side child returns it. `control`: the
+    line to the parent, asked before the rounds (None: nothing waits)."""
     clean = torch_state.capture()
     warmup, iterations, rounds = settings["warmup"], settings["iterations"], settings["rounds"]
     built: dict[str, tuple[Any, torch_state.State, SideModules]] = {}
@@ -102,7 +108,8 @@ def measure_pair(
             role, copy = name.split("/", 1)
             copies, state, _ = built[role]
             steps[name] = Pinned(copies.sides()[copy], state)
-    control.wait_for_quiet()  # a child started ahead may still be importing (control.py)
+    if control is not None:  # a child started ahead may still be importing (control.py)
+        control.wait_for_quiet()
     progress(
         Phase.TIMED, f"measuring base and head: {iterations} iterations per copy in {rounds} rounds"
     )

@@ -44,7 +44,6 @@ from typing import Any, Callable, Dict, Tuple
 
 import torch
 
-from . import distributed
 from .numerics_env import RngWatch, fresh_dynamo, tf32_off
 from .protocol import Phase
 from .training import TrainingStep, seed_everything
@@ -100,7 +99,8 @@ def check_numerics(
                 compiled = run_copy(builder, settings, steps, variant=variant)
                 compiled_copy_s = time.perf_counter() - started
                 graphs_after = dynamo_graphs()
-            distributed.note_compiled_parameters(compiled[-1] if compiled else {})
+            if builder.group is not None:  # a rank: DDP keeps every rank's parameters equal
+                builder.group.note_compiled_parameters(compiled[-1] if compiled else {})
             shared = load_reference(reference_path, steps)
             if shared is None:
                 progress(Phase.REFERENCE, "numerics: float64 reference")
@@ -167,6 +167,7 @@ def run_copy(
         amp=None if float64 else settings.get("amp"),
         compile_kwargs=None if variant is None else variant["compile_kwargs"],
         compile_target="model" if variant is None else variant["compile_target"],
+        group=builder.group,
     )
     grads: dict[str, tuple[str, torch.Tensor]] = {}
 
