@@ -97,8 +97,9 @@ spec = ChildSpec(kind="eager", repo_root=str(repo), entry=entry, step=step.name,
 launcher = ContainerLauncher(docker.from_env(timeout=600), image, stream=open("/dev/null", "w"))
 started = time.perf_counter()
 outcome = launcher.run(spec, label="attack", timeout_s=480)
+said = failure_text(outcome.failure) if outcome.failure else None
 out.write_text(json.dumps({
-    "error": failure_text(outcome.failure) if outcome.failure else None, "has_document": outcome.report is not None,
+    "error": said, "has_document": outcome.report is not None,
     "tail": outcome.output_tail, "wall_s": time.perf_counter() - started,
     "maxrss_mib": peak_mib(),
 }))
