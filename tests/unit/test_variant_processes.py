@@ -13,12 +13,11 @@ from typing import Any
 
 import pytest
 
-from compilegate.child.protocol import ChildReport, ChildSpec, EntryPoint, Phase
+from compilegate.child.protocol import ChildReport, ChildSpec, EntryPoint
 from compilegate.config import Config
 from compilegate.config.loading import load_config_file
 from compilegate.errors import ConfigError
 from compilegate.results.step_record import StepRecord
-from compilegate.run.child_failure import Crashed
 from compilegate.run.child_process import ChildOutcome
 from compilegate.run.step_measurement import StepSide, measure_step
 
@@ -70,6 +69,9 @@ class FakeLauncher:
         self.calls.append({"spec": spec, "label": label, "cache_dir": cache_dir})
         number = len(self.calls)
         if number == self.fail_at:
+            from compilegate.child.protocol import Phase
+            from compilegate.run.child_failure import Crashed
+
             return ChildOutcome(None, Crashed("SIGKILL", 9), Phase.COMPILE, "compiling: reworded")
         measured = {
             "warmup_s": [5.0, 0.01],
