@@ -75,7 +75,7 @@ def main() -> None:
     default = copy({})
     cold_s = sum(run(default, 0, args.warmup))
     print(f"cold compile (warm-up of {args.warmup}, compile included): {cold_s:.1f} s", flush=True)
-    numerics = check_numerics(builder, settings, variant, lambda message: None)
+    numerics = check_numerics(builder, settings, variant, lambda phase, message: None)
     print(
         f"numerics: {numerics['status']}, fallback_random {numerics['fallback_random']}, "
         f"compiled copy {numerics['compiled_copy_s']:.1f} s "

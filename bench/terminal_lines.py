@@ -31,7 +31,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from compilegate.child.protocol import progress_prefix
+from compilegate.child.protocol import Phase, progress_prefix
 from compilegate.cli.gate_commands import judge_result
 from compilegate.report.run_text import render_run_text
 from compilegate.report.tables import display_width
@@ -122,7 +122,7 @@ def stderr_lines(verbose: bool) -> int:
         if found:
             outcome = ChildOutcome(None, None)
             relay_output(
-                [progress_prefix(token) + found.group(1)],
+                [f"{progress_prefix(token)}{Phase.OTHER.name} {found.group(1)}"],  # a log: no phase
                 outcome,
                 collections.deque(),
                 out,

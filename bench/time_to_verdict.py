@@ -48,15 +48,15 @@ sys.path.insert(0, str(REPO_ROOT / "runner"))
 
 from bench_common import busy_loops  # noqa: E402
 
-from compilegate.child.protocol import PHASES  # noqa: E402
+from compilegate.child.protocol import Phase  # noqa: E402
 
-GROUPS = tuple(name for name, _ in PHASES)  # the order phases are printed in
+GROUPS = tuple(phase.value for phase in Phase)  # the order phases are printed in
 
 
 @dataclass
 class Process:
     """One child process of the run: its label and its phases' wall seconds, as the result
-    document records them (`processes[].phases_s`, child/protocol.py PHASES)."""
+    document records them (`processes[].phases_s`, child/protocol.py Phase)."""
 
     label: str
     phases_s: dict[str, float] = field(default_factory=dict)

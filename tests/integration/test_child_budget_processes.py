@@ -16,7 +16,10 @@ from pathlib import Path
 from cli_helpers import QUICK_STEP_SETTINGS, run_cli, write_config
 
 from compilegate.cleanup import remove_tree
+from compilegate.report.child_failure_words import cause_text
 from compilegate.run.child_budget import ChildBudget
+from compilegate.run.child_failure import TimedOut, WallCapPassed
+from compilegate.run.descendant_cpu import COUNTED_WITH_SUBREAPER
 from compilegate.run.launcher import ChildLauncher
 from repo_helpers import REPO_ROOT
 
@@ -47,23 +50,25 @@ def spawn(
 
 def test_a_child_burning_cpu_is_stopped_by_its_cpu_seconds() -> None:
     outcome = spawn(BURN, timeout_s=1)
-    assert (outcome.error or "").startswith("timed out: used "), outcome.error
-    assert "CPU-s (timeout_s 1) in " in (outcome.error or "")
+    assert isinstance(outcome.cause, TimedOut), outcome.cause
+    assert outcome.cause.passed.limit == "cpu" and outcome.cause.passed.budget.cpu_s == 1
 
 
 def test_cpu_seconds_of_the_child_s_descendants_count() -> None:
     outcome = spawn(BURN_IN_GRANDCHILD, timeout_s=1)
-    assert (outcome.error or "").startswith("timed out: used "), outcome.error
+    assert isinstance(outcome.cause, TimedOut) and outcome.cause.passed.limit == "cpu"
 
 
 def test_a_child_that_waits_past_timeout_s_is_not_killed_by_the_cpu_budget() -> None:
     outcome = spawn("import time; time.sleep(1.5)", timeout_s=1)  # wall cap: 4 s
-    assert outcome.error is None
+    assert outcome.cause is None
 
 
 def test_a_child_that_only_waits_is_killed_at_the_wall_cap() -> None:
     outcome = spawn("import time; time.sleep(60)", timeout_s=0.5)
-    assert outcome.error == "timed out: wall cap 2 s passed (4 × timeout_s 0.5; 0 CPU-s used)"
+    assert isinstance(outcome.cause, WallCapPassed), outcome.cause
+    said = "timed out: wall cap 2 s passed (4 × timeout_s 0.5; 0 CPU-s used)"
+    assert cause_text(outcome.cause) == said
 
 
 def used_cpu_s(error: str | None) -> float:
@@ -84,9 +89,10 @@ def test_orphaned_burners_of_a_double_forking_worker_count(tmp_path: Path) -> No
     ledger = tmp_path / "burned.log"
     argv = [sys.executable, str(DOUBLE_FORKS), str(ledger)]
     outcome = spawn("", 2, argv, ChildBudget(cpu_s=2, wall_s=40))
-    assert (outcome.error or "").startswith("timed out: used "), outcome.error
-    assert "every descendant counted, exited ones too: child subreaper" in (outcome.error or "")
-    assert 2 <= used_cpu_s(outcome.error) <= 4
+    assert isinstance(outcome.cause, TimedOut), outcome.cause
+    assert outcome.cause.counted == COUNTED_WITH_SUBREAPER
+    assert outcome.cause.passed.cpu_used_s is not None
+    assert 2 <= outcome.cause.passed.cpu_used_s < 4.5
     assert burned_s(ledger) <= 4  # what the burners took, by their own count
 
 

@@ -56,6 +56,7 @@ def peak_mib():  # this process's own peak (VmHWM): ru_maxrss survives execve
 from pathlib import Path
 from compilegate.child.protocol import ChildSpec
 from compilegate.config.loading import load_config_file
+from compilegate.report.child_failure_words import failure_text
 from compilegate.run.entry_check import resolve_entry
 from compilegate.run.launcher import ChildLauncher
 
@@ -68,8 +69,9 @@ launcher = ChildLauncher(stream=open("/dev/null", "w"))
 started = time.perf_counter()
 outcome = launcher.run(spec, label="flood", timeout_s=240)
 usage = resource.getrusage(resource.RUSAGE_SELF)
+said = failure_text(outcome.failure) if outcome.failure else None
 out.write_text(json.dumps({
-    "error": outcome.error, "has_document": outcome.report is not None,
+    "error": said, "has_document": outcome.report is not None,
     "tail": outcome.output_tail, "wall_s": time.perf_counter() - started,
     "maxrss_mib": peak_mib(), "cpu_s": usage.ru_utime + usage.ru_stime,
 }))

@@ -18,7 +18,10 @@ from test_result import ENV, child_output, timed
 from compilegate.child.protocol import ChildReport, ChildSpec
 from compilegate.config.loading import load_config_file
 from compilegate.errors import BaselineMissing, ConfigError, UsageError
+from compilegate.report.child_failure_words import failure_text
 from compilegate.report.note_words import note_words
+from compilegate.run.child_budget import BudgetPassed, ChildBudget
+from compilegate.run.child_failure import DeadlineRanOut, TimedOut, budget_cause
 from compilegate.run.child_process import ChildOutcome
 from compilegate.run.launcher import DeadlineLauncher
 from compilegate.run.orchestrate import RunOptions
@@ -95,6 +98,11 @@ class StandInLauncher:
         return ChildOutcome(
             ChildReport.from_json({"status": "ok", **child_output(10.0, 5.0)}), None
         )
+
+
+def said(outcome: ChildOutcome) -> str:
+    """The outcome's failure in the error's words (report/child_failure_words.py)."""
+    return failure_text(outcome.failure) if outcome.failure is not None else ""
 
 
 @pytest.fixture
@@ -307,12 +315,15 @@ def test_a_child_cut_short_by_the_limit_says_which_limit() -> None:
         python = "python"
 
         def run(self, spec, *, label, timeout_s, **kw):
-            return ChildOutcome(None, f"timed out after {timeout_s:g} s (timeout_s)")
+            passed = BudgetPassed("wall-only", ChildBudget.of(timeout_s), None, timeout_s)
+            return ChildOutcome(None, TimedOut(passed))
 
     cut = DeadlineLauncher(Sleeper(), 5.0).run(ChildSpec(kind="probe"), label="x", timeout_s=600)
-    assert cut.error == "timed out: --timeout-s 5 s ran out"
+    assert cut.cause == DeadlineRanOut(5.0)
+    assert said(cut) == "timed out: --timeout-s 5 s ran out"
     own = DeadlineLauncher(Sleeper(), 5000.0).run({}, label="x", timeout_s=600)
-    assert own.error == "timed out after 600 s (timeout_s)", "the step's own limit is named"
+    assert isinstance(own.cause, TimedOut), "the step's own limit is named"
+    assert said(own) == "timed out after 600 s (timeout_s, wall clock: CPU time unreadable)"
     assert DeadlineLauncher(Sleeper(), 5.0).python == "python"
 
 
@@ -322,17 +333,18 @@ def test_under_a_run_limit_the_child_s_wall_cap_is_what_is_left_and_named_so() -
     class Waiter:
         python = "python"
 
-        def __init__(self, error: str) -> None:
-            self.error = error
+        def __init__(self, limit: str, cpu_used_s: float, wall_used_s: float) -> None:
+            budget = ChildBudget.of(600, wall_cap_s=1000 if limit == "wall" else None)
+            self.passed = BudgetPassed(limit, budget, cpu_used_s, wall_used_s)
 
         def run(self, spec, *, label, timeout_s, wall_cap_s=None, **kw):
             caps.append(wall_cap_s)
-            return ChildOutcome(None, self.error)
+            return ChildOutcome(None, budget_cause(self.passed))
 
     # 1,000 s left of the run: more than the child's 600 CPU-s, less than its 2,400 s cap
-    waited = DeadlineLauncher(Waiter("timed out: wall cap 1000 s passed (0 CPU-s used)"), 1000.0)
-    assert waited.run({}, label="x", timeout_s=600).error == "timed out: --timeout-s 1000 s ran out"
+    waited = DeadlineLauncher(Waiter("wall", 0, 1000), 1000.0)
+    assert said(waited.run({}, label="x", timeout_s=600)) == "timed out: --timeout-s 1000 s ran out"
     assert caps and caps[0] is not None and 999 < caps[0] <= 1000
-    worked = DeadlineLauncher(Waiter("timed out: used 601 CPU-s (timeout_s 600) in 700 s"), 1000.0)
-    own = worked.run({}, label="x", timeout_s=600).error
+    worked = DeadlineLauncher(Waiter("cpu", 601, 700), 1000.0)
+    own = said(worked.run({}, label="x", timeout_s=600))
     assert own == "timed out: used 601 CPU-s (timeout_s 600) in 700 s", "its own CPU budget"

@@ -98,10 +98,10 @@ def test_the_next_child_is_the_one_started_ahead_in_its_repository_and_cache(
     launcher = ChildLauncher(stream=io.StringIO())
     try:
         first = launcher.run(ChildSpec(kind="probe"), label="probe", timeout_s=180)
-        assert first.error is None and not first.started_ahead
+        assert first.cause is None and not first.started_ahead
         assert len(started_ahead_of(os.getpid())) == 1  # the probe's successor waits
         second = launcher.run(eager_spec(repo), label="eager", timeout_s=180, cache_dir=cache)
-        assert second.error is None, second.error
+        assert second.cause is None, second.cause
         assert second.started_ahead
         assert second.report is not None and second.report.status == "ok", second.report
         assert (repo / "cwd-marker").read_text() == str(repo)
@@ -120,7 +120,7 @@ def test_a_child_of_another_environment_does_not_take_it(tmp_path: Path) -> None
         other = launcher.run(
             ChildSpec(kind="probe"), label="probe", timeout_s=180, env_opt_in=("HF_HOME",)
         )
-        assert other.error is None and not other.started_ahead
+        assert other.cause is None and not other.started_ahead
         now = started_ahead_of(os.getpid())
         assert len(now) == 1 and now != waiting  # the first one ended; a new one waits
     finally:
@@ -131,7 +131,7 @@ def test_a_child_of_another_environment_does_not_take_it(tmp_path: Path) -> None
 def test_without_ahead_nothing_starts_beside_a_child() -> None:
     launcher = ChildLauncher(stream=io.StringIO(), ahead=False)
     outcome = launcher.run(ChildSpec(kind="probe"), label="probe", timeout_s=180)
-    assert outcome.error is None and not outcome.started_ahead
+    assert outcome.cause is None and not outcome.started_ahead
     assert started_ahead_of(os.getpid()) == []
 
 
@@ -179,7 +179,7 @@ def test_a_child_in_a_relative_repository_starts_its_own(tmp_path: Path, monkeyp
     try:
         launcher.run(ChildSpec(kind="probe"), label="probe", timeout_s=180)
         relative = launcher.run(ChildSpec(kind="probe", repo_root="rel"), label="p", timeout_s=180)
-        assert relative.error is None and not relative.started_ahead
+        assert relative.cause is None and not relative.started_ahead
     finally:
         launcher.close()
     assert started_ahead_of(os.getpid()) == []

@@ -101,7 +101,7 @@ def test_the_bootstrap_runs_under_older_pythons_in_a_shadowing_repo(
     outcome = launcher.run(
         ChildSpec(kind="probe", repo_root=str(shadowing_repo)), label="probe", timeout_s=120
     )
-    assert outcome.error is None, outcome.output_tail
+    assert outcome.cause is None, outcome.output_tail
     assert outcome.report is not None
     if outcome.report.status == "ok":
         return  # that interpreter has torch

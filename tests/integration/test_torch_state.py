@@ -43,7 +43,7 @@ def test_the_yardstick_runs_with_the_threads_from_before_the_factory(monkeypatch
         torch.set_num_threads(2)
         entry = resolve_entry(ENTRY, REPO_ROOT, "test")
         builder = StepBuilder(entry, REPO_ROOT, "cpu", 0)
-        measured = measure_eager(builder, SETTINGS, lambda message: None)
+        measured = measure_eager(builder, SETTINGS, lambda phase, message: None)
         assert torch.get_num_threads() == 1  # the user's setting stays for the step
     finally:
         torch.set_num_threads(saved)

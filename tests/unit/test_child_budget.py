@@ -7,14 +7,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from compilegate.report.child_failure_words import cause_text
 from compilegate.run.child_budget import (
     WALL_CAP_FACTOR,
     BudgetPassed,
     ChildBudget,
-    budget_error,
     group_cpu_s,
     wait_within,
 )
+from compilegate.run.child_failure import TimedOut, WallCapPassed, budget_cause
 from compilegate.run.descendant_cpu import (
     COUNTED_LIVE_GROUP,
     COUNTED_WITH_SUBREAPER,
@@ -44,6 +45,11 @@ class FakeChild:
         return self.now * self.cpu_per_s
 
 
+def budget_error(passed: BudgetPassed, counted: str | None = None) -> str:
+    """What a child's error says of the limit it passed (report/child_failure_words.py)."""
+    return cause_text(budget_cause(passed, counted))
+
+
 def wait(child: FakeChild, budget: ChildBudget, cpu=None) -> BudgetPassed | None:
     return wait_within(child.wait, cpu or child.cpu, budget, clock=child.clock)
 
@@ -66,6 +72,7 @@ def test_a_child_that_only_waits_meets_the_wall_cap_and_no_sooner() -> None:
     child = FakeChild(cpu_per_s=0.01)
     passed = wait(child, ChildBudget.of(10))
     assert passed is not None and passed.limit == "wall"
+    assert isinstance(budget_cause(passed), WallCapPassed)
     assert child.now == WALL_CAP_FACTOR * 10
     said = "timed out: wall cap 40 s passed (4 × timeout_s 10; 0 CPU-s used)"
     assert budget_error(passed) == said
@@ -82,6 +89,7 @@ def test_without_readable_cpu_time_timeout_s_is_a_wall_clock_limit() -> None:
     child = FakeChild(cpu_per_s=0.0)
     passed = wait(child, ChildBudget.of(10), cpu=lambda: None)
     assert passed is not None and passed.limit == "wall-only" and child.now == 10
+    assert isinstance(budget_cause(passed), TimedOut)
     assert budget_error(passed) == (
         "timed out after 10 s (timeout_s, wall clock: CPU time unreadable)"
     )

@@ -14,9 +14,12 @@ from compilegate.child.protocol import (
     ChildSide,
     ChildSpec,
     EntryPoint,
+    Phase,
     ReportError,
     SpecError,
 )
+from compilegate.report.child_failure_words import cause_text
+from compilegate.run.child_failure import BadResult
 from compilegate.run.launcher import read_report
 
 ENTRY = EntryPoint("step.py:make", "/repo/step.py", "make", 3)
@@ -122,8 +125,10 @@ def test_a_report_with_step_work_comes_back_as_it_was_written() -> None:
 def test_a_report_comes_back_as_it_was_written() -> None:
     measured = {"status": "ok", "error": None, "device": "cpu", "variant": {"timed": {}}}
     assert ChildReport.from_json(measured).to_json() == measured
-    failed = {"status": "error", "error": "building: boom", "phase": "building"}
-    assert ChildReport.from_json(failed) == ChildReport("error", "building: boom", "building")
+    failed = {"status": "error", "error": "building: boom", "phase": "build", "doing": "building"}
+    report = ChildReport.from_json(failed)
+    assert report == ChildReport("error", "building: boom", Phase.BUILD, "building")
+    assert report.to_json() == failed
 
 
 @pytest.mark.parametrize(
@@ -172,7 +177,7 @@ def test_a_report_comes_back_as_it_was_written() -> None:
 def test_a_report_the_parent_cannot_read_is_that_childs_error(raw: object, reason: str) -> None:
     with pytest.raises(ReportError, match=re.escape(reason)):
         ChildReport.from_json(raw)
-    assert read_report(raw) == (
-        None,
-        f"child process wrote a result the parent cannot read: {reason}",
-    )
+    report, cause = read_report(raw)
+    assert report is None and cause == BadResult("unparsable", reason)
+    said = cause_text(cause)
+    assert said == f"child process wrote a result the parent cannot read: {reason}"

@@ -49,7 +49,7 @@ def timed_then_numerics(file: str) -> dict:
     )
     for index in range(3):
         timed(index)
-    result = check_numerics(builder, SETTINGS, VARIANT, lambda message: None)
+    result = check_numerics(builder, SETTINGS, VARIANT, lambda phase, message: None)
     assert set(result) <= {f.name for f in fields(Numerics)}  # what the parent reads
     return result
 

@@ -79,6 +79,7 @@ class NoisyInput(torch.nn.Module):
 
 class NoisyBuilder:
     device = "cpu"
+    group = None  # no rank's group (child/distributed.py)
 
     def build(self) -> StepParts:
         seed_everything(0)
@@ -144,12 +145,12 @@ def test_a_shared_reference_is_loaded_not_computed_again(tmp_path: Path, monkeyp
     assert float64_runs == [2]
     variant = {"id": "default", "compile_kwargs": {}, "compile_target": "model"}
     for _ in range(2):  # two variants
-        result = numerics.check_numerics(builder, settings, variant, lambda m: None, path)
+        result = numerics.check_numerics(builder, settings, variant, lambda phase, m: None, path)
         assert result["status"] == "pass" and result["reference"] == "float64"
         assert result["reference_from"] == "eager"
     assert float64_runs == [2], "the variants computed no reference of their own"
-    own = numerics.check_numerics(builder, settings, variant, lambda m: None, None)
+    own = numerics.check_numerics(builder, settings, variant, lambda phase, m: None, None)
     assert own["reference_from"] == "variant" and float64_runs == [2, 2]
     three_steps = {**settings, "numerics": {"enabled": True, "steps": 3}}
     assert numerics.load_reference(path, 3) is None  # another step count: not this reference
-    assert numerics.check_numerics(builder, three_steps, variant, lambda m: None, path)
+    assert numerics.check_numerics(builder, three_steps, variant, lambda phase, m: None, path)

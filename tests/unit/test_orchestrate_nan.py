@@ -40,7 +40,7 @@ class FakeLauncher:
         self.documents = list(documents)
 
     def run(self, spec: ChildSpec, *, label: str, timeout_s: float, **_: object) -> ChildOutcome:
-        return ChildOutcome(report=ChildReport.from_json(self.documents.pop(0)), error=None)
+        return ChildOutcome(report=ChildReport.from_json(self.documents.pop(0)), cause=None)
 
 
 def eager_child(median_ms: float) -> dict:

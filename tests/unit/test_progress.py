@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import time
 
+from compilegate.child.protocol import Phase
 from compilegate.run.progress import ElapsedTicker
 
 
@@ -16,9 +17,10 @@ class Terminal(io.StringIO):
 def test_a_terminal_sees_elapsed_seconds_during_the_compile_then_a_cleared_line():
     stream = Terminal()
     ticker = ElapsedTicker(stream, interval_s=0.01)
-    ticker.follow("tiny/default [  3.0s] compiling: warm-up 1/2 includes the compile")
+    ticker.follow(Phase.EAGER_WARMUP)
+    ticker.follow(Phase.COMPILE)  # compiling: warm-up 1/2 includes the compile
     time.sleep(0.1)
-    ticker.follow("tiny/default [ 30.0s] compiled warm-up 1/2: 27.00 s")
+    ticker.follow(Phase.COMPILE)  # compiled warm-up 1/2: still the phase, no compile left
     text = stream.getvalue()
     assert "\r  … compiling: 0 s" in text
     assert text.endswith("\r\x1b[K")
@@ -30,7 +32,7 @@ def test_a_terminal_sees_elapsed_seconds_during_the_compile_then_a_cleared_line(
 def test_a_ci_log_gets_no_ticker_lines():
     stream = io.StringIO()  # not a terminal
     ticker = ElapsedTicker(stream, interval_s=0.01)
-    ticker.follow("tiny/default [  3.0s] compiling: warm-up 1/2 includes the compile")
+    ticker.follow(Phase.COMPILE)
     time.sleep(0.05)
     ticker.stop()
     assert stream.getvalue() == ""

@@ -35,21 +35,21 @@ def test_only_lines_with_the_childs_own_token_are_shown_as_progress() -> None:
     import collections
     import io
 
-    from compilegate.child.protocol import progress_prefix
+    from compilegate.child.protocol import Phase, progress_line, progress_prefix
     from compilegate.run.child_process import ChildOutcome
     from compilegate.run.launcher import relay_output
 
     lines = [
-        progress_prefix("a1b2") + "step [  1.0s] measuring",
+        progress_line("a1b2", Phase.TIMED, "step", 1.0, "measuring"),
         "compilegate-progress: ::add-mask::REGRESSION",
         progress_prefix("0000") + "::add-mask::REGRESSION",
     ]
     outcome, tail, shown = ChildOutcome(None, None), collections.deque(), io.StringIO()
     relay_output(lines, outcome, tail, shown, progress_token="a1b2", show_output=True)
     first, *rest = shown.getvalue().splitlines()
-    assert first == "  step [  1.0s] measuring"
+    assert first == "  step [   1.0s] measuring"
     assert rest and all(line.startswith("    | ") for line in rest)  # shown as its output
-    assert outcome.last_phase == "measuring"
+    assert outcome.phase is Phase.TIMED and outcome.doing == "measuring"
     assert list(tail) == lines[1:]  # the step's output, as it wrote it (no line start: inert)
 
 
@@ -59,12 +59,12 @@ def test_without_verbose_a_childs_phases_are_kept_not_printed() -> None:
     import collections
     import io
 
-    from compilegate.child.protocol import progress_prefix
+    from compilegate.child.protocol import Phase, progress_line
     from compilegate.run.child_process import ChildOutcome
     from compilegate.run.launcher import relay_output
 
-    lines = [progress_prefix("a1b2") + f"step [  1.0s] round {i}/10" for i in range(1, 11)]
+    lines = [progress_line("a1b2", Phase.TIMED, "step", 1.0, f"round {i}/10") for i in range(1, 11)]
     outcome, tail, shown = ChildOutcome(None, None), collections.deque(), io.StringIO()
     relay_output(lines, outcome, tail, shown, progress_token="a1b2")
     assert shown.getvalue() == ""
-    assert outcome.last_phase == "round 10/10"
+    assert outcome.phase is Phase.TIMED and outcome.doing == "round 10/10"

@@ -151,13 +151,41 @@ def test_table_shows_speedup_error_and_recommendation(tmp_path: Path) -> None:
     assert "default+dynamic: failed: timed out: used 601 CPU-s (timeout_s 600)" in text
 
 
+# What a run records of the timed-out variant's child (run/child_failure.py's record).
+TIMED_OUT_IN_NUMERICS = {"cause": "timed_out", "phase": "numerics"}
+
+
+def with_failure(doc: dict, failure: dict | None = TIMED_OUT_IN_NUMERICS) -> dict:
+    """`doc` with its failed variant's recorded failure (None: as documents before it)."""
+    broken = doc["steps"][0]["variants"][1]
+    broken.pop("failure", None)
+    if failure is not None:
+        broken["failure"] = failure
+    return doc
+
+
 def test_the_verdict_names_the_variants_that_failed_first_and_last(tmp_path: Path) -> None:
-    text = render_run_text(parse(make_document(tmp_path), "result.json"), width=100)
+    doc = with_failure(make_document(tmp_path))
+    text = render_run_text(parse(doc, "result.json"), width=100)
     first = "→ s: 1 of 2 variants failed (default+dynamic: timed out while numerics); compile with"
     assert text.startswith(first), text
     lines = text.splitlines()
     wrapped = next(i for i, line in enumerate(lines[1:], 1) if not line.startswith("  "))
     assert lines[-wrapped:] == lines[:wrapped], "the last lines repeat the verdict"
+
+
+def test_a_failed_variant_is_named_by_its_recorded_cause_not_its_words(tmp_path: Path) -> None:
+    """The verdict line reads the failure's fields: words that say another cause or phase
+    change nothing; a document written before they were recorded says its error as
+    recorded."""
+    doc = with_failure(make_document(tmp_path))
+    assert validation_errors(doc, "result") == []
+    doc["steps"][0]["variants"][1]["error"] = "child process crashed while compiling: reworded"
+    text = render_run_text(parse(doc, "result.json"), width=100)
+    assert "(default+dynamic: timed out while numerics)" in text.splitlines()[0]
+    older = with_failure(doc, None)  # an older document: its sentence, as recorded
+    text = render_run_text(parse(older, "result.json"), width=200)
+    assert "(default+dynamic: child process crashed while compiling: reworded)" in text
 
 
 def test_variant_ids_are_stable() -> None:

@@ -69,7 +69,10 @@ class FakeLauncher:
         self.calls.append({"spec": spec, "label": label, "cache_dir": cache_dir})
         number = len(self.calls)
         if number == self.fail_at:
-            return ChildOutcome(None, "child process died (signal 9)")
+            from compilegate.child.protocol import Phase
+            from compilegate.run.child_failure import Crashed
+
+            return ChildOutcome(None, Crashed("SIGKILL", 9), Phase.COMPILE, "compiling: reworded")
         measured = {
             "warmup_s": [5.0, 0.01],
             "eager_warmup_s": [0.01, 0.01],
@@ -156,7 +159,10 @@ def test_a_later_process_that_dies_fails_the_variant(tmp_path: Path) -> None:
     step_doc = measure(config(tmp_path), FakeLauncher(fail_at=4))
     variant = step_doc["variants"][0]
     assert variant["status"] == "error"
-    assert variant["error"].startswith("timing process 3/4: child process died")
+    said = "timing process 3/4: child process crashed with signal SIGKILL (9) while compiling"
+    assert variant["error"].startswith(said)
+    # the cause and phase as facts, from the fields (the words could say anything)
+    assert variant["failure"] == {"cause": "crashed", "phase": "compile", "signal": "SIGKILL"}
 
 
 @pytest.mark.parametrize("value", [0, 11, "two"])

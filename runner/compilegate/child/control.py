@@ -28,53 +28,57 @@ from .protocol import CONTROL_VAR
 
 _LINE_LIMIT = 4096
 
-_channel: socket.socket | None = None
 
+class ControlLine:
+    """The line to the parent: made once at the child's start (`from_environment`) and
+    passed to what asks on it (child/main.py, the measuring functions before their timed
+    rounds). Without a socket (`ControlLine()`) nothing waits."""
 
-def connect() -> None:
-    """Take the parent's socket from the environment (once; nothing when there is none)."""
-    global _channel
-    number = os.environ.pop(CONTROL_VAR, None)
-    if _channel is not None or not number or not number.isdigit():
-        return
-    try:
-        _channel = socket.socket(fileno=int(number))
-    except OSError:
-        _channel = None
+    def __init__(self, channel: socket.socket | None = None) -> None:
+        self._channel = channel
 
+    @classmethod
+    def from_environment(cls) -> ControlLine:
+        """Take the parent's socket from the environment (no line when there is none)."""
+        number = os.environ.pop(CONTROL_VAR, None)
+        if not number or not number.isdigit():
+            return cls()
+        try:
+            return cls(socket.socket(fileno=int(number)))
+        except OSError:
+            return cls()
 
-def connected() -> bool:
-    return _channel is not None
+    @property
+    def connected(self) -> bool:
+        return self._channel is not None
 
+    def await_spec(self) -> str:
+        """Say `parked`, wait for `spec PATH`; the path. Ends the process when the parent
+        goes or says anything else."""
+        answer = self._ask("parked")
+        if not answer.startswith("spec "):
+            os._exit(0)
+        return answer[len("spec ") :]
 
-def await_spec() -> str:
-    """Say `parked`, wait for `spec PATH`; the path. Ends the process when the parent goes
-    or says anything else."""
-    answer = _ask("parked")
-    if not answer.startswith("spec "):
-        os._exit(0)
-    return answer[len("spec ") :]
+    def wait_for_quiet(self) -> None:
+        """Before timed rounds: wait until no other process of compilegate's is busy (the
+        parent says `go`). Returns at once without a parent on the line."""
+        if self._channel is None:
+            return
+        if self._ask("quiet") != "go":
+            os._exit(0)
 
-
-def wait_for_quiet() -> None:
-    """Before timed rounds: wait until no other process of compilegate's is busy (the parent
-    says `go`). Returns at once without a parent on the line."""
-    if _channel is None:
-        return
-    if _ask("quiet") != "go":
-        os._exit(0)
-
-
-def _ask(message: str) -> str:
-    assert _channel is not None
-    try:
-        _channel.sendall(message.encode("ascii") + b"\n")
-        line = b""
-        while not line.endswith(b"\n"):
-            chunk = _channel.recv(1)
-            if not chunk or len(line) > _LINE_LIMIT:
-                os._exit(0)  # the parent went: nobody reads what this process would measure
-            line += chunk
-    except OSError:
-        os._exit(0)
-    return line.decode("utf-8", "replace").rstrip("\n")
+    def _ask(self, message: str) -> str:
+        channel = self._channel
+        assert channel is not None  # a child started ahead always has its line
+        try:
+            channel.sendall(message.encode("ascii") + b"\n")
+            line = b""
+            while not line.endswith(b"\n"):
+                chunk = channel.recv(1)
+                if not chunk or len(line) > _LINE_LIMIT:
+                    os._exit(0)  # the parent went: nobody reads what this process would measure
+                line += chunk
+        except OSError:
+            os._exit(0)
+        return line.decode("utf-8", "replace").rstrip("\n")

@@ -37,9 +37,6 @@ class RankPlace:
     collective_timeout_s: float
 
 
-_PLACE: RankPlace | None = None  # set once, by join_group, in a rank process
-
-
 def place_of(settings: dict[str, Any], rank: int, device: str) -> RankPlace:
     """The rank's place from the step's `distributed` settings (config/model.py)."""
     raw = settings["distributed"]
@@ -54,14 +51,60 @@ def place_of(settings: dict[str, Any], rank: int, device: str) -> RankPlace:
     )
 
 
-def join_group(place: RankPlace, folder: str, device: str) -> None:
-    """Join the step's process group (every collective bounded by the deadline)."""
+class RankGroup:
+    """This rank's membership of its step's process group, made by `join_group` and passed
+    to what needs it (child/main.py Child, the StepBuilder every copy is built by): its
+    place, where DDP split its compiled graphs, and the digest of the numerics' compiled
+    parameters. A process that is no rank has none (None wherever one is taken)."""
+
+    def __init__(self, place: RankPlace) -> None:
+        self.place = place
+        self.splits = _SplitCounter()
+        self.parameters_digest: str | None = None
+
+    def compiled(self) -> None:
+        """The timed copy's compile is over (child/measure.py): later compiles (the
+        numerics' copies) are not the ones the split count describes."""
+        if self.splits.at_compile is None:
+            self.splits.at_compile = self.splits.graphs
+
+    def ddp_splits(self) -> int | None:
+        """Where DDP's optimizer (torch._dynamo.config.optimize_ddp) split the compiled
+        model's graphs at gradient-bucket boundaries, by the end of the timed compile
+        (`compiled`), else by now; None outside DDP or where this torch's DDP optimizer
+        cannot be counted."""
+        splits = self.splits
+        if self.place.wrapper != "ddp" or not splits.installed:
+            return None
+        return splits.at_compile if splits.at_compile is not None else splits.graphs
+
+    def note_compiled_parameters(self, snapshot: dict[str, Any]) -> None:
+        """The numerics' compiled copy's parameters after its last step (numerics.py), as a
+        digest: DDP keeps every rank's parameters equal, so ranks whose digests differ did
+        not train the same model."""
+        import torch
+
+        digest = hashlib.sha256()
+        try:
+            for name in sorted(snapshot):
+                kind, tensor = snapshot[name]
+                if kind == "param":
+                    raw = tensor.detach().cpu().contiguous().reshape(-1).view(torch.uint8)
+                    digest.update(name.encode())
+                    digest.update(raw.numpy().tobytes())
+        except Exception:  # a tensor this torch cannot view as bytes: not checked
+            return
+        self.parameters_digest = digest.hexdigest()
+
+
+def join_group(place: RankPlace, folder: str, device: str) -> RankGroup:
+    """Join the step's process group (every collective bounded by the deadline); this rank's
+    membership, to pass on."""
     import datetime
 
     import torch
     import torch.distributed as dist
 
-    global _PLACE
     if place.backend == "nccl" and device != "cuda":
         raise RuntimeError(f"distributed.backend nccl needs a GPU; this rank runs on {device}")
     if device == "cuda":
@@ -74,23 +117,30 @@ def join_group(place: RankPlace, folder: str, device: str) -> None:
         world_size=place.world_size,
         timeout=datetime.timedelta(seconds=place.collective_timeout_s),
     )
-    _PLACE = place
+    group = RankGroup(place)
     if place.wrapper == "ddp":
-        DDP_SPLITS.install()
+        group.splits.install()
+    return group
 
 
-def wrap(parts: Any, device: str, blocks_of: Callable[[Any], tuple[str, Any]]) -> Any:
-    """The model every copy of the step runs: under the wrapper in a rank, itself otherwise.
+def wrap(
+    parts: Any,
+    device: str,
+    blocks_of: Callable[[Any], tuple[str, Any]],
+    group: RankGroup | None,
+) -> Any:
+    """The model every copy of the step runs: under the wrapper in a rank (`group`), itself
+    otherwise.
 
     DDP shares the model's parameters, so the factory's optimizer steps them. FSDP2
     (`fully_shard`) replaces them by sharded ones: each block of the model's repeated blocks
     (`blocks_of`, as regional compilation finds them) is sharded, then the whole model, and
     `parts.optimizer` becomes the factory's optimizer class over the sharded parameters, with
     its parameter groups and settings."""
-    place = _PLACE
     model = parts.model
-    if place is None:
+    if group is None:
         return model
+    place = group.place
     if place.wrapper == "ddp":
         from torch.nn.parallel import DistributedDataParallel
 
@@ -159,23 +209,6 @@ def shard_fully(parts: Any, blocks_of: Callable[[Any], tuple[str, Any]], device:
     parts.optimizer = type(optimizer)(groups, **defaults)
 
 
-def ddp_splits() -> int | None:
-    """Where DDP's optimizer (torch._dynamo.config.optimize_ddp) split the compiled model's
-    graphs at gradient-bucket boundaries, by the end of the timed compile (`compiled`), else
-    by now; None outside a DDP rank or where this torch's DDP optimizer cannot be counted."""
-    place = _PLACE
-    if place is None or place.wrapper != "ddp" or not DDP_SPLITS.installed:
-        return None
-    return DDP_SPLITS.at_compile if DDP_SPLITS.at_compile is not None else DDP_SPLITS.graphs
-
-
-def compiled() -> None:
-    """The timed copy's compile is over (child/measure.py): later compiles (the numerics'
-    copies) are not the ones the count describes."""
-    if DDP_SPLITS.at_compile is None:
-        DDP_SPLITS.at_compile = DDP_SPLITS.graphs
-
-
 class _SplitCounter:
     """Counts the splits DDPOptimizer makes: its compile_fn hands the buckets it settled on
     to `pretty_print_buckets` once per Dynamo graph (torch 2.4 to 2.13 alike) and compiles
@@ -203,52 +236,23 @@ class _SplitCounter:
         self.installed = True
 
 
-DDP_SPLITS = _SplitCounter()
-
-
-def note_compiled_parameters(snapshot: dict[str, Any]) -> None:
-    """The numerics' compiled copy's parameters after its last step (numerics.py), as a
-    digest: DDP keeps every rank's parameters equal, so ranks whose digests differ did not
-    train the same model."""
-    global _PARAMETERS_DIGEST
-    if _PLACE is None:
-        return
-    import torch
-
-    digest = hashlib.sha256()
-    try:
-        for name in sorted(snapshot):
-            kind, tensor = snapshot[name]
-            if kind == "param":
-                raw = tensor.detach().cpu().contiguous().reshape(-1).view(torch.uint8)
-                digest.update(name.encode())
-                digest.update(raw.numpy().tobytes())
-    except Exception:  # a tensor this torch cannot view as bytes: not checked
-        return
-    _PARAMETERS_DIGEST = digest.hexdigest()
-
-
-_PARAMETERS_DIGEST: str | None = None
-
-
-def rank_facts(document: dict[str, Any]) -> dict[str, Any]:
+def rank_facts(document: dict[str, Any], group: RankGroup) -> dict[str, Any]:
     """What a rank's report says of it beside its measurement (its `distributed`): its rank,
     where DDP split its compiled graphs, its graph breaks and recompiles, its compile seconds
     (the compile window less eager's warm-up, as results/compile_cost.py reads the first
     rank's), its peak memory and the ATen ops of one compiled step (step work)."""
-    place = _PLACE
     diagnostics = document.get("diagnostics") or {}
     breaks, recompiles = diagnostics.get("graph_breaks"), diagnostics.get("recompiles")
     variant = document.get("variant") or {}
     return {
-        "rank": None if place is None else place.rank,
-        "ddp_splits": ddp_splits(),
+        "rank": group.place.rank,
+        "ddp_splits": group.ddp_splits(),
         "graph_breaks": breaks.get("count") if isinstance(breaks, dict) else None,
         "recompiles": recompiles.get("count") if isinstance(recompiles, dict) else None,
         "compile_s": _compile_s(variant.get("compile") or {}),
         "peak_bytes": variant.get("peak_bytes"),
         "aten_ops": ((variant.get("step_work") or {}).get("counts") or {}).get("aten_ops"),
-        "parameters_sha256": _PARAMETERS_DIGEST,
+        "parameters_sha256": group.parameters_digest,
     }
 
 

@@ -24,48 +24,59 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from .control import ControlLine
+from .distributed import RankGroup
 from .protocol import (
     SPARE_ARGUMENT,
     ChildReport,
     ChildSpec,
+    Phase,
     SpecError,
-    phase_of,
-    progress_prefix,
+    progress_line,
 )
 
 
 class Child:
     def __init__(
-        self, spec: ChildSpec, spec_path: str = "", rank: tuple[int, str] | None = None
+        self,
+        spec: ChildSpec,
+        spec_path: str = "",
+        rank: tuple[int, str] | None = None,
+        control: ControlLine | None = None,
     ) -> None:
         """`rank`: (rank, the group's folder) in a distributed step's rank process
-        (child/distributed.py); `spec_path`: the spec's file, which the ranks read too."""
+        (child/distributed.py); `spec_path`: the spec's file, which the ranks read too;
+        `control`: the line to the parent (child/control.py), None: nothing waits."""
         self.spec = spec
+        self.control = control if control is not None else ControlLine()
+        self.group: RankGroup | None = None  # a rank's membership of its group (join_group)
         self.spec_path = spec_path
         self.rank = rank
         self.out_path = Path(spec.out)
-        self.phase = "starting"
+        self.doing = "starting"  # the last progress message (what a user's error says)
         self.label = spec.label
-        self.progress_prefix = progress_prefix(spec.progress_token)
         self.started = time.perf_counter()
-        self.phases_s: dict[str, float] = {}  # seconds per phase (protocol.phase_of)
-        self._phase, self._phase_started = "start", self.started
+        self.phases_s: dict[str, float] = {}  # seconds per phase (protocol.Phase)
+        self.phase, self._phase_started = Phase.START, self.started
 
-    def progress(self, message: str) -> None:
-        self.phase = message
-        self._close_phase(phase_of(message))
+    def progress(self, phase: Phase, message: str) -> None:
+        """Say what the child does now: `phase` is a field of the line, `message` its words."""
+        self.doing = message
+        self._close_phase(phase)
         if self.rank is not None and self.rank[0] != 0:  # rank 0 speaks for the group
             return
         elapsed = time.perf_counter() - self.started
-        sys.stderr.write(f"{self.progress_prefix}{self.label} [{elapsed:6.1f}s] {message}\n")
+        line = progress_line(self.spec.progress_token, phase, self.label, elapsed, message)
+        sys.stderr.write(line + "\n")
         sys.stderr.flush()
 
-    def _close_phase(self, following: str) -> None:
+    def _close_phase(self, following: Phase) -> None:
         """Charge the time since the current phase began to it; `following` begins now."""
         now = time.perf_counter()
         spent = now - self._phase_started
-        self.phases_s[self._phase] = round(self.phases_s.get(self._phase, 0.0) + spent, 3)
-        self._phase, self._phase_started = following, now
+        name = self.phase.value
+        self.phases_s[name] = round(self.phases_s.get(name, 0.0) + spent, 3)
+        self.phase, self._phase_started = following, now
 
     def write(self, document: dict[str, Any]) -> None:
         """The report, in the shape the parent reads (protocol.ChildReport)."""
@@ -97,39 +108,41 @@ class Child:
                 self.write(document)
                 return
             if self.rank is not None:
-                self.join_group(document["device"])
+                self.group = self.join_group(document["device"])
             measured = self.measure(document["device"])
-            self._close_phase("other")
+            self._close_phase(Phase.OTHER)
             for key in ("eager", "variant"):  # the process's record carries its phases
                 if key in measured:
                     measured[key]["phases_s"] = dict(self.phases_s)
             document.update(measured)
-            if self.rank is not None:
+            if self.group is not None:
                 from .distributed import rank_facts
 
-                document["distributed"] = rank_facts(document)
-        except StepDefinitionError as exc:
-            document.update(status="error", error=str(exc), phase=self.phase)
-        except DeviceError as exc:
-            document.update(status="error", error=str(exc), phase=self.phase)
+                document["distributed"] = rank_facts(document, self.group)
+        except (StepDefinitionError, DeviceError) as exc:
+            document.update(status="error", error=str(exc), **self._where())
         except Exception as exc:
             repo_root = Path(self.spec.repo_root or ".")
             message = describe_user_exception(exc, repo_root)
             document.update(
                 status="error",
-                error=f"{self.phase}: {message}",
-                phase=self.phase,
+                error=f"{self.doing}: {message}",
+                **self._where(),
                 traceback=traceback.format_exc(limit=-8),
             )
         self.write(document)
 
-    def join_group(self, device: str) -> None:
+    def _where(self) -> dict[str, str]:
+        """Where an error found the child: its phase and its last progress message."""
+        return {"phase": self.phase.value, "doing": self.doing}
+
+    def join_group(self, device: str) -> RankGroup:
         from .distributed import join_group, place_of
 
         assert self.rank is not None
         rank, folder = self.rank
-        self.progress("joining the process group")
-        join_group(place_of(self.spec.settings, rank, device), folder, device)
+        self.progress(Phase.OTHER, "joining the process group")
+        return join_group(place_of(self.spec.settings, rank, device), folder, device)
 
     def resolve_device(self, environment: dict[str, Any]) -> str:
         wanted = self.spec.device
@@ -160,16 +173,19 @@ class Child:
         if spec.kind == "pair":  # a paired run's base and head in this one process
             from .measure_pair import measure_pair
 
-            return {"sides": measure_pair(list(spec.sides), settings, device, self.progress)}
+            sides = list(spec.sides)
+            return {"sides": measure_pair(sides, settings, device, self.progress, self.control)}
         assert spec.entry is not None  # ChildSpec: every kind but probe has one
-        self.progress("importing the step factory")
-        builder = StepBuilder(spec.entry, repo_root, device, settings["seed"])
+        self.progress(Phase.IMPORT, "importing the step factory")
+        builder = StepBuilder(spec.entry, repo_root, device, settings["seed"], group=self.group)
         numerics = settings.get("numerics", {})
         result: dict[str, Any]
         if spec.kind == "eager":
-            result = {"eager": measure_eager(builder, settings, self.progress)}
+            result = {"eager": measure_eager(builder, settings, self.progress, self.control)}
             if numerics.get("enabled") and spec.numerics_reference_out:
-                self.progress("numerics: float64 reference, once for every variant")
+                self.progress(
+                    Phase.REFERENCE, "numerics: float64 reference, once for every variant"
+                )
                 write_reference(builder, settings, spec.numerics_reference_out)
             return result
         variant = spec.variant
@@ -179,15 +195,25 @@ class Child:
             load = cache_artifacts.load if spec.cache_artifacts == "load" else None
             try:
                 measured = measure_variant(
-                    builder, settings, variant, self.progress, timing_only=True, load=load
+                    builder,
+                    settings,
+                    variant,
+                    self.progress,
+                    timing_only=True,
+                    load=load,
+                    control=self.control,
                 )
             except NoRepeatedBlock as nothing:  # regional compilation: nothing repeats
                 return {"variant": {"regional_absent": str(nothing)}}
             return {"variant": measured}
         probe = make_probe(repo_root)
-        result = {"variant": measure_variant(builder, settings, variant, self.progress, probe)}
+        result = {
+            "variant": measure_variant(
+                builder, settings, variant, self.progress, probe, control=self.control
+            )
+        }
         if spec.cache_artifacts == "save":  # after every compile of the process, timed apart
-            self.progress("saving the compile-cache artifacts")
+            self.progress(Phase.OTHER, "saving the compile-cache artifacts")
             result["variant"]["compile"]["artifacts"] = cache_artifacts.save()
         result["diagnostics"] = probe.report()
         result["variant"]["compile"]["counts"] = probe.work_counts()
@@ -226,7 +252,7 @@ def run_numerics(
 ) -> dict[str, Any]:
     from .numerics import check_numerics
 
-    progress("numerics: compiled vs eager vs float64 reference")
+    progress(Phase.NUMERICS, "numerics: compiled vs eager vs float64 reference")
     return check_numerics(builder, settings, variant, progress, reference_path)
 
 
@@ -242,29 +268,25 @@ def main(spec_path: str) -> None:
     2 s (eager only) to 5 s (after a compile) per process on this project's loaded 2-core CPU
     — a process whose result is already on disk. The parent ends what the child leaves
     behind (compile workers) with its process group (run/launcher.py)."""
-    from . import control
-
-    control.connect()
+    control = ControlLine.from_environment()
     ahead = spec_path == SPARE_ARGUMENT
     if ahead:  # started ahead: import, then wait for the spec
-        spec_path = started_ahead()
+        spec_path = started_ahead(control)
     spec = read_spec(Path(spec_path))
     if ahead and spec.repo_root:  # where a child started for this spec begins
         os.chdir(spec.repo_root)
     os.environ.pop("TORCH_LOGS", None)  # it silently overrides torch._logging.set_logs
-    Child(spec, spec_path).run()
+    Child(spec, spec_path, control=control).run()
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
 
 
-def started_ahead() -> str:
+def started_ahead(control: ControlLine) -> str:
     """A child started ahead of its turn (run/launcher.py): the harness, torch and Dynamo
     imported (what every measuring child imports first; Inductor is left to the compile,
     whose cold window a user's first torch.compile() pays it in), then parked until the
     parent names the spec; its path."""
-    from . import control
-
     import_harness()
     try:
         import torch._dynamo  # noqa: F401  (an optimizer's constructor imports it anyway)

@@ -14,18 +14,20 @@ from typing import Any, Callable
 
 import torch
 
-from . import control, distributed, instruction_counter, torch_state
+from . import instruction_counter, torch_state
 from .compile_cost import cpu_method, elapsed, now
 from .compile_size import count_eager_ops
+from .control import ControlLine
 from .cpu_pinning import pinned
+from .distributed import RankGroup
 from .dynamo_logs import PathClassifier
-from .protocol import EntryPoint
+from .protocol import EntryPoint, Phase
 from .step_work import count_step_work
 from .timing import interleaved_rounds, synchronize, timed_warmup, timer_for, yardsticks
 from .training import TrainingStep, seed_everything
 from .user_code import StepParts, build_parts, load_factory
 
-Progress = Callable[[str], None]
+Progress = Callable[[Phase, str], None]
 
 
 class StepBuilder:
@@ -35,9 +37,19 @@ class StepBuilder:
     yardstick is timed in, and what `torch_state_record` compares against."""
 
     def __init__(
-        self, entry: EntryPoint, repo_root: Path, device: str, seed: int, side: str = ""
+        self,
+        entry: EntryPoint,
+        repo_root: Path,
+        device: str,
+        seed: int,
+        side: str = "",
+        *,
+        group: RankGroup | None = None,
     ) -> None:
+        """`group`: in a distributed step's rank, its group (child/distributed.py): every
+        copy runs under the group's wrapper."""
         self.entry, self.repo_root, self.device, self.seed = entry, repo_root, device, seed
+        self.group = group
         self.clean_state = torch_state.capture()
         self._factory = load_factory(entry, repo_root, side)
 
@@ -100,19 +112,26 @@ def _checked(step: TrainingStep) -> Callable[[int], Any]:
 
 
 def measure_eager(
-    builder: StepBuilder, settings: dict[str, Any], progress: Progress
+    builder: StepBuilder,
+    settings: dict[str, Any],
+    progress: Progress,
+    control: ControlLine | None = None,
 ) -> dict[str, Any]:
-    """Two identical eager copies, interleaved: the step's eager time and the run's noise."""
+    """Two identical eager copies, interleaved: the step's eager time and the run's noise.
+    `control`: the line to the parent, asked before the timed rounds (None: nothing waits)."""
     device, amp = builder.device, settings["amp"]
     warmup, iterations, rounds = settings["warmup"], settings["iterations"], settings["rounds"]
-    progress("building eager copies")
-    eager_a = TrainingStep(builder.build(), device=device, amp=amp)
-    eager_b = TrainingStep(builder.build(), device=device, amp=amp)
-    progress(f"eager warm-up ({warmup} iterations per copy)")
+    progress(Phase.BUILD, "building eager copies")
+    eager_a = TrainingStep(builder.build(), device=device, amp=amp, group=builder.group)
+    eager_b = TrainingStep(builder.build(), device=device, amp=amp, group=builder.group)
+    progress(Phase.EAGER_WARMUP, f"eager warm-up ({warmup} iterations per copy)")
     warmup_s = timed_warmup(_checked(eager_a), range(warmup), device)
     timed_warmup(_checked(eager_b), range(warmup), device)
-    control.wait_for_quiet()  # a child started ahead may still be importing (control.py)
-    progress(f"measuring eager A/A: {iterations} iterations per copy in {rounds} rounds")
+    if control is not None:  # a child started ahead may still be importing (control.py)
+        control.wait_for_quiet()
+    progress(
+        Phase.TIMED, f"measuring eager A/A: {iterations} iterations per copy in {rounds} rounds"
+    )
     with pinned(torch.get_num_threads()) as cpus:
         timed = interleaved_rounds(
             {
@@ -124,7 +143,7 @@ def measure_eager(
             iterations=iterations,
             rounds=rounds,
             timer=timer_for(device),
-            on_round=lambda r: progress(f"round {r + 1}/{rounds}"),
+            on_round=lambda r: progress(Phase.TIMED, f"round {r + 1}/{rounds}"),
         )
     end = warmup + iterations
     peak = peak_step_bytes(eager_a, end, device)
@@ -145,7 +164,9 @@ def step_work(
     timed one, which every process of the step has run, so nothing compiles), after
     everything timed; the copy is not used after it (child/step_work.py). With the
     repository's root (eager), also where its code calls `.item()`."""
-    progress(f"step work: one untimed iteration under the profiler (batch {index})")
+    progress(
+        Phase.STEP_WORK, f"step work: one untimed iteration under the profiler (batch {index})"
+    )
     paths = PathClassifier.for_torch(repo_root) if repo_root is not None else None
     return count_step_work(step, index, paths)
 
@@ -159,8 +180,10 @@ def measure_variant(
     *,
     timing_only: bool = False,
     load: Callable[[], dict[str, Any]] | None = None,
+    control: ControlLine | None = None,
 ) -> dict[str, Any]:
-    """Eager (A and B) and one compiled variant, interleaved in the same process.
+    """Eager (A and B) and one compiled variant, interleaved in the same process; `control`
+    (None: nothing waits) asked before the timed rounds.
 
     `timing_only`: a variant's later process, which only times: no memory passes (the first
     process measured the peaks; None here) and no epoch end. `load`: called first inside the
@@ -177,8 +200,9 @@ def measure_variant(
     end = settings["warmup"] + iterations
     with contextlib.ExitStack() as probed:
         copies = VariantCopies(builder, settings, variant, progress, probe, probed, load)
-        control.wait_for_quiet()  # a child started ahead may still be importing (control.py)
-        progress(f"measuring: {iterations} iterations per side in {rounds} rounds")
+        if control is not None:  # a child started ahead may still be importing (control.py)
+            control.wait_for_quiet()
+        progress(Phase.TIMED, f"measuring: {iterations} iterations per side in {rounds} rounds")
         with pinned(torch.get_num_threads()) as cpus:
             timed = interleaved_rounds(
                 {**copies.sides(), **yardsticks(builder.device, builder.clean_state)},
@@ -186,7 +210,7 @@ def measure_variant(
                 iterations=iterations,
                 rounds=rounds,
                 timer=timer_for(builder.device),
-                on_round=lambda r: progress(f"round {r + 1}/{rounds}"),
+                on_round=lambda r: progress(Phase.TIMED, f"round {r + 1}/{rounds}"),
             )
         peak = None if timing_only else peak_step_bytes(copies.compiled, end, builder.device)
         epoch_length = None if timing_only else settings.get("epoch_length")
@@ -228,11 +252,12 @@ class VariantCopies:
         `load` (or None) runs first in the compile window (measure_variant's docstring)."""
         device, amp, warmup = builder.device, settings["amp"], settings["warmup"]
         self.device, self.end = device, warmup + settings["iterations"]
-        progress("building copies")
-        self.eager_a = TrainingStep(builder.build(), device=device, amp=amp)
-        self.eager_b = TrainingStep(builder.build(), device=device, amp=amp)
+        progress(Phase.BUILD, "building copies")
+        group = builder.group
+        self.eager_a = TrainingStep(builder.build(), device=device, amp=amp, group=group)
+        self.eager_b = TrainingStep(builder.build(), device=device, amp=amp, group=group)
         compiled_parts = builder.build()
-        progress(f"eager warm-up ({warmup} iterations)")
+        progress(Phase.EAGER_WARMUP, f"eager warm-up ({warmup} iterations)")
         eager_start = now()
         self.eager_warmup_s = timed_warmup(_checked(self.eager_a), range(warmup), device)
         self.eager_window = elapsed(eager_start, now())
@@ -251,15 +276,19 @@ class VariantCopies:
             amp=amp,
             compile_kwargs=variant["compile_kwargs"],
             compile_target=variant["compile_target"],
+            group=group,
         )
         self.call_s = time.perf_counter() - start.wall_s
-        progress(f"compiling: warm-up 1/{warmup} includes the compile")
+        progress(Phase.COMPILE, f"compiling: warm-up 1/{warmup} includes the compile")
         self.warmup_s: list[float] = []
         for index in range(warmup):
             self.warmup_s.extend(timed_warmup(_checked(self.compiled), [index], device))
-            progress(f"compiled warm-up {index + 1}/{warmup}: {self.warmup_s[-1]:.2f} s")
+            progress(
+                Phase.COMPILE, f"compiled warm-up {index + 1}/{warmup}: {self.warmup_s[-1]:.2f} s"
+            )
         self.window = elapsed(start, now())
-        distributed.compiled()  # a DDP rank's graph count stops here (child/distributed.py)
+        if group is not None:  # a DDP rank's graph count stops here (child/distributed.py)
+            group.compiled()
         self.cache_hits = compile_cache_hits()
         self.instructions = (
             None if probe is None else counted if counted is not None else instruction_counter.end()
@@ -327,7 +356,10 @@ def epoch_end(
     if not epoch_length:
         return {}
     indices = epoch_indices(first, epoch_length)
-    progress(f"epoch end: batches {indices[0]} and {indices[1]} (epoch length {epoch_length})")
+    progress(
+        Phase.MEMORY_EPOCH,
+        f"epoch end: batches {indices[0]} and {indices[1]} (epoch length {epoch_length})",
+    )
     device = compiled.device
     compiled_s = timed_warmup(_checked(compiled), indices, device)
     eager_s = timed_warmup(_checked(eager), indices, device)

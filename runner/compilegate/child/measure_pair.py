@@ -22,16 +22,17 @@ from typing import Any, Callable
 
 import torch
 
-from . import control, torch_state
+from . import torch_state
+from .control import ControlLine
 from .cpu_pinning import pinned
 from .measure import StepBuilder, VariantCopies, _checked, peak_step_bytes, step_work
-from .protocol import ChildSide
+from .protocol import ChildSide, Phase
 from .timing import YARDSTICKS, interleaved_rounds, timed_warmup, timer_for, yardsticks
 from .training import TrainingStep
 from .two_sides import SideModules
 from .user_code import user_import_paths
 
-Progress = Callable[[str], None]
+Progress = Callable[[Phase, str], None]
 
 
 class Pinned:
@@ -50,7 +51,7 @@ class Pinned:
 
 def _prefixed(progress: Progress, role: str) -> Progress:
     """`progress` with each message prefixed by the side's role."""
-    return lambda message: progress(f"{role}: {message}")
+    return lambda phase, message: progress(phase, f"{role}: {message}")
 
 
 def schedule_names(roles: list[str], copies: list[str]) -> list[str]:
@@ -69,10 +70,15 @@ def split_sides(
 
 
 def measure_pair(
-    sides: list[ChildSide], settings: dict[str, Any], device: str, progress: Progress
+    sides: list[ChildSide],
+    settings: dict[str, Any],
+    device: str,
+    progress: Progress,
+    control: ControlLine | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Both sides built and warmed up one after the other, then timed in the same rounds;
-    per role, {"eager": …} or {"variant": …} as a one-side child returns it."""
+    per role, {"eager": …} or {"variant": …} as a one-side child returns it. `control`: the
+    line to the parent, asked before the rounds (None: nothing waits)."""
     clean = torch_state.capture()
     warmup, iterations, rounds = settings["warmup"], settings["iterations"], settings["rounds"]
     built: dict[str, tuple[Any, torch_state.State, SideModules]] = {}
@@ -81,7 +87,7 @@ def measure_pair(
         repo_root = Path(side.repo_root)
         modules = SideModules(repo_root, user_import_paths(side.entry, repo_root), side.cache_dir)
         with modules.active():
-            progress(f"{side.role}: importing the step factory")
+            progress(Phase.IMPORT, f"{side.role}: importing the step factory")
             builder = StepBuilder(side.entry, repo_root, device, settings["seed"], side.role)
             if side.variant is None:
                 copies: Any = EagerCopies(builder, settings, _prefixed(progress, side.role))
@@ -102,8 +108,11 @@ def measure_pair(
             role, copy = name.split("/", 1)
             copies, state, _ = built[role]
             steps[name] = Pinned(copies.sides()[copy], state)
-    control.wait_for_quiet()  # a child started ahead may still be importing (control.py)
-    progress(f"measuring base and head: {iterations} iterations per copy in {rounds} rounds")
+    if control is not None:  # a child started ahead may still be importing (control.py)
+        control.wait_for_quiet()
+    progress(
+        Phase.TIMED, f"measuring base and head: {iterations} iterations per copy in {rounds} rounds"
+    )
     with pinned(torch.get_num_threads()):
         timed = interleaved_rounds(
             steps,
@@ -111,7 +120,7 @@ def measure_pair(
             iterations=iterations,
             rounds=rounds,
             timer=timer_for(device),
-            on_round=lambda r: progress(f"round {r + 1}/{rounds}"),
+            on_round=lambda r: progress(Phase.TIMED, f"round {r + 1}/{rounds}"),
         )
     out: dict[str, dict[str, Any]] = {}
     end = warmup + iterations
@@ -141,10 +150,10 @@ class EagerCopies:
     def __init__(self, builder: StepBuilder, settings: dict[str, Any], progress: Progress) -> None:
         device, amp, warmup = builder.device, settings["amp"], settings["warmup"]
         self.device, self.end = device, warmup + settings["iterations"]
-        progress("building eager copies")
+        progress(Phase.BUILD, "building eager copies")
         self.eager_a = TrainingStep(builder.build(), device=device, amp=amp)
         self.eager_b = TrainingStep(builder.build(), device=device, amp=amp)
-        progress(f"eager warm-up ({warmup} iterations per copy)")
+        progress(Phase.EAGER_WARMUP, f"eager warm-up ({warmup} iterations per copy)")
         self.warmup_s = timed_warmup(_checked(self.eager_a), range(warmup), device)
         timed_warmup(_checked(self.eager_b), range(warmup), device)
 

@@ -44,8 +44,8 @@ from typing import Any, Callable, Dict, Tuple
 
 import torch
 
-from . import distributed
 from .numerics_env import RngWatch, fresh_dynamo, tf32_off
+from .protocol import Phase
 from .training import TrainingStep, seed_everything
 
 WORST_SHOWN = 5
@@ -67,7 +67,7 @@ def check_numerics(
     builder: Any,
     settings: dict[str, Any],
     variant: dict[str, Any],
-    progress: Callable[[str], None],
+    progress: Callable[[Phase, str], None],
     reference_path: str | None = None,
 ) -> dict[str, Any]:
     """Run eager, compiled and float64 copies and judge every tensor; never raises.
@@ -83,7 +83,7 @@ def check_numerics(
         return {**base, "status": "skipped", "reason": "numerics.steps is 0"}
     try:
         with tf32_off(builder.device) as tf32_changed:
-            progress(f"numerics: eager copy, {steps} step(s)")
+            progress(Phase.NUMERICS, f"numerics: eager copy, {steps} step(s)")
             watch = RngWatch(builder.device)
             # What a compiled model draws: its forward and the backward; a compiled step's
             # loss too (random draws in the loss of a compiled model run eagerly on both sides).
@@ -91,16 +91,19 @@ def check_numerics(
             eager = run_copy(builder, settings, steps, rng_watch=watch, model_only=model_only)
             recompile = watch.drew or tf32_changed
             how = "compiled again with fallback_random" if watch.drew else "the timed code"
-            progress(f"numerics: compiled copy ({variant['id']}, {how}), {steps} step(s)")
+            progress(
+                Phase.NUMERICS, f"numerics: compiled copy ({variant['id']}, {how}), {steps} step(s)"
+            )
             with fresh_dynamo(watch.drew) if recompile else contextlib.nullcontext():
                 graphs_before, started = dynamo_graphs(), time.perf_counter()
                 compiled = run_copy(builder, settings, steps, variant=variant)
                 compiled_copy_s = time.perf_counter() - started
                 graphs_after = dynamo_graphs()
-            distributed.note_compiled_parameters(compiled[-1] if compiled else {})
+            if builder.group is not None:  # a rank: DDP keeps every rank's parameters equal
+                builder.group.note_compiled_parameters(compiled[-1] if compiled else {})
             shared = load_reference(reference_path, steps)
             if shared is None:
-                progress("numerics: float64 reference")
+                progress(Phase.REFERENCE, "numerics: float64 reference")
                 reference, ref_error = _try_reference(builder, settings, steps)
             else:
                 reference, ref_error = shared
@@ -164,6 +167,7 @@ def run_copy(
         amp=None if float64 else settings.get("amp"),
         compile_kwargs=None if variant is None else variant["compile_kwargs"],
         compile_target="model" if variant is None else variant["compile_target"],
+        group=builder.group,
     )
     grads: dict[str, tuple[str, torch.Tensor]] = {}
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import MISSING, dataclass, field, fields
+from enum import Enum
 from typing import Any
 
 # Lines the child writes on stderr to say what it is doing; the parent shows them as its own.
@@ -24,30 +25,55 @@ def progress_prefix(token: str) -> str:
     return f"{PROGRESS_PREFIX} {token}: "
 
 
-# The phases of a child's work, in order, as the progress message that starts each begins
-# (`phase_of`): what `phases_s` in a process record and bench/time_to_verdict.py add up.
-PHASES = (
+class Phase(str, Enum):
+    """The phases of a child's work, in order: each progress line names its own (a field of
+    the line, `progress_line`), never read from its words. What `phases_s` in a process
+    record and bench/time_to_verdict.py add up, and where a failed child stopped."""
+
     # the harness importing torch, before the first progress line (about nothing for a child
     # started ahead: it imported before its turn, run/launcher.py)
-    ("start", ()),
-    ("import", ("importing",)),
-    ("build", ("building",)),
-    ("eager warm-up", ("eager warm-up",)),
-    ("compile", ("compiling", "compiled warm-up")),
-    ("timed", ("measuring", "round ")),
-    ("memory/epoch", ("epoch end", "peak memory")),
-    ("step work", ("step work",)),
-    ("reference", ("numerics: float64 reference",)),
-    ("numerics", ("numerics",)),
-)
+    START = "start"
+    IMPORT = "import"
+    BUILD = "build"
+    EAGER_WARMUP = "eager warm-up"
+    COMPILE = "compile"
+    TIMED = "timed"
+    MEMORY_EPOCH = "memory/epoch"
+    STEP_WORK = "step work"
+    REFERENCE = "reference"
+    NUMERICS = "numerics"
+    OTHER = "other"  # joining a process group, starting ranks, saving cache artifacts
 
 
-def phase_of(message: str) -> str:
-    """The phase a progress message starts ("other" for one no phase names)."""
-    for name, starts in PHASES:
-        if starts and message.startswith(starts):
-            return name
-    return "other"
+def progress_line(token: str, phase: Phase, label: str, elapsed_s: float, message: str) -> str:
+    """One progress line (no newline): the token's prefix, the phase by its name, then what
+    the parent shows: `label [elapsed] message`."""
+    return f"{progress_prefix(token)}{phase.name} {label} [{elapsed_s:6.1f}s] {message}"
+
+
+@dataclass(frozen=True)
+class Progress:
+    """A progress line as the parent reads it: its phase, the text it shows (`label
+    [elapsed] message`) and the message alone (what a failed child was doing)."""
+
+    phase: Phase
+    shown: str
+    message: str
+
+
+def read_progress(line: str, token: str) -> Progress | None:
+    """A line of the child given `token` as its Progress, or None when it is not one of its
+    progress lines. A phase this parent does not know (another harness version) reads as
+    OTHER, with the whole text."""
+    prefix = progress_prefix(token)
+    if not line.startswith(prefix):
+        return None
+    rest = line[len(prefix) :]
+    name, _, shown = rest.partition(" ")
+    phase = Phase.__members__.get(name)
+    if phase is None:
+        phase, shown = Phase.OTHER, rest
+    return Progress(phase, shown, shown.split("] ", 1)[-1])
 
 
 # The child's line to its parent (child/control.py): the socket's number in this variable,
@@ -392,7 +418,8 @@ def _count_or_none(value: Any) -> bool:
 @dataclass(frozen=True)
 class ChildReport:
     """What a child sends back (its one JSON file): `ok` with what it measured, or `error`
-    with the reason, the phase it was in and, for a user's exception, its traceback.
+    with the reason, the phase it was in (a Phase; `doing`: its last progress message) and,
+    for a user's exception, its traceback.
 
     Its top level is typed here; what one process measured (`eager`, `variant`,
     `diagnostics`, `numerics`, a paired child's `sides` by role) stays the JSON the
@@ -402,7 +429,8 @@ class ChildReport:
 
     status: str
     error: str | None = None
-    phase: str | None = None
+    phase: Phase | None = None
+    doing: str | None = None
     traceback: str | None = None
     environment: dict[str, Any] | None = None  # what the probe reads (child/environment.py)
     device: str | None = None
@@ -421,7 +449,7 @@ class ChildReport:
         for item in fields(self):
             value = getattr(self, item.name)
             if value is not None and item.name not in out:
-                out[item.name] = value
+                out[item.name] = value.value if isinstance(value, Phase) else value
         return out
 
     @classmethod
@@ -436,9 +464,12 @@ class ChildReport:
             raise ReportError(f"unknown key {', '.join(unknown)}")
         if raw.get("status") not in STATUSES:
             raise ReportError(f"status {raw.get('status')!r} is neither ok nor error")
-        for name in ("error", "phase", "traceback", "device"):
+        for name in ("error", "phase", "doing", "traceback", "device"):
             if raw.get(name) is not None and not isinstance(raw[name], str):
                 raise ReportError(f"{name} is not a string")
+        phases = {phase.value: phase for phase in Phase}
+        if raw.get("phase") is not None and raw["phase"] not in phases:
+            raise ReportError(f"phase {raw['phase']!r} is none of {', '.join(phases)}")
         for name in (
             "environment",
             "eager",
@@ -453,4 +484,5 @@ class ChildReport:
         for name in ("eager", "variant"):
             if raw.get(name) is not None and "step_work" in raw[name]:
                 check_step_work(raw[name]["step_work"], f"{name}.step_work")
-        return cls(**raw)
+        phase = phases[raw["phase"]] if raw.get("phase") is not None else None
+        return cls(**{**raw, "phase": phase})

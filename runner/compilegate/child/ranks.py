@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .distributed import place_of
-from .protocol import bootstrap
+from .protocol import Phase, bootstrap
 
 # How a rank process starts: as the launcher starts a child (run/launcher.py), the package
 # loaded from its folder with the working directory off sys.path, then `rank_main`.
@@ -57,7 +57,7 @@ def run_ranks(
     settings: dict[str, Any],
     device: str,
     folder: Path,
-    progress: Callable[[str], None],
+    progress: Callable[[Phase, str], None],
 ) -> dict[str, Any]:
     """Start the ranks, wait for them, merge their reports (the module's docstring)."""
     raw = settings["distributed"]
@@ -66,7 +66,7 @@ def run_ranks(
     env = dict(os.environ)
     env["GLOO_SOCKET_IFNAME"] = "lo"  # the collectives stay on this machine
     env["NCCL_SOCKET_IFNAME"] = "lo"
-    progress(f"starting {world} ranks ({raw['wrapper']})")
+    progress(Phase.OTHER, f"starting {world} ranks ({raw['wrapper']})")
     processes = [
         subprocess.Popen(
             [
@@ -183,6 +183,7 @@ def merge_reports(
             "status": "error",
             "error": error,
             "phase": (reports[first["rank"]] or {}).get("phase"),
+            "doing": (reports[first["rank"]] or {}).get("doing"),
             "distributed": record,
         }
     merged = with_slowest([report or {} for report in reports])

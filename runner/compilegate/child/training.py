@@ -45,6 +45,7 @@ class TrainingStep:
         amp: str | None = None,
         compile_kwargs: dict[str, Any] | None = None,
         compile_target: str = "model",
+        group: distributed.RankGroup | None = None,
     ) -> None:
         self.parts = parts
         self.device = device
@@ -63,9 +64,10 @@ class TrainingStep:
             else None
         )
         self._forward_loss: Callable[[Any], Any]
-        # In a distributed step's rank, the model under its wrapper (child/distributed.py;
-        # FSDP2 shards the parameters in place and gives `parts` an optimizer over them).
-        model, loss_fn = distributed.wrap(parts, device, repeated_blocks), parts.loss
+        # In a distributed step's rank (`group`), the model under its wrapper
+        # (child/distributed.py; FSDP2 shards the parameters in place and gives `parts` an
+        # optimizer over them).
+        model, loss_fn = distributed.wrap(parts, device, repeated_blocks, group), parts.loss
         self._model = model
         self._optimizer_step: Callable[[], Any] = parts.optimizer.step
         self.blocks: str | None = None

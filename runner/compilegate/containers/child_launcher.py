@@ -42,15 +42,16 @@ from typing import Any, ClassVar, TextIO
 from ..child.protocol import ChildReport, ChildSpec, new_progress_token
 from ..cleanup import remove_tree
 from ..config.limits import ResourceLimits
-from ..run.child_budget import ChildBudget, budget_error, wait_within
+from ..run.child_budget import ChildBudget, wait_within
 from ..run.child_env import container_environment, harness_variables
+from ..run.child_failure import BadResult, ChildCause, Exited, NoResult, NotStarted, budget_cause
 from ..run.child_process import TAIL_LINES, ChildOutcome
 from ..run.launcher import read_report_file, relay_output
 from ..run.relay import bounded_lines
 from .collect import RESULT_NAME, collect_result
 from .docker_backend import IMAGE_UID, STOP_GRACE_S, WORKSPACE
 from .hidden_git import cover_mounts
-from .limits import PidsWatch, limit_breach, limit_kwargs, output_over
+from .limits import PidsWatch, limit_cause, limit_kwargs, output_over
 
 IMAGE_PYTHON = "/opt/compilegate/bin/python"  # the image's venv: torch and compilegate
 HARNESS = "/harness"  # spec, home, output folder
@@ -135,12 +136,11 @@ class ContainerLauncher:
                 distributed=bool(spec.settings.get("distributed")),
             )
             outcome.wall_s = time.perf_counter() - started
-            if outcome.error is None:
-                outcome.error = output_over(harness, limits)
-            if outcome.error is None:
-                outcome.report, outcome.error = _read_result(harness / "out", workdir)
-            if outcome.error is not None and outcome.last_phase:
-                outcome.error += f" while {outcome.last_phase}"
+            over = output_over(harness, limits) if outcome.cause is None else None
+            if over is not None:
+                outcome.cause = BadResult("over", over)
+            if outcome.cause is None:
+                outcome.report, outcome.cause = _read_result(harness / "out", workdir)
             return outcome
         finally:
             left = remove_tree(workdir)
@@ -192,7 +192,7 @@ class ContainerLauncher:
         try:
             container = self.client.containers.run(**kwargs)
         except Exception as exc:  # image gone, bad device request, engine error
-            outcome.error = f"container did not start: {' '.join(str(exc).split())[:300]}"
+            outcome.cause = NotStarted(None, " ".join(str(exc).split())[:300])
             return outcome
         tail: collections.deque[str] = collections.deque(maxlen=TAIL_LINES)
         relay = threading.Thread(
@@ -218,7 +218,7 @@ class ContainerLauncher:
                 _kill(container)
                 relay.join(timeout=STOP_GRACE_S)
                 outcome.output_tail = list(tail)
-                outcome.error = budget_error(passed)
+                outcome.cause = budget_cause(passed)
                 return outcome
             status = waited["status"]
             relay.join(timeout=STOP_GRACE_S)
@@ -226,12 +226,10 @@ class ContainerLauncher:
             code = int(status.get("StatusCode", -1))
             # Over a limit is an error whatever the exit code: a step that ran on after a
             # refused fork measured something else than what it declares.
-            outcome.error = limit_breach(container, limits, watch.stop())
-            if outcome.error is None and code != 0:
+            outcome.cause = limit_cause(container, limits, watch.stop())
+            if outcome.cause is None and code != 0:
                 last = next((line for line in reversed(tail) if line.strip()), "")
-                outcome.error = f"child process exited with code {code}" + (
-                    f": {last.strip()}" if last else ""
-                )
+                outcome.cause = Exited(code, last.strip())
             return outcome
         finally:
             watch.stop()
@@ -285,13 +283,13 @@ def _log_chunks(container: Any) -> Iterator[bytes]:
         return
 
 
-def _read_result(out_dir: Path, workdir: Path) -> tuple[ChildReport | None, str | None]:
+def _read_result(out_dir: Path, workdir: Path) -> tuple[ChildReport | None, ChildCause | None]:
     """The child's result, taken as collect.py takes a run's: the output folder is hostile."""
     collected = collect_result(out_dir, workdir / "clean")
     if collected.refused:
-        return None, f"child process result {collected.refused}"
+        return None, BadResult("collected", collected.refused)
     if collected.result_path is None:
-        return None, "child process exited without writing its result"
+        return None, NoResult()
     return read_report_file(collected.result_path)
 
 

@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from ..config.limits import MIB, ResourceLimits, shown_mib
+from ..report.child_failure_words import cause_text
+from ..run.child_failure import OutOfMemory, PidsLimit
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 WATCH_PERIOD_S = 0.2
@@ -108,19 +110,28 @@ def read_refused(events: Path) -> int:
     return 0
 
 
-def limit_breach(container: Any, limits: ResourceLimits, pids_refused: int) -> str | None:
-    """Why the ended container was over a limit ("killed: out of memory (limit 8 GiB)",
-    "pids limit 4096 reached"), or None."""
+def limit_cause(
+    container: Any, limits: ResourceLimits, pids_refused: int
+) -> OutOfMemory | PidsLimit | None:
+    """Which limit the ended container was over (its memory: the kernel killed it; its
+    pids: forks were refused), or None."""
     try:
         container.reload()
         oom = bool(container.attrs["State"].get("OOMKilled"))
     except Exception:  # removed under us: the pids counter still speaks
         oom = False
     if oom:
-        return f"killed: out of memory (limit {shown_mib(limits.memory_mib)})"
+        return OutOfMemory(limits.memory_mib)
     if pids_refused:
-        return f"pids limit {limits.pids} reached ({pids_refused} forks refused)"
+        return PidsLimit(limits.pids, pids_refused)
     return None
+
+
+def limit_breach(container: Any, limits: ResourceLimits, pids_refused: int) -> str | None:
+    """Why the ended container was over a limit, in report/'s words ("killed: out of memory
+    (limit 8 GiB)", "pids limit 4096 reached …"), or None."""
+    cause = limit_cause(container, limits, pids_refused)
+    return None if cause is None else cause_text(cause)
 
 
 def output_over(folder: Path, limits: ResourceLimits) -> str | None:

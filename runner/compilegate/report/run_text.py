@@ -29,6 +29,7 @@ from ..results.model import GraphBreaks, Recompiles, ResultDocument, Step, Varia
 from ..results.payoff import cold_compile_samples, process_means
 from ..results.processes import geometric_mean
 from . import wording as w
+from .child_failure_words import short_cause
 from .compile_time_words import compile_time_legend
 from .decision_words import short_decision
 from .distributed_words import distributed_sentence
@@ -120,19 +121,16 @@ def failed_variants_text(step: Step) -> str:
         return ""
     by_cause: dict[str, list[str]] = {}
     for variant in failed:
-        by_cause.setdefault(_failure_cause(variant.error), []).append(variant.id)
+        by_cause.setdefault(_failure_cause(variant), []).append(variant.id)
     causes = "; ".join(f"{', '.join(ids)}: {cause}" for cause, ids in by_cause.items())
     return f"{len(failed)} of {len(step.variants)} variants failed ({causes})"
 
 
-def _failure_cause(error: object) -> str:
-    """An error's cause, short: `timed out while numerics` for `timed out: used 601 CPU-s
-    (timeout_s 600) in 912 s while numerics` (the table below says it whole)."""
-    line = _first_line(error)
-    cause = "timed out" if line.startswith("timed out") else line.split(": ", 1)[0]
-    phase = line.rsplit(" while ", 1)[1] if " while " in line else ""
-    if phase and " while " not in cause:
-        cause += f" while {phase}"
+def _failure_cause(variant: Variant) -> str:
+    """A failed variant's cause, short: its recorded cause and phase (`timed out while
+    numerics`); for a document written before they were recorded, its error's first line as
+    recorded (the table below says each error whole)."""
+    cause = short_cause(variant.failure) if variant.failure else _first_line(variant.error)
     return cause if len(cause) <= 80 else cause[:79] + "…"
 
 

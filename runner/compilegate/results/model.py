@@ -712,6 +712,35 @@ class Payoff(Model):
         return ("compile_s",)  # results/recommendation.analyse: null when not measured
 
 
+class FailureCause(str, enum.Enum):
+    """Why a variant's child gave no measurement (run/child_failure.py's causes, as the
+    document records them; report/child_failure_words.py says each)."""
+
+    TIMED_OUT = "timed_out"  # its CPU seconds (timeout_s), or timeout_s as wall clock
+    WALL_CAP = "wall_cap"  # the wall cap of a child that waited without using CPU
+    DEADLINE = "deadline"  # what was left of matrix --timeout-s
+    CRASHED = "crashed"  # killed by a signal
+    OUT_OF_MEMORY = "out_of_memory"  # its container's memory limit
+    PIDS_LIMIT = "pids_limit"  # its container's pids limit
+    EXITED = "exited"  # a non-zero exit code
+    NOT_STARTED = "not_started"  # its interpreter or container did not start
+    NO_RESULT = "no_result"  # it ended without writing its result
+    BAD_RESULT = "bad_result"  # it wrote a result the parent refuses or cannot read
+    USER_ERROR = "user_error"  # the step raised (its text is the variant's error)
+
+
+@dataclass(frozen=True)
+class ChildFailure(Model):
+    """A failed variant's cause and the phase its child was in (child/protocol.Phase's
+    value; null: it failed before its first progress line). Absent from documents written
+    before it was recorded: their error sentence says it, read as recorded."""
+
+    REQUIRED = ("phase",)
+    cause: FailureCause
+    phase: str | None = None
+    signal: str | None = None  # a crash's signal name (SIGKILL)
+
+
 @dataclass(frozen=True)
 class Variant(Model):
     REQUIRED = ("dynamic", "error")
@@ -757,6 +786,7 @@ class Variant(Model):
     step_work: StepWork | None = None
     regional: RegionalLever | None = None
     distributed: DistributedRun | None = None
+    failure: ChildFailure | None = None
 
     def written_as_null(self) -> tuple[str, ...]:
         return (*self.REQUIRED, *MEASURED_WHEN_OK) if self.status is Status.OK else self.REQUIRED

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..config import StepConfig
 from ..config import Variant as VariantConfig
-from .model import Eager, Recommendation, Status, Step, Variant
+from .model import ChildFailure, Eager, Recommendation, Status, Step, Variant
 
 
 def step_settings(step: StepConfig) -> dict[str, Any]:
@@ -52,9 +52,12 @@ def variant_skeleton(variant: VariantConfig) -> Variant:
     )
 
 
-def failed_variant(variant: VariantConfig, reason: str) -> Variant:
-    """A variant that was not measured (or whose measurement failed): its definition and why."""
-    return replace(variant_skeleton(variant), status=Status.ERROR, error=reason)
+def failed_variant(
+    variant: VariantConfig, reason: str, failure: ChildFailure | None = None
+) -> Variant:
+    """A variant that was not measured (or whose measurement failed): its definition and why
+    (`failure`: its child's cause and phase, where a child failed)."""
+    return replace(variant_skeleton(variant), status=Status.ERROR, error=reason, failure=failure)
 
 
 def not_run(step: StepConfig, reason: str) -> StepRecord:

@@ -15,7 +15,8 @@ makes no progress meets it. Where the CPU time of the process group cannot be re
 The host launcher (run/launcher.py) reads the child's process group from /proc, with the
 exited orphans it adopted as a child subreaper (run/descendant_cpu.py); the container
 launcher (containers/child_launcher.py) reads the container's CPU usage from the engine.
-Both say which limit was passed, in one wording (`budget_error`).
+Both say which limit was passed as a value (`BudgetPassed`, in run/child_failure.py's
+causes); report/child_failure_words.py says it.
 """
 
 from __future__ import annotations
@@ -26,16 +27,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .descendant_cpu import COUNTED_LIVE_GROUP, COUNTED_WITH_SUBREAPER, group_members
+from .descendant_cpu import group_members
 
 WALL_CAP_FACTOR = 4.0  # the wall cap, in multiples of timeout_s (CPU seconds)
 POLL_S = 1.0  # how often the child's CPU time is read
 PROC = Path("/proc")
-WALL_CAP_PASSED = "timed out: wall cap"  # how budget_error's wall-cap message starts
-COUNTED_WORDS = {
-    COUNTED_WITH_SUBREAPER: "every descendant counted, exited ones too: child subreaper",
-    COUNTED_LIVE_GROUP: "live process group counted: no child subreaper",
-}
 
 
 @dataclass(frozen=True)
@@ -65,26 +61,6 @@ class BudgetPassed:
     budget: ChildBudget
     cpu_used_s: float | None
     wall_used_s: float
-
-
-def budget_error(passed: BudgetPassed, counted: str | None = None) -> str:
-    """The child's error: which limit it passed, and for the CPU seconds how they were
-    `counted` (run/descendant_cpu.counting) where the caller says. Starts with `timed out`
-    (DeadlineLauncher and the report read that)."""
-    budget = passed.budget
-    if passed.limit == "cpu":
-        how = f" ({COUNTED_WORDS.get(counted, counted)})" if counted else ""
-        return (
-            f"timed out: used {passed.cpu_used_s:.0f} CPU-s (timeout_s {budget.cpu_s:g}) "
-            f"in {passed.wall_used_s:.0f} s{how}"
-        )
-    if passed.limit == "wall":
-        used = f"{passed.cpu_used_s:.0f} CPU-s used" if passed.cpu_used_s is not None else ""
-        usual = budget.wall_s == WALL_CAP_FACTOR * budget.cpu_s
-        why = f"{WALL_CAP_FACTOR:g} × timeout_s {budget.cpu_s:g}" if usual else ""
-        said = "; ".join(part for part in (why, used) if part)
-        return f"{WALL_CAP_PASSED} {budget.wall_s:g} s passed" + (f" ({said})" if said else "")
-    return f"timed out after {budget.cpu_s:g} s (timeout_s, wall clock: CPU time unreadable)"
 
 
 def wait_within(

@@ -23,8 +23,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..child.protocol import ChildReport, ChildSpec
+from ..child.protocol import ChildReport, ChildSpec, Phase
 from ..cleanup import remove_tree
+from .child_failure import ChildCause, ChildFailure
 from .descendant_cpu import DescendantCpu
 
 TAIL_LINES = 40
@@ -32,14 +33,24 @@ TAIL_LINES = 40
 
 @dataclass
 class ChildOutcome:
-    """What came back: the child's report, or why there is none."""
+    """What came back: the child's report, or why there is none (`cause`, typed:
+    run/child_failure.py), with the phase of its last progress line and that line's
+    message (`doing`)."""
 
     report: ChildReport | None
-    error: str | None
-    last_phase: str = ""
+    cause: ChildCause | None
+    phase: Phase | None = None
+    doing: str = ""
     output_tail: list[str] = field(default_factory=list)
     wall_s: float = 0.0
     started_ahead: bool = False  # the child was started before its turn (ChildLauncher)
+
+    @property
+    def failure(self) -> ChildFailure | None:
+        """Why there is no report, with where the child was; None when there is one."""
+        if self.cause is None:
+            return None
+        return ChildFailure(self.cause, self.phase, self.doing)
 
 
 INDUCTOR_CACHE = "inductor-cache"  # a child's own Inductor cache, in its folder

@@ -12,10 +12,23 @@ from pathlib import Path
 
 from ..child.protocol import ChildReport, ChildSpec, ReportError
 from ..config import StepConfig
+from ..report.child_failure_words import failure_text
 from ..results.document import ChildJson
 from ..results.processes import head_vs_base
+from .child_failure import ChildFailure, UserError
 from .child_process import ChildOutcome
 from .launcher import Launcher
+
+
+@dataclass(frozen=True)
+class ChildError:
+    """Why a child gave no report to record: `text`, the one-line error the document keeps
+    (the child's failure in report/child_failure_words.py's words, with its last line of
+    output), and `failure`, the child's failure typed (None: the parent's own, such as a
+    report it cannot record)."""
+
+    text: str
+    failure: ChildFailure | None = None
 
 
 @dataclass(frozen=True)
@@ -43,9 +56,9 @@ def run_child(
     label: str,
     *,
     cache_dir: Path | None = None,
-) -> tuple[ChildReport, None] | tuple[None, str]:
-    """One child's report (typed at the launcher's door), or the one-line error it ended
-    with: exactly one is None."""
+) -> tuple[ChildReport, None] | tuple[None, ChildError]:
+    """One child's report (typed at the launcher's door), or the error it ended with:
+    exactly one is None."""
     spec = replace(spec, limits=step.limits.to_dict())  # a container launcher applies them
     # A distributed step's ranks share the child's budget: timeout_s CPU seconds each.
     timeout_s = step.timeout_s * step.processes_per_child
@@ -54,12 +67,12 @@ def run_child(
             spec, label=label, timeout_s=timeout_s, env_opt_in=step.env, cache_dir=cache_dir
         )
     except Exception as exc:  # the parent's own failure to run it: this child's error only
-        return None, f"compilegate could not run this child: {one_line(exc)}"
+        return None, ChildError(f"compilegate could not run this child: {one_line(exc)}")
     error = outcome_error(outcome)
     if error is not None:
         return None, error
     if outcome.report is None:  # outcome_error asserts it away; this says it to the checker
-        return None, "the child ended without a report"
+        return None, ChildError("the child ended without a report")
     return outcome.report, None
 
 
@@ -70,24 +83,24 @@ def run_pair_child(
     label: str,
     *,
     cache_dir: Path | None,
-) -> tuple[dict[str, Measured], None] | tuple[dict[str, Measured], str]:
+) -> tuple[dict[str, Measured], None] | tuple[dict[str, Measured], ChildError]:
     """One child measuring both sides (child/measure_pair.py; `spec.sides`: base first, then
     head): the eager references or a variant's warm timing (`spec.timing_only`); what each
     side measured, by side role, the head's ratio to the base with it, or the error."""
     report, error = run_child(launcher, spec, step, label, cache_dir=cache_dir)
     if error is not None or report is None:
-        return {}, error or "the child ended without a report"
+        return {}, error or ChildError("the child ended without a report")
     found = report.sides or {}
     roles = [side.role for side in spec.sides]
     if set(found) != set(roles):
-        return {}, "the paired child did not return both sides"
+        return {}, ChildError("the paired child did not return both sides")
     try:  # each side's part, checked at the door as a one-side child's report
         out = {
             role: Measured(ChildReport.from_json({"status": "ok", "device": report.device, **part}))
             for role, part in found.items()
         }
     except (ReportError, TypeError) as exc:
-        return {}, f"the paired child's report: {one_line(exc)}"
+        return {}, ChildError(f"the paired child's report: {one_line(exc)}")
     base, head_part = out[roles[0]], out[roles[-1]]
     kind = "variant" if spec.timing_only else "eager"
     try:
@@ -95,7 +108,7 @@ def run_pair_child(
             _part(head_part.report, kind)["timed"], _part(base.report, kind)["timed"]
         )
     except Exception as exc:  # a sample list the ratio cannot read: the statistics say so
-        return {}, f"compilegate could not record this measurement: {one_line(exc)}"
+        return {}, ChildError(f"compilegate could not record this measurement: {one_line(exc)}")
     out[roles[-1]] = replace(head_part, head_vs_base=ratio)
     return out, None
 
@@ -109,13 +122,20 @@ def one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def outcome_error(outcome: ChildOutcome) -> str | None:
-    if outcome.error is not None:
+def outcome_error(outcome: ChildOutcome) -> ChildError | None:
+    """Why the outcome has no report to record (its failure, or the error the child
+    reported: the user's, with its phase), or None."""
+    failure = outcome.failure
+    if failure is not None:
         last = last_line(outcome)
-        return outcome.error + (f" (last output: {last})" if last else "")
+        return ChildError(
+            failure_text(failure) + (f" (last output: {last})" if last else ""), failure
+        )
     assert outcome.report is not None
-    if outcome.report.status != "ok":
-        return " ".join(str(outcome.report.error).split())
+    report = outcome.report
+    if report.status != "ok":
+        failure = ChildFailure(UserError(str(report.error)), report.phase, report.doing or "")
+        return ChildError(failure_text(failure), failure)
     return None
 
 

@@ -38,16 +38,23 @@ from ..child.protocol import (
     ReportError,
     bootstrap,
     new_progress_token,
-    progress_prefix,
+    read_progress,
 )
 from ..cleanup import remove_tree
-from .child_budget import (
-    WALL_CAP_PASSED,
-    ChildBudget,
-    budget_error,
-    wait_within,
-)
+from .child_budget import ChildBudget, wait_within
 from .child_env import child_environment, harness_variables
+from .child_failure import (
+    BadResult,
+    ChildCause,
+    Crashed,
+    DeadlineRanOut,
+    Exited,
+    NoResult,
+    NotStarted,
+    TimedOut,
+    WallCapPassed,
+    budget_cause,
+)
 from .child_process import (
     INDUCTOR_CACHE,
     AheadPool,
@@ -187,7 +194,7 @@ class DeadlineLauncher:
 
         left = self.deadline - time.monotonic()
         if left <= 0:
-            return ChildOutcome(None, f"not started: --timeout-s {self.limit_s:g} s ran out")
+            return ChildOutcome(None, DeadlineRanOut(self.limit_s, started=False))
         # The limit is wall-clock time: the child's wall cap, and its CPU seconds no more.
         outcome = self._launcher.run(
             spec,
@@ -197,10 +204,13 @@ class DeadlineLauncher:
             cache_dir=cache_dir,
             wall_cap_s=left if wall_cap_s is None else min(left, wall_cap_s),
         )
-        error = outcome.error or ""
-        cut = left < timeout_s and error.startswith("timed out")
-        if cut or (left < ChildBudget.of(timeout_s).wall_s and error.startswith(WALL_CAP_PASSED)):
-            outcome.error = f"timed out: --timeout-s {self.limit_s:g} s ran out"
+        cause = outcome.cause
+        timed_out = isinstance(cause, (TimedOut, WallCapPassed, DeadlineRanOut)) and (
+            not isinstance(cause, DeadlineRanOut) or cause.started
+        )
+        cut = timed_out and left < timeout_s
+        if cut or (isinstance(cause, WallCapPassed) and left < ChildBudget.of(timeout_s).wall_s):
+            outcome.cause = DeadlineRanOut(self.limit_s)
         return outcome
 
 
@@ -266,11 +276,8 @@ class ChildLauncher:
             outcome = self._wait(child, ChildBudget.of(timeout_s, wall_cap_s))
             outcome.wall_s = time.perf_counter() - started
             outcome.started_ahead = not fresh
-            if outcome.error is None:
-                outcome.report, outcome.error = _read_child_report(child.out_path)
-            if outcome.error is not None:
-                where = f" while {outcome.last_phase}" if outcome.last_phase else ""
-                outcome.error += where
+            if outcome.cause is None:
+                outcome.report, outcome.cause = _read_child_report(child.out_path)
             return outcome
         except BaseException:  # interrupted: neither child may outlive us
             child.kill()
@@ -339,7 +346,7 @@ class ChildLauncher:
                 pass_fds=(child.their_end.fileno(),),
             )
         except OSError as exc:
-            child.outcome.error = f"cannot start {argv[0]}: {exc.strerror}"
+            child.outcome.cause = NotStarted(argv[0], str(exc.strerror))
             return
         finally:
             child.their_end.close()
@@ -363,7 +370,7 @@ class ChildLauncher:
                 child.kill()
                 child.join_reader()
                 outcome.output_tail = list(child.tail)
-                outcome.error = budget_error(passed, counting())
+                outcome.cause = budget_cause(passed, counting())
                 return outcome
             returncode = process.wait()
         except BaseException:  # interrupted: the child (own session) must not outlive us
@@ -376,13 +383,10 @@ class ChildLauncher:
         child.join_reader()
         outcome.output_tail = list(child.tail)
         if returncode < 0:
-            name = signal.Signals(-returncode).name
-            outcome.error = f"child process crashed with signal {name} ({-returncode})"
+            outcome.cause = Crashed(signal.Signals(-returncode).name, -returncode)
         elif returncode != 0:
             last = next((line for line in reversed(child.tail) if line.strip()), "")
-            outcome.error = f"child process exited with code {returncode}" + (
-                f": {last.strip()}" if last else ""
-            )
+            outcome.cause = Exited(returncode, last.strip())
         return outcome
 
     def _relay(
@@ -414,24 +418,24 @@ def relay_output(
     show_output: bool = False,
 ) -> None:
     """A child's output, line by line (lines already cut to a bound: relay.bounded_lines):
-    its progress lines — those with the prefix of the token it was given — kept as the last
-    phase in `outcome` (and shown with `show_output`: --verbose; otherwise the parent's one
-    line per child is all the log gets, and a terminal sees the compile's elapsed seconds),
+    its progress lines — those with the prefix of the token it was given — their phase
+    field and message kept as where the child is in `outcome` (and shown with
+    `show_output`: --verbose; otherwise the parent's one line per child is all the log gets,
+    and a terminal sees the compile's elapsed seconds),
     the rest kept in `tail` (shown with `show_output`); nothing relayed can be a workflow
     command (relay.neutralise)."""
     ticker = ElapsedTicker(stream)
-    prefix = progress_prefix(progress_token)
     try:
         for line in lines:
             line = neutralise(line.rstrip("\n"))
-            if line.startswith(prefix):
-                message = line[len(prefix) :]
-                outcome.last_phase = message.split("] ", 1)[-1]
+            progress = read_progress(line, progress_token)
+            if progress is not None:
+                outcome.phase, outcome.doing = progress.phase, progress.message
                 ticker.stop()
                 if show_output:
-                    stream.write(f"  {message}\n")
+                    stream.write(f"  {progress.shown}\n")
                     stream.flush()
-                ticker.follow(message)
+                ticker.follow(progress.phase)
             else:
                 tail.append(line)
                 if show_output:
@@ -441,31 +445,31 @@ def relay_output(
         ticker.stop()
 
 
-def _read_child_report(out_path: Path) -> tuple[ChildReport | None, str | None]:
+def _read_child_report(out_path: Path) -> tuple[ChildReport | None, ChildCause | None]:
     """The child's result file, or why there is none (user code can write anything there)."""
     if not out_path.is_file():
-        return None, "child process exited without writing its result"
+        return None, NoResult()
     return read_report_file(out_path)
 
 
-def read_report_file(path: Path) -> tuple[ChildReport | None, str | None]:
+def read_report_file(path: Path) -> tuple[ChildReport | None, BadResult | None]:
     """The child's result file as its report, or why it is none: read within the limits of
     bounded_json.py (the child runs user code, which can write anything there)."""
     try:
         document = read_bounded_json(path)
     except DocumentRefused as exc:
-        return None, f"child process wrote a result the parent refuses: {exc}"
+        return None, BadResult("refused", str(exc))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
-        return None, f"child process wrote an unreadable result ({type(exc).__name__})"
+        return None, BadResult("unreadable", type(exc).__name__)
     return read_report(document)
 
 
-def read_report(document: Any) -> tuple[ChildReport | None, str | None]:
+def read_report(document: Any) -> tuple[ChildReport | None, BadResult | None]:
     """A child's parsed result as its report, or why it is none: the parent's door."""
     try:
         return ChildReport.from_json(document), None
     except ReportError as exc:
-        return None, f"child process wrote a result the parent cannot read: {exc}"
+        return None, BadResult("unparsable", str(exc))
 
 
 def _ended_within(process: subprocess.Popen[bytes], seconds: float) -> bool:

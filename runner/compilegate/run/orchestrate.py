@@ -25,6 +25,7 @@ from typing import Any, TextIO
 from ..child.protocol import ChildSpec, EntryPoint
 from ..config import Config, StepConfig
 from ..errors import RunInterrupted, UsageError
+from ..report.child_failure_words import failure_text
 from ..results.document import DocumentHead, new_document, write_document
 from ..results.model import Environment, Pairing, RunHealth, part_of
 from ..results.recommendation import withheld
@@ -250,7 +251,9 @@ def probe_environment(launcher: Launcher, python: str) -> dict[str, Any]:
     report = outcome.report
     if report is None or report.status != "ok" or report.environment is None:
         reported = report.error if report is not None else None
-        detail = reported or last_line(outcome) or outcome.error or "unknown failure"
+        failure = outcome.failure
+        said = failure_text(failure) if failure is not None else None
+        detail = reported or last_line(outcome) or said or "unknown failure"
         raise UsageError(f"--python {python}: cannot use this interpreter: {detail}")
     return report.environment
 

@@ -11,10 +11,11 @@ import threading
 import time
 from typing import Callable, TextIO
 
+from ..child.protocol import Phase
 from .workflow_log import write_terminal
 
-# Progress messages after which the child may be silent for a long time.
-LONG_PHASES = ("compiling",)
+# Phases in which the child may be silent for a long time, with what the ticker says.
+LONG_PHASES = {Phase.COMPILE: "compiling"}
 
 
 class ElapsedTicker:
@@ -35,13 +36,16 @@ class ElapsedTicker:
         self._lock = threading.Lock()
         self._stop: threading.Event | None = None
         self._thread: threading.Thread | None = None
+        self._phase: Phase | None = None  # the phase of the last line followed
 
-    def follow(self, message: str) -> None:
-        """After each progress line: tick while a long phase runs, else stay quiet."""
+    def follow(self, phase: Phase) -> None:
+        """After each progress line (its phase field): tick from the line that begins a long
+        phase (the first compiled iteration) to the next line, else stay quiet."""
         self.stop()
-        phase = message.split("] ", 1)[-1]
-        if self.interactive and phase.startswith(LONG_PHASES):
-            self._start(phase.split(":", 1)[0])
+        begins = phase is not self._phase
+        self._phase = phase
+        if self.interactive and begins and phase in LONG_PHASES:
+            self._start(LONG_PHASES[phase])
 
     def stop(self) -> None:
         if self._stop is None:

@@ -34,7 +34,8 @@ from ..results.document import (
 from ..results.model import Variant as ResultVariant
 from ..results.step_record import StepRecord, failed_variant
 from .artifacts_handover import hand_over
-from .child_runs import Measured, one_line, run_child, run_pair_child
+from .child_failure import ChildFailure
+from .child_runs import ChildError, Measured, one_line, run_child, run_pair_child
 from .launcher import Launcher
 
 T = TypeVar("T")
@@ -148,7 +149,8 @@ class _EagerRun:
         if number == 1 and side.reference_path is not None:
             spec = replace(spec, numerics_reference_out=side.reference_path)
         label = f"{side.child_label}/eager#{number}"
-        report, self.error = run_child(side.launcher, spec, side.step, label)
+        report, failed = run_child(side.launcher, spec, side.step, label)
+        self.error = failed.text if failed is not None else None
         if report is not None:
             self.measured.append(Measured(report))
 
@@ -167,7 +169,7 @@ def _measure_step(sides: Sequence[StepSide], stream: TextIO, in_process: bool) -
             measured, error = _run_pair_child(sides, parts, None, f"eager#{number}")
             for run in runs:
                 if error is not None:
-                    run.error = error
+                    run.error = error.text
                 else:
                     run.measured.append(measured[run.side.label])
             slot += 1
@@ -214,6 +216,7 @@ class _VariantRun:
     cache_dir: Path | None
     entry: ResultVariant | None = None
     error: str | None = None
+    failure: ChildFailure | None = None  # the failed child's, typed, when a child failed
 
     @property
     def spec(self) -> ChildSpec:
@@ -264,7 +267,8 @@ class _VariantRun:
         label = f"{self.side.child_label}/{self.variant.id}"
         if number == 1:
             stream.write(f"{self.side.tag} variant {self.variant.id}\n")
-            report, error = run_child(launcher, self.spec, step, label, cache_dir=self.cache_dir)
+            report, failed = run_child(launcher, self.spec, step, label, cache_dir=self.cache_dir)
+            error = self.failed(failed)
             if report is not None:  # else `error` says why
                 error = non_finite_error(report.variant or {})
             if report is not None and error is None:
@@ -290,9 +294,10 @@ class _VariantRun:
                         f"({handed.copied / 1e6:.1f} MB), timing process {number}/{total}\n"
                     )
                     spec = replace(self.timing_spec, cache_artifacts="load")
-                    report, error = run_child(
+                    report, failed = run_child(
                         launcher, spec, step, f"{label}#{number}", cache_dir=own
                     )
+                    error = self.failed(failed)
                     if report is not None:  # else `error` says why
                         error = self.add_process(Measured(report), ARTIFACTS)
                     if error is not None:
@@ -311,9 +316,10 @@ class _VariantRun:
             _variant_cache(launcher) if cold else contextlib.nullcontext(self.cache_dir)
         )
         with launcher_cache as own:
-            report, error = run_child(
+            report, failed = run_child(
                 launcher, self.timing_spec, step, f"{label}#{number}", cache_dir=own
             )
+        error = self.failed(failed)
         if report is not None:  # else `error` says why
             cache = FRESH if cold else (REUSED if self.cache_dir is not None else SHARED)
             error = self.add_process(Measured(report), cache)
@@ -333,7 +339,8 @@ class _VariantRun:
         spec = replace(spec, variant={**spec.variant, "compile_target": "blocks"})
         label = f"{self.side.child_label}/{self.variant.id}#regional"
         with _variant_cache(launcher) as own:
-            report, error = run_child(launcher, spec, step, label, cache_dir=own)
+            report, failed = run_child(launcher, spec, step, label, cache_dir=own)
+        error = failed.text if failed is not None else None
         measured = report.variant if report is not None else None
         if measured is not None and error is None and "regional_absent" not in measured:
             error = non_finite_error(measured)
@@ -342,6 +349,13 @@ class _VariantRun:
             self.entry = entry
         if problem is not None:
             stream.write(f"{self.side.tag} variant {self.variant.id}: regional: {problem}\n")
+
+    def failed(self, error: ChildError | None) -> str | None:
+        """A child's error as this variant's: its text, its failure kept for the record."""
+        if error is None:
+            return None
+        self.failure = error.failure
+        return error.text
 
     def add_process(self, measured: Measured, cache: str, *, compiled: bool = True) -> str | None:
         """One more timing process into the entry, or why it cannot be recorded (`compiled`
@@ -363,7 +377,8 @@ class _VariantRun:
             self.error = non_finite_error(self.entry)
         entry = self.entry
         if self.error is not None or entry is None:
-            entry = failed_variant(self.variant, self.error or "not measured")
+            failure = self.failure.record() if self.failure is not None else None
+            entry = failed_variant(self.variant, self.error or "not measured", failure)
             stream.write(f"{self.side.tag} variant {self.variant.id} error: {entry.error}\n")
         self.side.record.variants.append(entry)
         self.side.save()
@@ -428,9 +443,9 @@ def _run_pair_process(runs: Sequence[_VariantRun], number: int, stream: TextIO) 
         "in one process\n"
     )
     parts = [run.pair_side for run in runs]
-    measured, error = _run_pair_child(sides, parts, runs[-1].cache_dir, f"{vid}#{number}")
+    measured, failed = _run_pair_child(sides, parts, runs[-1].cache_dir, f"{vid}#{number}")
     for run in runs:
-        found = error
+        found = run.failed(failed)
         if found is None:
             cache = REUSED if run.cache_dir is not None else SHARED
             found = run.add_process(measured[run.side.label], cache, compiled=False)
@@ -466,7 +481,7 @@ def _run_pair_child(
     parts: Sequence[ChildSide],
     cache_dir: Path | None,
     label: str,
-) -> tuple[dict[str, Measured], None] | tuple[dict[str, Measured], str]:
+) -> tuple[dict[str, Measured], None] | tuple[dict[str, Measured], ChildError]:
     """One child measuring both sides, run by the head's launcher: the eager references
     (`parts` without a variant) or a variant's warm timing (`parts`: each side's variant
     and cache; `cache_dir` the head's); what each side measured, by side label, or the

@@ -85,6 +85,7 @@ from pathlib import Path
 import docker
 from compilegate.child.protocol import ChildSpec
 from compilegate.config.loading import load_config_file
+from compilegate.report.child_failure_words import failure_text
 from compilegate.containers.child_launcher import ContainerLauncher
 from compilegate.run.entry_check import resolve_entry
 
@@ -96,8 +97,9 @@ spec = ChildSpec(kind="eager", repo_root=str(repo), entry=entry, step=step.name,
 launcher = ContainerLauncher(docker.from_env(timeout=600), image, stream=open("/dev/null", "w"))
 started = time.perf_counter()
 outcome = launcher.run(spec, label="attack", timeout_s=480)
+said = failure_text(outcome.failure) if outcome.failure else None
 out.write_text(json.dumps({
-    "error": outcome.error, "has_document": outcome.report is not None,
+    "error": said, "has_document": outcome.report is not None,
     "tail": outcome.output_tail, "wall_s": time.perf_counter() - started,
     "maxrss_mib": peak_mib(),
 }))

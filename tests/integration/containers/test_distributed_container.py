@@ -52,6 +52,7 @@ from pathlib import Path
 import docker
 from compilegate.child.protocol import ChildSpec
 from compilegate.config.loading import load_config_file
+from compilegate.report.child_failure_words import failure_text
 from compilegate.containers.child_launcher import ContainerLauncher
 from compilegate.run.entry_check import resolve_entry
 
@@ -64,7 +65,8 @@ launcher = ContainerLauncher(docker.from_env(timeout=600), image, stream=open("/
                              show_output=True)
 outcome = launcher.run(spec, label="ddp", timeout_s=300 * step.processes_per_child)
 report = outcome.report.to_json() if outcome.report is not None else None
-out.write_text(json.dumps({"error": outcome.error, "report": report, "tail": outcome.output_tail}))
+said = failure_text(outcome.failure) if outcome.failure else None
+out.write_text(json.dumps({"error": said, "report": report, "tail": outcome.output_tail}))
 """
 
 

@@ -10,8 +10,10 @@ from typing import Any
 
 import pytest
 
-from compilegate.child.protocol import ChildReport, ChildSpec
+from compilegate.child.protocol import ChildReport, ChildSpec, Phase, progress_line
 from compilegate.containers.child_launcher import ContainerLauncher
+from compilegate.report.child_failure_words import failure_text
+from compilegate.run.child_failure import BadResult, Exited, TimedOut
 
 
 class FakeContainer:
@@ -22,7 +24,8 @@ class FakeContainer:
     def logs(self, stream: bool, follow: bool):
         harness = next(h for h, m in self.kwargs["volumes"].items() if m["bind"] == "/harness")
         token = json.loads((Path(harness) / "spec.json").read_text())["progress_token"]
-        yield f"compilegate-progress {token}: [x] measuring\nplain line\n".encode()
+        progress = progress_line(token, Phase.TIMED, "x", 1.0, "measuring")
+        yield f"{progress}\nplain line\n".encode()
 
     def wait(self, timeout: float) -> dict[str, int]:
         if self.client.hang:
@@ -56,6 +59,11 @@ class FakeClient:
         return container
 
 
+def said(outcome: Any) -> str:
+    """The outcome's failure in the error's words (report/child_failure_words.py)."""
+    return failure_text(outcome.failure) if outcome.failure is not None else ""
+
+
 def launch(client: FakeClient, tmp_path: Path, **kwargs: Any):
     repo = tmp_path / "repo"
     repo.mkdir(exist_ok=True)
@@ -73,8 +81,9 @@ def test_the_child_sees_its_tree_read_only_and_nothing_of_the_host(tmp_path: Pat
     cache = tmp_path / "variant-cache"
     cache.mkdir()
     outcome = launch(client, tmp_path, cache_dir=cache)
-    assert outcome.error is None and outcome.report == ChildReport("ok")
-    assert outcome.last_phase == "measuring" and outcome.output_tail == ["plain line"]
+    assert outcome.cause is None and outcome.report == ChildReport("ok")
+    assert (outcome.phase, outcome.doing) == (Phase.TIMED, "measuring")
+    assert outcome.output_tail == ["plain line"]
     (container,) = client.started
     kwargs = container.kwargs
     binds = {m["bind"]: (path, m["mode"]) for path, m in kwargs["volumes"].items()}
@@ -121,20 +130,24 @@ def test_a_result_that_is_a_link_is_refused(tmp_path: Path) -> None:
     secret.write_text('{"token": "ghp_secret"}')
     client = FakeClient(write=lambda out: os.symlink(secret, out / "result.json"))
     outcome = launch(client, tmp_path)
-    assert outcome.report is None and "not a regular file" in (outcome.error or "")
+    assert outcome.report is None and isinstance(outcome.cause, BadResult)
+    assert "not a regular file" in said(outcome)
 
 
 def test_a_child_past_its_cpu_seconds_is_killed_and_removed(tmp_path: Path) -> None:
     client = FakeClient(hang=True)
     outcome = launch(client, tmp_path)
-    assert (outcome.error or "").startswith("timed out: used 40 CPU-s (timeout_s 30) in ")
-    assert (outcome.error or "").endswith(" while measuring")
+    assert isinstance(outcome.cause, TimedOut) and outcome.cause.passed.cpu_used_s == 40
+    assert outcome.phase is Phase.TIMED
+    assert said(outcome).startswith("timed out: used 40 CPU-s (timeout_s 30) in ")
+    assert said(outcome).endswith(" while measuring")
     assert client.started[0].killed and client.started[0].removed
 
 
 def test_a_failing_child_names_its_exit_code_and_last_line(tmp_path: Path) -> None:
     outcome = launch(FakeClient(exit_code=3), tmp_path)
-    assert outcome.error == "child process exited with code 3: plain line while measuring"
+    assert outcome.cause == Exited(3, "plain line")
+    assert said(outcome) == "child process exited with code 3: plain line while measuring"
 
 
 def test_the_folders_go_with_the_child(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -164,7 +177,7 @@ def test_a_forged_result_is_refused_naming_the_limit(
         FakeClient(write=lambda out: (out / "result.json").write_bytes(content)), tmp_path
     )
     assert outcome.report is None
-    assert f"child process wrote a result the parent refuses: {limit}" in (outcome.error or "")
+    assert f"child process wrote a result the parent refuses: {limit}" in said(outcome)
 
 
 def test_a_result_over_the_document_size_is_not_even_copied(tmp_path: Path) -> None:
@@ -174,7 +187,7 @@ def test_a_result_over_the_document_size_is_not_even_copied(tmp_path: Path) -> N
 
     outcome = launch(FakeClient(write=write), tmp_path)
     assert outcome.report is None
-    assert "result.json refused: larger than 16777216 bytes" in (outcome.error or "")
+    assert "result.json refused: larger than 16777216 bytes" in said(outcome)
 
 
 def test_a_distributed_steps_container_gets_shared_memory_for_its_ranks(tmp_path: Path) -> None:
