@@ -31,6 +31,7 @@ from ..results.payoff import cold_compile_samples, process_means
 from ..results.processes import geometric_mean
 from . import wording as w
 from .compile_time_words import compile_time_legend
+from .cuda_graph_words import ran_without_graphs, step_graph_notes
 from .distributed_words import distributed_sentence
 from .escape import shortened
 from .first_screen import PROCESSES_NOTE, YARDSTICK_NOTE, FirstScreen
@@ -123,6 +124,15 @@ def step_decision(step: Step) -> str:
 
 
 def _decision_of_variants(step: Step) -> str:
+    """The decision, and when the variant it names ran on a GPU without its CUDA graphs,
+    that (on a CPU, where they never run, the variants table says so once)."""
+    decision, variant = _decision_and_variant(step)
+    on_gpu = variant is not None and step.device == "cuda"
+    without = ran_without_graphs(variant, step.device) if on_gpu and variant else None
+    return f"{decision}; {without}" if without else decision
+
+
+def _decision_and_variant(step: Step) -> tuple[str, Variant | None]:
     name = step.name
     recommendation = step.recommendation
     decision = recommendation.decision if recommendation is not None else None
@@ -131,26 +141,32 @@ def _decision_of_variants(step: Step) -> str:
     )
     best = best_variant(step)
     if best is None:
-        return f"{name}: no variant ran"
+        return f"{name}: no variant ran", None
     variant, speed = best if chosen is None else (chosen, variant_speed(step, chosen))
     said = f"{variant.id} {speed.text()}" if speed else variant.id
     said += f" by {_statistic_words(step, variant)}"
     pays_off = pays_off_text(step)
     if recommendation is not None and recommendation.withheld:
-        return f"{name}: {pays_off}; measured {said}"
+        return f"{name}: {pays_off}; measured {said}", variant
     if decision is Decision.COMPILE and chosen is not None:
-        return f"{name}: compile with {said}: pays off {pays_off}"
+        return f"{name}: compile with {said}: pays off {pays_off}", variant
     if decision is Decision.STAY_EAGER:
         if speed is not None and speed.high is not None and speed.high < 1:
-            return f"{name}: stay eager: no variant beats eager (best: {said})"
+            return f"{name}: stay eager: no variant beats eager (best: {said})", variant
         if pays_off.startswith("after "):
-            return f"{name}: stay eager ({said}): pays off {pays_off.removesuffix(': stay eager')}"
+            return (
+                f"{name}: stay eager ({said}): pays off {pays_off.removesuffix(': stay eager')}",
+                variant,
+            )
         per_run = recommendation.steps_per_run if recommendation is not None else None
         run = f"a {per_run:,.0f}-step run" if per_run is not None else "a run"
-        return f"{name}: stay eager: compiling does not pay off within {run} ({said})"
+        return f"{name}: stay eager: compiling does not pay off within {run} ({said})", variant
     if decision is not None:
-        return f"{name}: {pays_off} ({said})"
-    return f"{name}: {said}: {speed.words() if speed else 'no speed'}; no decision recorded"
+        return f"{name}: {pays_off} ({said})", variant
+    return (
+        f"{name}: {said}: {speed.words() if speed else 'no speed'}; no decision recorded",
+        variant,
+    )
 
 
 def failed_variants_text(step: Step) -> str:
@@ -303,6 +319,7 @@ def _step_lines(step: Step, width: int, said: str = "") -> list[str]:
         for ids, words in numerics_notes(step)
         if words.removeprefix("numerics ") not in said
     ]
+    notes += step_graph_notes(step)
     bound = bound_sentence(step)
     if bound:
         notes.append(f"what bounds it: {bound}")
