@@ -57,8 +57,10 @@ _PREFIX_RE = re.compile(r"^\s*(?:skipping cudagraphs? due to|disabling cudagraph
 # ". Found from " (symbolic shapes) or " Found from " (incompatible op, 2.13).
 _FOUND_FROM_RE = re.compile(r"\.?\s*Found from\b")
 _FRAME_RE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fn>[^\s]+)')
-# What says a record is a skip (the same loggers carry 2.13's dynamic-shape warning).
-_SKIP_MARKER_RE = re.compile(r"skipping cudagraphs? due to")
+# Every WARNING on SKIP_LOGGERS is a skip (some without "skipping cudagraphs due to": 2.13
+# output_code.py:284 logs a graph's own reason, "input storage mutation (1 instances)..."),
+# but 2.13's warning of many recorded shapes (cudagraph_utils.py:516), which is not one.
+NOT_A_SKIP = "CUDAGraph supports dynamic shapes"
 
 
 def asks_for_cuda_graphs(compile_kwargs: dict[str, Any]) -> bool:
@@ -101,7 +103,7 @@ class _SkipHandler(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         try:
             text = record.getMessage()
-            if _SKIP_MARKER_RE.search(text):
+            if record.levelno >= logging.WARNING and not text.startswith(NOT_A_SKIP):
                 self.texts.append(text)
         except Exception:  # a logging handler must not raise into torch
             pass

@@ -49,6 +49,14 @@ def cuda_graph_words(row: MetricVerdict) -> str:
     return f"{moved}: unchanged ({reasons_said(facts.reasons)})"
 
 
+def cuda_graph_detail(facts: object) -> str | None:
+    """What a failing row says beyond its counts (which a table gives): the new skips'
+    reasons and places; None for other facts, or a row that did not fail."""
+    if not isinstance(facts, CudaGraphFacts) or facts.outcome is not CudaGraphOutcome.MORE:
+        return None
+    return reasons_said(facts.new or facts.reasons)
+
+
 def cannot_be_used(device: str | None) -> str:
     """`CUDA graphs cannot be used on a CPU`."""
     return f"CUDA graphs cannot be used on {DEVICE_NAMES.get(device, device or 'this device')}"
