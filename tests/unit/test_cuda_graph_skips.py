@@ -86,6 +86,18 @@ MESSAGES = [
     ),
     (
         "2.4.1",
+        "cudagraph_utils.py:110-112 on a CPU, an nn.Sequential's stack through torch alone (a "
+        "real run of examples/test_steps/tiny_mlp.py): no place the user could act on",
+        fmt(
+            "cpu device (primals_1). Found from : \n "
+            + stack((f"{TORCH}/_dynamo/external_utils.py", 38, "inner", "return fn(*args)"))
+        ),
+        "cpu device (primals_1)",
+        None,
+        None,
+    ),
+    (
+        "2.4.1",
         "compile_fx.py:537 wraps cudagraph_utils.py:112's reason again (a CUDA graph with a "
         "CPU tensor)",
         fmt(fmt(f"cpu device (arg3_1). Found from : \n {CPU_USE}")),
@@ -213,6 +225,17 @@ MESSAGES = [
 ]
 
 
+def text_of(reason: str, file: str | None = "model.py") -> str:
+    """The message of MESSAGES that gives `reason` at `file`."""
+    return next(m[2] for m in MESSAGES if (m[3], m[4]) == (reason, file))
+
+
+MUTATION_213 = text_of("mutated inputs (1 instances)")
+MUTATION_241 = text_of("mutated inputs (2 instances)")
+STORAGE_213 = text_of("input storage mutation (1 instances)")
+CPU_241 = text_of("cpu device (primals_1)")
+
+
 @pytest.mark.parametrize(
     ("version", "source", "text", "reason", "file", "line"),
     MESSAGES,
@@ -228,7 +251,7 @@ def test_each_message_gives_torchs_reason_and_the_users_line(
 
 
 def test_the_innermost_frame_in_the_users_code_is_where_not_the_harness_calling_it() -> None:
-    parsed = parse_skip(MESSAGES[0][2], PATHS)
+    parsed = parse_skip(MUTATION_213, PATHS)
     assert parsed == {
         "reason": "mutated inputs (1 instances)",
         "file": "model.py",
@@ -262,7 +285,7 @@ def test_each_reason_once_with_its_count_and_a_logged_one_not_again_as_unlogged(
     returned = fmt(f"cpu device (arg3_1). Found from : \n {CPU_USE}")
     report = cuda_graph_report(
         3,
-        logged=[fmt(returned), MESSAGES[0][2], MESSAGES[0][2]],
+        logged=[fmt(returned), MUTATION_213, MUTATION_213],
         unlogged=[returned],
         paths=PATHS,
     )
@@ -275,7 +298,7 @@ def test_each_reason_once_with_its_count_and_a_logged_one_not_again_as_unlogged(
 
 def test_a_cpu_run_says_its_unlogged_reason() -> None:
     """2.4.1 on a CPU: counted, never logged; the reason is what the lowering check returned."""
-    report = cuda_graph_report(1, [], [MESSAGES[3][2]], PATHS)
+    report = cuda_graph_report(1, [], [CPU_241], PATHS)
     assert report == {
         "skips": 1,
         "reasons": [
@@ -326,13 +349,13 @@ def test_the_probe_hears_both_versions_loggers_and_reads_the_lowering_checks_rea
     new_log = logging.getLogger("torch._inductor.cudagraph_utils.__cudagraphs")
     probe = CudaGraphSkipProbe()
     with probe:
-        old_log.warning(MESSAGES[1][2])
-        new_log.warning(MESSAGES[7][2])
+        old_log.warning(MUTATION_241)
+        new_log.warning(STORAGE_213)
         new_log.warning("CUDAGraph supports dynamic shapes by recording a new graph for each ...")
         assert utils.check_lowering_disable_cudagraph is not original
         returned = utils.check_lowering_disable_cudagraph({torch.device("meta"): None})
     assert utils.check_lowering_disable_cudagraph is original
-    assert probe.logged == [MESSAGES[1][2], MESSAGES[7][2]]
+    assert probe.logged == [MUTATION_241, STORAGE_213]
     assert probe.unlogged == ([returned] if returned is not None else [])
-    old_log.warning(MESSAGES[0][2])  # after the probe: not heard
+    old_log.warning(MUTATION_213)  # after the probe: not heard
     assert len(probe.logged) == 2

@@ -159,15 +159,15 @@ def cuda_graph_report(
 def parse_skip(text: str, paths: PathClassifier) -> dict[str, Any]:
     """One skip message: torch's reason (its words up to the stack trace, without the
     "skipping cudagraphs due to" it starts with) and where (`file`, `line`, `function`,
-    `origin`: the innermost frame of the stack trace in the user's code, else in a
-    library; all None when the message has no stack trace)."""
+    `origin`: the innermost frame of the stack trace in the user's code, else in an
+    installed library; all None when the stack trace has neither, or there is none)."""
     frames = [
         (paths.locate(m.group("file")), int(m.group("line")), m.group("fn"))
         for m in _FRAME_RE.finditer(text)
     ]
     place: dict[str, Any] = {"file": None, "line": None, "function": None, "origin": None}
-    for wanted in ("repo", "library", None):
-        chosen = [f for f in frames if wanted is None or f[0][1] == wanted]
+    for wanted in ("repo", "library"):  # torch's own frames and compilegate's say nothing
+        chosen = [f for f in frames if f[0][1] == wanted]  # the user can act on
         if chosen:
             (shown, origin), line, function = chosen[-1]
             place = {"file": shown, "line": line, "function": function, "origin": origin}
