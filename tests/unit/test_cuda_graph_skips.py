@@ -273,6 +273,18 @@ def test_a_skip_inside_a_library_is_placed_there_package_relative() -> None:
     )
 
 
+def test_generated_code_in_the_stack_is_no_place() -> None:
+    generated = stack(("<eval_with_key>.3", 5, "forward", "add_ = torch.ops.aten.add_.Tensor"))
+    parsed = parse_skip(
+        f"{fmt('mutated inputs (1 instances)')}. Found from : \n {generated}", PATHS
+    )
+    assert (parsed["reason"], parsed["file"], parsed["line"]) == (
+        "mutated inputs (1 instances)",
+        None,
+        None,
+    )
+
+
 def test_a_reason_that_names_an_absolute_path_shows_it_relative() -> None:
     assert skip_reason(fmt("weird op at /repo/ops/custom.py")) == "weird op at /repo/ops/custom.py"
     parsed = parse_skip(fmt("weird op at /repo/ops/custom.py"), PATHS)

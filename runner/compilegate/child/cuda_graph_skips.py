@@ -148,9 +148,10 @@ def cuda_graph_report(
         skip = parse_skip(text, paths)
         key = (skip["reason"], skip["file"], skip["line"])
         if key in reasons:
+            # an unlogged reason torch logged as well is that skip, not another one
             if logged_here or not reasons[key]["logged"]:
                 reasons[key]["count"] += 1
-            continue  # an unlogged reason torch logged as well: the same skip
+            continue
         if len(reasons) < MAX_REASONS:
             reasons[key] = {**skip, "count": 1, "logged": logged_here}
     return {"skips": int(skips), "reasons": list(reasons.values())}
@@ -166,8 +167,10 @@ def parse_skip(text: str, paths: PathClassifier) -> dict[str, Any]:
         for m in _FRAME_RE.finditer(text)
     ]
     place: dict[str, Any] = {"file": None, "line": None, "function": None, "origin": None}
-    for wanted in ("repo", "library"):  # torch's own frames and compilegate's say nothing
-        chosen = [f for f in frames if f[0][1] == wanted]  # the user can act on
+    # torch's own frames, compilegate's and generated code (<eval_with_key>) say nothing
+    # the user can act on
+    for wanted in ("repo", "library"):
+        chosen = [f for f in frames if f[0][1] == wanted and not f[0][0].startswith("<")]
         if chosen:
             (shown, origin), line, function = chosen[-1]
             place = {"file": shown, "line": line, "function": function, "origin": origin}
