@@ -40,7 +40,12 @@ DIAGNOSTICS_STEPS = {
         True,
     ),
     "hf_gpt2": ("hf_gpt2.py", "[{mode: default}]", False),
+    # Issue 55: reduce-overhead on a CPU, where Inductor skips the CUDA graphs (the one
+    # compile of this mode in the integration tests).
+    "cuda_graphs_on_cpu": ("tiny_mlp.py", "[{mode: reduce-overhead}]", False),
 }
+# A step's own warm-up where 2 is too few (reduce-overhead needs MIN_WARMUP_REDUCE_OVERHEAD).
+STEP_WARMUP = {"cuda_graphs_on_cpu": 5}
 # Steps that need a library the measuring interpreter may lack: measured only where it imports.
 STEP_NEEDS = {"hf_gpt2": "transformers"}
 
@@ -100,7 +105,8 @@ def diagnostics_run(measuring_python: str, tmp_path_factory: pytest.TempPathFact
     skipped = missing_libraries(measuring_python)
     body = "".join(
         f"  - name: {name}\n    entry: examples/test_steps/{entry_spec(file)}\n"
-        f"    variants: {variants}\n    warmup: 2\n    iterations: 4\n    rounds: 2\n"
+        f"    variants: {variants}\n    warmup: {STEP_WARMUP.get(name, 2)}\n"
+        "    iterations: 4\n    rounds: 2\n"
         "    variant_processes: 1\n"
         f"    numerics: {{enabled: {'true' if numerics else 'false'}, steps: 2}}\n"
         for name, (file, variants, numerics) in DIAGNOSTICS_STEPS.items()

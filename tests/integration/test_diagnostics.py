@@ -160,7 +160,10 @@ def test_no_absolute_path_of_the_measuring_machine_in_sites_reasons_or_guards(di
     for step in diagnostics_run.document["steps"]:
         for variant in step["variants"]:
             shown = json.dumps(
-                {k: variant.get(k) for k in ("graph_breaks", "recompiles", "degraded")}
+                {
+                    k: variant.get(k)
+                    for k in ("graph_breaks", "recompiles", "degraded", "cuda_graphs")
+                }
             )
             assert not [m for m in machine if m in shown], (step["name"], shown)
 
@@ -236,3 +239,41 @@ def test_compile_work_counts_exist_on_this_torch(diagnostics_run):
     assert counts["fx_nodes"] >= 3 and counts["guards"] >= 3
     assert counts["generated_kernels"] >= 1
     assert cost["cpu_s"] > 0 and cost["cpu_method"] == "rusage+proc"
+
+
+def test_reduce_overhead_on_a_cpu_records_inductors_skip_and_its_row_gates_nothing(
+    diagnostics_run,
+):
+    """Issue 55: on a CPU Inductor skips every CUDA graph. Torch counts the skip and does not
+    log it there (2.4.1 compile_fx.py:540, 2.13 output_code.py:608): the reason is the one
+    its lowering check returned, as each version words it (2.4.1 names the CPU node; 2.13,
+    whose graph partition drops the CPU from the devices it lists, names none). The gate's
+    row from this document against itself says the graphs cannot be used, and gates
+    nothing; the run's table says it once."""
+    from compilegate.gate.compare import compare_to_baseline
+    from compilegate.report.row_words import row_message
+    from compilegate.results.model import parse
+
+    variant = diagnostics_run.variant("cuda_graphs_on_cpu", "reduce-overhead")
+    graphs = variant["cuda_graphs"]
+    assert graphs["skips"] == 1  # the forward's; its backward runs without graphs unasked
+    (reason,) = graphs["reasons"]
+    assert (reason["count"], reason["logged"], reason["file"]) == (1, False, None)
+    torch = diagnostics_run.document["environment"]["torch"]
+    assert reason["reason"] == (
+        "cpu device (primals_1)" if torch.startswith("2.4.") else "multiple devices"
+    )
+    assert "cuda_graphs" not in diagnostics_run.variant("fp32_mlp")  # mode default asks none
+
+    document = parse(diagnostics_run.document, "result.json")
+    rows = compare_to_baseline(document, document).rows(metric="cuda_graph_skips")
+    assert [(r.step, r.variant, r.verdict, r.gated) for r in rows] == [
+        ("cuda_graphs_on_cpu", "reduce-overhead", "pass", False)
+    ]
+    assert row_message(rows[0]) == (
+        "CUDA graphs cannot be used on a CPU: the variant ran without them (Inductor: "
+        f"{reason['reason']}); not judged"
+    )
+    table = " ".join(diagnostics_run.table.split())
+    said = "reduce-overhead ran without CUDA graphs: they cannot be used on a CPU (Inductor: "
+    assert table.count("ran without CUDA graphs") == 1 and said in table

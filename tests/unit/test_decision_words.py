@@ -136,7 +136,8 @@ def test_the_run_line_names_the_step_once_before_its_failed_variants_and_decisio
     step = step_with(variants)
     line = step_decision(step)
     # a document with no `failure` record: its error's first line, as recorded
-    assert line == f"train: 1 of 2 variants failed (other: crashed: SIGSEGV); {short_decision(step)}"
+    failed = "1 of 2 variants failed (other: crashed: SIGSEGV)"
+    assert line == f"train: {failed}; {short_decision(step)}"
     assert line.count("train") == 1
     assert short_decision(step).startswith("stay eager: no variant beats eager (best: slow ")
 

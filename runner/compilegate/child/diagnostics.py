@@ -14,7 +14,9 @@ version (../shared/reference/torch-compile-instrumentation.md §3-§4), so they 
 * recompiles: the `recompiles` artifact log (2.1: a tuple message; 2.2+: text), tagged with
   the compile id current when torch logged it, plus CompilationMetrics entries with a compile
   id N/k, k > 0 (2.3+) that no log record explains (torch 2.4 compiles each instance of a
-  module class again without logging a guard failure); the limit-hit WARNING.
+  module class again without logging a guard failure); the limit-hit WARNING;
+* CUDA graphs Inductor skipped, for a variant that asks for them (cuda_graph_skips.py): the
+  `cudagraph_skips` counter and each reason.
 
 Counting choice: `graph_breaks.count` is the number of breaks in the user's repository and
 in installed libraries (`origin` "repo" or "library"): a transformers upgrade that adds a
@@ -33,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from .compile_cost import KernelCounter, work_counts
+from .cuda_graph_skips import CudaGraphSkipProbe, cuda_graph_report
 from .diagnostics_report import build_report
 from .dynamo_logs import (
     PathClassifier,
@@ -52,8 +55,11 @@ class CompileProbe:
     restores torch's default logging.
     """
 
-    def __init__(self, repo_root: Path) -> None:
+    def __init__(self, repo_root: Path, *, cuda_graphs: bool = False) -> None:
+        """`cuda_graphs`: the variant asks for CUDA graphs (cuda_graph_skips.py): its skips
+        are recorded (also when it does not ask, if Inductor counted any)."""
         self.repo_root = Path(repo_root)
+        self._graphs = CudaGraphSkipProbe() if cuda_graphs else None
         self._collector = _Collector()
         self._quiet = _DropProbeRecords()
         self._skip_level: int | None = None
@@ -73,6 +79,8 @@ class CompileProbe:
         self._skip_level = skip_log.level
         if skip_log.getEffectiveLevel() > logging.INFO:
             skip_log.setLevel(logging.INFO)
+        if self._graphs is not None:
+            self._graphs.__enter__()
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -86,6 +94,8 @@ class CompileProbe:
                 handler.removeFilter(self._quiet)
             if self._skip_level is not None:
                 logging.getLogger(_SKIP_LOGGER).setLevel(self._skip_level)
+            if self._graphs is not None:
+                self._graphs.__exit__()
             _set_logs(on=False)
 
     def work_counts(self) -> dict[str, Any]:
@@ -100,9 +110,17 @@ class CompileProbe:
         """The variant's diagnostics (schemas/result.schema.json); never raises."""
         snapshot = self._snapshot or take_snapshot(self._collector.records)
         try:
-            return build_report(snapshot, PathClassifier.for_torch(self.repo_root))
+            paths = PathClassifier.for_torch(self.repo_root)
+            report = build_report(snapshot, paths)
         except Exception as exc:  # diagnostics must never cost the user the measurement
             return {"degraded": [f"compile diagnostics failed: {type(exc).__name__}: {exc}"]}
+        skips = (snapshot.get("counters") or {}).get("inductor", {}).get("cudagraph_skips", 0)
+        if snapshot.get("counters_available") and (self._graphs is not None or skips):
+            logged = self._graphs.logged if self._graphs is not None else []
+            unlogged = self._graphs.unlogged if self._graphs is not None else []
+            with contextlib.suppress(Exception):  # the rest of the diagnostics still count
+                report["cuda_graphs"] = cuda_graph_report(skips, logged, unlogged, paths)
+        return report
 
 
 class _Collector(logging.Handler):

@@ -206,7 +206,7 @@ class Child:
             except NoRepeatedBlock as nothing:  # regional compilation: nothing repeats
                 return {"variant": {"regional_absent": str(nothing)}}
             return {"variant": measured}
-        probe = make_probe(repo_root)
+        probe = make_probe(repo_root, variant["compile_kwargs"])
         result = {
             "variant": measure_variant(
                 builder, settings, variant, self.progress, probe, control=self.control
@@ -237,10 +237,11 @@ class DeviceError(Exception):
     """The requested device is not available to the measuring torch."""
 
 
-def make_probe(repo_root: Path) -> Any:
+def make_probe(repo_root: Path, compile_kwargs: dict[str, Any]) -> Any:
+    from .cuda_graph_skips import asks_for_cuda_graphs
     from .diagnostics import CompileProbe
 
-    return CompileProbe(repo_root=repo_root)
+    return CompileProbe(repo_root=repo_root, cuda_graphs=asks_for_cuda_graphs(compile_kwargs))
 
 
 def run_numerics(

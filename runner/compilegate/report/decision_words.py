@@ -258,9 +258,7 @@ def short_decision(step: Step) -> str:
     line, its name not included."""
     recommendation = step.recommendation
     decision = recommendation.decision if recommendation is not None else None
-    chosen = (
-        step.variant(recommendation.variant) if recommendation and recommendation.variant else None
-    )
+    chosen = _chosen(step)
     best = best_variant(step)
     if best is None:
         return "no variant ran"
@@ -287,4 +285,20 @@ def short_decision(step: Step) -> str:
     return f"{said}: {speed.words() if speed else 'no speed'}; no decision recorded"
 
 
-__all__ = ["decision_sentence", "duration", "short_decision", "steps"]
+def decided_variant(step: Step) -> Variant | None:
+    """The variant `short_decision` names: the recommended one, else the fastest."""
+    chosen = _chosen(step)
+    if chosen is not None:
+        return chosen
+    best = best_variant(step)
+    return best[0] if best is not None else None
+
+
+def _chosen(step: Step) -> Variant | None:
+    recommendation = step.recommendation
+    if recommendation is None or not recommendation.variant:
+        return None
+    return step.variant(recommendation.variant)
+
+
+__all__ = ["decided_variant", "decision_sentence", "duration", "short_decision", "steps"]

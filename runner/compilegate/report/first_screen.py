@@ -41,6 +41,7 @@ from .note_words import paired_summary
 from .row_cells import ROW_HEADER, row_cells
 from .row_words import row_message
 from .row_words.compile_cost import CountMoved, PastLimit, counts_past_limit
+from .row_words.cuda_graphs import cuda_graph_detail
 from .row_words.diagnostics import break_reasons_said, count_detail, new_break_site, place_name
 from .row_words.looks import passes_with_a_look
 from .row_words.numerics_reference import of_row as numerics_without_reference
@@ -73,7 +74,14 @@ PAIRED_NOTE = (
 )
 READING_SUMMARY = "Reading these numbers"
 # Failing rows whose message says more than the table's numbers: said under the table.
-REASON_METRICS = ("graph_break_sites", "compile_work", "step_work", "numerics", "torch_state")
+REASON_METRICS = (
+    "graph_break_sites",
+    "cuda_graph_skips",
+    "compile_work",
+    "step_work",
+    "numerics",
+    "torch_state",
+)
 # A step or variant that failed to run, or could not be compared: why, in its reason.
 RUN_METRICS = ("step", "variant")
 # Its reason at most this long (two lines of the comment), the location at its end kept.
@@ -600,10 +608,14 @@ def _counts_text(counts: Sequence[CountMoved]) -> str:
 
 def _reason_message(row: MetricVerdict) -> str:
     """The message a reason shows: for a count (DETAIL_METRICS) only what follows its
-    `count a → b (allowed …); `, which the table already says; for compile work only the
+    `count a → b (allowed …); `, which the table already says (for CUDA graphs skipped, the
+    new skips' reasons and places); for compile work only the
     counts past the limit (every count moved is in the version's gate rows)."""
     if row.metric in DETAIL_METRICS and count_detail(row.facts):
         return "; ".join(count_detail(row.facts))
+    graphs = cuda_graph_detail(row.facts)
+    if graphs is not None:
+        return graphs
     if row.metric in RUN_METRICS:
         return shortened(row_message(row), RUN_REASON_CHARS)
     weakened = numerics_without_reference(row) if row.verdict == "pass" else None

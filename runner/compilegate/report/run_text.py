@@ -31,7 +31,8 @@ from ..results.processes import geometric_mean
 from . import wording as w
 from .child_failure_words import short_cause
 from .compile_time_words import compile_time_legend
-from .decision_words import short_decision
+from .cuda_graph_words import ran_without_graphs, step_graph_notes
+from .decision_words import decided_variant, short_decision
 from .distributed_words import distributed_sentence
 from .escape import shortened
 from .first_screen import PROCESSES_NOTE, YARDSTICK_NOTE, FirstScreen
@@ -110,7 +111,14 @@ def step_decision(step: Step) -> str:
         return f"{step.name}: failed: {_first_line(step.error)}"
     failed = failed_variants_text(step)
     first = f"{failed}; " if failed else ""
-    return f"{step.name}: {first}{short_decision(step)}"
+    decision = short_decision(step)
+    variant = decided_variant(step)
+    # on a GPU, the decided variant that ran without its CUDA graphs (on a CPU, where they
+    # never run, the variants table says so once)
+    without = (
+        ran_without_graphs(variant, step.device) if variant and step.device == "cuda" else None
+    )
+    return f"{step.name}: {first}{decision}" + (f"; {without}" if without else "")
 
 
 def failed_variants_text(step: Step) -> str:
@@ -245,6 +253,7 @@ def _step_lines(step: Step, width: int, said: str = "") -> list[str]:
         for ids, words in numerics_notes(step)
         if words.removeprefix("numerics ") not in said
     ]
+    notes += step_graph_notes(step)
     bound = bound_sentence(step)
     if bound:
         notes.append(f"what bounds it: {bound}")

@@ -15,11 +15,13 @@ Older shapes, upgraded here:
 - a document from before the config's `accept_label` was recorded reads the default label
   (null, which turns acceptance off, is kept as null and written back as null);
 - a document from before step work was counted (child/step_work.py) lacks `step_work` on
-  eager and on its variants: it reads as None (not counted), never as zero work.
+  eager and on its variants: it reads as None (not counted), never as zero work;
 - a document from before the decision and run health were recorded as facts (issue 53)
   holds sentences: a recommendation's `text` and `withheld` read as recorded (report/ says
   them so), each `run_health.unsteady` and `unsteady_times` sentence as a RecordedCause
-  (results/health_causes.py), written back unchanged.
+  (results/health_causes.py), written back unchanged;
+- a document from before CUDA-graph skips were recorded (child/cuda_graph_skips.py) lacks a
+  variant's `cuda_graphs`: it reads as None (not recorded), never as no skips.
 
 Mirrors: a field per schema property, the same names; a nullable or optional property is
 `X | None` (None when null or absent), an array a tuple, a status an enum. Objects the schema
@@ -517,6 +519,29 @@ class GraphBreaks(Model):
 
 
 @dataclass(frozen=True)
+class CudaGraphSkip(Model):
+    """One reason Inductor gave for running graphs without CUDA graphs, and where."""
+
+    REQUIRED = ("file", "line")
+    reason: str
+    count: int
+    logged: bool
+    file: str | None = None
+    line: int | None = None
+    function: str | None = None
+    origin: str | None = None
+
+
+@dataclass(frozen=True)
+class CudaGraphs(Model):
+    """The CUDA graphs Inductor skipped in a variant that asks for them: how many compiled
+    graphs ran without (`skips`) and why."""
+
+    skips: int
+    reasons: tuple[CudaGraphSkip, ...]
+
+
+@dataclass(frozen=True)
 class WorstTensor(Model):
     tensor: str
     kind: str
@@ -772,6 +797,7 @@ class Variant(Model):
     graph_breaks: GraphBreaks | None = None
     fallbacks_to_eager: int | None = None
     fallback_reasons: tuple[str, ...] | None = None
+    cuda_graphs: CudaGraphs | None = None
     numerics: Numerics | None = None
     degraded: tuple[str, ...] | None = None
     yardstick_ms: Timing | None = None

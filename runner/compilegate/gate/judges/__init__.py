@@ -11,6 +11,7 @@ what; the judges decide how.
     compile_cost.py   compile work counts, compile CPU seconds, compile wall seconds
     step_work.py      what one iteration of the step does, counted (eager and compiled)
     diagnostics.py    recompiles, graph-break sites, fallbacks to eager
+    cuda_graphs.py    the CUDA graphs Inductor skipped (reduce-overhead, max-autotune)
     numerics.py       pass → fail
     memory.py         peak bytes
     torch_state.py    what the step's factory changed in torch's global state (reported)
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 from . import (
     compile_cost,
+    cuda_graphs,
     diagnostics,
     distribution,
     memory,
@@ -42,6 +44,7 @@ VARIANT_JUDGES: tuple[Judge, ...] = (
     step_work.judge,
     compile_cost.judge,
     diagnostics.judge,
+    cuda_graphs.judge,
     numerics.judge,
     memory.judge,
     torch_state.judge,

@@ -31,6 +31,7 @@ from .compile_cost import (
     compile_wall_words,
     compile_work_words,
 )
+from .cuda_graphs import cuda_graph_words
 from .diagnostics import count_words, graph_break_words
 from .memory import memory_words
 from .missing import missing_words
@@ -57,6 +58,7 @@ _WORDS: dict[str, Callable[[MetricVerdict], str]] = {
     "recompiles": count_words,
     "fallbacks_to_eager": count_words,
     "ddp_splits": count_words,
+    "cuda_graphs": cuda_graph_words,
     "speed": speed_words,
     "compile_wall": compile_wall_words,
     "compile_cpu": compile_cpu_words,

@@ -16,6 +16,7 @@ LABELS = {
     "graph_break_sites": "graph breaks",
     "fallbacks_to_eager": "fallbacks to eager",
     "ddp_splits": "DDP splits",
+    "cuda_graph_skips": "CUDA graph skips",
     "peak_bytes": "peak memory",
 }
 _DEFECTS = {
