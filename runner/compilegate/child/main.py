@@ -185,7 +185,13 @@ class Child:
                 return {"variant": {"regional_absent": str(nothing)}}
             return {"variant": measured}
         probe = make_probe(repo_root)
-        result = {"variant": measure_variant(builder, settings, variant, self.progress, probe)}
+        counts_only = spec.counts_only
+        measured = measure_variant(
+            builder, settings, variant, self.progress, probe, counts_only=counts_only
+        )
+        result = {"variant": measured}
+        if counts_only:  # the counting pass (compilegate bisect): eager's work beside it
+            result["eager"] = {"step_work": measured.pop("eager_step_work")}
         if spec.cache_artifacts == "save":  # after every compile of the process, timed apart
             self.progress("saving the compile-cache artifacts")
             result["variant"]["compile"]["artifacts"] = cache_artifacts.save()

@@ -1,0 +1,184 @@
+"""`compilegate bisect`: the commit at which each moved count first changed (bisect/).
+
+Exit codes of bisect (the table's codes, with their meaning here):
+    0  every moved count's first commit found, or nothing moved (one line)
+    2  usage: a bad revision, the good end not on the bad end's first-parent history, an
+       unknown --count, an unreadable config or --against document
+    3  an end could not be counted (its step does not import or raises): nothing to bisect
+    4  a change lies among skipped commits: the answer names the candidates, not one commit
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..errors import EXIT_NOT_JUDGED, EXIT_OK, EXIT_RUN_ERROR, RunInterrupted, UsageError
+
+BISECT_EXIT_CODES = {
+    EXIT_OK: "every moved count's first commit found, or nothing moved",
+    2: "usage: a bad revision or flag, an unreadable config or --against document",
+    EXIT_RUN_ERROR: "an end could not be counted: nothing to bisect",
+    EXIT_NOT_JUDGED: "a change lies among skipped commits: candidates named, not one commit",
+}
+
+
+def add_parser(commands: Any) -> None:
+    from ..bisect.counts import COUNT_NAMES
+
+    cmd = commands.add_parser(
+        "bisect",
+        help="find the commit at which a count moved (counting pass only, no timing)",
+        description="Bisect first-parent history for the commit at which each count that "
+        "moved between two ends first changed: one untimed counting pass per probed commit, "
+        "each in a fresh worktree, on this interpreter, under this checkout's config.",
+        epilog="exit codes: "
+        + "; ".join(f"{code} {text}" for code, text in BISECT_EXIT_CODES.items()),
+    )
+    ends = cmd.add_mutually_exclusive_group(required=True)
+    ends.add_argument("--good", metavar="REV", help="a commit whose counts are the old ones")
+    ends.add_argument(
+        "--against",
+        metavar="BASELINE",
+        type=Path,
+        help="a stored result document (a baseline) as the good end: its counts, at the "
+        "commit it records (same torch as this interpreter)",
+    )
+    cmd.add_argument("--bad", metavar="REV", default="HEAD", help="the commit whose counts "
+                     "moved (default: HEAD)")  # fmt: skip
+    cmd.add_argument(
+        "--count",
+        action="append",
+        default=[],
+        metavar="NAME",
+        choices=COUNT_NAMES,
+        help="follow this count (repeatable; default: every count that moved between the "
+        f"ends): {', '.join(COUNT_NAMES)}",
+    )
+    cmd.add_argument(
+        "--config", default="compilegate.yml", type=Path, help="config file (default: "
+        "compilegate.yml): its steps and settings apply to every probed commit",
+    )  # fmt: skip
+    cmd.add_argument("--repo", type=Path, default=None, help="repository root for entries "
+                     "(default: the config's folder)")  # fmt: skip
+    cmd.add_argument("--step", action="append", default=[], metavar="NAME",
+                     help="bisect only this step (repeatable; default: every step)")  # fmt: skip
+    cmd.add_argument(
+        "--python",
+        default=sys.executable,
+        help="interpreter that imports torch and runs the steps (default: this one)",
+    )
+    cmd.add_argument(
+        "--summary",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="also append the answer as markdown to FILE (e.g. $GITHUB_STEP_SUMMARY)",
+    )
+    cmd.add_argument("--one-at-a-time", action="store_true", help="start each counting "
+                     "process only when its turn comes")  # fmt: skip
+    cmd.add_argument("--verbose", action="store_true", help="also show each child's output")
+    cmd.set_defaults(func=command_bisect)
+
+
+def command_bisect(args: argparse.Namespace) -> int:
+    from ..config.loading import load_config_file
+    from ..run.checkout_credentials import refuse_persisted_credentials
+    from ..run.interrupts import signals_interrupt_the_run
+    from ..run.launcher import ChildLauncher, close_launcher
+    from .run_command import _check_python
+
+    python = _check_python(args.python)
+    config = load_config_file(args.config, repo_root=args.repo).select(args.step)
+    refuse_persisted_credentials(config.repo_root)
+    launcher = ChildLauncher(
+        python=python, show_output=args.verbose, stream=sys.stderr, ahead=not args.one_at_a_time
+    )
+    try:
+        with signals_interrupt_the_run():
+            return _bisect(args, config, launcher)
+    except RunInterrupted as stop:
+        sys.stderr.write(f"compilegate: {stop}\n")
+        return stop.exit_code
+    finally:
+        close_launcher(launcher)
+
+
+def _bisect(args: argparse.Namespace, config: Any, launcher: Any) -> int:
+    from ..bisect.counts import CommitCounts, moved_keys
+    from ..bisect.history import first_parent_range
+    from ..bisect.probe import CommitProbe
+    from ..bisect.search import Search
+    from ..report import bisect_words as words
+
+    good_counts: CommitCounts | None = None
+    if args.against is not None:
+        good_ref, good_counts = _against(args.against, config, launcher)
+        commits = first_parent_range(config.repo_root, good_ref, args.bad, "--against")
+    else:
+        commits = first_parent_range(config.repo_root, args.good, args.bad, "--good")
+
+    def heard(number: int, record: Any) -> None:
+        sys.stderr.write(words.probe_words(number, record) + "\n")
+        sys.stderr.flush()
+
+    search = Search(commits, CommitProbe(config, launcher), on_record=heard)
+    if good_counts is not None:
+        search.give(0, good_counts)
+    last = len(commits) - 1
+    for which, index in (("good", 0), ("bad", last)):
+        outcome = search.at(index)
+        if not isinstance(outcome, CommitCounts):
+            reason = outcome.reason
+            sys.stderr.write(words.end_failed_words(which, commits[index], reason) + "\n")
+            return EXIT_RUN_ERROR
+    good, bad = search.at(0), search.at(last)
+    assert isinstance(good, CommitCounts) and isinstance(bad, CommitCounts)
+    keys = moved_keys(good, bad, tuple(args.count))
+    if not keys:
+        line = words.nothing_moved_words(
+            commits[0], commits[last], tuple(args.count), search.records
+        )
+        _answer([line], args.summary, commits)
+        return EXIT_OK
+    changes = [change for key in keys for change in search.changes(key)]
+    position = {commit.sha: i for i, commit in enumerate(commits)}
+    changes.sort(key=lambda c: position[c.first.sha])
+    lines = words.answer_lines(changes)
+    lines.append(words.tally_words(search.records, len(commits)))
+    _answer(lines, args.summary, commits)
+    return EXIT_OK if all(change.pinned for change in changes) else EXIT_NOT_JUDGED
+
+
+def _answer(lines: list[str], summary: Path | None, commits: Any) -> None:
+    from ..report.bisect_words import summary_markdown
+
+    sys.stdout.write("".join(f"{line}\n" for line in lines))
+    if summary is not None:
+        try:
+            with summary.open("a", encoding="utf-8") as out:
+                out.write(summary_markdown(commits[0], commits[-1], lines))
+        except OSError as exc:
+            raise UsageError(f"--summary {summary}: cannot append: {exc.strerror}") from None
+
+
+def _against(path: Path, config: Any, launcher: Any) -> tuple[str, Any]:
+    """The good end from a stored document: the commit it records and its counts, for the
+    steps this bisection follows; refused when counted under another torch."""
+    from ..bisect.counts import CommitCounts, counts_of_document
+    from ..gate.documents import read_document
+    from ..report.bisect_words import against_words
+    from ..run.orchestrate import probe_environment
+
+    document = read_document(path, role="baseline")
+    commit = document.environment.commit
+    if not commit:
+        raise UsageError(f"--against {path}: environment.commit is not recorded; give --good")
+    here = probe_environment(launcher, launcher.python).get("torch")
+    if document.environment.torch != here:
+        raise UsageError(against_words(document.environment.torch, here, str(path)))
+    counts = counts_of_document(document)
+    names = {step.name for step in config.steps}
+    return commit, CommitCounts({k: v for k, v in counts.steps.items() if k in names})
