@@ -154,8 +154,8 @@ def _detail(change: Change) -> str:
         old_eager, new_eager = before.subject(eager_key), after.subject(eager_key)
         if old_eager is not None and new_eager is not None:
             if old_eager.step_work is not None and new_eager.step_work is not None:
-                moved = _unshifted(site_changes(old_eager.step_work, new_eager.step_work))
-                sites = [site for site in moved if (site[1] > 0) == grew][:SHOWN]
+                at = _unshifted(site_changes(old_eager.step_work, new_eager.step_work))
+                sites = [site for site in at if (site[1] > 0) == grew][:SHOWN]
                 if sites:
                     words[0] += " at " + ", ".join(site for site, _ in sites)
     return ", ".join(words)
