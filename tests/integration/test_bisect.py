@@ -45,14 +45,15 @@ def test_bisect_names_both_commits_with_their_counts(
     item = f"first at {shas[ITEM_AT - 1][:7]} {SUBJECTS['item']!r}"
     branch = f"first at {shas[BRANCH_AT - 1][:7]} {SUBJECTS['branch']!r}"
     eager_item = [line for line in lines if line.startswith("step tiny, eager:") and item in line]
-    assert eager_item and "host syncs 0 → 1 (+1 aten::_local_scalar_dense at steps.py:" in (
-        eager_item[0]
+    assert (
+        eager_item
+        and "host syncs 0 → 1 (+1 aten::_local_scalar_dense at steps.py:" in (eager_item[0])
     ), lines
     compiled_branch = [line for line in lines if "variant" in line and branch in line]
     assert compiled_branch, lines
     assert "host syncs 1 → 2" in compiled_branch[0]
-    assert "graph breaks 0 → 1 (new at steps.py:14: Data-dependent branching" in (
-        compiled_branch[0]
+    assert (
+        "graph breaks 0 → 1 (new at steps.py:14: Data-dependent branching" in (compiled_branch[0])
     )
     # Nothing is blamed on another commit.
     assert all(item in line or branch in line for line in lines[:-1]), lines
