@@ -82,11 +82,15 @@ def test_a_commit_that_does_not_import_is_skipped_and_said(
 
 def test_a_range_where_nothing_moved_is_one_line(history: tuple[Path, list[str]]) -> None:
     repo, shas = history
-    run = bisect(repo, "--good", shas[1], "--bad", shas[7])
+    summary = repo.parent / "summary.md"
+    run = bisect(repo, "--good", shas[1], "--bad", shas[7], "--summary", str(summary))
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stdout.count("\n") == 1, run.stdout
     assert run.stdout.startswith(f"nothing moved between {shas[1][:7]} 'revision 2' and ")
     assert "(2 probes, " in run.stdout
+    # The job summary (examples/workflows/bisect.yml) holds the same line, under a heading.
+    assert summary.read_text().startswith(f"### compilegate bisect: {shas[1][:7]} 'revision 2'")
+    assert f"- {run.stdout}" in summary.read_text()
 
 
 def test_an_end_off_the_first_parent_line_is_a_usage_error(
