@@ -5,21 +5,23 @@ from __future__ import annotations
 
 import math
 
-from compilegate.bisect.counts import (
+from compilegate.report.bisect_words import answer_lines, nothing_moved_words, tally_words
+from compilegate.results.bisect import (
     EAGER,
+    Commit,
     CommitCounts,
     CountKey,
+    Skipped,
     SubjectCounts,
     moved_keys,
 )
-from compilegate.bisect.search import Commit, Search, Skipped
-from compilegate.report.bisect_words import answer_lines, nothing_moved_words, tally_words
 from compilegate.results.model import (
     BreakSite,
     GraphBreaks,
     StepWork,
     StepWorkCounts,
 )
+from compilegate.run.bisect_search import Search
 
 COMMITS = [Commit(f"{n:07x}" + "0" * 33, f"revision {n}") for n in range(1, 101)]
 

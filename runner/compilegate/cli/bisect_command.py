@@ -26,7 +26,7 @@ BISECT_EXIT_CODES = {
 
 
 def add_parser(commands: Any) -> None:
-    from ..bisect.counts import COUNT_NAMES
+    from ..results.bisect import COUNT_NAMES
 
     cmd = commands.add_parser(
         "bisect",
@@ -107,11 +107,11 @@ def command_bisect(args: argparse.Namespace) -> int:
 
 
 def _bisect(args: argparse.Namespace, config: Any, launcher: Any) -> int:
-    from ..bisect.counts import CommitCounts, moved_keys
-    from ..bisect.history import first_parent_range
-    from ..bisect.probe import CommitProbe
-    from ..bisect.search import Search
     from ..report import bisect_words as words
+    from ..results.bisect import CommitCounts, moved_keys
+    from ..run.bisect_history import first_parent_range
+    from ..run.bisect_probe import CommitProbe
+    from ..run.bisect_search import Search
 
     good_counts: CommitCounts | None = None
     if args.against is not None:
@@ -167,9 +167,9 @@ def _answer(lines: list[str], summary: Path | None, commits: Any) -> None:
 def _against(path: Path, config: Any, launcher: Any) -> tuple[str, Any]:
     """The good end from a stored document: the commit it records and its counts, for the
     steps this bisection follows; refused when counted under another torch."""
-    from ..bisect.counts import CommitCounts, counts_of_document
     from ..gate.documents import read_document
     from ..report.bisect_words import against_words
+    from ..results.bisect import CommitCounts, counts_of_document
     from ..run.orchestrate import probe_environment
 
     document = read_document(path, role="baseline")

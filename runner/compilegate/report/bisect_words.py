@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..bisect.counts import CommitCounts, CountKey, Value
-from ..bisect.search import Change, Commit, ProbeRecord
 from ..gate.judges.step_work import named_changes, site_changes
+from ..results.bisect import Change, Commit, CommitCounts, CountKey, ProbeRecord, Value
 from .row_words.compile_cost import COUNT_NAMES as COMPILE_COUNT_NAMES
 from .row_words.step_work import COUNT_NAMES as STEP_COUNT_NAMES
 

@@ -1,18 +1,25 @@
-"""What one commit counted, per step and subject (eager or a variant), and the values a
-bisection follows: each count by its key (step, subject, count).
+"""What a bisection (`compilegate bisect`) knows, as types: what one commit counted, per step
+and subject (eager or a variant), the values it follows (each count by its key: step,
+subject, count), the commits it probed and each change it found.
 
-Built from a probe's counting children (probe.py) or from a stored result document (the good
-end of `bisect --against`), through the same typed parts (results/model.py).
+Counts of work (step work, compile work, graph breaks, recompiles, numerics' pass or fail)
+are functions of the code, the torch version and the shapes, identical run to run: they need
+no timing, so a moved count is bisected over first-parent history with one untimed counting
+pass per probed commit (child/measure.py's `counts_only`). The search is
+run/bisect_search.py, a probe run/bisect_probe.py, the commits run/bisect_history.py, the
+words report/bisect_words.py.
+
+A commit's counts come from a probe's counting children or from a stored result document
+(the good end of `bisect --against`), through the same typed parts (results/model.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Union
 
-from ..gate.judges.step_work import COUNTS as STEP_WORK_COUNTS
-from ..results.model import (
+from .model import (
     CompileCounts,
     GraphBreaks,
     Numerics,
@@ -23,6 +30,17 @@ from ..results.model import (
 )
 
 EAGER = "eager"
+# The step-work counts in the order an answer lists them (gate/judges/step_work.py's order).
+STEP_WORK_COUNTS = (
+    "host_syncs",
+    "aten_ops",
+    "compiled_region_calls",
+    "kernels",
+    "cuda_graph_replays",
+    "flops",
+    "allocations",
+    "allocated_bytes",
+)
 COMPILE_WORK_COUNTS = CompileCounts.REQUIRED
 # Every count a bisection can follow, by name (--count), in the order its answer lists them.
 COUNT_NAMES = (*STEP_WORK_COUNTS, *COMPILE_WORK_COUNTS, "graph_breaks", "recompiles", "numerics")
@@ -124,3 +142,61 @@ def counts_of_document(document: ResultDocument) -> CommitCounts:
             )
         steps[step.name] = subjects
     return CommitCounts(steps)
+
+
+@dataclass(frozen=True)
+class Commit:
+    """One first-parent commit: its full sha and its subject line."""
+
+    sha: str
+    subject: str
+
+    @property
+    def short(self) -> str:
+        return self.sha[:7]
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A commit whose probe failed, and the one-line reason."""
+
+    reason: str
+
+
+Probed = Union[CommitCounts, Skipped]
+Probe = Callable[[Commit], Probed]
+
+
+@dataclass(frozen=True)
+class ProbeRecord:
+    """One probe the search ran: the commit, what it found (or why it was skipped) and its
+    wall seconds."""
+
+    commit: Commit
+    outcome: Probed
+    wall_s: float
+
+    @property
+    def skipped(self) -> Skipped | None:
+        return self.outcome if isinstance(self.outcome, Skipped) else None
+
+
+@dataclass(frozen=True)
+class Change:
+    """A count's value changed from `before` to `after` first at `first` (the commit before
+    it, `last_before`, still had `before`); `candidates`: the skipped commits between them,
+    when the change could be at any of them or at `first`."""
+
+    key: CountKey
+    before: Value
+    after: Value
+    last_before: Commit
+    first: Commit
+    counts_before: CommitCounts
+    counts_after: CommitCounts
+    candidates: tuple[Commit, ...] = ()
+
+    @property
+    def pinned(self) -> bool:
+        """Whether one commit is named (no skipped commit could hold the change instead)."""
+        return not self.candidates

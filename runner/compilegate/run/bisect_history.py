@@ -1,13 +1,14 @@
-"""The commits a bisection searches: the first-parent history from the good end to the bad
-end, through run/host_git.py's hardened git (never a repository git would discover)."""
+"""The commits a bisection (`compilegate bisect`) searches: the first-parent history from the
+good end to the bad end, through run/host_git.py's hardened git (never a repository git
+would discover)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from ..errors import UsageError
-from ..run.host_git import GitRepository, repository_of, run_git
-from .search import Commit
+from ..results.bisect import Commit
+from .host_git import GitRepository, repository_of, run_git
 
 # A record separator git cannot print inside a subject line (%s is one line).
 _SEPARATOR = "\x1f"

@@ -1,6 +1,7 @@
-"""The search: over first-parent commits from the good end (index 0) to the bad end (the
-last), the first commit at which each followed count changed, probing as few commits as a
-binary search needs; every commit is probed at most once, whatever count asked for it.
+"""The bisection's search (`compilegate bisect`, results/bisect.py): over first-parent
+commits from the good end (index 0) to the bad end (the last), the first commit at which
+each followed count changed, probing as few commits as a binary search needs; every commit
+is probed at most once, whatever count asked for it.
 
 A count can change more than once in the range (a host sync added at one commit, another at
 a later one): after the first change is found, the search goes on from it to the bad end,
@@ -17,67 +18,18 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Union
 
-from .counts import CommitCounts, CountKey, Value
-
-
-@dataclass(frozen=True)
-class Commit:
-    """One first-parent commit: its full sha and its subject line."""
-
-    sha: str
-    subject: str
-
-    @property
-    def short(self) -> str:
-        return self.sha[:7]
-
-
-@dataclass(frozen=True)
-class Skipped:
-    """A commit whose probe failed, and the one-line reason."""
-
-    reason: str
-
-
-Probed = Union[CommitCounts, Skipped]
-Probe = Callable[[Commit], Probed]
-
-
-@dataclass(frozen=True)
-class ProbeRecord:
-    """One probe the search ran: the commit, what it found (or why it was skipped) and its
-    wall seconds."""
-
-    commit: Commit
-    outcome: Probed
-    wall_s: float
-
-    @property
-    def skipped(self) -> Skipped | None:
-        return self.outcome if isinstance(self.outcome, Skipped) else None
-
-
-@dataclass(frozen=True)
-class Change:
-    """A count's value changed from `before` to `after` first at `first` (the commit before
-    it, `last_before`, still had `before`); `candidates`: the skipped commits between them,
-    when the change could be at any of them or at `first`."""
-
-    key: CountKey
-    before: Value
-    after: Value
-    last_before: Commit
-    first: Commit
-    counts_before: CommitCounts
-    counts_after: CommitCounts
-    candidates: tuple[Commit, ...] = ()
-
-    @property
-    def pinned(self) -> bool:
-        """Whether one commit is named (no skipped commit could hold the change instead)."""
-        return not self.candidates
+from ..results.bisect import (
+    Change,
+    Commit,
+    CommitCounts,
+    CountKey,
+    Probe,
+    Probed,
+    ProbeRecord,
+    Skipped,
+    Value,
+)
 
 
 @dataclass

@@ -1,12 +1,13 @@
-"""One commit measured for a bisection: a fresh worktree at the commit (run/paired.py's
-checkout), and per step and variant one counting child (child/measure.py's `counts_only`:
-the variant's first process without its timed rounds), on the same interpreter and under
-the config of this checkout (the head's, read as policy is: a commit's own compilegate.yml
-is not read, so only its code moves a count). Eager's step work comes from the first
-variant's child (the same pass over the same copy an eager process counts).
+"""One commit measured for a bisection (`compilegate bisect`, results/bisect.py): a fresh
+worktree at the commit (run/paired.py's checkout), and per step and variant one counting
+child (child/measure.py's `counts_only`: the variant's first process without its timed
+rounds), on the same interpreter and under the config of this checkout (the head's, read as
+policy is: a commit's own compilegate.yml is not read, so only its code moves a count).
+Eager's step work comes from the first variant's child (the same pass over the same copy an
+eager process counts).
 
 A commit whose entry does not resolve, whose step does not import or raises, or whose child
-crashes is skipped, with the first failure's one line (search.Skipped).
+crashes is skipped, with the first failure's one line (results/bisect.Skipped).
 """
 
 from __future__ import annotations
@@ -19,17 +20,16 @@ from ..child.protocol import ChildReport, ChildSpec
 from ..config import Config, StepConfig
 from ..config import Variant as VariantConfig
 from ..errors import CompilegateError
+from ..results.bisect import EAGER, Commit, CommitCounts, Probed, Skipped, SubjectCounts
 from ..results.compile_cost import counts_of
 from ..results.document import numerics_without_nan
 from ..results.model import GraphBreaks, Model, Numerics, Recompiles, StepWork, part_of
-from ..run.child_runs import one_line, run_child
-from ..run.entry_check import resolve_entry
-from ..run.launcher import Launcher
-from ..run.paired import checkout
-from ..run.step_measurement import _variant_cache as variant_cache
-from ..run.step_measurement import _variant_spec as variant_spec
-from .counts import EAGER, CommitCounts, SubjectCounts
-from .search import Commit, Probed, Skipped
+from .child_runs import one_line, run_child
+from .entry_check import resolve_entry
+from .launcher import Launcher
+from .paired import checkout
+from .step_measurement import _variant_cache as variant_cache
+from .step_measurement import _variant_spec as variant_spec
 
 
 @dataclass(frozen=True)
