@@ -1,4 +1,5 @@
-"""`compilegate bisect`: the commit at which each moved count first changed (bisect/).
+"""`compilegate bisect`: the commit at which each moved count first changed (results/bisect.py
+says how; run/bisect_*.py search and probe).
 
 Exit codes of bisect (the table's codes, with their meaning here):
     0  every moved count's first commit found, or nothing moved (one line)
@@ -11,15 +12,25 @@ Exit codes of bisect (the table's codes, with their meaning here):
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
-from ..errors import EXIT_NOT_JUDGED, EXIT_OK, EXIT_RUN_ERROR, RunInterrupted, UsageError
+from ..errors import (
+    EXIT_NOT_JUDGED,
+    EXIT_OK,
+    EXIT_RUN_ERROR,
+    EXIT_USAGE,
+    RunInterrupted,
+    UsageError,
+)
+from .images_command import add_keep_images_argument
+from .matrix_command import BUILD_NETWORK_ENV
 
 BISECT_EXIT_CODES = {
     EXIT_OK: "every moved count's first commit found, or nothing moved",
-    2: "usage: a bad revision or flag, an unreadable config or --against document",
+    EXIT_USAGE: "usage: a bad revision or flag, an unreadable config or --against document",
     EXIT_RUN_ERROR: "an end could not be counted: nothing to bisect",
     EXIT_NOT_JUDGED: "a change lies among skipped commits: candidates named, not one commit",
 }
@@ -71,6 +82,29 @@ def add_parser(commands: Any) -> None:
         help="interpreter that imports torch and runs the steps (default: this one)",
     )
     cmd.add_argument(
+        "--backend",
+        choices=("host", "docker"),
+        default="host",
+        help="where each probe's children run: host (this machine, as your user: trusted "
+        "commits only) or docker (one fresh container per child of the --torch version's "
+        "image, as `matrix --against` runs them: repository read-only, no network)",
+    )
+    cmd.add_argument("--torch", metavar="VERSION", default=None,
+                     help="--backend docker: the PyTorch version whose image counts")  # fmt: skip
+    cmd.add_argument("--base-image", default=None, metavar="IMAGE",
+                     help="--backend docker: what the version's image is built on")  # fmt: skip
+    cmd.add_argument("--index-url", default=None, metavar="URL",
+                     help="--backend docker: where torch is installed from")  # fmt: skip
+    cmd.add_argument("--gpus", default=None, metavar="SPEC",
+                     help="--backend docker: GPUs as `docker run --gpus` takes them")  # fmt: skip
+    cmd.add_argument(
+        "--build-network",
+        default=os.environ.get(BUILD_NETWORK_ENV) or "default",
+        metavar="NETWORK",
+        help="--backend docker: the network the image build uses (as matrix's)",
+    )
+    add_keep_images_argument(cmd)
+    cmd.add_argument(
         "--summary",
         type=Path,
         default=None,
@@ -90,12 +124,20 @@ def command_bisect(args: argparse.Namespace) -> int:
     from ..run.launcher import ChildLauncher, close_launcher
     from .run_command import _check_python
 
-    python = _check_python(args.python)
     config = load_config_file(args.config, repo_root=args.repo).select(args.step)
     refuse_persisted_credentials(config.repo_root)
-    launcher = ChildLauncher(
-        python=python, show_output=args.verbose, stream=sys.stderr, ahead=not args.one_at_a_time
-    )
+    launcher: Any
+    if args.backend == "docker":
+        launcher = _container_launcher(args)
+    elif args.torch is not None:
+        raise UsageError("--torch: only with --backend docker (the host's torch is --python's)")
+    else:
+        launcher = ChildLauncher(
+            python=_check_python(args.python),
+            show_output=args.verbose,
+            stream=sys.stderr,
+            ahead=not args.one_at_a_time,
+        )
     try:
         with signals_interrupt_the_run():
             return _bisect(args, config, launcher)
@@ -182,3 +224,29 @@ def _against(path: Path, config: Any, launcher: Any) -> tuple[str, Any]:
     counts = counts_of_document(document)
     names = {step.name for step in config.steps}
     return commit, CommitCounts({k: v for k, v in counts.steps.items() if k in names})
+
+
+def _container_launcher(args: argparse.Namespace) -> Any:
+    """Each child in a fresh container of the --torch version's image, built or reused as
+    `matrix --backend docker` does (containers/child_launcher.py)."""
+    from ..containers.child_launcher import ContainerLauncher
+    from ..containers.matrix import check_version
+    from ..containers.outcome import EnvironmentBuildError
+    from .matrix_command import _backend
+
+    if args.torch is None:
+        raise UsageError("--backend docker: give --torch VERSION, the image's PyTorch version")
+    version = check_version(args.torch)
+    options = argparse.Namespace(
+        **vars(args),
+        requirements_bytes=None,
+        requirements_allow_source_builds=False,
+        rebuild=False,
+        keep_old_images=False,
+    )
+    backend, _ = _backend(options, [])
+    try:
+        image = backend.prepare(version)
+    except EnvironmentBuildError as exc:
+        raise UsageError(f"torch {version}: {exc}") from None
+    return ContainerLauncher(backend.client, image, device_requests=tuple(backend.device_requests))
