@@ -164,3 +164,32 @@ def test_nothing_moved_is_one_line() -> None:
     line = nothing_moved_words(commits[0], commits[3], (), search.records)
     assert "\n" not in line
     assert line.startswith("nothing moved between 0000001 'revision 1' and 0000004 'revision 4'")
+
+
+def test_a_stored_result_gives_the_counts_a_probe_would() -> None:
+    """`bisect --against BASELINE`: the good end's counts from the document, through the
+    same typed parts (a failed variant has none)."""
+    from gate_docs import result, site, step, variant
+
+    from compilegate.results.bisect import counts_of_document
+    from compilegate.results.model import parse
+
+    work = {
+        "counts": {**dict.fromkeys(StepWorkCounts.REQUIRED, 3), "kernels": None},
+        "absent": {"kernels": "no CUDA"},
+        "top": {"host_syncs": [["aten::_local_scalar_dense", 3]]},
+        "batch_index": 5,
+        "sync_sites": [["model.py:73", 3]],
+    }
+    measured = variant(sites=[site("model.py", 27, "data-dependent")], recompiles=2,
+                       step_work=work)  # fmt: skip
+    failed = variant("reduce-overhead", status="error", error="boom")
+    doc = step(variants=[measured, failed])
+    doc["eager"]["step_work"] = work
+    counts = counts_of_document(parse(result(doc), "baseline.json", "baseline"))
+    assert counts.value(CountKey("train", EAGER, "host_syncs")) == 3
+    assert counts.value(CountKey("train", "default", "graph_breaks")) == 1
+    assert counts.value(CountKey("train", "default", "recompiles")) == 2
+    assert counts.value(CountKey("train", "default", "numerics")) == "pass"
+    assert counts.value(CountKey("train", "default", "kernels")) is None  # absent: not followed
+    assert counts.subject(CountKey("train", "reduce-overhead", "graphs")) is None

@@ -15,7 +15,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import (
     EXIT_NOT_JUDGED,
@@ -25,8 +25,15 @@ from ..errors import (
     RunInterrupted,
     UsageError,
 )
+from ..results.bisect import CommitCounts
 from .images_command import add_keep_images_argument
 from .matrix_command import BUILD_NETWORK_ENV
+
+if TYPE_CHECKING:
+    from ..config import Config
+    from ..results.bisect import Commit, ProbeRecord
+    from ..results.model import ResultDocument
+    from ..run.launcher import Launcher
 
 BISECT_EXIT_CODES = {
     EXIT_OK: "every moved count's first commit found, or nothing moved",
@@ -119,14 +126,29 @@ def add_parser(commands: Any) -> None:
 
 def command_bisect(args: argparse.Namespace) -> int:
     from ..config.loading import load_config_file
+    from ..gate.documents import read_document
+    from ..run.bisect_history import first_parent_range
     from ..run.checkout_credentials import refuse_persisted_credentials
     from ..run.interrupts import signals_interrupt_the_run
     from ..run.launcher import ChildLauncher, close_launcher
-    from .run_command import _check_python
+    from .run_command import _check_python, refuse_opted_in_credentials
 
     config = load_config_file(args.config, repo_root=args.repo).select(args.step)
     refuse_persisted_credentials(config.repo_root)
-    launcher: Any
+    refuse_opted_in_credentials(args.config, config)
+    # Every usage error before an image is built or a child started: the ends first.
+    baseline = None
+    if args.against is not None:
+        baseline = read_document(args.against, role="baseline")
+        good, option = baseline.environment.commit, "--against"
+        if not good:
+            raise UsageError(
+                f"--against {args.against}: environment.commit is not recorded; give --good"
+            )
+    else:
+        good, option = args.good, "--good"
+    commits = first_parent_range(config.repo_root, good, args.bad, option)
+    launcher: Launcher
     if args.backend == "docker":
         launcher = _container_launcher(args)
     elif args.torch is not None:
@@ -140,7 +162,8 @@ def command_bisect(args: argparse.Namespace) -> int:
         )
     try:
         with signals_interrupt_the_run():
-            return _bisect(args, config, launcher)
+            given = _against(args.against, baseline, config, launcher) if baseline else None
+            return _bisect(args, config, launcher, commits, given)
     except RunInterrupted as stop:
         sys.stderr.write(f"compilegate: {stop}\n")
         return stop.exit_code
@@ -148,37 +171,37 @@ def command_bisect(args: argparse.Namespace) -> int:
         close_launcher(launcher)
 
 
-def _bisect(args: argparse.Namespace, config: Any, launcher: Any) -> int:
+def _bisect(
+    args: argparse.Namespace,
+    config: Config,
+    launcher: Launcher,
+    commits: list[Commit],
+    given: CommitCounts | None,
+) -> int:
+    """Probe both ends (`given`: the good end's counts from a stored document), then search
+    for each moved count's changes; print the answer; the exit code (module docstring)."""
     from ..report import bisect_words as words
-    from ..results.bisect import CommitCounts, moved_keys
-    from ..run.bisect_history import first_parent_range
+    from ..results.bisect import moved_keys
     from ..run.bisect_probe import CommitProbe
     from ..run.bisect_search import Search
 
-    good_counts: CommitCounts | None = None
-    if args.against is not None:
-        good_ref, good_counts = _against(args.against, config, launcher)
-        commits = first_parent_range(config.repo_root, good_ref, args.bad, "--against")
-    else:
-        commits = first_parent_range(config.repo_root, args.good, args.bad, "--good")
-
-    def heard(number: int, record: Any) -> None:
+    def heard(number: int, record: ProbeRecord) -> None:
         sys.stderr.write(words.probe_words(number, record) + "\n")
         sys.stderr.flush()
 
     search = Search(commits, CommitProbe(config, launcher), on_record=heard)
-    if good_counts is not None:
-        search.give(0, good_counts)
+    if given is not None:
+        search.give(0, given)
     last = len(commits) - 1
+    ends = []
     for which, index in (("good", 0), ("bad", last)):
         outcome = search.at(index)
         if not isinstance(outcome, CommitCounts):
             reason = outcome.reason
             sys.stderr.write(words.end_failed_words(which, commits[index], reason) + "\n")
             return EXIT_RUN_ERROR
-    good, bad = search.at(0), search.at(last)
-    assert isinstance(good, CommitCounts) and isinstance(bad, CommitCounts)
-    keys = moved_keys(good, bad, tuple(args.count))
+        ends.append(outcome)
+    keys = moved_keys(ends[0], ends[1], tuple(args.count))
     if not keys:
         line = words.nothing_moved_words(
             commits[0], commits[last], tuple(args.count), search.records
@@ -194,7 +217,7 @@ def _bisect(args: argparse.Namespace, config: Any, launcher: Any) -> int:
     return EXIT_OK if all(change.pinned for change in changes) else EXIT_NOT_JUDGED
 
 
-def _answer(lines: list[str], summary: Path | None, commits: Any) -> None:
+def _answer(lines: list[str], summary: Path | None, commits: list[Commit]) -> None:
     from ..report.bisect_words import summary_markdown
 
     sys.stdout.write("".join(f"{line}\n" for line in lines))
@@ -206,27 +229,24 @@ def _answer(lines: list[str], summary: Path | None, commits: Any) -> None:
             raise UsageError(f"--summary {summary}: cannot append: {exc.strerror}") from None
 
 
-def _against(path: Path, config: Any, launcher: Any) -> tuple[str, Any]:
-    """The good end from a stored document: the commit it records and its counts, for the
-    steps this bisection follows; refused when counted under another torch."""
-    from ..gate.documents import read_document
+def _against(
+    path: Path, document: ResultDocument, config: Config, launcher: Launcher
+) -> CommitCounts:
+    """The good end's counts from a stored document, for the steps this bisection follows;
+    refused when counted under another torch than the probes'."""
     from ..report.bisect_words import against_words
-    from ..results.bisect import CommitCounts, counts_of_document
+    from ..results.bisect import counts_of_document
     from ..run.orchestrate import probe_environment
 
-    document = read_document(path, role="baseline")
-    commit = document.environment.commit
-    if not commit:
-        raise UsageError(f"--against {path}: environment.commit is not recorded; give --good")
     here = probe_environment(launcher, launcher.python).get("torch")
     if document.environment.torch != here:
         raise UsageError(against_words(document.environment.torch, here, str(path)))
     counts = counts_of_document(document)
     names = {step.name for step in config.steps}
-    return commit, CommitCounts({k: v for k, v in counts.steps.items() if k in names})
+    return CommitCounts({k: v for k, v in counts.steps.items() if k in names})
 
 
-def _container_launcher(args: argparse.Namespace) -> Any:
+def _container_launcher(args: argparse.Namespace) -> Launcher:
     """Each child in a fresh container of the --torch version's image, built or reused as
     `matrix --backend docker` does (containers/child_launcher.py)."""
     from ..containers.child_launcher import ContainerLauncher

@@ -12,7 +12,6 @@ crashes is skipped, with the first failure's one line (results/bisect.Skipped).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -34,12 +33,10 @@ from .step_measurement import _variant_spec as variant_spec
 
 @dataclass(frozen=True)
 class CommitProbe:
-    """Measures a commit's counts (module docstring); `on_child` hears each child's label
-    before it starts (the CLI's progress)."""
+    """Measures a commit's counts (module docstring)."""
 
     config: Config
     launcher: Launcher
-    on_child: Callable[[str], None] = lambda label: None
 
     def __call__(self, commit: Commit) -> Probed:
         with checkout(self.config.repo_root, commit.sha) as (tree, _):
@@ -75,7 +72,6 @@ class CommitProbe:
         self, spec: ChildSpec, step: StepConfig, variant: VariantConfig, commit: Commit
     ) -> tuple[SubjectCounts, SubjectCounts] | Skipped:
         label = f"{step.name}@{commit.short}/{variant.id}"
-        self.on_child(label)
         with variant_cache(self.launcher) as cache:  # a cold compile, as a first process's
             report, error = run_child(self.launcher, spec, step, label, cache_dir=cache)
         if error is not None or report is None:
