@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
-from bisect_history import SUBJECTS, build_history
+from bisect_history import CONFIG, SUBJECTS, build_history, git
 from cli_helpers import CliRun, assert_one_line_error, run_cli
 
 pytestmark = pytest.mark.compile  # Dynamo with its eager backend: no Inductor compile
@@ -81,13 +81,25 @@ def test_a_commit_that_does_not_import_is_skipped_and_said(
 
 
 def test_a_range_where_nothing_moved_is_one_line(history: tuple[Path, list[str]]) -> None:
+    """From a stored result (`--against`, a full `compilegate run` at commit 2) to commit 8:
+    nothing moved, so the counting pass counts what the full run counted (eager's and the
+    variant's step work, compile work, graph breaks, recompiles), one probe."""
     repo, shas = history
+    tree = repo.parent / "at-commit-2"
+    git(repo, "worktree", "add", "-q", "--detach", str(tree), shas[1])
+    stored = repo.parent / "baseline.json"
+    one_process = repo.parent / "full-run.yml"  # the counts are the first process's
+    one_process.write_text(CONFIG + "    variant_processes: 1\n")
+    full = run_cli("run", "--config", str(one_process), "--repo", str(tree),
+                   "--out", str(stored))  # fmt: skip
+    git(repo, "worktree", "remove", "--force", str(tree))
+    assert full.returncode == 0, full.stderr[-3000:]
     summary = repo.parent / "summary.md"
-    run = bisect(repo, "--good", shas[1], "--bad", shas[7], "--summary", str(summary))
+    run = bisect(repo, "--against", str(stored), "--bad", shas[7], "--summary", str(summary))
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stdout.count("\n") == 1, run.stdout
     assert run.stdout.startswith(f"nothing moved between {shas[1][:7]} 'revision 2' and ")
-    assert "(2 probes, " in run.stdout
+    assert "(1 probe, " in run.stdout
     # The job summary (examples/workflows/bisect.yml) holds the same line, under a heading.
     assert summary.read_text().startswith(f"### compilegate bisect: {shas[1][:7]} 'revision 2'")
     assert f"- {run.stdout}" in summary.read_text()
