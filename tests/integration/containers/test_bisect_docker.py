@@ -28,7 +28,7 @@ def test_bisect_in_containers_names_both_commits(
     repo = tmp_path / "repo"
     shas = build_history(repo, 32, item_at=19, branch_at=27)
     command = [
-        sys.executable, "-I", "-m", "compilegate", "bisect", "--backend", "docker",
+        sys.executable, "-m", "compilegate", "bisect", "--backend", "docker",
         "--base-image", base_image, "--torch", LOCAL_TORCH,
         "--config", str(repo / "compilegate.yml"), "--good", shas[0], "--bad", shas[-1],
     ]  # fmt: skip
