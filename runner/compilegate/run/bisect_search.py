@@ -10,7 +10,8 @@ its step raises) is skipped, as `git bisect skip` does: a neighbour is probed in
 when only skipped commits lie between the last commit with the old value and the first
 with the new one, the change is said to be one of them (`candidates`).
 
-Pure: the probe is passed in (run/bisect_probe.py runs the real one), so the search is tested offline.
+Pure: the probe is passed in (run/bisect_probe.py runs the real one), so the search is
+tested offline.
 """
 
 from __future__ import annotations
