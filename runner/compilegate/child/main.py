@@ -207,11 +207,19 @@ class Child:
                 return {"variant": {"regional_absent": str(nothing)}}
             return {"variant": measured}
         probe = make_probe(repo_root, variant["compile_kwargs"])
-        result = {
-            "variant": measure_variant(
-                builder, settings, variant, self.progress, probe, control=self.control
-            )
-        }
+        counts_only = spec.counts_only
+        measured = measure_variant(
+            builder,
+            settings,
+            variant,
+            self.progress,
+            probe,
+            control=self.control,
+            counts_only=counts_only,
+        )
+        result = {"variant": measured}
+        if counts_only:  # the counting pass (compilegate bisect): eager's work beside it
+            result["eager"] = {"step_work": measured.pop("eager_step_work")}
         if spec.cache_artifacts == "save":  # after every compile of the process, timed apart
             self.progress(Phase.OTHER, "saving the compile-cache artifacts")
             result["variant"]["compile"]["artifacts"] = cache_artifacts.save()

@@ -181,9 +181,15 @@ def measure_variant(
     timing_only: bool = False,
     load: Callable[[], dict[str, Any]] | None = None,
     control: ControlLine | None = None,
+    counts_only: bool = False,
 ) -> dict[str, Any]:
     """Eager (A and B) and one compiled variant, interleaved in the same process; `control`
     (None: nothing waits) asked before the timed rounds.
+
+    `counts_only`: the counting pass alone (`compilegate bisect`): the same copies, compile
+    window, probe, epoch end and step-work pass, but the rounds' iterations run once each,
+    untimed, in the compiled copy (so a shape they bring recompiles, inside the probe, as in
+    the rounds), and no memory pass; `timed` is {}. What it counts is what a full run counts.
 
     `timing_only`: a variant's later process, which only times: no memory passes (the first
     process measured the peaks; None here) and no epoch end. `load`: called first inside the
@@ -200,22 +206,26 @@ def measure_variant(
     end = settings["warmup"] + iterations
     with contextlib.ExitStack() as probed:
         copies = VariantCopies(builder, settings, variant, progress, probe, probed, load)
-        if control is not None:  # a child started ahead may still be importing (control.py)
-            control.wait_for_quiet()
-        progress(Phase.TIMED, f"measuring: {iterations} iterations per side in {rounds} rounds")
-        with pinned(torch.get_num_threads()) as cpus:
-            timed = interleaved_rounds(
-                {**copies.sides(), **yardsticks(builder.device, builder.clean_state)},
-                first_index=settings["warmup"],
-                iterations=iterations,
-                rounds=rounds,
-                timer=timer_for(builder.device),
-                on_round=lambda r: progress(Phase.TIMED, f"round {r + 1}/{rounds}"),
-            )
-        peak = None if timing_only else peak_step_bytes(copies.compiled, end, builder.device)
+        if counts_only:
+            timed, cpus = untimed_rounds(copies.compiled, settings, progress), None
+        else:
+            if control is not None:  # a child started ahead may still be importing (control.py)
+                control.wait_for_quiet()
+            progress(Phase.TIMED, f"measuring: {iterations} iterations per side in {rounds} rounds")
+            with pinned(torch.get_num_threads()) as cpus:
+                timed = interleaved_rounds(
+                    {**copies.sides(), **yardsticks(builder.device, builder.clean_state)},
+                    first_index=settings["warmup"],
+                    iterations=iterations,
+                    rounds=rounds,
+                    timer=timer_for(builder.device),
+                    on_round=lambda r: progress(Phase.TIMED, f"round {r + 1}/{rounds}"),
+                )
+        memory = not (timing_only or counts_only)
+        peak = peak_step_bytes(copies.compiled, end, builder.device) if memory else None
         epoch_length = None if timing_only else settings.get("epoch_length")
         late = epoch_end(copies.compiled, copies.eager_a, end + 1, epoch_length, progress)
-    eager_peak = None if timing_only else peak_step_bytes(copies.eager_a, end, builder.device)
+    eager_peak = peak_step_bytes(copies.eager_a, end, builder.device) if memory else None
     # The compiled region's size, once, untimed, outside the probe (compile_size.py); a
     # timing-only process (no probe) does not need it.
     eager_ops = (
@@ -230,7 +240,25 @@ def measure_variant(
     }
     if probe is not None:  # the first process: the compiled copy's work, counted last
         measured["step_work"] = step_work(copies.compiled, settings["warmup"], progress)
+    if counts_only:  # eager's work too (an eager process's pass, on this process's copy)
+        eager_index = settings["warmup"]
+        measured["eager_step_work"] = step_work(
+            copies.eager_a, eager_index, progress, builder.repo_root
+        )
     return measured
+
+
+def untimed_rounds(
+    compiled: TrainingStep, settings: dict[str, Any], progress: Progress
+) -> dict[str, Any]:
+    """The rounds' batches, once each and untimed, in the compiled copy: what the counting
+    pass (measure_variant's `counts_only`) runs in place of the timed rounds; {}."""
+    first = settings["warmup"]
+    indices = range(first, first + settings["iterations"])
+    progress(Phase.TIMED, f"counting: {len(indices)} iterations once, untimed")  # the rounds
+    for index in indices:
+        compiled(index)
+    return {}
 
 
 class VariantCopies:

@@ -207,6 +207,9 @@ class ChildSpec:
     numerics_reference: str | None = None  # the float64 reference a variant compares with
     numerics_reference_out: str | None = None  # where the eager process leaves it
     timing_only: bool = False  # a variant's later process: only its timing
+    # the counting pass alone (compilegate bisect): a variant's first process without its
+    # timed rounds and memory passes, eager's step work beside it (child/measure.py)
+    counts_only: bool = False
     # "save": a variant's first process leaves its compile-cache artifacts; "load": a later
     # process starts from them (child/cache_artifacts.py); "": neither
     cache_artifacts: str = ""
@@ -260,8 +263,9 @@ class ChildSpec:
         for name in ("out", "label", "progress_token", "kind"):
             if name in values and not isinstance(values[name], str):
                 raise SpecError(f"child spec: {name} is not a string")
-        if not isinstance(values.get("timing_only", False), bool):
-            raise SpecError("child spec: timing_only is not true or false")
+        for name in ("timing_only", "counts_only"):
+            if not isinstance(values.get(name, False), bool):
+                raise SpecError(f"child spec: {name} is not true or false")
         if values.get("cache_artifacts", "") not in CACHE_ARTIFACTS:
             raise SpecError("child spec: cache_artifacts is none of save, load or empty")
         return cls(**values)

@@ -16,6 +16,7 @@ from ..errors import EXIT_CODES, EXIT_RUN_ERROR, CompilegateError
 from ..run.workflow_log import defused_output
 from . import (
     acceptance_command,
+    bisect_command,
     gate_commands,
     images_command,
     init_command,
@@ -45,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     matrix_command.add_parser(commands)
     images_command.add_parser(commands)
     plan_command.add_parser(commands)
+    bisect_command.add_parser(commands)
     return parser
 
 

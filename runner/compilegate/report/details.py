@@ -68,6 +68,7 @@ SECTION_WORDS = {
     "trend": "stored runs",
     "breaks": "graph breaks, recompiles",
     "numerics": "numerics",
+    "bisect": "find the commit",
     "environment": "environment",
     "reproduce": "reproduce",
 }
@@ -117,6 +118,9 @@ def version_details(
     numerics = _numerics(steps)
     if numerics:
         out.append(details("numerics", f"{name}: numerics, worst tensors", numerics))
+    offer = _bisect_offer(version, links)
+    if offer:
+        out.append(details("bisect", f"{name}: find the commit that moved a count", offer))
     out.append(details("environment", f"{name}: environment", _environment(version.document)))
     out.append(details("reproduce", f"{name}: reproduce locally", reproduce(version, run_set)))
     return [Section(s.kind, s.text, version.label) for s in out]
@@ -382,6 +386,18 @@ def _environment(document: ResultDocument) -> str:
     return "\n".join(
         f"- {name}: {inert(value if value is not None else '-')}" for name, value in fields
     )
+
+
+def _bisect_offer(version: VersionOutcome, links: LinkContext) -> str | None:
+    """The command that bisects a regressed count (report/bisect_offer.py), when it applies."""
+    from .bisect_offer import bisect_offer
+
+    if version.verdict is None or version.document is None:
+        return None
+    config_ref = version.document.config
+    config = (config_ref.path if config_ref is not None else None) or "compilegate.yml"
+    config = config if _SAFE_ARG.match(config) and ".." not in config else "compilegate.yml"
+    return bisect_offer(version.verdict, links, config)
 
 
 def reproduce_commands(version: VersionOutcome, run_set: RunSetVerdict) -> list[str]:

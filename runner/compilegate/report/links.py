@@ -27,12 +27,17 @@ class LinkContext:
     head_sha: str | None = None
     run_id: str | None = None
     runner: str | None = None
+    # The pull request's commits and its base commit (the event payload), for the offer to
+    # bisect a moved count (report/bisect_offer.py); None outside a pull request.
+    pr_commits: int | None = None
+    base_sha: str | None = None
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None) -> LinkContext:
         """Links to the head commit and the run when inside GitHub Actions; none otherwise."""
         env = os.environ if environ is None else environ
         run_id = env.get("GITHUB_RUN_ID") or None
+        commits, base = _pull_request_commits(env)
         runner = " ".join(
             part for part in (env.get("RUNNER_NAME"), _paren(env.get("RUNNER_OS"))) if part
         )
@@ -42,6 +47,8 @@ class LinkContext:
             head_sha=_head_sha(env),
             run_id=run_id if run_id and _RUN_ID.match(run_id) else None,
             runner=runner or None,
+            pr_commits=commits,
+            base_sha=base,
         )
 
     def _repo_url(self) -> str | None:
@@ -94,3 +101,22 @@ def _head_sha(env: Mapping[str, str]) -> str | None:
         except (OSError, ValueError, AttributeError):
             pass
     return env.get("GITHUB_SHA") or None
+
+
+def _pull_request_commits(env: Mapping[str, str]) -> tuple[int | None, str | None]:
+    """The pull request's number of commits and its base commit, from the event payload
+    (None for what the payload lacks or holds something else at)."""
+    path = env.get("GITHUB_EVENT_PATH")
+    if not path:
+        return None, None
+    try:
+        event = json.loads(Path(path).read_text(encoding="utf-8"))
+        pull = event.get("pull_request") or {}
+        commits, base = pull.get("commits"), (pull.get("base") or {}).get("sha")
+    except (OSError, ValueError, AttributeError):
+        return None, None
+    counted = isinstance(commits, int) and not isinstance(commits, bool) and commits > 0
+    return (
+        commits if counted else None,
+        base if isinstance(base, str) and _SHA.match(base) else None,
+    )
