@@ -23,6 +23,7 @@ from . import (
     publish_command,
     report_commands,
     run_command,
+    where_command,
 )
 
 
@@ -43,6 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     acceptance_command.add_parser(commands)
     matrix_command.add_parser(commands)
     images_command.add_parser(commands)
+    where_command.add_parser(commands)
     return parser
 
 

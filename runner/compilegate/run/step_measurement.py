@@ -35,7 +35,7 @@ from ..results.model import Variant as ResultVariant
 from ..results.step_record import StepRecord, failed_variant
 from .artifacts_handover import hand_over
 from .child_runs import Measured, one_line, run_child, run_pair_child
-from .launcher import Launcher
+from .launcher import Launcher, hand_to_children
 
 T = TypeVar("T")
 
@@ -515,6 +515,7 @@ def _variant_cache(launcher: Launcher) -> Iterator[Path | None]:
         yield None
         return
     folder = Path(tempfile.mkdtemp(prefix="compilegate-cache-"))
+    hand_to_children(launcher, folder)
     try:
         yield folder
     finally:  # the children wrote it (in a container: bind-mounted writable)
@@ -527,6 +528,7 @@ def _variant_cache(launcher: Launcher) -> Iterator[Path | None]:
 def _reference_dir(launcher: Launcher) -> Iterator[Path]:
     """A folder for one step's float64 reference, removed after its last variant."""
     folder = Path(tempfile.mkdtemp(prefix="compilegate-reference-"))
+    hand_to_children(launcher, folder)
     try:
         yield folder
     finally:
