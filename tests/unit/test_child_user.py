@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -51,7 +51,7 @@ def test_otherwise_the_children_run_as_the_parent_and_a_note_says_why(
 class RecordingPopen:
     """Stands in for subprocess.Popen: records how the child would be started."""
 
-    seen: dict[str, Any] = {}
+    seen: ClassVar[dict[str, Any]] = {}
 
     def __init__(self, argv: list[str], **kwargs: Any) -> None:
         RecordingPopen.seen = kwargs

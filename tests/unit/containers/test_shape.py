@@ -162,7 +162,8 @@ def test_no_engine_on_a_bare_host_says_start_one_or_use_the_hosts_torch() -> Non
 
 
 def test_the_image_backend_needs_a_torch_here() -> None:
-    assert fit_backend(facts(None, JOB_CONTAINER), "image", gpus_requested=False, cuda_steps=[]).fits
+    here = facts(None, JOB_CONTAINER)
+    assert fit_backend(here, "image", gpus_requested=False, cuda_steps=[]).fits
     fit = fit_backend(
         facts(None, JOB_CONTAINER, torch=None), "image", gpus_requested=False, cuda_steps=[]
     )
