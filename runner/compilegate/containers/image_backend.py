@@ -32,7 +32,7 @@ _VERSION_PROBE = "import importlib.metadata as m; print(m.version('torch'))"
 def torch_version_of(python: str) -> str | None:
     """The torch `python` would import (its metadata, no import), or None: none installed,
     or not an interpreter."""
-    if os.path.realpath(python) == os.path.realpath(sys.executable):
+    if os.path.abspath(python) == os.path.abspath(sys.executable):
         return installed_torch_version()
     try:
         done = subprocess.run(
