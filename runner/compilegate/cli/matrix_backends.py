@@ -23,7 +23,7 @@ BACKENDS = ("docker", "venv", "image")
 
 
 def matrix_backend(
-    args: argparse.Namespace, config: Config, opt_in: list[str], log: LogSink
+    args: argparse.Namespace, config: Config | None, opt_in: list[str], log: LogSink
 ) -> tuple[Any, dict[str, str]]:
     """The backend, and the complete environment each version's run gets (never a token)."""
     if args.backend == "venv":
@@ -57,7 +57,7 @@ def image_backend(args: argparse.Namespace, log: LogSink) -> Any:
     return ImageBackend(python=found[0], torch_version=found[1], log=log)
 
 
-def docker_backend(args: argparse.Namespace, config: Config, log: LogSink) -> Any:
+def docker_backend(args: argparse.Namespace, config: Config | None, log: LogSink) -> Any:
     """The Docker backend, once the shape says an engine is here that can run the steps."""
     from ..containers.docker_backend import DockerBackend
     from ..containers.images import DEFAULT_BASE_IMAGE

@@ -240,6 +240,7 @@ class ChildLauncher:
     ahead: bool = True
     child_user: ChildUser | None = None
     _waiting: AheadPool = field(default_factory=lambda: AheadPool(), compare=False, repr=False)
+    _handed: set[Path] = field(default_factory=set, compare=False, repr=False)
 
     def run(
         self,
@@ -318,8 +319,10 @@ class ChildLauncher:
         own_cache = workdir / INDUCTOR_CACHE
         cache = cache_dir or self.shared_cache_dir or own_cache
         hand_folder(workdir, self.child_user)
-        if self.shared_cache_dir is not None and self.child_user is not None:
-            self.hand_folder(self.shared_cache_dir)
+        shared = self.shared_cache_dir
+        if shared is not None and self.child_user is not None and shared not in self._handed:
+            self.hand_folder(shared)  # once: what the children add to it is theirs
+            self._handed.add(shared)
         env = child_environment(self.host_env, env_opt_in)
         env.update(harness_variables(home, Path(cache), self.host_env))
         ours, theirs = socket.socketpair()
