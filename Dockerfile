@@ -9,6 +9,11 @@
 #   docker run --rm --network none -v "$PWD:/workspace:ro" -v "$PWD/out:/out" \
 #     compilegate-torch:2.13.0 run --config compilegate.yml --out /out/result.json
 #
+# As a job container (`jobs.<id>.container.image`, on a runner pool whose jobs have no Docker
+# engine): `compilegate run --backend image` measures with this image's torch, no Docker; run
+# the container as root (`options: --user 0`, or the pod's runAsUser: 0) and the measuring
+# children run as uid 1000 (examples/workflows/pool.yml, docs/security.md).
+#
 # BASE_IMAGE: any Debian-family image whose python3 has venv, headers and a C/C++ compiler
 # from apt. The default is a plain Debian one, not nvidia/cuda: PyTorch's CUDA wheels from
 # the package index carry their own CUDA runtime, cuDNN and NCCL libraries (the nvidia-* wheel
