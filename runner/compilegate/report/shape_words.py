@@ -67,14 +67,14 @@ def _docker_line(fit: BackendFit) -> str:
             f"{engine.server_version}) without the NVIDIA runtime: backend docker measures on "
             "the CPU (no GPU asked for, no step with device: cuda)"
         )
-    needs = [f"step {name} (device: cuda)" for name in fit.gpu_steps]
+    askers = [f"step {name} (device: cuda)" for name in fit.gpu_steps]
     if fit.gpus_requested:
-        needs.insert(0, "the GPUs asked for (--gpus)")
+        askers.insert(0, "--gpus")
     return (
         f"compilegate: the Docker engine at {engine.address} (Docker "
         f"{engine.server_version}) cannot hand a container the GPU (no NVIDIA runtime) that "
-        f"{' and '.join(needs)} need{'s' if len(needs) == 1 else ''}, and compilegate never "
-        f"measures a GPU step on the CPU: {_use_instead(fit)}"
+        f"{' and '.join(askers)} ask{'s' if len(askers) == 1 else ''} for, and compilegate "
+        f"never measures a GPU step on the CPU: {_use_instead(fit)}"
     )
 
 

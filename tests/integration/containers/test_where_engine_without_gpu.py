@@ -47,7 +47,7 @@ def test_where_refuses_gpus_on_this_engine_in_one_line(
     (line,) = run.stdout.splitlines()
     assert line.startswith("compilegate: the Docker engine at ")
     assert "cannot hand a container the GPU (no NVIDIA runtime)" in line
-    assert "the GPUs asked for (--gpus)" in line and "never measures a GPU step on the CPU" in line
+    assert "that --gpus asks for" in line and "never measures a GPU step on the CPU" in line
     assert run_cli("where", "--gpus", "", cwd=tmp_path).returncode == 0  # a CPU run fits
 
 

@@ -135,7 +135,7 @@ def test_gpus_asked_of_arcs_dind_sidecar_point_to_the_job_container_shape() -> N
     )
     assert not fit.fits
     line = shape_line(fit)
-    assert "the GPUs asked for (--gpus)" in line and "a dind sidecar cannot be given one" in line
+    assert "that --gpus asks for" in line and "a dind sidecar cannot be given one" in line
     assert "compilegate run --backend image" in line and "nvidia-ctk" not in line
 
 
