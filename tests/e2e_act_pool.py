@@ -36,7 +36,11 @@ from pathlib import Path
 from repo_helpers import REPO_ROOT, git  # from tests/, this script's folder
 
 TESTS = REPO_ROOT / "tests"
-sys.path[:0] = [str(TESTS / "integration/github"), str(TESTS / "integration/containers")]
+sys.path[:0] = [
+    str(TESTS / "integration/github"),
+    str(TESTS / "contract/github"),
+    str(TESTS / "integration/containers"),
+]
 from docker_helpers import LOCAL_TORCH  # noqa: E402
 from fake_github import FakeGitHub  # noqa: E402
 
@@ -99,7 +103,10 @@ def local_image() -> str:
 
     client = docker.from_env(timeout=600)
     spec = ImageSpec.from_host(LOCAL_TORCH, source_root=REPO_ROOT, base_image=LOCAL_BASE_IMAGE)
-    built = ensure_image(client, spec, log=lambda line: None, build_network="host")
+    # keep_superseded: the images other checkouts built on this engine stay.
+    built = ensure_image(
+        client, spec, log=lambda line: None, build_network="host", keep_superseded=True
+    )
     return str(built.tag)
 
 
@@ -182,6 +189,8 @@ def act(work: Path, repo: Path, fake: FakeGitHub, event_name: str, event: dict, 
         "--local-repository", f"{DOWNLOAD}={actions['download']}",
         "--local-repository", f"{CHECKOUT}={actions['checkout']}",
         "--action-offline-mode", "--pull=false", "--network", "host",
+        # GitHub gives a job container no Docker socket; act mounts one unless told not to
+        "--container-daemon-socket", "-",
     ]  # fmt: skip
     started = time.perf_counter()
     done = subprocess.run(command, cwd=repo, capture_output=True, text=True, check=False)
