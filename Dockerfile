@@ -9,6 +9,11 @@
 #   docker run --rm --network none -v "$PWD:/workspace:ro" -v "$PWD/out:/out" \
 #     compilegate-torch:2.13.0 run --config compilegate.yml --out /out/result.json
 #
+# As a job container (`jobs.<id>.container.image`, on a runner pool whose jobs have no Docker
+# engine): `compilegate run --backend image` measures with this image's torch, no Docker; run
+# the container as root (`options: --user 0`, or the pod's runAsUser: 0) and the measuring
+# children run as uid 1000 (examples/workflows/pool.yml, docs/security.md).
+#
 # BASE_IMAGE: any Debian-family image whose python3 has venv, headers and a C/C++ compiler
 # from apt. The default is a plain Debian one, not nvidia/cuda: PyTorch's CUDA wheels from
 # the package index carry their own CUDA runtime, cuDNN and NCCL libraries (the nvidia-* wheel
@@ -19,7 +24,10 @@
 ARG BASE_IMAGE=debian:bookworm-slim
 
 # --- system: Python with venv and headers, gcc/g++ (Inductor compiles C++ on the CPU; Triton
-# compiles a small C launcher on the GPU). Shared by every torch version's image.
+# compiles a small C launcher on the GPU), git (as a job container: actions/checkout makes a
+# real checkout with it, and compilegate reads the checkout's git config for a persisted
+# token before it measures, and finds paired mode's base commit). Shared by every torch
+# version's image.
 FROM ${BASE_IMAGE} AS system
 # DL3008 (pin apt versions) is ignored on purpose: a stable release's archive keeps only its
 # current security-patched version of each package, so a pin breaks the build at the next
@@ -27,7 +35,7 @@ FROM ${BASE_IMAGE} AS system
 # hadolint ignore=DL3008
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      python3 python3-venv python3-dev gcc g++ libc6-dev \
+      python3 python3-venv python3-dev gcc g++ libc6-dev git \
  && rm -rf /var/lib/apt/lists/*
 
 # --- build: a virtual environment with torch and compilegate. Nothing of this stage but the

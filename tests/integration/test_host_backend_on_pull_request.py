@@ -105,13 +105,29 @@ def test_venv_on_a_pull_request_runs_with_the_opt_in(tmp_path: Path) -> None:
     assert "compilegate.yml" in measure.stderr, measure.stderr[-2000:]  # compilegate ran
 
 
-@pytest.mark.parametrize(("event_name", "backend"), [("pull_request", "docker"), ("push", "venv")])
-def test_docker_on_a_pull_request_and_venv_off_one_are_unaffected(
-    tmp_path: Path, event_name: str, backend: str
-) -> None:
-    runner = run_action(tmp_path, event_name, {"backend": backend})
+def test_venv_off_a_pull_request_is_unaffected(tmp_path: Path) -> None:
+    runner = run_action(tmp_path, "push", {"backend": "venv"})
     refusal = record(runner, REFUSAL_STEP)
     assert refusal.returncode == 0 and workflow_commands(refusal.stdout) == []
     measure = record(runner, "Measure")
-    assert measure.returncode == 0 and measure.env["INPUT_BACKEND"] == backend
-    assert "compilegate.yml" in measure.stderr, measure.stderr[-2000:]
+    assert measure.returncode == 0 and measure.env["INPUT_BACKEND"] == "venv"
+    assert "compilegate.yml" in measure.stderr, measure.stderr[-2000:]  # compilegate ran
+
+
+def test_docker_on_a_runner_with_no_engine_says_so_in_one_line_before_measuring(
+    tmp_path: Path,
+) -> None:
+    """Issue 52, item 2: the docker backend is not refused on a pull request, and on a runner
+    with no Docker engine (DOCKER_HOST names a missing socket, as in a pool's job container)
+    the action says so in one `::error` line before its first Docker call; the measuring
+    step never runs and the job fails with the usage exit 2."""
+    runner = run_action(tmp_path, "pull_request", {"backend": "docker"})
+    refusal = record(runner, REFUSAL_STEP)
+    assert refusal.returncode == 0 and workflow_commands(refusal.stdout) == []
+    shape = record(runner, "Where am I")
+    assert shape.returncode == 2, shape.stdout + shape.stderr
+    (command,) = workflow_commands(shape.stdout)
+    assert command.startswith("::error title=compilegate::no Docker engine at unix://")
+    assert "no-docker.sock (no such socket)" in command and "Traceback" not in shape.stderr
+    assert record(runner, "Measure").returncode is None  # not run
+    assert record(runner, "Fail the job").returncode == 2

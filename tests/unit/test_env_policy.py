@@ -112,7 +112,9 @@ def test_matrix_gives_each_versions_run_only_the_policys_names(
     baseline.write_text(json.dumps(minimal_baseline()))
     seen: dict = {}
     monkeypatch.setattr(
-        matrix_command, "_backend", lambda args, opt_in: (seen.update(opt_in=opt_in), {})
+        matrix_command,
+        "matrix_backend",
+        lambda args, config, opt_in, log: (seen.update(opt_in=opt_in), {}),
     )
     monkeypatch.setattr(
         matrix_command,

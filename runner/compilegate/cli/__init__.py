@@ -25,6 +25,7 @@ from . import (
     publish_command,
     report_commands,
     run_command,
+    where_command,
 )
 
 
@@ -47,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     images_command.add_parser(commands)
     plan_command.add_parser(commands)
     bisect_command.add_parser(commands)
+    where_command.add_parser(commands)
     return parser
 
 

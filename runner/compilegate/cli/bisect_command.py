@@ -252,7 +252,7 @@ def _container_launcher(args: argparse.Namespace) -> Launcher:
     from ..containers.child_launcher import ContainerLauncher
     from ..containers.matrix import check_version
     from ..containers.outcome import EnvironmentBuildError
-    from .matrix_command import _backend
+    from .matrix_backends import docker_backend
 
     if args.torch is None:
         raise UsageError("--backend docker: give --torch VERSION, the image's PyTorch version")
@@ -264,9 +264,14 @@ def _container_launcher(args: argparse.Namespace) -> Launcher:
         rebuild=False,
         keep_old_images=False,
     )
-    backend, _ = _backend(options, [])
+    backend = docker_backend(options, None, _log)
     try:
         image = backend.prepare(version)
     except EnvironmentBuildError as exc:
         raise UsageError(f"torch {version}: {exc}") from None
     return ContainerLauncher(backend.client, image, device_requests=tuple(backend.device_requests))
+
+
+def _log(line: str) -> None:
+    sys.stderr.write(f"{line}\n")
+    sys.stderr.flush()

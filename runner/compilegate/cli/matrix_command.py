@@ -28,19 +28,15 @@ from ..report.comment import render_comment
 from ..report.run_set_text import render_run_set_text, requirements_hint
 from ..results.model import ResultDocument, parse
 from ..run.checkout_credentials import refuse_persisted_credentials
-from ..run.child_env import (
-    child_environment,
-    container_environment,
-)
 from ..run.env_policy import trusts_config_env
 from .images_command import add_keep_images_argument
+from .matrix_backends import BACKENDS, matrix_backend, paired_launchers
 from .report_commands import links_from_environment
 from .run_command import add_env_arguments, config_under_env_policy, refuse_opted_in_credentials
 
 if TYPE_CHECKING:
-    from ..run.launcher import Launcher
+    pass
 
-BACKENDS = ("docker", "venv")
 # The build network's default when --build-network is not given: for an engine without a
 # bridge (scripts/docker-setup.sh's, this project's tests and CI: `host`).
 BUILD_NETWORK_ENV = "COMPILEGATE_BUILD_NETWORK"
@@ -71,7 +67,15 @@ def add_parser(subparsers: Any) -> None:
         "--repo", type=Path, default=None, help="repository root (default: the config's folder)"
     )
     cmd.add_argument("--step", action="append", default=[], metavar="NAME")
-    cmd.add_argument("--backend", choices=BACKENDS, default="docker")
+    cmd.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default="docker",
+        help="docker: an image per version, each run in a locked container; venv: a virtual "
+        "environment per version on this host (trusted code only); image: the torch of the "
+        "image compilegate runs in, one version, no Docker (the image as a job container: "
+        "docs/security.md); `compilegate where` says which fits here",
+    )
     cmd.add_argument("--out-dir", type=Path, default=Path("compilegate-results"), metavar="DIR")
     cmd.add_argument("--baseline", type=Path, default=None)
     cmd.add_argument(
@@ -180,7 +184,7 @@ def command_matrix(args: argparse.Namespace) -> int:
     if args.paired or args.against:
         return _command_matrix_paired(args, versions, config)
     opt_in = sorted({name for step in config.steps for name in step.env})
-    backend, env = _backend(args, opt_in)
+    backend, env = matrix_backend(args, config, opt_in, _log)
     outcomes = run_matrix(
         versions,
         backend,
@@ -277,7 +281,8 @@ def _command_matrix_paired(args: argparse.Namespace, versions: list[str], config
         raise UsageError(f"{flag} and --baseline: give one (paired or stored baseline)")
     from ..run.launcher import DeadlineLauncher
 
-    built = _paired_launchers(args, ordered)  # building them does not count against the limit
+    # Building them does not count against the limit.
+    built = paired_launchers(args, config, ordered, _log)
     deadline = DeadlineLauncher(None, args.timeout_s).deadline
     launchers = [(v, DeadlineLauncher(launcher, args.timeout_s, deadline)) for v, launcher in built]
     out_paths = [args.out_dir / f"torch-{v}" / RESULT_NAME for v in ordered]
@@ -314,81 +319,6 @@ def _command_matrix_paired(args: argparse.Namespace, versions: list[str], config
     sys.stdout.write("\n" + render_run_set_text(run_set))
     sys.stdout.write(f"report: {args.out_dir / 'report.md'}\n")
     return run_set.exit_code
-
-
-def _paired_launchers(args: argparse.Namespace, versions: list[str]) -> list[tuple[str, Launcher]]:
-    """Each version's launcher, its environment built first: a fresh container of its image
-    per child (docker), or its venv's interpreter (venv). A version that cannot be built
-    stops the run before anything is measured: a paired run needs every side."""
-    from ..containers.outcome import EnvironmentBuildError
-
-    backend, _ = _backend(args, [])
-    launchers: list[tuple[str, Launcher]] = []
-    for version in versions:
-        try:
-            prepared = backend.prepare(version)
-        except EnvironmentBuildError as exc:
-            raise UsageError(f"torch {version}: {exc}") from None
-        if args.backend == "venv":
-            from ..run.launcher import ChildLauncher
-
-            launcher: Launcher = ChildLauncher(python=str(backend.python(version)))
-        else:
-            from ..containers.child_launcher import ContainerLauncher
-
-            launcher = ContainerLauncher(
-                backend.client, prepared, device_requests=tuple(backend.device_requests)
-            )
-        launchers.append((version, launcher))
-    return launchers
-
-
-def _backend(args: argparse.Namespace, opt_in: list[str]) -> tuple[Any, dict[str, str]]:
-    """The backend, and the complete environment each version's run gets (never a token)."""
-    if args.backend == "venv":
-        from ..containers.venv_backend import VenvBackend
-
-        venv_backend = VenvBackend(
-            rebuild=args.rebuild,
-            requirements=args.requirements_bytes,
-            requirements_source_builds=args.requirements_allow_source_builds,
-            log=_log,
-        )
-        return venv_backend, child_environment(os.environ, opt_in)
-    from ..containers.docker_backend import DockerBackend
-    from ..containers.images import DEFAULT_BASE_IMAGE
-
-    try:
-        import docker
-
-        client = docker.from_env(timeout=600)
-        client.ping()
-    except Exception as exc:
-        raise UsageError(
-            f"--backend docker: the Docker engine is unreachable ({type(exc).__name__}); "
-            "start it, or use --backend venv (trusted code only: see docs/security.md)"
-        ) from None
-    source_root = Path(__file__).resolve().parents[3]
-    if not (source_root / "pyproject.toml").is_file() or not (source_root / "Dockerfile").is_file():
-        raise UsageError(
-            "--backend docker builds its images from compilegate's source tree, which this "
-            "installation lacks: install compilegate from a checkout (the action does)"
-        )
-    backend = DockerBackend(
-        client,
-        source_root=source_root,
-        base_image=args.base_image or DEFAULT_BASE_IMAGE,
-        index_url=args.index_url,
-        gpus=args.gpus,
-        requirements=args.requirements_bytes,
-        requirements_source_builds=args.requirements_allow_source_builds,
-        build_network=None if args.build_network == "default" else args.build_network,
-        rebuild=args.rebuild,
-        keep_superseded=args.keep_old_images,
-        keep_images=args.keep_images,
-        log=_log,
-    )
-    return backend, container_environment(os.environ, opt_in)
 
 
 def _keep_error(outcome: VersionOutcome, out_dir: Path) -> None:

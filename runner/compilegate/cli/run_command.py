@@ -16,7 +16,11 @@ if TYPE_CHECKING:
     from ..config import Config
     from ..gate.run_set import RunSetVerdict
     from ..results.model import ResultDocument
+    from ..run.child_user import ChildUser
     from ..run.orchestrate import RunOptions
+
+
+RUN_BACKENDS = ("host", "image")
 
 
 def add_parser(commands: Any) -> None:
@@ -53,6 +57,15 @@ def add_parser(commands: Any) -> None:
         default=sys.executable,
         help="interpreter that imports torch and runs the steps "
         "(e.g. a venv holding another torch; default: this one)",
+    )
+    run.add_argument(
+        "--backend",
+        choices=RUN_BACKENDS,
+        default="host",
+        help="host (default): the children run on this machine as this user; image: inside "
+        "the compilegate image (the image as a job container, no Docker): the --python "
+        "interpreter (default: this one) must hold torch, and where this process is root the "
+        "children run as the image's non-root user (docs/security.md)",
     )
     run.add_argument(
         "--inductor-cache",
@@ -133,6 +146,7 @@ def command_run(args: argparse.Namespace) -> int:
     from ..run.orchestrate import run_config
 
     python = _check_python(args.python)
+    child_user = _image_child_user(python) if args.backend == "image" else None
     config = load_config_file(args.config, repo_root=args.repo).select(args.step)
     refuse_persisted_credentials(config.repo_root)  # a token in .git/config: never measured
     if args.out is None:
@@ -145,7 +159,7 @@ def command_run(args: argparse.Namespace) -> int:
             raise UsageError("--env and --against: in paired mode the base's config gives the "
                              "opt-ins; add the name to its `env:`")  # fmt: skip
         refuse_opted_in_credentials(args.config, config)
-        return _run_against(args, config, python)
+        return _run_against(args, config, python, child_user)
     stored = _read_baseline(args.baseline, config)  # before anything is measured
     baseline = stored[0] if stored is not None else None
     config = config_under_env_policy(args, config, baseline if args.baseline is not None else None)
@@ -156,7 +170,7 @@ def command_run(args: argparse.Namespace) -> int:
         config, adopted = adopt_baseline_power(config, baseline)
         for note in adopted:
             sys.stderr.write(f"note: {adopted_power_words(note)}\n")
-    options = _run_options(args, python)
+    options = _run_options(args, python, child_user)
     try:
         with signals_interrupt_the_run():
             document = run_config(config, options)
@@ -237,7 +251,9 @@ def refuse_opted_in_credentials(where: Path, config: Config) -> None:
         raise UsageError(f"{where}: {exc}") from None
 
 
-def _run_against(args: argparse.Namespace, config: Config, python: str) -> int:
+def _run_against(
+    args: argparse.Namespace, config: Config, python: str, child_user: ChildUser | None
+) -> int:
     """Paired mode (run/paired.py): both sides measured, then the head judged against the
     base on paired differences; exit codes as for compare."""
     from ..report.run_text import render_run_text
@@ -248,7 +264,7 @@ def _run_against(args: argparse.Namespace, config: Config, python: str) -> int:
 
     if args.baseline is not None:
         raise UsageError("--against and --baseline: give one (paired or stored baseline)")
-    options = _run_options(args, python)
+    options = _run_options(args, python, child_user)
     try:
         with signals_interrupt_the_run():
             paired = run_against(
@@ -311,7 +327,9 @@ def _width() -> int:
     return terminal_width(size)
 
 
-def _run_options(args: argparse.Namespace, python: str) -> RunOptions:
+def _run_options(
+    args: argparse.Namespace, python: str, child_user: ChildUser | None = None
+) -> RunOptions:
     from ..run.orchestrate import RunOptions
 
     return RunOptions(
@@ -320,7 +338,26 @@ def _run_options(args: argparse.Namespace, python: str) -> RunOptions:
         inductor_cache_dir=args.inductor_cache,
         verbose=args.verbose,
         ahead=not args.one_at_a_time,
+        child_user=child_user,
     )
+
+
+def _image_child_user(python: str) -> ChildUser:
+    """`--backend image`: the interpreter must hold torch (the image's); the children run as
+    the image's non-root user where this process is root and may switch (run/child_user.py),
+    said in one line."""
+    from ..containers.image_backend import torch_version_of
+    from ..report.shape_words import child_user_line
+    from ..run.child_user import decide_child_user
+
+    if torch_version_of(python) is None:
+        raise UsageError(
+            f"--backend image: {python} has no torch; run compilegate from the image, whose "
+            "python holds it, or give --python the interpreter that does"
+        )
+    user = decide_child_user()
+    sys.stderr.write(child_user_line(user) + "\n")
+    return user
 
 
 def _check_python(python: str) -> str:

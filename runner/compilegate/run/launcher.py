@@ -63,6 +63,7 @@ from .child_process import (
     kill_group,
     may_start_ahead,
 )
+from .child_user import ChildUser, hand_folder
 from .descendant_cpu import DescendantCpu, become_subreaper, counting
 from .progress import ElapsedTicker
 from .relay import bounded_lines, neutralise, read_chunks
@@ -120,6 +121,14 @@ class Launcher(Protocol):
         `wall_cap_s` when given and lower than the usual cap."""
 
 
+def hand_to_children(launcher: Launcher, folder: Path) -> None:
+    """Make a folder the parent made for the children (a variant's Inductor cache, a step's
+    float64 reference) theirs, where they run as another user (ChildLauncher.child_user)."""
+    hand = getattr(launcher, "hand_folder", None)
+    if callable(hand):
+        hand(folder)
+
+
 def close_launcher(launcher: Launcher) -> None:
     """End what a launcher keeps between children (ChildLauncher.close), where it keeps any."""
     close = getattr(launcher, "close", None)
@@ -149,6 +158,11 @@ class DeadlineLauncher:
         """The inner launcher's close, where it has one (ChildLauncher.close)."""
         if self.inner is not None:
             close_launcher(self.inner)
+
+    def hand_folder(self, folder: Path) -> None:
+        """The inner launcher's, where it has one (ChildLauncher.hand_folder)."""
+        if self.inner is not None:
+            hand_to_children(self.inner, folder)
 
     @property
     def _launcher(self) -> Launcher:
@@ -219,7 +233,9 @@ class ChildLauncher:
     """Starts measuring children. `host_env` is the environment the allow-list is taken from
     (the runner's os.environ unless a test passes another). With `ahead` (the default, on a
     machine of two CPUs or more) each child's successor is started beside it and waits,
-    imported, for its turn (`AheadPool`); `close()` ends the one left waiting."""
+    imported, for its turn (`AheadPool`); `close()` ends the one left waiting.
+    `child_user`: the user the children run as when it is not this process's (the image
+    backend as root: run/child_user.py); their folders are handed to it."""
 
     # Children run on this machine: they read and write the host's files (a container
     # launcher's do not), so a step's eager process can leave the variants its float64
@@ -232,7 +248,9 @@ class ChildLauncher:
     stream: TextIO = field(default_factory=lambda: sys.stderr)  # at run time: defused
     host_env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     ahead: bool = True
+    child_user: ChildUser | None = None
     _waiting: AheadPool = field(default_factory=lambda: AheadPool(), compare=False, repr=False)
+    _handed: set[Path] = field(default_factory=set, compare=False, repr=False)
 
     def run(
         self,
@@ -295,6 +313,10 @@ class ChildLauncher:
         if left is not None:
             self.stream.write(f"warning: {left}\n")
 
+    def hand_folder(self, folder: Path) -> None:
+        """A folder the children write, made theirs (run/child_user.py)."""
+        hand_folder(folder, self.child_user)
+
     def _prepare(self, env_opt_in: tuple[str, ...], cache_dir: Path | None) -> StartedChild:
         """A child's fresh folder (HOME, its own Inductor cache unless `cache_dir` or the
         shared one), its environment and its control line; not started yet."""
@@ -303,6 +325,11 @@ class ChildLauncher:
         home.mkdir()
         own_cache = workdir / INDUCTOR_CACHE
         cache = cache_dir or self.shared_cache_dir or own_cache
+        hand_folder(workdir, self.child_user)
+        shared = self.shared_cache_dir
+        if shared is not None and self.child_user is not None and shared not in self._handed:
+            self.hand_folder(shared)  # once: what the children add to it is theirs
+            self._handed.add(shared)
         env = child_environment(self.host_env, env_opt_in)
         env.update(harness_variables(home, Path(cache), self.host_env))
         ours, theirs = socket.socketpair()
@@ -334,6 +361,12 @@ class ChildLauncher:
         This process is made a child subreaper first: the child's orphaned descendants are
         then its own to count and reap (run/descendant_cpu.py)."""
         become_subreaper()
+        user = self.child_user
+        switch: dict[str, Any] = (
+            {"user": user.uid, "group": user.gid, "extra_groups": []}
+            if user is not None and user.switched
+            else {}
+        )
         try:
             child.process = subprocess.Popen(
                 argv,
@@ -344,6 +377,7 @@ class ChildLauncher:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
                 pass_fds=(child.their_end.fileno(),),
+                **switch,
             )
         except OSError as exc:
             child.outcome.cause = NotStarted(argv[0], str(exc.strerror))

@@ -33,6 +33,7 @@ from ..results.run_health import run_health
 from ..results.step_record import StepRecord, failed_variant, not_run
 from .child_env import measurement_variables
 from .child_runs import last_line
+from .child_user import ChildUser
 from .entry_check import resolve_entry
 from .gpu_state import GpuSampler
 from .host_git import head_commit
@@ -56,6 +57,7 @@ class RunOptions:
     stream: TextIO = field(default_factory=lambda: sys.stderr)  # at run time: defused
     launcher: Launcher | None = None
     ahead: bool = True  # ChildLauncher.ahead: each child's successor starts beside it
+    child_user: ChildUser | None = None  # ChildLauncher.child_user (the image backend)
 
     def make_launcher(self) -> Launcher:
         return self.launcher or ChildLauncher(
@@ -64,6 +66,7 @@ class RunOptions:
             show_output=self.verbose,
             stream=self.stream,
             ahead=self.ahead,
+            child_user=self.child_user,
         )
 
 

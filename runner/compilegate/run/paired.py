@@ -46,6 +46,7 @@ from ..config.loading import load_config_file
 from ..errors import BaselineMissing, UsageError
 from ..results.document import pairing_entry
 from ..results.step_record import not_run
+from .child_user import ChildUser, open_folder
 from .host_git import GitRepository, repository_of, run_git
 from .launcher import Launcher
 from .orchestrate import RunOptions, RunSide, run_sides
@@ -108,7 +109,7 @@ def run_against(
             "base and head alternate processes"
         )
         pairing = "processes"
-    with checkout(head.repo_root, ref) as (tree, _):
+    with checkout(head.repo_root, ref, readable_by=options.child_user) as (tree, _):
         configs = paired_configs(tree, head)
         pairing_id = new_pairing_id()
         sides = []
@@ -185,10 +186,13 @@ def new_pairing_id() -> str:
 
 
 @contextlib.contextmanager
-def checkout(repo_root: Path, ref: str) -> Iterator[tuple[Path, str]]:
+def checkout(
+    repo_root: Path, ref: str, *, readable_by: ChildUser | None = None
+) -> Iterator[tuple[Path, str]]:
     """REF's tree in a temporary worktree, and REF's commit; removed afterwards. The tree
     yielded is REF's copy of `repo_root`: the worktree's own folder when `repo_root` is the
-    repository's top level, else the same subfolder inside it."""
+    repository's top level, else the same subfolder inside it. `readable_by`: the user the
+    children run as, when not ours (run/child_user.py): the tree is opened to it."""
     repo = repository_of(repo_root)
     sha = resolve_commit(repo, repo_root, ref)
     inside = Path(os.path.abspath(repo_root)).resolve().relative_to(repo.work_tree)
@@ -196,6 +200,7 @@ def checkout(repo_root: Path, ref: str) -> Iterator[tuple[Path, str]]:
     tree = folder / "tree"
     try:
         run_git(repo, "worktree", "add", "--detach", "--force", str(tree), sha)
+        open_folder(folder, readable_by)
         yield tree / inside, sha
     finally:
         with contextlib.suppress(UsageError):

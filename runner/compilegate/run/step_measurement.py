@@ -36,7 +36,7 @@ from ..results.step_record import StepRecord, failed_variant
 from .artifacts_handover import hand_over
 from .child_failure import ChildFailure
 from .child_runs import ChildError, Measured, one_line, run_child, run_pair_child
-from .launcher import Launcher
+from .launcher import Launcher, hand_to_children
 
 T = TypeVar("T")
 
@@ -530,6 +530,7 @@ def _variant_cache(launcher: Launcher) -> Iterator[Path | None]:
         yield None
         return
     folder = Path(tempfile.mkdtemp(prefix="compilegate-cache-"))
+    hand_to_children(launcher, folder)
     try:
         yield folder
     finally:  # the children wrote it (in a container: bind-mounted writable)
@@ -542,6 +543,7 @@ def _variant_cache(launcher: Launcher) -> Iterator[Path | None]:
 def _reference_dir(launcher: Launcher) -> Iterator[Path]:
     """A folder for one step's float64 reference, removed after its last variant."""
     folder = Path(tempfile.mkdtemp(prefix="compilegate-reference-"))
+    hand_to_children(launcher, folder)
     try:
         yield folder
     finally:

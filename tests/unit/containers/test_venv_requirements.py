@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from compilegate.cli.matrix_command import _backend
+from compilegate.cli.matrix_backends import matrix_backend
 from compilegate.containers import venv_backend
 from compilegate.containers.outcome import EnvironmentBuildError, RunCompleted
 from compilegate.containers.venv_backend import (
@@ -114,7 +114,7 @@ def test_matrix_gives_the_venv_backend_the_requirements_it_read(tmp_path: Path) 
         requirements_bytes=b"six\n",
         requirements_allow_source_builds=False,
     )
-    backend, _ = _backend(args, [])
+    backend, _ = matrix_backend(args, None, [], print)
     assert backend.requirements == b"six\n"
     assert backend.venv_dir("2.4.1").name.startswith("torch-2.4.1-req-")
 
