@@ -12,6 +12,7 @@ import pytest
 
 from compilegate.report.shape_words import child_user_line
 from compilegate.run import launcher as launcher_module
+from compilegate.run.child_failure import NotStarted
 from compilegate.run.child_user import ChildUser, decide_child_user
 from compilegate.run.launcher import ChildLauncher
 
@@ -71,7 +72,7 @@ def test_the_launcher_starts_the_child_as_that_user_in_folders_it_owns(
     child = launcher._prepare((), None)
     try:
         launcher._launch_argv(child, ["python"], str(child.workdir))
-        assert child.outcome.error == "cannot start python: Operation not permitted"
+        assert child.outcome.cause == NotStarted("python", "Operation not permitted")
     finally:
         child.close()
         launcher_module.remove_tree(child.workdir)
