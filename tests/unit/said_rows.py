@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from compilegate.gate.row_facts import RowFacts
+from compilegate.gate.row_facts_base import RowFactsBase
 from compilegate.gate.verdict import MetricVerdict
 from compilegate.report import row_words
 
@@ -20,7 +20,7 @@ KIND = "said_in_a_test"
 
 
 @dataclass(frozen=True)
-class SaidFacts(RowFacts):
+class SaidFacts(RowFactsBase):
     kind: ClassVar[str] = KIND
     text: str = "said"
 
@@ -34,8 +34,10 @@ def said_row(metric: str, verdict: str, text: str = "said", **fields: Any) -> Me
 
 @pytest.fixture
 def with_said_words(monkeypatch: pytest.MonkeyPatch) -> None:
-    def said(row: MetricVerdict) -> str:
-        assert isinstance(row.facts, SaidFacts)
-        return row.facts.text
+    judged = row_words.facts_words
 
-    monkeypatch.setitem(row_words._WORDS, KIND, said)
+    def said(row: MetricVerdict) -> str:
+        facts: object = row.facts
+        return facts.text if isinstance(facts, SaidFacts) else judged(row)
+
+    monkeypatch.setattr(row_words, "facts_words", said)

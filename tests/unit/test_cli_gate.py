@@ -9,8 +9,9 @@ import json
 import pytest
 from gate_docs import environment, result, step, variant
 
-from compilegate.cli.gate_commands import add_parser, compare_and_report, parse_threshold_args
+from compilegate.cli.gate_commands import add_parser, parse_threshold_args
 from compilegate.errors import BaselineError, CompilegateError, UsageError
+from compilegate.report.judge_and_render import compare_and_report
 
 
 def parser():

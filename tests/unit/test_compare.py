@@ -19,7 +19,7 @@ from compilegate.errors import (
 from compilegate.gate.judges.diagnostics import diff_graph_break_sites
 from compilegate.gate.judges.speed_medians import round_spread_pct
 from compilegate.gate.policy import resolve_thresholds
-from compilegate.gate.row_facts import RowFacts
+from compilegate.gate.row_facts_base import RowFactsBase
 from compilegate.gate.rules import classify_speed_change, combined_noise_pct
 from compilegate.report.note_words import note_words
 from compilegate.report.row_words import row_message
@@ -694,7 +694,7 @@ def test_process_to_process_noise_widens_step_time_judgement_in_yardstick_units(
 
 
 @dataclass(frozen=True)
-class AnswerFacts(RowFacts):
+class AnswerFacts(RowFactsBase):
     """What test_a_new_metric_is_one_new_judge's judge found."""
 
     kind: ClassVar[str] = "answer"
@@ -716,9 +716,14 @@ def test_a_new_metric_is_one_new_judge(monkeypatch):
 
     judges = (*compare_module.VARIANT_JUDGES, judge_answer)
     monkeypatch.setattr(compare_module, "VARIANT_JUDGES", judges)
-    monkeypatch.setitem(
-        row_words._WORDS, "answer", lambda row: f"{row.facts.answer} for {row.facts.variant}"
-    )
+    judged = row_words.facts_words
+
+    def words(row):
+        if isinstance(row.facts, AnswerFacts):
+            return f"{row.facts.answer} for {row.facts.variant}"
+        return judged(row)
+
+    monkeypatch.setattr(row_words, "facts_words", words)
     report = compare(base_step=step(variants=[variant()], thresholds={"speedup_drop_pct": 7}))
     assert seen == [("default", 7.0)]
     assert row_message(only(report, "answer")) == "42 for default"

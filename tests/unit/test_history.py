@@ -18,10 +18,10 @@ from gate_docs import (
     with_processes,
 )
 
-from compilegate.cli.gate_commands import one_version_run_set, render_report
 from compilegate.gate.baseline import merge_into_baseline
 from compilegate.gate.compare import compare_to_baseline
 from compilegate.gate.history import HISTORY_RUNS, predict
+from compilegate.report.judge_and_render import one_version_run_set, render_report
 from compilegate.report.row_words import row_message
 from compilegate.results.model import ResultDocument, parse
 

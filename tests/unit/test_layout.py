@@ -173,6 +173,19 @@ def test_the_parent_uses_only_the_childs_protocol(wing: str):
                 assert name.startswith("compilegate.child.protocol"), f"{path.name}: {name}"
 
 
+def test_the_judge_to_report_pipeline_lives_outside_the_cli():
+    """Issue 53: the comparison of a result with its baseline and the rendering of its verdicts
+    are report/judge_and_render.py's; cli/ parses arguments and calls it, so no command takes
+    the pipeline from another command's module (`run` once imported it from gate_commands)."""
+    for path in modules("cli"):
+        if path.name != "__init__.py":  # the parser registers every command
+            taken = {n for n in imports_of(path) if n.startswith("compilegate.cli.gate_commands")}
+            assert not taken, path.name
+    pipeline = "compilegate.report.judge_and_render"
+    for command in ("gate_commands.py", "run_command.py"):
+        assert pipeline in imports_of(PACKAGE / "cli" / command), command
+
+
 def test_no_modules_import_each_other():
     """Data flows one way inside a wing too: no circle of imports, not even through an import
     inside a function (config/model.py once reached back into config/loading.py that way)."""

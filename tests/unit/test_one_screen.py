@@ -10,10 +10,10 @@ import re
 import pytest
 from golden_verdicts import VERDICTS, read_document, stored_documents
 
-from compilegate.cli.gate_commands import one_version_run_set
 from compilegate.gate.compare import compare_to_baseline
 from compilegate.report.comment import render_comment
 from compilegate.report.first_screen import AttentionTable, FirstScreen
+from compilegate.report.judge_and_render import one_version_run_set
 from compilegate.report.run_set_text import render_run_set_text
 from compilegate.report.run_text import render_run_text
 from compilegate.results.model import parse

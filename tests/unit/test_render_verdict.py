@@ -7,7 +7,11 @@ import io
 
 from gate_docs import environment, judge_documents, result, site, step, variant
 
-from compilegate.cli.gate_commands import compare_and_report, one_version_run_set, render_report
+from compilegate.report.judge_and_render import (
+    compare_and_report,
+    one_version_run_set,
+    render_report,
+)
 from compilegate.results.model import parse
 
 

@@ -17,10 +17,10 @@ from gate_docs import result, step, variant
 from h200_runs import load_as_recorded_today
 from said_rows import said_row
 
-from compilegate.cli.gate_commands import judge_result
 from compilegate.gate.judges.speed_facts import SpeedFacts, Statistic
 from compilegate.gate.verdict import MetricVerdict, Verdict
 from compilegate.report.escape import shortened
+from compilegate.report.judge_and_render import judge_result
 from compilegate.report.row_cells import judged_change, reader_values
 from compilegate.report.row_words import row_message
 from compilegate.report.run_text import render_run_text, variant_ms

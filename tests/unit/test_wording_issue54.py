@@ -19,10 +19,10 @@ from typing import Any
 from gate_docs import environment, result, site, step, variant
 from report_runs import judge
 
-from compilegate.cli.gate_commands import judge_result
 from compilegate.report.comment import render_comment
 from compilegate.report.first_screen import FirstScreen
 from compilegate.report.headline import headline_of
+from compilegate.report.judge_and_render import judge_result
 from compilegate.report.run_set_text import render_run_set_text
 from compilegate.report.run_text import render_run_text
 from compilegate.results.model import parse

@@ -2,37 +2,24 @@
 
 Each handler returns the exit code (errors.EXIT_CODES; which verdict fails the job:
 gate/verdict.py) and raises CompilegateError subclasses for bad input, which cli.main()
-turns into one line. `compare_and_report` is the same comparison for `compilegate run
---baseline`.
+turns into one line. The comparison and its rendering are report/judge_and_render.py's,
+which `compilegate run --baseline` calls too.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from ..errors import EXIT_OK, UsageError
-from ..gate.acceptance import accept_label_of
 from ..gate.baseline import update_baseline
 from ..gate.class_baselines import class_baseline
-from ..gate.compare import compare_to_baseline
 from ..gate.documents import read_document
 from ..gate.policy import validate_threshold_override
-from ..gate.run_set import RunSetVerdict, VersionOutcome
-from ..gate.verdict import VerdictReport
 from ..report.baseline_update_words import baseline_update_summary
-from ..report.comment import render_comment
-from ..report.links import LinkContext
-from ..report.run_set_text import render_run_set_text
-from ..report.verdict_json import verdict_json
-from ..results.document import write_document
-from ..results.model import ResultDocument, parse
-
-FORMATS = ("table", "markdown", "json")
+from ..report.judge_and_render import FORMATS, compare_documents
 
 
 def add_parser(subparsers: Any) -> None:
@@ -154,7 +141,7 @@ def command_compare(args: argparse.Namespace) -> int:
     # The result's hardware class's own baseline, when one lies beside the named file.
     baseline, baseline_path = class_baseline(Path(args.baseline), baseline, result)
     paths = (args.result, baseline_path)
-    return _compare(baseline, result, args.out, sys.stdout, args.format, override, paths)
+    return compare_documents(baseline, result, args.out, sys.stdout, args.format, override, paths)
 
 
 def command_baseline_fetch(args: argparse.Namespace) -> int:
@@ -188,52 +175,6 @@ def command_baseline_update(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def compare_and_report(
-    baseline: Path | str | ResultDocument,
-    result_doc: Mapping[str, Any],
-    out_path: Path | str | None,
-    stream: TextIO,
-    *,
-    fmt: str = "table",
-    thresholds_override: Mapping[str, float] | None = None,
-    result_path: Path | str | None = None,
-    baseline_path: Path | str | None = None,
-) -> int:
-    """Compare an in-memory result (checked like a result file) with the baseline (a file, or
-    a document already through the door); write the verdicts; the exit code. The result
-    passes the door of results/model.py once, here.
-    `result_path`, where the result was written, goes into the command that would refresh
-    the baseline from it; `baseline_path`, where an in-memory baseline was read from."""
-    if isinstance(baseline, ResultDocument):
-        base = baseline
-    else:
-        baseline_path = baseline
-        base = read_document(baseline, role="baseline")
-    result = parse(result_doc, str(result_path or "result"), "result")
-    paths = (result_path, baseline_path) if result_path is not None else None
-    return _compare(base, result, out_path, stream, fmt, thresholds_override, paths)
-
-
-def judge_result(
-    baseline: ResultDocument,
-    result_doc: Mapping[str, Any],
-    *,
-    result_path: Path | str,
-    baseline_path: Path | str,
-    refresh_baseline: Path | str | None = None,
-) -> tuple[VerdictReport, RunSetVerdict]:
-    """A result just measured (checked like a result file) judged against a baseline already
-    through the door, as the report and the run set of one version `compilegate run`
-    prints. `refresh_baseline`: the baseline an intended change is recorded into (the
-    config's `baseline:`), when not the file compared with (a scratch copy given with
-    --baseline)."""
-    result = parse(result_doc, str(result_path), "result")
-    report = compare_to_baseline(baseline, result).with_paths(
-        result_path, refresh_baseline or baseline_path
-    )
-    return report, one_version_run_set(report, result, baseline, (result_path, baseline_path))
-
-
 def parse_threshold_args(items: list[str]) -> dict[str, float]:
     """`["speedup_drop_pct=10"]` → `{"speedup_drop_pct": 10.0}`; UsageError otherwise."""
     parsed: dict[str, float] = {}
@@ -246,67 +187,3 @@ def parse_threshold_args(items: list[str]) -> dict[str, float]:
         if not sep:
             raise UsageError(f"--threshold {item}: expected NAME=NUMBER, e.g. speedup_drop_pct=10")
     return validate_threshold_override(parsed)
-
-
-def render_report(
-    report: VerdictReport,
-    fmt: str,
-    run_set: RunSetVerdict | None = None,
-) -> str:
-    """The verdicts as JSON, or the same report `compilegate report` and the PR comment give
-    (`run_set`: this comparison as a run set of one version)."""
-    if fmt == "json":
-        return json.dumps(verdict_json(report), indent=2) + "\n"
-    if run_set is None:
-        raise UsageError(f"--format {fmt}: needs the result document")
-    if fmt == "markdown":
-        return render_comment(run_set, links=LinkContext.from_environ())
-    if fmt == "table":
-        return render_run_set_text(run_set, LinkContext.from_environ())
-    raise UsageError(f"--format {fmt}: expected one of {', '.join(FORMATS)}")
-
-
-def one_version_run_set(
-    report: VerdictReport,
-    result: ResultDocument,
-    baseline: ResultDocument,
-    paths: tuple[Path | str | None, Path | str | None] | None,
-) -> RunSetVerdict:
-    """A comparison of one result as the run set `compilegate report` would make of it."""
-    result_path, baseline_path = paths or (None, None)
-    torch = result.environment.torch
-    version = VersionOutcome(
-        f"torch {torch}" if torch else "this run",
-        str(result_path or "result.json"),
-        document=result,
-        verdict=report,
-        accept_label=accept_label_of(baseline),
-        base_torch=baseline.environment.torch,
-    )
-    where = str(baseline_path) if baseline_path else None
-    return RunSetVerdict((version,), where, baseline)
-
-
-def _compare(
-    baseline: ResultDocument,
-    result: ResultDocument,
-    out_path: Path | str | None,
-    stream: TextIO,
-    fmt: str,
-    override: Mapping[str, float] | None,
-    paths: tuple[Path | str | None, Path | str | None] | None = None,
-) -> int:
-    """Judge the documents (each through the door once, by the caller) and write the
-    report."""
-    report = compare_to_baseline(baseline, result, override)
-    result_path, baseline_path = paths or (None, None)
-    if result_path is not None and baseline_path is not None:
-        report = report.with_paths(result_path, baseline_path)
-    text = render_report(report, fmt, one_version_run_set(report, result, baseline, paths))
-    if out_path is not None:  # written before printing: nothing is lost if the stream fails
-        try:
-            write_document(verdict_json(report), Path(out_path))
-        except OSError as exc:
-            raise UsageError(f"{out_path}: cannot write verdicts: {exc.strerror or exc}") from None
-    stream.write(text)
-    return report.exit_code

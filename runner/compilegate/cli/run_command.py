@@ -192,7 +192,7 @@ def command_run(args: argparse.Namespace) -> int:
         sys.stdout.write(render_run_text(typed, width=_width(), where_lines=where))
         return EXIT_RUN_ERROR if failed else EXIT_OK
     from ..gate.class_baselines import class_baseline
-    from .gate_commands import judge_result
+    from ..report.judge_and_render import judge_result
 
     baseline, baseline_path = stored
     # Power and opt-ins came from the named baseline before measuring; the verdict is the
@@ -256,11 +256,11 @@ def _run_against(
 ) -> int:
     """Paired mode (run/paired.py): both sides measured, then the head judged against the
     base on paired differences; exit codes as for compare."""
+    from ..report.judge_and_render import judge_result
     from ..report.run_text import render_run_text
     from ..results.model import parse
     from ..run.interrupts import signals_interrupt_the_run
     from ..run.paired import run_against
-    from .gate_commands import judge_result
 
     if args.baseline is not None:
         raise UsageError("--against and --baseline: give one (paired or stored baseline)")
@@ -308,7 +308,7 @@ def warn_too_few_pairs(config: Config) -> None:
 
 
 def _judged(run_set: RunSetVerdict) -> ResultDocument:
-    """The result judge_result's run set of one version carries (one_version_run_set)."""
+    """The result judge_result's run set of one version carries (report/judge_and_render.py)."""
     document = run_set.versions[0].document
     if document is None:
         raise ValueError("a run set of one judged version without its result document")

@@ -23,7 +23,7 @@ from enum import Enum
 from typing import Any, ClassVar
 
 from ..results.machine import HardwareClass
-from .row_facts import RowFacts
+from .row_facts_base import RowFactsBase
 
 
 class Scope(str, Enum):
@@ -90,14 +90,14 @@ class StepConfigChange:
 
 
 @dataclass(frozen=True)
-class RunFailedFacts(RowFacts):
+class RunFailedFacts(RowFactsBase):
     kind: ClassVar[str] = "run_failed"
     scope: Scope
     error: str | None  # the child's own words, when it said any
 
 
 @dataclass(frozen=True)
-class AddedFacts(RowFacts):
+class AddedFacts(RowFactsBase):
     """A new step's or variant's row (on a new step, each variant's speedup row names the
     step as what is new)."""
 
@@ -106,18 +106,18 @@ class AddedFacts(RowFacts):
 
 
 @dataclass(frozen=True)
-class RemovedFacts(RowFacts):
+class RemovedFacts(RowFactsBase):
     kind: ClassVar[str] = "removed"
     scope: Scope
 
 
 @dataclass(frozen=True)
-class SkippedFacts(RowFacts):
+class SkippedFacts(RowFactsBase):
     kind: ClassVar[str] = "skipped"
 
 
 @dataclass(frozen=True)
-class OtherClassFacts(RowFacts):
+class OtherClassFacts(RowFactsBase):
     """A step judged against a baseline of another hardware class (results/machine.py):
     only the metrics hardware does not move were judged (gate/hardware_reach.py); this row
     stands for the rest (speed, step times, compile seconds, memory), not judged.
@@ -131,20 +131,20 @@ class OtherClassFacts(RowFacts):
 
 
 @dataclass(frozen=True)
-class BaselineFailedFacts(RowFacts):
+class BaselineFailedFacts(RowFactsBase):
     kind: ClassVar[str] = "baseline_failed"
     scope: Scope
     error: str | None  # the baseline's child's own words
 
 
 @dataclass(frozen=True)
-class ConfigChangedFacts(RowFacts):
+class ConfigChangedFacts(RowFactsBase):
     kind: ClassVar[str] = "config_changed"
     change: StepConfigChange
 
 
 @dataclass(frozen=True)
-class DefinitionChangedFacts(RowFacts):
+class DefinitionChangedFacts(RowFactsBase):
     """The variant's definition keys (mode, dynamic, ...) that differ, in definition order."""
 
     kind: ClassVar[str] = "definition_changed"

@@ -195,7 +195,7 @@ def _compare_step(
 
 def _whole(row: MetricVerdict) -> bool:
     """A row about a whole variant (failed, new, removed, changed): kept on any machine."""
-    return row.metric in ("step", "variant") or row.facts.kind == "added"
+    return row.metric in ("step", "variant") or isinstance(row.facts, AddedFacts)
 
 
 def _compare_variant(

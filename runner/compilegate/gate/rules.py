@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 if TYPE_CHECKING:
     from typing import TypeGuard  # 3.10+: for the checker only (requires-python is 3.9)
 
-from .row_facts import RowFacts
+from .row_facts_base import RowFactsBase
 from .verdict import MetricVerdict, Verdict
 
 HIGHER_IS_BETTER = "higher_is_better"
@@ -197,7 +197,7 @@ class Defect(str, Enum):
 
 
 @dataclass(frozen=True)
-class MissingFacts(RowFacts):
+class MissingFacts(RowFactsBase):
     """A gated metric that cannot be judged: which side lacks it and how. `value` is the
     unfit value as the document had it (repr), `cause` what the run said about it (a failed
     diagnostics pass), when it said anything."""

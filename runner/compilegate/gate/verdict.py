@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import EXIT_NOT_JUDGED, EXIT_OK, EXIT_REGRESSION, EXIT_RUN_ERROR
 from ..results.formats import Value
 from ..results.model import ResultDocument
-from .row_facts import RowFacts
+from .row_facts_base import RowFactsBase
 
 if TYPE_CHECKING:  # both import this module
     from .notes import Note, PairedNote
@@ -170,9 +170,10 @@ class MetricVerdict:
     variant: str | None
     metric: str
     verdict: Verdict
-    # What the judge found, as values (its family's RowFacts): every word of the row is
-    # composed from them in report/row_words/.
-    facts: RowFacts
+    # What the judge found, as values (its family's facts, one member of the closed union
+    # gate/row_facts.py `RowFacts`, which imports the judges that import this module):
+    # every word of the row is composed from them in report/row_words/.
+    facts: RowFactsBase
     direction: str | None = None
     unit: str | None = None
     baseline: Value = None

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from ..gate.row_facts import RowFacts
+from ..gate.row_facts_base import RowFactsBase
 from ..gate.run_set import RunSetVerdict, VersionOutcome
 from ..gate.verdict import SEVERITY_ORDER, MetricVerdict, Verdict, sorted_by_severity
 from ..results.model import Environment, Step
@@ -198,7 +198,7 @@ class Reason:
     message: str
     site: str | None = None
     url: str | None = None
-    facts: RowFacts | None = None
+    facts: RowFactsBase | None = None
 
     def markdown(self) -> str:
         where = f" in {inert(self.subject)}" if self.subject else ""
@@ -480,7 +480,7 @@ class _Seen:
     step: str
     variant: str | None
     verdict: Verdict
-    facts: RowFacts
+    facts: RowFactsBase
     site: tuple[str | None, str | None]  # (file:line, its link)
     past: PastLimit | None  # compile work: the counts past the limit
 

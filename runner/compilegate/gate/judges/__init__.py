@@ -4,7 +4,8 @@ A new metric is one new judge: a function of `Sides` (the baseline's and this ru
 documents of one subject, their steps, the baseline's policy, the units) returning its
 rows, added to EAGER_JUDGES (rows about the step's eager time, subject variant "eager") or
 VARIANT_JUDGES (rows about one compiled variant). compare.py decides what is compared with
-what; the judges decide how.
+what; the judges decide how. Its facts class joins the union gate/row_facts.py `RowFacts`,
+and report/row_words/ words it (the type check fails until it does).
 
     speed.py          speedup, eager and compiled step time: each process's fastest iteration
     distribution.py   eager and compiled step time: each process's p25 and median

@@ -62,7 +62,7 @@ if TYPE_CHECKING:
 from ...results.model import CompileCost, CompileCounts, Variant
 from ...results.processes import geometric_mean
 from ...results.stats import compare_sides
-from ..row_facts import RowFacts
+from ..row_facts_base import RowFactsBase
 from ..rules import (
     Side,
     classify_speed_change,
@@ -98,7 +98,7 @@ class WallJudgement(str, Enum):
 
 
 @dataclass(frozen=True)
-class CompileWallFacts(RowFacts):
+class CompileWallFacts(RowFactsBase):
     """Wall seconds of the cold compile, each side, and how they were judged. `change_pct`
     is of the larger of the baseline's seconds and `floor_s`."""
 
@@ -122,7 +122,7 @@ class CpuJudgement(str, Enum):
 
 
 @dataclass(frozen=True)
-class CompileCpuFacts(RowFacts):
+class CompileCpuFacts(RowFactsBase):
     """CPU seconds of the compiling process and its workers: this run's, the baseline's
     (None when it predates them), their change, and how they were judged. Judged, they are
     the geometric means of each side's cold compiles, `cold_compiles` of them a side (pairs
@@ -177,7 +177,7 @@ class WorkJudgement(str, Enum):
 
 
 @dataclass(frozen=True)
-class CompileWorkFacts(RowFacts):
+class CompileWorkFacts(RowFactsBase):
     """Compile-work counts: every count both sides took (COUNTS' order), the tolerance
     they were judged against, the compiled region's size in ATen ops of one eager call
     (`eager_ops`: baseline, this run; None unless both measured it), the counts not judged
@@ -203,7 +203,7 @@ class InstructionsJudgement(str, Enum):
 
 
 @dataclass(frozen=True)
-class CompileInstructionsFacts(RowFacts):
+class CompileInstructionsFacts(RowFactsBase):
     """Instructions the first process's compile executed (torch's compile-time instruction
     counter), each side that counted them, their change, and how they were judged; `absent`:
     why this run (NOT_COUNTED) or the baseline (BASELINE_LACKS) has no count."""

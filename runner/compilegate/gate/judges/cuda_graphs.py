@@ -23,7 +23,7 @@ from enum import Enum
 from typing import ClassVar
 
 from ...results.model import CudaGraphs, CudaGraphSkip, Variant
-from ..row_facts import RowFacts
+from ..row_facts_base import RowFactsBase
 from ..rules import Defect, MissingFacts, Side, Subject
 from ..verdict import MetricVerdict, Verdict
 from .sides import Sides
@@ -56,7 +56,7 @@ class CudaGraphOutcome(str, Enum):
 
 
 @dataclass(frozen=True)
-class CudaGraphFacts(RowFacts):
+class CudaGraphFacts(RowFactsBase):
     """The skips before (None: the baseline predates the record) and now; this run's reasons
     (`reasons`) and those of them the baseline did not give (`new`: by reason and file, so
     a reason whose line only moved is not new); the device the step ran on."""

@@ -31,7 +31,7 @@ from ...results.model import (
     Recompiles,
     Variant,
 )
-from ..row_facts import RowFacts
+from ..row_facts_base import RowFactsBase
 from ..rules import MissingFacts, Subject, missing
 from ..verdict import MetricVerdict, Verdict
 from .sides import Sides
@@ -74,7 +74,7 @@ class BreakAt:
 
 
 @dataclass(frozen=True)
-class GraphBreakFacts(RowFacts):
+class GraphBreakFacts(RowFactsBase):
     """Graph-break sites (in the user's code and installed libraries) against the baseline:
     the sites this run has and the baseline had not (`new`), those it no longer has
     (`gone`; a site that only moved lines is in neither), the allowed number of new sites,
@@ -89,7 +89,7 @@ class GraphBreakFacts(RowFacts):
 
 
 @dataclass(frozen=True)
-class CountFacts(RowFacts):
+class CountFacts(RowFactsBase):
     """A count where more is worse, before and after, and the increase the policy allows."""
 
     before: int

@@ -9,14 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ..row_facts import RowFacts
+from ..row_facts_base import RowFactsBase
 from ..rules import missing, threshold_verdict
 from ..verdict import MetricVerdict
 from .sides import Sides
 
 
 @dataclass(frozen=True)
-class MemoryFacts(RowFacts):
+class MemoryFacts(RowFactsBase):
     """Peak bytes on both sides, their change and the threshold it was judged on."""
 
     kind: ClassVar[str] = "memory"

@@ -7,7 +7,7 @@ from enum import Enum
 from typing import ClassVar
 
 from ...results.model import ComparedBy, Numerics, NumericsStatus, Variant
-from ..row_facts import RowFacts
+from ..row_facts_base import RowFactsBase
 from ..rules import MUST_PASS, Subject
 from ..verdict import MetricVerdict, Verdict
 from .sides import Sides
@@ -59,7 +59,7 @@ class NumericsSide:
 
 
 @dataclass(frozen=True)
-class NumericsFacts(RowFacts):
+class NumericsFacts(RowFactsBase):
     kind: ClassVar[str] = "numerics"
     outcome: NumericsOutcome
     baseline: NumericsSide

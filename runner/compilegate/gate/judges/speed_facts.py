@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import ClassVar
 
-from ..row_facts import RowFacts
+from ..row_facts_base import RowFactsBase
 from ..rules import Side
 from ..verdict import Verdict
 
@@ -83,7 +83,7 @@ class Disturbed:
 
 
 @dataclass(frozen=True)
-class SpeedFacts(RowFacts):
+class SpeedFacts(RowFactsBase):
     kind: ClassVar[str] = "speed"
     statistic: Statistic
     rule_verdict: Verdict

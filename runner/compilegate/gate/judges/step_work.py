@@ -36,7 +36,7 @@ from enum import Enum
 from typing import ClassVar
 
 from ...results.model import StepWork, StepWorkCounts, Variant
-from ..row_facts import RowFacts
+from ..row_facts_base import RowFactsBase
 from ..verdict import MetricVerdict, Verdict
 from .sides import Sides
 
@@ -93,7 +93,7 @@ class StepWorkJudgement(str, Enum):
 
 
 @dataclass(frozen=True)
-class StepWorkFacts(RowFacts):
+class StepWorkFacts(RowFactsBase):
     """One iteration's work on both sides: every count both took (COUNTS' order, each with
     the names and `.item()` sites that moved it); which were judged (`judged_counts`) and,
     of those, which crossed the tolerance the way the verdict went (`past_tolerance`:

@@ -19,7 +19,7 @@ from enum import Enum
 from typing import Any, ClassVar
 
 from ...results.model import TorchState
-from ..row_facts import RowFacts
+from ..row_facts_base import RowFactsBase
 from ..verdict import MetricVerdict, Verdict
 from .sides import Sides
 
@@ -51,7 +51,7 @@ class TorchStateOutcome(str, Enum):
 
 
 @dataclass(frozen=True)
-class TorchStateFacts(RowFacts):
+class TorchStateFacts(RowFactsBase):
     """`changes`: what this run's step changed, by name; `differences`: the settings the
     two steps changed differently, by name (DIFFERS)."""
 

@@ -6,13 +6,41 @@ here, one module per metric family, and nowhere else. Nothing in report/ reads n
 out of these sentences: a table cell reads the facts.
 
     row_message(row)   the row's sentence
+    facts_words(row)   the words of its facts alone, by their family (a `match` over the
+                       closed union gate/row_facts.py `RowFacts`, checked complete by mypy)
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable
+import sys
+from typing import NoReturn
 
+from ...gate.comparability import (
+    AddedFacts,
+    BaselineFailedFacts,
+    ConfigChangedFacts,
+    DefinitionChangedFacts,
+    OtherClassFacts,
+    RemovedFacts,
+    RunFailedFacts,
+    SkippedFacts,
+)
+from ...gate.judges.compile_cost import (
+    CompileCpuFacts,
+    CompileInstructionsFacts,
+    CompileWallFacts,
+    CompileWorkFacts,
+)
+from ...gate.judges.cuda_graphs import CudaGraphFacts
+from ...gate.judges.diagnostics import DdpSplitFacts, FallbackFacts, GraphBreakFacts, RecompileFacts
+from ...gate.judges.memory import MemoryFacts
+from ...gate.judges.numerics import NumericsFacts
+from ...gate.judges.speed_facts import SpeedFacts
+from ...gate.judges.step_work import StepWorkFacts
+from ...gate.judges.torch_state import TorchStateFacts
+from ...gate.row_facts import closed_facts
+from ...gate.rules import MissingFacts
 from ...gate.verdict import MetricVerdict, Verdict
 from ..acceptance_words import acceptance_words
 from .comparability import (
@@ -40,32 +68,13 @@ from .speed import speed_words
 from .step_work import step_work_words
 from .torch_state import torch_state_words
 
-# facts kind -> the function that words a row with such facts.
-_WORDS: dict[str, Callable[[MetricVerdict], str]] = {
-    "missing": missing_words,
-    "numerics": numerics_words,
-    "memory": memory_words,
-    "torch_state": torch_state_words,
-    "run_failed": run_failed_words,
-    "added": added_words,
-    "removed": removed_words,
-    "skipped": skipped_words,
-    "other_class": other_class_row_words,
-    "baseline_failed": baseline_failed_words,
-    "config_changed": config_changed_words,
-    "definition_changed": definition_changed_words,
-    "graph_breaks": graph_break_words,
-    "recompiles": count_words,
-    "fallbacks_to_eager": count_words,
-    "ddp_splits": count_words,
-    "cuda_graphs": cuda_graph_words,
-    "speed": speed_words,
-    "compile_wall": compile_wall_words,
-    "compile_cpu": compile_cpu_words,
-    "compile_instructions": compile_instructions_words,
-    "compile_work": compile_work_words,
-    "step_work": step_work_words,
-}
+if sys.version_info >= (3, 11):
+    from typing import assert_never  # novermin (3.11 and later, checked above)
+else:
+
+    def assert_never(value: NoReturn, /) -> NoReturn:
+        """typing.assert_never before 3.11: mypy checks against 3.11's."""
+        raise AssertionError(f"facts without words: {type(value).__name__}")
 
 
 def row_message(row: MetricVerdict) -> str:
@@ -74,4 +83,55 @@ def row_message(row: MetricVerdict) -> str:
     if row.accepted_by is not None:
         judged = dataclasses.replace(row, verdict=Verdict.REGRESSION, accepted_by=None)
         return f"{row_message(judged)}; accepted by {acceptance_words(row.accepted_by)}"
-    return _WORDS[row.facts.kind](row)
+    return facts_words(row)
+
+
+def facts_words(row: MetricVerdict) -> str:
+    """The words of the row's facts, by their family: a `match` over the closed union
+    `RowFacts` (gate/row_facts.py), so a family without words here fails the type check
+    at `assert_never`."""
+    match closed_facts(row.facts):
+        case MissingFacts() as facts:
+            return missing_words(row, facts)
+        case RunFailedFacts() as facts:
+            return run_failed_words(row, facts)
+        case AddedFacts() as facts:
+            return added_words(row, facts)
+        case RemovedFacts() as facts:
+            return removed_words(row, facts)
+        case SkippedFacts() as facts:
+            return skipped_words(row, facts)
+        case OtherClassFacts() as facts:
+            return other_class_row_words(row, facts)
+        case BaselineFailedFacts() as facts:
+            return baseline_failed_words(row, facts)
+        case ConfigChangedFacts() as facts:
+            return config_changed_words(row, facts)
+        case DefinitionChangedFacts() as facts:
+            return definition_changed_words(row, facts)
+        case SpeedFacts() as facts:
+            return speed_words(row, facts)
+        case CompileWallFacts() as facts:
+            return compile_wall_words(row, facts)
+        case CompileCpuFacts() as facts:
+            return compile_cpu_words(row, facts)
+        case CompileInstructionsFacts() as facts:
+            return compile_instructions_words(row, facts)
+        case CompileWorkFacts() as facts:
+            return compile_work_words(row, facts)
+        case StepWorkFacts() as facts:
+            return step_work_words(row, facts)
+        case GraphBreakFacts() as facts:
+            return graph_break_words(row, facts)
+        case RecompileFacts() | FallbackFacts() | DdpSplitFacts() as facts:
+            return count_words(row, facts)
+        case CudaGraphFacts() as facts:
+            return cuda_graph_words(row, facts)
+        case NumericsFacts() as facts:
+            return numerics_words(row, facts)
+        case MemoryFacts() as facts:
+            return memory_words(row, facts)
+        case TorchStateFacts() as facts:
+            return torch_state_words(row, facts)
+        case unworded:
+            assert_never(unworded)

@@ -117,32 +117,23 @@ def _shown(value: Any) -> str:
     return NOT_RECORDED_WORDS if value is NOT_RECORDED else repr(value)
 
 
-def run_failed_words(row: MetricVerdict) -> str:
-    facts = row.facts
-    assert isinstance(facts, RunFailedFacts)
+def run_failed_words(row: MetricVerdict, facts: RunFailedFacts) -> str:
     return f"{facts.scope.value} failed: {facts.error or UNKNOWN_ERROR}"
 
 
-def added_words(row: MetricVerdict) -> str:
-    facts = row.facts
-    assert isinstance(facts, AddedFacts)
+def added_words(row: MetricVerdict, facts: AddedFacts) -> str:
     return f"new {facts.scope.value}: not in the baseline"
 
 
-def removed_words(row: MetricVerdict) -> str:
-    facts = row.facts
-    assert isinstance(facts, RemovedFacts)
+def removed_words(row: MetricVerdict, facts: RemovedFacts) -> str:
     return _REMOVED[facts.scope]
 
 
-def skipped_words(row: MetricVerdict) -> str:
-    assert isinstance(row.facts, SkippedFacts)
+def skipped_words(row: MetricVerdict, facts: SkippedFacts) -> str:
     return "not selected in this run (--step): not compared"
 
 
-def other_class_row_words(row: MetricVerdict) -> str:
-    facts = row.facts
-    assert isinstance(facts, OtherClassFacts)
+def other_class_row_words(row: MetricVerdict, facts: OtherClassFacts) -> str:
     # The classes first: the first screen keeps a reason's first 200 characters.
     left = "step speed, step times, compile time, peak memory"
     if not facts.same_device_type:
@@ -153,23 +144,17 @@ def other_class_row_words(row: MetricVerdict) -> str:
     )
 
 
-def baseline_failed_words(row: MetricVerdict) -> str:
-    facts = row.facts
-    assert isinstance(facts, BaselineFailedFacts)
+def baseline_failed_words(row: MetricVerdict, facts: BaselineFailedFacts) -> str:
     return (
         f"no usable baseline: the baseline run of this {facts.scope.value} failed "
         f"({facts.error or UNKNOWN_ERROR})"
     )
 
 
-def config_changed_words(row: MetricVerdict) -> str:
-    facts = row.facts
-    assert isinstance(facts, ConfigChangedFacts)
+def config_changed_words(row: MetricVerdict, facts: ConfigChangedFacts) -> str:
     return f"not compared: {config_change_words(facts.change)}"
 
 
-def definition_changed_words(row: MetricVerdict) -> str:
-    facts = row.facts
-    assert isinstance(facts, DefinitionChangedFacts)
+def definition_changed_words(row: MetricVerdict, facts: DefinitionChangedFacts) -> str:
     changed = ", ".join(f"{c.name} {c.before!r} → {c.after!r}" for c in facts.changes)
     return "not compared: the variant's definition changed: " + changed

@@ -41,9 +41,7 @@ _UNGATED = {UngatedWhy.AUTOTUNING: "autotuning may pick another kernel mix"}
 # -- wall seconds -----------------------------------------------------------------------------
 
 
-def compile_wall_words(row: MetricVerdict) -> str:
-    facts = row.facts
-    assert isinstance(facts, CompileWallFacts)
+def compile_wall_words(row: MetricVerdict, facts: CompileWallFacts) -> str:
     growth_s = facts.cur_s - facts.base_s
     shown = (
         f"compile time {facts.base_s:.1f} s → {facts.cur_s:.1f} s "
@@ -67,9 +65,7 @@ def compile_wall_words(row: MetricVerdict) -> str:
 # -- CPU seconds ------------------------------------------------------------------------------
 
 
-def compile_cpu_words(row: MetricVerdict) -> str:
-    facts = row.facts
-    assert isinstance(facts, CompileCpuFacts)
+def compile_cpu_words(row: MetricVerdict, facts: CompileCpuFacts) -> str:
     base_s, cur_s, change_pct = facts.base_s, facts.cur_s, facts.change_pct
     threshold_pct = facts.threshold_pct
     if facts.judged is CpuJudgement.BASELINE_PREDATES:
@@ -104,9 +100,7 @@ def compile_cpu_words(row: MetricVerdict) -> str:
 # -- instructions -----------------------------------------------------------------------------
 
 
-def compile_instructions_words(row: MetricVerdict) -> str:
-    facts = row.facts
-    assert isinstance(facts, CompileInstructionsFacts)
+def compile_instructions_words(row: MetricVerdict, facts: CompileInstructionsFacts) -> str:
     if facts.judged is InstructionsJudgement.NOT_COUNTED:
         why = facts.absent or "not counted"
         return (
@@ -135,9 +129,7 @@ def _instructions(count: int | None) -> str:
 # -- work counts ------------------------------------------------------------------------------
 
 
-def compile_work_words(row: MetricVerdict) -> str:
-    facts = row.facts
-    assert isinstance(facts, CompileWorkFacts)
+def compile_work_words(row: MetricVerdict, facts: CompileWorkFacts) -> str:
     if facts.judged is WorkJudgement.NOT_MEASURED:
         names = ", ".join(COUNT_NAMES[name] for name in facts.unmeasured)
         return f"compile-work counts: {names + ' ' if names else ''}not measured in this run"

@@ -20,9 +20,7 @@ MORE_REASONS_NAMED = 2
 DEVICE_NAMES: dict[str | None, str] = {"cpu": "a CPU", None: "this device"}
 
 
-def cuda_graph_words(row: MetricVerdict) -> str:
-    facts = row.facts
-    assert isinstance(facts, CudaGraphFacts)
+def cuda_graph_words(row: MetricVerdict, facts: CudaGraphFacts) -> str:
     moved = f"CUDA graph skips {facts.before} → {facts.after}"
     first = (facts.new or facts.reasons)[:1]
     outcome = facts.outcome

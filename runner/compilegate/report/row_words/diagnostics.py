@@ -36,10 +36,8 @@ GONE_SITES_NAMED = 3
 LIMIT_HIT = "the recompile limit was hit: that frame now runs eagerly"
 
 
-def count_words(row: MetricVerdict) -> str:
+def count_words(row: MetricVerdict, facts: CountFacts) -> str:
     """`recompiles 0 → 2 (allowed increase: 0); new: …`, or why the count held."""
-    facts = row.facts
-    assert isinstance(facts, CountFacts)
     moved = f"{COUNT_LABELS.get(row.metric, row.metric)} {facts.before} → {facts.after}"
     allowed = f"{facts.allowed_increase:g}"
     if row.verdict in (Verdict.REGRESSION, Verdict.ACCEPTED):
@@ -73,11 +71,9 @@ def count_detail(facts: object, trim: Callable[[str], str] | None = None) -> lis
     return []
 
 
-def graph_break_words(row: MetricVerdict) -> str:
+def graph_break_words(row: MetricVerdict, facts: GraphBreakFacts) -> str:
     """`new graph break at model.py:42: <torch's reason>; and 2 more: …`, the sites gone, or
     how many held."""
-    facts = row.facts
-    assert isinstance(facts, GraphBreakFacts)
     if facts.new:
         first, *more = facts.new
         said = f"new graph break at {break_name(first)}: {first.reason}"

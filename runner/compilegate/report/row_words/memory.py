@@ -8,9 +8,7 @@ from ...results.formats import format_value
 from .rules import threshold_words
 
 
-def memory_words(row: MetricVerdict) -> str:
-    facts = row.facts
-    assert isinstance(facts, MemoryFacts)
+def memory_words(row: MetricVerdict, facts: MemoryFacts) -> str:
     shown = (
         f"peak memory {format_value(facts.baseline_bytes, 'bytes')} → "
         f"{format_value(facts.current_bytes, 'bytes')} ({facts.change_pct:+.1f} %)"

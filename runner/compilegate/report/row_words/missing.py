@@ -26,9 +26,7 @@ _DEFECTS = {
 _SIDES = {Side.RUN: "this run", Side.BASELINE: "the baseline"}
 
 
-def missing_words(row: MetricVerdict) -> str:
-    facts = row.facts
-    assert isinstance(facts, MissingFacts)
+def missing_words(row: MetricVerdict, facts: MissingFacts) -> str:
     label = LABELS.get(row.metric, row.metric)
     if facts.defect is Defect.ABSENT and facts.side is Side.RUN:
         said = f"{label}: not measured in this run"

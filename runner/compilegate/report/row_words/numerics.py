@@ -10,19 +10,17 @@ from .numerics_reference import of_row
 NAMED_TENSORS = 3
 
 
-def numerics_words(row: MetricVerdict) -> str:
+def numerics_words(row: MetricVerdict, facts: NumericsFacts) -> str:
     """The row's words; a run checked without its float64 reference says so, with why and
     what it compared instead (numerics_reference.py)."""
-    words = _verdict_words(row)
+    words = _verdict_words(row, facts)
     fallback = of_row(row)
     if fallback is not None:
         words += f"; {fallback.words()}"
     return words
 
 
-def _verdict_words(row: MetricVerdict) -> str:
-    facts = row.facts
-    assert isinstance(facts, NumericsFacts)
+def _verdict_words(row: MetricVerdict, facts: NumericsFacts) -> str:
     run, base = facts.run, facts.baseline
     detail = _detail(run)
     if facts.outcome is NumericsOutcome.UNCHECKED_IN_RUN:

@@ -1,7 +1,7 @@
 """The words of a speed row — speedup, eager and compiled step time and their quantiles —
 from the facts the speed judges found (gate/judges/speed_facts.py).
 
-    speed_words(row)     the row's sentence
+    speed_words(row, facts)  the row's sentence
     not_judged_why(row)  what follows "reported, not judged: " in it, for a step time that
                          may not fail the job here (None where it may)
     not_judged_reason    why that is, as a value
@@ -68,9 +68,7 @@ def _ms_as_said(value: float) -> float:
     return float(f"{value:.3g}") if value < 1 else float(f"{value:.2f}")
 
 
-def speed_words(row: MetricVerdict) -> str:
-    facts = speed_facts(row)
-    assert facts is not None
+def speed_words(row: MetricVerdict, facts: SpeedFacts) -> str:
     if facts.statistic is Statistic.MEDIAN:
         said = _from_medians(row, facts)
     else:

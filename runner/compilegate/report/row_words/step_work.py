@@ -40,9 +40,7 @@ _NOT_JUDGED = {
 }
 
 
-def step_work_words(row: MetricVerdict) -> str:
-    facts = row.facts
-    assert isinstance(facts, StepWorkFacts)
+def step_work_words(row: MetricVerdict, facts: StepWorkFacts) -> str:
     if facts.judged is not StepWorkJudgement.JUDGED:
         return _NOT_JUDGED[facts.judged]
     tolerance_pct = facts.tolerance_pct or 0.0

@@ -13,9 +13,7 @@ from ...gate.judges.torch_state import (
 from ...gate.verdict import MetricVerdict
 
 
-def torch_state_words(row: MetricVerdict) -> str:
-    facts = row.facts
-    assert isinstance(facts, TorchStateFacts)
+def torch_state_words(row: MetricVerdict, facts: TorchStateFacts) -> str:
     if facts.outcome is TorchStateOutcome.NOT_RECORDED:
         return "torch state: not recorded in this run"
     if facts.outcome is TorchStateOutcome.BASELINE_PREDATES:
