@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from compilegate.child.protocol import Phase, progress_prefix
-from compilegate.cli.gate_commands import judge_result
+from compilegate.report.judge_and_render import judge_result
 from compilegate.report.run_text import render_run_text
 from compilegate.report.tables import display_width
 from compilegate.results.model import parse
