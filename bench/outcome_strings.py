@@ -12,9 +12,9 @@ and comments do not count.
 
 from __future__ import annotations
 
+import argparse
 import ast
 import re
-import sys
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -99,7 +99,12 @@ def _appends_while(node: ast.AST, docstrings: set[int]) -> bool:
 
 
 def main() -> None:
-    package = Path(sys.argv[1]) if len(sys.argv) > 1 else REPO_ROOT / "runner" / "compilegate"
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "package", nargs="?", type=Path, default=REPO_ROOT / "runner" / "compilegate",
+        help="the package folder to count in (default: this checkout's runner/compilegate)",
+    )  # fmt: skip
+    package = parser.parse_args().package
     found = sites(package)
     for kind, where, line in found:
         print(f"{kind:10} {where}: {line}")

@@ -21,6 +21,7 @@ with a space in it (codes and variant ids have none).
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 from typing import Any
@@ -93,6 +94,7 @@ def marks(document: dict[str, Any]) -> list[str]:
 
 
 def main() -> int:
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()
     documents: dict[str, dict[str, Any]] = {}
     for name, (doc, _) in real_documents().items():
         for busy in (False, True):

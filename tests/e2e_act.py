@@ -7,7 +7,9 @@ run: minutes on 2 cores); run it by hand:
 
 With --paired the scratch repository has two commits, the base on main and the pull
 request's head, and the event names the base: the action's default `against: auto` measures
-both in one job (paired mode), so no baseline artifact is fetched.
+both in one job (paired mode), so no baseline artifact is fetched. Without it the workflow
+says `against: none`: the event's base commit is not in the one-commit repository, and
+`auto` would fetch it (and exit 4, the checkout lacking it) before the stored baseline.
 
 The user repository is a scratch git repo with the tiny step, examples/workflows/pr-gate.yml
 and, at its root, planted venv.py/site.py/sitecustomize.py/json.py that record any import on
@@ -67,6 +69,10 @@ def user_repo(work: Path, marker: Path, paired: bool = False) -> tuple[Path, str
         '          baseline-workflow: baseline-refresh.yml\n          gpus: ""\n'
         "          base-image: compilegate-base:bookworm\n",
     )
+    if not paired:  # the stored baseline alone: the event's base is not in this repository
+        auto = "          against: auto # "
+        assert auto in workflow, "pr-gate.yml's against input moved"
+        workflow = workflow.replace(auto, "          against: none # was auto; ")
     (repo / ".github/workflows/pr-gate.yml").write_text(workflow)
     subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
     git(repo, "add", "-A")
