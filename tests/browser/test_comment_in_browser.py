@@ -92,7 +92,9 @@ NANOGPT_CLOSED_MAX_PX = 1100
 # nothing twice (context in one paragraph, a reason's place left to its table row, a row's
 # place blank under the same place, `❌ fails` unbroken, `compiled vs eager (best)`).
 WLM_CLOSED_MAX_PX = 1600
-WLM_HOSTILE_CLOSED_MAX_PX = 1650
+# Issue 54 finding 6: a failing upgrade also says, closed, what else it changed (one line of
+# summary: the hostile variant's speed and eager step time moved beyond their noise): 1655.
+WLM_HOSTILE_CLOSED_MAX_PX = 1690
 # The hostile run (report_runs.hostile: a graph break, recompile and failed run whose
 # reasons are the hostile string): 1442 px closed before issue 40 item 8, 1378 px after.
 HOSTILE_CLOSED_MAX_PX = 1400

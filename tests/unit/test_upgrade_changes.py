@@ -134,3 +134,40 @@ def test_step_work_is_said_by_the_ops_that_moved_it():
     [change] = _changes_of(row)
     assert (change.where, change.values, change.change) == ("dit", "3,692 → 3,481", "−5.7 %")
     assert change.what == "step ATen ops (−180 aten::_foreach_mul_, −40 aten::add_)"
+
+
+def test_a_row_listed_among_the_rows_to_look_at_is_not_repeated(tmp_path: Path) -> None:
+    """A failing upgrade: its failing rows are in the first screen's table of rows to look at
+    with their figures; the upgrade's table says what else changed, not them again (the
+    two-version failure must fit 1400 px closed: tests/browser)."""
+    from report_runs import two_versions_failing
+
+    from compilegate.report.upgrade_words import upgrade_changes
+
+    verdicts = two_versions_failing(tmp_path / "docs")
+    (upgrade,) = upgrade_changes(verdicts)
+    said = {row[1] for row in upgrade.rows()}
+    assert said and not said & {"graph breaks", "fallbacks to eager", "speedup vs eager"}
+    assert upgrade.said_above >= 3
+    markdown = render_comment(verdicts)
+    # a failing upgrade: its failures first; what else changed one click away, after them
+    fails = markdown.index("**Fails (")
+    summary = "<details><summary><b>What else changed from torch 2.10.0 to 2.9.1, largest first"
+    assert markdown.index(summary) > fails
+    first_screen = markdown.split("<details")[0]
+    assert first_screen.count("| 0 → 1 |") == 2  # graph breaks, fallbacks: once, in Fails
+
+
+def test_a_timed_figure_inside_its_noise_is_not_a_change(tmp_path: Path) -> None:
+    """The word-language-model upgrade: speed moved +2.8 %, −1.8 %, +1.0 % inside noise of
+    ±9 % or more: not listed as what the upgrade changed."""
+    from test_comment_word_language_model import word_language_model
+
+    from compilegate.report.upgrade_words import upgrade_changes
+
+    verdicts = word_language_model(tmp_path / "docs")
+    (upgrade,) = upgrade_changes(verdicts)
+    rows = [row for v in verdicts.versions if v.verdict for row in v.verdict.verdicts]
+    noisy = [r for r in rows if r.noise_pct is not None and r.change is not None]
+    assert any(abs(r.change) <= r.noise_pct and r.baseline != r.current for r in noisy)
+    assert all(row[1] not in ("speedup vs eager", "compiled step time") for row in upgrade.rows())

@@ -43,7 +43,7 @@ from .row_words import row_message
 from .row_words.compile_cost import CountMoved, PastLimit, counts_past_limit
 from .row_words.cuda_graphs import cuda_graph_detail
 from .row_words.diagnostics import break_reasons_said, count_detail, new_break_site, place_name
-from .row_words.looks import passes_with_a_look
+from .row_words.looks import needs_a_look
 from .row_words.numerics_reference import of_row as numerics_without_reference
 from .row_words.speed import compares_fastest_iterations
 from .speeds import best_speed_text, estimator_text, pays_off_text, variant_speed
@@ -294,19 +294,30 @@ class FirstScreen:
             "",
             *markdown_table(VERSION_HEADER, [_version_cells(r) for r in self.versions]),
         ]
+        collapsed: list[str] = []  # what else a failing upgrade changed: after its failures
         for upgrade in self.upgrades:
             if not upgrade.changes:
-                lines += ["", inert(upgrade.none_line())]
+                none = upgrade.none_line()
+                lines += ["", inert(none)] if none else []
                 continue
             rows = [[cell(c) for c in r] for r in upgrade.rows()]
-            lines += [
-                "",
-                f"**{inert(upgrade.title())}**",
-                "",
-                *markdown_table(upgrade.header(), rows),
-            ]
             more = upgrade.more_line()
-            lines += ["", f"_{inert(more)}._"] if more else []
+            changed = [
+                *markdown_table(upgrade.header(), rows),
+                *(["", f"_{inert(more)}._"] if more else []),
+            ]
+            if upgrade.said_above:  # a failing upgrade: its failures first, the rest a click away
+                summary = f"<b>{inert(upgrade.title())}</b> ({upgrade.counted()})"
+                collapsed += [
+                    "",
+                    f"<details><summary>{summary}</summary>",
+                    "",
+                    *changed,
+                    "",
+                    "</details>",
+                ]
+            else:
+                lines += ["", f"**{inert(upgrade.title())}**", "", *changed]
         if self.attention:
             table = AttentionTable.of(self.attention, self.attention_with_torch)
             title = f"**{table.title()}**"
@@ -325,6 +336,7 @@ class FirstScreen:
                 "",
                 f"<details><summary>{READING_SUMMARY}</summary>\n\n{notes}\n\n</details>",
             ]
+        lines += collapsed
         return "\n".join(lines)
 
     def text(self) -> str:
@@ -338,7 +350,8 @@ class FirstScreen:
         lines += ["", *fit_table([VERSION_HEADER, *self.versions], TEXT_WIDTH, indent="  ")]
         for upgrade in self.upgrades:
             if not upgrade.changes:
-                lines += ["", *wrap_words(upgrade.none_line(), TEXT_WIDTH)]
+                none = upgrade.none_line()
+                lines += ["", *wrap_words(none, TEXT_WIDTH)] if none else []
                 continue
             table = [upgrade.header(), *upgrade.rows()]
             lines += ["", upgrade.title() + ":", *fit_table(table, TEXT_WIDTH, indent="  ")]
@@ -408,14 +421,6 @@ def _version_label(version: VersionOutcome) -> str:
     return _plain_torch(version.torch) if version.torch else version.label.removeprefix("torch ")
 
 
-def _needs_a_look(row: MetricVerdict) -> bool:
-    """Failing, inconclusive, accepted: and a pass that needs a look all the same (exact
-    counts that moved, numerics without its float64 reference: row_words/looks.py)."""
-    if row.verdict in w.FAILING or row.verdict in ("inconclusive", "accepted"):
-        return True
-    return passes_with_a_look(row)
-
-
 def _attention(run_set: RunSetVerdict) -> tuple[AttentionRow, ...]:
     """Every failing and inconclusive row, most severe first; a row that reads the same on
     several versions (same place, metric, values, change, limit and noise) said once, its
@@ -427,7 +432,7 @@ def _attention(run_set: RunSetVerdict) -> tuple[AttentionRow, ...]:
         if version.verdict is None:
             continue
         for row in sorted_by_severity(version.verdict.verdicts):
-            if _needs_a_look(row):
+            if needs_a_look(row):
                 key = (row.verdict, row_cells(version, row, False, why_below=True))
                 versions_of.setdefault(key, []).append(_version_label(version))
                 place_of.setdefault(key, (row.step, row.variant))
@@ -508,11 +513,11 @@ def _reasons(run_set: RunSetVerdict, links: LinkContext, several: bool) -> list[
         if version.verdict is None:
             continue
         for row in sorted_by_severity(version.verdict.verdicts):
-            if _needs_a_look(row):
+            if needs_a_look(row):
                 places_of.setdefault(_reason_what(row.metric, row.verdict), set()).add(
                     (row.step, row.variant)
                 )
-            if not _needs_a_look(row) or not _says_more(row):
+            if not needs_a_look(row) or not _says_more(row):
                 continue
             said = _Said(w.row_subject(row), row.metric, _reason_message(row))
             if said in seen:

@@ -9,8 +9,10 @@ with its sign and both exact figures:
     transformer · default  compile time (wall)  23.7 s → 21.4 s    −9.7 %
 
 Read from the gate rows' values and facts only (never from their words), so the comment's
-first screen and `report`'s text say the same. A 25th-percentile step time repeats its mean
-and is left to the details.
+first screen and `report`'s text say the same. A row the first screen lists among the rows to
+look at (failing, ⚠️) is not repeated here: the table is then "what else changed". A
+25th-percentile step time repeats its mean and is left to the details; a timed figure
+whose change is inside its noise did not measurably move and is not listed.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from ..gate.verdict import MetricVerdict
 from . import wording as w
 from .row_cells import reader_values
 from .row_words.compile_cost import COUNT_NAMES as COMPILE_COUNT_NAMES
+from .row_words.looks import needs_a_look
 from .row_words.step_work import COUNT_NAMES as STEP_COUNT_NAMES
 
 # Per step, this many changes on the first screen; the rest counted (every gate row below).
@@ -57,9 +60,13 @@ class UpgradeChanges:
     torch: str
     changes: tuple[Change, ...]
     more: int  # changes left to the details
+    # rows the first screen's table of rows to look at shows already (failing, ⚠️): not
+    # repeated here
+    said_above: int = 0
 
     def title(self) -> str:
-        return f"What changed from torch {self.base_torch} to {self.torch}, largest first"
+        what = "What else changed" if self.said_above else "What changed"
+        return f"{what} from torch {self.base_torch} to {self.torch}, largest first"
 
     def header(self) -> tuple[str, ...]:
         return ("where", "what", f"{self.base_torch} → {self.torch}", "change")
@@ -67,12 +74,21 @@ class UpgradeChanges:
     def rows(self) -> list[tuple[str, ...]]:
         return [(c.where, c.what, c.values, c.change) for c in self.changes]
 
+    def counted(self) -> str:
+        """`2 figures`: how many moved, shown or left to the details."""
+        count = len(self.changes) + self.more
+        return f"{count} figure{'s' if count != 1 else ''}"
+
     def more_line(self) -> str | None:
         if not self.more:
             return None
         return f"and {self.more} smaller changes: each version's “every gate row” below"
 
-    def none_line(self) -> str:
+    def none_line(self) -> str | None:
+        """The line for a version none of whose figures moved, or None when the ones that
+        did are all in the table of rows to look at already."""
+        if self.said_above:
+            return None
         return f"torch {self.base_torch} → {self.torch}: no measured figure moved"
 
 
@@ -96,15 +112,21 @@ def upgrade_changes(run_set: RunSetVerdict) -> tuple[UpgradeChanges, ...]:
 def _of_version(version: VersionOutcome, base_torch: str) -> UpgradeChanges:
     assert version.verdict is not None
     by_step: dict[str, list[Change]] = {}
+    said_above = 0
     for row in version.verdict.verdicts:
-        by_step.setdefault(row.step, []).extend(_changes_of(row))
+        changes = _changes_of(row)
+        if changes and needs_a_look(row):  # in the table of rows to look at, with its figures
+            said_above += 1
+            continue
+        by_step.setdefault(row.step, []).extend(changes)
     shown: list[Change] = []
     more = 0
     for changes in by_step.values():
         ordered = sorted(changes, key=lambda c: -c.size)
         shown += ordered[:CHANGES_PER_STEP]
         more += len(ordered[CHANGES_PER_STEP:])
-    return UpgradeChanges(base_torch, w.plain_torch(version.torch), tuple(shown), more)
+    torch = w.plain_torch(version.torch)
+    return UpgradeChanges(base_torch, torch, tuple(shown), more, said_above)
 
 
 def _changes_of(row: MetricVerdict) -> list[Change]:
@@ -133,7 +155,7 @@ def _changes_of(row: MetricVerdict) -> list[Change]:
     if row.metric in _NOT_FIGURES or _QUANTILE.search(row.metric):
         return []
     base, now = row.baseline, row.current
-    if base is None or now is None or base == now:
+    if base is None or now is None or base == now or _within_noise(row):
         return []
     what = w.metric_name(row.metric)
     both_numbers = all(isinstance(v, (int, float)) for v in (base, now))
@@ -144,6 +166,13 @@ def _changes_of(row: MetricVerdict) -> list[Change]:
         return [_count(where, what, int(b), int(n))]
     pct = (n - b) / abs(b) * 100 if b else math.inf
     return [Change(where, what, reader_values(row), _pct(pct), abs(pct))]
+
+
+def _within_noise(row: MetricVerdict) -> bool:
+    """A timed figure whose judged change is inside its noise: not measured to have moved."""
+    if row.noise_pct is None or row.change is None:
+        return False
+    return abs(row.change) <= row.noise_pct
 
 
 def _count(where: str, what: str, before: int, after: int) -> Change:
