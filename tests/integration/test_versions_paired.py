@@ -29,7 +29,7 @@ def test_two_torch_versions_alternate_and_are_judged_paired(tmp_path: Path) -> N
         tmp_path / "compilegate.yml",
         "  - name: tiny\n    entry: examples/test_steps/tiny_mlp.py:make_step\n    device: cpu\n"
         + QUICK_STEP_SETTINGS
-        + "    variant_processes: 2\n",
+        + "    variant_processes: 3\n",  # pairs: MIN_PAIRS (3) decide the paired noise
     )
     config = load_config_file(config_path, repo_root=REPO_ROOT)
     stream = io.StringIO()
@@ -44,14 +44,14 @@ def test_two_torch_versions_alternate_and_are_judged_paired(tmp_path: Path) -> N
     for document in (base, head):
         step = document["steps"][0]
         assert step["status"] == "ok", step["error"]
-        assert len(step["variants"][0]["processes"]) == 2
+        assert len(step["variants"][0]["processes"]) == 3
     order = [line for line in stream.getvalue().splitlines() if line.startswith("[tiny ·")]
     assert [line.split("·")[1].split("]")[0].strip() for line in order][:4] == [
         "torch current", "torch 2.4.1", "torch 2.4.1", "torch current",
     ]  # fmt: skip
     report = compare_to_baseline(parse(base, "base", "baseline"), parse(head, "head", "result"))
     assert report.paired is not None
-    assert paired_summary(report.paired) == "paired, 2 pairs, same machine"
+    assert paired_summary(report.paired) == "paired, 3 pairs, same machine"
     compiled = report.rows(metric="compiled_step_ms")[0]
     assert compiled.normalisation == "raw" and "pairs of processes" in row_message(compiled)
     work = report.rows(metric="compile_work")
