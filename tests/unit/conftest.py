@@ -10,6 +10,8 @@ from __future__ import annotations
 import multiprocessing.util
 import os
 import subprocess
+from collections.abc import Callable
+from types import SimpleNamespace
 
 import pytest
 
@@ -27,3 +29,22 @@ def no_processes(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("fork", "forkpty", "system", "posix_spawn", "posix_spawnp", "execv", "execve"):
         if hasattr(os, name):
             monkeypatch.setattr(os, name, _refused)
+
+
+@pytest.fixture
+def cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> Callable:
+    """`compilegate ARGS` as a user's shell runs it (no GitHub variables), in this process:
+    its exit code and what it printed."""
+    from compilegate.cli import main
+
+    for name in list(os.environ):
+        if name != "PATH":
+            monkeypatch.delenv(name)
+
+    def run(*args: str) -> SimpleNamespace:
+        capsys.readouterr()
+        code = main(list(args))
+        printed = capsys.readouterr()
+        return SimpleNamespace(returncode=code, stdout=printed.out, stderr=printed.err)
+
+    return run

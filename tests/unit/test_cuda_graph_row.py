@@ -11,16 +11,13 @@ from __future__ import annotations
 import copy
 import gzip
 import json
-import os
 from collections.abc import Callable
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from h200_runs import DATA, load_as_recorded_today
 
-from compilegate.cli import main
 from compilegate.gate.judges.cuda_graphs import CudaGraphOutcome, judge_skips
 from compilegate.gate.rules import Subject
 from compilegate.gate.verdict import Verdict
@@ -66,22 +63,6 @@ def variant(record: dict[str, Any] | None, degraded: tuple[str, ...] = ()) -> Va
 
 def base(record: dict[str, Any] | None) -> Any:
     return variant(record).cuda_graphs
-
-
-@pytest.fixture
-def cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> Callable:
-    """`compilegate ARGS` as a user's shell runs it, in this process."""
-    for name in list(os.environ):
-        if name != "PATH":
-            monkeypatch.delenv(name)
-
-    def run(*args: str) -> SimpleNamespace:
-        capsys.readouterr()
-        code = main(list(args))
-        printed = capsys.readouterr()
-        return SimpleNamespace(returncode=code, stdout=printed.out, stderr=printed.err)
-
-    return run
 
 
 def stored(tmp_path: Path, name: str, record: dict[str, Any] | None) -> Path:

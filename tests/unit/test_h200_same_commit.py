@@ -10,33 +10,12 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 from collections.abc import Callable
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
-from compilegate.cli import main
-
 DATA = Path(__file__).parent / "data" / "h200-2026-12-04"
-
-
-@pytest.fixture
-def cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> Callable:
-    """`compilegate ARGS` as a user's shell runs it (no GitHub variables), in this process:
-    its exit code and what it printed."""
-    for name in list(os.environ):
-        if name != "PATH":
-            monkeypatch.delenv(name)
-
-    def run(*args: str) -> SimpleNamespace:
-        capsys.readouterr()
-        code = main(list(args))
-        printed = capsys.readouterr()
-        return SimpleNamespace(returncode=code, stdout=printed.out, stderr=printed.err)
-
-    return run
 
 
 def unpacked(tmp_path: Path, name: str) -> Path:

@@ -16,16 +16,12 @@ from __future__ import annotations
 
 import copy
 import json
-import os
-from collections.abc import Callable
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from h200_runs import load_as_recorded_today
 
-from compilegate.cli import main
 from compilegate.errors import EXIT_NOT_JUDGED, EXIT_OK, EXIT_REGRESSION
 from compilegate.gate.compare import compare_to_baseline
 from compilegate.report.note_words import note_words
@@ -166,19 +162,3 @@ def test_each_class_finds_its_own_baseline(tmp_path, cli):
 def write(path: Path, document: dict[str, Any]) -> Path:
     path.write_text(json.dumps(document), encoding="utf-8")
     return path
-
-
-@pytest.fixture
-def cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> Callable:
-    """`compilegate ARGS` in this process, with no GitHub variables: exit code and output."""
-    for name in list(os.environ):
-        if name != "PATH":
-            monkeypatch.delenv(name)
-
-    def run(*args: str) -> SimpleNamespace:
-        capsys.readouterr()
-        code = main(list(args))
-        printed = capsys.readouterr()
-        return SimpleNamespace(returncode=code, stdout=printed.out, stderr=printed.err)
-
-    return run
