@@ -55,7 +55,7 @@ from ...results.processes import (
     twins_ratio,
     within_process,
 )
-from ...results.stats import compare_sides
+from ...results.stats import MIN_PAIRS, compare_sides
 from ...results.yardsticks import tracking_yardstick
 from ..history import MIN_HISTORY_RUNS, Prediction, history_values, predict
 from ..rules import (
@@ -264,8 +264,11 @@ def undisturbed(sides: Sides, records: Records) -> tuple[Records, tuple[Disturbe
     """The records without the processes disturbed while they ran (processes.is_disturbed:
     eager twins far apart), and which were left out (none: empty). One
     such process set the noise of every later verdict against a loaded baseline (±85 %: a
-    compiled step 10x slower read inconclusive). Left out only while each side keeps a
-    process: else all stay, and the noise shows what happened."""
+    compiled step 10x slower read inconclusive). Left out only while what stays is still
+    judged process by process as all would be (degrees of freedom; in a paired comparison
+    MIN_PAIRS pairs where all reached them): else all stay, and the noise shows what
+    happened. Leaving two of three pairs out on a busy CI runner once sent a paired row to
+    the medians of a single process (a load spike's 71.9 ms read as the compiled step)."""
     kept = keep_records(sides, records, lambda record: not is_disturbed(record))
     left_out = tuple(
         Disturbed(side, ratio)
@@ -273,7 +276,9 @@ def undisturbed(sides: Sides, records: Records) -> tuple[Records, tuple[Disturbe
         for ratio in (twins_ratio(r) for r in side_records)
         if ratio is not None and ratio > DISTURBED_TWINS_RATIO
     )
-    if not left_out or not kept[0] or not kept[1]:
+    if not left_out or not has_degrees_of_freedom(kept):
+        return records, ()
+    if sides.paired and len(kept[0]) < min(MIN_PAIRS, len(records[0])):
         return records, ()
     return kept, left_out
 
