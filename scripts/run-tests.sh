@@ -3,10 +3,12 @@
 # is a failure here, not a silent pass.
 #
 # TEST_LANES=2 (make test LANES=2, what CI runs) runs the whole suite as two pytest processes
-# side by side, split by marker into halves of about the same length (a clean-clone CI run,
-# 2026-12-07: ~10 min of `docker` tests and ~8 min of `old_torch` ones, ~24 min of the rest):
-# the tests marked `docker` or `old_torch` (the engine building images and starting
-# containers; the older torch's runs), and everything else. One pytest alone left about a
+# side by side, split by marker into halves of about the same length: the tests marked
+# `docker` or `old_torch` (the engine building images and starting containers; the older
+# torch's runs) or `lane_beside` (tests/integration/test_distributed.py, both torches), and
+# everything else. A clean-clone CI run at fca64cc, before `lane_beside`, took 36.5 min in
+# the rest and 29.1 min in the docker/old-torch lane; the distributed tests' current torch
+# took ~3.7 min of the first. One pytest alone left about a
 # third of the two CPUs idle (load average 1.1-1.5). The first lane's log is printed when
 # both are done; each lane's exit 5 is a failure too. Any other value: one process.
 set -uo pipefail
@@ -26,7 +28,7 @@ if [ "${TEST_LANES:-1}" != 2 ]; then
   exit $?
 fi
 
-beside="docker or old_torch"
+beside="docker or old_torch or lane_beside"
 beside_log="$(mktemp)"
 beside_tmp="$(mktemp -d)"  # its own --basetemp: the lanes never share a tmp_path root
 "$python" -m pytest "$@" -m "$beside" --basetemp="$beside_tmp/basetemp" >"$beside_log" 2>&1 &

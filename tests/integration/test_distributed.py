@@ -28,6 +28,9 @@ from compilegate.results.model import parse
 from compilegate.run.orchestrate import RunOptions, run_config
 from compilegate.schemas import validation_errors
 
+# Both torches' runs in CI's second lane: the current one's ~220 s evens the lanes there.
+pytestmark = pytest.mark.lane_beside
+
 ENTRY = "examples/test_steps/ddp_mlp.py"
 TRANSFORMER = "examples/test_steps/ddp_transformer.py"  # d_model 256, about 8 MB
 DEFAULTS = (
