@@ -7,6 +7,7 @@ compiled-only numerics change are all Dynamo's doing, and it compiles in about a
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -213,3 +214,48 @@ def test_step_work_is_the_same_in_another_run_and_an_item_is_one_more_sync(gate)
         assert work["counts"]["host_syncs"] == 1, side
         assert work["top"]["host_syncs"] == [["aten::_local_scalar_dense", 1]], side
         assert work["counts"]["flops"] == first[side]["counts"]["flops"], side
+
+
+# A measuring interpreter as a pull request's own packages can make it (a `.pth` file or a
+# sitecustomize in its venv or image): it runs compilegate's child as usual, having first
+# replaced what the probe reports of the machine by another CPU model.
+FORGING_INTERPRETER = """\
+import sys
+code, package, spec = sys.argv[2], sys.argv[3], sys.argv[4]
+sys.argv = ["-c", package, spec]
+prelude, call = code.split("from compilegate.child.main", 1)
+scope = {"__name__": "__main__"}
+exec(prelude, scope)
+import compilegate.child.environment as environment
+honest = environment.describe_environment
+environment.describe_environment = lambda: {**honest(), "cpu_model": "Forged CPU of another class"}
+exec("from compilegate.child.main" + call, scope)
+"""
+
+
+def test_a_probe_that_names_another_cpu_does_not_pick_that_classs_baseline(gate, tmp_path) -> None:
+    """Issue 52: the hardware class picks the baseline a result is judged against; a probe
+    forged to name another CPU model had the run judged against that class's file (a pool's
+    other node type, whose times and compile seconds are another machine's; without one,
+    across classes, where no speed or compile time is judged). compilegate reads the class
+    itself (run/machine_reading.py): the run is judged against its own class's file, the
+    forgery is named, and the compiled step made slower fails on speed."""
+    forge = tmp_path / "forge.py"
+    forge.write_text(FORGING_INTERPRETER, encoding="utf-8")
+    python = tmp_path / "python"
+    python.write_text(f'#!/bin/sh\nexec {sys.executable} {forge} "$@"\n', encoding="utf-8")
+    python.chmod(0o755)
+    forged_class = json.loads(gate.baseline.read_text(encoding="utf-8"))
+    forged_class["environment"]["cpu_model"] = "Forged CPU of another class"
+    machine = MachineFingerprint.of(parse(forged_class, "baseline.json", "baseline")).hardware_class
+    forged_file = gate.baseline.with_name(f"baseline.{machine.key}.json")
+    forged_file.write_text(json.dumps(forged_class), encoding="utf-8")
+    try:
+        run = gate("compile_only", "--python", str(python))
+    finally:
+        forged_file.unlink()
+    assert f"compare --baseline {gate.baseline} " in words(run.stdout), run.stdout
+    assert run.result["environment"]["probe_overruled"] == ["cpu_model"], run.stderr[-2000:]
+    assert "Forged" not in json.dumps(run.result["environment"])
+    assert run.returncode == 1, run.stdout + run.stderr[-2000:]
+    assert "step speed" in headline_of(run.stdout), run.stdout  # judged in its own class

@@ -47,6 +47,7 @@ from ..run.child_env import container_environment, harness_variables
 from ..run.child_failure import BadResult, ChildCause, Exited, NoResult, NotStarted, budget_cause
 from ..run.child_process import TAIL_LINES, ChildOutcome
 from ..run.launcher import read_report_file, relay_output
+from ..run.machine_reading import cuda_visible
 from ..run.relay import bounded_lines
 from .collect import RESULT_NAME, collect_result
 from .docker_backend import IMAGE_UID, STOP_GRACE_S, WORKSPACE
@@ -89,6 +90,22 @@ class ContainerLauncher:
     @property
     def python(self) -> str:
         return f"{self.image}:{IMAGE_PYTHON}"
+
+    def visible_gpus(self, total: int) -> tuple[int, ...]:
+        """The indices of the host's `total` GPUs the children see: those the device
+        requests give the container (--gpus: all, a count, device=ID,…; a GPU's UUID counts
+        as one whose index is not known here: the first), then CUDA_VISIBLE_DEVICES inside."""
+        given: list[int] = []
+        for request in self.device_requests:
+            count, ids = getattr(request, "count", None), getattr(request, "device_ids", None)
+            if ids:
+                given += [int(i) if str(i).isdigit() else 0 for i in ids]
+            elif count == -1:
+                given += range(total)
+            elif isinstance(count, int):
+                given += range(min(count, total))
+        inside = cuda_visible(container_environment(self.host_env), len(given))
+        return tuple(given[i] for i in inside)
 
     def run(
         self,

@@ -53,7 +53,14 @@ from .comparability import (
 )
 from .hardware_reach import judged_across_classes
 from .judges import EAGER_JUDGES, VARIANT_JUDGES, Sides, SpeedUnits
-from .notes import CommandLineThresholdsNote, Note, OtherClassNote, PairedNote, UncheckedConfigNote
+from .notes import (
+    CommandLineThresholdsNote,
+    Note,
+    OtherClassNote,
+    PairedNote,
+    ProbeOverruledNote,
+    UncheckedConfigNote,
+)
 from .pairing import Pairing
 from .policy import (
     StepPolicy,
@@ -93,6 +100,8 @@ def compare_to_baseline(
                 facts.mismatch, facts.baseline_class, facts.current_class, facts.same_device_type
             )
         )
+    if cur_env.probe_overruled:
+        notes.append(ProbeOverruledNote(cur_env.probe_overruled))
     notes.extend(environment_notes(base_env, cur_env))
     if override:
         notes.append(CommandLineThresholdsNote(tuple(override.items())))

@@ -48,6 +48,16 @@ class OtherClassNote(Note):
     same_device_type: bool
 
 
+@dataclass(frozen=True)
+class ProbeOverruledNote(Note):
+    """The measuring interpreter reported these hardware-class fields otherwise than
+    compilegate read them (run/machine_reading.py); the result holds compilegate's reading,
+    and the class judged is it."""
+
+    kind: ClassVar[str] = "probe_overruled"
+    fields: tuple[str, ...]
+
+
 class Difference(str, Enum):
     """A difference between the environments that keeps them comparable (its key in
     `environment`)."""

@@ -11,6 +11,7 @@ from ..gate.notes import (
     Note,
     OtherClassNote,
     PairedNote,
+    ProbeOverruledNote,
     ThresholdsNotAppliedNote,
     UncheckedConfigNote,
 )
@@ -26,6 +27,16 @@ _LABELS = {
 }
 
 
+# run/machine_reading.CLASS_FIELDS, as a reader names them
+_CLASS_FIELD_NAMES = {
+    "device": "device type",
+    "gpu_name": "GPU model",
+    "gpu_count": "GPU count",
+    "cpu_model": "CPU model",
+    "cpu_count": "CPU core count",
+}
+
+
 def note_words(note: Note) -> str:
     """The sentence that says what this note records."""
     if isinstance(note, PairedNote):
@@ -36,6 +47,13 @@ def note_words(note: Note) -> str:
             f"{classes}; record this class's own baseline: `compilegate baseline update` "
             "with a result measured on it writes the class's file beside the baseline "
             f"(`{class_baseline_name('BASELINE.json', note.current_class)}`)"
+        )
+    if isinstance(note, ProbeOverruledNote):
+        said = ", ".join(_CLASS_FIELD_NAMES.get(name, name) for name in note.fields)
+        return (
+            f"the measuring interpreter reported another {said} than compilegate read on this "
+            "machine; the result records compilegate's reading, and the baseline and what is "
+            "judged follow it (a pull request's packages run in that interpreter)"
         )
     if isinstance(note, EnvironmentDifferenceNote):
         return _difference_words(note)

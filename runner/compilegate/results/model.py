@@ -256,6 +256,10 @@ class Environment(Model):
     commit: str | None = None
     inductor_cache: str | None = None
     measurement_env: Mapping[str, str] | None = None
+    # The hardware-class fields the measuring interpreter reported otherwise than compilegate
+    # read them (run/machine_reading.py); the fields hold compilegate's reading. None: none
+    # differed, or a document written before compilegate read them.
+    probe_overruled: tuple[str, ...] | None = None
 
     def recorded_nulls(self) -> tuple[str, ...]:
         """What the run records of its environment even when unknown: the keys the probe

@@ -194,6 +194,11 @@ class DeadlineLauncher:
     def children_local(self) -> bool:
         return self._launcher.children_local
 
+    def visible_gpus(self, total: int) -> tuple[int, ...]:
+        from .machine_reading import gpus_given
+
+        return gpus_given(self._launcher, total)
+
     def run(
         self,
         spec: ChildSpec,

@@ -40,6 +40,7 @@ from .host_git import head_commit
 from .interrupts import as_interrupted
 from .launcher import ChildLauncher, Launcher, close_launcher
 from .machine_load import MachineLoad
+from .machine_reading import reading_for
 from .step_measurement import StepSide, finish_record, measure_step
 
 PROBE_TIMEOUT_S = 180
@@ -208,8 +209,11 @@ def _start_document(side: RunSide) -> None:
     """The side's document from its interpreter's environment, every step in it as not
     reached, written before anything is measured."""
     config = side.config
+    probe = probe_environment(side.launcher, side.python)
+    # The hardware class as this process reads it, not the measuring interpreter's word
+    # (run/machine_reading.py): it picks the baseline and what is judged.
     environment = replace(
-        part_of(Environment, probe_environment(side.launcher, side.python)),
+        part_of(Environment, reading_for(side.launcher).applied(probe)),
         commit=head_commit(config.repo_root),
         inductor_cache="shared" if side.launcher.shared_cache_dir else "fresh",
         measurement_env=MappingProxyType(measurement_variables(side.launcher.host_env)),
