@@ -11,6 +11,16 @@ both in one job (paired mode), so no baseline artifact is fetched. Without it th
 says `against: none`: the event's base commit is not in the one-commit repository, and
 `auto` would fetch it (and exit 4, the checkout lacking it) before the stored baseline.
 
+Measured 2026-12-07 (2-core CPU machine, Docker 20.10 without a bridge, image cached for
+--paired): `--paired` act exit 0 after 178 s, one comment ("compilegate passes: step speed,
+step work, compile time, graph breaks, recompiles unchanged", paired, same machine), no
+contract violation, no planted module ran on the host. Without it: act exit 1 after 310 s
+with the image built cold, the gate's exit 4 and one comment: the stored baseline is a
+synthetic document of another class (an H200's) whose step `train` this repository does not
+declare, so the comment says its step is gone and judges the rest only on what hardware does
+not move. Before `build-network: host` the image build could not resolve the archive (this
+engine's default network has no route out) and the run stopped there.
+
 The user repository is a scratch git repo with the tiny step, examples/workflows/pr-gate.yml
 and, at its root, planted venv.py/site.py/sitecustomize.py/json.py that record any import on
 the host. `compilegate/compilegate@<sha>` is this checkout (act --local-repository); the
@@ -63,11 +73,13 @@ def user_repo(work: Path, marker: Path, paired: bool = False) -> tuple[Path, str
         (repo / f"{name}.py").write_text(f"open({str(marker)!r}, 'a').write({name!r} + '\\n')\n")
     (repo / ".github/workflows").mkdir(parents=True)
     workflow = (REPO_ROOT / "examples/workflows/pr-gate.yml").read_text()
-    # the self-hosted GPU runner is this CPU machine: no GPUs, the local base image
+    # the self-hosted GPU runner is this CPU machine: no GPUs, the local base image, and an
+    # engine started without a bridge (dockerd --bridge=none): its default network has no
+    # route out, so the image build takes the host's (the tests: COMPILEGATE_BUILD_NETWORK)
     workflow = workflow.replace(
         "          baseline-workflow: baseline-refresh.yml\n",
         '          baseline-workflow: baseline-refresh.yml\n          gpus: ""\n'
-        "          base-image: compilegate-base:bookworm\n",
+        "          base-image: compilegate-base:bookworm\n          build-network: host\n",
     )
     if not paired:  # the stored baseline alone: the event's base is not in this repository
         auto = "          against: auto # "
