@@ -1,6 +1,6 @@
 """The terminal and the comment say the same things by construction: `compilegate run`,
 `compilegate report` (text) and the PR comment draw their attention rows and reasons from
-one screen model (report/first_screen.py), checked on every golden pair that has any."""
+one screen model (report/first_screen/), checked on every golden pair that has any."""
 
 from __future__ import annotations
 

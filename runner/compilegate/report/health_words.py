@@ -3,7 +3,7 @@ each in full and in a few words, and the one line a report starts with when it w
 
 A document records the causes as facts (results/health_causes.py); an older one recorded
 these full sentences, said as recorded. The few words head the first screen
-(report/first_screen.py), whose "Reading these numbers" says every cause in full.
+(report/first_screen/), whose "Reading these numbers" says every cause in full.
 """
 
 from __future__ import annotations

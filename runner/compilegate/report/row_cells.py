@@ -44,7 +44,7 @@ def row_cells(
     version: VersionOutcome, row: MetricVerdict, several: bool, *, why_below: bool = False
 ) -> tuple[str, ...]:
     """The row's cells (ROW_HEADER), `torch` first when `several`. `why_below`: a step or
-    variant row leaves why it failed to the reasons under the table (first_screen.py), which
+    variant row leaves why it failed to the reasons under the table (first_screen/), which
     have the full width for it."""
     values = "-"
     count_name = ""

@@ -201,7 +201,7 @@ def variant_ms(step: Step, variant: Variant) -> tuple[float, float] | None:
 
 def reason_texts(run_set: RunSetVerdict) -> list[str]:
     """Why each failing code metric failed, one line each, said once for the variants and
-    versions it failed alike on: the reasons the PR comment gives (first_screen.py)."""
+    versions it failed alike on: the reasons the PR comment gives (first_screen/)."""
     return [reason.text().removeprefix("- ") for reason in FirstScreen.of(run_set).reasons]
 
 
@@ -383,7 +383,7 @@ def _cold_compiles(document: ResultDocument) -> list[int]:
 
 
 def _attention(run_set: RunSetVerdict, width: int, every_row_command: str | None) -> list[str]:
-    """The comparison as the PR comment's first screen says it (first_screen.py: the same
+    """The comparison as the PR comment's first screen says it (first_screen/: the same
     attention rows, reasons and advice, laid out for the terminal), then the notes that
     explain its numbers and the command that shows every gate row."""
     screen = FirstScreen.of(run_set)

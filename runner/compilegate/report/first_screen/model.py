@@ -1,0 +1,79 @@
+"""The first screen's parts as values: a context item, an attention row, a reason. Chosen
+by first_screen/grouping.py and first_screen/context.py, laid out by first_screen/render.py
+(the markdown of the comment, the text of `report` and `run`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...gate.row_facts_base import RowFactsBase
+from ...gate.verdict import Verdict
+from ..escape import inert, with_code
+
+
+@dataclass(frozen=True)
+class Item:
+    """A piece of text that may carry a link."""
+
+    text: str
+    url: str | None = None
+    style: str = ""  # "bold", "code" or plain
+
+
+@dataclass(frozen=True)
+class AttentionRow:
+    """One failing or unclear gate row as every output shows it: its verdict, the versions
+    it reads the same on (`2.5, 2.6`; one version: its label), the step and the variants it
+    reads the same on (None: a row about the whole step), and its cells after the place
+    (ROW_HEADER: what, baseline → now, change, limit, noise)."""
+
+    verdict: Verdict
+    versions: str
+    step: str
+    variants: str | None
+    cells: tuple[str, ...]
+
+    @property
+    def place(self) -> str:
+        """`gpt`, `gpt · default`, `gpt · default; default, dynamic`."""
+        return self.step if self.variants is None else f"{self.step} · {self.variants}"
+
+
+@dataclass(frozen=True)
+class Reason:
+    """Why one failing row failed, in the gate's (and torch's) words, for the versions it
+    failed alike on; `site` is the file:line in it that links to the head commit; `facts`
+    what the (first) row's judge found. `subject` (the place) is empty where the table
+    above already says it: the reason covers every row of its metric there."""
+
+    subject: str
+    what: str
+    versions: str
+    message: str
+    site: str | None = None
+    url: str | None = None
+    facts: RowFactsBase | None = None
+
+    def markdown(self) -> str:
+        where = f" in {inert(self.subject)}" if self.subject else ""
+        where += f" ({inert(self.versions)})" if self.versions else ""
+        # `**graph breaks:** new graph break …` where the table's row says where
+        lead = f"**{inert(self.what)}**{where}:" if where else f"**{inert(self.what)}:**"
+        said = self.message.removeprefix(f"{self.what}: ")
+        message = with_code(said, max_chars=400)
+        if self.site and self.url and self.site in said:
+            before, after = said.split(self.site, 1)
+            message = (
+                with_code(before)
+                + (" " if before.endswith(" ") else "")
+                + f"[{inert(self.site)}]({self.url})"
+                + (" " if after.startswith(" ") else "")
+                + with_code(after, max_chars=300)
+            )
+        return f"- {lead} {message}"
+
+    def text(self) -> str:
+        versions = f" ({self.versions})" if self.versions else ""
+        said = self.message.removeprefix(f"{self.what}: ")
+        subject = f" in {self.subject}" if self.subject else ""
+        return f"- {self.what}{subject}{versions}: {said}"
