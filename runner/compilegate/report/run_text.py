@@ -35,7 +35,7 @@ from .cuda_graph_words import ran_without_graphs, step_graph_notes
 from .decision_words import decided_variant, short_decision
 from .distributed_words import distributed_sentence
 from .escape import shortened
-from .first_screen import PROCESSES_NOTE, YARDSTICK_NOTE, FirstScreen
+from .first_screen import PROCESSES_NOTE, YARDSTICK_NOTE, FirstScreen, reason_text
 from .headline import headline_of
 from .health_words import health_line
 from .lever_words import lever_sentence
@@ -202,7 +202,7 @@ def variant_ms(step: Step, variant: Variant) -> tuple[float, float] | None:
 def reason_texts(run_set: RunSetVerdict) -> list[str]:
     """Why each failing code metric failed, one line each, said once for the variants and
     versions it failed alike on: the reasons the PR comment gives (first_screen/)."""
-    return [reason.text().removeprefix("- ") for reason in FirstScreen.of(run_set).reasons]
+    return [reason_text(reason).removeprefix("- ") for reason in FirstScreen.of(run_set).reasons]
 
 
 def _said_already(note: str, said: str) -> bool:
@@ -389,7 +389,9 @@ def _attention(run_set: RunSetVerdict, width: int, every_row_command: str | None
     screen = FirstScreen.of(run_set)
     lines = screen.attention_lines(width)
     for reason in screen.reasons:
-        lines += wrap_words(reason.text().removeprefix("- "), width, indent="  ", hanging="    ")
+        lines += wrap_words(
+            reason_text(reason).removeprefix("- "), width, indent="  ", hanging="    "
+        )
     rows = [
         (version, row)
         for version in run_set.versions

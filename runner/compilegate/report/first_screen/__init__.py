@@ -21,6 +21,7 @@ Health (an unsteady machine) is said once for every version it concerns.
 One module per job:
 
     model.py      the parts as values: Item, AttentionRow, Reason
+    said.py       what a row's reason says: the facts its words are composed from, the words
     grouping.py   which rows are said together (the attention rows, the reasons)
     versions.py   the versions table's rows
     context.py    the context lines, the run-health line, the footnotes
@@ -32,7 +33,7 @@ from __future__ import annotations
 
 from .context import PROCESSES_NOTE, YARDSTICK_NOTE, speed_judged_how
 from .model import AttentionRow, Item, Reason
-from .render import TEXT_WIDTH, AttentionTable
+from .render import TEXT_WIDTH, AttentionTable, reason_markdown, reason_text
 from .screen import FirstScreen
 
 __all__ = [
@@ -44,5 +45,7 @@ __all__ = [
     "FirstScreen",
     "Item",
     "Reason",
+    "reason_markdown",
+    "reason_text",
     "speed_judged_how",
 ]

@@ -1,11 +1,12 @@
-"""Which gate rows the first screen says together, and why they failed.
+"""Which gate rows the first screen says together.
 
 attention_rows   every failing and inconclusive row (and every passing one whose exact
-                 counts moved), most severe first; a row alike on several versions said
-                 once with its versions, then one alike on several variants of a step
-                 said once with its variants
+                 counts moved), most severe first; a row that reads the same on several
+                 versions said once with its versions, then one alike on several
+                 variants of a step said once with its variants
 reasons_of       why each failing code metric failed, said once for the versions and
-                 variants where it failed alike
+                 the variants where it failed alike: where the facts its words are
+                 composed from are the same (first_screen/said.py)
 """
 
 from __future__ import annotations
@@ -19,34 +20,24 @@ from ...gate.row_facts_base import RowFactsBase
 from ...gate.run_set import RunSetVerdict, VersionOutcome
 from ...gate.verdict import SEVERITY_ORDER, MetricVerdict, Verdict, sorted_by_severity
 from .. import wording as w
-from ..escape import shortened
 from ..links import LinkContext
 from ..row_cells import row_cells
-from ..row_words import row_message
-from ..row_words.compile_cost import CountMoved, PastLimit, counts_past_limit
-from ..row_words.cuda_graphs import cuda_graph_detail
+from ..row_words.compile_cost import PastLimit, counts_past_limit
 from ..row_words.diagnostics import break_reasons_said, count_detail, new_break_site
 from ..row_words.looks import needs_a_look
-from ..row_words.numerics_reference import of_row as numerics_without_reference
+from ..row_words.sentence import RowSentence
 from ..wording import and_list as _and
 from .model import AttentionRow, Reason
-from .versions import version_label as _version_label
-
-# Failing rows whose message says more than the table's numbers: said under the table.
-REASON_METRICS = (
-    "graph_break_sites",
-    "cuda_graph_skips",
-    "compile_work",
-    "step_work",
-    "numerics",
-    "torch_state",
+from .said import (
+    DETAIL_METRICS,
+    RUN_METRICS,
+    SaidFacts,
+    counts_text,
+    reason_sentence,
+    said_facts,
+    says_more,
 )
-# A step or variant that failed to run, or could not be compared: why, in its reason.
-RUN_METRICS = ("step", "variant")
-# Its reason at most this long (two lines of the comment), the location at its end kept.
-RUN_REASON_CHARS = 200
-# These say more only when their row has a detail beyond its count (the new recompile).
-DETAIL_METRICS = ("recompiles", "fallbacks_to_eager")
+from .versions import version_label as _version_label
 
 
 def attention_rows(run_set: RunSetVerdict) -> tuple[AttentionRow, ...]:
@@ -98,11 +89,12 @@ def _place(step: str, variants: Sequence[str | None]) -> str:
 
 
 class _Said(NamedTuple):
-    """A failing row's reason as one version says it: where, which metric, its words."""
+    """A failing row's reason as one version says it: where, which metric, and the facts
+    its words are composed from (first_screen/said.py)."""
 
     subject: str
     metric: str
-    message: str
+    facts: SaidFacts
 
 
 @dataclass
@@ -114,26 +106,36 @@ class _Seen:
     variant: str | None
     verdict: Verdict
     facts: RowFactsBase
-    site: tuple[str | None, str | None]  # (file:line, its link)
+    sentence: RowSentence  # its words
+    url: str | None  # the link of a new graph break's place
     past: PastLimit | None  # compile work: the counts past the limit
 
 
 class _Alike(NamedTuple):
-    """Reasons that read the same on several variants of a step, on the same versions."""
+    """Reasons that say the same facts on several variants of a step, on the same
+    versions."""
 
     step: str
     whole_step: bool
     metric: str
-    message: str
+    facts: SaidFacts
     versions: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class _Group:
+    """The reasons said as one, and their words."""
+
+    saids: list[_Said]
+    sentence: RowSentence
 
 
 def reasons_of(run_set: RunSetVerdict, links: LinkContext, several: bool) -> list[Reason]:
     """Why each failing code metric failed (REASON_METRICS), said once for the versions
-    and the variants of a step where it failed alike (the same message); a new graph
-    break's file:line linked to the head commit. A count's reason says only the new
-    event's detail (the table gives the count), and leaves out torch's words already said
-    by another reason (a fallback's graph break)."""
+    and the variants of a step where it failed alike (the same facts); a new graph break's
+    file:line linked to the head commit. A count's reason says only the new event's detail
+    (the table gives the count), and leaves out torch's words already said by another
+    reason (a fallback's graph break)."""
     seen: dict[_Said, _Seen] = {}
     # Where the table's rows of each kind are: a reason covering all of them needs no place.
     places_of: dict[str, set[tuple[str, str | None]]] = {}
@@ -145,9 +147,9 @@ def reasons_of(run_set: RunSetVerdict, links: LinkContext, several: bool) -> lis
                 places_of.setdefault(_reason_what(row.metric, row.verdict), set()).add(
                     (row.step, row.variant)
                 )
-            if not needs_a_look(row) or not _says_more(row):
+            if not needs_a_look(row) or not says_more(row):
                 continue
-            said = _Said(w.row_subject(row), row.metric, _reason_message(row))
+            said = _Said(w.row_subject(row), row.metric, said_facts(row))
             if said in seen:
                 seen[said].versions.append(_version_label(version))
                 continue
@@ -157,31 +159,32 @@ def reasons_of(run_set: RunSetVerdict, links: LinkContext, several: bool) -> lis
                 row.variant,
                 row.verdict,
                 row.facts,
-                _break_site(version, row, links),
+                reason_sentence(row),
+                _break_url(version, row, links),
                 counts_past_limit(row),
             )
-    variants_of: dict[_Alike, list[_Said]] = {}
+    variants_of: dict[_Alike, _Group] = {}
     for said, found in seen.items():
         alike = _Alike(
-            found.step, found.variant is None, said.metric, said.message, tuple(found.versions)
+            found.step, found.variant is None, said.metric, said.facts, tuple(found.versions)
         )
-        variants_of.setdefault(alike, []).append(said)
+        variants_of.setdefault(alike, _Group([], found.sentence)).saids.append(said)
     variants_of = _merge_compile_work(variants_of, seen)
-    whats = [_reason_what(a.metric, seen[saids[0]].verdict) for a, saids in variants_of.items()]
+    whats = [
+        _reason_what(a.metric, seen[group.saids[0]].verdict) for a, group in variants_of.items()
+    ]
     reasons = []
-    for alike, saids in variants_of.items():
-        first = seen[saids[0]]
-        variants = [seen[said].variant for said in saids]
+    for alike, group in variants_of.items():
+        first = seen[group.saids[0]]
+        variants = [seen[said].variant for said in group.saids]
         what = _reason_what(alike.metric, first.verdict)
         covered = {(alike.step, variant) for variant in variants}
         alone = whats.count(what) == 1 and covered == places_of.get(what)
         # the only reason of its kind, about every row of that kind: the rows say where
         place = "" if alone else _place(alike.step, variants)
         versions = f"torch {_and(alike.versions)}" if several else ""
-        site, url = first.site
-        reasons.append(
-            (alike.metric, Reason(place, what, versions, alike.message, site, url, first.facts))
-        )
+        reason = Reason(place, what, versions, group.sentence, first.url, first.facts)
+        reasons.append((alike.metric, reason))
     # One metric's reasons together (compile work on each variant), in the table's order.
     metrics = list(dict.fromkeys(metric for metric, _ in reasons))
     reasons.sort(key=lambda found: metrics.index(found[0]))
@@ -194,22 +197,22 @@ def _reason_what(metric: str, verdict: Verdict) -> str:
 
 
 def _merge_compile_work(
-    variants_of: dict[_Alike, list[_Said]], seen: dict[_Said, _Seen]
-) -> dict[_Alike, list[_Said]]:
-    """Compile work past the limit on several variants of a step (same versions), with some
-    counts alike: one reason, in the first one's place, the counts alike said once and each
-    variant's others named (`graphs 1 → 5, compile records 1 → 6 (backward compile records
-    1 → 5 on default)`)."""
-    groups: dict[tuple[str, str, tuple[str, ...]], list[tuple[_Alike, PastLimit]]] = {}
-    for alike, saids in variants_of.items():
-        first = seen[saids[0]]
+    variants_of: dict[_Alike, _Group], seen: dict[_Said, _Seen]
+) -> dict[_Alike, _Group]:
+    """Compile work past the limit on several variants of a step (same versions, the same
+    facts after the counts), with some counts alike: one reason, in the first one's place,
+    the counts alike said once and each variant's others named (`graphs 1 → 5, compile
+    records 1 → 6 (backward compile records 1 → 5 on default)`)."""
+    groups: dict[tuple[str, PastLimit, tuple[str, ...]], list[tuple[_Alike, PastLimit]]] = {}
+    for alike, group in variants_of.items():
+        first = seen[group.saids[0]]
         if first.past is not None and first.variant is not None:
-            same = (alike.step, first.past.why, alike.versions)
+            same = (alike.step, dataclasses.replace(first.past, counts=()), alike.versions)
             groups.setdefault(same, []).append((alike, first.past))
-    merged: dict[_Alike, tuple[_Alike, list[_Alike]]] = {}
-    for group in groups.values():
-        members = [alike for alike, _ in group]
-        counts = [past.counts for _, past in group]
+    merged: dict[_Alike, tuple[RowSentence, list[_Alike]]] = {}
+    for members_past in groups.values():
+        members = [alike for alike, _ in members_past]
+        counts = [past.counts for _, past in members_past]
         common = [count for count in counts[0] if all(count in other for other in counts[1:])]
         if len(members) < 2 or not common:
             continue
@@ -217,47 +220,19 @@ def _merge_compile_work(
         for alike, own in zip(members, counts, strict=True):
             extra = [count for count in own if count not in common]
             if extra:
-                names = "; ".join(w.variant_name(seen[s].variant) for s in variants_of[alike])
-                others.append(f"{_counts_text(extra)} on {names}")
-        head = members[0]
-        said = _counts_text(common) + (f" ({'; '.join(others)})" if others else "")
-        said = f"{w.metric_name(head.metric)}: {said}{group[0][1].why}"
-        merged[head] = (head._replace(message=said), members)
+                names = "; ".join(w.variant_name(seen[s].variant) for s in variants_of[alike].saids)
+                others.append(f"{counts_text(extra)} on {names}")
+        said = counts_text(common) + (f" ({'; '.join(others)})" if others else "")
+        merged[members[0]] = (RowSentence("", f"{said}{members_past[0][1].why}"), members)
     gone = {alike for _, members in merged.values() for alike in members}
-    out: dict[_Alike, list[_Said]] = {}
-    for alike, saids in variants_of.items():
+    out: dict[_Alike, _Group] = {}
+    for alike, group in variants_of.items():
         if alike in merged:
-            one, members = merged[alike]
-            out[one] = [said for member in members for said in variants_of[member]]
+            sentence, members = merged[alike]
+            out[alike] = _Group([s for m in members for s in variants_of[m].saids], sentence)
         elif alike not in gone:
-            out[alike] = saids
+            out[alike] = group
     return out
-
-
-def _counts_text(counts: Sequence[CountMoved]) -> str:
-    """`graphs 1 → 5, compile records 1 → 6`."""
-    return ", ".join(count.words() for count in counts)
-
-
-def _reason_message(row: MetricVerdict) -> str:
-    """The message a reason shows: for a count (DETAIL_METRICS) only what follows its
-    `count a → b (allowed …); `, which the table already says (for CUDA graphs skipped, the
-    new skips' reasons and places); for compile work only the
-    counts past the limit (every count moved is in the version's gate rows)."""
-    if row.metric in DETAIL_METRICS and count_detail(row.facts):
-        return "; ".join(count_detail(row.facts))
-    graphs = cuda_graph_detail(row.facts)
-    if graphs is not None:
-        return graphs
-    if row.metric in RUN_METRICS:
-        return shortened(row_message(row), RUN_REASON_CHARS)
-    weakened = numerics_without_reference(row) if row.verdict == "pass" else None
-    if weakened is not None:  # the table says pass → pass: only why it needs a look
-        return weakened.words()
-    past = counts_past_limit(row) if row.metric == "compile_work" else None
-    if past is not None:
-        return f"{w.metric_name(row.metric)}: {_counts_text(past.counts)}{past.why}"
-    return row_message(row)
 
 
 def _without_repeats(reasons: list[tuple[str, Reason]]) -> list[Reason]:
@@ -274,14 +249,16 @@ def _without_repeats(reasons: list[tuple[str, Reason]]) -> list[Reason]:
     for metric, reason in reasons:
         if metric in DETAIL_METRICS and said:
             clauses = count_detail(reason.facts, lambda text: _drop_said(text, said))
-            reason = dataclasses.replace(reason, message="; ".join(clauses))
+            reason = dataclasses.replace(reason, sentence=RowSentence("", "; ".join(clauses)))
         kept.append(reason)
     return kept
 
 
 def _drop_said(message: str, said: Sequence[str]) -> str:
     """`message` less each ` (…)` whose words (parentheses inside them kept whole: torch's
-    `Tensor.item()`) are in one of `said`."""
+    `Tensor.item()`) are in one of `said`. The message is the document's (a fallback
+    reason or a failed guard, as the run recorded them: results/ keeps them as text), and
+    so are the words it is searched for (torch's graph-break reasons)."""
     start = message.find(" (")
     while start != -1:
         depth, end = 0, None
@@ -298,25 +275,15 @@ def _drop_said(message: str, said: Sequence[str]) -> str:
     return message
 
 
-def _says_more(row: MetricVerdict) -> bool:
-    if row.metric in REASON_METRICS:
-        return True
-    if row.metric in RUN_METRICS:
-        return row.verdict in w.FAILING
-    return row.metric in DETAIL_METRICS and bool(count_detail(row.facts))
-
-
-def _break_site(
-    version: VersionOutcome, row: MetricVerdict, links: LinkContext
-) -> tuple[str | None, str | None]:
-    """(`model.py:181`, its URL at the head commit) for a new graph break in the repository."""
+def _break_url(version: VersionOutcome, row: MetricVerdict, links: LinkContext) -> str | None:
+    """The URL at the head commit of the place of a new graph break in the repository (the
+    reason's site, row_words/sentence.py); None for another row, or a site elsewhere."""
     found = new_break_site(row)
     if found is None or found.line is None:
-        return None, None
-    file, line = found.file, found.line
+        return None
     for step in version.document.steps if version.document is not None else ():
         for variant in step.variants:
             for site in variant.graph_breaks.sites if variant.graph_breaks is not None else ():
-                if (site.file, site.line) == (file, line) and site.in_repository:
-                    return f"{file}:{line}", links.blob_url(file, line)
-    return f"{file}:{line}", None
+                if (site.file, site.line) == (found.file, found.line) and site.in_repository:
+                    return links.blob_url(found.file, found.line)
+    return None

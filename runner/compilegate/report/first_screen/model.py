@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from ...gate.row_facts_base import RowFactsBase
 from ...gate.verdict import Verdict
-from ..escape import inert, with_code
+from ..row_words.sentence import RowSentence
 
 
 @dataclass(frozen=True)
@@ -42,38 +42,19 @@ class AttentionRow:
 @dataclass(frozen=True)
 class Reason:
     """Why one failing row failed, in the gate's (and torch's) words, for the versions it
-    failed alike on; `site` is the file:line in it that links to the head commit; `facts`
-    what the (first) row's judge found. `subject` (the place) is empty where the table
-    above already says it: the reason covers every row of its metric there."""
+    failed alike on: `sentence` its words (without the family `what` names already), whose
+    site (a new graph break's file:line) links to the head commit at `url`; `facts` what
+    the (first) row's judge found. `subject` (the place) is empty where the table above
+    already says it: the reason covers every row of its metric there."""
 
     subject: str
     what: str
     versions: str
-    message: str
-    site: str | None = None
+    sentence: RowSentence
     url: str | None = None
     facts: RowFactsBase | None = None
 
-    def markdown(self) -> str:
-        where = f" in {inert(self.subject)}" if self.subject else ""
-        where += f" ({inert(self.versions)})" if self.versions else ""
-        # `**graph breaks:** new graph break …` where the table's row says where
-        lead = f"**{inert(self.what)}**{where}:" if where else f"**{inert(self.what)}:**"
-        said = self.message.removeprefix(f"{self.what}: ")
-        message = with_code(said, max_chars=400)
-        if self.site and self.url and self.site in said:
-            before, after = said.split(self.site, 1)
-            message = (
-                with_code(before)
-                + (" " if before.endswith(" ") else "")
-                + f"[{inert(self.site)}]({self.url})"
-                + (" " if after.startswith(" ") else "")
-                + with_code(after, max_chars=300)
-            )
-        return f"- {lead} {message}"
-
-    def text(self) -> str:
-        versions = f" ({self.versions})" if self.versions else ""
-        said = self.message.removeprefix(f"{self.what}: ")
-        subject = f" in {self.subject}" if self.subject else ""
-        return f"- {self.what}{subject}{versions}: {said}"
+    @property
+    def message(self) -> str:
+        """Its words in full."""
+        return self.sentence.text()

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .. import wording as w
-from ..escape import cell, inert
+from ..escape import cell, inert, with_code
 from ..row_cells import ROW_HEADER
 from ..tables import fit_table, markdown_table, wrap_words
-from .model import AttentionRow, Item
+from .model import AttentionRow, Item, Reason
 
 if TYPE_CHECKING:
     from .screen import FirstScreen
@@ -141,7 +141,7 @@ def markdown(screen: FirstScreen) -> str:
         if table.more:
             lines += ["", f"_and {table.more} more: each version's “every gate row” below._"]
     if screen.reasons:
-        lines += ["", *(reason.markdown() for reason in screen.reasons)]
+        lines += ["", *(reason_markdown(reason) for reason in screen.reasons)]
     for sentence, command in screen.advice:
         lines += ["", f"> {inert(sentence)}" + (f"<br>{_code(command)}" if command else "")]
     if screen.footnotes:
@@ -174,7 +174,7 @@ def text(screen: FirstScreen) -> str:
         lines += [f"  {more}"] if more else []
     lines += attention_lines(screen, TEXT_WIDTH)
     for reason in screen.reasons:
-        lines += wrap_words(reason.text(), TEXT_WIDTH, hanging="    ")
+        lines += wrap_words(reason_text(reason), TEXT_WIDTH, hanging="    ")
     for sentence, command in screen.advice:
         lines += ["", *wrap_words(sentence, TEXT_WIDTH)]
         if command:
@@ -184,6 +184,34 @@ def text(screen: FirstScreen) -> str:
         for note in screen.footnotes:
             lines += wrap_words(note, TEXT_WIDTH)
     return "\n".join(lines)
+
+
+def reason_markdown(reason: Reason) -> str:
+    """`- **graph breaks** in gpt (torch 2.9): new graph break at [model.py:42](…): …`."""
+    where = f" in {inert(reason.subject)}" if reason.subject else ""
+    where += f" ({inert(reason.versions)})" if reason.versions else ""
+    # `**graph breaks:** new graph break …` where the table's row says where
+    lead = f"**{inert(reason.what)}**{where}:" if where else f"**{inert(reason.what)}:**"
+    said = reason.sentence
+    if not (said.site and reason.url):
+        return f"- {lead} {with_code(said.text(), max_chars=400)}"
+    before = said.before_site
+    message = (
+        with_code(before)
+        # inert text keeps no space at its ends: the one beside the link said again
+        + (" " if before.endswith(" ") else "")
+        + f"[{inert(said.site)}]({reason.url})"
+        + (" " if said.after.startswith(" ") else "")
+        + with_code(said.after, max_chars=300)
+    )
+    return f"- {lead} {message}"
+
+
+def reason_text(reason: Reason) -> str:
+    """`- graph breaks in gpt (torch 2.9): new graph break at model.py:42: …`."""
+    versions = f" ({reason.versions})" if reason.versions else ""
+    subject = f" in {reason.subject}" if reason.subject else ""
+    return f"- {reason.what}{subject}{versions}: {reason.message}"
 
 
 def _version_cells(row: tuple[str, ...]) -> list[str]:

@@ -65,7 +65,7 @@ from .compile_cost import (
 from .cuda_graphs import cuda_graph_words
 from .diagnostics import count_words, graph_break_sentence, graph_break_words
 from .memory import memory_words
-from .missing import missing_words
+from .missing import missing_sentence, missing_words
 from .numerics import numerics_words
 from .sentence import RowSentence
 from .speed import speed_words
@@ -100,6 +100,8 @@ def row_sentence(row: MetricVerdict) -> RowSentence:
         return step_work_sentence(row, facts)
     if isinstance(facts, CompileWorkFacts):
         return compile_work_sentence(row, facts)
+    if isinstance(facts, MissingFacts):
+        return missing_sentence(row, facts)
     return RowSentence("", facts_words(row))
 
 
