@@ -19,11 +19,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypeAlias
 
-from ...gate.judges.cuda_graphs import SkipAt
 from ...gate.judges.diagnostics import (
     BreakAt,
     FallbackFacts,
     GraphBreakFacts,
+    Place,
     RecompileAt,
     RecompileFacts,
 )
@@ -34,7 +34,7 @@ from ..escape import shortened
 from ..row_words import row_message, row_sentence
 from ..row_words.compile_cost import CountMoved, PastLimit, counts_past_limit
 from ..row_words.cuda_graphs import MORE_REASONS_NAMED, detail_skips, reasons_said
-from ..row_words.diagnostics import GONE_SITES_NAMED, count_detail
+from ..row_words.diagnostics import GONE_SITES_NAMED, MORE_SITES_NAMED, count_detail
 from ..row_words.numerics_reference import WithoutReference
 from ..row_words.numerics_reference import of_row as numerics_without_reference
 from ..row_words.sentence import RowSentence
@@ -74,21 +74,26 @@ class FallbackSaid:
 
 @dataclass(frozen=True)
 class SkipsSaid:
-    """CUDA graphs skipped: the skips named (the first and the next MORE_REASONS_NAMED),
-    and how many there are."""
+    """CUDA graphs skipped: torch's reason and place of each skip named (the first and the
+    next MORE_REASONS_NAMED; not how many instances each had), and how many skips there
+    are."""
 
-    named: tuple[SkipAt, ...]
+    named: tuple[tuple[str, str | None, int | None], ...]
     count: int
 
 
 @dataclass(frozen=True)
 class BreaksSaid:
-    """A graph-break row: its verdict and acceptance, the sites new and gone, and the
-    counts said only where no site is new or gone (the allowance: only for a pass)."""
+    """A graph-break row: its verdict and acceptance; its first new site (place, cause and
+    torch's reason), the places of the next MORE_SITES_NAMED and how many are new; else the
+    sites gone that are named; the allowance (said for a pass) and how many sites there are
+    (said where none is new or gone)."""
 
     verdict: Verdict
     accepted_by: Acceptance | None
-    new: tuple[BreakAt, ...]
+    first_new: BreakAt | None
+    more_new: tuple[Place, ...]
+    new_count: int
     gone: tuple[BreakAt, ...]
     allowed_new: float | None
     sites_now: int | None
@@ -127,7 +132,8 @@ def said_facts(row: MetricVerdict) -> SaidFacts:
             return FallbackSaid(facts.reasons[:1])
     skips = detail_skips(facts)
     if skips is not None:
-        return SkipsSaid(skips[: 1 + MORE_REASONS_NAMED], len(skips))
+        named = skips[: 1 + MORE_REASONS_NAMED]
+        return SkipsSaid(tuple((skip.reason, skip.file, skip.line) for skip in named), len(skips))
     if row.metric in RUN_METRICS:
         return RowSaid(row.verdict, row.accepted_by, facts)
     weakened = numerics_without_reference(row) if row.verdict == "pass" else None
@@ -137,16 +143,24 @@ def said_facts(row: MetricVerdict) -> SaidFacts:
     if past is not None:
         return past
     if isinstance(facts, GraphBreakFacts):
-        verdict = Verdict.REGRESSION if row.accepted_by is not None else row.verdict
-        return BreaksSaid(
-            row.verdict,
-            row.accepted_by,
-            facts.new,
-            () if facts.new else facts.gone[:GONE_SITES_NAMED],
-            facts.allowed_new if facts.new and verdict is Verdict.PASS else None,
-            None if facts.new or facts.gone else facts.sites_now,
-        )
+        return _breaks_said(row, facts)
     return RowSaid(row.verdict, row.accepted_by, facts)
+
+
+def _breaks_said(row: MetricVerdict, facts: GraphBreakFacts) -> BreaksSaid:
+    """What graph_break_words says of the row's sites (an accepted row: as a regression)."""
+    judged = Verdict.REGRESSION if row.accepted_by is not None else row.verdict
+    more = facts.new[1 : 1 + MORE_SITES_NAMED]
+    return BreaksSaid(
+        row.verdict,
+        row.accepted_by,
+        facts.new[0] if facts.new else None,
+        tuple(Place(site.file, site.line) for site in more),
+        len(facts.new),
+        () if facts.new else facts.gone[:GONE_SITES_NAMED],
+        facts.allowed_new if facts.new and judged is Verdict.PASS else None,
+        None if facts.new or facts.gone else facts.sites_now,
+    )
 
 
 def reason_sentence(row: MetricVerdict) -> RowSentence:

@@ -4,6 +4,9 @@ compiling pays off; one row per version past VERSION_ROWS_SHOWN rows."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from enum import Enum
+
 from ...gate.run_set import RunSetVerdict, VersionOutcome
 from ...gate.verdict import MetricVerdict, sorted_by_severity
 from ...results.model import Step
@@ -21,8 +24,44 @@ def version_label(version: VersionOutcome) -> str:
     return _plain_torch(version.torch) if version.torch else version.label.removeprefix("torch ")
 
 
+class _Gate(Enum):
+    """How a step went, as the versions table's gate cell says it."""
+
+    ERROR = "error"  # it failed to run
+    FAILS = "fails"
+    UNCLEAR = "unclear"
+    ACCEPTED = "accepted"
+    BETTER = "better"
+    NEW = "new"
+    PASS = "pass"
+    MEASURED = "measured"  # not judged: no baseline
+    NONE = "none"  # no gate row about it
+
+
+GATE_WORDS = {
+    _Gate.ERROR: f"{w.FAIL_ICON} error",
+    _Gate.FAILS: f"{w.FAIL_ICON} fails",
+    _Gate.UNCLEAR: f"{w.LOOK_ICON} unclear",
+    _Gate.ACCEPTED: "accepted",
+    _Gate.BETTER: "pass (better)",
+    _Gate.NEW: "new",
+    _Gate.PASS: "pass",
+    _Gate.MEASURED: "measured",
+    _Gate.NONE: "-",
+}
+_FAILED = (_Gate.ERROR, _Gate.FAILS)
+
+
+@dataclass(frozen=True)
+class _StepRow:
+    """One row of the versions table: how its step went, and its cells."""
+
+    gate: _Gate
+    cells: tuple[str, ...]
+
+
 def version_rows(run_set: RunSetVerdict) -> list[tuple[str, ...]]:
-    rows = [row for version in run_set.versions for row in _version_rows(version)]
+    rows = [row.cells for version in run_set.versions for row in _step_rows(version)]
     if len(rows) <= VERSION_ROWS_SHOWN:
         return rows
     return [_version_summary(version) for version in run_set.versions]
@@ -30,57 +69,56 @@ def version_rows(run_set: RunSetVerdict) -> list[tuple[str, ...]]:
 
 def _version_summary(version: VersionOutcome) -> tuple[str, ...]:
     """One row for a whole version: its worst gate and the steps that failed."""
-    rows = _version_rows(version)
-    label = rows[0][0]
+    rows = _step_rows(version)
+    label = rows[0].cells[0]
     if version.document is None:
-        return rows[0]
-    failed = [r for r in rows if r[2].startswith(w.FAIL_ICON)]
-    unclear = [r for r in rows if r[2].startswith(w.LOOK_ICON)]
-    gate = (failed or unclear or rows)[0][2]
+        return rows[0].cells
+    failed = [r.cells for r in rows if r.gate in _FAILED]
+    unclear = [r.cells for r in rows if r.gate is _Gate.UNCLEAR]
+    gate = (failed or unclear or [r.cells for r in rows])[0][2]
     what = "; ".join(f"{r[1]}: {r[3]}" for r in (failed or unclear)[:3])
     if len(failed or unclear) > 3:
         what += f"; and {len(failed or unclear) - 3} more steps"
     return (label, f"{len(rows)} steps", gate, what or "-", "per step: see details", "-")
 
 
-def _version_rows(version: VersionOutcome) -> list[tuple[str, ...]]:
+def _step_rows(version: VersionOutcome) -> list[_StepRow]:
     label = version_label(version)
     if version.document is None:
-        return [
-            (label, "-", f"{w.FAIL_ICON} error", w.version_error(version) or "no result", "-", "-")
-        ]
-    rows: list[tuple[str, ...]] = []
+        error = w.version_error(version) or "no result"
+        return [_StepRow(_Gate.ERROR, (label, "-", GATE_WORDS[_Gate.ERROR], error, "-", "-"))]
+    rows: list[_StepRow] = []
     by_step: dict[str, list[MetricVerdict]] = {}  # one pass: a result may hold 100,000 steps
     for verdict in version.verdict.verdicts if version.verdict is not None else ():
         by_step.setdefault(verdict.step, []).append(verdict)
     for index, step in enumerate(version.document.steps):
         mine = by_step.get(step.name, [])
-        rows.append(
-            (
-                label if index == 0 else "",
-                step.name,
-                _gate(version, mine, step),
-                _what_failed(mine, step),
-                best_speed_text(step),
-                pays_off_text(step),
-            )
+        gate = _gate(version, mine, step)
+        cells = (
+            label if index == 0 else "",
+            step.name,
+            GATE_WORDS[gate],
+            _what_failed(mine, step),
+            best_speed_text(step),
+            pays_off_text(step),
         )
+        rows.append(_StepRow(gate, cells))
     return rows
 
 
-def _gate(version: VersionOutcome, rows: list[MetricVerdict], step: Step) -> str:
+def _gate(version: VersionOutcome, rows: list[MetricVerdict], step: Step) -> _Gate:
     if version.verdict is None:
-        return f"{w.FAIL_ICON} error" if step.failed else "measured"
+        return _Gate.ERROR if step.failed else _Gate.MEASURED
     if not rows:
-        return "-"
+        return _Gate.NONE
     top = sorted_by_severity(rows)[0].verdict
     if top in w.FAILING:
-        return f"{w.FAIL_ICON} fails"
+        return _Gate.FAILS
     if top == "inconclusive":
-        return f"{w.LOOK_ICON} unclear"
+        return _Gate.UNCLEAR
     if top == "accepted":
-        return "accepted"
-    return {"improvement": "pass (better)", "new": "new"}.get(top, "pass")
+        return _Gate.ACCEPTED
+    return {"improvement": _Gate.BETTER, "new": _Gate.NEW}.get(top, _Gate.PASS)
 
 
 def _what_failed(rows: list[MetricVerdict], step: Step) -> str:
