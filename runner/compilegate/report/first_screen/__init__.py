@@ -20,13 +20,13 @@ Health (an unsteady machine) is said once for every version it concerns.
 `text()` only lay it out, so the PR comment and the terminal cannot say different things.
 One module per job:
 
-    model.py      the parts as values: Item, AttentionRow, Reason
+    model.py      the parts as values: Item, AttentionRow, Reason, and ScreenParts (them all)
     said.py       what a row's reason says: the facts its words are composed from, the words
     grouping.py   which rows are said together (the attention rows, the reasons)
     versions.py   the versions table's rows
     context.py    the context lines, the run-health line, the footnotes
     render.py     the layout: the comment's markdown, the terminal's text
-    screen.py     FirstScreen: the parts chosen from a run set, and laid out
+    screen.py     FirstScreen: the parts chosen from a run set (`of`), and laid out
 """
 
 from __future__ import annotations

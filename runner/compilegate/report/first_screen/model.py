@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from ...gate.row_facts_base import RowFactsBase
 from ...gate.verdict import Verdict
 from ..row_words.sentence import RowSentence
+from ..upgrade_words import UpgradeChanges
 
 
 @dataclass(frozen=True)
@@ -58,3 +59,26 @@ class Reason:
     def message(self) -> str:
         """Its words in full."""
         return self.sentence.text()
+
+
+@dataclass(frozen=True)
+class ScreenParts:
+    """Everything the first screen says, as chosen from a run set (first_screen/screen.py
+    FirstScreen.of) before it is laid out (first_screen/render.py)."""
+
+    icon: str
+    headline: str
+    context: tuple[tuple[tuple[Item, ...], ...], ...]  # lines of groups of items
+    versions: tuple[tuple[str, ...], ...]
+    attention: tuple[AttentionRow, ...]
+    attention_with_torch: bool
+    advice: tuple[tuple[str, str | None], ...]
+    footnotes: tuple[str, ...]
+    health: tuple[str, ...] = ()  # one line for the versions whose machine was unsteady
+    reasons: tuple[Reason, ...] = ()
+    # Per version on another torch than the baseline's: what moved, largest first.
+    upgrades: tuple[UpgradeChanges, ...] = ()
+
+    def headline_line(self) -> str:
+        """The headline on one line (for a log line that points at the full report)."""
+        return f"{self.icon} compilegate {self.headline}".strip()

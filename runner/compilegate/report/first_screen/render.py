@@ -6,16 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from .. import wording as w
 from ..escape import cell, inert, with_code
 from ..row_cells import ROW_HEADER
 from ..tables import fit_table, markdown_table, wrap_words
-from .model import AttentionRow, Item, Reason
-
-if TYPE_CHECKING:
-    from .screen import FirstScreen
+from .model import AttentionRow, Item, Reason, ScreenParts
 
 TEXT_WIDTH = 100
 NO_BREAK_SPACE = "\u00a0"
@@ -85,7 +81,7 @@ class AttentionTable:
         return f"Fails ({self.failing})" if self.failing else f"Needs a look ({self.count})"
 
 
-def attention_lines(screen: FirstScreen, width: int) -> list[str]:
+def attention_lines(screen: ScreenParts, width: int) -> list[str]:
     """The attention table for a terminal (`report` and `run` alike), `width` columns."""
     if not screen.attention:
         return []
@@ -97,7 +93,7 @@ def attention_lines(screen: FirstScreen, width: int) -> list[str]:
     return lines
 
 
-def markdown(screen: FirstScreen) -> str:
+def screen_markdown(screen: ScreenParts) -> str:
     lines = [f"### {screen.icon} compilegate {inert(screen.headline)}".replace("  ", " ")]
     for line in screen.health:
         lines += ["", f"> {inert(line)}"]
@@ -154,7 +150,7 @@ def markdown(screen: FirstScreen) -> str:
     return "\n".join(lines)
 
 
-def text(screen: FirstScreen) -> str:
+def screen_text(screen: ScreenParts) -> str:
     lines = wrap_words(screen.headline_line(), TEXT_WIDTH)
     for line in screen.health:
         lines += wrap_words(line, TEXT_WIDTH)

@@ -12,28 +12,17 @@ from .. import wording as w
 from ..advice import advice_for
 from ..headline import headline_of
 from ..links import LinkContext
-from ..upgrade_words import UpgradeChanges, upgrade_changes
-from . import render
+from ..upgrade_words import upgrade_changes
 from .context import context_of, footnotes_of, health_lines
 from .grouping import attention_rows, reasons_of
-from .model import AttentionRow, Item, Reason
+from .model import ScreenParts
+from .render import attention_lines, screen_markdown, screen_text
 from .versions import version_rows
 
 
 @dataclass(frozen=True)
-class FirstScreen:
-    icon: str
-    headline: str
-    context: tuple[tuple[tuple[Item, ...], ...], ...]  # lines of groups of items
-    versions: tuple[tuple[str, ...], ...]
-    attention: tuple[AttentionRow, ...]
-    attention_with_torch: bool
-    advice: tuple[tuple[str, str | None], ...]
-    footnotes: tuple[str, ...]
-    health: tuple[str, ...] = ()  # one line for the versions whose machine was unsteady
-    reasons: tuple[Reason, ...] = ()
-    # Per version on another torch than the baseline's: what moved, largest first.
-    upgrades: tuple[UpgradeChanges, ...] = ()
+class FirstScreen(ScreenParts):
+    """The first screen: its parts chosen from a run set (`of`), and laid out."""
 
     @classmethod
     def of(cls, run_set: RunSetVerdict, links: LinkContext | None = None) -> FirstScreen:
@@ -61,18 +50,14 @@ class FirstScreen:
             return dataclasses.replace(self, footnotes=(*self.footnotes, w.ICON_LEGEND + "."))
         return self
 
-    def headline_line(self) -> str:
-        """The headline on one line (for a log line that points at the full report)."""
-        return f"{self.icon} compilegate {self.headline}".strip()
-
     def attention_lines(self, width: int) -> list[str]:
         """The attention table for a terminal (`report` and `run` alike), `width` columns."""
-        return render.attention_lines(self, width)
+        return attention_lines(self, width)
 
     def markdown(self) -> str:
         """The PR comment's first screen."""
-        return render.markdown(self)
+        return screen_markdown(self)
 
     def text(self) -> str:
         """The terminal's first screen (`report`)."""
-        return render.text(self)
+        return screen_text(self)
