@@ -136,8 +136,15 @@ def health_parts(document: ResultDocument) -> tuple[list[SaidCause], str] | None
 
 def health_line(document: ResultDocument) -> str | None:
     """The one line a report starts with when the run's machine was unsteady; else None."""
+    said = health_after_prefix(document)
+    return f"{HEALTH_PREFIX}{said}" if said is not None else None
+
+
+def health_after_prefix(document: ResultDocument) -> str | None:
+    """health_line after its HEALTH_PREFIX (`: the machine was unsteady — …`), for a report
+    that names the runs it concerns before it; else None."""
     parts = health_parts(document)
     if parts is None:
         return None
     causes, consequence = parts
-    return f"{HEALTH_PREFIX}: {UNSTEADY} — " + "; ".join(c.full for c in causes) + consequence
+    return f": {UNSTEADY} — " + "; ".join(c.full for c in causes) + consequence

@@ -36,7 +36,7 @@ from .cuda_graph_words import ran_without_graphs, step_graph_notes
 from .decision_words import decided_variant, short_decision
 from .distributed_words import distributed_sentence
 from .escape import shortened
-from .first_screen import PROCESSES_NOTE, YARDSTICK_NOTE, FirstScreen, Reason, reason_text
+from .first_screen import PROCESSES_NOTE, YARDSTICK_NOTE, FirstScreen, Reason, reason_line
 from .headline import headline_of
 from .health_words import health_line
 from .lever_words import lever_sentence
@@ -203,7 +203,7 @@ def variant_ms(step: Step, variant: Variant) -> tuple[float, float] | None:
 def reason_texts(reasons: Sequence[Reason]) -> list[str]:
     """Why each failing code metric failed, one line each, said once for the variants and
     versions it failed alike on: the reasons the PR comment gives (first_screen/)."""
-    return [reason_text(reason).removeprefix("- ") for reason in reasons]
+    return [reason_line(reason) for reason in reasons]
 
 
 def fallbacks_said(reasons: Sequence[Reason]) -> frozenset[WithoutReference]:
@@ -337,18 +337,18 @@ def _break_even(variant: Variant, speed: Speed | None) -> str:
     """The break-even the decision uses, two significant digits, with its 95 % interval."""
     interval = variant.payoff.break_even_steps if variant.payoff is not None else None
     if interval is not None and interval.estimate is not None:
-        shown = w.steps_text(interval.estimate).removesuffix(" steps")
+        shown = w.steps_count(interval.estimate)
         low, high = interval.low, interval.high
         if low is not None and high is not None:
-            shown += f" ({w.steps_text(low).removesuffix(' steps')}–"
-            shown += f"{w.steps_text(high).removesuffix(' steps')})"
+            shown += f" ({w.steps_count(low)}–"
+            shown += f"{w.steps_count(high)})"
         elif low is not None:
-            shown += f" ({w.steps_text(low).removesuffix(' steps')}–never)"
+            shown += f" ({w.steps_count(low)}–never)"
         return shown
     if speed is not None and speed.high is not None and speed.high < 1:
         return "never: slower"
     value = variant.break_even_steps
-    return w.steps_text(value).removesuffix(" steps") if value is not None else "-"
+    return w.steps_count(value) if value is not None else "-"
 
 
 def _count(section: GraphBreaks | Recompiles | None) -> str:
@@ -407,9 +407,7 @@ def _attention(run_set: RunSetVerdict, width: int, every_row_command: str | None
     screen = FirstScreen.of(run_set)
     lines = screen.attention_lines(width)
     for reason in screen.reasons:
-        lines += wrap_words(
-            reason_text(reason).removeprefix("- "), width, indent="  ", hanging="    "
-        )
+        lines += wrap_words(reason_line(reason), width, indent="  ", hanging="    ")
     rows = [
         (version, row)
         for version in run_set.versions

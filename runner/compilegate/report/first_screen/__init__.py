@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from .context import PROCESSES_NOTE, YARDSTICK_NOTE, speed_judged_how
 from .model import AttentionRow, Item, Reason
-from .render import TEXT_WIDTH, AttentionTable, reason_markdown, reason_text
+from .render import TEXT_WIDTH, AttentionTable, reason_line, reason_markdown, reason_text
 from .screen import FirstScreen
 
 __all__ = [
@@ -45,6 +45,7 @@ __all__ = [
     "FirstScreen",
     "Item",
     "Reason",
+    "reason_line",
     "reason_markdown",
     "reason_text",
     "speed_judged_how",

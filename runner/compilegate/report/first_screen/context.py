@@ -9,7 +9,7 @@ from __future__ import annotations
 from ...gate.run_set import RunSetVerdict
 from ...results.model import Environment
 from .. import wording as w
-from ..health_words import HEALTH_PREFIX, SaidCause, health_line, health_parts
+from ..health_words import HEALTH_PREFIX, SaidCause, health_after_prefix, health_parts
 from ..links import LinkContext
 from ..note_words import paired_summary
 from ..row_words.speed import compares_fastest_iterations
@@ -73,9 +73,9 @@ def _health_in_full(run_set: RunSetVerdict) -> list[str]:
     says (report/health_words.health_line), once for the versions that say it alike."""
     lines: dict[str, list[str]] = {}
     for version in run_set.versions:
-        line = health_line(version.document) if version.document is not None else None
+        line = health_after_prefix(version.document) if version.document is not None else None
         if line:
-            lines.setdefault(line.removeprefix(HEALTH_PREFIX), []).append(_version_label(version))
+            lines.setdefault(line, []).append(_version_label(version))
     several = len(run_set.versions) > 1
     return [
         "Run health" + (f" (torch {_and(labels)})" if several else "") + line

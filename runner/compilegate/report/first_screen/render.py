@@ -205,9 +205,14 @@ def reason_markdown(reason: Reason) -> str:
 
 def reason_text(reason: Reason) -> str:
     """`- graph breaks in gpt (torch 2.9): new graph break at model.py:42: …`."""
+    return f"- {reason_line(reason)}"
+
+
+def reason_line(reason: Reason) -> str:
+    """reason_text without its bullet (`run` indents it under the table instead)."""
     versions = f" ({reason.versions})" if reason.versions else ""
     subject = f" in {reason.subject}" if reason.subject else ""
-    return f"- {reason.what}{subject}{versions}: {reason.message}"
+    return f"{reason.what}{subject}{versions}: {reason.message}"
 
 
 def _version_cells(row: tuple[str, ...]) -> list[str]:
