@@ -14,7 +14,7 @@ The package's folders are its architecture. Data flows one way:
                  each row its verdict (an enum) and its family's RowFacts, never a sentence
     report/      every word: each row's sentence from its facts (report/row_words/, one module
                  per metric family), one screen model for comment, `report` and `run`
-                 (first_screen.py), one layout helper (tables.py), annotations
+                 (first_screen/), one layout helper (tables.py), annotations
     github/      the GitHub REST client, sticky comment, Actions environment, baseline artifact
     containers/  one image or venv per PyTorch version (the matrix)
     cli/         the parser; the one place errors become exit codes (errors.EXIT_CODES)

@@ -1,6 +1,6 @@
 """The terminal and the comment say the same things by construction: `compilegate run`,
 `compilegate report` (text) and the PR comment draw their attention rows and reasons from
-one screen model (report/first_screen.py), checked on every golden pair that has any."""
+one screen model (report/first_screen/), checked on every golden pair that has any."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from golden_verdicts import VERDICTS, read_document, stored_documents
 
 from compilegate.gate.compare import compare_to_baseline
 from compilegate.report.comment import render_comment
-from compilegate.report.first_screen import AttentionTable, FirstScreen
+from compilegate.report.first_screen import AttentionTable, FirstScreen, reason_line
 from compilegate.report.judge_and_render import one_version_run_set
 from compilegate.report.run_set_text import render_run_set_text
 from compilegate.report.run_text import render_run_text
@@ -65,5 +65,5 @@ def test_run_report_and_comment_show_the_same_attention_rows_and_reasons(pair):
             for cell in row:
                 assert _flat(cell) in text, (name, cell)
         for reason in screen.reasons:
-            said = reason.text().removeprefix("- ")
+            said = reason_line(reason)
             assert _flat(said)[:80] in text, (name, said)

@@ -1,7 +1,7 @@
 """The pull-request comment (and job summary): one markdown document for a whole run set.
 
     marker          <!-- compilegate: KEY --> (github/sticky_comment.py), optional
-    first screen    report/first_screen.py: the headline sentence, commits, torch versions,
+    first screen    report/first_screen/: the headline sentence, commits, torch versions,
                     runner and links, one row per version × step, every failing and
                     inconclusive row, what to do — everything before the first <details>
     details         report/details.py, one <details> per version holding a <details> for

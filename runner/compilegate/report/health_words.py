@@ -3,7 +3,7 @@ each in full and in a few words, and the one line a report starts with when it w
 
 A document records the causes as facts (results/health_causes.py); an older one recorded
 these full sentences, said as recorded. The few words head the first screen
-(report/first_screen.py), whose "Reading these numbers" says every cause in full.
+(report/first_screen/), whose "Reading these numbers" says every cause in full.
 """
 
 from __future__ import annotations
@@ -136,8 +136,15 @@ def health_parts(document: ResultDocument) -> tuple[list[SaidCause], str] | None
 
 def health_line(document: ResultDocument) -> str | None:
     """The one line a report starts with when the run's machine was unsteady; else None."""
+    said = health_after_prefix(document)
+    return f"{HEALTH_PREFIX}{said}" if said is not None else None
+
+
+def health_after_prefix(document: ResultDocument) -> str | None:
+    """health_line after its HEALTH_PREFIX (`: the machine was unsteady — …`), for a report
+    that names the runs it concerns before it; else None."""
     parts = health_parts(document)
     if parts is None:
         return None
     causes, consequence = parts
-    return f"{HEALTH_PREFIX}: {UNSTEADY} — " + "; ".join(c.full for c in causes) + consequence
+    return f": {UNSTEADY} — " + "; ".join(c.full for c in causes) + consequence

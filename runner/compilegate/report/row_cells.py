@@ -21,7 +21,6 @@ the limit, so a reader can tell what the number counts."""
 from __future__ import annotations
 
 import dataclasses
-import re
 
 from ..gate.run_set import VersionOutcome
 from ..gate.verdict import MetricVerdict
@@ -44,7 +43,7 @@ def row_cells(
     version: VersionOutcome, row: MetricVerdict, several: bool, *, why_below: bool = False
 ) -> tuple[str, ...]:
     """The row's cells (ROW_HEADER), `torch` first when `several`. `why_below`: a step or
-    variant row leaves why it failed to the reasons under the table (first_screen.py), which
+    variant row leaves why it failed to the reasons under the table (first_screen/), which
     have the full width for it."""
     values = "-"
     count_name = ""
@@ -116,37 +115,37 @@ def reader_values(row: MetricVerdict) -> str:
     if raw is not None:
         base, now, change = raw
         places = 0 if abs(change) >= 10 else 1
-        values = _with_digits(w.values_text(base, now, "ms", row.noise_pct), base, now, " ms")
+        values = _with_digits(base, now, "ms", row.noise_pct)
         return f"{values} ({change:+.{places}f} %)".replace("-", "−")
-    shown = w.values_text(row.baseline, row.current, row.unit, row.noise_pct)
-    unit = {"ms": " ms", "s": " s", "x": "×"}.get(row.unit or "")
-    if unit is None:
-        return shown
-    return _with_digits(shown, row.baseline, row.current, unit)
+    unit = row.unit or ""
+    if unit not in w.TIMED_SUFFIXES:
+        return w.values_text(row.baseline, row.current, row.unit, row.noise_pct)
+    return _with_digits(row.baseline, row.current, unit, row.noise_pct)
 
 
-def _with_digits(shown: str, base: object, now: object, unit: str) -> str:
-    """`shown`, or both values with the fewest decimals alike that read their change
-    (`0.85× → 0.77×` for −9 %, where the noise rounds them to `0.8× → 0.8×`)."""
+def _with_digits(base: object, now: object, unit: str, noise_pct: float | None) -> str:
+    """Both values rounded to the noise (wording.values_text), or with the fewest decimals
+    alike that read their change (`0.85× → 0.77×` for −9 %, where the noise rounds them to
+    `0.8× → 0.8×`)."""
+    shown = w.values_text(base, now, unit, noise_pct)
     if not isinstance(base, (int, float)) or not isinstance(now, (int, float)) or not base:
         return shown
-    found = re.findall(r"[0-9][0-9,]*\.?[0-9]*", shown)
-    if len(found) == 2 and _agrees(found, base, now):
+    rounded = w.values_rounded(base, now, unit, noise_pct)
+    if rounded is not None and _agrees(rounded, base, now):
         return shown
     for places in range(6):
-        texts = [f"{float(v):,.{places}f}" for v in (base, now)]
-        if _agrees(texts, base, now):
+        said = [round(float(v), places) for v in (base, now)]
+        if _agrees((said[0], said[1]), base, now):
             break
-    return f"{texts[0]}{unit} → {texts[1]}{unit}"
+    texts = [f"{float(v):,.{places}f}" for v in (base, now)]
+    suffix = w.TIMED_SUFFIXES[unit]
+    return f"{texts[0]}{suffix} → {texts[1]}{suffix}"
 
 
-def _agrees(texts: list[str], base: float, now: float) -> bool:
+def _agrees(shown: tuple[float, float], base: float, now: float) -> bool:
     """Whether the rounded values show the change within a fifth of it (or one point)."""
-    try:
-        a, b = (float(t.replace(",", "")) for t in texts)
-    except ValueError:
-        return False
+    a, b = shown
     if not a:
         return False
-    change, shown = (now - base) / base * 100, (b - a) / a * 100
-    return abs(shown - change) <= max(1.0, abs(change) / 5)
+    change, said = (now - base) / base * 100, (b - a) / a * 100
+    return abs(said - change) <= max(1.0, abs(change) / 5)

@@ -24,6 +24,7 @@ import math
 import re
 from collections.abc import Sequence
 
+from ..gate.judges.numerics import NumericsFacts
 from ..gate.run_set import RunSetVerdict
 from ..results.model import GraphBreaks, Recompiles, ResultDocument, Step, Variant
 from ..results.payoff import cold_compile_samples, process_means
@@ -35,14 +36,13 @@ from .cuda_graph_words import ran_without_graphs, step_graph_notes
 from .decision_words import decided_variant, short_decision
 from .distributed_words import distributed_sentence
 from .escape import shortened
-from .first_screen import PROCESSES_NOTE, YARDSTICK_NOTE, FirstScreen
+from .first_screen import PROCESSES_NOTE, YARDSTICK_NOTE, FirstScreen, Reason, reason_line
 from .headline import headline_of
 from .health_words import health_line
 from .lever_words import lever_sentence
 from .note_words import note_words, paired_summary
 from .row_cells import MESSAGE_CHARS, ROW_HEADER
-from .row_words.numerics_reference import numerics_cell
-from .row_words.numerics_reference import step_notes as numerics_notes
+from .row_words.numerics_reference import WithoutReference, numerics_cell, of_side, step_fallbacks
 from .row_words.speed import compares_fastest_iterations
 from .speeds import Speed, variant_speed, variant_statistic
 from .step_bound_words import bound_sentence
@@ -73,9 +73,10 @@ def render_run_text(
     what shows every gate row."""
     verdict = _verdict_lines(document, run_set, width)
     lines = [*verdict, *_context(document, run_set, width)]
-    said = " ".join(reason_texts(run_set)) if run_set is not None else ""
+    reasons = FirstScreen.of(run_set).reasons if run_set is not None else ()
+    said = " ".join(reason_texts(reasons))
     for step in document.steps:
-        lines += ["", *_step_lines(step, width, said)]
+        lines += ["", *_step_lines(step, width, said, fallbacks_said(reasons))]
     legend = _legend(document)
     if run_set is not None:
         lines += _attention(run_set, width, every_row_command)
@@ -199,10 +200,21 @@ def variant_ms(step: Step, variant: Variant) -> tuple[float, float] | None:
     return None
 
 
-def reason_texts(run_set: RunSetVerdict) -> list[str]:
+def reason_texts(reasons: Sequence[Reason]) -> list[str]:
     """Why each failing code metric failed, one line each, said once for the variants and
-    versions it failed alike on: the reasons the PR comment gives (first_screen.py)."""
-    return [reason.text().removeprefix("- ") for reason in FirstScreen.of(run_set).reasons]
+    versions it failed alike on: the reasons the PR comment gives (first_screen/)."""
+    return [reason_line(reason) for reason in reasons]
+
+
+def fallbacks_said(reasons: Sequence[Reason]) -> frozenset[WithoutReference]:
+    """The numerics checks without their float64 reference that the reasons say (a
+    numerics reason says its run's, row_words/numerics.py)."""
+    found = set()
+    for reason in reasons:
+        fallback = of_side(reason.facts.run) if isinstance(reason.facts, NumericsFacts) else None
+        if fallback is not None:
+            found.add(fallback)
+    return frozenset(found)
 
 
 def _said_already(note: str, said: str) -> bool:
@@ -211,9 +223,15 @@ def _said_already(note: str, said: str) -> bool:
     return bool(sites) and all(site in said for site in sites)
 
 
-def _step_lines(step: Step, width: int, said: str = "") -> list[str]:
+def _step_lines(
+    step: Step,
+    width: int,
+    said: str = "",
+    fallbacks: frozenset[WithoutReference] = frozenset(),
+) -> list[str]:
     """The step's variants table and its notes; a degraded note whose file:lines the gate's
-    reasons (`said`) give already is left to them."""
+    reasons (`said`) give already is left to them, and so is a numerics check without its
+    float64 reference that they say (`fallbacks`)."""
     device = step.device
     title = f"step {step.name}" + (f" ({device})" if device else "")
     if step.failed:
@@ -249,9 +267,9 @@ def _step_lines(step: Step, width: int, said: str = "") -> list[str]:
     ]
     # a check without its float64 reference, unless the gate's reasons below say it already
     notes += [
-        f"{ids}: {words}"
-        for ids, words in numerics_notes(step)
-        if words.removeprefix("numerics ") not in said
+        f"{ids}: numerics {fallback.words()}"
+        for ids, fallback in step_fallbacks(step)
+        if fallback not in fallbacks
     ]
     notes += step_graph_notes(step)
     bound = bound_sentence(step)
@@ -319,18 +337,18 @@ def _break_even(variant: Variant, speed: Speed | None) -> str:
     """The break-even the decision uses, two significant digits, with its 95 % interval."""
     interval = variant.payoff.break_even_steps if variant.payoff is not None else None
     if interval is not None and interval.estimate is not None:
-        shown = w.steps_text(interval.estimate).removesuffix(" steps")
+        shown = w.steps_count(interval.estimate)
         low, high = interval.low, interval.high
         if low is not None and high is not None:
-            shown += f" ({w.steps_text(low).removesuffix(' steps')}–"
-            shown += f"{w.steps_text(high).removesuffix(' steps')})"
+            shown += f" ({w.steps_count(low)}–"
+            shown += f"{w.steps_count(high)})"
         elif low is not None:
-            shown += f" ({w.steps_text(low).removesuffix(' steps')}–never)"
+            shown += f" ({w.steps_count(low)}–never)"
         return shown
     if speed is not None and speed.high is not None and speed.high < 1:
         return "never: slower"
     value = variant.break_even_steps
-    return w.steps_text(value).removesuffix(" steps") if value is not None else "-"
+    return w.steps_count(value) if value is not None else "-"
 
 
 def _count(section: GraphBreaks | Recompiles | None) -> str:
@@ -383,13 +401,13 @@ def _cold_compiles(document: ResultDocument) -> list[int]:
 
 
 def _attention(run_set: RunSetVerdict, width: int, every_row_command: str | None) -> list[str]:
-    """The comparison as the PR comment's first screen says it (first_screen.py: the same
+    """The comparison as the PR comment's first screen says it (first_screen/: the same
     attention rows, reasons and advice, laid out for the terminal), then the notes that
     explain its numbers and the command that shows every gate row."""
     screen = FirstScreen.of(run_set)
     lines = screen.attention_lines(width)
     for reason in screen.reasons:
-        lines += wrap_words(reason.text().removeprefix("- "), width, indent="  ", hanging="    ")
+        lines += wrap_words(reason_line(reason), width, indent="  ", hanging="    ")
     rows = [
         (version, row)
         for version in run_set.versions

@@ -332,15 +332,10 @@ def value_text(value: Any, unit: str | None, noise_pct: float | None = None) -> 
     if isinstance(value, str):
         return value
     number = float(value)
-    if unit == "x":
-        spread = abs(number) * noise_pct / 100 if noise_pct else None
-        return f"{number:.{decimals_for(spread, least=1, most=2)}f}×"
-    if unit == "ms":
-        if noise_pct:
-            return f"{number:.{decimals_for(abs(number) * noise_pct / 100, most=3)}f} ms"
-        return f"{number:.3g} ms" if number < 10 else f"{number:.1f} ms"
-    if unit == "s":
-        return f"{number:.1f} s" if number < 100 else f"{number:.0f} s"
+    if unit in TIMED_SUFFIXES:
+        places = _places_shown(number, unit, noise_pct)
+        said = f"{number:.3g}" if places is None else f"{number:.{places}f}"
+        return f"{said}{TIMED_SUFFIXES[unit]}"
     if unit == "bytes":
         return format_bytes(number)
     if unit == "count":
@@ -348,20 +343,71 @@ def value_text(value: Any, unit: str | None, noise_pct: float | None = None) -> 
     return f"{number:g}"
 
 
-def values_text(base: Any, cur: Any, unit: str | None, noise_pct: float | None) -> str:
-    """`16.2 s → 59.9 s`: both sides rounded alike, to the noise of the larger."""
+# The units value_text rounds to decimal places, and what it writes after the number.
+TIMED_SUFFIXES = {"x": "×", "ms": " ms", "s": " s"}
+
+
+def _places_shown(number: float, unit: str | None, noise_pct: float | None) -> int | None:
+    """The decimal places value_text shows `number` with, in a unit of TIMED_SUFFIXES: to
+    its noise; None: three significant digits (milliseconds under 10 without a noise)."""
+    if unit == "x":
+        spread = abs(number) * noise_pct / 100 if noise_pct else None
+        return decimals_for(spread, least=1, most=2)
+    if unit == "ms":
+        if noise_pct:
+            return decimals_for(abs(number) * noise_pct / 100, most=3)
+        return None if number < 10 else 1
+    return 1 if number < 100 else 0
+
+
+def _joint_places(base: Any, cur: Any, unit: str | None, noise_pct: float | None) -> int | None:
+    """The decimal places values_text shows both sides with, alike (a speedup or a time
+    with its noise: to the noise of the larger); None where each side is rounded alone."""
     numbers = [abs(float(v)) for v in (base, cur) if isinstance(v, (int, float))]
     if unit in ("x", "ms") and noise_pct and numbers:
         spread = max(numbers) * noise_pct / 100
         least = 1 if unit == "x" else 0
-        places = decimals_for(spread, least=least, most=2 if unit == "x" else 3)
-        suffix = "×" if unit == "x" else " ms"
+        return decimals_for(spread, least=least, most=2 if unit == "x" else 3)
+    return None
+
+
+def values_text(base: Any, cur: Any, unit: str | None, noise_pct: float | None) -> str:
+    """`16.2 s → 59.9 s`: both sides rounded alike, to the noise of the larger."""
+    places = _joint_places(base, cur, unit, noise_pct)
+    if places is not None:
+        suffix = TIMED_SUFFIXES[str(unit)]
         shown = [
             f"{float(v):.{places}f}{suffix}" if isinstance(v, (int, float)) else value_text(v, unit)
             for v in (base, cur)
         ]
         return " → ".join(shown)
     return f"{value_text(base, unit, noise_pct)} → {value_text(cur, unit, noise_pct)}"
+
+
+def values_rounded(
+    base: float, cur: float, unit: str, noise_pct: float | None
+) -> tuple[float, float] | None:
+    """The two numbers values_text shows, as it rounds them (a unit of TIMED_SUFFIXES);
+    None where it writes one in exponent notation (three significant digits of a tiny
+    number)."""
+    places = _joint_places(base, cur, unit, noise_pct)
+    if places is not None:
+        return round(float(base), places), round(float(cur), places)
+    rounded = [_rounded(float(value), unit, noise_pct) for value in (base, cur)]
+    if rounded[0] is None or rounded[1] is None:
+        return None
+    return rounded[0], rounded[1]
+
+
+def _rounded(number: float, unit: str, noise_pct: float | None) -> float | None:
+    places = _places_shown(number, unit, noise_pct)
+    if places is not None:
+        return round(number, places)
+    if not number or not math.isfinite(number):
+        return number
+    if abs(number) < 1e-4:
+        return None  # `1.23e-05`: not a number a reader compares
+    return round(number, 2 - math.floor(math.log10(abs(number))))
 
 
 def steps_text(value: float | None) -> str:

@@ -6,6 +6,8 @@ here, one module per metric family, and nowhere else. Nothing in report/ reads n
 out of these sentences: a table cell reads the facts.
 
     row_message(row)   the row's sentence
+    row_sentence(row)  the same sentence in its parts (row_words/sentence.py): its lead, the
+                       place of a new graph break; for a screen that lays them out
     facts_words(row)   the words of its facts alone, by their family (a `match` over the
                        closed union gate/row_facts.py `RowFacts`, checked complete by mypy)
 """
@@ -57,15 +59,17 @@ from .compile_cost import (
     compile_cpu_words,
     compile_instructions_words,
     compile_wall_words,
+    compile_work_sentence,
     compile_work_words,
 )
 from .cuda_graphs import cuda_graph_words
-from .diagnostics import count_words, graph_break_words
+from .diagnostics import count_words, graph_break_sentence, graph_break_words
 from .memory import memory_words
-from .missing import missing_words
+from .missing import missing_sentence, missing_words
 from .numerics import numerics_words
+from .sentence import RowSentence
 from .speed import speed_words
-from .step_work import step_work_words
+from .step_work import step_work_sentence, step_work_words
 from .torch_state import torch_state_words
 
 if sys.version_info >= (3, 11):
@@ -80,10 +84,25 @@ else:
 def row_message(row: MetricVerdict) -> str:
     """The sentence that says what this row found (an accepted row: the regression's
     sentence, and who accepted it)."""
+    return row_sentence(row).text()
+
+
+def row_sentence(row: MetricVerdict) -> RowSentence:
+    """row_message in its parts: the family it opens with (step work, compile work), and
+    the place of a new graph break."""
     if row.accepted_by is not None:
         judged = dataclasses.replace(row, verdict=Verdict.REGRESSION, accepted_by=None)
-        return f"{row_message(judged)}; accepted by {acceptance_words(row.accepted_by)}"
-    return facts_words(row)
+        return row_sentence(judged).with_after(f"; accepted by {acceptance_words(row.accepted_by)}")
+    facts = row.facts
+    if isinstance(facts, GraphBreakFacts):
+        return graph_break_sentence(row, facts)
+    if isinstance(facts, StepWorkFacts):
+        return step_work_sentence(row, facts)
+    if isinstance(facts, CompileWorkFacts):
+        return compile_work_sentence(row, facts)
+    if isinstance(facts, MissingFacts):
+        return missing_sentence(row, facts)
+    return RowSentence("", facts_words(row))
 
 
 def facts_words(row: MetricVerdict) -> str:

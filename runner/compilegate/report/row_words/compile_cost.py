@@ -22,6 +22,7 @@ from ...gate.rules import Side
 from ...gate.verdict import MetricVerdict, Verdict
 from ..wording import FAILING
 from .rules import noise_rule_words, threshold_words
+from .sentence import RowSentence
 
 # A compile-work count's name in a sentence (gate/judges/compile_cost.py COUNTS).
 COUNT_NAMES = {
@@ -129,20 +130,31 @@ def _instructions(count: int | None) -> str:
 # -- work counts ------------------------------------------------------------------------------
 
 
+# A judged compile-work sentence opens with it (`compile work: …`); one about counts not
+# judged with COUNTS_LEAD.
+LEAD = "compile work"
+COUNTS_LEAD = "compile-work counts"
+
+
 def compile_work_words(row: MetricVerdict, facts: CompileWorkFacts) -> str:
+    return compile_work_sentence(row, facts).text()
+
+
+def compile_work_sentence(row: MetricVerdict, facts: CompileWorkFacts) -> RowSentence:
+    """compile_work_words in its parts: `compile work` or `compile-work counts` its lead."""
     if facts.judged is WorkJudgement.NOT_MEASURED:
         names = ", ".join(COUNT_NAMES[name] for name in facts.unmeasured)
-        return f"compile-work counts: {names + ' ' if names else ''}not measured in this run"
+        return RowSentence(COUNTS_LEAD, f"{names + ' ' if names else ''}not measured in this run")
     if facts.judged is WorkJudgement.BASELINE_PREDATES:
-        return (
-            "compile-work counts: the baseline predates them, nothing to judge this run's "
-            f"against; {REFRESH}"
+        return RowSentence(
+            COUNTS_LEAD,
+            f"the baseline predates them, nothing to judge this run's against; {REFRESH}",
         )
     moved = [change for change in facts.changes if change.before != change.after]
     if moved:
-        message = f"compile work: {_listing(moved)}: {_why(row, facts)}"
+        message = f"{_listing(moved)}: {_why(row.verdict, facts.tolerance_pct)}"
     else:
-        message = "compile work: every count as in the baseline"
+        message = "every count as in the baseline"
     if facts.eager_ops is not None and moved:
         message += (
             f"; the compiled region ran {facts.eager_ops[0]} → {facts.eager_ops[1]} ATen ops "
@@ -151,7 +163,7 @@ def compile_work_words(row: MetricVerdict, facts: CompileWorkFacts) -> str:
         )
     if facts.ungated:
         message += "; " + _ungated_words(facts)
-    return message
+    return RowSentence(LEAD, message)
 
 
 def _listing(changes: list[CountChange]) -> str:
@@ -160,14 +172,18 @@ def _listing(changes: list[CountChange]) -> str:
 
 
 def _per_op(change: CountChange) -> str:
-    if change.per_op is None:
+    return _per_op_words(change.per_op)
+
+
+def _per_op_words(per_op: tuple[float, float] | None) -> str:
+    """` (0.3 → 0.297 per op)`, or "" for a count judged as it is."""
+    if per_op is None:
         return ""
-    return f" ({change.per_op[0]:.3g} → {change.per_op[1]:.3g} per op)"
+    return f" ({per_op[0]:.3g} → {per_op[1]:.3g} per op)"
 
 
-def _why(row: MetricVerdict, facts: CompileWorkFacts) -> str:
-    verdict, tolerance_pct = row.verdict, facts.tolerance_pct or 0.0
-    said = threshold_words(verdict, tolerance_pct, "tolerance")
+def _why(verdict: Verdict, tolerance_pct: float | None) -> str:
+    said = threshold_words(verdict, tolerance_pct or 0.0, "tolerance")
     return f"{said} (deterministic counts)" if verdict is Verdict.REGRESSION else said
 
 
@@ -204,11 +220,19 @@ class CountMoved:
 class PastLimit:
     """The compile-work counts (in torch's order, as the row lists them) that moved past
     the limit the way the verdict says (grew for a failing row, fell for an improvement),
-    and what the row says after its counts, to the end of that clause (`: grew by more
-    than …`)."""
+    and the facts of what the row says after its counts: the per-op values of the last
+    count it lists, its verdict and its tolerance."""
 
     counts: tuple[CountMoved, ...]
-    why: str
+    last_per_op: tuple[float, float] | None
+    verdict: Verdict
+    tolerance_pct: float | None
+
+    @property
+    def why(self) -> str:
+        """What the row says after its counts, to the end of that clause (`: grew by more
+        than …`)."""
+        return f"{_per_op_words(self.last_per_op)}: {_why(self.verdict, self.tolerance_pct)}"
 
 
 def counts_past_limit(row: MetricVerdict) -> PastLimit | None:
@@ -231,7 +255,7 @@ def counts_past_limit(row: MetricVerdict) -> PastLimit | None:
     if not past:
         return None
     # What follows the last count the row lists, to the end of that clause.
-    return PastLimit(tuple(past), f"{_per_op(moved[-1])}: {_why(row, facts)}")
+    return PastLimit(tuple(past), moved[-1].per_op, row.verdict, facts.tolerance_pct)
 
 
 def count_of_values(row: MetricVerdict) -> CountMoved | None:

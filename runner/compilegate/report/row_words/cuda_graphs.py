@@ -50,9 +50,15 @@ def cuda_graph_words(row: MetricVerdict, facts: CudaGraphFacts) -> str:
 def cuda_graph_detail(facts: object) -> str | None:
     """What a failing row says beyond its counts (which a table gives): the new skips'
     reasons and places; None for other facts, or a row that did not fail."""
+    skips = detail_skips(facts)
+    return reasons_said(skips) if skips is not None else None
+
+
+def detail_skips(facts: object) -> tuple[SkipAt, ...] | None:
+    """The skips cuda_graph_detail says: the new ones (else every one) of a failing row."""
     if not isinstance(facts, CudaGraphFacts) or facts.outcome is not CudaGraphOutcome.MORE:
         return None
-    return reasons_said(facts.new or facts.reasons)
+    return facts.new or facts.reasons
 
 
 def cannot_be_used(device: str | None) -> str:

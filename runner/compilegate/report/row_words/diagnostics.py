@@ -23,6 +23,7 @@ from ...gate.judges.diagnostics import (
     RecompileFacts,
 )
 from ...gate.verdict import MetricVerdict, Verdict
+from .sentence import RowSentence
 
 COUNT_LABELS = {
     "recompiles": "recompiles",
@@ -74,20 +75,29 @@ def count_detail(facts: object, trim: Callable[[str], str] | None = None) -> lis
 def graph_break_words(row: MetricVerdict, facts: GraphBreakFacts) -> str:
     """`new graph break at model.py:42: <torch's reason>; and 2 more: …`, the sites gone, or
     how many held."""
+    return graph_break_sentence(row, facts).text()
+
+
+def graph_break_sentence(row: MetricVerdict, facts: GraphBreakFacts) -> RowSentence:
+    """graph_break_words in its parts: a new break's place is the sentence's site."""
     if facts.new:
         first, *more = facts.new
-        said = f"new graph break at {break_name(first)}: {first.reason}"
+        after = f"{_caused_at(first)}: {first.reason}"
         if more:
             named = ", ".join(place_name(site) for site in more[:MORE_SITES_NAMED])
-            said += f"; and {len(more)} more: {named}"
+            after += f"; and {len(more)} more: {named}"
         if row.verdict is Verdict.PASS:
-            said += f" (within the allowed {facts.allowed_new:g} new sites)"
-        return said
+            after += f" (within the allowed {facts.allowed_new:g} new sites)"
+        return RowSentence("", "new graph break at ", place_name(first), after)
     if facts.gone:
-        return "graph break gone: " + ", ".join(
-            f"{place_name(site)} ({site.reason})" for site in facts.gone[:GONE_SITES_NAMED]
+        return RowSentence(
+            "",
+            "graph break gone: "
+            + ", ".join(
+                f"{place_name(site)} ({site.reason})" for site in facts.gone[:GONE_SITES_NAMED]
+            ),
         )
-    return f"no new graph-break sites ({facts.sites_now} as before)"
+    return RowSentence("", f"no new graph-break sites ({facts.sites_now} as before)")
 
 
 def break_reasons_said(row_facts: object) -> tuple[str, ...]:
@@ -107,12 +117,13 @@ def new_break_site(row: MetricVerdict) -> Place | None:
     return Place(facts.new[0].file, facts.new[0].line)
 
 
-def break_name(site: BreakAt) -> str:
-    """`model.py:42`, with the cause when it is elsewhere: `model.py:42 (cause: util.py:7)`."""
+def _caused_at(site: BreakAt) -> str:
+    """After a break's place (`model.py:42`): ` (cause: util.py:7)` when torch says the
+    break was caused elsewhere, else ""."""
     cause = site.cause
     if cause is None or (cause.file, cause.line) == (site.file, site.line):
-        return place_name(site)
-    return f"{place_name(site)} (cause: {place_name(cause)})"
+        return ""
+    return f" (cause: {place_name(cause)})"
 
 
 def place_name(place: BreakAt | Place) -> str:

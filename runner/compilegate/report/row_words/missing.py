@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ...gate.rules import Defect, MissingFacts, Side
 from ...gate.verdict import MetricVerdict
+from .sentence import RowSentence
 
 # What a missing metric is called in its row (the judge's metric → its name in a sentence).
 LABELS = {
@@ -27,11 +28,16 @@ _SIDES = {Side.RUN: "this run", Side.BASELINE: "the baseline"}
 
 
 def missing_words(row: MetricVerdict, facts: MissingFacts) -> str:
+    return missing_sentence(row, facts).text()
+
+
+def missing_sentence(row: MetricVerdict, facts: MissingFacts) -> RowSentence:
+    """missing_words in its parts: the metric's label its lead (`numerics: not measured …`)."""
     label = LABELS.get(row.metric, row.metric)
     if facts.defect is Defect.ABSENT and facts.side is Side.RUN:
-        said = f"{label}: not measured in this run"
+        said = "not measured in this run"
     elif facts.defect is Defect.ABSENT:
-        said = f"{label}: not in the baseline, nothing to judge this run's against"
+        said = "not in the baseline, nothing to judge this run's against"
     else:
-        said = f"{label}: {_DEFECTS[facts.defect]} in {_SIDES[facts.side]} ({facts.value})"
-    return f"{said} ({facts.cause})" if facts.cause else said
+        said = f"{_DEFECTS[facts.defect]} in {_SIDES[facts.side]} ({facts.value})"
+    return RowSentence(label, f"{said} ({facts.cause})" if facts.cause else said)

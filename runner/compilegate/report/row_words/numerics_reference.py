@@ -83,12 +83,18 @@ def step_notes(step: Step) -> list[tuple[str, str]]:
     """(the variants, `numerics checked without its float64 reference (…): …`) for each
     reason the step's variants checked without their reference, said once for the variants
     alike."""
-    said: dict[str, list[str]] = {}
+    return [(ids, f"numerics {fallback.words()}") for ids, fallback in step_fallbacks(step)]
+
+
+def step_fallbacks(step: Step) -> list[tuple[str, WithoutReference]]:
+    """(the variants, why they had no float64 reference and what they compared instead),
+    once for the variants alike."""
+    found: dict[WithoutReference, list[str]] = {}
     for variant in step.variants:
         fallback = None if variant.failed else of_numerics(variant.numerics)
         if fallback is not None:
-            said.setdefault(f"numerics {fallback.words()}", []).append(variant.id)
-    return [(", ".join(ids), words) for words, ids in said.items()]
+            found.setdefault(fallback, []).append(variant.id)
+    return [(", ".join(ids), fallback) for fallback, ids in found.items()]
 
 
 def of_row(row: MetricVerdict) -> WithoutReference | None:

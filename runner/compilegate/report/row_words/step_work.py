@@ -14,6 +14,7 @@ from ...gate.judges.step_work import (
 from ...gate.verdict import MetricVerdict, Verdict
 from .compile_cost import REFRESH
 from .rules import threshold_words
+from .sentence import RowSentence
 
 # A count's name in a sentence (gate/judges/step_work.py COUNTS).
 COUNT_NAMES = {
@@ -31,16 +32,28 @@ NAMES_SHOWN = 3
 NAMED_COUNTS = 2
 # The counts judged across torch versions, in the order a sentence names them.
 _ACROSS_ORDER = ("aten_ops", "flops", "host_syncs")
+# Every step-work sentence opens with it: `step work: …`.
+LEAD = "step work"
 _NOT_JUDGED = {
-    StepWorkJudgement.NOT_COUNTED: "step work: not counted in this run",
+    StepWorkJudgement.NOT_COUNTED: "not counted in this run",
     StepWorkJudgement.BASELINE_PREDATES: (
-        f"step work: the baseline predates it, nothing to judge this run's against; {REFRESH}"
+        f"the baseline predates it, nothing to judge this run's against; {REFRESH}"
     ),
-    StepWorkJudgement.NO_COMMON_COUNT: "step work: no count taken on both sides",
+    StepWorkJudgement.NO_COMMON_COUNT: "no count taken on both sides",
 }
 
 
 def step_work_words(row: MetricVerdict, facts: StepWorkFacts) -> str:
+    return step_work_sentence(row, facts).text()
+
+
+def step_work_sentence(row: MetricVerdict, facts: StepWorkFacts) -> RowSentence:
+    """step_work_words in its parts: `step work` its lead."""
+    return RowSentence(LEAD, _said(row, facts))
+
+
+def _said(row: MetricVerdict, facts: StepWorkFacts) -> str:
+    """What a step-work row says after its lead."""
     if facts.judged is not StepWorkJudgement.JUDGED:
         return _NOT_JUDGED[facts.judged]
     tolerance_pct = facts.tolerance_pct or 0.0
@@ -64,9 +77,7 @@ def step_work_words(row: MetricVerdict, facts: StepWorkFacts) -> str:
         deciding = [c for c in moved if c.key in facts.judged_counts] or moved
     listing = "; ".join(describe(c) for c in deciding)
     others = [COUNT_NAMES[c.key] for c in moved if c not in deciding]
-    message = (
-        f"step work: {listing}: {why}" if listing else "step work: every count as in the baseline"
-    )
+    message = f"{listing}: {why}" if listing else "every count as in the baseline"
     if others:
         message += f"; also moved: {', '.join(others)}"
     if facts.one_sided:

@@ -1,0 +1,194 @@
+"""What the reason of one row under the first screen's table says, as facts and as words.
+
+says_more(row)        whether the row has a reason: a code metric whose words say more
+                      than the table's numbers (REASON_METRICS), a step or variant that
+                      failed to run (RUN_METRICS), a count with a detail beyond it
+                      (DETAIL_METRICS)
+said_facts(row)       the facts its words are composed from, and only those: rows whose
+                      reasons say the same facts are said once (first_screen/grouping.py);
+                      their sentences are never compared
+reason_sentence(row)  its words, in their parts (row_words/sentence.py): without the
+                      family the bold lead before them names already, a new graph
+                      break's place apart so that the comment can link it
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TypeAlias
+
+from ...gate.judges.diagnostics import (
+    BreakAt,
+    FallbackFacts,
+    GraphBreakFacts,
+    Place,
+    RecompileAt,
+    RecompileFacts,
+)
+from ...gate.row_facts_base import RowFactsBase
+from ...gate.verdict import Acceptance, MetricVerdict, Verdict
+from .. import wording as w
+from ..escape import shortened
+from ..row_words import row_message, row_sentence
+from ..row_words.compile_cost import CountMoved, PastLimit, counts_past_limit
+from ..row_words.cuda_graphs import MORE_REASONS_NAMED, detail_skips, reasons_said
+from ..row_words.diagnostics import GONE_SITES_NAMED, MORE_SITES_NAMED, count_detail
+from ..row_words.numerics_reference import WithoutReference
+from ..row_words.numerics_reference import of_row as numerics_without_reference
+from ..row_words.sentence import RowSentence
+
+# Failing rows whose message says more than the table's numbers: said under the table.
+REASON_METRICS = (
+    "graph_break_sites",
+    "cuda_graph_skips",
+    "compile_work",
+    "step_work",
+    "numerics",
+    "torch_state",
+)
+# A step or variant that failed to run, or could not be compared: why, in its reason.
+RUN_METRICS = ("step", "variant")
+# Its reason at most this long (two lines of the comment), the location at its end kept.
+RUN_REASON_CHARS = 200
+# These say more only when their row has a detail beyond its count (the new recompile).
+DETAIL_METRICS = ("recompiles", "fallbacks_to_eager")
+
+
+@dataclass(frozen=True)
+class RecompileSaid:
+    """A recompile count's detail: its first new recompile, and whether the recompile limit
+    is hit now and was not before."""
+
+    first_new: tuple[RecompileAt, ...]
+    limit_newly_hit: bool
+
+
+@dataclass(frozen=True)
+class FallbackSaid:
+    """A fallback count's detail: why its first frame fell back (the run's words)."""
+
+    first_reason: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SkipsSaid:
+    """CUDA graphs skipped: torch's reason and place of each skip named (the first and the
+    next MORE_REASONS_NAMED; not how many instances each had), and how many skips there
+    are."""
+
+    named: tuple[tuple[str, str | None, int | None], ...]
+    count: int
+
+
+@dataclass(frozen=True)
+class BreaksSaid:
+    """A graph-break row: its verdict and acceptance; its first new site (place, cause and
+    torch's reason), the places of the next MORE_SITES_NAMED and how many are new; else the
+    sites gone that are named; the allowance (said for a pass) and how many sites there are
+    (said where none is new or gone)."""
+
+    verdict: Verdict
+    accepted_by: Acceptance | None
+    first_new: BreakAt | None
+    more_new: tuple[Place, ...]
+    new_count: int
+    gone: tuple[BreakAt, ...]
+    allowed_new: float | None
+    sites_now: int | None
+
+
+@dataclass(frozen=True)
+class RowSaid:
+    """Any other row: its verdict, acceptance and the facts its judge found."""
+
+    verdict: Verdict
+    accepted_by: Acceptance | None
+    facts: RowFactsBase
+
+
+SaidFacts: TypeAlias = (
+    RecompileSaid | FallbackSaid | SkipsSaid | WithoutReference | PastLimit | BreaksSaid | RowSaid
+)
+
+
+def says_more(row: MetricVerdict) -> bool:
+    """Whether the row has a reason under the table."""
+    if row.metric in REASON_METRICS:
+        return True
+    if row.metric in RUN_METRICS:
+        return row.verdict in w.FAILING
+    return row.metric in DETAIL_METRICS and bool(count_detail(row.facts))
+
+
+def said_facts(row: MetricVerdict) -> SaidFacts:
+    """The facts reason_sentence composes the row's reason from, and only those."""
+    facts = row.facts
+    if row.metric in DETAIL_METRICS and count_detail(facts):
+        if isinstance(facts, RecompileFacts):
+            return RecompileSaid(facts.new[:1], facts.limit_newly_hit)
+        if isinstance(facts, FallbackFacts):
+            return FallbackSaid(facts.reasons[:1])
+    skips = detail_skips(facts)
+    if skips is not None:
+        named = skips[: 1 + MORE_REASONS_NAMED]
+        return SkipsSaid(tuple((skip.reason, skip.file, skip.line) for skip in named), len(skips))
+    if row.metric in RUN_METRICS:
+        return RowSaid(row.verdict, row.accepted_by, facts)
+    weakened = numerics_without_reference(row) if row.verdict == "pass" else None
+    if weakened is not None:
+        return weakened
+    past = counts_past_limit(row) if row.metric == "compile_work" else None
+    if past is not None:
+        return past
+    if isinstance(facts, GraphBreakFacts):
+        return _breaks_said(row, facts)
+    return RowSaid(row.verdict, row.accepted_by, facts)
+
+
+def _breaks_said(row: MetricVerdict, facts: GraphBreakFacts) -> BreaksSaid:
+    """What graph_break_words says of the row's sites (an accepted row: as a regression)."""
+    judged = Verdict.REGRESSION if row.accepted_by is not None else row.verdict
+    more = facts.new[1 : 1 + MORE_SITES_NAMED]
+    return BreaksSaid(
+        row.verdict,
+        row.accepted_by,
+        facts.new[0] if facts.new else None,
+        tuple(Place(site.file, site.line) for site in more),
+        len(facts.new),
+        () if facts.new else facts.gone[:GONE_SITES_NAMED],
+        facts.allowed_new if facts.new and judged is Verdict.PASS else None,
+        None if facts.new or facts.gone else facts.sites_now,
+    )
+
+
+def reason_sentence(row: MetricVerdict) -> RowSentence:
+    """The message a reason shows: for a count (DETAIL_METRICS) only what follows its
+    `count a → b (allowed …); `, which the table already says (for CUDA graphs skipped, the
+    new skips' reasons and places); for compile work only the counts past the limit (every
+    count moved is in the version's gate rows); a sentence that opens with the row's family
+    (`step work: …`) without it, which the reason's bold lead says."""
+    facts = row.facts
+    if row.metric in DETAIL_METRICS and count_detail(facts):
+        return RowSentence("", "; ".join(count_detail(facts)))
+    skips = detail_skips(facts)
+    if skips is not None:
+        return RowSentence("", reasons_said(skips))
+    if row.metric in RUN_METRICS:
+        return RowSentence("", shortened(row_message(row), RUN_REASON_CHARS))
+    weakened = numerics_without_reference(row) if row.verdict == "pass" else None
+    if weakened is not None:  # the table says pass → pass: only why it needs a look
+        return RowSentence("", weakened.words())
+    past = counts_past_limit(row) if row.metric == "compile_work" else None
+    if past is not None:
+        return RowSentence("", f"{counts_text(past.counts)}{past.why}")
+    sentence = row_sentence(row)
+    if sentence.lead == w.metric_name(row.metric):
+        return dataclasses.replace(sentence, lead="")
+    return sentence
+
+
+def counts_text(counts: Sequence[CountMoved]) -> str:
+    """`graphs 1 → 5, compile records 1 → 6`."""
+    return ", ".join(count.words() for count in counts)
