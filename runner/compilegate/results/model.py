@@ -977,6 +977,11 @@ class ResultDocument(Model):
     def step_names(self) -> tuple[str, ...]:
         return tuple(s.name for s in self.steps)
 
+    @property
+    def failed(self) -> bool:
+        """A step or one of its variants ended in an error (`compilegate run`'s exit 3)."""
+        return any(s.failed or any(v.failed for v in s.variants) for s in self.steps)
+
     def recorded_settings(self, key: str) -> dict[str, Any]:
         """Step name → what its settings (an open object) recorded under `key`; None where
         a step recorded nothing there."""
