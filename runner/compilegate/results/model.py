@@ -381,18 +381,10 @@ class TorchState(Model):
 
 @dataclass(frozen=True)
 class StepWorkCounts(Model):
-    """Each count over one iteration; None exactly when StepWork.absent says why."""
+    """Each count over one iteration; None exactly when StepWork.absent says why. Every
+    count is required (written as null when absent): REQUIRED is the fields, declared
+    once, below the class."""
 
-    REQUIRED = (
-        "aten_ops",
-        "compiled_region_calls",
-        "kernels",
-        "cuda_graph_replays",
-        "host_syncs",
-        "flops",
-        "allocations",
-        "allocated_bytes",
-    )
     aten_ops: int | None = None
     compiled_region_calls: int | None = None
     kernels: int | None = None
@@ -401,6 +393,9 @@ class StepWorkCounts(Model):
     flops: int | None = None
     allocations: int | None = None
     allocated_bytes: int | None = None
+
+
+StepWorkCounts.REQUIRED = tuple(item.name for item in dataclasses.fields(StepWorkCounts))
 
 
 @dataclass(frozen=True)
