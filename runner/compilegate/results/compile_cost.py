@@ -23,7 +23,9 @@ every process compiles cold); otherwise warm.
                                       the first process (child/compile_size.py): what the
                                       judge divides FX nodes, guards and kernels by
 
-Pure functions from a child's JSON parts to the document's types (results/model.py).
+Pure functions from a child's parts (a process's typed at the door, process_report.py; its
+compile record read leniently, each value of a wrong type no value) to the document's types
+(results/model.py).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ if TYPE_CHECKING:
     from typing import TypeGuard  # 3.10+: for the checker only (requires-python is 3.9)
 
 from .model import ColdSample, CompileCost, CompileCounts, Process
+from .process_report import ProcessReport
 from .stats import CONFIDENCE, t_quantile
 
 # How a process's Inductor cache directory came to it (run/step_measurement.py): ARTIFACTS,
@@ -74,17 +77,17 @@ class ProcessCompile:
         )
 
 
-def process_compile(measured: Mapping[str, Any], cache_dir: str) -> ProcessCompile:
+def process_compile(measured: ProcessReport, cache_dir: str) -> ProcessCompile:
     """The process record's compile fields: compile_wall_s, compile_cpu_s, cache.
 
     A child document without a compile window (a test's stand-in child) gives the wall time
     from the warm-up lists, the way compilegate measured it before the window existed."""
-    compile_info = measured.get("compile") or {}
-    window = compile_info.get("window") or {}
-    eager = compile_info.get("eager_window") or {}
+    compile_info = measured.compile
+    window = _object(compile_info.get("window"))
+    eager = _object(compile_info.get("eager_window"))
     wall_s = _difference(window.get("wall_s"), eager.get("wall_s"))
-    if wall_s is None and "warmup_s" in measured and "eager_warmup_s" in measured:
-        wall_s = math.fsum(measured["warmup_s"]) - math.fsum(measured["eager_warmup_s"])
+    if wall_s is None and measured.warmup_s is not None and measured.eager_warmup_s is not None:
+        wall_s = math.fsum(measured.warmup_s) - math.fsum(measured.eager_warmup_s)
     return ProcessCompile(
         wall_s=wall_s,
         cpu_s=_difference(window.get("cpu_s"), eager.get("cpu_s")),
@@ -187,6 +190,11 @@ def half_width_pct(values: Sequence[float]) -> float | None:
         return None
     t = t_quantile(0.5 + CONFIDENCE / 2, len(values) - 1)
     return 100.0 * t * statistics.stdev(values) / math.sqrt(len(values)) / mean
+
+
+def _object(value: Any) -> Mapping[str, Any]:
+    """A JSON object of the compile record, or {} (a value of another type is no value)."""
+    return value if isinstance(value, Mapping) else {}
 
 
 def _difference(a: Any, b: Any) -> float | None:
