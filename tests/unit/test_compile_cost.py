@@ -15,6 +15,7 @@ from compilegate.child.compile_cost import (
     work_counts,
 )
 from compilegate.results.compile_cost import (
+    CompileRecord,
     cache_label,
     compile_cost,
     counts_of,
@@ -126,11 +127,10 @@ def child_compile(
 
 
 def test_the_compile_is_the_window_minus_eagers_warm_up_in_wall_and_cpu() -> None:
-    record = process_compile(child_compile(20.0, 30.0), "fresh")
+    record = process_compile(child_compile(20.0, 30.0).compile, "fresh")
     assert record.wall_s == pytest.approx(20.0) and record.cpu_s == pytest.approx(30.0)
     assert record.cache == "cold"
-    legacy_part = {"warmup_s": [5.0, 0.1], "eager_warmup_s": [0.1, 0.1]}
-    legacy = process_compile(ProcessReport.from_json(legacy_part, "variant"), "fresh")
+    legacy = process_compile(CompileRecord(), "fresh", [5.0, 0.1], [0.1, 0.1])
     assert legacy.wall_s == pytest.approx(4.9) and legacy.cpu_s is None
 
 

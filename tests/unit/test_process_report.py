@@ -132,3 +132,38 @@ def test_timed_samples_reach_the_document_as_the_child_sent_them(tmp_path) -> No
     document = run(tmp_path, StandInLauncher())
     eager = document["steps"][0]["eager"]
     assert eager["processes"][0]["samples_ms"]["eager"] == timed(10)["samples"]
+
+
+class ForgedCompileRecordLauncher(StandInLauncher):
+    """A stand-in whose variant `a`'s child writes a compile record of other types."""
+
+    def run(self, spec: ChildSpec, *, label: str, timeout_s: float, env_opt_in=(), cache_dir=None):
+        outcome = super().run(
+            spec, label=label, timeout_s=timeout_s, env_opt_in=env_opt_in, cache_dir=cache_dir
+        )
+        if label == "first/a" and outcome.report is not None:
+            raw = outcome.report.to_json()
+            raw["variant"]["compile"] = {
+                "call_s": "soon",
+                "cpu_method": {"<b>": 1},
+                "cache_hits": "lots",
+                "counts": {"graphs": "many", "guards": 7},
+                "window": {"wall_s": [3.0], "cpu_s": 2.0},
+            }
+            return ChildOutcome(ChildReport.from_json(raw), None)
+        return outcome
+
+
+def test_a_compile_record_of_other_types_reads_as_no_values_and_the_document_stays_valid(
+    tmp_path,
+) -> None:
+    """The compile record is read leniently (a value of another type is no value), now at
+    the door for every value: before, `call_s` and the counts went into the document as the
+    child wrote them, and the result no longer passed its own schema."""
+    document = run(tmp_path, ForgedCompileRecordLauncher())
+    a = document["steps"][0]["variants"][0]
+    assert a["status"] == "ok", a["error"]
+    assert a["compile_call_s"] is None and a["compile_cost"].get("cpu_method") is None
+    assert a["compile_cost"]["counts"]["graphs"] is None
+    assert a["compile_cost"]["counts"]["guards"] == 7
+    assert validation_errors(document, "result") == []

@@ -30,12 +30,13 @@ from .compile_cost import (
     FRESH,
     REUSED,
     CacheArtifacts,
+    ProcessCompile,
     compile_cost,
-    counts_of,
     process_compile,
     with_instructions,
 )
 from .model import (
+    CompileCounts,
     ConfigRef,
     Eager,
     Environment,
@@ -214,7 +215,7 @@ def add_process(
     ratio of a process that timed base and head together); the compile cost pooled again."""
     if entry.compile_cost is None or entry.processes is None:
         raise ValueError(f"variant {entry.id}: no first process to add a timing process to")
-    record = process_compile(measured, cache_dir).on(process_record(measured))
+    record = _compile_of(measured, cache_dir).on(process_record(measured))
     processes = (*entry.processes, _with_ratio(record, head_vs_base))
     cost = entry.compile_cost
     pooled = compile_cost(
@@ -235,9 +236,9 @@ def with_regional(entry: Variant, measured: ProcessReport | None, error: str | N
         return replace(entry, regional=RegionalLever(absent=why[:500]))
     if measured.regional_absent is not None:
         return replace(entry, regional=RegionalLever(absent=measured.regional_absent))
-    record = process_compile(measured, FRESH).on(process_record(measured))
+    record = _compile_of(measured, FRESH).on(process_record(measured))
     eager, compiled = measured.side("eager"), measured.side("compiled")
-    blocks = measured.compile.get("blocks")
+    blocks = measured.compile.blocks
     wall = record.compile_wall_s
     found = (
         regional_break_even(
@@ -247,7 +248,7 @@ def with_regional(entry: Variant, measured: ProcessReport | None, error: str | N
         else None
     )
     lever = RegionalLever(
-        blocks=blocks[:200] if isinstance(blocks, str) else None,
+        blocks=blocks[:200] if blocks is not None else None,
         compile_wall_s=wall,
         eager_ms=statistics.fmean(eager.samples_ms) if eager.samples_ms else None,
         compiled_ms=statistics.fmean(compiled.samples_ms) if compiled.samples_ms else None,
@@ -322,25 +323,25 @@ def variant_entry(
     aa = ratio_of_medians(eager.samples_ms, eager.rounds, eager_b.samples_ms, eager_b.rounds)
     step_ms = summarize(compiled.samples_ms, compiled.rounds)
     eager_ms = summarize(eager.samples_ms, eager.rounds)
-    first = process_compile(measured, cache_dir).on(process_record(measured))
+    first = _compile_of(measured, cache_dir).on(process_record(measured))
     late_recompile_s = measured.late_recompile_s  # config epoch: charged to this process
     if late_recompile_s and first.compile_wall_s is not None:
         first = replace(first, compile_wall_s=first.compile_wall_s + late_recompile_s)
-    compile_info = measured.compile
+    record = measured.compile
     cost = compile_cost(
         [first],
-        counts_of(compile_info.get("counts")),
-        compile_info.get("cpu_method"),
-        compile_info.get("eager_ops"),
-        CacheArtifacts.of(compile_info.get("artifacts")),
+        record.counts or CompileCounts(),
+        record.cpu_method,
+        record.eager_ops,
+        record.artifacts,
     )
-    cost = with_instructions(cost, compile_info.get("instructions"))
+    cost = with_instructions(cost, record.instructions)
     noise_pct = aa.distance_from_one_pct
     entry = replace(
         variant_skeleton(variant),
         compile_s=cost.wall_s,
         compile_cost=cost,
-        compile_call_s=compile_info.get("call_s"),
+        compile_call_s=record.call_s,
         late_recompile_s=late_recompile_s,
         warmup_s=required(measured.warmup_s, "warmup_s"),
         eager_warmup_s=required(measured.eager_warmup_s, "eager_warmup_s"),
@@ -470,6 +471,11 @@ def non_finite_error(entry: Model | ProcessReport, prefix: str = "") -> str | No
     key, value = found[0]
     more = more_found(found)
     return f"the measurement produced {value} at {prefix}{key}{more}, not a finite number"
+
+
+def _compile_of(measured: ProcessReport, cache_dir: str) -> ProcessCompile:
+    """The process's compile fields (compile_cost.process_compile) from its typed part."""
+    return process_compile(measured.compile, cache_dir, measured.warmup_s, measured.eager_warmup_s)
 
 
 def required(values: tuple[float, ...] | None, key: str) -> tuple[float, ...]:

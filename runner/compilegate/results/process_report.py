@@ -13,8 +13,9 @@ its type has, and the non-finite numbers it keeps are the first MAX_ERRORS (mode
     timed               side → TimedSide (samples_ms, rounds): eager, eager_b, compiled and
                         the yardsticks (child/timing.py); empty for a counting pass
     warmup_s …          the warm-up seconds, peaks, CPUs, phase seconds as the child wrote
-    compile             the compile record (child/measure.py), JSON: compile_cost.py reads
-                        each of its values leniently (a wrong type is no value)
+    compile             the compile record (child/measure.py): windows, counts, what was
+                        saved and counted; read leniently, as compile_cost.py always read
+                        it: a value of another type is no value (compile_cost.CompileRecord)
     torch_state, step_work, distributed
                         typed as the document's own parts (model.py)
     non_finite          where the part holds a NaN or an infinity (the first MAX_ERRORS):
@@ -30,6 +31,7 @@ from types import MappingProxyType
 from typing import Any, TypeVar
 
 from ..schemas import MAX_ERRORS
+from .compile_cost import CompileRecord
 from .model import (
     DistributedRun,
     Model,
@@ -87,7 +89,7 @@ class ProcessReport:
     phases_s: Mapping[str, float] | None = None
     late_recompile_s: float | None = None
     regional_absent: str | None = None
-    compile: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    compile: CompileRecord = field(default_factory=CompileRecord)
     torch_state: TorchState | None = None
     step_work: StepWork | None = None
     distributed: DistributedRun | None = None
@@ -103,7 +105,7 @@ class ProcessReport:
     def without_compile(self) -> ProcessReport:
         """This part without its compile window: the other side of a paired child compiled
         in the same process, so its compile time is no sample (run/step_measurement.py)."""
-        return replace(self, compile=MappingProxyType({}), warmup_s=None, eager_warmup_s=None)
+        return replace(self, compile=CompileRecord(), warmup_s=None, eager_warmup_s=None)
 
     @classmethod
     def from_json(cls, raw: Any, where: str) -> ProcessReport:
@@ -141,7 +143,7 @@ class ProcessReport:
             regional_absent=(
                 str(regional_absent)[:MAX_FIELD_CHARS] if regional_absent is not None else None
             ),
-            compile=MappingProxyType(compile_record),
+            compile=CompileRecord.of(compile_record),
             torch_state=_part(TorchState, raw.get("torch_state"), f"{where}.torch_state"),
             step_work=_part(StepWork, raw.get("step_work"), f"{where}.step_work"),
             distributed=_part(DistributedRun, raw.get("distributed"), f"{where}.distributed"),

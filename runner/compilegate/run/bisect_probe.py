@@ -20,9 +20,8 @@ from ..config import Config, StepConfig
 from ..config import Variant as VariantConfig
 from ..errors import CompilegateError
 from ..results.bisect import EAGER, Commit, CommitCounts, Probed, Skipped, SubjectCounts
-from ..results.compile_cost import counts_of
 from ..results.document import non_finite_error, numerics_without_nan
-from ..results.model import GraphBreaks, Model, Numerics, Recompiles, part_of
+from ..results.model import CompileCounts, GraphBreaks, Model, Numerics, Recompiles, part_of
 from .child_runs import Measured, one_line, run_child
 from .entry_check import resolve_entry
 from .launcher import Launcher
@@ -95,10 +94,9 @@ def subject_counts(measured: Measured) -> tuple[SubjectCounts, SubjectCounts]:
     diagnostics = measured.report.diagnostics or {}
     breaks, recompiles = diagnostics.get("graph_breaks"), diagnostics.get("recompiles")
     numerics = measured.report.numerics
-    counts = measured.variant.compile.get("counts")
     variant = SubjectCounts(
         step_work=measured.variant.step_work,
-        compile_counts=counts_of(counts if isinstance(counts, dict) else None),
+        compile_counts=measured.variant.compile.counts or CompileCounts(),
         graph_breaks=_typed(GraphBreaks, breaks),
         recompiles=_typed(Recompiles, recompiles),
         numerics=_typed(Numerics, numerics_without_nan(numerics) if numerics else None),
