@@ -14,7 +14,7 @@ from test_orchestrate import StandInLauncher, run
 from test_result import child_output, timed
 
 from compilegate.child.protocol import ChildReport, ChildSpec
-from compilegate.results.process_report import ProcessReport, ProcessReportError
+from compilegate.results.process_report import ProcessReport, ProcessReportError, numerics_of
 from compilegate.run.child_process import ChildOutcome
 from compilegate.schemas import validation_errors
 
@@ -88,6 +88,19 @@ def test_a_part_holding_nan_is_set_apart_with_where() -> None:
     typed = ProcessReport.from_json(part, "variant")
     assert typed.non_finite == (("timed.compiled.samples[1]", "NaN"),)
     assert typed.timed == {}
+
+
+def test_the_numerics_are_typed_at_the_door_with_nan_distances_null() -> None:
+    nan = float("nan")
+    worst = [{"tensor": "loss", "kind": "loss", "rmse_compiled": nan, "cosine": 1.0}]
+    numerics = numerics_of({"status": "fail", "worst": worst})
+    assert numerics is not None and numerics.worst is not None
+    assert numerics.worst[0].rmse_compiled is None and numerics.worst[0].cosine == 1.0
+    assert numerics_of(None) is None
+    with pytest.raises(ProcessReportError, match=r"^numerics\.worst is not a list of JSON"):
+        numerics_of({"status": "fail", "worst": ["loss"]})
+    with pytest.raises(ProcessReportError, match=r"^numerics: not a Numerics: "):
+        numerics_of({"worst": []})
 
 
 class MalformedVariantLauncher(StandInLauncher):

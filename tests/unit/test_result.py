@@ -23,7 +23,7 @@ from compilegate.results.document import (
     write_document,
 )
 from compilegate.results.model import Environment, parse, part_of
-from compilegate.results.process_report import ProcessReport
+from compilegate.results.process_report import ProcessReport, numerics_of
 from compilegate.results.recommendation import recommend
 from compilegate.results.step_record import StepRecord, failed_variant
 from compilegate.schemas import validation_errors
@@ -76,9 +76,9 @@ def typed(part: dict, where: str = "variant") -> ProcessReport:
 
 
 def parts(child: dict) -> tuple:
-    """A child's report as the recorder reads it: what it measured (typed at the door), its
-    diagnostics and numerics."""
-    return typed(child["variant"]), child.get("diagnostics"), child.get("numerics")
+    """A child's report as the recorder reads it: what it measured and its numerics (typed
+    at the door), its diagnostics."""
+    return typed(child["variant"]), child.get("diagnostics"), numerics_of(child.get("numerics"))
 
 
 def make_record(tmp_path: Path, settings: str = "") -> StepRecord:

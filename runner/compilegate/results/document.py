@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import datetime
 import json
-import math
 import os
 import statistics
 import tempfile
@@ -53,7 +52,6 @@ from .model import (
     Variant,
     more_found,
     non_finite_paths,
-    part_of,
     with_part,
 )
 from .payoff import measure, regional_break_even
@@ -74,10 +72,11 @@ from .step_record import StepRecord, StepSummary, variant_skeleton
 
 SCHEMA_VERSION = 1
 THIS_TOOL = Tool(name="compilegate", version=__version__)
-# What a child reported beside its processes' measurements (its `diagnostics` and
-# `numerics`, child/protocol.py's ChildReport): JSON, checked at the launcher's door and
-# typed by the document's classes as they are recorded. A process's own measurement is a
-# ProcessReport (process_report.py), typed at the door.
+# What a child reported beside its processes' measurements (its `diagnostics`,
+# child/protocol.py's ChildReport): JSON, checked at the launcher's door and typed by the
+# document's classes as it is merged (a key that clashes with a measurement is refused:
+# _merge_diagnostics). A process's own measurement and the numerics are typed at the door
+# (process_report.py).
 ChildJson = Mapping[str, Any]
 
 
@@ -310,12 +309,12 @@ def variant_entry(
     variant: VariantConfig,
     measured: ProcessReport,
     diagnostics: ChildJson | None = None,
-    numerics: ChildJson | None = None,
+    numerics: Numerics | None = None,
     cache_dir: str = FRESH,
 ) -> Variant:
     """A measured variant: timings, speedup with CI, noise, compile cost, diagnostics, from
-    its first process (`measured`: typed at the door; `diagnostics`, `numerics`: the
-    child's report, as JSON; `cache_dir`: how its Inductor cache came to it,
+    its first process (`measured`, `numerics`: typed at the door, process_report.py;
+    `diagnostics`: the child's JSON; `cache_dir`: how its Inductor cache came to it,
     compile_cost.py), typed."""
     eager, eager_b = measured.side("eager"), measured.side("eager_b")
     compiled = measured.side("compiled")
@@ -364,7 +363,7 @@ def variant_entry(
     )
     entry = _merge_diagnostics(entry, diagnostics or {})
     if numerics is not None:
-        entry = replace(entry, numerics=part_of(Numerics, numerics_without_nan(numerics)))
+        entry = replace(entry, numerics=numerics)
     return entry
 
 
@@ -380,16 +379,6 @@ def _merge_diagnostics(entry: Variant, diagnostics: ChildJson) -> Variant:
         note = f"diagnostics tried to overwrite measured keys: {', '.join(clashes)[:200]}"
         added["degraded"] = [*(degraded if isinstance(degraded, list) else []), note]
     return with_part(entry, added)
-
-
-def numerics_without_nan(numerics: ChildJson) -> ChildJson:
-    """A compiled step that produces NaN fails its numerics; the distances of its worst
-    tensors are then null (the schema's "not a finite number"), not a NaN in the document."""
-    worst = [
-        {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in w.items()}
-        for w in numerics.get("worst") or []
-    ]
-    return {**numerics, "worst": worst} if "worst" in numerics else numerics
 
 
 def finish_step(step: Step) -> StepSummary:

@@ -25,6 +25,7 @@ its type has, and the non-finite numbers it keeps are the first MAX_ERRORS (mode
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
@@ -35,6 +36,7 @@ from .compile_cost import CompileRecord
 from .model import (
     DistributedRun,
     Model,
+    Numerics,
     StepWork,
     TorchState,
     non_finite_paths,
@@ -213,6 +215,27 @@ def _seconds_by_name(raw: Any, where: str) -> Mapping[str, float] | None:
     if not isinstance(raw, dict) or not all(_is_number(v) for v in raw.values()):
         raise ProcessReportError(f"{where} is not an object of seconds")
     return MappingProxyType(dict(raw))
+
+
+def numerics_of(raw: Any, where: str = "numerics") -> Numerics | None:
+    """The variant's numerics check (the child's `numerics`, child/numerics.py) typed, None
+    when it sent none. A compiled step that produces NaN fails its numerics: the distances
+    of its worst tensors are then null (the schema's "not a finite number"), not a NaN in
+    the document. ProcessReportError names a part of another shape."""
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise ProcessReportError(f"{where} is not a JSON object")
+    worst = raw.get("worst")
+    if worst is not None:
+        if not isinstance(worst, list) or not all(isinstance(w, dict) for w in worst):
+            raise ProcessReportError(f"{where}.worst is not a list of JSON objects")
+        raw = {**raw, "worst": [{k: _finite_or_none(v) for k, v in w.items()} for w in worst]}
+    return _part(Numerics, raw, where)
+
+
+def _finite_or_none(value: Any) -> Any:
+    return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
 PartT = TypeVar("PartT", bound=Model)

@@ -20,8 +20,8 @@ from ..config import Config, StepConfig
 from ..config import Variant as VariantConfig
 from ..errors import CompilegateError
 from ..results.bisect import EAGER, Commit, CommitCounts, Probed, Skipped, SubjectCounts
-from ..results.document import non_finite_error, numerics_without_nan
-from ..results.model import CompileCounts, GraphBreaks, Model, Numerics, Recompiles, part_of
+from ..results.document import non_finite_error
+from ..results.model import CompileCounts, GraphBreaks, Model, Recompiles, part_of
 from .child_runs import Measured, one_line, run_child
 from .entry_check import resolve_entry
 from .launcher import Launcher
@@ -89,17 +89,16 @@ class CommitProbe:
 
 def subject_counts(measured: Measured) -> tuple[SubjectCounts, SubjectCounts]:
     """Eager's and the variant's counts from one counting child's report (its process parts
-    typed at the door: run/child_runs.py), its diagnostics and numerics typed through the
+    and numerics typed at the door: run/child_runs.py), its diagnostics typed through the
     result document's own parts."""
     diagnostics = measured.report.diagnostics or {}
     breaks, recompiles = diagnostics.get("graph_breaks"), diagnostics.get("recompiles")
-    numerics = measured.report.numerics
     variant = SubjectCounts(
         step_work=measured.variant.step_work,
         compile_counts=measured.variant.compile.counts or CompileCounts(),
         graph_breaks=_typed(GraphBreaks, breaks),
         recompiles=_typed(Recompiles, recompiles),
-        numerics=_typed(Numerics, numerics_without_nan(numerics) if numerics else None),
+        numerics=measured.numerics,
     )
     return SubjectCounts(step_work=measured.eager.step_work), variant
 

@@ -14,7 +14,8 @@ from pathlib import Path
 from ..child.protocol import ChildReport, ChildSpec, ReportError
 from ..config import StepConfig
 from ..report.child_failure_words import failure_text
-from ..results.process_report import ProcessReport, ProcessReportError
+from ..results.model import Numerics
+from ..results.process_report import ProcessReport, ProcessReportError, numerics_of
 from ..results.processes import head_vs_base
 from .child_failure import BadResult, ChildFailure, UserError
 from .child_process import ChildOutcome
@@ -36,13 +37,15 @@ class ChildError:
 class Measured:
     """What one process measured of one side: the child's report (for a child that measured
     both sides, this side's part of it, checked as a report of its own), its `eager` and
-    `variant` parts typed (empty where the child sent none) and, where base and head were
-    timed in that process, the head's ratio to the base."""
+    `variant` parts typed (empty where the child sent none), its numerics typed (None: it
+    checked none) and, where base and head were timed in that process, the head's ratio to
+    the base."""
 
     report: ChildReport
     eager: ProcessReport = field(default_factory=ProcessReport)
     variant: ProcessReport = field(default_factory=ProcessReport)
     head_vs_base: Mapping[str, float] | None = None
+    numerics: Numerics | None = None
 
     @classmethod
     def of(cls, report: ChildReport, where: str = "") -> Measured:
@@ -52,6 +55,7 @@ class Measured:
             report,
             _typed(report.eager, f"{where}eager"),
             _typed(report.variant, f"{where}variant"),
+            numerics=numerics_of(report.numerics, f"{where}numerics"),
         )
 
 

@@ -277,7 +277,7 @@ class _VariantRun:
                     self.variant,
                     measured.variant,
                     measured.report.diagnostics,
-                    measured.report.numerics,
+                    measured.numerics,
                     first_cache,
                 )
             self.error = error
