@@ -63,6 +63,7 @@ def _set(path: str, value: Any) -> dict[str, Any]:
         (_set("timed.forged", {"samples": [], "rounds": []}), "variant.timed: unknown side forged"),
         (_set("timed", []), "variant.timed is not a JSON object"),
         (_set("forged_key", 1), "variant: unknown key forged_key"),
+        (_set("a\nkey\r\nover lines", 1), "variant: unknown key a key over lines"),
         (_set("peak_bytes", -5), "variant.peak_bytes is not an integer >= 0"),
         (_set("peak_bytes", "a lot"), "variant.peak_bytes is not an integer >= 0"),
         (_set("warmup_s", {"a": 1}), "variant.warmup_s is not a list of numbers"),

@@ -153,7 +153,7 @@ class ProcessReport:
 
 
 def _names(keys: list[Any]) -> str:
-    shown = ", ".join(str(key)[:80] for key in keys[:5])
+    shown = ", ".join(" ".join(str(key).split())[:80] for key in keys[:5])  # one line
     return shown + (f" (and {len(keys) - 5} more)" if len(keys) > 5 else "")
 
 
