@@ -89,7 +89,8 @@ def run_text(baseline: dict[str, Any] | None, document: dict[str, Any], width: i
         typed = parse(document, "r.json")
         return render_run_text(typed, width=width, where_lines=["result written to r.json"])
     base = parse(baseline, "b.json", "baseline")
-    _, run_set = judge_result(base, document, result_path="r.json", baseline_path="b.json")
+    result = parse(document, "r.json", "result")
+    _, run_set = judge_result(base, result, result_path="r.json", baseline_path="b.json")
     return render_run_text(
         run_set.versions[0].document,
         width=width,

@@ -15,6 +15,7 @@ from compilegate.child.compile_cost import (
     work_counts,
 )
 from compilegate.results.compile_cost import (
+    CompileRecord,
     cache_label,
     compile_cost,
     counts_of,
@@ -22,6 +23,7 @@ from compilegate.results.compile_cost import (
     process_compile,
 )
 from compilegate.results.model import ColdSample, FastestMs, Process
+from compilegate.results.process_report import ProcessReport
 
 
 def stat_line(pid: int, comm: str, ppid: int, utime: int, stime: int, cu: int = 0, cs: int = 0):
@@ -109,21 +111,26 @@ def test_a_fresh_directory_is_cold_and_a_reused_one_is_warm_only_if_torch_hit_a_
     assert cache_label("shared", None) == "warm"
 
 
-def child_compile(wall: float, cpu: float, eager_wall: float = 1.0, eager_cpu: float = 1.5):
-    return {
-        "compile": {
-            "window": {"wall_s": wall + eager_wall, "cpu_s": cpu + eager_cpu},
-            "eager_window": {"wall_s": eager_wall, "cpu_s": eager_cpu},
-            "cache_hits": 0,
-        }
-    }
+def child_compile(
+    wall: float, cpu: float, eager_wall: float = 1.0, eager_cpu: float = 1.5
+) -> ProcessReport:
+    return ProcessReport.from_json(
+        {
+            "compile": {
+                "window": {"wall_s": wall + eager_wall, "cpu_s": cpu + eager_cpu},
+                "eager_window": {"wall_s": eager_wall, "cpu_s": eager_cpu},
+                "cache_hits": 0,
+            }
+        },
+        "variant",
+    )
 
 
 def test_the_compile_is_the_window_minus_eagers_warm_up_in_wall_and_cpu() -> None:
-    record = process_compile(child_compile(20.0, 30.0), "fresh")
+    record = process_compile(child_compile(20.0, 30.0).compile, "fresh")
     assert record.wall_s == pytest.approx(20.0) and record.cpu_s == pytest.approx(30.0)
     assert record.cache == "cold"
-    legacy = process_compile({"warmup_s": [5.0, 0.1], "eager_warmup_s": [0.1, 0.1]}, "fresh")
+    legacy = process_compile(CompileRecord(), "fresh", [5.0, 0.1], [0.1, 0.1])
     assert legacy.wall_s == pytest.approx(4.9) and legacy.cpu_s is None
 
 

@@ -12,7 +12,7 @@ from test_compile_cost_judge import compile_cost
 from compilegate.child import instruction_counter
 from compilegate.errors import EXIT_OK, EXIT_REGRESSION
 from compilegate.report.row_words import row_message
-from compilegate.results.compile_cost import with_instructions
+from compilegate.results.compile_cost import InstructionCount, with_instructions
 from compilegate.results.model import CompileCost, CompileCounts
 
 G = 10**9
@@ -71,7 +71,8 @@ def test_a_machine_without_a_counter_is_said_never_judged() -> None:
     ],
 )
 def test_the_childs_count_is_read_at_the_door(raw, instructions, absent) -> None:
-    cost = with_instructions(CompileCost(counts=CompileCounts(), cold_samples=()), raw)
+    counted = InstructionCount.of(raw)
+    cost = with_instructions(CompileCost(counts=CompileCounts(), cold_samples=()), counted)
     assert (cost.instructions, cost.instructions_absent) == (instructions, absent)
 
 

@@ -47,6 +47,7 @@ def test_every_thread_is_pinned_for_the_block_and_restored_after():
 
 def test_the_document_records_the_cpus_and_phases_and_reads_a_child_that_sent_none():
     from compilegate.results.document import eager_entry
+    from compilegate.results.process_report import ProcessReport
 
     samples = {"samples": [1.0, 1.1, 1.2, 1.0], "rounds": [0, 0, 1, 1]}
     measured = {
@@ -54,12 +55,11 @@ def test_the_document_records_the_cpus_and_phases_and_reads_a_child_that_sent_no
         "peak_bytes": None,
         "timed": {"eager": samples, "eager_b": samples, "yardstick": samples},
     }
-    entry = eager_entry({**measured, "cpus": [1], "phases_s": {"timed": 2.5}}).to_json(
-        as_recorded=True
-    )
+    pinned = ProcessReport.from_json({**measured, "cpus": [1], "phases_s": {"timed": 2.5}}, "eager")
+    entry = eager_entry(pinned).to_json(as_recorded=True)
     record = entry["processes"][0]
     assert record["cpus"] == [1] and record["phases_s"] == {"timed": 2.5}
-    older = eager_entry(measured).to_json(as_recorded=True)["processes"][
-        0
-    ]  # an older release's child
+    older = eager_entry(ProcessReport.from_json(measured, "eager")).to_json(as_recorded=True)[
+        "processes"
+    ][0]  # an older release's child
     assert older["cpus"] is None and older["phases_s"] is None

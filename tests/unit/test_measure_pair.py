@@ -17,6 +17,7 @@ import torch
 from compilegate.child import torch_state
 from compilegate.child.measure_pair import Pinned, schedule_names, split_sides
 from compilegate.child.timing import interleaved_rounds
+from compilegate.results.process_report import ProcessReport
 from compilegate.results.processes import (
     compiled_values,
     head_vs_base,
@@ -52,6 +53,11 @@ class DriftTimer:
             self.slowness = self.rng.uniform(1.0, 1.6)
         self.blocks += 1
         return [step.ms * self.slowness * (1 + 0.001 * (i % 3)) for i in indices]
+
+
+def timed_part(timed: dict) -> ProcessReport:
+    """One side's timing as a process's part of a child's report, typed as at the door."""
+    return ProcessReport.from_json({"timed": timed}, "eager")
 
 
 def pair_process(seed: int, head_factor: float) -> dict[str, dict]:
@@ -96,8 +102,8 @@ def test_a_drift_between_rounds_cancels_in_one_process_not_across_processes() ->
     in_process_base, in_process_head = [], []
     for seed in range(4):  # four paired children, each its own drift
         sides = pair_process(seed, head_factor=1.10)
-        in_process_base.append(process_record({"timed": sides["base"]}))
-        in_process_head.append(process_record({"timed": sides["head"]}))
+        in_process_base.append(process_record(timed_part(sides["base"])))
+        in_process_head.append(process_record(timed_part(sides["head"])))
     together = compare_pairs(
         compiled_values(in_process_base, per_yardstick=False),
         compiled_values(in_process_head, per_yardstick=False),
@@ -106,9 +112,9 @@ def test_a_drift_between_rounds_cancels_in_one_process_not_across_processes() ->
     assert together.noise_pct is not None and together.noise_pct < 1e-6
     # The same drift with each side in its own process (alternating): each process draws
     # its own rounds, and the ratio carries the difference.
-    apart_base = [process_record({"timed": pair_process(2 * s, 1.10)["base"]}) for s in range(4)]
+    apart_base = [process_record(timed_part(pair_process(2 * s, 1.10)["base"])) for s in range(4)]
     apart_head = [
-        process_record({"timed": pair_process(2 * s + 1, 1.10)["head"]}) for s in range(4)
+        process_record(timed_part(pair_process(2 * s + 1, 1.10)["head"])) for s in range(4)
     ]
     apart = compare_pairs(
         compiled_values(apart_base, per_yardstick=False),
@@ -140,7 +146,7 @@ def test_the_round_ratio_is_the_head_over_base_of_each_rounds_fastest() -> None:
 
 def test_pairs_timed_in_one_process_are_judged_on_their_round_ratio() -> None:
     sides = pair_process(seed=3, head_factor=1.10)
-    ratios = head_vs_base(sides["head"], sides["base"])
+    ratios = head_vs_base(timed_part(sides["head"]), timed_part(sides["base"]))
     assert ratios["compiled"] == pytest.approx(1.10)
     assert ratios["eager"] == pytest.approx(1.10)
     in_one, apart = as_processes(

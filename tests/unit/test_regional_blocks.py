@@ -12,6 +12,7 @@ from compilegate.child.training import NoRepeatedBlock, repeated_blocks
 from compilegate.report.lever_words import lever_sentence
 from compilegate.results.document import with_regional
 from compilegate.results.model import CompileCost, CompileCounts, RegionalLever, Status, Variant
+from compilegate.results.process_report import ProcessReport
 
 
 def block(width: int) -> nn.Module:
@@ -45,7 +46,7 @@ def entry() -> Variant:
     )
 
 
-def measured(compile_s: float = 3.0) -> dict:
+def measured_json(compile_s: float = 3.0) -> dict:
     timed = {side: {"samples": [10.0, 12.0], "rounds": [1, 2]} for side in ("eager", "eager_b")}
     timed["compiled"] = {"samples": [8.0, 8.0], "rounds": [1, 2]}
     return {
@@ -58,6 +59,10 @@ def measured(compile_s: float = 3.0) -> dict:
     }
 
 
+def measured(compile_s: float = 3.0) -> ProcessReport:
+    return ProcessReport.from_json(measured_json(compile_s), "variant")
+
+
 def test_the_lever_from_its_process() -> None:
     lever = with_regional(entry(), measured(), None).regional
     assert lever is not None and lever.absent is None
@@ -66,12 +71,14 @@ def test_the_lever_from_its_process() -> None:
     found = lever.break_even_steps
     assert found is not None and found.estimate == pytest.approx(1000.0)  # 3 s over 3 ms a step
     assert found.low <= found.estimate and (found.high is None or found.high >= found.estimate)
-    slower = measured()
+    slower = measured_json()
     slower["timed"]["compiled"]["samples"] = [12.0, 12.0]
-    unsure = with_regional(entry(), slower, None).regional.break_even_steps
+    typed = ProcessReport.from_json(slower, "variant")
+    unsure = with_regional(entry(), typed, None).regional.break_even_steps
     assert unsure is not None and unsure.estimate is None and unsure.high is None
     slower["timed"]["compiled"]["samples"] = [30.0, 31.0]  # slower in every round
-    assert with_regional(entry(), slower, None).regional.break_even_steps is None
+    typed = ProcessReport.from_json(slower, "variant")
+    assert with_regional(entry(), typed, None).regional.break_even_steps is None
     words = lever_sentence(SimpleNamespace(variants=[with_regional(entry(), measured(), None)]))
     assert words is not None and words.startswith(
         "default: cold n/a; regional (layers: 2 × Block) 3.0 s, step 8.0 ms against eager 11.0 "
@@ -81,11 +88,11 @@ def test_the_lever_from_its_process() -> None:
 
 def test_absent_failed_and_forged_are_read_as_such() -> None:
     why = "the model has no nn.ModuleList"
-    assert with_regional(entry(), {"regional_absent": why}, None).regional == RegionalLever(
-        absent=why
-    )
+    absent = ProcessReport.from_json({"regional_absent": why}, "variant")
+    assert with_regional(entry(), absent, None).regional == RegionalLever(absent=why)
     failed = with_regional(entry(), None, "timed out").regional
     assert failed is not None and failed.absent == "its process failed: timed out"
-    forged = measured()
+    forged = measured_json()
     forged["compile"]["blocks"] = {"<img src=x>": 1}
-    assert with_regional(entry(), forged, None).regional.blocks is None
+    typed = ProcessReport.from_json(forged, "variant")
+    assert with_regional(entry(), typed, None).regional.blocks is None

@@ -23,6 +23,7 @@ from compilegate.results.document import (
     write_document,
 )
 from compilegate.results.model import Environment, parse, part_of
+from compilegate.results.process_report import ProcessReport, numerics_of
 from compilegate.results.recommendation import recommend
 from compilegate.results.step_record import StepRecord, failed_variant
 from compilegate.schemas import validation_errors
@@ -69,10 +70,15 @@ def child_output(eager_ms: float, compiled_ms: float, compile_s: float = 20.0) -
     }
 
 
+def typed(part: dict, where: str = "variant") -> ProcessReport:
+    """A process's part of a child's report, typed as the run's door types it."""
+    return ProcessReport.from_json(part, where)
+
+
 def parts(child: dict) -> tuple:
-    """A child's report as the recorder reads it: what it measured, its diagnostics and
-    numerics."""
-    return child["variant"], child.get("diagnostics"), child.get("numerics")
+    """A child's report as the recorder reads it: what it measured and its numerics (typed
+    at the door), its diagnostics."""
+    return typed(child["variant"]), child.get("diagnostics"), numerics_of(child.get("numerics"))
 
 
 def make_record(tmp_path: Path, settings: str = "") -> StepRecord:
@@ -85,11 +91,14 @@ def make_record(tmp_path: Path, settings: str = "") -> StepRecord:
     step = load_config_file(cfg).steps[0]
     record = StepRecord(step, device="cpu")
     record.eager = eager_entry(
-        {
-            "warmup_s": [0.1],
-            "peak_bytes": None,
-            "timed": {"eager": timed(10), "eager_b": timed(10, seed=9)},
-        }
+        typed(
+            {
+                "warmup_s": [0.1],
+                "peak_bytes": None,
+                "timed": {"eager": timed(10), "eager_b": timed(10, seed=9)},
+            },
+            "eager",
+        )
     )
     fast = variant_entry(step.variants[0], *parts(child_output(10.0, 5.0)))
     broken = failed_variant(
@@ -204,7 +213,7 @@ def test_every_process_leaves_a_record_of_its_fastest_iterations(tmp_path: Path)
     compiled = child_output(10.0, 5.0)["variant"]["timed"]["compiled"]["samples"]
     assert first.fastest_ms.compiled == min(compiled)
     assert list(first.samples_ms["compiled"]) == compiled
-    variant = add_process(variant, child_output(10.0, 5.5)["variant"])  # a timing-only process
+    variant = add_process(variant, typed(child_output(10.0, 5.5)["variant"]))  # timing only
     assert len(variant.processes) == 2
     record.variants[0] = variant
     record.summarize(finish_step(record.as_step()))
@@ -236,10 +245,11 @@ def test_write_document_refuses_nan_naming_the_key_and_keeps_the_old_file(tmp_pa
 
 
 def test_a_nan_measurement_becomes_an_error_that_says_where() -> None:
-    assert non_finite_error({"speedup": {"median": 1.2}}) is None
-    entry = {"speedup": {"median": float("inf")}, "step_ms": {"samples": [1.0, float("nan")]}}
-    assert non_finite_error(entry, "eager.") == (
-        "the measurement produced Infinity at eager.speedup.median (and 1 more), "
+    assert non_finite_error(typed({"peak_bytes": 1, "late_recompile_s": 1.2})) is None
+    samples = {"samples": [1.0, float("nan")], "rounds": [0, 0]}
+    part = {"late_recompile_s": float("inf"), "timed": {"eager": samples}}
+    assert non_finite_error(typed(part, "eager"), "eager.") == (
+        "the measurement produced Infinity at eager.late_recompile_s (and 1 more), "
         "not a finite number"
     )
 
@@ -252,7 +262,8 @@ def test_failed_diagnostics_are_explicit_nulls_and_nan_numerics_distances_are_nu
         "status": "fail",
         "worst": [{"tensor": "loss", "kind": "loss", "rmse_compiled": float("nan"), "cosine": 1.0}],
     }
-    entry = variant_entry(variant, *parts(child)).to_json(as_recorded=True)
+    typed_entry = variant_entry(variant, *parts(child))
+    entry = typed_entry.to_json(as_recorded=True)
     assert (entry["graph_breaks"], entry["recompiles"], entry["fallbacks_to_eager"]) == (
         None,
         None,
@@ -260,7 +271,7 @@ def test_failed_diagnostics_are_explicit_nulls_and_nan_numerics_distances_are_nu
     )
     assert entry["numerics"]["worst"][0]["rmse_compiled"] is None
     assert entry["numerics"]["worst"][0]["cosine"] == 1.0
-    assert non_finite_error(entry) is None
+    assert non_finite_error(typed_entry) is None
 
 
 def test_the_document_records_every_declared_step() -> None:
@@ -296,7 +307,7 @@ def test_finish_step_gives_each_variant_the_payoff_the_decision_quotes(tmp_path:
     for seed in (4, 5, 6):
         later = child_output(10.0, 5.2)["variant"]
         later["timed"]["compiled"] = timed(5.2, seed=seed)
-        fast = add_process(fast, later)
+        fast = add_process(fast, typed(later))
     record.variants[0] = fast
     record.summarize(finish_step(record.as_step()))
     doc = document_of(tmp_path, record)
@@ -344,11 +355,12 @@ def test_the_first_processes_step_work_goes_into_the_document_as_it_came(tmp_pat
         "timed": {"eager": timed(10), "eager_b": timed(10, seed=9)},
         "step_work": STEP_WORK,
     }
-    step_doc["eager"] = eager_entry(measured).to_json(as_recorded=True)
+    step_doc["eager"] = eager_entry(typed(measured, "eager")).to_json(as_recorded=True)
     child = child_output(10.0, 5.0)
     child["variant"]["step_work"] = compiled_work
     variant = variant_entry(declared, *parts(child))
-    variant = add_process(variant, child_output(10.0, 5.0)["variant"]).to_json(as_recorded=True)
+    later = typed(child_output(10.0, 5.0)["variant"])
+    variant = add_process(variant, later).to_json(as_recorded=True)
     step_doc["variants"][0] = variant
     assert step_doc["eager"]["step_work"] == STEP_WORK
     assert variant["step_work"] == compiled_work

@@ -69,7 +69,8 @@ def run_text(case: str, width: int) -> str:
     if baseline is None:
         return render_run_text(parse(document, "r.json"), width=width, where_lines=where)
     base = parse(baseline, "b.json", "baseline")
-    _, run_set = judge_result(base, document, result_path="r.json", baseline_path="b.json")
+    result = parse(document, "r.json", "result")
+    _, run_set = judge_result(base, result, result_path="r.json", baseline_path="b.json")
     return render_run_text(
         run_set.versions[0].document,
         width=width,

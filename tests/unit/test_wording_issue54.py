@@ -62,7 +62,7 @@ def test_the_stored_mode_hint_names_the_configured_baseline(tmp_path: Path) -> N
     head = result(step(variants=[variant(fallbacks=1)]))
     _, run_set = judge_result(
         parse(baseline, str(scratch), "baseline"),
-        head,
+        parse(head, "r.json", "result"),
         result_path="r.json",
         baseline_path=scratch,
         refresh_baseline=".compilegate/baseline.json",

@@ -149,7 +149,10 @@ def test_every_child_times_both_yardsticks_in_the_same_rounds() -> None:
         timer=CpuTimer(),
     )
     assert timed["yardstick_launch"]["rounds"] == timed["yardstick"]["rounds"] == [0, 0, 1, 1]
-    fastest = process_record({"timed": timed}).fastest_ms.to_json()
+    from compilegate.results.process_report import ProcessReport
+
+    part = ProcessReport.from_json({"timed": timed}, "eager")
+    fastest = process_record(part).fastest_ms.to_json()
     assert set(fastest) == {"eager", "eager_b", "yardstick", "yardstick_launch"}
 
 

@@ -322,7 +322,12 @@ STEP_WORK_COUNTS = (
     "allocated_bytes",
 )
 STEP_WORK_KEYS = ("counts", "absent", "top", "batch_index")
-# Optional beside them: the profiled iteration's `timing` (child/step_work.py).
+# Optional beside them: eager's `sync_sites` and the profiled iteration's `timing`, whose
+# keys follow (child/step_work.py). results/model.py's StepWork and StepWorkTiming type the
+# same keys and the schema lists them: the parent's wings never import the child, nor the
+# child anything of theirs (tests/unit/test_layout.py), so tests/unit/test_step_work_keys.py
+# holds the three equal.
+STEP_WORK_OPTIONAL = ("timing", "sync_sites")
 STEP_WORK_TIMING = (
     "profiled_ms",
     "compute_ms",
@@ -339,7 +344,7 @@ def check_step_work(raw: Any, where: str) -> None:
     no key this parent does not know."""
     if not isinstance(raw, dict):
         raise ReportError(f"{where} is not a JSON object")
-    unknown = sorted(set(raw) - set(STEP_WORK_KEYS) - {"timing", "sync_sites"})
+    unknown = sorted(set(raw) - set(STEP_WORK_KEYS) - set(STEP_WORK_OPTIONAL))
     missing = [key for key in STEP_WORK_KEYS if key not in raw]
     if unknown or missing:
         what = f"unknown key {', '.join(unknown)}" if unknown else f"missing {', '.join(missing)}"

@@ -182,29 +182,23 @@ def command_run(args: argparse.Namespace) -> int:
         )
         sys.stderr.write(f"compilegate: {stop}; {kept}\n")
         return stop.exit_code
-    failed = any(
-        s["status"] != "ok" or any(v["status"] != "ok" for v in s["variants"])
-        for s in document["steps"]
-    )
+    result = parse(document, str(args.out), "result")  # the run's own, through the door once
     where = [f"result written to {args.out}"]
     if stored is None:
-        typed = parse(document, str(args.out))  # the run's own document, through the door
-        sys.stdout.write(render_run_text(typed, width=_width(), where_lines=where))
-        return EXIT_RUN_ERROR if failed else EXIT_OK
+        sys.stdout.write(render_run_text(result, width=_width(), where_lines=where))
+        return EXIT_RUN_ERROR if result.failed else EXIT_OK
     from ..gate.class_baselines import class_baseline
     from ..report.judge_and_render import judge_result
 
     baseline, baseline_path = stored
     # Power and opt-ins came from the named baseline before measuring; the verdict is the
     # measuring machine's hardware class's own baseline, when one lies beside it.
-    baseline, baseline_path = class_baseline(
-        baseline_path, baseline, parse(document, str(args.out), "result")
-    )
+    baseline, baseline_path = class_baseline(baseline_path, baseline, result)
     # An intended change is recorded into the configured baseline, not a scratch copy
     # passed with --baseline (issue 54, finding 10).
     report, run_set = judge_result(
         baseline,
-        document,
+        result,
         result_path=args.out,
         baseline_path=baseline_path,
         refresh_baseline=config.baseline,
@@ -280,8 +274,9 @@ def _run_against(
     for note in paired.notes:
         sys.stderr.write(f"note: {note}\n")
     base = parse(paired.base, str(paired.base_path), "baseline")
+    head = parse(paired.head, str(paired.head_path), "result")
     report, run_set = judge_result(
-        base, paired.head, result_path=paired.head_path, baseline_path=paired.base_path
+        base, head, result_path=paired.head_path, baseline_path=paired.base_path
     )
     where = [f"results written to {paired.head_path} (head) and {paired.base_path} (base)"]
     every_row = shlex.join(

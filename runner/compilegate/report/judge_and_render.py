@@ -8,7 +8,7 @@ the gate's facts to the report's words for a single comparison: the gate never r
 
     compare_and_report(baseline, result_doc, out, stream)   judge, write the verdicts; exit code
     compare_documents(baseline, result, out, stream, fmt)   the same, both documents typed
-    judge_result(baseline, result_doc, ...)                  the report and its run set of one
+    judge_result(baseline, result, ...)                      the report and its run set of one
                                                              version (`compilegate run`)
     render_report(report, fmt, run_set)                      the verdicts as text
     one_version_run_set(report, result, baseline, paths)     a comparison as a run set
@@ -91,18 +91,17 @@ def compare_documents(
 
 def judge_result(
     baseline: ResultDocument,
-    result_doc: Mapping[str, Any],
+    result: ResultDocument,
     *,
     result_path: Path | str,
     baseline_path: Path | str,
     refresh_baseline: Path | str | None = None,
 ) -> tuple[VerdictReport, RunSetVerdict]:
-    """A result just measured (checked like a result file) judged against a baseline already
-    through the door, as the report and the run set of one version `compilegate run`
-    prints. `refresh_baseline`: the baseline an intended change is recorded into (the
-    config's `baseline:`), when not the file compared with (a scratch copy given with
-    --baseline)."""
-    result = parse(result_doc, str(result_path), "result")
+    """A result just measured judged against a baseline, both already through the door
+    (the caller parsed each once), as the report and the run set of one version
+    `compilegate run` prints. `refresh_baseline`: the baseline an intended change is
+    recorded into (the config's `baseline:`), when not the file compared with (a scratch
+    copy given with --baseline)."""
     report = compare_to_baseline(baseline, result).with_paths(
         result_path, refresh_baseline or baseline_path
     )

@@ -23,7 +23,9 @@ every process compiles cold); otherwise warm.
                                       the first process (child/compile_size.py): what the
                                       judge divides FX nodes, guards and kernels by
 
-Pure functions from a child's JSON parts to the document's types (results/model.py).
+Pure functions from a child's parts (a process's typed at the door, process_report.py; its
+compile record read leniently, each value of a wrong type no value) to the document's types
+(results/model.py).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from .stats import CONFIDENCE, t_quantile
 # an empty one into which the process loaded its first process's cache artifacts.
 FRESH, REUSED, SHARED, ARTIFACTS = "fresh", "reused", "shared", "artifacts"
 ARTIFACTS_LABEL = "artifacts"
+MAX_REASON_CHARS = 500  # a reason or a name the child gives, as the document keeps it
 
 
 def cache_label(cache_dir: str, hits: int | None) -> str:
@@ -74,27 +77,33 @@ class ProcessCompile:
         )
 
 
-def process_compile(measured: Mapping[str, Any], cache_dir: str) -> ProcessCompile:
+def process_compile(
+    record: CompileRecord,
+    cache_dir: str,
+    warmup_s: Sequence[float] | None = None,
+    eager_warmup_s: Sequence[float] | None = None,
+) -> ProcessCompile:
     """The process record's compile fields: compile_wall_s, compile_cpu_s, cache.
 
     A child document without a compile window (a test's stand-in child) gives the wall time
-    from the warm-up lists, the way compilegate measured it before the window existed."""
-    compile_info = measured.get("compile") or {}
-    window = compile_info.get("window") or {}
-    eager = compile_info.get("eager_window") or {}
-    wall_s = _difference(window.get("wall_s"), eager.get("wall_s"))
-    if wall_s is None and "warmup_s" in measured and "eager_warmup_s" in measured:
-        wall_s = math.fsum(measured["warmup_s"]) - math.fsum(measured["eager_warmup_s"])
+    from the warm-up lists (`warmup_s`, `eager_warmup_s`), the way compilegate measured it
+    before the window existed."""
+    window, eager = record.window, record.eager_window
+    wall_s = _difference(window.wall_s, eager.wall_s)
+    if wall_s is None and warmup_s is not None and eager_warmup_s is not None:
+        wall_s = math.fsum(warmup_s) - math.fsum(eager_warmup_s)
     return ProcessCompile(
         wall_s=wall_s,
-        cpu_s=_difference(window.get("cpu_s"), eager.get("cpu_s")),
-        cache=cache_label(cache_dir, compile_info.get("cache_hits")),
+        cpu_s=_difference(window.cpu_s, eager.cpu_s),
+        cache=cache_label(cache_dir, record.cache_hits),
     )
 
 
-def counts_of(counts: Mapping[str, Any] | None) -> CompileCounts:
-    """The work counts a child reported (child/compile_size.py; None: it counted none)."""
-    return CompileCounts(**{key: (counts or {}).get(key) for key in CompileCounts.REQUIRED})
+def counts_of(counts: Any) -> CompileCounts:
+    """The work counts a child reported (child/compile_size.py; None: it counted none): each
+    an integer >= 0, a value of another type no count."""
+    found = counts if isinstance(counts, Mapping) else {}
+    return CompileCounts(**{key: _count(found.get(key)) for key in CompileCounts.REQUIRED})
 
 
 def compile_cost(
@@ -136,18 +145,33 @@ def compile_cost(
     )
 
 
-def with_instructions(cost: CompileCost, counted: Any) -> CompileCost:
-    """The compile cost with the first process's instruction count, or why none, from the
-    child's compile record's `instructions` (None: not counted; a value of the wrong type is
-    no count and no reason)."""
-    if not isinstance(counted, Mapping):
+def with_instructions(cost: CompileCost, counted: InstructionCount | None) -> CompileCost:
+    """The compile cost with the first process's instruction count, or why none (None: not
+    counted)."""
+    if counted is None:
         return cost
-    value, why = counted.get("instructions"), counted.get("absent")
-    return replace(
-        cost,
-        instructions=value if _is_size(value) else None,
-        instructions_absent=why[:500] if isinstance(why, str) else None,
-    )
+    return replace(cost, instructions=counted.instructions, instructions_absent=counted.absent)
+
+
+@dataclass(frozen=True)
+class InstructionCount:
+    """The instructions the first process's compile executed, or why none
+    (child/instruction_counter.py)."""
+
+    instructions: int | None
+    absent: str | None
+
+    @classmethod
+    def of(cls, counted: Any) -> InstructionCount | None:
+        """From the child's compile record's `instructions` (None: not counted); a value of
+        the wrong type is no count and no reason."""
+        if not isinstance(counted, Mapping):
+            return None
+        value, why = counted.get("instructions"), counted.get("absent")
+        return cls(
+            instructions=value if _is_size(value) else None,
+            absent=why[:500] if isinstance(why, str) else None,
+        )
 
 
 @dataclass(frozen=True)
@@ -178,6 +202,54 @@ class CacheArtifacts:
         return cls(cost.artifacts_bytes, cost.artifacts_absent)
 
 
+@dataclass(frozen=True)
+class CompileWindow:
+    """Wall and CPU seconds from the torch.compile() call to the end of the compiled warm-up
+    (`window`), or of eager's warm-up (`eager_window`): child/compile_cost.py."""
+
+    wall_s: float | None = None
+    cpu_s: float | None = None
+
+    @classmethod
+    def of(cls, raw: Any) -> CompileWindow:
+        found = raw if isinstance(raw, Mapping) else {}
+        return cls(_lenient_number(found.get("wall_s")), _lenient_number(found.get("cpu_s")))
+
+
+@dataclass(frozen=True)
+class CompileRecord:
+    """A variant process's compile record (child/measure.py's compile_record), each value
+    typed at the door (process_report.py), one of another type read as none."""
+
+    window: CompileWindow = CompileWindow()
+    eager_window: CompileWindow = CompileWindow()
+    call_s: float | None = None
+    cpu_method: str | None = None
+    cache_hits: int | None = None
+    eager_ops: int | None = None
+    counts: CompileCounts | None = None  # None: it counted none (a timing-only process)
+    blocks: str | None = None  # regional compilation: the repeated blocks, in words
+    artifacts: CacheArtifacts | None = None  # None: not asked to save them
+    instructions: InstructionCount | None = None  # None: not counted
+
+    @classmethod
+    def of(cls, raw: Mapping[str, Any]) -> CompileRecord:
+        """From the child's compile record (child/measure.py), a JSON object."""
+        cpu_method, blocks, counts = raw.get("cpu_method"), raw.get("blocks"), raw.get("counts")
+        return cls(
+            window=CompileWindow.of(raw.get("window")),
+            eager_window=CompileWindow.of(raw.get("eager_window")),
+            call_s=_lenient_number(raw.get("call_s")),
+            cpu_method=cpu_method[:MAX_REASON_CHARS] if isinstance(cpu_method, str) else None,
+            cache_hits=_count(raw.get("cache_hits")),
+            eager_ops=_count(raw.get("eager_ops")),
+            counts=counts_of(counts) if isinstance(counts, Mapping) else None,
+            blocks=blocks[:MAX_REASON_CHARS] if isinstance(blocks, str) else None,
+            artifacts=CacheArtifacts.of(raw.get("artifacts")),
+            instructions=InstructionCount.of(raw.get("instructions")),
+        )
+
+
 def half_width_pct(values: Sequence[float]) -> float | None:
     """95 % confidence half-width of the mean, percent of the mean; None below two values."""
     if len(values) < 2:
@@ -191,6 +263,18 @@ def half_width_pct(values: Sequence[float]) -> float | None:
 
 def _difference(a: Any, b: Any) -> float | None:
     return float(a) - float(b) if _number(a) and _number(b) else None
+
+
+def _lenient_number(value: Any) -> float | None:
+    """A JSON number (finite: a part holding another was set apart at the door), or None."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    return value if ok else None
+
+
+def _count(value: Any) -> int | None:
+    """An integer >= 0, or None for anything else."""
+    ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    return value if ok else None
 
 
 def _is_size(value: Any) -> bool:

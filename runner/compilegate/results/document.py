@@ -1,6 +1,7 @@
 """Assemble the result document (schemas/result.schema.json) from what the children measured.
 
-Pure functions from what a child reported (its JSON parts) to typed entries (results/model.py):
+Pure functions from what a child reported (each process's part typed at the door,
+process_report.py; its diagnostics and numerics JSON) to typed entries (results/model.py):
 the eager references, a variant, a later process, a step's summary (the statistics are in
 stats.py, the decision in recommendation.py); the step as measured so far is a
 results/step_record.StepRecord. Plus the atomic writer: the parent writes the document
@@ -11,7 +12,6 @@ from __future__ import annotations
 
 import datetime
 import json
-import math
 import os
 import statistics
 import tempfile
@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, TypeVar
+from typing import Any
 
 from .. import __version__
 from ..config import StepConfig
@@ -29,14 +29,14 @@ from .compile_cost import (
     FRESH,
     REUSED,
     CacheArtifacts,
+    ProcessCompile,
     compile_cost,
-    counts_of,
     process_compile,
     with_instructions,
 )
 from .model import (
+    CompileCounts,
     ConfigRef,
-    DistributedRun,
     Eager,
     Environment,
     Model,
@@ -47,17 +47,15 @@ from .model import (
     RegionalLever,
     RunHealth,
     Step,
-    StepWork,
     Timing,
     Tool,
-    TorchState,
     Variant,
     more_found,
     non_finite_paths,
-    part_of,
     with_part,
 )
 from .payoff import measure, regional_break_even
+from .process_report import ProcessReport, ProcessReportError
 from .processes import (
     all_timed_yardstick,
     compiled_values,
@@ -74,10 +72,12 @@ from .step_record import StepRecord, StepSummary, variant_skeleton
 
 SCHEMA_VERSION = 1
 THIS_TOOL = Tool(name="compilegate", version=__version__)
-# What a child reported of one process (child/protocol.py's ChildReport parts): the JSON the
-# recorders read, checked at the launcher's door.
+# What a child reported beside its processes' measurements (its `diagnostics`,
+# child/protocol.py's ChildReport): JSON, checked at the launcher's door and typed by the
+# document's classes as it is merged (a key that clashes with a measurement is refused:
+# _merge_diagnostics). A process's own measurement and the numerics are typed at the door
+# (process_report.py).
 ChildJson = Mapping[str, Any]
-PartT = TypeVar("PartT", bound=Model)
 
 
 @dataclass(frozen=True)
@@ -160,34 +160,28 @@ def step_skeleton(step: StepConfig) -> dict[str, Any]:
     return StepRecord(step).to_json()
 
 
-def eager_entry(measured: ChildJson) -> Eager:
+def eager_entry(measured: ProcessReport) -> Eager:
     """The eager references' entry from the first eager process (`measured`: the child's
-    `eager`, its JSON), typed."""
-    timed = measured["timed"]
-    a, b = timed["eager"], timed["eager_b"]
-    aa = ratio_of_medians(a["samples"], a["rounds"], b["samples"], b["rounds"])
+    `eager`, typed at the door)."""
+    a, b = measured.side("eager"), measured.side("eager_b")
+    aa = ratio_of_medians(a.samples_ms, a.rounds, b.samples_ms, b.rounds)
     return Eager(
-        step_ms=summarize(a["samples"], a["rounds"]),
-        warmup_s=tuple(measured["warmup_s"]),
-        peak_bytes=measured["peak_bytes"],
+        step_ms=summarize(a.samples_ms, a.rounds),
+        warmup_s=required(measured.warmup_s, "warmup_s"),
+        peak_bytes=measured.peak_bytes,
         aa_ratio=aa.ratio,
         noise_pct=aa.distance_from_one_pct,
-        yardstick_ms=yardstick_timing(timed),
-        per_yardstick=per_yardstick(timed, "eager"),
+        yardstick_ms=yardstick_timing(measured),
+        per_yardstick=per_yardstick(measured, "eager"),
         processes=(process_record(measured),),
-        torch_state=_part(TorchState, measured.get("torch_state")),
-        step_work=_part(StepWork, measured.get("step_work")),
+        torch_state=measured.torch_state,
+        step_work=measured.step_work,
     )
 
 
-def _part(cls: type[PartT], raw: ChildJson | None) -> PartT | None:
-    """A part of the child's report (checked at the door: child/protocol.py), typed; None
-    when the child left it out (a child of an earlier release, a timing-only or a paired
-    process leaves out its step work)."""
-    return part_of(cls, raw) if raw is not None else None
-
-
-def with_process(eager: Eager, measured: ChildJson, head_vs_base: ChildJson | None) -> Eager:
+def with_process(
+    eager: Eager, measured: ProcessReport, head_vs_base: Mapping[str, float] | None
+) -> Eager:
     """The eager entry with one more eager reference's process record (`head_vs_base`: the
     ratio of a process that timed base and head together)."""
     record = (eager_entry(measured).processes or ())[0]  # eager_entry records its process
@@ -195,7 +189,7 @@ def with_process(eager: Eager, measured: ChildJson, head_vs_base: ChildJson | No
     return replace(eager, processes=processes)
 
 
-def with_head_vs_base(eager: Eager, head_vs_base: ChildJson | None) -> Eager:
+def with_head_vs_base(eager: Eager, head_vs_base: Mapping[str, float] | None) -> Eager:
     """The first eager process with the ratio of base and head timed in it, when they were."""
     if head_vs_base is None or not eager.processes:
         return eager
@@ -203,7 +197,7 @@ def with_head_vs_base(eager: Eager, head_vs_base: ChildJson | None) -> Eager:
     return replace(eager, processes=(_with_ratio(first, head_vs_base), *rest))
 
 
-def _with_ratio(process: Process, head_vs_base: ChildJson | None) -> Process:
+def _with_ratio(process: Process, head_vs_base: Mapping[str, float] | None) -> Process:
     if head_vs_base is None:
         return process
     return replace(process, head_vs_base=MappingProxyType(dict(head_vs_base)))
@@ -211,16 +205,16 @@ def _with_ratio(process: Process, head_vs_base: ChildJson | None) -> Process:
 
 def add_process(
     entry: Variant,
-    measured: ChildJson,
+    measured: ProcessReport,
     cache_dir: str = REUSED,
-    head_vs_base: ChildJson | None = None,
+    head_vs_base: Mapping[str, float] | None = None,
 ) -> Variant:
     """A variant's later, timing-only process: the entry with one more record of its timing
     and compile (`cache_dir`: compile_cost.FRESH, REUSED or SHARED; `head_vs_base`: the
     ratio of a process that timed base and head together); the compile cost pooled again."""
     if entry.compile_cost is None or entry.processes is None:
         raise ValueError(f"variant {entry.id}: no first process to add a timing process to")
-    record = process_compile(measured, cache_dir).on(process_record(measured))
+    record = _compile_of(measured, cache_dir).on(process_record(measured))
     processes = (*entry.processes, _with_ratio(record, head_vs_base))
     cost = entry.compile_cost
     pooled = compile_cost(
@@ -232,54 +226,49 @@ def add_process(
     return replace(entry, processes=processes, compile_cost=pooled)
 
 
-def with_regional(entry: Variant, measured: ChildJson | None, error: str | None) -> Variant:
+def with_regional(entry: Variant, measured: ProcessReport | None, error: str | None) -> Variant:
     """The variant with its regional-compilation lever (model.RegionalLever) from the
     process that compiled only the repeated blocks: its compile window and mean step times,
     or why there are none (`error`: its process failed; the child's `regional_absent`)."""
     if measured is None or error is not None:
         why = f"its process failed: {error}" if error else "not measured"
         return replace(entry, regional=RegionalLever(absent=why[:500]))
-    absent = measured.get("regional_absent")
-    if absent is not None:
-        return replace(entry, regional=RegionalLever(absent=str(absent)[:500]))
-    record = process_compile(measured, FRESH).on(process_record(measured))
-    timed = measured["timed"]
-    eager, compiled = timed["eager"], timed["compiled"]
-    blocks = (measured.get("compile") or {}).get("blocks")
+    if measured.regional_absent is not None:
+        return replace(entry, regional=RegionalLever(absent=measured.regional_absent))
+    record = _compile_of(measured, FRESH).on(process_record(measured))
+    eager, compiled = measured.side("eager"), measured.side("compiled")
+    blocks = measured.compile.blocks
     wall = record.compile_wall_s
     found = (
         regional_break_even(
-            entry,
-            (eager["samples"], eager["rounds"]),
-            (compiled["samples"], compiled["rounds"]),
-            wall,
+            entry, (eager.samples_ms, eager.rounds), (compiled.samples_ms, compiled.rounds), wall
         )
         if wall is not None
         else None
     )
     lever = RegionalLever(
-        blocks=blocks[:200] if isinstance(blocks, str) else None,
+        blocks=blocks[:200] if blocks is not None else None,
         compile_wall_s=wall,
-        eager_ms=statistics.fmean(eager["samples"]) if eager["samples"] else None,
-        compiled_ms=statistics.fmean(compiled["samples"]) if compiled["samples"] else None,
+        eager_ms=statistics.fmean(eager.samples_ms) if eager.samples_ms else None,
+        compiled_ms=statistics.fmean(compiled.samples_ms) if compiled.samples_ms else None,
         break_even_steps=found,
     )
     return replace(entry, regional=lever)
 
 
-def yardstick_timing(timed: ChildJson) -> Timing | None:
+def yardstick_timing(measured: ProcessReport) -> Timing | None:
     """The yardstick's own timing (child/timing.py), when the child timed it."""
-    stick = timed.get("yardstick")
-    return summarize(stick["samples"], stick["rounds"]) if stick is not None else None
+    stick = measured.timed.get("yardstick")
+    return summarize(stick.samples_ms, stick.rounds) if stick is not None else None
 
 
-def per_yardstick(timed: ChildJson, side: str) -> Ratio | None:
+def per_yardstick(measured: ProcessReport, side: str) -> Ratio | None:
     """The time of `side` (eager, compiled) in yardstick units, when the child timed it."""
-    stick = timed.get("yardstick")
+    stick = measured.timed.get("yardstick")
     if stick is None:
         return None
-    own = timed[side]
-    return ratio_of_medians(own["samples"], own["rounds"], stick["samples"], stick["rounds"]).ratio
+    own = measured.side(side)
+    return ratio_of_medians(own.samples_ms, own.rounds, stick.samples_ms, stick.rounds).ratio
 
 
 # What the run records of every variant it measured, also when null: the child's
@@ -318,44 +307,43 @@ RECORDED = (
 
 def variant_entry(
     variant: VariantConfig,
-    measured: ChildJson,
+    measured: ProcessReport,
     diagnostics: ChildJson | None = None,
-    numerics: ChildJson | None = None,
+    numerics: Numerics | None = None,
     cache_dir: str = FRESH,
 ) -> Variant:
     """A measured variant: timings, speedup with CI, noise, compile cost, diagnostics, from
-    its first process (`measured`, `diagnostics`, `numerics`: the child's report, as JSON;
-    `cache_dir`: how its Inductor cache came to it, compile_cost.py), typed."""
-    timed = measured["timed"]
-    eager, eager_b, compiled = timed["eager"], timed["eager_b"], timed["compiled"]
-    speedup = ratio_of_medians(
-        eager["samples"], eager["rounds"], compiled["samples"], compiled["rounds"]
-    )
-    aa = ratio_of_medians(eager["samples"], eager["rounds"], eager_b["samples"], eager_b["rounds"])
-    step_ms = summarize(compiled["samples"], compiled["rounds"])
-    eager_ms = summarize(eager["samples"], eager["rounds"])
-    first = process_compile(measured, cache_dir).on(process_record(measured))
-    late_recompile_s = measured.get("late_recompile_s")  # config epoch: charged to this process
+    its first process (`measured`, `numerics`: typed at the door, process_report.py;
+    `diagnostics`: the child's JSON; `cache_dir`: how its Inductor cache came to it,
+    compile_cost.py), typed."""
+    eager, eager_b = measured.side("eager"), measured.side("eager_b")
+    compiled = measured.side("compiled")
+    speedup = ratio_of_medians(eager.samples_ms, eager.rounds, compiled.samples_ms, compiled.rounds)
+    aa = ratio_of_medians(eager.samples_ms, eager.rounds, eager_b.samples_ms, eager_b.rounds)
+    step_ms = summarize(compiled.samples_ms, compiled.rounds)
+    eager_ms = summarize(eager.samples_ms, eager.rounds)
+    first = _compile_of(measured, cache_dir).on(process_record(measured))
+    late_recompile_s = measured.late_recompile_s  # config epoch: charged to this process
     if late_recompile_s and first.compile_wall_s is not None:
         first = replace(first, compile_wall_s=first.compile_wall_s + late_recompile_s)
-    compile_info = measured.get("compile") or {}
+    record = measured.compile
     cost = compile_cost(
         [first],
-        counts_of(compile_info.get("counts")),
-        compile_info.get("cpu_method"),
-        compile_info.get("eager_ops"),
-        CacheArtifacts.of(compile_info.get("artifacts")),
+        record.counts or CompileCounts(),
+        record.cpu_method,
+        record.eager_ops,
+        record.artifacts,
     )
-    cost = with_instructions(cost, compile_info.get("instructions"))
+    cost = with_instructions(cost, record.instructions)
     noise_pct = aa.distance_from_one_pct
     entry = replace(
         variant_skeleton(variant),
         compile_s=cost.wall_s,
         compile_cost=cost,
-        compile_call_s=compile_info.get("call_s"),
+        compile_call_s=record.call_s,
         late_recompile_s=late_recompile_s,
-        warmup_s=tuple(measured["warmup_s"]),
-        eager_warmup_s=tuple(measured["eager_warmup_s"]),
+        warmup_s=required(measured.warmup_s, "warmup_s"),
+        eager_warmup_s=required(measured.eager_warmup_s, "eager_warmup_s"),
         step_ms=step_ms,
         eager_step_ms=eager_ms,
         speedup=speedup.ratio,
@@ -363,19 +351,19 @@ def variant_entry(
         noise_pct=noise_pct,
         detectable_change_pct=max(noise_pct, speedup.half_width_pct),
         break_even_steps=break_even_steps(cost.wall_s, eager_ms.median, step_ms.median),
-        peak_bytes=measured["peak_bytes"],
-        eager_peak_bytes=measured["eager_peak_bytes"],
-        yardstick_ms=yardstick_timing(timed),
-        eager_per_yardstick=per_yardstick(timed, "eager"),
-        compiled_per_yardstick=per_yardstick(timed, "compiled"),
+        peak_bytes=measured.peak_bytes,
+        eager_peak_bytes=measured.eager_peak_bytes,
+        yardstick_ms=yardstick_timing(measured),
+        eager_per_yardstick=per_yardstick(measured, "eager"),
+        compiled_per_yardstick=per_yardstick(measured, "compiled"),
         processes=(first,),
-        torch_state=_part(TorchState, measured.get("torch_state")),
-        step_work=_part(StepWork, measured.get("step_work")),
-        distributed=_part(DistributedRun, measured.get("distributed")),
+        torch_state=measured.torch_state,
+        step_work=measured.step_work,
+        distributed=measured.distributed,
     )
     entry = _merge_diagnostics(entry, diagnostics or {})
     if numerics is not None:
-        entry = replace(entry, numerics=part_of(Numerics, numerics_without_nan(numerics)))
+        entry = replace(entry, numerics=numerics)
     return entry
 
 
@@ -391,16 +379,6 @@ def _merge_diagnostics(entry: Variant, diagnostics: ChildJson) -> Variant:
         note = f"diagnostics tried to overwrite measured keys: {', '.join(clashes)[:200]}"
         added["degraded"] = [*(degraded if isinstance(degraded, list) else []), note]
     return with_part(entry, added)
-
-
-def numerics_without_nan(numerics: ChildJson) -> ChildJson:
-    """A compiled step that produces NaN fails its numerics; the distances of its worst
-    tensors are then null (the schema's "not a finite number"), not a NaN in the document."""
-    worst = [
-        {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in w.items()}
-        for w in numerics.get("worst") or []
-    ]
-    return {**numerics, "worst": worst} if "worst" in numerics else numerics
 
 
 def finish_step(step: Step) -> StepSummary:
@@ -470,11 +448,27 @@ def write_document(document: dict[str, Any], path: Path) -> None:
         raise
 
 
-def non_finite_error(entry: Model | ChildJson, prefix: str = "") -> str | None:
-    """`the measurement produced NaN at speedup.median, ...`, or None when all is finite."""
-    found = non_finite_paths(entry.to_json() if isinstance(entry, Model) else entry)
+def non_finite_error(entry: Model | ProcessReport, prefix: str = "") -> str | None:
+    """`the measurement produced NaN at speedup.median, ...`, or None when all is finite
+    (a process's part: what the door found, ProcessReport.non_finite)."""
+    if isinstance(entry, ProcessReport):
+        found = list(entry.non_finite)
+    else:
+        found = non_finite_paths(entry.to_json())
     if not found:
         return None
     key, value = found[0]
     more = more_found(found)
     return f"the measurement produced {value} at {prefix}{key}{more}, not a finite number"
+
+
+def _compile_of(measured: ProcessReport, cache_dir: str) -> ProcessCompile:
+    """The process's compile fields (compile_cost.process_compile) from its typed part."""
+    return process_compile(measured.compile, cache_dir, measured.warmup_s, measured.eager_warmup_s)
+
+
+def required(values: tuple[float, ...] | None, key: str) -> tuple[float, ...]:
+    """A list the record needs of a process's part; ProcessReportError when it lacks it."""
+    if values is None:
+        raise ProcessReportError(f"{key}: not reported by this process")
+    return values

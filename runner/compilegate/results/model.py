@@ -385,18 +385,10 @@ class TorchState(Model):
 
 @dataclass(frozen=True)
 class StepWorkCounts(Model):
-    """Each count over one iteration; None exactly when StepWork.absent says why."""
+    """Each count over one iteration; None exactly when StepWork.absent says why. Every
+    count is required (written as null when absent): REQUIRED is the fields, declared
+    once, below the class."""
 
-    REQUIRED = (
-        "aten_ops",
-        "compiled_region_calls",
-        "kernels",
-        "cuda_graph_replays",
-        "host_syncs",
-        "flops",
-        "allocations",
-        "allocated_bytes",
-    )
     aten_ops: int | None = None
     compiled_region_calls: int | None = None
     kernels: int | None = None
@@ -405,6 +397,9 @@ class StepWorkCounts(Model):
     flops: int | None = None
     allocations: int | None = None
     allocated_bytes: int | None = None
+
+
+StepWorkCounts.REQUIRED = tuple(item.name for item in dataclasses.fields(StepWorkCounts))
 
 
 @dataclass(frozen=True)
@@ -980,6 +975,11 @@ class ResultDocument(Model):
     @property
     def step_names(self) -> tuple[str, ...]:
         return tuple(s.name for s in self.steps)
+
+    @property
+    def failed(self) -> bool:
+        """A step or one of its variants ended in an error (`compilegate run`'s exit 3)."""
+        return any(s.failed or any(v.failed for v in s.variants) for s in self.steps)
 
     def recorded_settings(self, key: str) -> dict[str, Any]:
         """Step name → what its settings (an open object) recorded under `key`; None where

@@ -24,29 +24,27 @@ from types import MappingProxyType
 from typing import Any
 
 from .model import FastestMs, HistoryRun, Process, Step, Variant
+from .process_report import TIMED_SIDES as SIDES
+from .process_report import ProcessReport
 from .stats import fastest, quantile
 
-# What a child reports of its timing (child/protocol.py's `timed` and `measured`), as JSON.
-ChildTiming = Mapping[str, Any]
-SIDES = ("eager", "eager_b", "compiled", "yardstick", "yardstick_launch")
 GPU_BOUND = "yardstick"  # matmuls and element-wise ops (child/timing.Yardstick)
 LAUNCH_BOUND = "yardstick_launch"  # a chain of tiny kernels (child/timing.LaunchYardstick)
 
 
-def process_record(measured: ChildTiming) -> Process:
+def process_record(measured: ProcessReport) -> Process:
     """One child's timing in a line: each side's fastest iteration (ms), the eager median,
     the raw samples (ms, in the order they were timed), the CPUs its timed rounds were
     pinned to and the seconds of each phase of its work (None: a child of an older release;
     `cpus` None also when not pinned)."""
-    timed = measured["timed"]
-    present = [side for side in SIDES if side in timed and timed[side]["samples"]]
-    cpus, phases_s = measured.get("cpus"), measured.get("phases_s")
+    timed = measured.timed
+    present = [side for side in SIDES if side in timed and timed[side].samples_ms]
     return Process(
-        step_ms=statistics.median(timed["eager"]["samples"]),
-        fastest_ms=FastestMs(**{side: fastest(timed[side]["samples"]) for side in present}),
-        samples_ms=MappingProxyType({side: tuple(timed[side]["samples"]) for side in present}),
-        cpus=tuple(cpus) if cpus is not None else None,
-        phases_s=MappingProxyType(dict(phases_s)) if phases_s is not None else None,
+        step_ms=statistics.median(measured.side("eager").samples_ms),
+        fastest_ms=FastestMs(**{side: fastest(timed[side].samples_ms) for side in present}),
+        samples_ms=MappingProxyType({side: timed[side].samples_ms for side in present}),
+        cpus=measured.cpus,
+        phases_s=measured.phases_s,
     )
 
 
@@ -118,16 +116,16 @@ def round_ratio(
     return geometric_mean(ratios)
 
 
-def head_vs_base(head_timed: ChildTiming, base_timed: ChildTiming) -> dict[str, float]:
+def head_vs_base(head: ProcessReport, base: ProcessReport) -> dict[str, float]:
     """The head process record's `head_vs_base`: round_ratio of eager (its twin's too, the
     geometric mean of both) and of the compiled copy when there is one."""
 
     def of(copy: str) -> float:
-        h, b = head_timed[copy], base_timed[copy]
-        return round_ratio(h["samples"], h["rounds"], b["samples"], b["rounds"])
+        h, b = head.side(copy), base.side(copy)
+        return round_ratio(h.samples_ms, h.rounds, b.samples_ms, b.rounds)
 
     out = {"eager": math.sqrt(of("eager") * of("eager_b"))}
-    if "compiled" in head_timed and "compiled" in base_timed:
+    if "compiled" in head.timed and "compiled" in base.timed:
         out["compiled"] = of("compiled")
     return out
 

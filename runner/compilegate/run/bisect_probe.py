@@ -15,15 +15,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TypeVar
 
-from ..child.protocol import ChildReport, ChildSpec
+from ..child.protocol import ChildSpec
 from ..config import Config, StepConfig
 from ..config import Variant as VariantConfig
 from ..errors import CompilegateError
 from ..results.bisect import EAGER, Commit, CommitCounts, Probed, Skipped, SubjectCounts
-from ..results.compile_cost import counts_of
-from ..results.document import numerics_without_nan
-from ..results.model import GraphBreaks, Model, Numerics, Recompiles, StepWork, part_of
-from .child_runs import one_line, run_child
+from ..results.document import non_finite_error
+from ..results.model import CompileCounts, GraphBreaks, Model, Recompiles, part_of
+from .child_runs import Measured, one_line, run_child
 from .entry_check import resolve_entry
 from .launcher import Launcher
 from .paired import checkout
@@ -73,11 +72,14 @@ class CommitProbe:
     ) -> tuple[SubjectCounts, SubjectCounts] | Skipped:
         label = f"{step.name}@{commit.short}/{variant.id}"
         with variant_cache(self.launcher) as cache:  # a cold compile, as a first process's
-            report, error = run_child(self.launcher, spec, step, label, cache_dir=cache)
-        if error is not None or report is None:
+            measured, error = run_child(self.launcher, spec, step, label, cache_dir=cache)
+        if error is not None or measured is None:
             return Skipped(f"step {step.name}, variant {variant.id}: {error}")
+        found = non_finite_error(measured.variant) or non_finite_error(measured.eager, "eager.")
+        if found is not None:  # a part holding NaN is not read (results/process_report.py)
+            return Skipped(f"step {step.name}, variant {variant.id}: {found}")
         try:
-            return subject_counts(report)
+            return subject_counts(measured)
         except Exception as exc:  # a report this parent cannot read: that commit's failure
             return Skipped(
                 f"step {step.name}, variant {variant.id}: compilegate could not record this "
@@ -85,22 +87,20 @@ class CommitProbe:
             )
 
 
-def subject_counts(report: ChildReport) -> tuple[SubjectCounts, SubjectCounts]:
-    """Eager's and the variant's counts from one counting child's report, typed through the
+def subject_counts(measured: Measured) -> tuple[SubjectCounts, SubjectCounts]:
+    """Eager's and the variant's counts from one counting child's report (its process parts
+    and numerics typed at the door: run/child_runs.py), its diagnostics typed through the
     result document's own parts."""
-    measured = report.variant or {}
-    eager_work = (report.eager or {}).get("step_work")
-    diagnostics = report.diagnostics or {}
+    diagnostics = measured.report.diagnostics or {}
     breaks, recompiles = diagnostics.get("graph_breaks"), diagnostics.get("recompiles")
-    numerics = report.numerics
     variant = SubjectCounts(
-        step_work=_typed(StepWork, measured.get("step_work")),
-        compile_counts=counts_of((measured.get("compile") or {}).get("counts")),
+        step_work=measured.variant.step_work,
+        compile_counts=measured.variant.compile.counts or CompileCounts(),
         graph_breaks=_typed(GraphBreaks, breaks),
         recompiles=_typed(Recompiles, recompiles),
-        numerics=_typed(Numerics, numerics_without_nan(numerics) if numerics else None),
+        numerics=measured.numerics,
     )
-    return SubjectCounts(step_work=_typed(StepWork, eager_work)), variant
+    return SubjectCounts(step_work=measured.eager.step_work), variant
 
 
 PartT = TypeVar("PartT", bound=Model)

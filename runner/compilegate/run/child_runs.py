@@ -1,21 +1,23 @@
 """Run one measuring child and read what it reported, typed at the launcher's door
-(child/protocol.ChildReport): one side's process, or a paired child's two sides, each checked
-as a report of its own. What fails becomes a one-line error, never an exception: the
-schedule (step_measurement.py) makes it that step's or variant's error.
+(child/protocol.ChildReport) and each process's part (`eager`, `variant`) here, once, as a
+results/process_report.ProcessReport: one side's process, or a paired child's two sides,
+each checked as a report of its own. What fails becomes a one-line error, never an
+exception: the schedule (step_measurement.py) makes it that step's or variant's error.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..child.protocol import ChildReport, ChildSpec, ReportError
 from ..config import StepConfig
 from ..report.child_failure_words import failure_text
-from ..results.document import ChildJson
+from ..results.model import Numerics
+from ..results.process_report import ProcessReport, ProcessReportError, numerics_of
 from ..results.processes import head_vs_base
-from .child_failure import ChildFailure, UserError
+from .child_failure import BadResult, ChildFailure, UserError
 from .child_process import ChildOutcome
 from .launcher import Launcher
 
@@ -34,19 +36,31 @@ class ChildError:
 @dataclass(frozen=True)
 class Measured:
     """What one process measured of one side: the child's report (for a child that measured
-    both sides, this side's part of it, checked as a report of its own) and, where base and
-    head were timed in that process, the head's ratio to the base."""
+    both sides, this side's part of it, checked as a report of its own), its `eager` and
+    `variant` parts typed (empty where the child sent none), its numerics typed (None: it
+    checked none) and, where base and head were timed in that process, the head's ratio to
+    the base."""
 
     report: ChildReport
+    eager: ProcessReport = field(default_factory=ProcessReport)
+    variant: ProcessReport = field(default_factory=ProcessReport)
     head_vs_base: Mapping[str, float] | None = None
+    numerics: Numerics | None = None
 
-    @property
-    def eager(self) -> ChildJson:
-        return self.report.eager or {}
+    @classmethod
+    def of(cls, report: ChildReport, where: str = "") -> Measured:
+        """The report with its process parts typed; ProcessReportError names the first
+        field of another shape (`where`: the part's place in the child's report)."""
+        return cls(
+            report,
+            _typed(report.eager, f"{where}eager"),
+            _typed(report.variant, f"{where}variant"),
+            numerics=numerics_of(report.numerics, f"{where}numerics"),
+        )
 
-    @property
-    def variant(self) -> ChildJson:
-        return self.report.variant or {}
+
+def _typed(part: dict[str, object] | None, where: str) -> ProcessReport:
+    return ProcessReport.from_json(part, where) if part is not None else ProcessReport()
 
 
 def run_child(
@@ -56,9 +70,9 @@ def run_child(
     label: str,
     *,
     cache_dir: Path | None = None,
-) -> tuple[ChildReport, None] | tuple[None, ChildError]:
-    """One child's report (typed at the launcher's door), or the error it ended with:
-    exactly one is None."""
+) -> tuple[Measured, None] | tuple[None, ChildError]:
+    """One child's report (typed at the launcher's door, its process parts here), or the
+    error it ended with: exactly one is None."""
     spec = replace(spec, limits=step.limits.to_dict())  # a container launcher applies them
     # A distributed step's ranks share the child's budget: timeout_s CPU seconds each.
     timeout_s = step.timeout_s * step.processes_per_child
@@ -73,7 +87,19 @@ def run_child(
         return None, error
     if outcome.report is None:  # outcome_error asserts it away; this says it to the checker
         return None, ChildError("the child ended without a report")
-    return outcome.report, None
+    return measured_of(outcome.report)
+
+
+def measured_of(
+    report: ChildReport, where: str = ""
+) -> tuple[Measured, None] | tuple[None, ChildError]:
+    """The report with its process parts typed, or the one-line error naming the first
+    field the parent cannot read (the child runs user code, which can write anything)."""
+    try:
+        return Measured.of(report, where), None
+    except ProcessReportError as exc:
+        failure = ChildFailure(BadResult("unparsable", str(exc)), None, "")
+        return None, ChildError(failure_text(failure), failure)
 
 
 def run_pair_child(
@@ -87,34 +113,36 @@ def run_pair_child(
     """One child measuring both sides (child/measure_pair.py; `spec.sides`: base first, then
     head): the eager references or a variant's warm timing (`spec.timing_only`); what each
     side measured, by side role, the head's ratio to the base with it, or the error."""
-    report, error = run_child(launcher, spec, step, label, cache_dir=cache_dir)
-    if error is not None or report is None:
+    measured, error = run_child(launcher, spec, step, label, cache_dir=cache_dir)
+    if error is not None or measured is None:
         return {}, error or ChildError("the child ended without a report")
+    report = measured.report
     found = report.sides or {}
     roles = [side.role for side in spec.sides]
     if set(found) != set(roles):
         return {}, ChildError("the paired child did not return both sides")
+    out: dict[str, Measured] = {}
     try:  # each side's part, checked at the door as a one-side child's report
-        out = {
-            role: Measured(ChildReport.from_json({"status": "ok", "device": report.device, **part}))
-            for role, part in found.items()
-        }
+        for role, part in found.items():
+            side = ChildReport.from_json({"status": "ok", "device": report.device, **part})
+            typed, failed = measured_of(side, f"sides.{role}.")
+            if failed is not None or typed is None:
+                return {}, failed or ChildError("the paired child's report: unreadable")
+            out[role] = typed
     except (ReportError, TypeError) as exc:
         return {}, ChildError(f"the paired child's report: {one_line(exc)}")
     base, head_part = out[roles[0]], out[roles[-1]]
     kind = "variant" if spec.timing_only else "eager"
     try:
-        ratio = head_vs_base(
-            _part(head_part.report, kind)["timed"], _part(base.report, kind)["timed"]
-        )
+        ratio = head_vs_base(_part(head_part, kind), _part(base, kind))
     except Exception as exc:  # a sample list the ratio cannot read: the statistics say so
         return {}, ChildError(f"compilegate could not record this measurement: {one_line(exc)}")
     out[roles[-1]] = replace(head_part, head_vs_base=ratio)
     return out, None
 
 
-def _part(report: ChildReport, kind: str) -> ChildJson:
-    return (report.variant if kind == "variant" else report.eager) or {}
+def _part(measured: Measured, kind: str) -> ProcessReport:
+    return measured.variant if kind == "variant" else measured.eager
 
 
 def one_line(exc: BaseException) -> str:

@@ -21,7 +21,6 @@ from ..cleanup import remove_tree
 from ..config import StepConfig, Variant
 from ..results.compile_cost import ARTIFACTS, FRESH, REUSED, SHARED
 from ..results.document import (
-    ChildJson,
     add_process,
     eager_entry,
     finish_step,
@@ -149,10 +148,10 @@ class _EagerRun:
         if number == 1 and side.reference_path is not None:
             spec = replace(spec, numerics_reference_out=side.reference_path)
         label = f"{side.child_label}/eager#{number}"
-        report, failed = run_child(side.launcher, spec, side.step, label)
+        measured, failed = run_child(side.launcher, spec, side.step, label)
         self.error = failed.text if failed is not None else None
-        if report is not None:
-            self.measured.append(Measured(report))
+        if measured is not None:
+            self.measured.append(measured)
 
 
 def _measure_step(sides: Sequence[StepSide], stream: TextIO, in_process: bool) -> None:
@@ -267,18 +266,18 @@ class _VariantRun:
         label = f"{self.side.child_label}/{self.variant.id}"
         if number == 1:
             stream.write(f"{self.side.tag} variant {self.variant.id}\n")
-            report, failed = run_child(launcher, self.spec, step, label, cache_dir=self.cache_dir)
+            measured, failed = run_child(launcher, self.spec, step, label, cache_dir=self.cache_dir)
             error = self.failed(failed)
-            if report is not None:  # else `error` says why
-                error = non_finite_error(report.variant or {})
-            if report is not None and error is None:
+            if measured is not None:  # else `error` says why
+                error = non_finite_error(measured.variant)
+            if measured is not None and error is None:
                 first_cache = FRESH if self.cache_dir is not None else SHARED
                 self.entry, error = _record(
                     variant_entry,
                     self.variant,
-                    report.variant or {},
-                    report.diagnostics,
-                    report.numerics,
+                    measured.variant,
+                    measured.report.diagnostics,
+                    measured.numerics,
                     first_cache,
                 )
             self.error = error
@@ -294,12 +293,12 @@ class _VariantRun:
                         f"({handed.copied / 1e6:.1f} MB), timing process {number}/{total}\n"
                     )
                     spec = replace(self.timing_spec, cache_artifacts="load")
-                    report, failed = run_child(
+                    measured, failed = run_child(
                         launcher, spec, step, f"{label}#{number}", cache_dir=own
                     )
                     error = self.failed(failed)
-                    if report is not None:  # else `error` says why
-                        error = self.add_process(Measured(report), ARTIFACTS)
+                    if measured is not None:  # else `error` says why
+                        error = self.add_process(measured, ARTIFACTS)
                     if error is not None:
                         self.error = f"timing process {number}/{total}: {error}"
                     return
@@ -316,13 +315,13 @@ class _VariantRun:
             _variant_cache(launcher) if cold else contextlib.nullcontext(self.cache_dir)
         )
         with launcher_cache as own:
-            report, failed = run_child(
+            measured, failed = run_child(
                 launcher, self.timing_spec, step, f"{label}#{number}", cache_dir=own
             )
         error = self.failed(failed)
-        if report is not None:  # else `error` says why
+        if measured is not None:  # else `error` says why
             cache = FRESH if cold else (REUSED if self.cache_dir is not None else SHARED)
-            error = self.add_process(Measured(report), cache)
+            error = self.add_process(measured, cache)
         if error is not None:
             self.error = f"timing process {number}/{total}: {error}"
 
@@ -339,12 +338,16 @@ class _VariantRun:
         spec = replace(spec, variant={**spec.variant, "compile_target": "blocks"})
         label = f"{self.side.child_label}/{self.variant.id}#regional"
         with _variant_cache(launcher) as own:
-            report, failed = run_child(launcher, spec, step, label, cache_dir=own)
+            measured, failed = run_child(launcher, spec, step, label, cache_dir=own)
         error = failed.text if failed is not None else None
-        measured = report.variant if report is not None else None
-        if measured is not None and error is None and "regional_absent" not in measured:
-            error = non_finite_error(measured)
-        entry, problem = _record(with_regional, self.entry, measured, error)
+        part = (
+            measured.variant
+            if measured is not None and measured.report.variant is not None
+            else None
+        )
+        if part is not None and error is None and part.regional_absent is None:
+            error = non_finite_error(part)
+        entry, problem = _record(with_regional, self.entry, part, error)
         if entry is not None:
             self.entry = entry
         if problem is not None:
@@ -365,7 +368,7 @@ class _VariantRun:
             return error
         if self.entry is None:
             return "compilegate could not record this measurement: no first process"
-        timing = measured.variant if compiled else _without_compile(measured.variant)
+        timing = measured.variant if compiled else measured.variant.without_compile()
         entry, error = _record(add_process, self.entry, timing, cache, measured.head_vs_base)
         if entry is not None:
             self.entry = entry
@@ -451,17 +454,6 @@ def _run_pair_process(runs: Sequence[_VariantRun], number: int, stream: TextIO) 
             found = run.add_process(measured[run.side.label], cache, compiled=False)
         if found is not None:
             run.error = f"timing process {number}/{total}: {found}"
-
-
-def _without_compile(measured: ChildJson) -> ChildJson:
-    """A side's part of a paired child without its compile window: the other side compiled
-    in the same process, before it or after it, so its compile time is no sample of a warm
-    compile (the record's compile seconds read null)."""
-    return {
-        key: value
-        for key, value in measured.items()
-        if key not in ("compile", "warmup_s", "eager_warmup_s")
-    }
 
 
 def _variant_spec(variant: Variant) -> dict[str, Any]:
