@@ -63,3 +63,27 @@ def test_rows_whose_reasons_say_the_same_facts_are_keyed_alike(tmp_path: Path):
     first, second = (said_facts(row) for row in rows)
     assert first != second
     assert said_facts(rows[0]) == first and hash(said_facts(rows[0])) == hash(first)
+
+
+def test_a_changed_setting_whose_values_are_mappings_is_said_once_per_change() -> None:
+    """A step whose numerics settings changed (mappings: {'tol': 1.0}) is incomparable; the
+    screen keyed its reason on those facts and stopped on "unhashable type: 'dict'" (the
+    adversarial gate's hostile numerics tolerance, exit 3 instead of 4). Equal changes are
+    one reason, different ones two."""
+    from compilegate.gate.comparability import (
+        ConfigChangedFacts,
+        ConfigMismatch,
+        SettingChange,
+        StepConfigChange,
+    )
+    from compilegate.gate.rules import Subject
+    from compilegate.gate.verdict import Verdict
+    from compilegate.report.first_screen.said import said_facts
+
+    def row(after: dict):
+        change = SettingChange("numerics", {"tol": 1.0}, after)
+        facts = ConfigChangedFacts(StepConfigChange(ConfigMismatch.SETTINGS, (change,)))
+        return Subject("gpt").row("step", Verdict.INCOMPARABLE, facts=facts)
+
+    said = {said_facts(row({"tol": 9.0})), said_facts(row({"tol": 9.0})), said_facts(row({}))}
+    assert len(said) == 2

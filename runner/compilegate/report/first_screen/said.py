@@ -15,8 +15,8 @@ reason_sentence(row)  its words, in their parts (row_words/sentence.py): without
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TypeAlias
 
 from ...gate.judges.diagnostics import (
@@ -101,11 +101,32 @@ class BreaksSaid:
 
 @dataclass(frozen=True)
 class RowSaid:
-    """Any other row: its verdict, acceptance and the facts its judge found."""
+    """Any other row: its verdict, acceptance and the facts its judge found. Compared and
+    hashed on `key`, the facts made hashable (hashable_form): a changed setting's values
+    may be a mapping (numerics: {'tol': 1.0}), which a frozen dataclass cannot hash."""
 
     verdict: Verdict
     accepted_by: Acceptance | None
-    facts: RowFactsBase
+    facts: RowFactsBase = field(compare=False)
+    key: object = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "key", hashable_form(self.facts))
+
+
+def hashable_form(value: object) -> object:
+    """`value` with every dataclass, mapping, list and set inside it made a tuple (or a
+    frozenset): equal forms for equal facts, and hashable."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = dataclasses.fields(value)
+        return (type(value).__name__, *(hashable_form(getattr(value, f.name)) for f in fields))
+    if isinstance(value, Mapping):
+        return ("mapping", *((hashable_form(k), hashable_form(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return tuple(hashable_form(item) for item in value)
+    if isinstance(value, (set, frozenset)):
+        return frozenset(hashable_form(item) for item in value)
+    return value
 
 
 SaidFacts: TypeAlias = (
