@@ -2,7 +2,7 @@
 
 stdout: one line per case of tests/browser/test_comment_in_browser.py (the committed example,
 the report_runs makers, and the word-language-model and nanoGPT comments of
-tests/unit/test_comment_word_language_model.py and test_comment_nanogpt.py): the height in
+tests/unit/report/test_comment_word_language_model.py and test_comment_nanogpt.py): the height in
 CSS pixels closed, the height with every <details> open, and the lines of the first screen's
 text (everything before the first <details>; the browser's innerText, so a paragraph or a
 table row is one line however it wraps).

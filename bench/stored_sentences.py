@@ -12,7 +12,7 @@ compilegate is on sys.path:
 in documents recorded the way a run of the checkout records them: each real document's
 (bench/facts_render_diff.py's list) recommendations and run health recorded again from its
 own measurements, on the machine as it was and on a busy one (every decision withheld), and
-the decisions of tests/unit/test_decision_words.py's scenarios (every caveat, a variant
+the decisions of tests/unit/report/test_decision_words.py's scenarios (every caveat, a variant
 ruled out by its numerics, no variant to quote), idle and withheld. A sentence: a string
 with a space in it (codes and variant ids have none).
 

@@ -81,10 +81,10 @@ MAKERS = {
 # with the accept label's sentence).
 TWO_VERSIONS_CLOSED_MAX_PX = 1400
 # The real nanoGPT run (tests/unit/data/nanogpt/): 1601 px closed before its three failures
-# alike on both variants were said once (tests/unit/test_comment_nanogpt.py), 1046 px after;
+# alike on both variants were said once (tests/unit/report/test_comment_nanogpt.py), 1046 px after;
 # 1094 px with the accept label (its sentence and the baseline command's one blockquote).
 NANOGPT_CLOSED_MAX_PX = 1100
-# Issue 40's word-language-model screens (tests/unit/test_comment_word_language_model.py):
+# Issue 40's word-language-model screens (tests/unit/report/test_comment_word_language_model.py):
 # the two-version run 1703 px closed before, 1607 px after; on an unsteady machine with a
 # hostile failure 2026 px before (a 6-line run health, a 160-character reason in a cell),
 # 1679 px after. The new break's file:line within the first 780 px of either.

@@ -8,7 +8,7 @@ documented exit code and say why in one line, or be rejected as an invalid docum
 one line naming the key). The same suite passes a legitimate unchanged run, a run restricted
 with --step, and an operator's own --threshold.
 
-Item 6 (the recommendation) is not a comparison: tests/unit/test_recommendation.py, and the
+Item 6 (the recommendation) is not a comparison: tests/unit/results/test_recommendation.py, and the
 planted numerics failure in test_gate_end_to_end.py, which checks a real run's advice.
 """
 

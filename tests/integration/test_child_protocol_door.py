@@ -1,5 +1,5 @@
 """The child's door in a real interpreter: a spec it cannot read is exit 2 and one line
-(the spec itself is tested in tests/unit/test_child_protocol.py)."""
+(the spec itself is tested in tests/unit/run/test_child_protocol.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """A live child's CPU, read from /proc while it runs (the rest of compile cost is tested in
-tests/unit/test_compile_cost.py)."""
+tests/unit/child/test_compile_cost.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """`compilegate run` refuses a credential before measuring: exit 2, one line, the value never
-printed (the checks themselves are tested in tests/unit/test_credential_values.py)."""
+printed (the checks themselves are tested in tests/unit/config/test_credential_values.py)."""
 
 from __future__ import annotations
 

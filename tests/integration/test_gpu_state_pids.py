@@ -1,5 +1,5 @@
 """Which processes are ours, with a real child (the GPU sampling itself is tested in
-tests/unit/test_gpu_state.py)."""
+tests/unit/run/test_gpu_state.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """An output folder a non-root run made unreadable, in a real process as that user (the rest
-of the output bounds are tested in tests/unit/test_output_bounds.py)."""
+of the output bounds are tested in tests/unit/config/test_output_bounds.py)."""
 
 from __future__ import annotations
 

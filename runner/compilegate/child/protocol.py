@@ -325,7 +325,7 @@ STEP_WORK_KEYS = ("counts", "absent", "top", "batch_index")
 # Optional beside them: eager's `sync_sites` and the profiled iteration's `timing`, whose
 # keys follow (child/step_work.py). results/model.py's StepWork and StepWorkTiming type the
 # same keys and the schema lists them: the parent's wings never import the child, nor the
-# child anything of theirs (tests/unit/test_layout.py), so tests/unit/test_step_work_keys.py
+# child anything of theirs (tests/unit/test_layout.py), so tests/unit/child/test_step_work_keys.py
 # holds the three equal.
 STEP_WORK_OPTIONAL = ("timing", "sync_sites")
 STEP_WORK_TIMING = (

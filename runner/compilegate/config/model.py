@@ -73,7 +73,7 @@ DEFAULT_THRESHOLDS: dict[str, float] = {
     "step_time_gross_growth_pct": 40.0,
 }
 # How the gate treats each StepConfig field against a stored baseline: one entry per field
-# (tests/unit/test_step_field_policy.py fails when a field is added without one). A pull
+# (tests/unit/config/test_step_field_policy.py fails when a field is added without one). A pull
 # request writes its own compilegate.yml; nothing in it may loosen the gate, so every field
 # either equals the baseline's, is taken from it, or cannot change a verdict. In paired mode
 # (run/paired.py) the base's step decides every field but run/paired.HEAD_OWN_FIELDS.

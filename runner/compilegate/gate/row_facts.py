@@ -74,7 +74,7 @@ _MEMBERS: tuple[type, ...] = get_args(RowFacts)
 
 
 def closed_facts(facts: RowFactsBase) -> RowFacts:
-    """`facts` as the member of `RowFacts` it is (tests/unit/test_row_facts.py checks that
+    """`facts` as the member of `RowFacts` it is (tests/unit/gate/test_row_facts.py checks that
     every facts class defined is one); TypeError for one that is not."""
     if not isinstance(facts, _MEMBERS):
         raise TypeError(f"{type(facts).__name__} is not a member of RowFacts (gate/row_facts.py)")

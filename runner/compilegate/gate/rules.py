@@ -105,7 +105,7 @@ def combined_noise_pct(base_noise_pct: float | None, cur_noise_pct: float | None
 # lands beyond the threshold and "beyond the noise" whenever the noise was underestimated
 # (seen: +52 % at ±60 %); tighter (the noise within the threshold itself) and a 10 % slowdown
 # measured in 4 + 4 processes on a shared 2-core runner is caught in 27-40 % of runs, not
-# ≥ 80 % (tests/unit/test_noise_simulation.py).
+# ≥ 80 % (tests/unit/gate/test_noise_simulation.py).
 DECIDABLE_NOISE_FACTOR = 2.0
 # A change more than DECISIVE_MARGIN × its noise is decided however wide that noise is next
 # to the threshold: the noise would have to be underestimated twice over for the machine to

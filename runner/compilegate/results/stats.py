@@ -17,7 +17,7 @@ The bootstrap's interval is its standard error (of the log ratio) times the exac
 quantile for rounds − 1 degrees of freedom, the standard error scaled by √(R/(R−1)): the
 plain percentile interval of a bootstrap over R blocks is too narrow for few blocks (from
 2 rounds it covered the true ratio in about half of simulated runs; this one covers it in
-≥ 90 % from 2 rounds on: tests/unit/test_noise_simulation.py).
+≥ 90 % from 2 rounds on: tests/unit/gate/test_noise_simulation.py).
 
 Across runs (the gate), what one process measures is compared with what another measured
 days earlier. Each process's fastest iteration is its summary there (on a busy machine

@@ -29,7 +29,7 @@ from compilegate.results.location import default_result_path
 from compilegate.results.model import parse
 from repo_helpers import REPO_ROOT
 
-NANOGPT = Path(__file__).parent / "data" / "nanogpt"
+NANOGPT = Path(__file__).parents[1] / "data" / "nanogpt"
 WIDTHS = (80, 100)
 NUMBER = re.compile(r"[−+±(]?[0-9][0-9,.]*(?:[–-][0-9][0-9,.]*\)?)?(?: ?(?:%|ms|s|×|steps))?")
 

@@ -18,7 +18,7 @@ import pytest
 from compilegate.child.diagnostics_report import build_report
 from compilegate.child.dynamo_logs import PathClassifier
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 SITE_PACKAGES = "/venv/lib/python3.11/site-packages"
 PRINT_STEP = "examples/test_steps/print_in_forward.py"
 

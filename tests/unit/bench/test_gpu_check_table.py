@@ -13,7 +13,7 @@ sys.path.insert(0, str(REPO_ROOT / "bench"))
 
 import gpu_check
 
-DOCUMENT = Path(__file__).parent / "data" / "step_bound" / "transformer.json"
+DOCUMENT = Path(__file__).parents[1] / "data" / "step_bound" / "transformer.json"
 
 
 def test_the_counts_and_bounds_of_a_real_run_are_read_and_tabled() -> None:

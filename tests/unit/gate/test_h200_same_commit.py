@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-DATA = Path(__file__).parent / "data" / "h200-2026-12-04"
+DATA = Path(__file__).parents[1] / "data" / "h200-2026-12-04"
 
 
 def unpacked(tmp_path: Path, name: str) -> Path:

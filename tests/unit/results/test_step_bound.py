@@ -19,7 +19,7 @@ from compilegate.results.model import (
 )
 from compilegate.results.step_bound import bound_of
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 
 
 def work(

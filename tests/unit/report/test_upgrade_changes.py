@@ -18,7 +18,7 @@ from compilegate.report.first_screen import TEXT_WIDTH
 from compilegate.report.run_set_text import render_run_set_text
 from compilegate.results.model import parse as document
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "report"
+EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "report"
 OLD, NEW = "2.4.1", "2.13.0"
 TITLE = f"What changed from torch {NEW} to {OLD}, largest first"
 

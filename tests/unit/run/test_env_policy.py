@@ -136,7 +136,7 @@ def minimal_baseline() -> dict:
     """A schema-valid baseline whose step `train` recorded `env: [HF_HOME]`."""
     import sys
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from gate_docs import result, step
 
     document = result(step(name="train"))

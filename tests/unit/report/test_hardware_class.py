@@ -28,7 +28,7 @@ from compilegate.report.note_words import note_words
 from compilegate.report.row_words import row_message
 from compilegate.results.model import parse
 
-CPU_RUN = Path(__file__).parent / "data" / "step_bound" / "transformer.json"
+CPU_RUN = Path(__file__).parents[1] / "data" / "step_bound" / "transformer.json"
 H200 = "NVIDIA H200 ×1"
 CPU = "CPU AMD EPYC (2 cores)"
 
