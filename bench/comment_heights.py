@@ -25,7 +25,7 @@ import tempfile
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-for folder in ("tests", "tests/unit", "tests/browser"):
+for folder in ("tests", "tests/unit", "tests/unit/report", "tests/browser"):
     sys.path.insert(0, str(REPO_ROOT / folder))
 
 from render_comment import COLUMN_PX, find_chromium, render  # noqa: E402

@@ -4,7 +4,7 @@ docs/reference/cli.md from compilegate's own argparse parser.
     python scripts/gen_reference.py           # rewrite both pages
     python scripts/gen_reference.py --check   # exit 1, naming the page, when one is stale
 
-The pages are committed; tests/unit/test_reference_docs.py regenerates them in memory and
+The pages are committed; tests/contract/test_docs.py regenerates them in memory and
 fails when they differ, so a new key or flag cannot land without its reference line.
 Defaults the schema does not state come from the config model (config/model.py), the same
 values the loader fills in.

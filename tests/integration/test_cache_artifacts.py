@@ -11,7 +11,8 @@ recommends.
 
 Regional compilation (`regional`): one more process compiles each of the two blocks in
 place and times it against eager; the variant's `regional` says which blocks, its compile
-seconds and step times. (A model with nothing repeated: tests/unit/results/test_regional_blocks.py.)"""
+seconds and step times. (A model with nothing repeated:
+tests/unit/results/test_regional_blocks.py.)"""
 
 from __future__ import annotations
 

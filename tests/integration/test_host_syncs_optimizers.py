@@ -6,7 +6,8 @@ not the syncs; a user's `.item()` in the loss is one, named at its line.
 
 Adam(capturable=True) cannot step on a CPU (torch 2.13: "params and state_steps must be on
 supported devices: cuda, xpu, hpu, privateuseone, xla"): its rule, a capturable group's
-counter is never left out, is checked on the classification (tests/unit/child/test_host_syncs_on_cpu.py).
+counter is never left out, is checked on the classification
+(tests/unit/child/test_host_syncs_on_cpu.py).
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 threads chosen for the machine the measuring interpreter runs on, a comment above every key.
 
 Only text is made here (the CLI probes the machine and writes the file); the text is valid
-against schemas/config.schema.json and loads with config/loading.py (tests/unit/config/test_init.py).
+against schemas/config.schema.json and loads with config/loading.py
+(tests/unit/config/test_init.py).
 """
 
 from __future__ import annotations

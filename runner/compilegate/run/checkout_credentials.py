@@ -20,7 +20,7 @@ worktree's, and every other checkout in the work tree (actions/checkout with `pa
 subfolder), each by the same hardened call. `git config --list` runs nothing a config names
 (no fsmonitor, hook, pager, ssh or credential helper: it only reads files, includes
 included), and each git directory read was made by git or the workflow, never committed:
-tests/unit/test_checkout_credentials.py plants every command-naming key there and sees none
+tests/integration/test_checkout_credentials.py plants every command-naming key there and sees none
 run. Only the repositories' scopes count (`local`, `worktree`, and what they include): the
 runner's system and global config are the operator's, never mounted into a container.
 A credential is:
