@@ -7,9 +7,8 @@
 # `docker` or `old_torch` (the engine building images and starting containers; the older
 # torch's runs) or `lane_beside` (tests/integration/test_distributed.py, both torches), and
 # everything else. A clean-clone CI run at fca64cc, before `lane_beside`, took 36.5 min in
-# the rest and 29.1 min in the docker/old-torch lane; the distributed tests' current torch
-# took ~3.7 min of the first. One pytest alone left about a
-# third of the two CPUs idle (load average 1.1-1.5). The first lane's log is printed when
+# the rest and 29.1 min in the docker/old-torch lane; at 3b8a56c, with it, 34.3 and 33.4 min.
+# One pytest alone left about a third of the two CPUs idle (load average 1.1-1.5). The first lane's log is printed when
 # both are done; each lane's exit 5 is a failure too. Any other value: one process.
 set -uo pipefail
 python="$1"; shift
