@@ -49,11 +49,13 @@ def note_words(note: Note) -> str:
             f"(`{class_baseline_name('BASELINE.json', note.current_class)}`)"
         )
     if isinstance(note, ProbeOverruledNote):
-        said = ", ".join(_CLASS_FIELD_NAMES.get(name, name) for name in note.fields)
+        names = [_CLASS_FIELD_NAMES.get(name, name) for name in note.fields]
+        said = " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
+        differ = "differ" if len(names) > 1 else "differs"
         return (
-            f"the measuring interpreter reported another {said} than compilegate read on this "
-            "machine; the result records compilegate's reading, and the baseline and what is "
-            "judged follow it (a pull request's packages run in that interpreter)"
+            f"the {said} the measuring interpreter reported {differ} from what compilegate "
+            "read on this machine; the result records compilegate's reading, and the baseline "
+            "and what is judged follow it (a pull request's packages run in that interpreter)"
         )
     if isinstance(note, EnvironmentDifferenceNote):
         return _difference_words(note)

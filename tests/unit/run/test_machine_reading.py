@@ -103,9 +103,14 @@ def test_the_comparison_says_which_fields_the_probe_reported_otherwise() -> None
         step(variants=[variant()]), env={**environment(), "probe_overruled": ["cpu_model"]}
     )
     assert not [w for w in notes_words(judge_documents(honest, honest).notes) if "reported" in w]
+    both = {**environment(), "probe_overruled": ["gpu_name", "gpu_count", "cpu_model"]}
+    said_of_three = notes_words(judge_documents(honest, result(step(), env=both)).notes)
+    assert any(
+        w.startswith("the GPU model, GPU count and CPU model the measuring") for w in said_of_three
+    )
     said = [w for w in notes_words(judge_documents(honest, overruled).notes) if "reported" in w]
     assert said == [
-        "the measuring interpreter reported another CPU model than compilegate read on this "
-        "machine; the result records compilegate's reading, and the baseline and what is "
-        "judged follow it (a pull request's packages run in that interpreter)"
+        "the CPU model the measuring interpreter reported differs from what compilegate read "
+        "on this machine; the result records compilegate's reading, and the baseline and what "
+        "is judged follow it (a pull request's packages run in that interpreter)"
     ]
