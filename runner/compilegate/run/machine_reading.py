@@ -60,27 +60,21 @@ class MachineReading:
         return out
 
 
-@dataclass(frozen=True)
-class Gpus:
-    """NVML's view of this machine's GPUs: how many, and the name of each by index."""
-
-    names: tuple[str, ...]
-
-
 def read_machine(
     visible_gpus: Callable[[int], tuple[int, ...]],
     *,
     cpuinfo: Path = Path("/proc/cpuinfo"),
-    gpus: Callable[[], Gpus] | None = None,
+    gpus: Callable[[], tuple[str, ...]] | None = None,
 ) -> MachineReading:
     """This machine's class fields. `visible_gpus(total)`: the indices of NVML's `total` GPUs
-    the children are given (Launcher.visible_gpus); `gpus`: NVML's view (nvml_gpus)."""
-    found = (gpus or nvml_gpus)()
-    given = [i for i in visible_gpus(len(found.names)) if 0 <= i < len(found.names)]
+    the children are given (Launcher.visible_gpus); `gpus`: NVML's GPU names by index
+    (nvml_gpus)."""
+    names = (gpus or nvml_gpus)()
+    given = [i for i in visible_gpus(len(names)) if 0 <= i < len(names)]
     cpu = cpu_model(cpuinfo)
     if not given:
         return MachineReading("cpu", None, 0, cpu, os.cpu_count())
-    return MachineReading("cuda", found.names[given[0]], len(given), cpu, os.cpu_count())
+    return MachineReading("cuda", names[given[0]], len(given), cpu, os.cpu_count())
 
 
 def reading_for(launcher: Any) -> MachineReading:
@@ -88,26 +82,27 @@ def reading_for(launcher: Any) -> MachineReading:
     return read_machine(lambda total: gpus_given(launcher, total))
 
 
-def nvml_gpus() -> Gpus:
-    """The GPUs NVML lists, in its order (CUDA's too under CUDA_DEVICE_ORDER=PCI_BUS_ID, and
-    for one GPU always); none where NVML cannot start (no driver: a CPU machine)."""
+def nvml_gpus() -> tuple[str, ...]:
+    """The names of the GPUs NVML lists, in its order (CUDA's too under
+    CUDA_DEVICE_ORDER=PCI_BUS_ID, and for one GPU always); none where NVML cannot start (no
+    driver: a CPU machine)."""
     try:
         import pynvml
     except ImportError:
-        return Gpus(())
+        return ()
     try:
         pynvml.nvmlInit()
     except pynvml.NVMLError:
-        return Gpus(())
+        return ()
     try:
         count = pynvml.nvmlDeviceGetCount()
         names = []
         for index in range(count):
             name = pynvml.nvmlDeviceGetName(pynvml.nvmlDeviceGetHandleByIndex(index))
             names.append(name.decode() if isinstance(name, bytes) else str(name))
-        return Gpus(tuple(names))
+        return tuple(names)
     except pynvml.NVMLError:
-        return Gpus(())
+        return ()
     finally:
         pynvml.nvmlShutdown()
 

@@ -15,7 +15,6 @@ from compilegate.child.environment import cpu_model as probes_cpu_model
 from compilegate.results.machine import MachineFingerprint
 from compilegate.results.model import Environment, part_of
 from compilegate.run.machine_reading import (
-    Gpus,
     MachineReading,
     cpu_model,
     cuda_visible,
@@ -50,7 +49,7 @@ def _no_uname(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_an_honest_probe_is_kept_and_nothing_is_overruled() -> None:
-    reading = read_machine(lambda total: tuple(range(total)), gpus=lambda: Gpus(()))
+    reading = read_machine(lambda total: tuple(range(total)), gpus=lambda: ())
     assert reading.device == "cpu" and reading.gpu_count == 0
     assert reading.cpu_count == os.cpu_count()
     probe = honest_probe(reading)
@@ -58,7 +57,7 @@ def test_an_honest_probe_is_kept_and_nothing_is_overruled() -> None:
 
 
 def test_a_probe_naming_another_cpu_is_overruled_and_the_class_is_this_machines() -> None:
-    reading = read_machine(lambda total: (), gpus=lambda: Gpus(()))
+    reading = read_machine(lambda total: (), gpus=lambda: ())
     forged = {**honest_probe(reading), "cpu_model": "Forged CPU 9000", "cpu_count": 96}
     environment = part_of(Environment, reading.applied(forged))
     assert environment.probe_overruled == ("cpu_model", "cpu_count")
@@ -68,7 +67,7 @@ def test_a_probe_naming_another_cpu_is_overruled_and_the_class_is_this_machines(
 
 
 def test_a_probe_hiding_its_gpu_is_overruled_with_the_gpus_the_children_are_given() -> None:
-    gpus = Gpus(("NVIDIA H100 80GB HBM3", "NVIDIA H100 80GB HBM3", "NVIDIA H200"))
+    gpus = ("NVIDIA H100 80GB HBM3", "NVIDIA H100 80GB HBM3", "NVIDIA H200")
     reading = read_machine(lambda total: (2,), gpus=lambda: gpus)
     assert (reading.device, reading.gpu_name, reading.gpu_count) == ("cuda", "NVIDIA H200", 1)
     forged = {**honest_probe(reading), "device": "cpu", "gpu_name": None, "gpu_count": 0}
@@ -114,3 +113,27 @@ def test_the_comparison_says_which_fields_the_probe_reported_otherwise() -> None
         "on this machine; the result records compilegate's reading, and the baseline and what "
         "is judged follow it (a pull request's packages run in that interpreter)"
     ]
+
+
+@pytest.mark.parametrize(
+    ("gpus", "host_env", "seen"),
+    [
+        (None, {}, ()),
+        ("all", {}, (0, 1, 2, 3)),
+        ("2", {}, (0, 1)),
+        ("device=1,3", {}, (1, 3)),
+        ("device=1,3", {"CUDA_VISIBLE_DEVICES": "1"}, (3,)),  # inside: the container's second
+        ("all", {"CUDA_VISIBLE_DEVICES": ""}, ()),
+    ],
+)
+def test_a_containers_children_see_the_gpus_its_device_requests_give(
+    gpus: str | None, host_env: dict, seen: tuple
+) -> None:
+    from compilegate.containers.child_launcher import ContainerLauncher
+    from compilegate.containers.docker_backend import parse_gpus
+    from compilegate.run.machine_reading import gpus_given
+
+    launcher = ContainerLauncher(
+        None, "compilegate:torch-2.13.0", device_requests=parse_gpus(gpus), host_env=host_env
+    )
+    assert gpus_given(launcher, 4) == seen
