@@ -21,7 +21,7 @@ from ..gate.judges.speed_facts import NotJudged
 from ..gate.run_set import RunSetVerdict, VersionOutcome
 from ..gate.verdict import NOISE_FROM_HISTORY, REFRESH_TEMPLATE, MetricVerdict
 from . import wording as w
-from .row_cells import PER_YARDSTICK, YARDSTICK_UNIT, judged_change
+from .row_cells import PER_YARDSTICK, YARDSTICK_UNIT, change_text, judged_change
 from .row_words.speed import not_judged_reason, not_judged_why
 from .wording import and_list as _and
 
@@ -188,7 +188,7 @@ def _unjudged_step_times(version: VersionOutcome) -> tuple[str, str] | None:
 def _changes(rows: list[MetricVerdict]) -> str:
     """`+57 %, p25 +83 %`: the changes judged (row_cells.judged_change), `per yardstick`
     said once for the version where every one is in yardstick units."""
-    said = [("p25 " if row.metric.endswith("_p25") else "") + w.change_text(row) for row in rows]
+    said = [("p25 " if row.metric.endswith("_p25") else "") + change_text(row) for row in rows]
     if any(r.unit == YARDSTICK_UNIT for r in rows) and not all(
         r.unit == YARDSTICK_UNIT for r in rows
     ):

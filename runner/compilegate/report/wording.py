@@ -1,5 +1,6 @@
-"""Words and numbers for the reader: metric names, variant names, icons, and numbers rounded to
-what their noise supports. Shared by the PR comment and the terminal, so both say the same.
+"""Words and numbers for the reader: metric names, variant names, icons, speedups and step
+counts. Shared by the PR comment and the terminal, so both say the same. A gate row's own
+numbers (its values rounded to their noise, change, limit, noise) are row_cells.py's.
 
 Icons have one meaning each, in the comment and in the terminal:
 
@@ -17,21 +18,14 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from typing import Any
 
 from ..gate.run_set import VersionOutcome
 from ..gate.verdict import VERDICT_EXIT_CODES, MetricVerdict
-from ..results.formats import format_bytes
 from ..results.model import Variant
 
 FAIL_ICON = "❌"
 LOOK_ICON = "⚠️"
 ICON_LEGEND = f"{FAIL_ICON} fails the job · {LOOK_ICON} does not fail it, but needs a look"
-# A row's noise too wide for its threshold cannot decide it (MetricVerdict.decidable);
-# a row without a threshold, beyond this 95 % half-width.
-UNJUDGEABLE_NOISE_PCT = 50.0
-TOO_NOISY = "too noisy to judge"
-
 # metric -> what a reader calls it
 METRIC_NAMES = {
     "speedup": "speedup vs eager",
@@ -248,30 +242,6 @@ def plain_torch(version: object) -> str:
 # -- numbers ------------------------------------------------------------------------------
 
 
-def decimals_for(uncertainty: float | None, *, least: int = 0, most: int = 3) -> int:
-    """Decimal places whose last digit is about the size of `uncertainty`."""
-    if uncertainty is None or not math.isfinite(uncertainty) or uncertainty <= 0:
-        return most
-    return max(least, min(most, -math.floor(math.log10(uncertainty))))
-
-
-def noise_words(noise_pct: float | None, decidable: bool | None = None) -> str:
-    """`±7.4 %`, `±46 %`, `±46 % (too noisy to judge)`, or `not measured`. Too noisy is
-    what the gate said (`decidable` False: too wide to decide the row's threshold, and the
-    change not beyond twice the noise), so such a row is never a failure; for a row
-    without a threshold (`decidable` None), beyond ±50 %."""
-    if noise_pct is None:
-        return "not measured"
-    number = f"±{noise_pct:.1f} %" if noise_pct < 10 else f"±{noise_pct:.0f} %"
-    if decidable is None:
-        too_noisy = noise_pct >= UNJUDGEABLE_NOISE_PCT
-    else:
-        too_noisy = not decidable
-    if too_noisy:
-        return f"{number} ({TOO_NOISY})"
-    return number
-
-
 # A speedup bound beyond this is shown as `100+`: one process on a loaded machine gave
 # "46.7× (0.0–833561164265529984.0)", an interval that bounds nothing.
 SPEEDUP_BOUND_SHOWN = 100.0
@@ -298,116 +268,6 @@ def speed_words(low: float | None, high: float | None) -> str:
     if low > 1:
         return "faster"
     return "no clear gain"
-
-
-def change_text(row: MetricVerdict) -> str:
-    """`+270 %`, `−8.6 %`, `+2`, or `-`, rounded to the noise the row was judged on."""
-    if row.change is None:
-        return "-"
-    if row.change_unit != "pct":
-        return f"{row.change:+.0f}"
-    noise = row.noise_pct
-    places = 0 if abs(row.change) >= 100 or (noise is not None and noise >= 2) else 1
-    return f"{row.change:+.{places}f} %".replace("-", "−")
-
-
-def threshold_text(row: MetricVerdict) -> str:
-    """What a row's change was allowed to be: `−5 %` (a drop), `+25 %` (growth), `+0` (a
-    count that may not grow: said like the change beside it, `+1`, and narrow enough that
-    a first-screen table with a torch column does not wrap)."""
-    if row.direction == "must_pass":
-        return "must pass"
-    if row.threshold is None:
-        return "-"
-    if row.change_unit != "pct":
-        return f"+{row.threshold:g}"
-    sign = "−" if row.direction == "higher_is_better" else "+"
-    return f"{sign}{row.threshold:g} %"
-
-
-def value_text(value: Any, unit: str | None, noise_pct: float | None = None) -> str:
-    """A row value in the reader's unit, rounded to its noise: `6.9 ms`, `59.9 s`, `3`."""
-    if value is None:
-        return "-"
-    if isinstance(value, str):
-        return value
-    number = float(value)
-    if unit in TIMED_SUFFIXES:
-        places = _places_shown(number, unit, noise_pct)
-        said = f"{number:.3g}" if places is None else f"{number:.{places}f}"
-        return f"{said}{TIMED_SUFFIXES[unit]}"
-    if unit == "bytes":
-        return format_bytes(number)
-    if unit == "count":
-        return f"{number:.0f}"
-    return f"{number:g}"
-
-
-# The units value_text rounds to decimal places, and what it writes after the number.
-TIMED_SUFFIXES = {"x": "×", "ms": " ms", "s": " s"}
-
-
-def _places_shown(number: float, unit: str | None, noise_pct: float | None) -> int | None:
-    """The decimal places value_text shows `number` with, in a unit of TIMED_SUFFIXES: to
-    its noise; None: three significant digits (milliseconds under 10 without a noise)."""
-    if unit == "x":
-        spread = abs(number) * noise_pct / 100 if noise_pct else None
-        return decimals_for(spread, least=1, most=2)
-    if unit == "ms":
-        if noise_pct:
-            return decimals_for(abs(number) * noise_pct / 100, most=3)
-        return None if number < 10 else 1
-    return 1 if number < 100 else 0
-
-
-def _joint_places(base: Any, cur: Any, unit: str | None, noise_pct: float | None) -> int | None:
-    """The decimal places values_text shows both sides with, alike (a speedup or a time
-    with its noise: to the noise of the larger); None where each side is rounded alone."""
-    numbers = [abs(float(v)) for v in (base, cur) if isinstance(v, (int, float))]
-    if unit in ("x", "ms") and noise_pct and numbers:
-        spread = max(numbers) * noise_pct / 100
-        least = 1 if unit == "x" else 0
-        return decimals_for(spread, least=least, most=2 if unit == "x" else 3)
-    return None
-
-
-def values_text(base: Any, cur: Any, unit: str | None, noise_pct: float | None) -> str:
-    """`16.2 s → 59.9 s`: both sides rounded alike, to the noise of the larger."""
-    places = _joint_places(base, cur, unit, noise_pct)
-    if places is not None:
-        suffix = TIMED_SUFFIXES[str(unit)]
-        shown = [
-            f"{float(v):.{places}f}{suffix}" if isinstance(v, (int, float)) else value_text(v, unit)
-            for v in (base, cur)
-        ]
-        return " → ".join(shown)
-    return f"{value_text(base, unit, noise_pct)} → {value_text(cur, unit, noise_pct)}"
-
-
-def values_rounded(
-    base: float, cur: float, unit: str, noise_pct: float | None
-) -> tuple[float, float] | None:
-    """The two numbers values_text shows, as it rounds them (a unit of TIMED_SUFFIXES);
-    None where it writes one in exponent notation (three significant digits of a tiny
-    number)."""
-    places = _joint_places(base, cur, unit, noise_pct)
-    if places is not None:
-        return round(float(base), places), round(float(cur), places)
-    rounded = [_rounded(float(value), unit, noise_pct) for value in (base, cur)]
-    if rounded[0] is None or rounded[1] is None:
-        return None
-    return rounded[0], rounded[1]
-
-
-def _rounded(number: float, unit: str, noise_pct: float | None) -> float | None:
-    places = _places_shown(number, unit, noise_pct)
-    if places is not None:
-        return round(number, places)
-    if not number or not math.isfinite(number):
-        return number
-    if abs(number) < 1e-4:
-        return None  # `1.23e-05`: not a number a reader compares
-    return round(number, 2 - math.floor(math.log10(abs(number))))
 
 
 def steps_text(value: float | None) -> str:
