@@ -127,8 +127,8 @@ def re_recorded(result: dict[str, Any], busy: bool) -> dict[str, Any]:
 def sentences(result: dict[str, Any]) -> dict[str, Any]:
     """Each step's decision in full and each unsteady cause in full, as this checkout says
     them."""
-    from compilegate.report.details import decisions
     from compilegate.report.health_words import said
+    from compilegate.report.version_said import decisions
     from compilegate.results.model import parse
     from compilegate.results.run_health import unsteady_causes
 

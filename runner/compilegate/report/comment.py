@@ -4,7 +4,8 @@
     first screen    report/first_screen/: the headline sentence, commits, torch versions,
                     runner and links, one row per version × step, every failing and
                     inconclusive row, what to do — everything before the first <details>
-    details         report/details.py, one <details> per version holding a <details> for
+    details         report/details.py, one <details> per version (its variants and gate
+                    rows worded once, report/version_said.py) holding a <details> for
                     each of: every variant, every gate row, graph breaks and recompiles,
                     numerics, environment, how to reproduce, and the stored runs' trend
                     (report/trend.py)
@@ -23,6 +24,7 @@ from .details import Section, version_block, version_details
 from .escape import inert
 from .first_screen import FirstScreen
 from .links import LinkContext
+from .version_said import said_version
 
 __all__ = ["COMMENT_LIMIT_CHARS", "LinkContext", "render_comment"]
 
@@ -49,7 +51,8 @@ def render_comment(
     head = [*([marker] if marker else []), FirstScreen.of(run_set, links).markdown()]
     sections: list[Section] = []
     for version in run_set.versions:
-        sections.extend(version_details(version, run_set, links))
+        said = said_version(version, run_set)
+        sections.extend(version_details(version, said, run_set, links))
     kept, dropped = _fit(head, sections, limit_chars, len(run_set.versions))
     parts = ["\n".join(head)]
     for version in run_set.versions:

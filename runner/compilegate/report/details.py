@@ -4,61 +4,31 @@ notes, the environment, and the commands that reproduce the run from a clean che
 is a section of its own, inside one `<details>` per version (`version_block`), so a closed
 comment shows one line per version.
 
-Tables drop columns that are the same on every row and say the value once below, so they fit
-the 780 px conversation column. Every string that came from user code or torch goes through
-report/escape.py.
+The variants and the gate rows are laid out as version_said.py words them, once for the
+comment and the terminal alike; nothing here words a row. Tables drop columns that are the
+same on every row and say the value once below, so they fit the 780 px conversation column.
+Every string that came from user code or torch goes through report/escape.py.
 """
 
 from __future__ import annotations
 
-import re
-import shlex
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..gate.run_set import RunSetVerdict, VersionOutcome
-from ..gate.verdict import sorted_by_severity
-from ..results.formats import format_bytes
-from ..results.model import (
-    BreakSite,
-    Environment,
-    NumericsStatus,
-    ResultDocument,
-    Step,
-    Variant,
-)
+from ..results.model import BreakSite, NumericsStatus, ResultDocument, Step
 from . import wording as w
 from .compile_time_words import COMPILE_COLUMN
-from .decision_words import decision_sentence
-from .distributed_words import distributed_sentence
 from .escape import cell, inert, with_code
-from .lever_words import lever_sentence
 from .links import LinkContext
-from .note_words import note_words
-from .row_cells import ROW_HEADER, row_cells
-from .row_words import row_message
-from .row_words.looks import passes_with_a_look
-from .row_words.numerics_reference import numerics_cell
-from .row_words.numerics_reference import step_notes as numerics_notes
-from .speeds import variant_pays_off, variant_speed
-from .step_bound_words import bound_sentence
+from .row_cells import ROW_HEADER
 from .tables import markdown_table
 from .trend import trend_markdown
+from .version_said import VARIANT_HEADER, VariantsSaid, VersionSaid, config_argument
 
 WORST_TENSORS_SHOWN = 3
 SITES_SHOWN = 20
-VARIANT_HEADER = (
-    "step · variant",
-    "compiled vs eager",
-    "compile",
-    "pays off after",
-    "graph breaks, recompiles",
-    "numerics",
-    "peak memory",
-)
-COMPILE_AT = VARIANT_HEADER.index("compile")
-_SAFE_ARG = re.compile(r"^[A-Za-z0-9_./+=-]+$")
 
 
 # What each kind of section holds, as the version's summary line lists it.
@@ -98,15 +68,17 @@ def version_block(label: str, sections: Sequence[Section]) -> str:
 
 
 def version_details(
-    version: VersionOutcome, run_set: RunSetVerdict, links: LinkContext
+    version: VersionOutcome, said: VersionSaid | None, run_set: RunSetVerdict, links: LinkContext
 ) -> list[Section]:
+    """The version's sections: its variants and gate rows as `said` words them
+    (version_said.py), the rest from its document."""
     name = inert(version.label)
-    if version.document is None:
+    if version.document is None or said is None:
         return []
     steps = version.document.steps
-    out = [details("table", f"{name}: every variant", variant_table_markdown(steps))]
+    out = [details("table", f"{name}: every variant", variant_table_markdown(said.variants))]
     if version.verdict is not None:
-        out.append(details("verdicts", f"{name}: every gate row", gate_rows_markdown(version)))
+        out.append(details("verdicts", f"{name}: every gate row", gate_rows_markdown(said)))
         trend = trend_markdown(run_set.baseline, version.document)
         if trend:
             out.append(details("trend", f"{name}: step times over the stored runs", trend))
@@ -122,92 +94,11 @@ def version_details(
     if offer:
         out.append(details("bisect", f"{name}: find the commit that moved a count", offer))
     out.append(details("environment", f"{name}: environment", _environment(version.document)))
-    out.append(details("reproduce", f"{name}: reproduce locally", reproduce(version, run_set)))
+    out.append(details("reproduce", f"{name}: reproduce locally", reproduce(said, run_set)))
     return [Section(s.kind, s.text, version.label) for s in out]
 
 
 # -- the variant table ----------------------------------------------------------------------
-
-
-def variant_rows(steps: Sequence[Step]) -> list[list[str]]:
-    rows = []
-    for step in steps:
-        if step.failed and not step.variants:
-            rows.append([step.name, "failed (below)", *["-"] * 5])
-        for variant in step.variants:
-            rows.append(_variant_row(step, variant))
-    return rows
-
-
-def decisions(steps: Sequence[Step]) -> list[tuple[str, str]]:
-    """(step, the decision in full: decision_words.py) for every step that has one."""
-    return _sentences(steps, decision_sentence)
-
-
-def bounds(steps: Sequence[Step]) -> list[tuple[str, str]]:
-    """(step, what bounds it) for every step whose recommendation says (step_bound_words)."""
-    return _sentences(steps, bound_sentence)
-
-
-def numerics_fallbacks(steps: Sequence[Step]) -> list[tuple[str, str]]:
-    """(step · variants, why its numerics had no float64 reference and what they compared
-    instead) for every such check (row_words/numerics_reference.py)."""
-    return [
-        (f"{step.name} · {ids}", words)
-        for step in steps
-        if not step.failed
-        for ids, words in numerics_notes(step)
-    ]
-
-
-def levers(steps: Sequence[Step]) -> list[tuple[str, str]]:
-    """(step, what each compile lever cost) for every step that measured one (lever_words)."""
-    return _sentences(steps, lever_sentence)
-
-
-def distributed(steps: Sequence[Step]) -> list[tuple[str, str]]:
-    """(step, how its ranks ran and compiled) for every distributed step (distributed_words)."""
-    return _sentences(steps, distributed_sentence)
-
-
-def _sentences(
-    steps: Sequence[Step], sentence_of: Callable[[Step], str | None]
-) -> list[tuple[str, str]]:
-    """(step, its sentence) for every step that did not fail and has one."""
-    found = ((step.name, None if step.failed else sentence_of(step)) for step in steps)
-    return [(name, sentence) for name, sentence in found if sentence]
-
-
-def failures(steps: Sequence[Step]) -> list[tuple[str, str]]:
-    """(where, error) for every step and variant that failed to run."""
-    out = []
-    for step in steps:
-        if step.failed and not step.variants:
-            out.append((step.name, step.error or "error"))
-        for variant in step.variants:
-            if variant.failed:
-                out.append((f"{step.name} · {w.variant_name(variant)}", variant.error or "error"))
-    return out
-
-
-def _variant_row(step: Step, variant: Variant) -> list[str]:
-    name = f"{step.name} · {w.variant_name(variant)}"
-    if variant.failed:
-        return [name, "failed (below)", *["-"] * 5]
-    speed = variant_speed(step, variant)
-    compile_s = variant.compile_s
-    breaks = variant.graph_breaks.count if variant.graph_breaks is not None else "-"
-    recompiles = variant.recompiles.count if variant.recompiles is not None else "-"
-    peak = variant.peak_bytes
-    return [
-        name,
-        f"{speed.text()}: {speed.words()}" if speed else "-",
-        f"{compile_s:.1f} s" if compile_s is not None else "-",
-        variant_pays_off(step, variant, speed),
-        f"{breaks}, {recompiles}",
-        numerics_cell(variant.numerics),
-        "n/a (CPU)" if peak is None else format_bytes(peak),
-    ]
 
 
 def drop_constant_columns(
@@ -224,28 +115,28 @@ def drop_constant_columns(
     return [header[i] for i in kept], [[r[i] for i in kept] for r in rows], said
 
 
-def variant_table_markdown(steps: Sequence[Step]) -> str:
-    rows = variant_rows(steps)
+def variant_table_markdown(variants: VariantsSaid) -> str:
+    rows = [list(row) for row in variants.rows]
     if not rows:
         return "_No variants measured._"
     header, body, said = drop_constant_columns(VARIANT_HEADER, rows)
     lines = markdown_table(header, [[cell(c) for c in r] for r in body])
     if said:
         lines += ["", inert("Same on every row: " + "; ".join(said) + ".")]
-    if any(row[COMPILE_AT] != "-" for row in rows):
+    if variants.compiled:
         lines += ["", COMPILE_COLUMN]
-    decided = decisions(steps)
+    decided = variants.decisions
     if decided:
         lines += ["", *(f"- {inert(name)}: {inert(text, max_chars=500)}" for name, text in decided)]
-    for name, text in numerics_fallbacks(steps):
+    for name, text in variants.numerics_fallbacks:
         lines.append(f"- {inert(name)}: {inert(text, max_chars=500)}")
-    for name, text in bounds(steps):
+    for name, text in variants.bounds:
         lines.append(f"- {inert(name)}, what bounds it: {inert(text, max_chars=500)}")
-    for name, text in levers(steps):
+    for name, text in variants.levers:
         lines.append(f"- {inert(name)}, compile from: {inert(text, max_chars=500)}")
-    for name, text in distributed(steps):
+    for name, text in variants.distributed:
         lines.append(f"- {inert(name)}, distributed: {inert(text, max_chars=500)}")
-    failed = failures(steps)
+    failed = variants.failures
     if failed:
         lines += [
             "",
@@ -257,29 +148,14 @@ def variant_table_markdown(steps: Sequence[Step]) -> str:
 # -- every gate row -------------------------------------------------------------------------
 
 
-def gate_rows(version: VersionOutcome) -> list[list[str]]:
-    assert version.verdict is not None
-    rows = []
-    for row in sorted_by_severity(version.verdict.verdicts):
-        # a failed step's or variant's why is in the messages under the table, full width
-        cells = list(row_cells(version, row, False, why_below=True))
-        if row.metric not in ("step", "variant"):
-            cells[1] = w.metric_name(row.metric)
-        icon = w.icon(row.verdict) or (w.LOOK_ICON if passes_with_a_look(row) else "")
-        verdict = f"{icon} {w.verdict_word(row.verdict)}".strip()
-        rows.append([*cells, verdict if w.gated(row) else "reported, not gated"])
-    return rows
-
-
-def gate_rows_markdown(version: VersionOutcome) -> str:
-    assert version.verdict is not None
-    notes = [f"> {inert(note_words(n), max_chars=500)}" for n in version.verdict.notes]
-    rows = gate_rows(version)
-    table = markdown_table((*ROW_HEADER, "verdict"), [[cell(c) for c in r] for r in rows])
+def gate_rows_markdown(said: VersionSaid) -> str:
+    notes = [f"> {inert(note, max_chars=500)}" for note in said.notes]
+    rows = said.gate_rows
+    table = markdown_table((*ROW_HEADER, "verdict"), [[cell(c) for c in r.cells] for r in rows])
     messages = [
-        f"- {inert(w.row_subject(r))}: {with_code(row_message(r), max_chars=400)}"
-        for r in sorted_by_severity(version.verdict.verdicts)
-        if r.verdict != "pass"
+        f"- {inert(r.subject)}: {with_code(r.message, max_chars=400)}"
+        for r in rows
+        if r.message is not None
     ]
     return "\n".join(
         [*notes, *([""] if notes else []), *table, *([""] if messages else []), *messages]
@@ -394,44 +270,11 @@ def _bisect_offer(version: VersionOutcome, links: LinkContext) -> str | None:
 
     if version.verdict is None or version.document is None:
         return None
-    config_ref = version.document.config
-    config = (config_ref.path if config_ref is not None else None) or "compilegate.yml"
-    config = config if _SAFE_ARG.match(config) and ".." not in config else "compilegate.yml"
-    return bisect_offer(version.verdict, links, config)
+    return bisect_offer(version.verdict, links, config_argument(version.document))
 
 
-def reproduce_commands(version: VersionOutcome, run_set: RunSetVerdict) -> list[str]:
-    """Shell lines that measure this version again from a clean checkout of the measured
-    commit and judge it against the same baseline. Only arguments that are plain paths or
-    versions are written; anything else becomes the documented default."""
-    document = version.document
-    env = document.environment if document is not None else Environment()
-    config_ref = document.config if document is not None else None
-    config = (config_ref.path if config_ref is not None else None) or "compilegate.yml"
-    config = config if _SAFE_ARG.match(config) and ".." not in config else "compilegate.yml"
-    commit = env.commit or ""
-    torch = (env.torch or "").split("+")[0]
-    lines = []
-    if re.fullmatch(r"[0-9a-f]{7,64}", commit):
-        lines.append(f"git checkout {commit}")
-    run = ["compilegate", "run", "--config", config, "--out", "result.json"]
-    if torch and _SAFE_ARG.match(torch):
-        lines.append(
-            f'python -m venv torch-{torch} && torch-{torch}/bin/pip install "torch=={torch}"'
-        )
-        run += ["--python", f"torch-{torch}/bin/python"]
-    lines.append(shlex.join(run))
-    baseline = run_set.baseline_source
-    if baseline:
-        shown = baseline if _SAFE_ARG.match(baseline) else "baseline.json"
-        lines.append(
-            shlex.join(["compilegate", "compare", "--baseline", shown, "--result", "result.json"])
-        )
-    return lines
-
-
-def reproduce(version: VersionOutcome, run_set: RunSetVerdict) -> str:
-    lines = reproduce_commands(version, run_set)
+def reproduce(said: VersionSaid, run_set: RunSetVerdict) -> str:
+    lines = said.reproduce
     note = ""
     if run_set.baseline_source:
         note = (

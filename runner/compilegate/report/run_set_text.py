@@ -1,6 +1,7 @@
 """A run set for the terminal: the comment's first screen as text, then per version what the
-comment keeps behind <details> — every variant, every gate row with its message, the graph
-breaks and recompiles, the commands that reproduce it. No line is wider than 100 columns,
+comment keeps behind <details> — every variant, every gate row with its message (both as
+version_said.py words them for the comment too), the graph breaks and recompiles, the
+commands that reproduce it. No line is wider than 100 columns,
 except a command, which must stay one line to be copied.
 """
 
@@ -10,30 +11,15 @@ import re
 from collections.abc import Sequence
 
 from ..gate.run_set import RunSetVerdict
-from ..gate.verdict import sorted_by_severity
 from ..results.model import Step
 from . import wording as w
 from .compile_time_words import COMPILE_COLUMN
-from .details import (
-    COMPILE_AT,
-    VARIANT_HEADER,
-    bounds,
-    decisions,
-    distributed,
-    drop_constant_columns,
-    failures,
-    gate_rows,
-    levers,
-    numerics_fallbacks,
-    reproduce_commands,
-    variant_rows,
-)
+from .details import drop_constant_columns
 from .first_screen import TEXT_WIDTH, FirstScreen
 from .links import LinkContext
-from .note_words import note_words
 from .row_cells import ROW_HEADER
-from .row_words import row_message
 from .tables import fit_table, printable, wrap_words
+from .version_said import VARIANT_HEADER, said_version
 
 
 def render_run_set_text(run_set: RunSetVerdict, links: LinkContext | None = None) -> str:
@@ -41,46 +27,41 @@ def render_run_set_text(run_set: RunSetVerdict, links: LinkContext | None = None
     for version in run_set.versions:
         source = version.source if len(version.source) <= 90 else "…" + version.source[-89:]
         lines += ["", f"== {version.label}", f"result: {source}"]
-        if version.document is None:
+        said = said_version(version, run_set)  # None: no document
+        if version.document is None or said is None:
             lines += wrap_words(f"error: {w.version_error(version)}", TEXT_WIDTH)
             continue
         steps = version.document.steps
-        body_rows = variant_rows(steps)
-        header, body, said = drop_constant_columns(VARIANT_HEADER, body_rows)
+        variants = said.variants
+        body_rows = [list(row) for row in variants.rows]
+        header, body, same = drop_constant_columns(VARIANT_HEADER, body_rows)
         lines += ["Every variant:", *fit_table([header, *body], TEXT_WIDTH, indent="  ")]
-        if said:
-            lines += wrap_words("  same on every row: " + "; ".join(said), TEXT_WIDTH)
-        if any(row[COMPILE_AT] != "-" for row in body_rows):
+        if same:
+            lines += wrap_words("  same on every row: " + "; ".join(same), TEXT_WIDTH)
+        if variants.compiled:
             lines += wrap_words(COMPILE_COLUMN, TEXT_WIDTH)
-        for name, text in decisions(steps):
+        for name, text in variants.decisions:
             lines += wrap_words(f"- {name}: {text}", TEXT_WIDTH, hanging="    ")
-        for name, text in numerics_fallbacks(steps):
+        for name, text in variants.numerics_fallbacks:
             lines += wrap_words(f"- {name}: {text}", TEXT_WIDTH, hanging="    ")
-        for name, text in bounds(steps):
+        for name, text in variants.bounds:
             lines += wrap_words(f"- {name}, what bounds it: {text}", TEXT_WIDTH, hanging="    ")
-        for name, text in levers(steps):
+        for name, text in variants.levers:
             lines += wrap_words(f"- {name}, compile from: {text}", TEXT_WIDTH, hanging="    ")
-        for name, text in distributed(steps):
+        for name, text in variants.distributed:
             lines += wrap_words(f"- {name}, distributed: {text}", TEXT_WIDTH, hanging="    ")
-        for where, error in failures(steps):
+        for where, error in variants.failures:
             lines += wrap_words(f"- {where} failed: {error}", TEXT_WIDTH)
-        if version.verdict is not None:
-            for note in version.verdict.notes:
-                lines += wrap_words(f"note: {note_words(note)}", TEXT_WIDTH)
-            lines += [
-                "Every gate row:",
-                *fit_table(
-                    [(*ROW_HEADER, "verdict"), *gate_rows(version)], TEXT_WIDTH, indent="  "
-                ),
-            ]
-            for row in sorted_by_severity(version.verdict.verdicts):
-                if row.verdict != "pass":
-                    lines += wrap_words(f"- {w.row_subject(row)}: {row_message(row)}", TEXT_WIDTH)
+        if said.judged:
+            for note in said.notes:
+                lines += wrap_words(f"note: {note}", TEXT_WIDTH)
+            rows = [(*ROW_HEADER, "verdict"), *(row.cells for row in said.gate_rows)]
+            lines += ["Every gate row:", *fit_table(rows, TEXT_WIDTH, indent="  ")]
+            for row in said.gate_rows:
+                if row.message is not None:
+                    lines += wrap_words(f"- {row.subject}: {row.message}", TEXT_WIDTH)
         lines += _breaks(steps)
-        lines += [
-            "Reproduce:",
-            *(f"  {command}" for command in reproduce_commands(version, run_set)),
-        ]
+        lines += ["Reproduce:", *(f"  {command}" for command in said.reproduce)]
     return printable("\n".join(lines) + "\n")
 
 
