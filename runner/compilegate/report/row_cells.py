@@ -10,9 +10,9 @@ their own change, and the judged change names its unit:
 
     9.51 ms → 9.94 ms (+4.5 %)    +27 % per yardstick    +5 %
 
-A row about a whole step or variant says why, shortened to MESSAGE_CHARS with the location
-at its end (` (at model.py:57)`) kept whole; on the first screen and the terminal, in the
-reasons under the table instead (`why_below`).
+A row about a whole step or variant says its verdict; why is said under the table, full
+width (the first screen's reasons; the details' messages, report/version_said.py), so the
+row's cells never word its sentence.
 
 Compile work is several counts judged together; its row names the count it shows
 (`graphs 1 → 5`), the first in torch's order (graphs, FX nodes, guards, …) that crossed
@@ -26,14 +26,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from dataclasses import dataclass
 from typing import Any
 
 from ..gate.run_set import VersionOutcome
 from ..gate.verdict import MetricVerdict
 from ..results.formats import format_bytes
 from . import wording as w
-from .escape import shortened
-from .row_words import row_message
 from .row_words.compile_cost import count_of_values, counts_past_limit, raw_change_pct
 from .row_words.looks import passes_with_a_look
 from .row_words.speed import raw_ms_as_said
@@ -43,41 +42,60 @@ from .wording import plain_torch
 ROW_HEADER = ("where", "what", "baseline → now", "change", "limit", "noise")
 YARDSTICK_UNIT = "yardsticks"
 PER_YARDSTICK = "per yardstick"
-MESSAGE_CHARS = 160
 
 
-def row_cells(
-    version: VersionOutcome, row: MetricVerdict, several: bool, *, why_below: bool = False
-) -> tuple[str, ...]:
-    """The row's cells (ROW_HEADER), `torch` first when `several`. `why_below`: a step or
-    variant row leaves why it failed to the reasons under the table (first_screen/), which
-    have the full width for it."""
+@dataclass(frozen=True)
+class RowCells:
+    """A gate row's cells (ROW_HEADER, `cells()`), and what another column of a table may
+    say again: the row's icon (❌; ⚠️, also for a pass that needs a look; or none) and
+    `named`, its metric's name (for a step or variant row, its `what`)."""
+
+    subject: str
+    what: str
+    values: str
+    change: str
+    limit: str
+    noise: str
+    icon: str
+    named: str
+
+    def cells(self) -> tuple[str, ...]:
+        return (self.subject, self.what, self.values, self.change, self.limit, self.noise)
+
+
+def row_cells(version: VersionOutcome, row: MetricVerdict, several: bool) -> tuple[str, ...]:
+    """The row's cells (ROW_HEADER), `torch` first when `several`."""
+    torch = plain_torch(version.torch) if version.torch else version.label
+    return ((torch,) if several else ()) + said_cells(row).cells()
+
+
+def said_cells(row: MetricVerdict) -> RowCells:
+    """The row's cells, said once. A step or variant row leaves why it failed to the
+    reasons under the table, which have the full width for it."""
+    # its words first (wording.py), then its numbers
+    subject, verdict_word = w.row_subject(row), w.verdict_word(row.verdict)
+    verdict_icon, metric = w.icon(row.verdict), w.metric_name(row.metric)
+    # ⚠️ also for a passing row whose exact counts moved (row_words/moved_counts.py)
+    icon = verdict_icon or (w.LOOK_ICON if passes_with_a_look(row) else "")
     values = "-"
     count_name = ""
     if row.metric == "compile_work":
         count_name, row = _leading_count(row)
-    if row.metric in ("step", "variant"):  # about the whole step or variant: say why
-        what = f"{w.icon(row.verdict)} {w.verdict_word(row.verdict)}"
-        values = "-" if why_below else shortened(row_message(row), MESSAGE_CHARS)
+    if row.metric in ("step", "variant"):  # about the whole step or variant: why is below
+        what = f"{verdict_icon} {verdict_word}".strip()
+        named = what
     else:
-        # ⚠️ also for a passing row whose exact counts moved (row_words/moved_counts.py)
-        icon = w.icon(row.verdict) or (w.LOOK_ICON if passes_with_a_look(row) else "")
-        what = f"{icon} {w.metric_name(row.metric)}"
+        what = f"{icon} {metric}"
+        named = metric
         if row.baseline is not None or row.current is not None:
             values = reader_values(row)
             values = f"{count_name} {values}" if count_name else values
         if row.change is None and row.verdict != "pass":
-            what += f": {w.verdict_word(row.verdict)}"
-    cells = (
-        w.row_subject(row),
-        what.strip(),
-        values,
-        judged_change(row),
-        threshold_text(row),
-        _noise(row),
+            what += f": {verdict_word}"
+        what = what.strip()
+    return RowCells(
+        subject, what, values, judged_change(row), threshold_text(row), _noise(row), icon, named
     )
-    torch = plain_torch(version.torch) if version.torch else version.label
-    return ((torch,) if several else ()) + cells
 
 
 def _leading_count(row: MetricVerdict) -> tuple[str, MetricVerdict]:

@@ -41,7 +41,7 @@ from .headline import headline_of
 from .health_words import health_line
 from .lever_words import lever_sentence
 from .note_words import note_words, paired_summary
-from .row_cells import MESSAGE_CHARS, ROW_HEADER
+from .row_cells import ROW_HEADER
 from .row_words.numerics_reference import WithoutReference, numerics_cell, of_side, step_fallbacks
 from .row_words.speed import compares_fastest_iterations
 from .speeds import Speed, variant_speed, variant_statistic
@@ -52,6 +52,8 @@ WIDEST = 100
 NARROWEST = 60
 VALUES = ROW_HEADER.index("baseline → now")
 
+# A recorded error's first line at most this long, its location at its end kept whole.
+MESSAGE_CHARS = 160
 SITE = re.compile(r"[\w./-]+\.py:\d+")
 
 

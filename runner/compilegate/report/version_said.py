@@ -33,9 +33,8 @@ from .decision_words import decision_sentence
 from .distributed_words import distributed_sentence
 from .lever_words import lever_sentence
 from .note_words import note_words
-from .row_cells import row_cells
+from .row_cells import said_cells
 from .row_words import row_message
-from .row_words.looks import passes_with_a_look
 from .row_words.numerics_reference import numerics_cell
 from .row_words.numerics_reference import step_notes as numerics_notes
 from .speeds import variant_pays_off, variant_speed
@@ -206,15 +205,14 @@ def gate_rows(version: VersionOutcome, verdict: VerdictReport) -> tuple[GateRowS
     """Every gate row of the version, most severe first, each worded once."""
     rows = []
     for row in sorted_by_severity(verdict.verdicts):
+        said = said_cells(row)
         # a failed step's or variant's why is in the messages under the table, full width
-        cells = list(row_cells(version, row, False, why_below=True))
-        if row.metric not in ("step", "variant"):
-            cells[1] = w.metric_name(row.metric)
-        icon = w.icon(row.verdict) or (w.LOOK_ICON if passes_with_a_look(row) else "")
-        said = f"{icon} {w.verdict_word(row.verdict)}".strip()
-        cells.append(said if w.gated(row) else "reported, not gated")
+        cells = (said.subject, said.named, *said.cells()[2:])
+        verdict_cell = f"{said.icon} {w.verdict_word(row.verdict)}".strip()
+        if not w.gated(row):
+            verdict_cell = "reported, not gated"
         message = row_message(row) if row.verdict != "pass" else None
-        rows.append(GateRowSaid(w.row_subject(row), tuple(cells), message))
+        rows.append(GateRowSaid(said.subject, (*cells, verdict_cell), message))
     return tuple(rows)
 
 

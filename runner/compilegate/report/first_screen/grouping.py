@@ -52,7 +52,7 @@ def attention_rows(run_set: RunSetVerdict) -> tuple[AttentionRow, ...]:
             continue
         for row in sorted_by_severity(version.verdict.verdicts):
             if needs_a_look(row):
-                key = (row.verdict, row_cells(version, row, False, why_below=True))
+                key = (row.verdict, row_cells(version, row, False))
                 versions_of.setdefault(key, []).append(_version_label(version))
                 place_of.setdefault(key, (row.step, row.variant))
     variants_of: dict[tuple[Verdict, str, bool, str, tuple[str, ...]], list[str | None]] = {}
