@@ -25,7 +25,7 @@ from .links import LinkContext
 from .row_cells import ROW_HEADER
 from .tables import markdown_table
 from .trend import trend_markdown
-from .version_said import VARIANT_HEADER, VariantsSaid, VersionSaid, config_argument
+from .version_said import VARIANT_HEADER, VariantsSaid, VersionSaid
 
 WORST_TENSORS_SHOWN = 3
 SITES_SHOWN = 20
@@ -90,7 +90,7 @@ def version_details(
     numerics = _numerics(steps)
     if numerics:
         out.append(details("numerics", f"{name}: numerics, worst tensors", numerics))
-    offer = _bisect_offer(version, links)
+    offer = _bisect_offer(version, said.config, links)
     if offer:
         out.append(details("bisect", f"{name}: find the commit that moved a count", offer))
     out.append(details("environment", f"{name}: environment", _environment(version.document)))
@@ -264,13 +264,13 @@ def _environment(document: ResultDocument) -> str:
     )
 
 
-def _bisect_offer(version: VersionOutcome, links: LinkContext) -> str | None:
+def _bisect_offer(version: VersionOutcome, config: str, links: LinkContext) -> str | None:
     """The command that bisects a regressed count (report/bisect_offer.py), when it applies."""
     from .bisect_offer import bisect_offer
 
-    if version.verdict is None or version.document is None:
+    if version.verdict is None:
         return None
-    return bisect_offer(version.verdict, links, config_argument(version.document))
+    return bisect_offer(version.verdict, links, config)
 
 
 def reproduce(said: VersionSaid, run_set: RunSetVerdict) -> str:

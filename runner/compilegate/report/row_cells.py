@@ -72,15 +72,16 @@ def row_cells(version: VersionOutcome, row: MetricVerdict, several: bool) -> tup
 def said_cells(row: MetricVerdict) -> RowCells:
     """The row's cells, said once. A step or variant row leaves why it failed to the
     reasons under the table, which have the full width for it."""
-    # its words first (wording.py), then its numbers
+    # the count a compile-work row shows; its words (wording.py); what its facts give its
+    # numbers (row_words/): a look, the milliseconds behind yardsticks, too few pairs
+    count_name, row = _leading_count(row) if row.metric == "compile_work" else ("", row)
     subject, verdict_word = w.row_subject(row), w.verdict_word(row.verdict)
     verdict_icon, metric = w.icon(row.verdict), w.metric_name(row.metric)
     # ⚠️ also for a passing row whose exact counts moved (row_words/moved_counts.py)
     icon = verdict_icon or (w.LOOK_ICON if passes_with_a_look(row) else "")
+    raw = raw_ms_as_said(row) if row.unit == YARDSTICK_UNIT else None
+    too_few = too_few_pairs(row) is not None
     values = "-"
-    count_name = ""
-    if row.metric == "compile_work":
-        count_name, row = _leading_count(row)
     if row.metric in ("step", "variant"):  # about the whole step or variant: why is below
         what = f"{verdict_icon} {verdict_word}".strip()
         named = what
@@ -88,13 +89,20 @@ def said_cells(row: MetricVerdict) -> RowCells:
         what = f"{icon} {metric}"
         named = metric
         if row.baseline is not None or row.current is not None:
-            values = reader_values(row)
+            values = _values(row, raw)
             values = f"{count_name} {values}" if count_name else values
         if row.change is None and row.verdict != "pass":
             what += f": {verdict_word}"
         what = what.strip()
     return RowCells(
-        subject, what, values, judged_change(row), threshold_text(row), _noise(row), icon, named
+        subject,
+        what,
+        values,
+        judged_change(row),
+        threshold_text(row),
+        _noise(row, too_few),
+        icon,
+        named,
     )
 
 
@@ -113,10 +121,11 @@ def _leading_count(row: MetricVerdict) -> tuple[str, MetricVerdict]:
     return (listed.name, row) if listed is not None else ("", row)
 
 
-def _noise(row: MetricVerdict) -> str:
+def _noise(row: MetricVerdict, too_few: bool) -> str:
+    """`±7.4 %` (noise_words); `too_few`: its pairs too few to judge (too_few_pairs)."""
     if row.unit in (None, "count", "status") or row.metric in ("step", "variant"):
         return "-"  # counts and statuses are exact
-    if too_few_pairs(row) is not None:
+    if too_few:
         return TOO_FEW  # a ± from one or two pairs means nothing
     judged = row.change_unit == "pct" and row.threshold is not None
     return noise_words(row.noise_pct, row.decidable if judged else None)
@@ -136,7 +145,11 @@ def reader_values(row: MetricVerdict) -> str:
     the noise, unless that rounds the change away (then the fewest decimals that show it).
     A yardstick-unit step time: the milliseconds measured and their own change,
     `9.51 ms → 9.94 ms (+4.5 %)`."""
-    raw = raw_ms_as_said(row) if row.unit == YARDSTICK_UNIT else None
+    return _values(row, raw_ms_as_said(row) if row.unit == YARDSTICK_UNIT else None)
+
+
+def _values(row: MetricVerdict, raw: tuple[float, float, float] | None) -> str:
+    """reader_values, given the milliseconds behind a yardstick-unit row (raw_ms_as_said)."""
     if raw is not None:
         base, now, change = raw
         places = 0 if abs(change) >= 10 else 1

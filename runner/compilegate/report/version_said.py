@@ -90,12 +90,14 @@ class GateRowSaid:
 class VersionSaid:
     """A version with a result, said once: its variants; its verdict's notes and gate rows
     (most severe first; none without a verdict) and whether it was judged; and the shell
-    lines that measure and judge it again."""
+    lines that measure and judge it again, with the config as a command may name it
+    (config_argument)."""
 
     variants: VariantsSaid
     judged: bool
     notes: tuple[str, ...]
     gate_rows: tuple[GateRowSaid, ...]
+    config: str
     reproduce: tuple[str, ...]
 
 
@@ -110,6 +112,7 @@ def said_version(version: VersionOutcome, run_set: RunSetVerdict) -> VersionSaid
         verdict is not None,
         tuple(note_words(note) for note in verdict.notes) if verdict is not None else (),
         gate_rows(version, verdict) if verdict is not None else (),
+        config_argument(document),
         tuple(reproduce_commands(document, run_set.baseline_source)),
     )
 
