@@ -186,6 +186,31 @@ def test_the_judge_to_report_pipeline_lives_outside_the_cli():
         assert pipeline in imports_of(PACKAGE / "cli" / command), command
 
 
+# What says a row or a variant in words: the comment's details and the terminal's report lay
+# out what report/version_said.py said of each version, once for both, and call none of it.
+ROW_WORDERS = (
+    "compilegate.report.row_words",
+    "compilegate.report.row_cells.row_cells",
+    "compilegate.report.row_cells.said_cells",
+    "compilegate.report.speeds",
+    "compilegate.report.note_words",
+    "compilegate.report.decision_words",
+    "compilegate.report.step_bound_words",
+    "compilegate.report.lever_words",
+    "compilegate.report.distributed_words",
+)
+
+
+@pytest.mark.parametrize("layout", ["details.py", "run_set_text.py"])
+def test_the_layouts_of_a_version_word_no_row(layout: str):
+    """Issue 53, item 7: a version's variants and gate rows are said once
+    (report/version_said.py); its layouts take those words and never call back into the
+    modules that word a row (row_words/, row_cells, the sentence modules), so the data
+    flows one way: judge, say, lay out."""
+    found = imports_of(PACKAGE / "report" / layout)
+    assert not sorted(n for n in found if n.startswith(ROW_WORDERS)), layout
+
+
 def test_no_modules_import_each_other():
     """Data flows one way inside a wing too: no circle of imports, not even through an import
     inside a function (config/model.py once reached back into config/loading.py that way)."""
