@@ -111,7 +111,7 @@ def said_version(version: VersionOutcome, run_set: RunSetVerdict) -> VersionSaid
         said_variants(document.steps),
         verdict is not None,
         tuple(note_words(note) for note in verdict.notes) if verdict is not None else (),
-        gate_rows(version, verdict) if verdict is not None else (),
+        gate_rows(verdict) if verdict is not None else (),
         config_argument(document),
         tuple(reproduce_commands(document, run_set.baseline_source)),
     )
@@ -204,7 +204,7 @@ def failures(steps: Sequence[Step]) -> list[tuple[str, str]]:
 # -- the gate rows ---------------------------------------------------------------------------
 
 
-def gate_rows(version: VersionOutcome, verdict: VerdictReport) -> tuple[GateRowSaid, ...]:
+def gate_rows(verdict: VerdictReport) -> tuple[GateRowSaid, ...]:
     """Every gate row of the version, most severe first, each worded once."""
     rows = []
     for row in sorted_by_severity(verdict.verdicts):
