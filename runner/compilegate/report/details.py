@@ -23,7 +23,7 @@ from .compile_time_words import COMPILE_COLUMN
 from .escape import cell, inert, with_code
 from .links import LinkContext
 from .row_cells import ROW_HEADER
-from .tables import markdown_table
+from .tables import drop_constant_columns, markdown_table
 from .trend import trend_markdown
 from .version_said import VARIANT_HEADER, VariantsSaid, VersionSaid
 
@@ -99,20 +99,6 @@ def version_details(
 
 
 # -- the variant table ----------------------------------------------------------------------
-
-
-def drop_constant_columns(
-    header: Sequence[str], rows: list[list[str]], keep: int = 2
-) -> tuple[list[str], list[list[str]], list[str]]:
-    """Leave out columns (after the first `keep`) whose value is the same on every row; the
-    third item says each left-out value once (`numerics: pass on every row`)."""
-    if len(rows) < 2:
-        return list(header), rows, []
-    columns = range(len(header))
-    constant = [i for i in columns if i >= keep and len({r[i] for r in rows}) == 1]
-    said = [f"{header[i]}: {rows[0][i]}" for i in constant]
-    kept = [i for i in columns if i not in constant]
-    return [header[i] for i in kept], [[r[i] for i in kept] for r in rows], said
 
 
 def variant_table_markdown(variants: VariantsSaid) -> str:

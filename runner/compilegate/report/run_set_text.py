@@ -14,11 +14,10 @@ from ..gate.run_set import RunSetVerdict
 from ..results.model import Step
 from . import wording as w
 from .compile_time_words import COMPILE_COLUMN
-from .details import drop_constant_columns
 from .first_screen import TEXT_WIDTH, FirstScreen
 from .links import LinkContext
 from .row_cells import ROW_HEADER
-from .tables import fit_table, printable, wrap_words
+from .tables import drop_constant_columns, fit_table, printable, wrap_words
 from .version_said import VARIANT_HEADER, said_version
 
 

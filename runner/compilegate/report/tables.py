@@ -1,8 +1,9 @@
 """The one layout helper: GitHub-flavoured markdown tables, and plain text for a terminal
 that never breaks a number — sentences wrapped between words, tables whose cells wrap
 between words or, when the columns cannot fit, rows stacked as `label: name value · name
-value` lines. A number keeps its unit (`36.2 s`, `−10 %`, `1,500 steps`) in a markdown
-cell too (escape.cell), and a word longer than the line keeps a line of its own."""
+value` lines; a column with one value on every row said once below instead
+(drop_constant_columns). A number keeps its unit (`36.2 s`, `−10 %`, `1,500 steps`) in a
+markdown cell too (escape.cell), and a word longer than the line keeps a line of its own."""
 
 from __future__ import annotations
 
@@ -128,3 +129,17 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines.extend("| " + " | ".join(row) + " |" for row in rows)
     return lines
+
+
+def drop_constant_columns(
+    header: Sequence[str], rows: list[list[str]], keep: int = 2
+) -> tuple[list[str], list[list[str]], list[str]]:
+    """Leave out columns (after the first `keep`) whose value is the same on every row; the
+    third item says each left-out value once (`numerics: pass on every row`)."""
+    if len(rows) < 2:
+        return list(header), rows, []
+    columns = range(len(header))
+    constant = [i for i in columns if i >= keep and len({r[i] for r in rows}) == 1]
+    said = [f"{header[i]}: {rows[0][i]}" for i in constant]
+    kept = [i for i in columns if i not in constant]
+    return [header[i] for i in kept], [[r[i] for i in kept] for r in rows], said
