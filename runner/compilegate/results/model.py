@@ -20,6 +20,9 @@ Older shapes, upgraded here:
   holds sentences: a recommendation's `text` and `withheld` read as recorded (report/ says
   them so), each `run_health.unsteady` and `unsteady_times` sentence as a RecordedCause
   (results/health_causes.py), written back unchanged;
+- a document from before how a speedup and a ratio were estimated was recorded as a code
+  (SpeedupEstimator, RatioMethod) holds a sentence in `estimator` and `method`: kept as
+  recorded (a str), said as recorded;
 - a document from before CUDA-graph skips were recorded (child/cuda_graph_skips.py) lacks a
   variant's `cuda_graphs`: it reads as None (not recorded), never as no skips.
 
@@ -148,6 +151,26 @@ class Caveat(str, enum.Enum):
     LEVER_REGIONAL = "lever_regional"
     NOT_WHOLLY_COMPILED = "not_wholly_compiled"  # the variant's `degraded` says why
     NUMERICS_UNCHECKED = "numerics_unchecked"
+
+
+class SpeedupEstimator(str, enum.Enum):
+    """How a payoff's speedup was estimated (results/payoff.py; report/speeds.py words each).
+    A document from before it was recorded as a code holds the sentence instead."""
+
+    # Eager ÷ compiled mean step time (outliers included) per process, geometric mean over
+    # the processes (the payoff's `processes`), 95 % t interval.
+    MEAN_OVER_PROCESSES = "mean_over_processes"
+    # The same ratio in the one process, its 95 % interval from the round-block bootstrap.
+    MEAN_ONE_PROCESS = "mean_one_process"
+
+
+class RatioMethod(str, enum.Enum):
+    """How a ratio's interval was found (results/stats.py). A document from before it was
+    recorded as a code holds the sentence instead."""
+
+    BOOTSTRAP_MEDIAN = "bootstrap_median"  # round-block bootstrap of the median ratio
+    BOOTSTRAP_MEAN = "bootstrap_mean"  # round-block bootstrap of the mean ratio
+    SINGLE_ROUND = "single_round"  # one round: no interval (low = high = the ratio)
 
 
 class Withheld(str, enum.Enum):
@@ -346,7 +369,7 @@ class Ratio(Model):
     ci_low: float
     ci_high: float
     confidence: float | None = None
-    method: str | None = None
+    method: RatioMethod | str | None = None  # str: an older document's sentence
 
 
 @dataclass(frozen=True)
@@ -694,7 +717,7 @@ class SpeedupEstimate(Model):
     estimate: float
     low: float
     high: float
-    estimator: str
+    estimator: SpeedupEstimator | str  # str: an older document's sentence, as recorded
 
 
 @dataclass(frozen=True)
@@ -1147,8 +1170,8 @@ def _convert(annotation: Any, value: Any) -> Any:
         if annotation == UnsteadyMark:
             return mark_of_json(value)
         arms = [a for a in typing.get_args(annotation) if a is not type(None)]
-        if arms == [Withheld, str]:
-            return _withheld(value)
+        if len(arms) == 2 and arms[1] is str and issubclass(arms[0], enum.Enum):
+            return _code_or_recorded(arms[0], value)
         return _convert(arms[0], value) if len(arms) == 1 else value
     if origin is tuple:
         item = typing.get_args(annotation)[0]
@@ -1165,10 +1188,11 @@ def _convert(annotation: Any, value: Any) -> Any:
     return value
 
 
-def _withheld(value: str) -> Withheld | str:
-    """A recommendation's `withheld`: its code, or the sentence an older document recorded."""
+def _code_or_recorded(codes: type[enum.Enum], value: str) -> enum.Enum | str:
+    """A code (a recommendation's `withheld`, a speedup's `estimator`, a ratio's `method`),
+    or the sentence an older document recorded there, kept as recorded."""
     try:
-        return Withheld(value)
+        return codes(value)
     except ValueError:
         return value
 

@@ -318,7 +318,7 @@ def test_finish_step_gives_each_variant_the_payoff_the_decision_quotes(tmp_path:
     said = decision_sentence(parse(doc, "result.json").steps[0])
     assert advice["steps_per_run"] == 50_000 and "a 50,000-step run" in str(said)
     assert advice["speedup"] == payoff["speedup"]
-    assert "over 4 processes" in advice["speedup"]["estimator"]
+    assert advice["speedup"]["estimator"] == "mean_over_processes" and advice["processes"] == 4
     assert fast_doc["break_even_steps"] == advice["break_even_steps"]["estimate"]
     assert f"{advice['speedup']['estimate']:.2f}×" in str(said)
     assert validation_errors(doc, "result") == []
