@@ -34,6 +34,7 @@ from .child_failure_words import short_cause
 from .compile_time_words import compile_time_legend
 from .cuda_graph_words import ran_without_graphs, step_graph_notes
 from .decision_words import decided_variant, short_decision
+from .degraded_words import degraded_reasons
 from .distributed_words import distributed_sentence
 from .escape import shortened
 from .first_screen import PROCESSES_NOTE, YARDSTICK_NOTE, FirstScreen, Reason, reason_line
@@ -248,7 +249,7 @@ def _step_lines(
             notes += [f"{variant.id}: failed: {variant.error}"]
             continue
         rows.append(_variant_row(step, variant))
-        for reason in variant.degraded or ():
+        for reason in degraded_reasons(variant):
             if not _said_already(reason, said):
                 degraded.setdefault(reason, []).append(variant.id)
     header = [

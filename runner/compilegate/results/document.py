@@ -370,14 +370,20 @@ def variant_entry(
 def _merge_diagnostics(entry: Variant, diagnostics: ChildJson) -> Variant:
     """Add the child's diagnostics without letting them overwrite anything measured: they are
     built in the process that ran the user's code, so a key that clashes with a timing, the
-    speedup or the status is refused, and the variant is marked degraded (not judged)."""
-    recorded = {*RECORDED, *(f.name for f in fields(entry) if getattr(entry, f.name) is not None)}
+    speedup or the status is refused, and its name recorded in `refused_diagnostics` (the
+    variant then counts as not wholly compiled; report/degraded_words.py says it)."""
+    recorded = {
+        *RECORDED,
+        "refused_diagnostics",
+        *(f.name for f in fields(entry) if getattr(entry, f.name) is not None),
+    }
     clashes = sorted(key for key in diagnostics if key in recorded)
     added = {key: value for key, value in diagnostics.items() if key not in recorded}
     if clashes:
         degraded = diagnostics.get("degraded")
-        note = f"diagnostics tried to overwrite measured keys: {', '.join(clashes)[:200]}"
-        added["degraded"] = [*(degraded if isinstance(degraded, list) else []), note]
+        if isinstance(degraded, list):  # the child's own reasons stand beside the refusal
+            added["degraded"] = degraded
+        added["refused_diagnostics"] = clashes
     return with_part(entry, added)
 
 

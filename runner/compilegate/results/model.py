@@ -822,6 +822,9 @@ class Variant(Model):
     cuda_graphs: CudaGraphs | None = None
     numerics: Numerics | None = None
     degraded: tuple[str, ...] | None = None
+    # Keys of the child's diagnostics refused: they named what was measured (results/
+    # document.py). Absent before it was recorded: a note in `degraded` said it.
+    refused_diagnostics: tuple[str, ...] | None = None
     yardstick_ms: Timing | None = None
     eager_per_yardstick: Ratio | None = None
     compiled_per_yardstick: Ratio | None = None
@@ -845,6 +848,11 @@ class Variant(Model):
     @property
     def failed(self) -> bool:
         return self.status is Status.ERROR
+
+    @property
+    def not_wholly_compiled(self) -> bool:
+        """The compile degraded (`degraded`), or its diagnostics are in doubt (refused keys)."""
+        return bool(self.degraded or self.refused_diagnostics)
 
     @property
     def definition(self) -> dict[str, Any]:
