@@ -760,9 +760,10 @@ class Payoff(Model):
 
 
 class FailureCause(str, enum.Enum):
-    """Why a variant's child gave no measurement (run/child_failure.py's causes, as the
+    """Why a variant or a step gave no measurement (run/child_failure.py's causes, as the
     document records them; report/child_failure_words.py says each)."""
 
+    # A child's
     TIMED_OUT = "timed_out"  # its CPU seconds (timeout_s), or timeout_s as wall clock
     WALL_CAP = "wall_cap"  # the wall cap of a child that waited without using CPU
     DEADLINE = "deadline"  # what was left of matrix --timeout-s
@@ -774,18 +775,53 @@ class FailureCause(str, enum.Enum):
     NO_RESULT = "no_result"  # it ended without writing its result
     BAD_RESULT = "bad_result"  # it wrote a result the parent refuses or cannot read
     USER_ERROR = "user_error"  # the step raised (its text is the variant's error)
+    # The parent's
+    LAUNCH_FAILED = "launch_failed"  # compilegate could not run the child (its exception)
+    NO_REPORT = "no_report"  # the child ended without a report
+    PAIR_INCOMPLETE = "pair_incomplete"  # a paired child did not return both sides
+    PAIR_UNREADABLE = "pair_unreadable"  # a paired child's report could not be read
+    NOT_RECORDED = "not_recorded"  # recording what was measured raised (its exception)
+    NO_FIRST_PROCESS = "no_first_process"  # a timing process with no first to add to
+    NOT_FINITE = "not_finite"  # a NaN or an infinity measured
+    ARTIFACTS_REFUSED = "artifacts_refused"  # the first process's cache artifacts refused
+    NOT_MEASURED = "not_measured"  # no measurement and no cause known
+    INTERRUPTED = "interrupted"  # the run was stopped (`signal`) while measuring it
+    NOT_RUN = "not_run"  # never measured (figures.why)
+
+
+class FailureStage(str, enum.Enum):
+    """Where a failure happened, when not in a variant's first process."""
+
+    EAGER = "eager"  # the step's eager references
+    TIMING_PROCESS = "timing_process"  # a later timing process of the variant
+    SUMMARY = "summary"  # the step's summary, once every process reported
 
 
 @dataclass(frozen=True)
 class ChildFailure(Model):
-    """A failed variant's cause and the phase its child was in (child/protocol.Phase's
-    value; null: it failed before its first progress line). Absent from documents written
-    before it was recorded: their error sentence says it, read as recorded."""
+    """Why a variant or a step failed: the cause, the phase its child was in (child/protocol
+    .Phase's value; null: it failed before its first progress line or in the parent), and
+    since issue 53 every fact its words need (`figures`, written in every record, perhaps
+    empty: the cause's own; `stage` with `process` of `processes`; the child's `doing` and
+    `last_output`), the text that is not compilegate's kept in the failed object's `error`.
+    A record without `figures` (an older document) has its words in `error`, said as
+    recorded; a document from before any record, too."""
 
     REQUIRED = ("phase",)
     cause: FailureCause
     phase: str | None = None
-    signal: str | None = None  # a crash's signal name (SIGKILL)
+    signal: str | None = None  # a crash's or an interruption's signal name (SIGKILL)
+    stage: FailureStage | None = None
+    process: int | None = None
+    processes: int | None = None
+    figures: Mapping[str, Any] | None = None
+    doing: str | None = None
+    last_output: str | None = None
+
+    @property
+    def as_facts(self) -> bool:
+        """Recorded with its facts (since issue 53): the report words it from them."""
+        return self.figures is not None
 
 
 @dataclass(frozen=True)
@@ -976,6 +1012,7 @@ class Step(Model):
     recommendation: Recommendation | None = None
     process_noise_pct: float | None = None
     history: tuple[HistoryRun, ...] | None = None
+    failure: ChildFailure | None = None  # why it failed, as facts (absent: `error` says it)
     # In a baseline: why its step times are not vouched for (recorded from an unsteady run
     # without --force: gate/baseline.py); the speed judges then gate them only on a history.
     unsteady_times: tuple[UnsteadyMark, ...] | None = None
