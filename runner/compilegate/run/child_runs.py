@@ -173,9 +173,8 @@ def outcome_error(outcome: ChildOutcome) -> ChildError | None:
     assert outcome.report is not None
     report = outcome.report
     if report.status != "ok":
-        return ChildError(
-            ChildFailure(UserError(str(report.error)), report.phase, report.doing or "")
-        )
+        said = " ".join(str(report.error).split())  # one line, as the words say it
+        return ChildError(ChildFailure(UserError(said), report.phase, report.doing or ""))
     return None
 
 
