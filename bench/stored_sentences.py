@@ -9,7 +9,8 @@ into it? Counts, for whichever compilegate is on sys.path:
                      (gate/baseline.py writes it, from the result's run health)
 
     estimator        the speedup's `estimator` in each payoff and recommendation
-    method           every ratio's `method` (results/stats.py: speedup, A/A, yardstick)
+    method           every ratio's `method` (results/stats.py: speedup, A/A, yardstick; a
+                     variant's and eager's)
     degraded         every item of a variant's `degraded` that results/ wrote (the child's
                      own reasons are the child's: not counted)
     error            every `error` of a failed step or variant (run/: the failure in words
@@ -220,6 +221,10 @@ def written(document: dict[str, Any]) -> dict[str, list[str]]:
     failure."""
     found: dict[str, list[str]] = {k: [] for k in ("method", "degraded", "error", "failure")}
     for step in document["steps"]:
+        eager = step.get("eager") or {}
+        for key in ("aa_ratio", "per_yardstick"):
+            ratio = eager.get(key) or {}
+            found["method"] += [ratio["method"]] if ratio.get("method") else []
         found["error"] += [step["error"]] if step.get("error") else []
         found["failure"] += _failure_strings(step.get("failure"))
         for variant in step["variants"]:
