@@ -356,18 +356,24 @@ def failure_of(record: FailureRecord, error: str | None) -> ChildFailure | None:
         return None
     cls = _CAUSES[record.cause]
     values: dict[str, Any] = dict(figures)
-    if "limit" in values:  # a budget passed
-        budget = ChildBudget(values.pop("cpu_s"), values.pop("wall_s"))
-        values["passed"] = BudgetPassed(
-            values.pop("limit"), budget, values.pop("cpu_used_s"), values.pop("wall_used_s")
-        )
+    try:
+        if "limit" in values:  # a budget passed
+            budget = ChildBudget(values.pop("cpu_s"), values.pop("wall_s"))
+            values["passed"] = BudgetPassed(
+                values.pop("limit"), budget, values.pop("cpu_used_s"), values.pop("wall_used_s")
+            )
+    except KeyError:  # a record written by hand, lacking a figure: said as its error
+        return None
     own = _NOT_OURS.get(cls)
     if own is not None:  # its text is `error` (the code: it had none)
         values[own] = error if error is not None and error != record.cause.value else ""
     names = {item.name for item in dataclasses.fields(cls)}
     if "signal_name" in names:
         values["signal_name"] = record.signal
-    cause = cls(**{k: v for k, v in values.items() if k in names})
+    try:
+        cause = cls(**{k: v for k, v in values.items() if k in names})
+    except TypeError:  # a figure the cause needs is not there (the schema types each one)
+        return None
     phase = Phase(record.phase) if record.phase is not None else None
     return ChildFailure(
         cause,

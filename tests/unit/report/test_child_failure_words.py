@@ -222,3 +222,17 @@ def test_an_older_document_s_error_is_said_as_recorded():
     assert "other: failed: boom: the old words" in text
     assert said_error(document["steps"][0]["variants"][0]) == said
     assert part_of(FailureRecord, old_record).figures is None
+
+
+def test_a_record_lacking_a_figure_its_cause_needs_is_said_as_its_error():
+    """A document written by hand (or by another tool): the record passes the schema but
+    lacks a figure its words need; the error is said as recorded, never a traceback."""
+    hand = {"cause": "timed_out", "phase": None, "figures": {"limit": "cpu"}}
+    document = result(step("train", variants=[_failed_variant("took too long", hand)]))
+    assert validation_errors(document, "result") == []
+    assert said_error(document["steps"][0]["variants"][0]) == "took too long"
+    text = render_run_text(parse(document, "result.json"))
+    assert "default: failed: took too long" in text
+    wrong = {**hand, "figures": {"cpu_s": "sixty"}}
+    document["steps"][0]["variants"][0]["failure"] = wrong
+    assert validation_errors(document, "result") != []  # each figure typed by the schema
