@@ -113,6 +113,8 @@ def re_recorded(result: dict[str, Any], busy: bool) -> dict[str, Any]:
         if step.recommendation is None or step.failed:
             continue
         steps = (step.settings or {}).get("steps_per_run") or DEFAULT_STEPS_PER_RUN
+        _payoffs_re_recorded(raw_step, step, steps)
+        steps = (step.settings or {}).get("steps_per_run") or DEFAULT_STEPS_PER_RUN
         advice = recommend(step.variants, steps)
         if step.recommendation.bounds:
             from dataclasses import replace
@@ -122,6 +124,19 @@ def re_recorded(result: dict[str, Any], busy: bool) -> dict[str, Any]:
             advice = withheld(advice)
         raw_step["recommendation"] = advice.to_json(as_recorded=True)
     return raw
+
+
+def _payoffs_re_recorded(raw_step: dict[str, Any], step: Any, steps: int) -> None:
+    """Each variant's payoff recorded again from its processes (results/document.py's
+    finish_step), where the document recorded one: its speedup's estimator as this checkout
+    records it."""
+    from compilegate.results.payoff import measure
+    from compilegate.results.recommendation import analyse
+
+    for raw_variant, variant in zip(raw_step["variants"], step.variants):
+        measured = measure(variant) if variant.payoff is not None else None
+        if measured is not None:
+            raw_variant["payoff"] = analyse(measured, steps).to_json(as_recorded=True)
 
 
 def sentences(result: dict[str, Any]) -> dict[str, Any]:

@@ -1,6 +1,5 @@
-"""Issue 53 (items 3, 4): how many sentences does a result document hold that run/ or
-results/ wrote into it about the decision and the run's health? Counts, for whichever
-compilegate is on sys.path:
+"""Issue 53: how many sentences does a result document hold that run/ or results/ wrote
+into it? Counts, for whichever compilegate is on sys.path:
 
     recommendation   every string of each step's `recommendation` (its `text`, `withheld`,
                      …) but the speedup's `estimator` (payoff.py's description of how the
@@ -9,12 +8,26 @@ compilegate is on sys.path:
     unsteady_times   every item of a step's mark when `baseline update` records the result
                      (gate/baseline.py writes it, from the result's run health)
 
+    estimator        the speedup's `estimator` in each payoff and recommendation
+    method           every ratio's `method` (results/stats.py: speedup, A/A, yardstick; a
+                     variant's and eager's)
+    degraded         every item of a variant's `degraded` that results/ wrote (the child's
+                     own reasons are the child's: not counted)
+    error            every `error` of a failed step or variant (run/: the failure in words
+                     before issue 53; since, only text that is not compilegate's)
+    failure          every string of a `failure` record but the child's progress message and
+                     last line (`doing`, `last_output`: the child's, not run/'s)
+
 in documents recorded the way a run of the checkout records them: each real document's
 (bench/facts_render_diff.py's list) recommendations and run health recorded again from its
 own measurements, on the machine as it was and on a busy one (every decision withheld), and
 the decisions of tests/unit/report/test_decision_words.py's scenarios (every caveat, a variant
-ruled out by its numerics, no variant to quote), idle and withheld. A sentence: a string
-with a space in it (codes and variant ids have none).
+ruled out by its numerics, no variant to quote), idle and withheld; and (estimator, method,
+degraded, error, failure) the documents run/ writes of a two-step config through its real
+orchestration with a stand-in launcher (no child process; run_documents): every variant
+measured; a child that crashes, one whose step raises, one that times out, one that wrote a
+NaN, one whose diagnostics name measured keys; a recording that raises; eager failing; a run
+interrupted. A sentence: a string with a space in it (codes and variant ids have none).
 
     PYTHONPATH=<checkout>/runner python bench/stored_sentences.py
 """
@@ -22,6 +35,7 @@ with a space in it (codes and variant ids have none).
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -29,6 +43,8 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "tests" / "unit"))
+for _wing in ("results", "run"):  # the stand-in child's outputs (test_result.py)
+    sys.path.insert(0, str(HERE.parent / "tests" / "unit" / _wing))
 
 from facts_render_diff import re_recorded, real_documents  # noqa: E402
 
@@ -84,6 +100,155 @@ def scenario_documents() -> dict[str, dict[str, Any]]:
     return out
 
 
+# What the stand-in child says itself (its step's exception, its last line of output): text
+# that is not compilegate's, which a document may keep (counted apart).
+USER_ERROR = "RuntimeError: the user's step raised"
+LAST_WORDS = "last words"
+
+
+class StandInLauncher:
+    """Answers like run/launcher.ChildLauncher.run, with no child process: the child's
+    report, or at `failures[label]` what went wrong there."""
+
+    python = "python"
+    stream = sys.stderr
+    shares_host_paths = False
+    children_local = True
+    shared_cache_dir = None
+
+    def __init__(self, failures: dict[str, str]) -> None:
+        self.host_env = {"PATH": "/bin"}
+        self.failures = failures
+
+    def run(self, spec: Any, *, label: str, timeout_s: float, env_opt_in=(), cache_dir=None):
+        from test_result import ENV, child_output, timed
+
+        from compilegate.child.protocol import ChildReport
+        from compilegate.errors import RunInterrupted
+        from compilegate.run.child_budget import BudgetPassed, ChildBudget
+        from compilegate.run.child_failure import Crashed, TimedOut
+        from compilegate.run.child_process import ChildOutcome
+
+        kind = spec.to_json()["kind"]
+        how = self.failures.get(label, "")
+        if how == "interrupt":
+            raise RunInterrupted(signal.SIGTERM)
+        if how == "crash":
+            return ChildOutcome(None, Crashed("SIGKILL", 9), output_tail=[LAST_WORDS])
+        if how == "timeout":
+            passed = BudgetPassed("cpu", ChildBudget(60.0, 240.0), 61.0, 75.0)
+            return ChildOutcome(None, TimedOut(passed))
+        if how == "raises":
+            report = {"status": "error", "error": USER_ERROR}
+            return ChildOutcome(ChildReport.from_json(report), None)
+        if kind == "probe":
+            return ChildOutcome(ChildReport.from_json({"status": "ok", "environment": ENV}), None)
+        if kind == "eager":
+            samples = timed(10)
+            if how == "nan":
+                samples["samples"][0] = float("nan")
+            eager = {"warmup_s": [0.1], "peak_bytes": None, "timed": {"eager": samples}}
+            eager["timed"]["eager_b"] = timed(10, seed=9)
+            raw = {"status": "ok", "device": "cpu", "eager": eager}
+            return ChildOutcome(ChildReport.from_json(raw), None)
+        output = child_output(10.0, 5.0)
+        if how == "nan":
+            output["variant"]["warmup_s"][0] = float("nan")
+        if how == "clash":  # diagnostics that name what was measured: refused
+            output["diagnostics"]["step_ms"] = {"median": 0.001}
+        return ChildOutcome(ChildReport.from_json({"status": "ok", **output}), None)
+
+
+RUN_CONFIG = """\
+version: 1
+steps:
+  - name: first
+    entry: step.py:make_step
+    variants: [{mode: default, name: a}, {mode: default, name: b}, {mode: default, name: c}]
+    variant_processes: 2
+  - name: second
+    entry: step.py:make_step
+    variants: [{mode: default, name: a}]
+"""
+# name -> the labels that fail and how
+RUN_SCENARIOS = {
+    "run: all measured": {},
+    "run: a child crashes, one raises, one times out": {
+        "first/a": "crash",
+        "first/b": "raises",
+        "second/a": "timeout",
+    },
+    "run: a later process crashes, a NaN, refused diagnostics": {
+        "first/a#2": "crash",
+        "first/b": "nan",
+        "first/c": "clash",
+    },
+    "run: eager fails (a NaN, a timeout)": {"first/eager#1": "nan", "second/eager#1": "timeout"},
+    "run: interrupted": {"first/b#2": "interrupt"},
+}
+
+
+def run_documents() -> dict[str, dict[str, Any]]:
+    """The documents run/ writes of RUN_CONFIG, through its orchestration (run_config) with
+    the stand-in launcher, per RUN_SCENARIOS."""
+    import io
+    import tempfile
+
+    from compilegate.config.loading import load_config_file
+    from compilegate.errors import RunInterrupted
+    from compilegate.results import document as result_document
+    from compilegate.run.orchestrate import RunOptions, run_config
+
+    out = {}
+    for name, failures in RUN_SCENARIOS.items():
+        with tempfile.TemporaryDirectory() as folder:
+            root = Path(folder)
+            (root / "step.py").write_text("def make_step(device='cpu'):\n    pass\n")
+            (root / "compilegate.yml").write_text(RUN_CONFIG)
+            config = load_config_file(root / "compilegate.yml")
+            where = root / "result.json"
+            options = RunOptions(where, stream=io.StringIO(), launcher=StandInLauncher(failures))
+            try:
+                run_config(config, options)
+            except RunInterrupted:
+                pass
+            out[name] = result_document.json.loads(where.read_text())
+    return out
+
+
+def written(document: dict[str, Any]) -> dict[str, list[str]]:
+    """The strings run/ and results/ wrote, by field: estimator, method, degraded, error,
+    failure."""
+    found: dict[str, list[str]] = {k: [] for k in ("method", "degraded", "error", "failure")}
+    for step in document["steps"]:
+        eager = step.get("eager") or {}
+        for key in ("aa_ratio", "per_yardstick"):
+            ratio = eager.get(key) or {}
+            found["method"] += [ratio["method"]] if ratio.get("method") else []
+        found["error"] += [step["error"]] if step.get("error") else []
+        found["failure"] += _failure_strings(step.get("failure"))
+        for variant in step["variants"]:
+            found["error"] += [variant["error"]] if variant.get("error") else []
+            found["failure"] += _failure_strings(variant.get("failure"))
+            found["degraded"] += [
+                d for d in variant.get("degraded") or () if d.startswith("diagnostics tried")
+            ]
+            for key in ("speedup", "aa_ratio", "eager_per_yardstick", "compiled_per_yardstick"):
+                ratio = variant.get(key) or {}
+                found["method"] += [ratio["method"]] if ratio.get("method") else []
+    found["estimator"] = estimators(document["steps"])
+    return found
+
+
+def _failure_strings(failure: Any) -> list[str]:
+    if not isinstance(failure, dict):
+        return []
+    theirs = {"doing", "last_output"}
+    values = [v for k, v in failure.items() if k not in theirs and k != "figures"]
+    values += list((failure.get("figures") or {}).values())
+    return [v for v in values if isinstance(v, str)]
+
+
 def marks(document: dict[str, Any]) -> list[str]:
     """The `unsteady_times` items `baseline update` writes of this result."""
     from compilegate.gate.baseline import with_times_vouched
@@ -118,6 +283,18 @@ def main() -> int:
     for field, count in totals.items():
         seen = f" of {strings_seen[field]} strings" if field in strings_seen else ""
         print(f"  {field:15} {count} sentences{seen}")
+    runs = run_documents()
+    print(f"{len(runs)} documents written by run/ (a stand-in launcher: {len(RUN_SCENARIOS)} runs)")
+    by_field: dict[str, list[str]] = {}
+    for doc in runs.values():
+        for field, items in written(doc).items():
+            by_field.setdefault(field, []).extend(items)
+    for field in ("estimator", "method", "degraded", "error", "failure"):
+        items = by_field.get(field, [])
+        ours = [i for i in items if i not in (USER_ERROR, LAST_WORDS)]
+        own = len(items) - len(ours)
+        theirs = f" ({own} the child's own text)" if own else ""
+        print(f"  {field:15} {sentences(ours)} sentences of {len(items)} strings{theirs}")
     return 0
 
 

@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from cli_helpers import REPO_ROOT, assert_one_line_error, run_cli, run_cli_measured, write_config
 
+from compilegate.report.child_failure_words import said_error
+
 BAD = "examples/test_steps/bad_steps.py"
 GOOD_VARIANT = (
     "    variants: [{backend: eager}]\n    warmup: 1\n    iterations: 4\n    rounds: 2\n"
@@ -190,9 +192,10 @@ def test_failing_steps_exit_3_and_good_step_is_still_measured(failing_run) -> No
 def test_each_failure_is_recorded_in_one_line(failing_run, name: str, fragments) -> None:
     failed = step(failing_run, name)
     assert failed["status"] == "error"
-    assert "\n" not in failed["error"]
+    said = str(said_error(failed))  # the failure recorded as facts, said by report/
+    assert "\n" not in failed["error"] and "\n" not in said
     for fragment in fragments:
-        assert fragment in failed["error"]
+        assert fragment in said
     assert all(v["status"] == "error" for v in failed["variants"])
     assert f"[{name}] error:" in failing_run.stderr
 
@@ -202,4 +205,5 @@ def test_cuda_without_gpu_is_a_step_error(failing_run) -> None:
     if failing_run.result["environment"]["device"] == "cuda":
         pytest.skip("this host has a GPU")
     assert cuda["status"] == "error"
-    assert "device: cuda, but torch" in cuda["error"] and "sees no GPU" in cuda["error"]
+    said = str(said_error(cuda))
+    assert "device: cuda, but torch" in said and "sees no GPU" in said

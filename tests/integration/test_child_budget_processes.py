@@ -16,7 +16,7 @@ from pathlib import Path
 from cli_helpers import QUICK_STEP_SETTINGS, run_cli, write_config
 
 from compilegate.cleanup import remove_tree
-from compilegate.report.child_failure_words import cause_text
+from compilegate.report.child_failure_words import cause_text, said_error
 from compilegate.run.child_budget import ChildBudget
 from compilegate.run.child_failure import TimedOut, WallCapPassed
 from compilegate.run.descendant_cpu import COUNTED_WITH_SUBREAPER
@@ -112,7 +112,7 @@ def test_a_step_whose_workers_double_fork_is_stopped_near_its_cpu_budget(tmp_pat
         "run", "--config", str(config), "--repo", str(repo), "--out", str(out), timeout=300
     )
     assert done.result is not None, done.stdout + done.stderr
-    error = done.result["steps"][0].get("error") or ""
+    error = said_error(done.result["steps"][0]) or ""
     assert error.startswith("eager: timed out: used "), error
     assert "child subreaper" in error and "wall cap" not in error
     assert 5 <= used_cpu_s(error) <= 7, error

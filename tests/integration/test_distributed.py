@@ -23,6 +23,7 @@ import pytest
 from cli_helpers import REPO_ROOT, run_cli, write_config
 
 from compilegate.config.loading import load_config_file
+from compilegate.report.child_failure_words import said_error
 from compilegate.report.run_text import render_run_text
 from compilegate.results.model import parse
 from compilegate.run.orchestrate import RunOptions, run_config
@@ -156,7 +157,7 @@ def test_a_rank_that_raises_is_named_within_seconds(
     tmp = tmp_path_factory.mktemp("ddp-fails")
     ddp = "{wrapper: ddp, world_size: 2}"
     done, elapsed = failing_run(measuring_python, tmp, "make_step_rank_fails", ddp)
-    error = done.result["steps"][0]["error"]
+    error = str(said_error(done.result["steps"][0]))
     assert error.startswith("eager: rank 1 of 2: "), error
     assert "rank 1 cannot read batch 1" in error
     assert elapsed < 120, done.stderr[-2000:]  # the failure, not the collective deadline
@@ -168,7 +169,7 @@ def test_a_rank_that_hangs_is_named_at_the_collective_deadline(
     tmp = tmp_path_factory.mktemp("ddp-hangs")
     ddp = "{wrapper: ddp, world_size: 2, collective_timeout_s: 10}"
     done, elapsed = failing_run(measuring_python, tmp, "make_step_rank_hangs", ddp)
-    error = done.result["steps"][0]["error"]
+    error = str(said_error(done.result["steps"][0]))
     assert error.startswith(
         "eager: rank 1 of 2 did not answer in a collective for 10 s (collective_timeout_s); "
         "rank 0: "
@@ -194,8 +195,9 @@ def test_fsdp2_shards_the_example_transformer_or_says_why_this_torch_cannot(
     step = document["steps"][0]
     if document["environment"]["torch"].startswith("2.4."):
         assert step["status"] == "error"
-        assert step["error"].startswith("eager: rank ")
-        assert "does not run on a CPU" in step["error"]
+        said = str(said_error(step))
+        assert said.startswith("eager: rank ")
+        assert "does not run on a CPU" in said
         return
     variant = step["variants"][0]
     assert variant["status"] == "ok", (variant["error"], log[-3000:])

@@ -18,7 +18,7 @@ from test_result import ENV, child_output, timed
 from compilegate.child.protocol import ChildReport, ChildSpec
 from compilegate.config.loading import load_config_file
 from compilegate.errors import BaselineMissing, ConfigError, UsageError
-from compilegate.report.child_failure_words import failure_text
+from compilegate.report.child_failure_words import failure_text, said_error
 from compilegate.report.note_words import note_words
 from compilegate.run.child_budget import BudgetPassed, ChildBudget
 from compilegate.run.child_failure import DeadlineRanOut, TimedOut, budget_cause
@@ -303,7 +303,7 @@ def test_matrix_timeout_bounds_the_whole_paired_run(
     assert timeouts[:5] == [45.0, 35.0, 25.0, 15.0, 5.0], "each child gets what is left"
     assert len(timeouts) == 5, "no child starts after the limit"
     errors = [
-        step.get("error") or ""
+        said_error(step) or ""
         for document in (paired.base, paired.head)
         for step in document["steps"]
     ]

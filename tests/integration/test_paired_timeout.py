@@ -13,6 +13,7 @@ from cli_helpers import REPO_ROOT
 from test_run_against import CONFIG, git
 
 from compilegate.config.loading import load_config_file
+from compilegate.report.child_failure_words import said_error
 from compilegate.run.launcher import ChildLauncher, DeadlineLauncher
 from compilegate.run.orchestrate import RunOptions
 from compilegate.run.paired import run_against
@@ -39,8 +40,8 @@ def test_the_limit_stops_a_paired_run_of_real_children(tmp_path: Path) -> None:
     # it runs out is cut (not left to its own 600 s), and the run stops soon after.
     assert took < LIMIT_S + 5, took
     steps = [step for doc in (paired.base, paired.head) for step in doc["steps"]]
-    errors = [s.get("error") or "" for s in steps]  # an eager child cut: the step's
-    errors += [v.get("error") or "" for step in steps for v in step.get("variants") or []]
+    errors = [said_error(s) or "" for s in steps]  # an eager child cut: the step's
+    errors += [said_error(v) or "" for step in steps for v in step.get("variants") or []]
     assert any(f"timed out: --timeout-s {LIMIT_S:g} s ran out" in e for e in errors), errors
     assert (tmp_path / "out" / "result.json").is_file()
     assert (tmp_path / "out" / "result.base.json").is_file()

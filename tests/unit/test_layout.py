@@ -142,9 +142,10 @@ def test_config_imports_no_other_wing():
             assert wing not in WINGS or wing == "config", f"config/{path.name} imports {name}"
 
 
-# What run/ still takes from report/: the sentence a failed child's `error` records
-# (report/child_failure_words.py, at run/child_runs.py's one door and the probe's; the
-# child's failure is typed until then and recorded as facts beside it, `failure`).
+# What run/ still takes from report/: the words of the failures it prints as it goes (its
+# progress lines) and of the probe's usage error (report/child_failure_words.py); a result
+# records every failure as facts (`failure`), its `error` only text that is not compilegate's
+# (issue 53).
 RUN_BORROWS = ("compilegate.report.child_failure_words",)
 
 
@@ -153,7 +154,7 @@ def test_the_run_and_results_import_no_words_of_the_report(wing: str):
     """The run measures and records facts: it reads no verdict and renders nothing. What a
     result records of an unsteady machine or of the decision is facts (run_health.unsteady's
     causes, the recommendation's codes), worded by report/ alone (issue 53, items 3 and 4);
-    the one sentence run/ still records is a failed child's error (RUN_BORROWS); the gate,
+    so is a failure (its `failure`); run/ borrows only the words it prints (RUN_BORROWS); the gate,
     github and cli the run never imports."""
     for path in modules(wing):
         for name in imports_of(path):

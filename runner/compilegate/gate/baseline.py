@@ -52,7 +52,14 @@ from ..errors import BaselineError
 from ..results.document import write_document
 from ..results.health_causes import mark_of
 from ..results.machine import HardwareClass
-from ..results.model import NumericsStatus, ResultDocument, SpeedupEstimate, Step, Variant
+from ..results.model import (
+    ChildFailure,
+    NumericsStatus,
+    ResultDocument,
+    SpeedupEstimate,
+    Step,
+    Variant,
+)
 from ..results.processes import geometric_mean, speedup_values, variant_processes
 from ..results.run_health import UnsteadyCause, UnsteadyMark, unsteady_causes
 from .class_baselines import baseline_to_update, hardware_class_of
@@ -74,13 +81,14 @@ class Incomplete(str, Enum):
 
 @dataclass(frozen=True)
 class KeptVariant:
-    """A variant whose previous baseline was kept over this run's, and why; `error`: the
-    run's error, where it failed."""
+    """A variant whose previous baseline was kept over this run's, and why; `error` and
+    `failure`: the run's, where it failed."""
 
     step: str
     variant: str
     why: Incomplete
     error: str | None = None
+    failure: ChildFailure | None = None
 
 
 @dataclass(frozen=True)
@@ -201,8 +209,9 @@ def merge_variants(old_step: Step, new_step: Step) -> tuple[Step, list[KeptVaria
             and previous.definition == variant.definition
         ):
             variants.append(previous)
-            error = variant.error if why is Incomplete.FAILED else None
-            kept.append(KeptVariant(new_step.name, variant.id, why, error))
+            failed = why is Incomplete.FAILED
+            error, failure = (variant.error, variant.failure) if failed else (None, None)
+            kept.append(KeptVariant(new_step.name, variant.id, why, error, failure))
         else:
             variants.append(variant)
     if old_step.config_fingerprint and old_step.config_fingerprint == new_step.config_fingerprint:

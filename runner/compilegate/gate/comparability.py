@@ -23,6 +23,7 @@ from enum import Enum
 from typing import Any, ClassVar
 
 from ..results.machine import HardwareClass
+from ..results.model import ChildFailure
 from .row_facts_base import RowFactsBase
 
 
@@ -89,11 +90,27 @@ class StepConfigChange:
     changes: tuple[SettingChange, ...]
 
 
+class _FailedFacts(RowFactsBase):
+    """A failed step's or variant's `error` and, where recorded (since issue 53), its
+    `failure` as facts (report/child_failure_words.error_words says them)."""
+
+    error: str | None
+    failure: ChildFailure | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """As before the failure was recorded, with the failure's JSON where there is one."""
+        out = {k: v for k, v in super().to_dict().items() if k != "failure"}
+        if self.failure is not None:
+            out["failure"] = self.failure.to_json()
+        return out
+
+
 @dataclass(frozen=True)
-class RunFailedFacts(RowFactsBase):
+class RunFailedFacts(_FailedFacts):
     kind: ClassVar[str] = "run_failed"
     scope: Scope
-    error: str | None  # the child's own words, when it said any
+    error: str | None  # the document's error (the child's own words, when it said any)
+    failure: ChildFailure | None = None
 
 
 @dataclass(frozen=True)
@@ -131,10 +148,11 @@ class OtherClassFacts(RowFactsBase):
 
 
 @dataclass(frozen=True)
-class BaselineFailedFacts(RowFactsBase):
+class BaselineFailedFacts(_FailedFacts):
     kind: ClassVar[str] = "baseline_failed"
     scope: Scope
-    error: str | None  # the baseline's child's own words
+    error: str | None  # the baseline's error (its child's own words)
+    failure: ChildFailure | None = None
 
 
 @dataclass(frozen=True)

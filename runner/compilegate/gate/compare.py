@@ -158,13 +158,17 @@ def _compare_step(
 ) -> list[MetricVerdict]:
     step = Subject(cur.name)
     if cur.failed:
-        return [step.row("step", Verdict.ERROR, facts=RunFailedFacts(Scope.STEP, cur.error))]
+        return [
+            step.row(
+                "step", Verdict.ERROR, facts=RunFailedFacts(Scope.STEP, cur.error, cur.failure)
+            )
+        ]
     errors = [_variant_error(step.step, v) for v in cur.variants if v.failed]
     ok = [v for v in cur.variants if not v.failed]
     if base is None:
         return errors + _new_rows(step.step, ok, Scope.STEP)
     if base.failed:
-        facts: RowFacts = BaselineFailedFacts(Scope.STEP, base.error)
+        facts: RowFacts = BaselineFailedFacts(Scope.STEP, base.error, base.failure)
         return [*errors, step.row("step", Verdict.INCOMPARABLE, facts=facts)]
     other_type = other_class is not None and not other_class.same_device_type
     reason = step_config_mismatch(base, cur, other_device_type=other_type)
@@ -220,7 +224,7 @@ def _compare_variant(
     if base is None:
         return _new_rows(subject.step, [cur], Scope.VARIANT)
     if base.failed:
-        failed = BaselineFailedFacts(Scope.VARIANT, base.error)
+        failed = BaselineFailedFacts(Scope.VARIANT, base.error, base.failure)
         return [subject.row("variant", Verdict.INCOMPARABLE, facts=failed)]
     before, after = base.definition, cur.definition
     if before != after:
@@ -234,7 +238,7 @@ def _compare_variant(
 
 
 def _variant_error(step: str, variant: Variant) -> MetricVerdict:
-    facts = RunFailedFacts(Scope.VARIANT, variant.error)
+    facts = RunFailedFacts(Scope.VARIANT, variant.error, variant.failure)
     return Subject(step, variant.id).row("variant", Verdict.ERROR, facts=facts)
 
 

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 if TYPE_CHECKING:
     from typing import TypeGuard  # 3.10+: for the checker only (requires-python is 3.9)
 
+from ..results.model import Variant
 from .row_facts_base import RowFactsBase
 from .verdict import MetricVerdict, Verdict
 
@@ -197,16 +198,36 @@ class Defect(str, Enum):
 
 
 @dataclass(frozen=True)
+class RefusedDiagnostics:
+    """The child's diagnostics named keys already measured, and were refused them (a
+    variant's `refused_diagnostics`): what the run says of a diagnostic it lacks when its
+    child gave no reason of its own."""
+
+    keys: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class MissingFacts(RowFactsBase):
     """A gated metric that cannot be judged: which side lacks it and how. `value` is the
     unfit value as the document had it (repr), `cause` what the run said about it (a failed
-    diagnostics pass), when it said anything."""
+    diagnostics pass, in the child's words; or its refused diagnostics), when it said
+    anything."""
 
     kind: ClassVar[str] = "missing"
     side: Side
     defect: Defect
     value: str | None = None
-    cause: str | None = None
+    cause: str | RefusedDiagnostics | None = None
+
+
+def diagnostics_doubt(variant: Variant) -> str | RefusedDiagnostics | None:
+    """What a variant says of its diagnostics pass: the child's first reason that names
+    the diagnostics (its `degraded`), else the keys refused from them; None: nothing."""
+    failures = [reason for reason in variant.degraded or () if "diagnostics" in reason]
+    if failures:
+        return failures[0]
+    refused = variant.refused_diagnostics
+    return RefusedDiagnostics(tuple(refused)) if refused else None
 
 
 def missing(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..gate.baseline import BaselineUpdate, Incomplete, KeptVariant, NoisyRow
 from ..gate.history import MIN_HISTORY_RUNS
+from .child_failure_words import error_words
 from .health_words import said
 from .row_words.comparability import environment_mismatch_words, hardware_class_words
 from .wording import speedup_text
@@ -19,7 +20,7 @@ _INCOMPLETE = {
 def kept_variant_words(kept: KeptVariant) -> str:
     """`step/variant (why)`: "train/a (failed in this run: timed out)"."""
     if kept.why is Incomplete.FAILED:
-        error = " ".join((kept.error or "unknown error").split())
+        error = " ".join((error_words(kept.error, kept.failure) or "unknown error").split())
         why = f"failed in this run: {error[:120]}"
     else:
         why = _INCOMPLETE[kept.why]

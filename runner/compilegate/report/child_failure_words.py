@@ -1,32 +1,54 @@
 """The words for why a measuring child gave no report (run/child_failure.py's causes) and,
 short, for a failed variant's recorded cause (results/model.ChildFailure).
 
-`failure_text` is the error a result document records for a child's failure and the run
-prints: the cause with its figures, then ` while ` and the child's last progress message
-when it had one. `short_cause` is the cause in a few words with the phase it was in (run's
-verdict line names failed variants by it; the table below says the error whole).
+`failure_text` is a child's failure in words: the cause with its figures, then ` while `
+and the child's last progress message when it had one. `failure_words` is the whole error of
+a failed variant or step as the run prints it and the reports say it: where in the step it
+failed (`eager: `, `timing process 2/3: `), the failure, the child's last line of output.
+`error_words` says a document's failure: from its record's facts, or (a document from before
+issue 53) its `error` as recorded. `short_cause` is the cause in a few words with the phase
+it was in (run's verdict line names failed variants by it; the table below says the error
+whole).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from ..config.limits import shown_mib
 from ..results.model import ChildFailure as FailureRecord
-from ..results.model import FailureCause
+from ..results.model import FailureCause, FailureStage, part_of
 from ..run.child_budget import WALL_CAP_FACTOR, BudgetPassed
 from ..run.child_failure import (
+    FAILED_EAGERLY,
+    HEAD_LACKS_STEP,
+    RUN_INTERRUPTED,
+    ArtifactsRefused,
     BadResult,
     ChildCause,
     ChildFailure,
     Crashed,
     DeadlineRanOut,
     Exited,
+    Interrupted,
+    LaunchFailed,
+    NoFirstProcess,
+    NoReport,
     NoResult,
+    NotFinite,
+    NotMeasured,
+    NotRecorded,
+    NotRun,
     NotStarted,
     OutOfMemory,
+    PairIncomplete,
+    PairUnreadable,
     PidsLimit,
     TimedOut,
     UserError,
     WallCapPassed,
+    failure_of,
 )
 from ..run.descendant_cpu import COUNTED_LIVE_GROUP, COUNTED_WITH_SUBREAPER
 
@@ -36,7 +58,8 @@ COUNTED_WORDS = {
     COUNTED_LIVE_GROUP: "live process group counted: no child subreaper",
 }
 
-# A failed variant's cause in a few words (run's verdict line).
+# A failed variant's cause in a few words (run's verdict line): a child's causes (the
+# parent's own are said by the first line of their words).
 SHORT_CAUSES = {
     FailureCause.TIMED_OUT: "timed out",
     FailureCause.WALL_CAP: "timed out",
@@ -50,6 +73,9 @@ SHORT_CAUSES = {
     FailureCause.BAD_RESULT: "result refused",
     FailureCause.USER_ERROR: "raised",
 }
+# The prefix of a failure's words by where in the step it happened (timing_process: its
+# process of processes).
+_STAGES = {FailureStage.EAGER: "eager: ", FailureStage.SUMMARY: "summary: "}
 
 
 def failure_text(failure: ChildFailure) -> str:
@@ -61,8 +87,38 @@ def failure_text(failure: ChildFailure) -> str:
     return text
 
 
+def failure_words(failure: ChildFailure) -> str:
+    """A failed variant's or step's whole error: where in the step, the failure, the child's
+    last line of output."""
+    text = failure_text(failure)
+    if failure.last_output:
+        text += f" (last output: {failure.last_output})"
+    if failure.stage is FailureStage.TIMING_PROCESS:
+        return f"timing process {failure.process}/{failure.processes}: {text}"
+    return _STAGES.get(failure.stage, "") + text if failure.stage is not None else text
+
+
+def error_words(error: str | None, record: FailureRecord | None) -> str | None:
+    """A document's failed variant or step in words: from its failure's facts, or (recorded
+    before them: issue 53) its error as recorded."""
+    failure = failure_of(record, error) if record is not None else None
+    return failure_words(failure) if failure is not None else error
+
+
+def said_error(raw: Mapping[str, Any]) -> str | None:
+    """A result document's step or variant, as JSON: its failure in words (for the tests and
+    benches that read documents raw)."""
+    failure = raw.get("failure")
+    record = part_of(FailureRecord, failure) if isinstance(failure, Mapping) else None
+    error = raw.get("error")
+    return error_words(error if isinstance(error, str) else None, record)
+
+
 def cause_text(cause: ChildCause) -> str:
     """One cause, with its figures."""
+    parents = _parent_text(cause)
+    if parents is not None:
+        return parents
     if isinstance(cause, (TimedOut, WallCapPassed)):
         return budget_text(cause.passed, cause.counted if isinstance(cause, TimedOut) else None)
     if isinstance(cause, DeadlineRanOut):
@@ -85,6 +141,7 @@ def cause_text(cause: ChildCause) -> str:
         return "child process exited without writing its result"
     if isinstance(cause, BadResult):
         return _bad_result_text(cause)
+    assert isinstance(cause, UserError)  # _parent_text said the others
     return " ".join(cause.text.split())
 
 
@@ -107,10 +164,56 @@ def budget_text(passed: BudgetPassed, counted: str | None = None) -> str:
     return f"timed out after {budget.cpu_s:g} s (timeout_s, wall clock: CPU time unreadable)"
 
 
-def short_cause(record: FailureRecord) -> str:
+def _parent_text(cause: ChildCause) -> str | None:
+    """The parent's own causes (None: a child's)."""
+    if isinstance(cause, LaunchFailed):
+        return f"compilegate could not run this child: {cause.text}"
+    if isinstance(cause, NoReport):
+        return "the child ended without a report"
+    if isinstance(cause, PairIncomplete):
+        return "the paired child did not return both sides"
+    if isinstance(cause, PairUnreadable):
+        return f"the paired child's report: {cause.text}"
+    if isinstance(cause, NotRecorded):
+        return f"compilegate could not record this measurement: {cause.text}"
+    if isinstance(cause, NoFirstProcess):
+        return "compilegate could not record this measurement: no first process"
+    if isinstance(cause, NotFinite):
+        more = f" (and {cause.more} more)" if cause.more else ""
+        if cause.at_least:
+            more = f" (and at least {cause.more} more)"
+        return f"the measurement produced {cause.value} at {cause.key}{more}, not a finite number"
+    if isinstance(cause, ArtifactsRefused):
+        return f"cache artifacts refused: {cause.text}"
+    if isinstance(cause, NotMeasured):
+        return "not measured"
+    if isinstance(cause, Interrupted):
+        return stopped_words(cause.signal_name)
+    if isinstance(cause, NotRun):
+        return _not_run_text(cause)
+    return None
+
+
+def stopped_words(signal_name: str | None) -> str:
+    return f"interrupted ({signal_name})"
+
+
+def _not_run_text(cause: NotRun) -> str:
+    if cause.why == RUN_INTERRUPTED:
+        return f"not run: the run was {stopped_words(cause.signal_name)}"
+    if cause.why == FAILED_EAGERLY:
+        return "not run: the step failed eagerly"
+    if cause.why == HEAD_LACKS_STEP:
+        return "not measured: the head does not declare this step"
+    return "not run: the run ended before this step"
+
+
+def short_cause(record: FailureRecord) -> str | None:
     """A failed variant's cause in a few words with its phase: `timed out while numerics`,
-    `crashed (SIGKILL) while compile`."""
-    said = SHORT_CAUSES[record.cause]
+    `crashed (SIGKILL) while compile`; None for the parent's own causes."""
+    said = SHORT_CAUSES.get(record.cause)
+    if said is None:
+        return None
     if record.signal:
         said += f" ({record.signal})"
     return f"{said} while {record.phase}" if record.phase else said

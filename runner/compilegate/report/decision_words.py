@@ -22,6 +22,7 @@ from ..results.model import (
     Variant,
 )
 from ..results.payoff import MAX_PROCESSES
+from .degraded_words import degraded_reasons
 from .speeds import (
     best_variant,
     beyond_run_words,
@@ -210,7 +211,7 @@ def _lever(rec: Recommendation, variant: Variant, caveats: tuple[Caveat, ...]) -
 
 def _caveats(variant: Variant, caveats: tuple[Caveat, ...]) -> str:
     out = ""
-    degraded = variant.degraded or ()
+    degraded = degraded_reasons(variant)
     if Caveat.NOT_WHOLLY_COMPILED in caveats and degraded:
         more = f" (and {len(degraded) - 1} more)" if len(degraded) > 1 else ""
         out += f"; but not wholly compiled: {degraded[0]}{more}"

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from ..gate.run_set import RunSetVerdict
 from ..results.model import Step
 from . import wording as w
+from .child_failure_words import error_words
 from .compile_time_words import COMPILE_COLUMN
 from .first_screen import TEXT_WIDTH, FirstScreen
 from .links import LinkContext
@@ -96,7 +97,10 @@ def requirements_hint(run_set: RunSetVerdict) -> str | None:
             errors = [
                 error or ""
                 for step in version.document.steps
-                for error in (step.error, *(variant.error for variant in step.variants))
+                for error in (
+                    error_words(step.error, step.failure),
+                    *(error_words(v.error, v.failure) for v in step.variants),
+                )
             ]
         for error in errors:
             found = _MISSING_MODULE.search(error)

@@ -30,10 +30,11 @@ from ..results.model import GraphBreaks, Recompiles, ResultDocument, Step, Varia
 from ..results.payoff import cold_compile_samples, process_means
 from ..results.processes import geometric_mean
 from . import wording as w
-from .child_failure_words import short_cause
+from .child_failure_words import error_words, short_cause
 from .compile_time_words import compile_time_legend
 from .cuda_graph_words import ran_without_graphs, step_graph_notes
 from .decision_words import decided_variant, short_decision
+from .degraded_words import degraded_reasons
 from .distributed_words import distributed_sentence
 from .escape import shortened
 from .first_screen import PROCESSES_NOTE, YARDSTICK_NOTE, FirstScreen, Reason, reason_line
@@ -111,7 +112,7 @@ def step_decision(step: Step) -> str:
     (report/decision_words.py), or why it failed; variants that failed are named first
     (`gpt: 2 of 4 variants failed (…); compile with …`)."""
     if step.failed:
-        return f"{step.name}: failed: {_first_line(step.error)}"
+        return f"{step.name}: failed: {_first_line(error_words(step.error, step.failure))}"
     failed = failed_variants_text(step)
     first = f"{failed}; " if failed else ""
     decision = short_decision(step)
@@ -141,7 +142,8 @@ def _failure_cause(variant: Variant) -> str:
     """A failed variant's cause, short: its recorded cause and phase (`timed out while
     numerics`); for a document written before they were recorded, its error's first line as
     recorded (the table below says each error whole)."""
-    cause = short_cause(variant.failure) if variant.failure else _first_line(variant.error)
+    short = short_cause(variant.failure) if variant.failure else None
+    cause = short or _first_line(error_words(variant.error, variant.failure))
     return cause if len(cause) <= 80 else cause[:79] + "…"
 
 
@@ -237,7 +239,8 @@ def _step_lines(
     device = step.device
     title = f"step {step.name}" + (f" ({device})" if device else "")
     if step.failed:
-        return wrap_words(f"{title}: failed: {step.error}", width, hanging="    ")
+        error = error_words(step.error, step.failure)
+        return wrap_words(f"{title}: failed: {error}", width, hanging="    ")
     noise = step.eager.noise_pct if step.eager is not None else None
     if noise is not None:
         title += f" · eager A/A noise ±{noise:.1f} %"
@@ -247,10 +250,10 @@ def _step_lines(
     for variant in step.variants:
         if variant.failed:
             rows.append([variant.id, "failed", *["-"] * 7])
-            notes += [f"{variant.id}: failed: {variant.error}"]
+            notes += [f"{variant.id}: failed: {error_words(variant.error, variant.failure)}"]
             continue
         rows.append(_variant_row(step, variant))
-        for reason in variant.degraded or ():
+        for reason in degraded_reasons(variant):
             if not _said_already(reason, said):
                 degraded.setdefault(reason, []).append(variant.id)
     header = [

@@ -16,7 +16,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..results.model import BreakEvenInterval, Decision, Payoff, Recommendation, Step, Variant
+from ..results.model import (
+    BreakEvenInterval,
+    Decision,
+    Payoff,
+    Recommendation,
+    SpeedupEstimate,
+    SpeedupEstimator,
+    Step,
+    Variant,
+)
 from ..results.payoff import process_means
 from .wording import speed_words, speedup_text, steps_count, steps_text, variant_name
 
@@ -73,6 +82,20 @@ def estimator_text(key: str) -> str:
     return ESTIMATORS.get(key, key.replace("_", " "))
 
 
+def estimator_words(speed: SpeedupEstimate, processes: int | None) -> str:
+    """How a payoff's speedup was estimated (results/payoff.py's code), with the number of
+    processes behind it; an older document's sentence as recorded."""
+    if speed.estimator is SpeedupEstimator.MEAN_OVER_PROCESSES:
+        over = f"over {processes} processes" if processes else "over the processes"
+        return (
+            f"mean step time (outliers included), eager/compiled per process, geometric mean "
+            f"{over}, 95 % t interval"
+        )
+    if speed.estimator is SpeedupEstimator.MEAN_ONE_PROCESS:
+        return "mean step time (outliers included), eager/compiled, one process, 95 % CI"
+    return str(speed.estimator)
+
+
 def _chosen(step: Step) -> str | None:
     """The variant the step's recommendation names, if any."""
     return step.recommendation.variant if step.recommendation is not None else None
@@ -81,16 +104,17 @@ def _chosen(step: Step) -> str | None:
 def variant_speed(step: Step, variant: Variant) -> Speed | None:
     if variant.failed:
         return None
-    quoted = [variant.payoff.speedup if variant.payoff is not None else None]
-    if step.recommendation is not None and step.recommendation.variant == variant.id:
-        quoted.append(step.recommendation.speedup)
-    for speed in quoted:
+    payoff, advice = variant.payoff, step.recommendation
+    quoted = [(payoff.speedup, payoff.processes) if payoff is not None else (None, None)]
+    if advice is not None and advice.variant == variant.id:
+        quoted.append((advice.speedup, advice.processes))
+    for speed, processes in quoted:
         if speed is not None:
             return Speed(
                 float(speed.estimate),
                 float(speed.low),
                 float(speed.high),
-                speed.estimator or "the decision's estimate",
+                estimator_words(speed, processes) or "the decision's estimate",
             )
     ratio = variant.speedup
     if ratio is None:

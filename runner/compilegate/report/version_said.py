@@ -29,6 +29,7 @@ from ..gate.verdict import VerdictReport, sorted_by_severity
 from ..results.formats import format_bytes
 from ..results.model import ResultDocument, Step, Variant
 from . import wording as w
+from .child_failure_words import error_words
 from .decision_words import decision_sentence
 from .distributed_words import distributed_sentence
 from .lever_words import lever_sentence
@@ -194,10 +195,11 @@ def failures(steps: Sequence[Step]) -> list[tuple[str, str]]:
     out = []
     for step in steps:
         if step.failed and not step.variants:
-            out.append((step.name, step.error or "error"))
+            out.append((step.name, error_words(step.error, step.failure) or "error"))
         for variant in step.variants:
             if variant.failed:
-                out.append((f"{step.name} · {w.variant_name(variant)}", variant.error or "error"))
+                said = error_words(variant.error, variant.failure) or "error"
+                out.append((f"{step.name} · {w.variant_name(variant)}", said))
     return out
 
 

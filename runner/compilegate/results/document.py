@@ -25,6 +25,7 @@ from .. import __version__
 from ..config import StepConfig
 from ..config import Variant as VariantConfig
 from ..config.model import DEFAULT_ACCEPT_LABEL, DEFAULT_STEPS_PER_RUN
+from ..schemas import MAX_ERRORS
 from .compile_cost import (
     FRESH,
     REUSED,
@@ -370,14 +371,20 @@ def variant_entry(
 def _merge_diagnostics(entry: Variant, diagnostics: ChildJson) -> Variant:
     """Add the child's diagnostics without letting them overwrite anything measured: they are
     built in the process that ran the user's code, so a key that clashes with a timing, the
-    speedup or the status is refused, and the variant is marked degraded (not judged)."""
-    recorded = {*RECORDED, *(f.name for f in fields(entry) if getattr(entry, f.name) is not None)}
+    speedup or the status is refused, and its name recorded in `refused_diagnostics` (the
+    variant then counts as not wholly compiled; report/degraded_words.py says it)."""
+    recorded = {
+        *RECORDED,
+        "refused_diagnostics",
+        *(f.name for f in fields(entry) if getattr(entry, f.name) is not None),
+    }
     clashes = sorted(key for key in diagnostics if key in recorded)
     added = {key: value for key, value in diagnostics.items() if key not in recorded}
     if clashes:
         degraded = diagnostics.get("degraded")
-        note = f"diagnostics tried to overwrite measured keys: {', '.join(clashes)[:200]}"
-        added["degraded"] = [*(degraded if isinstance(degraded, list) else []), note]
+        if isinstance(degraded, list):  # the child's own reasons stand beside the refusal
+            added["degraded"] = degraded
+        added["refused_diagnostics"] = clashes
     return with_part(entry, added)
 
 
@@ -446,6 +453,31 @@ def write_document(document: dict[str, Any], path: Path) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+@dataclass(frozen=True)
+class NonFinite:
+    """The first value that is not a finite number (NaN, Infinity) and its key, and how
+    many more were found (`at_least`: counting stopped at MAX_ERRORS)."""
+
+    value: str
+    key: str
+    more: int
+    at_least: bool
+
+
+def non_finite_found(entry: Model | ProcessReport, prefix: str = "") -> NonFinite | None:
+    """What non_finite_error says, as facts; None when all is finite."""
+    if isinstance(entry, ProcessReport):
+        found = list(entry.non_finite)
+    else:
+        found = non_finite_paths(entry.to_json())
+    if not found:
+        return None
+    key, value = found[0]
+    at_least = len(found) >= MAX_ERRORS
+    more = MAX_ERRORS - 1 if at_least else len(found) - 1
+    return NonFinite(value, f"{prefix}{key}", more, at_least)
 
 
 def non_finite_error(entry: Model | ProcessReport, prefix: str = "") -> str | None:

@@ -20,6 +20,9 @@ Older shapes, upgraded here:
   holds sentences: a recommendation's `text` and `withheld` read as recorded (report/ says
   them so), each `run_health.unsteady` and `unsteady_times` sentence as a RecordedCause
   (results/health_causes.py), written back unchanged;
+- a document from before how a speedup and a ratio were estimated was recorded as a code
+  (SpeedupEstimator, RatioMethod) holds a sentence in `estimator` and `method`: kept as
+  recorded (a str), said as recorded;
 - a document from before CUDA-graph skips were recorded (child/cuda_graph_skips.py) lacks a
   variant's `cuda_graphs`: it reads as None (not recorded), never as no skips.
 
@@ -148,6 +151,26 @@ class Caveat(str, enum.Enum):
     LEVER_REGIONAL = "lever_regional"
     NOT_WHOLLY_COMPILED = "not_wholly_compiled"  # the variant's `degraded` says why
     NUMERICS_UNCHECKED = "numerics_unchecked"
+
+
+class SpeedupEstimator(str, enum.Enum):
+    """How a payoff's speedup was estimated (results/payoff.py; report/speeds.py words each).
+    A document from before it was recorded as a code holds the sentence instead."""
+
+    # Eager ÷ compiled mean step time (outliers included) per process, geometric mean over
+    # the processes (the payoff's `processes`), 95 % t interval.
+    MEAN_OVER_PROCESSES = "mean_over_processes"
+    # The same ratio in the one process, its 95 % interval from the round-block bootstrap.
+    MEAN_ONE_PROCESS = "mean_one_process"
+
+
+class RatioMethod(str, enum.Enum):
+    """How a ratio's interval was found (results/stats.py). A document from before it was
+    recorded as a code holds the sentence instead."""
+
+    BOOTSTRAP_MEDIAN = "bootstrap_median"  # round-block bootstrap of the median ratio
+    BOOTSTRAP_MEAN = "bootstrap_mean"  # round-block bootstrap of the mean ratio
+    SINGLE_ROUND = "single_round"  # one round: no interval (low = high = the ratio)
 
 
 class Withheld(str, enum.Enum):
@@ -346,7 +369,7 @@ class Ratio(Model):
     ci_low: float
     ci_high: float
     confidence: float | None = None
-    method: str | None = None
+    method: RatioMethod | str | None = None  # str: an older document's sentence
 
 
 @dataclass(frozen=True)
@@ -694,7 +717,7 @@ class SpeedupEstimate(Model):
     estimate: float
     low: float
     high: float
-    estimator: str
+    estimator: SpeedupEstimator | str  # str: an older document's sentence, as recorded
 
 
 @dataclass(frozen=True)
@@ -737,9 +760,10 @@ class Payoff(Model):
 
 
 class FailureCause(str, enum.Enum):
-    """Why a variant's child gave no measurement (run/child_failure.py's causes, as the
+    """Why a variant or a step gave no measurement (run/child_failure.py's causes, as the
     document records them; report/child_failure_words.py says each)."""
 
+    # A child's
     TIMED_OUT = "timed_out"  # its CPU seconds (timeout_s), or timeout_s as wall clock
     WALL_CAP = "wall_cap"  # the wall cap of a child that waited without using CPU
     DEADLINE = "deadline"  # what was left of matrix --timeout-s
@@ -751,18 +775,53 @@ class FailureCause(str, enum.Enum):
     NO_RESULT = "no_result"  # it ended without writing its result
     BAD_RESULT = "bad_result"  # it wrote a result the parent refuses or cannot read
     USER_ERROR = "user_error"  # the step raised (its text is the variant's error)
+    # The parent's
+    LAUNCH_FAILED = "launch_failed"  # compilegate could not run the child (its exception)
+    NO_REPORT = "no_report"  # the child ended without a report
+    PAIR_INCOMPLETE = "pair_incomplete"  # a paired child did not return both sides
+    PAIR_UNREADABLE = "pair_unreadable"  # a paired child's report could not be read
+    NOT_RECORDED = "not_recorded"  # recording what was measured raised (its exception)
+    NO_FIRST_PROCESS = "no_first_process"  # a timing process with no first to add to
+    NOT_FINITE = "not_finite"  # a NaN or an infinity measured
+    ARTIFACTS_REFUSED = "artifacts_refused"  # the first process's cache artifacts refused
+    NOT_MEASURED = "not_measured"  # no measurement and no cause known
+    INTERRUPTED = "interrupted"  # the run was stopped (`signal`) while measuring it
+    NOT_RUN = "not_run"  # never measured (figures.why)
+
+
+class FailureStage(str, enum.Enum):
+    """Where a failure happened, when not in a variant's first process."""
+
+    EAGER = "eager"  # the step's eager references
+    TIMING_PROCESS = "timing_process"  # a later timing process of the variant
+    SUMMARY = "summary"  # the step's summary, once every process reported
 
 
 @dataclass(frozen=True)
 class ChildFailure(Model):
-    """A failed variant's cause and the phase its child was in (child/protocol.Phase's
-    value; null: it failed before its first progress line). Absent from documents written
-    before it was recorded: their error sentence says it, read as recorded."""
+    """Why a variant or a step failed: the cause, the phase its child was in (child/protocol
+    .Phase's value; null: it failed before its first progress line or in the parent), and
+    since issue 53 every fact its words need (`figures`, written in every record, perhaps
+    empty: the cause's own; `stage` with `process` of `processes`; the child's `doing` and
+    `last_output`), the text that is not compilegate's kept in the failed object's `error`.
+    A record without `figures` (an older document) has its words in `error`, said as
+    recorded; a document from before any record, too."""
 
     REQUIRED = ("phase",)
     cause: FailureCause
     phase: str | None = None
-    signal: str | None = None  # a crash's signal name (SIGKILL)
+    signal: str | None = None  # a crash's or an interruption's signal name (SIGKILL)
+    stage: FailureStage | None = None
+    process: int | None = None
+    processes: int | None = None
+    figures: Mapping[str, Any] | None = None
+    doing: str | None = None
+    last_output: str | None = None
+
+    @property
+    def as_facts(self) -> bool:
+        """Recorded with its facts (since issue 53): the report words it from them."""
+        return self.figures is not None
 
 
 @dataclass(frozen=True)
@@ -799,6 +858,9 @@ class Variant(Model):
     cuda_graphs: CudaGraphs | None = None
     numerics: Numerics | None = None
     degraded: tuple[str, ...] | None = None
+    # Keys of the child's diagnostics refused: they named what was measured (results/
+    # document.py). Absent before it was recorded: a note in `degraded` said it.
+    refused_diagnostics: tuple[str, ...] | None = None
     yardstick_ms: Timing | None = None
     eager_per_yardstick: Ratio | None = None
     compiled_per_yardstick: Ratio | None = None
@@ -822,6 +884,11 @@ class Variant(Model):
     @property
     def failed(self) -> bool:
         return self.status is Status.ERROR
+
+    @property
+    def not_wholly_compiled(self) -> bool:
+        """The compile degraded (`degraded`), or its diagnostics are in doubt (refused keys)."""
+        return bool(self.degraded or self.refused_diagnostics)
 
     @property
     def definition(self) -> dict[str, Any]:
@@ -945,6 +1012,7 @@ class Step(Model):
     recommendation: Recommendation | None = None
     process_noise_pct: float | None = None
     history: tuple[HistoryRun, ...] | None = None
+    failure: ChildFailure | None = None  # why it failed, as facts (absent: `error` says it)
     # In a baseline: why its step times are not vouched for (recorded from an unsteady run
     # without --force: gate/baseline.py); the speed judges then gate them only on a history.
     unsteady_times: tuple[UnsteadyMark, ...] | None = None
@@ -1147,8 +1215,8 @@ def _convert(annotation: Any, value: Any) -> Any:
         if annotation == UnsteadyMark:
             return mark_of_json(value)
         arms = [a for a in typing.get_args(annotation) if a is not type(None)]
-        if arms == [Withheld, str]:
-            return _withheld(value)
+        if len(arms) == 2 and arms[1] is str and issubclass(arms[0], enum.Enum):
+            return _code_or_recorded(arms[0], value)
         return _convert(arms[0], value) if len(arms) == 1 else value
     if origin is tuple:
         item = typing.get_args(annotation)[0]
@@ -1165,10 +1233,11 @@ def _convert(annotation: Any, value: Any) -> Any:
     return value
 
 
-def _withheld(value: str) -> Withheld | str:
-    """A recommendation's `withheld`: its code, or the sentence an older document recorded."""
+def _code_or_recorded(codes: type[enum.Enum], value: str) -> enum.Enum | str:
+    """A code (a recommendation's `withheld`, a speedup's `estimator`, a ratio's `method`),
+    or the sentence an older document recorded there, kept as recorded."""
     try:
-        return Withheld(value)
+        return codes(value)
     except ValueError:
         return value
 

@@ -57,6 +57,7 @@ from .model import (
     Interval,
     Process,
     SpeedupEstimate,
+    SpeedupEstimator,
     Variant,
 )
 from .processes import variant_processes
@@ -101,7 +102,7 @@ class LogEstimate:
         """As the result document records a compile time's estimate."""
         return CompileEstimate(estimate=self.estimate, low=self.low, high=self.high)
 
-    def speedup_estimate(self, estimator: str) -> SpeedupEstimate:
+    def speedup_estimate(self, estimator: SpeedupEstimator) -> SpeedupEstimate:
         """As the result document records a speedup, its estimator named."""
         return SpeedupEstimate(self.estimate, self.low, self.high, estimator)
 
@@ -130,7 +131,7 @@ class Measured:
     compiled_ms: LogEstimate
     compile_s: LogEstimate | None
     warm_compile_s: LogEstimate | None
-    estimator: str
+    estimator: SpeedupEstimator
     compile_per_step: LogEstimate | None = None  # warm compile s ÷ its process's eager ms
     # From the first process's portable cache artifacts (config cache_artifacts), or None.
     artifacts_compile_s: LogEstimate | None = None
@@ -170,13 +171,10 @@ def measure(variant: Variant) -> Measured | None:
     eager_ms = log_estimate([e for e, _ in pairs])
     if len(pairs) > 1:
         speedup = log_estimate([e / c for e, c in pairs])
-        estimator = (
-            f"mean step time (outliers included), eager/compiled per process, geometric mean "
-            f"over {len(pairs)} processes, 95 % t interval"
-        )
+        estimator = SpeedupEstimator.MEAN_OVER_PROCESSES
     else:
         speedup = _one_process_speedup(variant, pairs[0])
-        estimator = "mean step time (outliers included), eager/compiled, one process, 95 % CI"
+        estimator = SpeedupEstimator.MEAN_ONE_PROCESS
     return Measured(
         speedup=speedup,
         eager_ms=eager_ms,
@@ -272,7 +270,7 @@ def regional_break_even(
         compiled_ms=log_estimate([compiled_ms]),
         compile_s=cold_compile_estimate([compile_s], warm_compile_samples(variant)),
         warm_compile_s=None,
-        estimator="mean step time (outliers included), eager/compiled, one process, 95 % CI",
+        estimator=SpeedupEstimator.MEAN_ONE_PROCESS,
     )
     assert m.compile_s is not None  # one positive sample gives an estimate
     found = break_even(m, m.compile_s)

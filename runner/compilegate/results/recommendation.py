@@ -219,7 +219,7 @@ def _caveats(a: Payoff, variant: Variant) -> tuple[Caveat, ...]:
     if a.decision is Decision.STAY_EAGER:
         return ()
     out: list[Caveat] = []
-    if variant.degraded:
+    if variant.not_wholly_compiled:
         out.append(Caveat.NOT_WHOLLY_COMPILED)
     if variant.numerics is None or variant.numerics.status is not NumericsStatus.PASS:
         out.append(Caveat.NUMERICS_UNCHECKED)

@@ -35,11 +35,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .model import Ratio, Timing
+from .model import Ratio, RatioMethod, Timing
 
 BOOTSTRAP_RESAMPLES = 2000
 CONFIDENCE = 0.95
-BOOTSTRAP_METHOD = "round-block bootstrap of the median ratio: standard error x t(rounds - 1)"
 
 
 def summarize(samples: Sequence[float], rounds: Sequence[int] | None = None) -> Timing:
@@ -75,7 +74,8 @@ class RatioEstimate:
     ci_low: float
     ci_high: float
     confidence: float = CONFIDENCE
-    method: str = BOOTSTRAP_METHOD
+    # Round-block bootstrap: standard error × t(rounds − 1) on the log ratio.
+    method: RatioMethod = RatioMethod.BOOTSTRAP_MEDIAN
 
     @property
     def ratio(self) -> Ratio:
@@ -110,7 +110,7 @@ def ratio_of_medians(
         denominator_rounds,
         resamples=resamples,
         seed=seed,
-        method=BOOTSTRAP_METHOD,
+        method=RatioMethod.BOOTSTRAP_MEDIAN,
     )
 
 
@@ -133,7 +133,7 @@ def ratio_of_means(
         denominator_rounds,
         resamples=resamples,
         seed=seed,
-        method=BOOTSTRAP_METHOD.replace("median", "mean"),
+        method=RatioMethod.BOOTSTRAP_MEAN,
     )
 
 
@@ -146,14 +146,14 @@ def _ratio_bootstrap(
     *,
     resamples: int,
     seed: int,
-    method: str,
+    method: RatioMethod,
 ) -> RatioEstimate:
     by_round_num = _group(numerator, numerator_rounds)
     by_round_den = _group(denominator, denominator_rounds)
     round_ids = sorted(set(by_round_num) & set(by_round_den))
     point = center(numerator) / center(denominator)
     if len(round_ids) < 2:
-        return RatioEstimate(point, point, point, method="single round: no interval")
+        return RatioEstimate(point, point, point, method=RatioMethod.SINGLE_ROUND)
     rng = random.Random(seed)
     estimates = []
     for _ in range(resamples):

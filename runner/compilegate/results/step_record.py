@@ -60,10 +60,11 @@ def failed_variant(
     return replace(variant_skeleton(variant), status=Status.ERROR, error=reason, failure=failure)
 
 
-def not_run(step: StepConfig, reason: str) -> StepRecord:
-    """A step that was not measured: it and every variant are errors, for `reason`."""
+def not_run(step: StepConfig, reason: str, failure: ChildFailure | None = None) -> StepRecord:
+    """A step that was not measured: it and every variant are errors, for `reason`
+    (`failure`: why, as facts; `reason` then the text in it that is not compilegate's)."""
     record = StepRecord(step)
-    record.mark_not_run(reason)
+    record.mark_not_run(reason, failure)
     return record
 
 
@@ -84,6 +85,7 @@ class StepRecord:
     config: StepConfig
     status: Status = Status.OK
     error: str | None = None
+    failure: ChildFailure | None = None
     device: str | None = None
     eager: Eager | None = None
     variants: list[Variant] = field(default_factory=list)
@@ -93,14 +95,15 @@ class StepRecord:
     def name(self) -> str:
         return self.config.name
 
-    def mark_not_run(self, reason: str) -> None:
+    def mark_not_run(self, reason: str, failure: ChildFailure | None = None) -> None:
         """The step failed or was never reached: it and every variant are errors."""
-        self.status, self.error = Status.ERROR, reason
-        self.variants = [failed_variant(v, reason) for v in self.config.variants]
+        self.status, self.error, self.failure = Status.ERROR, reason, failure
+        self.variants = [failed_variant(v, reason, failure) for v in self.config.variants]
 
-    def fail(self, error: str) -> None:
-        """The step's summary failed: the step is an error, what it measured stays."""
-        self.status, self.error = Status.ERROR, error
+    def fail(self, error: str, failure: ChildFailure | None = None) -> None:
+        """The step failed (its eager references, its summary): the step is an error, what
+        it measured stays."""
+        self.status, self.error, self.failure = Status.ERROR, error, failure
 
     def summarize(self, summary: StepSummary) -> None:
         self.summary = summary
@@ -124,6 +127,7 @@ class StepRecord:
             status=self.status,
             variants=tuple(self.variants),
             error=self.error,
+            failure=self.failure,
             entry=self.config.entry,
             device=self.device,
             config_fingerprint=self.config.fingerprint(),
@@ -139,6 +143,7 @@ class StepRecord:
             "name": self.config.name,
             "status": self.status.value,
             "error": self.error,
+            **({"failure": self.failure.to_json()} if self.failure is not None else {}),
             "entry": self.config.entry,
             "device": self.device,
             "config_fingerprint": self.config.fingerprint(),

@@ -1,8 +1,8 @@
 """Run one measuring child and read what it reported, typed at the launcher's door
 (child/protocol.ChildReport) and each process's part (`eager`, `variant`) here, once, as a
 results/process_report.ProcessReport: one side's process, or a paired child's two sides,
-each checked as a report of its own. What fails becomes a one-line error, never an
-exception: the schedule (step_measurement.py) makes it that step's or variant's error.
+each checked as a report of its own. What fails becomes a typed failure, never an
+exception: the schedule (step_measurement.py) makes it that step's or variant's failure.
 """
 
 from __future__ import annotations
@@ -13,24 +13,39 @@ from pathlib import Path
 
 from ..child.protocol import ChildReport, ChildSpec, ReportError
 from ..config import StepConfig
-from ..report.child_failure_words import failure_text
+from ..report.child_failure_words import failure_words
 from ..results.model import Numerics
 from ..results.process_report import ProcessReport, ProcessReportError, numerics_of
 from ..results.processes import head_vs_base
-from .child_failure import BadResult, ChildFailure, UserError
+from .child_failure import (
+    BadResult,
+    ChildFailure,
+    LaunchFailed,
+    NoReport,
+    NotRecorded,
+    PairIncomplete,
+    PairUnreadable,
+    UserError,
+)
 from .child_process import ChildOutcome
 from .launcher import Launcher
 
 
 @dataclass(frozen=True)
 class ChildError:
-    """Why a child gave no report to record: `text`, the one-line error the document keeps
-    (the child's failure in report/child_failure_words.py's words, with its last line of
-    output), and `failure`, the child's failure typed (None: the parent's own, such as a
-    report it cannot record)."""
+    """Why a child gave no report to record: the child's failure, or the parent's own (a
+    child it could not run, a report it cannot record), typed."""
 
-    text: str
-    failure: ChildFailure | None = None
+    failure: ChildFailure
+
+    @property
+    def text(self) -> str:
+        """The failure in report/child_failure_words.py's words, with the child's last line."""
+        return failure_words(self.failure)
+
+
+def _parents(cause: LaunchFailed | NoReport | PairIncomplete | PairUnreadable) -> ChildError:
+    return ChildError(ChildFailure(cause))
 
 
 @dataclass(frozen=True)
@@ -81,12 +96,12 @@ def run_child(
             spec, label=label, timeout_s=timeout_s, env_opt_in=step.env, cache_dir=cache_dir
         )
     except Exception as exc:  # the parent's own failure to run it: this child's error only
-        return None, ChildError(f"compilegate could not run this child: {one_line(exc)}")
+        return None, _parents(LaunchFailed(one_line(exc)))
     error = outcome_error(outcome)
     if error is not None:
         return None, error
     if outcome.report is None:  # outcome_error asserts it away; this says it to the checker
-        return None, ChildError("the child ended without a report")
+        return None, _parents(NoReport())
     return measured_of(outcome.report)
 
 
@@ -98,8 +113,7 @@ def measured_of(
     try:
         return Measured.of(report, where), None
     except ProcessReportError as exc:
-        failure = ChildFailure(BadResult("unparsable", str(exc)), None, "")
-        return None, ChildError(failure_text(failure), failure)
+        return None, ChildError(ChildFailure(BadResult("unparsable", str(exc)), None, ""))
 
 
 def run_pair_child(
@@ -115,28 +129,28 @@ def run_pair_child(
     side measured, by side role, the head's ratio to the base with it, or the error."""
     measured, error = run_child(launcher, spec, step, label, cache_dir=cache_dir)
     if error is not None or measured is None:
-        return {}, error or ChildError("the child ended without a report")
+        return {}, error or _parents(NoReport())
     report = measured.report
     found = report.sides or {}
     roles = [side.role for side in spec.sides]
     if set(found) != set(roles):
-        return {}, ChildError("the paired child did not return both sides")
+        return {}, _parents(PairIncomplete())
     out: dict[str, Measured] = {}
     try:  # each side's part, checked at the door as a one-side child's report
         for role, part in found.items():
             side = ChildReport.from_json({"status": "ok", "device": report.device, **part})
             typed, failed = measured_of(side, f"sides.{role}.")
             if failed is not None or typed is None:
-                return {}, failed or ChildError("the paired child's report: unreadable")
+                return {}, failed or _parents(PairUnreadable("unreadable"))
             out[role] = typed
     except (ReportError, TypeError) as exc:
-        return {}, ChildError(f"the paired child's report: {one_line(exc)}")
+        return {}, _parents(PairUnreadable(one_line(exc)))
     base, head_part = out[roles[0]], out[roles[-1]]
     kind = "variant" if spec.timing_only else "eager"
     try:
         ratio = head_vs_base(_part(head_part, kind), _part(base, kind))
     except Exception as exc:  # a sample list the ratio cannot read: the statistics say so
-        return {}, ChildError(f"compilegate could not record this measurement: {one_line(exc)}")
+        return {}, ChildError(ChildFailure(NotRecorded(one_line(exc))))
     out[roles[-1]] = replace(head_part, head_vs_base=ratio)
     return out, None
 
@@ -155,15 +169,12 @@ def outcome_error(outcome: ChildOutcome) -> ChildError | None:
     reported: the user's, with its phase), or None."""
     failure = outcome.failure
     if failure is not None:
-        last = last_line(outcome)
-        return ChildError(
-            failure_text(failure) + (f" (last output: {last})" if last else ""), failure
-        )
+        return ChildError(replace(failure, last_output=last_line(outcome)))
     assert outcome.report is not None
     report = outcome.report
     if report.status != "ok":
-        failure = ChildFailure(UserError(str(report.error)), report.phase, report.doing or "")
-        return ChildError(failure_text(failure), failure)
+        said = " ".join(str(report.error).split())  # one line, as the words say it
+        return ChildError(ChildFailure(UserError(said), report.phase, report.doing or ""))
     return None
 
 

@@ -42,8 +42,8 @@ PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
 PROC = Path("/proc")
 REAP_AFTER_KILL_S = 2.0  # how long the killed group's adopted members are waited for
 
-COUNTED_WITH_SUBREAPER = "child subreaper"
-COUNTED_LIVE_GROUP = "live process group"
+COUNTED_WITH_SUBREAPER = "child_subreaper"  # codes: a failure records them (report/ words them)
+COUNTED_LIVE_GROUP = "live_process_group"
 
 
 @functools.cache

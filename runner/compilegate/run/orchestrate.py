@@ -25,13 +25,15 @@ from typing import Any, TextIO
 from ..child.protocol import ChildSpec, EntryPoint
 from ..config import Config, StepConfig
 from ..errors import RunInterrupted, UsageError
-from ..report.child_failure_words import failure_text
+from ..report.child_failure_words import failure_text, stopped_words
 from ..results.document import DocumentHead, new_document, write_document
-from ..results.model import Environment, Pairing, RunHealth, part_of
+from ..results.model import ChildFailure as FailureRecord
+from ..results.model import Environment, FailureStage, Pairing, RunHealth, part_of
 from ..results.recommendation import withheld
 from ..results.run_health import run_health
 from ..results.step_record import StepRecord, failed_variant, not_run
 from .child_env import measurement_variables
+from .child_failure import RUN_ENDED, RUN_INTERRUPTED, ChildFailure, Interrupted, NotRun
 from .child_runs import last_line
 from .child_user import ChildUser
 from .entry_check import resolve_entry
@@ -225,7 +227,8 @@ def _start_document(side: RunSide) -> None:
     # Every selected step is in the document from the start, as not reached: a run killed
     # where no handler runs (SIGKILL, the OOM killer, a cancelled job) leaves them as errors,
     # never as steps missing from the result (which would read as "left out with --step").
-    side.steps = [not_run(step, "not run: the run ended before this step") for step in config.steps]
+    ended = ChildFailure(NotRun(RUN_ENDED)).recorded()
+    side.steps = [not_run(step, *ended) for step in config.steps]
     side.save()
 
 
@@ -243,9 +246,9 @@ def _mark_unfinished(
         if step.name == current:
             _mark_interrupted(record, stop)
             tag = f"[{step.name} · {side.label}]" if side.label else f"[{step.name}]"
-            stream.write(f"{tag} {_stopped(stop)}\n")
+            stream.write(f"{tag} {stopped_words(stop.signal_name)}\n")
         else:
-            record.mark_not_run(f"not run: the run was {_stopped(stop)}")
+            record.mark_not_run(*_not_run(stop))
 
 
 def _resolve(config: Config, index: int, step: StepConfig) -> EntryPoint:
@@ -268,16 +271,17 @@ def probe_environment(launcher: Launcher, python: str) -> dict[str, Any]:
 def _mark_interrupted(record: StepRecord, stop: RunInterrupted) -> None:
     """What was measured stays; the step or variant being measured is `interrupted`, the
     ones after it were not run."""
+    interrupted = ChildFailure(Interrupted(stop.signal_name))
     if record.eager is None:
-        record.mark_not_run(f"not run: the run was {_stopped(stop)}")
-        record.error = f"eager: {_stopped(stop)}"
+        record.mark_not_run(*_not_run(stop))
+        record.fail(*interrupted.at(FailureStage.EAGER).recorded())
         return
     done = len(record.variants)
     for index, variant in enumerate(record.config.variants[done:]):
-        reason = _stopped(stop) if index == 0 else f"not run: the run was {_stopped(stop)}"
-        record.variants.append(failed_variant(variant, reason))
+        why = interrupted.recorded() if index == 0 else _not_run(stop)
+        record.variants.append(failed_variant(variant, *why))
     finish_record(record, io.StringIO())
 
 
-def _stopped(stop: RunInterrupted) -> str:
-    return f"interrupted ({stop.signal_name})"
+def _not_run(stop: RunInterrupted) -> tuple[str, FailureRecord]:
+    return ChildFailure(NotRun(RUN_INTERRUPTED, stop.signal_name)).recorded()

@@ -46,6 +46,7 @@ from ..config.loading import load_config_file
 from ..errors import BaselineMissing, UsageError
 from ..results.document import pairing_entry
 from ..results.step_record import not_run
+from .child_failure import HEAD_LACKS_STEP, ChildFailure, NotRun
 from .child_user import ChildUser, open_folder
 from .host_git import GitRepository, repository_of, run_git
 from .launcher import Launcher
@@ -132,7 +133,8 @@ def run_against(
         )
         run_sides(sides, options.stream, in_process=pairing == "in-process")
     for step in configs.removed:  # in the base only: not measured, read as removed
-        sides[0].steps.append(not_run(step, "not measured: the head does not declare this step"))
+        lacks = ChildFailure(NotRun(HEAD_LACKS_STEP)).recorded()
+        sides[0].steps.append(not_run(step, *lacks))
     sides[0].save()
     return PairedRun(
         sides[0].document,

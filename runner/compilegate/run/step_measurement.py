@@ -19,21 +19,33 @@ from typing import Any, Callable, TextIO, TypeVar
 from ..child.protocol import ChildSide, ChildSpec, EntryPoint
 from ..cleanup import remove_tree
 from ..config import StepConfig, Variant
+from ..report.child_failure_words import failure_words
 from ..results.compile_cost import ARTIFACTS, FRESH, REUSED, SHARED
 from ..results.document import (
     add_process,
     eager_entry,
     finish_step,
-    non_finite_error,
+    non_finite_found,
     variant_entry,
     with_head_vs_base,
     with_process,
     with_regional,
 )
+from ..results.model import FailureStage, Model
 from ..results.model import Variant as ResultVariant
+from ..results.process_report import ProcessReport
 from ..results.step_record import StepRecord, failed_variant
 from .artifacts_handover import hand_over
-from .child_failure import ChildFailure
+from .child_failure import (
+    FAILED_EAGERLY,
+    ArtifactsRefused,
+    ChildFailure,
+    NoFirstProcess,
+    NotFinite,
+    NotMeasured,
+    NotRecorded,
+    NotRun,
+)
 from .child_runs import ChildError, Measured, one_line, run_child, run_pair_child
 from .launcher import Launcher, hand_to_children
 
@@ -136,7 +148,7 @@ class _EagerRun:
 
     side: StepSide
     measured: list[Measured] = field(default_factory=list)
-    error: str | None = None
+    error: ChildFailure | None = None
 
     def runs(self, number: int) -> bool:
         return self.error is None and number <= self.side.step.eager_processes
@@ -149,7 +161,7 @@ class _EagerRun:
             spec = replace(spec, numerics_reference_out=side.reference_path)
         label = f"{side.child_label}/eager#{number}"
         measured, failed = run_child(side.launcher, spec, side.step, label)
-        self.error = failed.text if failed is not None else None
+        self.error = failed.failure if failed is not None else None
         if measured is not None:
             self.measured.append(measured)
 
@@ -168,7 +180,7 @@ def _measure_step(sides: Sequence[StepSide], stream: TextIO, in_process: bool) -
             measured, error = _run_pair_child(sides, parts, None, f"eager#{number}")
             for run in runs:
                 if error is not None:
-                    run.error = error.text
+                    run.error = error.failure
                 else:
                     run.measured.append(measured[run.side.label])
             slot += 1
@@ -191,18 +203,27 @@ def _record_eager_side(run: _EagerRun, stream: TextIO) -> bool:
     when a child failed or what it measured cannot be recorded."""
     record, error = run.side.record, run.error
     for measured in run.measured:  # checked before the statistics, which a NaN sample would crash
-        error = error or non_finite_error(measured.eager, "eager.")
+        error = error or _not_finite(measured.eager, "eager.")
     if error is None:
         _, error = _record(_record_eager, record, run.measured)
     if error is None and record.eager is not None:
-        error = non_finite_error(record.eager, "eager.")
+        error = _not_finite(record.eager, "eager.")
     if error is None:
         return True
     record.eager = None  # whatever was recorded may hold the NaN
-    record.mark_not_run("not run: the step failed eagerly")
-    record.error = f"eager: {error}"
-    stream.write(f"{run.side.tag} error: {record.error}\n")
+    record.mark_not_run(*ChildFailure(NotRun(FAILED_EAGERLY)).recorded())
+    failure = error.at(FailureStage.EAGER)
+    record.fail(*failure.recorded())
+    stream.write(f"{run.side.tag} error: {failure_words(failure)}\n")
     return False
+
+
+def _not_finite(entry: Model | ProcessReport, prefix: str = "") -> ChildFailure | None:
+    """A measurement that is not a finite number, as the failure it is; None: all finite."""
+    found = non_finite_found(entry, prefix)
+    if found is None:
+        return None
+    return ChildFailure(NotFinite(found.value, found.key, found.more, found.at_least))
 
 
 @dataclass
@@ -214,8 +235,7 @@ class _VariantRun:
     variant: Variant
     cache_dir: Path | None
     entry: ResultVariant | None = None
-    error: str | None = None
-    failure: ChildFailure | None = None  # the failed child's, typed, when a child failed
+    error: ChildFailure | None = None  # why the variant failed, where
 
     @property
     def spec(self) -> ChildSpec:
@@ -269,7 +289,7 @@ class _VariantRun:
             measured, failed = run_child(launcher, self.spec, step, label, cache_dir=self.cache_dir)
             error = self.failed(failed)
             if measured is not None:  # else `error` says why
-                error = non_finite_error(measured.variant)
+                error = _not_finite(measured.variant)
             if measured is not None and error is None:
                 first_cache = FRESH if self.cache_dir is not None else SHARED
                 self.entry, error = _record(
@@ -300,10 +320,10 @@ class _VariantRun:
                     if measured is not None:  # else `error` says why
                         error = self.add_process(measured, ARTIFACTS)
                     if error is not None:
-                        self.error = f"timing process {number}/{total}: {error}"
+                        self.error = error.at(FailureStage.TIMING_PROCESS, number, total)
                     return
             if handed.refused is not None:
-                self.error = f"cache artifacts refused: {handed.refused}"
+                self.error = ChildFailure(ArtifactsRefused(handed.refused))
                 return
             # missing: the first process's record says why; this one reuses the cache
         cold = number <= step.cold_compiles and self.cache_dir is not None
@@ -323,7 +343,7 @@ class _VariantRun:
             cache = FRESH if cold else (REUSED if self.cache_dir is not None else SHARED)
             error = self.add_process(measured, cache)
         if error is not None:
-            self.error = f"timing process {number}/{total}: {error}"
+            self.error = error.at(FailureStage.TIMING_PROCESS, number, total)
 
     def run_regional(self, stream: TextIO) -> None:
         """One more process, after the variant's others: the same variant compiling only the
@@ -346,28 +366,29 @@ class _VariantRun:
             else None
         )
         if part is not None and error is None and part.regional_absent is None:
-            error = non_finite_error(part)
+            found = _not_finite(part)
+            error = failure_words(found) if found is not None else None
         entry, problem = _record(with_regional, self.entry, part, error)
         if entry is not None:
             self.entry = entry
         if problem is not None:
-            stream.write(f"{self.side.tag} variant {self.variant.id}: regional: {problem}\n")
+            said = failure_words(problem)
+            stream.write(f"{self.side.tag} variant {self.variant.id}: regional: {said}\n")
 
-    def failed(self, error: ChildError | None) -> str | None:
-        """A child's error as this variant's: its text, its failure kept for the record."""
-        if error is None:
-            return None
-        self.failure = error.failure
-        return error.text
+    def failed(self, error: ChildError | None) -> ChildFailure | None:
+        """A child's error as this variant's failure."""
+        return error.failure if error is not None else None
 
-    def add_process(self, measured: Measured, cache: str, *, compiled: bool = True) -> str | None:
+    def add_process(
+        self, measured: Measured, cache: str, *, compiled: bool = True
+    ) -> ChildFailure | None:
         """One more timing process into the entry, or why it cannot be recorded (`compiled`
         False: the process compiled both sides, so its compile window is no sample)."""
-        error = non_finite_error(measured.variant)
+        error = _not_finite(measured.variant)
         if error is not None:
             return error
         if self.entry is None:
-            return "compilegate could not record this measurement: no first process"
+            return ChildFailure(NoFirstProcess())
         timing = measured.variant if compiled else measured.variant.without_compile()
         entry, error = _record(add_process, self.entry, timing, cache, measured.head_vs_base)
         if entry is not None:
@@ -377,12 +398,13 @@ class _VariantRun:
     def finish(self, stream: TextIO) -> None:
         """Into the step's record: the entry, or the variant's error."""
         if self.error is None and self.entry is not None:
-            self.error = non_finite_error(self.entry)
+            self.error = _not_finite(self.entry)
         entry = self.entry
         if self.error is not None or entry is None:
-            failure = self.failure.record() if self.failure is not None else None
-            entry = failed_variant(self.variant, self.error or "not measured", failure)
-            stream.write(f"{self.side.tag} variant {self.variant.id} error: {entry.error}\n")
+            failure = self.error or ChildFailure(NotMeasured())
+            entry = failed_variant(self.variant, *failure.recorded())
+            said = failure_words(failure)
+            stream.write(f"{self.side.tag} variant {self.variant.id} error: {said}\n")
         self.side.record.variants.append(entry)
         self.side.save()
 
@@ -453,7 +475,7 @@ def _run_pair_process(runs: Sequence[_VariantRun], number: int, stream: TextIO) 
             cache = REUSED if run.cache_dir is not None else SHARED
             found = run.add_process(measured[run.side.label], cache, compiled=False)
         if found is not None:
-            run.error = f"timing process {number}/{total}: {found}"
+            run.error = found.at(FailureStage.TIMING_PROCESS, number, total)
 
 
 def _variant_spec(variant: Variant) -> dict[str, Any]:
@@ -487,13 +509,13 @@ def _run_pair_child(
     return run_pair_child(head.launcher, spec, head.step, label, cache_dir=cache_dir)
 
 
-def _record(record: Callable[..., R], *args: object) -> tuple[R, None] | tuple[None, str]:
+def _record(record: Callable[..., R], *args: object) -> tuple[R, None] | tuple[None, ChildFailure]:
     """The parent-side recording of what a child measured: its value, or its exception as
-    the one-line error of that step or variant (never the end of the whole run)."""
+    the failure of that step or variant (never the end of the whole run)."""
     try:
         return record(*args), None
     except Exception as exc:
-        return None, f"compilegate could not record this measurement: {one_line(exc)}"
+        return None, ChildFailure(NotRecorded(one_line(exc)))
 
 
 def _record_eager(record: StepRecord, measured: Sequence[Measured]) -> None:
@@ -510,8 +532,9 @@ def finish_record(record: StepRecord, stream: TextIO) -> None:
     if summary is not None:
         record.summarize(summary)
     if error is not None:
-        record.fail(f"summary: {error}")
-        stream.write(f"[{record.name}] error: {record.error}\n")
+        failure = error.at(FailureStage.SUMMARY)
+        record.fail(*failure.recorded())
+        stream.write(f"[{record.name}] error: {failure_words(failure)}\n")
 
 
 @contextlib.contextmanager

@@ -100,7 +100,12 @@ def test_baseline_update_names_the_figure_its_noise_is_of(tmp_path: Path) -> Non
     entry["payoff"] = {
         "decision": "undecided",
         "steps_per_run": 10_000,
-        "speedup": {"estimate": 1.08, "low": 1.04, "high": 1.12, "estimator": "mean"},
+        "speedup": {
+            "estimate": 1.08,
+            "low": 1.04,
+            "high": 1.12,
+            "estimator": "mean_over_processes",
+        },
         "break_even_steps": None,
         "warm_break_even_steps": None,
         "saving_s": None,

@@ -12,6 +12,7 @@ from test_result import ENVIRONMENT, child_output, timed
 
 from compilegate.child.protocol import ChildReport, ChildSpec, EntryPoint
 from compilegate.config.loading import load_config_file
+from compilegate.report.child_failure_words import said_error
 from compilegate.results.document import new_document, write_document
 from compilegate.results.step_record import StepRecord
 from compilegate.run.child_process import ChildOutcome
@@ -72,7 +73,11 @@ def test_a_nan_variant_is_an_error_and_the_others_are_kept(tmp_path: Path) -> No
     step_doc = measure(tmp_path, eager_child(10.0), broken, fine)
     first, second = step_doc["variants"]
     assert first["status"] == "error"
-    assert first["error"].startswith("the measurement produced NaN at warmup_s[0] (and 1 more)")
+    said = said_error(first)
+    assert said is not None
+    assert said.startswith("the measurement produced NaN at warmup_s[0] (and 1 more)")
+    # the facts recorded, no sentence: the error keeps the cause's code (no text of others)
+    assert first["failure"]["figures"]["key"] == "warmup_s[0]" and first["error"] == "not_finite"
     assert second["status"] == "ok"
 
 
@@ -81,6 +86,8 @@ def test_a_nan_eager_time_fails_the_step_visibly(tmp_path: Path) -> None:
     eager["eager"]["timed"]["eager"]["samples"] = [float("inf")] * 40
     step_doc = measure(tmp_path, eager)
     assert step_doc["status"] == "error"
-    assert step_doc["error"].startswith("eager: the measurement produced ")
-    assert "Infinity at eager.timed.eager.samples[0] (and 39 more)" in step_doc["error"]
+    said = said_error(step_doc)
+    assert said is not None and said.startswith("eager: the measurement produced ")
+    assert "Infinity at eager.timed.eager.samples[0] (and 39 more)" in said
+    assert step_doc["failure"]["stage"] == "eager" and step_doc["error"] == "not_finite"
     assert {v["status"] for v in step_doc["variants"]} == {"error"}

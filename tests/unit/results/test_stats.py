@@ -4,7 +4,14 @@ import random
 
 import pytest
 
-from compilegate.results.stats import break_even_steps, quantile, ratio_of_medians, summarize
+from compilegate.results.model import Ratio, RatioMethod, part_of
+from compilegate.results.stats import (
+    break_even_steps,
+    quantile,
+    ratio_of_means,
+    ratio_of_medians,
+    summarize,
+)
 
 
 def rounds_of(n: int, rounds: int) -> list[int]:
@@ -55,6 +62,19 @@ def test_identical_sides_have_small_noise() -> None:
 def test_single_round_has_no_interval() -> None:
     est = ratio_of_medians([2.0, 2.0], [0, 0], [1.0, 1.0], [0, 0])
     assert est.median == est.ci_low == est.ci_high == 2.0
+    assert est.ratio.to_json()["method"] == "single_round"
+
+
+def test_a_ratio_records_how_its_interval_was_found_as_a_code() -> None:
+    """Issue 53: a code, not a sentence; an older document's sentence reads as recorded."""
+    two_rounds = ([2.0, 2.1], [0, 1], [1.0, 1.1], [0, 1])
+    assert ratio_of_medians(*two_rounds).ratio.to_json()["method"] == "bootstrap_median"
+    assert ratio_of_means(*two_rounds).ratio.to_json()["method"] == "bootstrap_mean"
+    sentence = "round-block bootstrap of the median ratio: standard error x t(rounds - 1)"
+    for recorded, read in (("bootstrap_mean", RatioMethod.BOOTSTRAP_MEAN), (sentence, sentence)):
+        raw = {"median": 2.0, "ci_low": 1.9, "ci_high": 2.1, "method": recorded}
+        ratio = part_of(Ratio, raw)
+        assert ratio.method == read and ratio.to_json() == raw
 
 
 @pytest.mark.parametrize(

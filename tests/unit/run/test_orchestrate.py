@@ -16,6 +16,7 @@ from test_result import ENV, child_output, timed
 from compilegate.child.protocol import ChildReport, ChildSpec
 from compilegate.config.loading import load_config_file
 from compilegate.errors import RunInterrupted
+from compilegate.report.child_failure_words import said_error
 from compilegate.results import document as result_document
 from compilegate.run import step_measurement
 from compilegate.run.child_process import ChildOutcome
@@ -109,7 +110,8 @@ def test_a_parent_side_failure_recording_one_variant_is_that_variants_error(
     a, b, c = first["variants"]
     assert a["status"] == "ok" and c["status"] == "ok", "the others still ran"
     assert b["status"] == "error"
-    assert b["error"] == "compilegate could not record this measurement: KeyError: 'speedup'"
+    assert said_error(b) == "compilegate could not record this measurement: KeyError: 'speedup'"
+    assert b["error"] == "KeyError: 'speedup'" and b["failure"]["cause"] == "not_recorded"
     assert second["status"] == "ok"
     assert validation_errors(document, "result") == []
 
@@ -122,8 +124,8 @@ def test_a_parent_side_failure_recording_eager_is_that_steps_error(
 
     monkeypatch.setattr(step_measurement, "eager_entry", broken)
     first, second = run(tmp_path, StandInLauncher())["steps"]
-    assert first["status"] == "error" and "ValueError: no samples" in first["error"]
-    assert all(v["error"] == "not run: the step failed eagerly" for v in first["variants"])
+    assert first["status"] == "error" and "ValueError: no samples" in str(said_error(first))
+    assert all(said_error(v) == "not run: the step failed eagerly" for v in first["variants"])
     assert second["status"] == "error", "same failure, its own error"
 
 
@@ -143,9 +145,10 @@ def test_an_interruption_marks_the_variant_and_writes_what_was_measured(
     first, second = document["steps"]
     a, b, c = first["variants"]
     assert a["status"] == "ok"
-    assert b["status"] == "error" and b["error"] == f"interrupted ({name})"
-    assert c["status"] == "error" and c["error"] == f"not run: the run was interrupted ({name})"
-    assert second["status"] == "error" and "not run" in second["error"]
+    assert b["status"] == "error" and said_error(b) == f"interrupted ({name})"
+    assert said_error(c) == f"not run: the run was interrupted ({name})"
+    assert c["status"] == "error" and c["failure"]["signal"] == name
+    assert second["status"] == "error" and "not run" in str(said_error(second))
     assert [label for label, _ in launcher.calls][-1] == "first/b", "nothing ran after it"
 
 
@@ -153,8 +156,8 @@ def test_an_interruption_during_eager_marks_the_step(tmp_path: Path) -> None:
     with pytest.raises(RunInterrupted):
         run(tmp_path, StandInLauncher(interrupt_at="first/eager#1"))
     first, second = json.loads((tmp_path / "r.json").read_text())["steps"]
-    assert first["error"] == "eager: interrupted (SIGTERM)"
-    assert second["error"] == "not run: the run was interrupted (SIGTERM)"
+    assert said_error(first) == "eager: interrupted (SIGTERM)"
+    assert said_error(second) == "not run: the run was interrupted (SIGTERM)"
 
 
 def test_an_interruption_of_the_probe_writes_nothing(tmp_path: Path) -> None:

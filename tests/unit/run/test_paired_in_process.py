@@ -11,6 +11,7 @@ from test_result import child_output, timed
 
 from compilegate.child.protocol import ChildReport, ChildSpec
 from compilegate.config.loading import load_config_file
+from compilegate.report.child_failure_words import said_error
 from compilegate.run.child_process import ChildOutcome
 from compilegate.run.orchestrate import RunSide, run_sides
 from compilegate.schemas import validation_errors
@@ -79,4 +80,4 @@ def test_a_pair_child_that_leaves_a_side_out_fails_the_step_on_both_sides(tmp_pa
     for document in (base, head):
         step = document["steps"][0]
         assert step["status"] == "error"
-        assert step["error"] == "eager: the paired child did not return both sides"
+        assert said_error(step) == "eager: the paired child did not return both sides"

@@ -17,6 +17,7 @@ from compilegate.child.protocol import ChildReport, ChildSpec, EntryPoint
 from compilegate.config import Config
 from compilegate.config.loading import load_config_file
 from compilegate.errors import ConfigError
+from compilegate.report.child_failure_words import said_error
 from compilegate.results.step_record import StepRecord
 from compilegate.run.child_process import ChildOutcome
 from compilegate.run.step_measurement import StepSide, measure_step
@@ -160,9 +161,19 @@ def test_a_later_process_that_dies_fails_the_variant(tmp_path: Path) -> None:
     variant = step_doc["variants"][0]
     assert variant["status"] == "error"
     said = "timing process 3/4: child process crashed with signal SIGKILL (9) while compiling"
-    assert variant["error"].startswith(said)
+    assert str(said_error(variant)).startswith(said)
     # the cause and phase as facts, from the fields (the words could say anything)
-    assert variant["failure"] == {"cause": "crashed", "phase": "compile", "signal": "SIGKILL"}
+    assert variant["failure"] == {
+        "cause": "crashed",
+        "phase": "compile",
+        "signal": "SIGKILL",
+        "stage": "timing_process",
+        "process": 3,
+        "processes": 4,
+        "figures": {"signal_number": 9},
+        "doing": "compiling: reworded",
+    }
+    assert variant["error"] == "crashed"  # nothing said by others: the cause's code
 
 
 @pytest.mark.parametrize("value", [0, 11, "two"])

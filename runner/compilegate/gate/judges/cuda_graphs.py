@@ -24,7 +24,7 @@ from typing import ClassVar
 
 from ...results.model import CudaGraphs, CudaGraphSkip, Variant
 from ..row_facts_base import RowFactsBase
-from ..rules import Defect, MissingFacts, Side, Subject
+from ..rules import Defect, MissingFacts, Side, Subject, diagnostics_doubt
 from ..verdict import MetricVerdict, Verdict
 from .sides import Sides
 
@@ -130,6 +130,5 @@ def _missing(subject: Subject, base: CudaGraphs | None, cur: Variant) -> MetricV
     neither did): `missing`, with why when the variant says (a failed diagnostics pass)."""
     if base is None:
         return None
-    failures = [reason for reason in cur.degraded or () if "diagnostics" in reason]
-    facts = MissingFacts(Side.RUN, Defect.ABSENT, cause=failures[0] if failures else None)
+    facts = MissingFacts(Side.RUN, Defect.ABSENT, cause=diagnostics_doubt(cur))
     return subject.row(METRIC, Verdict.MISSING, baseline=base.skips, facts=facts)

@@ -32,7 +32,7 @@ from ...results.model import (
     Variant,
 )
 from ..row_facts_base import RowFactsBase
-from ..rules import MissingFacts, Subject, missing
+from ..rules import MissingFacts, Subject, diagnostics_doubt, missing
 from ..verdict import MetricVerdict, Verdict
 from .sides import Sides
 
@@ -162,12 +162,12 @@ def _explain_missing(row: MetricVerdict, cur: Variant) -> MetricVerdict:
     key = DIAGNOSTIC_METRICS.get(row.metric)
     if row.verdict != "missing" or key is None or getattr(cur, key) is not None:
         return row
-    failures = [reason for reason in cur.degraded or () if "diagnostics" in reason]
-    if not failures:
+    cause = diagnostics_doubt(cur)
+    if cause is None:
         return row
     if not isinstance(row.facts, MissingFacts):
         return row
-    return dataclasses.replace(row, facts=dataclasses.replace(row.facts, cause=failures[0]))
+    return dataclasses.replace(row, facts=dataclasses.replace(row.facts, cause=cause))
 
 
 def judge_recompiles(

@@ -25,6 +25,7 @@ from ...gate.comparability import (
 from ...gate.hardware_reach import metrics_judged_across
 from ...gate.verdict import MetricVerdict
 from ...results.machine import CUDA, HardwareClass
+from ..child_failure_words import error_words
 from ..wording import metric_name
 
 NOT_RECORDED_WORDS = "(not recorded)"
@@ -118,7 +119,7 @@ def _shown(value: Any) -> str:
 
 
 def run_failed_words(row: MetricVerdict, facts: RunFailedFacts) -> str:
-    return f"{facts.scope.value} failed: {facts.error or UNKNOWN_ERROR}"
+    return f"{facts.scope.value} failed: {error_words(facts.error, facts.failure) or UNKNOWN_ERROR}"
 
 
 def added_words(row: MetricVerdict, facts: AddedFacts) -> str:
@@ -147,7 +148,7 @@ def other_class_row_words(row: MetricVerdict, facts: OtherClassFacts) -> str:
 def baseline_failed_words(row: MetricVerdict, facts: BaselineFailedFacts) -> str:
     return (
         f"no usable baseline: the baseline run of this {facts.scope.value} failed "
-        f"({facts.error or UNKNOWN_ERROR})"
+        f"({error_words(facts.error, facts.failure) or UNKNOWN_ERROR})"
     )
 
 

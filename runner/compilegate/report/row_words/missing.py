@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from ...gate.rules import Defect, MissingFacts, Side
+from ...gate.rules import Defect, MissingFacts, RefusedDiagnostics, Side
 from ...gate.verdict import MetricVerdict
+from ..degraded_words import refused_words
 from .sentence import RowSentence
 
 # What a missing metric is called in its row (the judge's metric → its name in a sentence).
@@ -40,4 +41,7 @@ def missing_sentence(row: MetricVerdict, facts: MissingFacts) -> RowSentence:
         said = "not in the baseline, nothing to judge this run's against"
     else:
         said = f"{_DEFECTS[facts.defect]} in {_SIDES[facts.side]} ({facts.value})"
-    return RowSentence(label, f"{said} ({facts.cause})" if facts.cause else said)
+    cause = facts.cause
+    if isinstance(cause, RefusedDiagnostics):
+        cause = refused_words(cause.keys)
+    return RowSentence(label, f"{said} ({cause})" if cause else said)
