@@ -23,6 +23,8 @@ import pytest
 from cli_helpers import REPO_ROOT, write_config
 
 from compilegate.config.loading import load_config_file
+from compilegate.report.absence_words import absence_words
+from compilegate.results.model import Absence, parse
 from compilegate.run.orchestrate import RunOptions, run_config
 from compilegate.schemas import validation_errors
 
@@ -57,7 +59,12 @@ def test_the_process_after_the_cold_one_starts_from_the_artifacts(measured: dict
     caches = [process["cache"] for process in variant["processes"]]
     if measured["document"]["environment"]["torch"].startswith("2.4."):
         assert "artifacts" not in caches  # (2.4 has the FX-graph cache off: "cold" each)
-        assert cost["artifacts_absent"].endswith("has no torch.compiler.save_cache_artifacts")
+        typed = parse(measured["document"], "result.json").steps[0].variants[0].compile_cost
+        assert typed is not None and typed.artifacts_absent is Absence.NO_SAVE_CACHE_ARTIFACTS
+        said = absence_words(typed.artifacts_absent, torch=typed.absent_torch)
+        assert said == f"torch {measured['document']['environment']['torch']} has no " + (
+            "torch.compiler.save_cache_artifacts"
+        )
         assert "artifacts_wall_s" not in cost
         assert measured["document"]["steps"][0]["recommendation"]["decision"] is not None
         return

@@ -38,19 +38,19 @@ def _api(name: str) -> Any:
 
 def save() -> dict[str, Any]:
     """After the process compiled everything: the blob written, and its size and seconds;
-    or {"absent": why}."""
+    or {"absent": code} (report/absence_words.py words it), with the torch that lacks the
+    API (`torch`) where it is torch's."""
     import torch
 
     save_api, path = _api("save_cache_artifacts"), artifacts_path()
     if save_api is None:
-        version = torch.__version__
-        return {"absent": f"torch {version} has no torch.compiler.save_cache_artifacts"}
+        return {"absent": "no_save_cache_artifacts", "torch": torch.__version__}
     if path is None:
-        return {"absent": "the process had no Inductor cache directory to save beside"}
+        return {"absent": "no_inductor_cache_dir"}
     started = time.perf_counter()
     saved = save_api()
     if not saved:
-        return {"absent": "torch.compiler.save_cache_artifacts() saved nothing"}
+        return {"absent": "saved_nothing"}
     blob = saved[0]
     with open(path, "wb") as out:
         out.write(blob)

@@ -113,7 +113,7 @@ class CompileProbe:
             paths = PathClassifier.for_torch(self.repo_root)
             report = build_report(snapshot, paths)
         except Exception as exc:  # diagnostics must never cost the user the measurement
-            return {"degraded": [f"compile diagnostics failed: {type(exc).__name__}: {exc}"]}
+            return {"diagnostics_error": f"{type(exc).__name__}: {exc}"[:500]}
         skips = (snapshot.get("counters") or {}).get("inductor", {}).get("cudagraph_skips", 0)
         if snapshot.get("counters_available") and (self._graphs is not None or skips):
             logged = self._graphs.logged if self._graphs is not None else []

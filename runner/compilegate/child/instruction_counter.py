@@ -19,10 +19,9 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-NO_COUNTER = (
-    "not available on this machine: no hardware instruction counter (perf_event_open "
-    "refused; virtual machines often lack one)"
-)
+# Why none, codes (results/model.py Absence; report/absence_words.py words them).
+NO_API = "no_instruction_counter"  # this torch has none: its version beside it
+NO_COUNTER = "no_hardware_counter"  # perf_event_open refused (virtual machines often)
 
 
 @contextlib.contextmanager
@@ -39,16 +38,17 @@ def _quiet_stderr() -> Iterator[None]:
 
 
 def begin() -> dict[str, Any] | None:
-    """Start counting before the compile; None when counting, else {"absent": why}."""
+    """Start counting before the compile; None when counting, else {"absent": code}, with
+    the torch that lacks the counter (`torch`) where it is torch's."""
     import torch
 
     try:
         import torch._dynamo.config as dynamo_config
         from torch._dynamo.utils import CompileTimeInstructionCounter, _instruction_counter
     except Exception:
-        return {"absent": f"torch {torch.__version__} has no compile-time instruction counter"}
+        return {"absent": NO_API, "torch": torch.__version__}
     if not hasattr(dynamo_config, "record_compile_time_instruction_count"):
-        return {"absent": f"torch {torch.__version__} has no compile-time instruction counter"}
+        return {"absent": NO_API, "torch": torch.__version__}
     with _quiet_stderr():
         handle = _instruction_counter.start()
         if handle != -1:

@@ -80,7 +80,7 @@ def check_numerics(
     amp = settings.get("amp")
     base = {"steps": steps, "dtype": amp or "fp32", "tol": tol}
     if steps < 1:
-        return {**base, "status": "skipped", "reason": "numerics.steps is 0"}
+        return {**base, "status": "skipped", "reason": "skipped_zero_steps"}
     try:
         with tf32_off(builder.device) as tf32_changed:
             progress(Phase.NUMERICS, f"numerics: eager copy, {steps} step(s)")
@@ -130,7 +130,8 @@ def check_numerics(
         summary = summarize_checks(results, base, reference_error=ref_error, cosine_min=cosine_min)
         return {**summary, "reference_loss_rel_diff": loss_rel_diff}
     except Exception as exc:  # the user's step, or torch, failed: report it, keep the timing
-        return {**base, "status": "error", "reason": f"{type(exc).__name__}: {exc}"[:500]}
+        error = f"{type(exc).__name__}: {exc}"[:500]
+        return {**base, "status": "error", "reason": "error", "error": error}
 
 
 def dynamo_graphs() -> int | None:

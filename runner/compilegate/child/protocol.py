@@ -327,7 +327,7 @@ STEP_WORK_KEYS = ("counts", "absent", "top", "batch_index")
 # same keys and the schema lists them: the parent's wings never import the child, nor the
 # child anything of theirs (tests/unit/test_layout.py), so tests/unit/child/test_step_work_keys.py
 # holds the three equal.
-STEP_WORK_OPTIONAL = ("timing", "sync_sites")
+STEP_WORK_OPTIONAL = ("timing", "sync_sites", "pass_error")
 STEP_WORK_TIMING = (
     "profiled_ms",
     "compute_ms",

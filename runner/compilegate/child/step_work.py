@@ -74,9 +74,10 @@ step time by results/step_bound.py):
 `sync_sites` (eager only): [[file:line, calls], …], where one more iteration called a
 tensor's `.item()` or `.tolist()`, so a new host sync names its line (`sync_sites`).
 
-`absent`: count → why it is not there (a count that cannot be taken is never 0). Every
-count is absent, with the reason, when the pass fails (a torch whose profiler events lack
-this API, a step the profiler breaks) or when the counted iteration compiled
+`absent`: count → why it is not there, a code (a count that cannot be taken is never 0;
+report/absence_words.py words the codes). Every count is absent, with the reason, when the
+pass fails (a torch whose profiler events lack this API, a step the profiler breaks: its
+exception in `pass_error`) or when the counted iteration compiled
 (torch._dynamo's counters moved): that iteration's work is the compile's, not the step's.
 
 Exact: two runs of the example transformer (dropout on) under two busy loops gave identical
@@ -121,13 +122,13 @@ OUTSIDE_OPS = "(outside any op)"
 COMPILED_GRAPH_PREFIX = "## Call CompiledFxGraph"
 COMPILED_GRAPH = "## Call CompiledFxGraph ##"
 MAX_NAME_CHARS = 160
-CPU_KERNELS_ABSENT = (
-    "on the CPU there are no device kernels: eager's ops run in their ATen kernels (aten_ops), "
-    "and Inductor's generated C++ kernels leave no profiler event without "
-    "cpp.enable_kernel_profile, which would need another compile"
-)
-CPU_GRAPHS_ABSENT = "CUDA graphs exist only on CUDA"
-RECOMPILED = "the counted iteration compiled (torch._dynamo's counters moved): not a steady step"
+# Why a count is absent: codes (results/model.py Absence; report/absence_words.py words them).
+CPU_KERNELS_ABSENT = "cpu_no_kernels"
+CPU_GRAPHS_ABSENT = "cpu_no_cuda_graphs"
+NO_REGION_ABSENT = "no_compiled_region"
+NO_REGION_OPS_ABSENT = "no_compiled_region_ops"
+RECOMPILED = "recompiled"
+PASS_FAILED = "count_pass_failed"
 
 
 def count_step_work(step: TrainingStep, index: int, paths: Any = None) -> dict[str, Any]:
@@ -138,8 +139,8 @@ def count_step_work(step: TrainingStep, index: int, paths: Any = None) -> dict[s
     try:
         record = _count(step, index)
     except Exception as exc:  # the counts are then unknown, never a failed measurement
-        reason = " ".join(f"the count pass failed: {type(exc).__name__}: {exc}".split())
-        return all_absent(reason[:300], index)
+        error = " ".join(f"{type(exc).__name__}: {exc}".split())
+        return {**all_absent(PASS_FAILED, index), "pass_error": error[:300]}
     if paths is not None and not step.compiled and record["counts"]["host_syncs"] is not None:
         sites = sync_sites(step, index, paths)
         if sites is not None:
@@ -434,9 +435,8 @@ def tally(
         absent["kernels"] = CPU_KERNELS_ABSENT
         absent["cuda_graph_replays"] = CPU_GRAPHS_ABSENT
     if compiled and not saw_dynamo:
-        why = "this torch's profiler marks no compiled region (no Dynamo event)"
-        absent["compiled_region_calls"] = why
-        absent["aten_ops"] = why + ": ops inside and outside compiled code cannot be told apart"
+        absent["compiled_region_calls"] = NO_REGION_ABSENT
+        absent["aten_ops"] = NO_REGION_OPS_ABSENT
     counts: dict[str, int | None] = {
         key: None if key in absent else sum(names[key].values()) for key in COUNT_KEYS
     }

@@ -207,6 +207,14 @@ class RefusedDiagnostics:
 
 
 @dataclass(frozen=True)
+class DiagnosticsFailed:
+    """The child's diagnostics pass raised (a variant's `diagnostics_error`: its exception):
+    what the run says of a diagnostic it lacks."""
+
+    error: str
+
+
+@dataclass(frozen=True)
 class MissingFacts(RowFactsBase):
     """A gated metric that cannot be judged: which side lacks it and how. `value` is the
     unfit value as the document had it (repr), `cause` what the run said about it (a failed
@@ -217,12 +225,15 @@ class MissingFacts(RowFactsBase):
     side: Side
     defect: Defect
     value: str | None = None
-    cause: str | RefusedDiagnostics | None = None
+    cause: str | DiagnosticsFailed | RefusedDiagnostics | None = None
 
 
-def diagnostics_doubt(variant: Variant) -> str | RefusedDiagnostics | None:
-    """What a variant says of its diagnostics pass: the child's first reason that names
-    the diagnostics (its `degraded`), else the keys refused from them; None: nothing."""
+def diagnostics_doubt(variant: Variant) -> str | DiagnosticsFailed | RefusedDiagnostics | None:
+    """What a variant says of its diagnostics pass: that it failed (`diagnostics_error`; in
+    a document from before it was recorded, the child's first reason in `degraded` that names
+    the diagnostics), else the keys refused from them; None: nothing."""
+    if variant.diagnostics_error is not None:
+        return DiagnosticsFailed(variant.diagnostics_error)
     failures = [reason for reason in variant.degraded or () if "diagnostics" in reason]
     if failures:
         return failures[0]

@@ -1,5 +1,6 @@
 """Every word of why a variant was not wholly compiled: the child's own reasons (its
-`degraded`, its sentences, said as recorded) and the keys of its diagnostics that were
+`degraded`, its sentences, said as recorded), its failed diagnostics pass
+(`diagnostics_error`) and the keys of its diagnostics that were
 refused because they named what was measured (`refused_diagnostics`, results/document.py)."""
 
 from __future__ import annotations
@@ -7,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..results.model import Variant
+from .absence_words import diagnostics_failed_words
 
 MAX_KEYS_CHARS = 200
 
@@ -19,4 +21,6 @@ def refused_words(keys: Sequence[str]) -> str:
 def degraded_reasons(variant: Variant) -> list[str]:
     """Why the variant was not wholly compiled, the child's reasons first."""
     refused = [refused_words(variant.refused_diagnostics)] if variant.refused_diagnostics else []
-    return [*(variant.degraded or ()), *refused]
+    error = variant.diagnostics_error
+    failed = [diagnostics_failed_words(error)] if error is not None else []
+    return [*(variant.degraded or ()), *failed, *refused]

@@ -19,6 +19,7 @@ from typing import Any
 from ..gate.run_set import RunSetVerdict, VersionOutcome
 from ..results.model import BreakSite, NumericsStatus, ResultDocument, Step
 from . import wording as w
+from .absence_words import numerics_said
 from .compile_time_words import COMPILE_COLUMN
 from .escape import cell, inert, with_code
 from .links import LinkContext
@@ -208,7 +209,7 @@ def _numerics(steps: Sequence[Step]) -> str:
             ):
                 continue
             where = inert(f"{step.name} · {w.variant_name(variant)}")
-            reason = numerics.reason
+            reason = numerics_said(numerics)
             lines.append(
                 f"- {where}: {inert(numerics.status.value)}"
                 + (f": {with_code(reason, max_chars=300)}" if reason else "")

@@ -10,6 +10,7 @@ variant's compile_cost, payoff and regional lever; config cache_artifacts and re
 from __future__ import annotations
 
 from ..results.model import BreakEvenInterval, RegionalLever, Step, Variant
+from .absence_words import absence_words
 from .wording import steps_text
 
 
@@ -34,7 +35,8 @@ def _variant(variant: Variant) -> str | None:
         warm = payoff.warm_break_even_steps if payoff is not None else None
         levers.append(f"warm cache {_s(cost.warm_wall_s)}{_after(warm)}")
     if cost.artifacts_absent is not None:
-        levers.append(f"shipped cache artifacts absent: {cost.artifacts_absent}")
+        why = absence_words(cost.artifacts_absent, torch=cost.absent_torch)
+        levers.append(f"shipped cache artifacts absent: {why}")
     elif cost.artifacts_wall_s is not None:
         size = f", {(cost.artifacts_bytes or 0) / 1e6:.1f} MB"
         shipped = payoff.artifacts_break_even_steps if payoff is not None else None

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from typing import TypeGuard  # 3.10+: for the checker only (requires-python is 3.9)
 
-from .model import ColdSample, CompileCost, CompileCounts, Process
+from .model import Absence, ColdSample, CompileCost, CompileCounts, Process
 from .stats import CONFIDENCE, t_quantile
 
 # How a process's Inductor cache directory came to it (run/step_measurement.py): ARTIFACTS,
@@ -142,6 +142,7 @@ def compile_cost(
         artifacts_wall_s=statistics.median(loaded) if loaded else None,
         artifacts_bytes=artifacts.saved_bytes if artifacts is not None else None,
         artifacts_absent=artifacts.absent if artifacts is not None else None,
+        absent_torch=artifacts.torch if artifacts is not None else None,
     )
 
 
@@ -150,7 +151,12 @@ def with_instructions(cost: CompileCost, counted: InstructionCount | None) -> Co
     counted)."""
     if counted is None:
         return cost
-    return replace(cost, instructions=counted.instructions, instructions_absent=counted.absent)
+    return replace(
+        cost,
+        instructions=counted.instructions,
+        instructions_absent=counted.absent,
+        absent_torch=counted.torch or cost.absent_torch,
+    )
 
 
 @dataclass(frozen=True)
@@ -159,7 +165,8 @@ class InstructionCount:
     (child/instruction_counter.py)."""
 
     instructions: int | None
-    absent: str | None
+    absent: Absence | str | None
+    torch: str | None = None  # the torch an absence names (it has no counter)
 
     @classmethod
     def of(cls, counted: Any) -> InstructionCount | None:
@@ -167,10 +174,11 @@ class InstructionCount:
         the wrong type is no count and no reason."""
         if not isinstance(counted, Mapping):
             return None
-        value, why = counted.get("instructions"), counted.get("absent")
+        value = counted.get("instructions")
         return cls(
             instructions=value if _is_size(value) else None,
-            absent=why[:500] if isinstance(why, str) else None,
+            absent=absence_of(counted.get("absent")),
+            torch=_name(counted.get("torch")),
         )
 
 
@@ -180,7 +188,8 @@ class CacheArtifacts:
     why none (child/cache_artifacts.py)."""
 
     saved_bytes: int | None
-    absent: str | None
+    absent: Absence | str | None
+    torch: str | None = None  # the torch an absence names (it has no save API)
 
     @classmethod
     def of(cls, saved: Any) -> CacheArtifacts | None:
@@ -188,10 +197,11 @@ class CacheArtifacts:
         wrong type is no size and no reason."""
         if not isinstance(saved, Mapping):
             return None
-        size, why = saved.get("saved_bytes"), saved.get("absent")
+        size = saved.get("saved_bytes")
         return cls(
             saved_bytes=size if _is_size(size) else None,
-            absent=why[:500] if isinstance(why, str) else None,
+            absent=absence_of(saved.get("absent")),
+            torch=_name(saved.get("torch")),
         )
 
     @classmethod
@@ -199,7 +209,23 @@ class CacheArtifacts:
         """What a pooled compile cost already recorded."""
         if cost.artifacts_bytes is None and cost.artifacts_absent is None:
             return None
-        return cls(cost.artifacts_bytes, cost.artifacts_absent)
+        return cls(cost.artifacts_bytes, cost.artifacts_absent, cost.absent_torch)
+
+
+def absence_of(why: Any) -> Absence | str | None:
+    """The child's `absent`: a code (Absence); a sentence (a string with a space: an older
+    child's), kept; anything else no reason."""
+    if not isinstance(why, str):
+        return None
+    try:
+        return Absence(why)
+    except ValueError:
+        return why[:MAX_REASON_CHARS] if " " in why else None
+
+
+def _name(value: Any) -> str | None:
+    """A short name the child gives (a torch version), or None."""
+    return value[:100] if isinstance(value, str) and value else None
 
 
 @dataclass(frozen=True)

@@ -222,7 +222,10 @@ def add_process(
         processes, cost.counts, cost.cpu_method, cost.eager_ops, CacheArtifacts.kept(cost)
     )
     pooled = replace(
-        pooled, instructions=cost.instructions, instructions_absent=cost.instructions_absent
+        pooled,
+        instructions=cost.instructions,
+        instructions_absent=cost.instructions_absent,
+        absent_torch=cost.absent_torch,
     )
     return replace(entry, processes=processes, compile_cost=pooled)
 

@@ -23,6 +23,11 @@ Older shapes, upgraded here:
 - a document from before how a speedup and a ratio were estimated was recorded as a code
   (SpeedupEstimator, RatioMethod) holds a sentence in `estimator` and `method`: kept as
   recorded (a str), said as recorded;
+- a document from before the child recorded why a count was not taken, and why numerics
+  reached no verdict, as codes (Absence, NumericsReason) holds the child's sentence in
+  step work's `absent`, compile cost's `instructions_absent` and `artifacts_absent`, and
+  numerics' `reason`: kept as recorded, said as recorded; its failed diagnostics pass is a
+  note in `degraded`, not a `diagnostics_error`;
 - a document from before CUDA-graph skips were recorded (child/cuda_graph_skips.py) lacks a
   variant's `cuda_graphs`: it reads as None (not recorded), never as no skips.
 
@@ -171,6 +176,36 @@ class RatioMethod(str, enum.Enum):
     BOOTSTRAP_MEDIAN = "bootstrap_median"  # round-block bootstrap of the median ratio
     BOOTSTRAP_MEAN = "bootstrap_mean"  # round-block bootstrap of the mean ratio
     SINGLE_ROUND = "single_round"  # one round: no interval (low = high = the ratio)
+
+
+class Absence(str, enum.Enum):
+    """Why the child took no count (child/step_work.py, instruction_counter.py,
+    cache_artifacts.py); report/absence_words.py words each. A document from before it was
+    recorded as a code holds the child's sentence instead."""
+
+    # Step work (a count of StepWorkCounts):
+    CPU_NO_KERNELS = "cpu_no_kernels"  # kernels on the CPU: ATen's and Inductor's C++ ones
+    CPU_NO_CUDA_GRAPHS = "cpu_no_cuda_graphs"  # CUDA graphs exist only on CUDA
+    NO_COMPILED_REGION = "no_compiled_region"  # this torch's profiler marks none
+    NO_COMPILED_REGION_OPS = "no_compiled_region_ops"  # so ATen ops cannot be told apart
+    RECOMPILED = "recompiled"  # the counted iteration compiled: not a steady step
+    COUNT_PASS_FAILED = "count_pass_failed"  # its exception: StepWork.pass_error
+    # The compile's instructions (CompileCost.instructions_absent):
+    NO_INSTRUCTION_COUNTER = "no_instruction_counter"  # this torch (CompileCost.torch) has none
+    NO_HARDWARE_COUNTER = "no_hardware_counter"  # perf_event_open refused
+    # Cache artifacts (CompileCost.artifacts_absent):
+    NO_SAVE_CACHE_ARTIFACTS = "no_save_cache_artifacts"  # this torch (CompileCost.torch)
+    NO_INDUCTOR_CACHE_DIR = "no_inductor_cache_dir"
+    SAVED_NOTHING = "saved_nothing"
+
+
+class NumericsReason(str, enum.Enum):
+    """Why a numerics check reached no verdict (child/numerics.py; report/absence_words.py
+    words each). A check that reached one, and a document from before it was recorded as a
+    code, holds the child's sentence instead."""
+
+    SKIPPED_ZERO_STEPS = "skipped_zero_steps"  # numerics.steps is 0
+    ERROR = "error"  # the copies raised: Numerics.error is the exception
 
 
 class Withheld(str, enum.Enum):
@@ -444,11 +479,12 @@ class StepWork(Model):
     why each missing one is missing, and per count the names that make it up."""
 
     counts: StepWorkCounts
-    absent: Mapping[str, str]
+    absent: Mapping[str, Absence | str]  # str: an older document's sentence, as recorded
     top: Mapping[str, tuple[tuple[str | int, ...], ...]]
     batch_index: int
     timing: StepWorkTiming | None = None
     sync_sites: tuple[tuple[str | int, ...], ...] | None = None
+    pass_error: str | None = None  # Absence.COUNT_PASS_FAILED: the exception, torch's words
 
     def sites(self) -> dict[str, int]:
         """Where eager's code called `.item()` or `.tolist()`: file:line → calls ({} when
@@ -583,7 +619,9 @@ class WorstTensor(Model):
 @dataclass(frozen=True)
 class Numerics(Model):
     status: NumericsStatus
-    reason: str | None = None
+    # A code when no verdict was reached; a checked run's (and an older document's) sentence.
+    reason: NumericsReason | str | None = None
+    error: str | None = None  # NumericsReason.ERROR: the exception, as raised
     steps: int | None = None
     dtype: str | None = None
     tol: float | None = None
@@ -644,11 +682,13 @@ class CompileCost(Model):
     # The cache-artifacts lever (config cache_artifacts; absent otherwise).
     artifacts_wall_s: float | None = None
     artifacts_bytes: int | None = None
-    artifacts_absent: str | None = None
+    artifacts_absent: Absence | str | None = None  # str: an older document's sentence
     # torch's compile-time instruction count, first process (child/instruction_counter.py),
     # or why none: absent from documents of releases before it.
     instructions: int | None = None
-    instructions_absent: str | None = None
+    instructions_absent: Absence | str | None = None  # str: an older document's sentence
+    # The torch release an absence names (it has no counter, no save_cache_artifacts).
+    absent_torch: str | None = None
 
     def recorded_nulls(self) -> tuple[str, ...]:
         return ("eager_ops",)  # results/compile_cost.py: null when unknown
@@ -858,6 +898,9 @@ class Variant(Model):
     cuda_graphs: CudaGraphs | None = None
     numerics: Numerics | None = None
     degraded: tuple[str, ...] | None = None
+    # The child's diagnostics pass raised (its exception): the measurement stands, the
+    # diagnostics are not there. Before it was recorded, a note in `degraded` said it.
+    diagnostics_error: str | None = None
     # Keys of the child's diagnostics refused: they named what was measured (results/
     # document.py). Absent before it was recorded: a note in `degraded` said it.
     refused_diagnostics: tuple[str, ...] | None = None
@@ -887,8 +930,9 @@ class Variant(Model):
 
     @property
     def not_wholly_compiled(self) -> bool:
-        """The compile degraded (`degraded`), or its diagnostics are in doubt (refused keys)."""
-        return bool(self.degraded or self.refused_diagnostics)
+        """The compile degraded (`degraded`), or its diagnostics are in doubt (they failed,
+        or keys were refused)."""
+        return bool(self.degraded or self.diagnostics_error or self.refused_diagnostics)
 
     @property
     def definition(self) -> dict[str, Any]:
@@ -1234,8 +1278,9 @@ def _convert(annotation: Any, value: Any) -> Any:
 
 
 def _code_or_recorded(codes: type[enum.Enum], value: str) -> enum.Enum | str:
-    """A code (a recommendation's `withheld`, a speedup's `estimator`, a ratio's `method`),
-    or the sentence an older document recorded there, kept as recorded."""
+    """A code (a recommendation's `withheld`, a speedup's `estimator`, a ratio's `method`,
+    an absence, a numerics reason), or the sentence an older document recorded there, kept
+    as recorded."""
     try:
         return codes(value)
     except ValueError:

@@ -3,6 +3,8 @@ steps with planted work, each plant moving exactly the counts it should (no comp
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -18,6 +20,8 @@ from compilegate.child.step_work import (  # noqa: E402
 )
 from compilegate.child.training import TrainingStep  # noqa: E402
 from compilegate.child.user_code import StepParts  # noqa: E402
+from compilegate.report.absence_words import step_work_absent_words  # noqa: E402
+from compilegate.results.model import Absence, StepWork, StepWorkCounts  # noqa: E402
 
 # --- the tally, over events made up here --------------------------------------------------
 
@@ -302,8 +306,13 @@ def test_a_pass_that_fails_says_why_for_every_count():
     step.parts.batch = lambda index: (_ for _ in ()).throw(RuntimeError("no data"))
     counted = count_step_work(step, 3)
     assert counted["counts"] == {key: None for key in STEP_WORK_COUNTS}
-    assert all("RuntimeError: no data" in why for why in counted["absent"].values())
     check_step_work(counted, "step_work")
+    # A code per count and torch's exception beside it, worded by the report as it was said.
+    assert set(counted["absent"].values()) == {"count_pass_failed"}
+    work = StepWork(**{**counted, "counts": StepWorkCounts(**counted["counts"])})
+    work = dataclasses.replace(work, absent={k: Absence(v) for k, v in work.absent.items()})
+    said = step_work_absent_words(work)
+    assert set(said.values()) == {"the count pass failed: RuntimeError: no data"}
 
 
 def test_a_forged_timing_or_sync_site_is_refused_at_the_parents_door():

@@ -15,6 +15,7 @@ from compilegate.child.protocol import CACHE_ARTIFACTS_FILE, ChildSpec, SpecErro
 from compilegate.report.lever_words import lever_sentence
 from compilegate.results.compile_cost import CacheArtifacts, compile_cost
 from compilegate.results.model import (
+    Absence,
     BreakEvenInterval,
     CompileCounts,
     Decision,
@@ -54,7 +55,12 @@ def test_the_artifacts_process_is_neither_a_cold_nor_a_warm_sample() -> None:
         ({"saved_bytes": 12, "save_s": 0.1}, CacheArtifacts(12, None)),
         ({"saved_bytes": "12"}, CacheArtifacts(None, None)),
         ({"saved_bytes": -1, "absent": 5}, CacheArtifacts(None, None)),
-        ({"absent": "x" * 10_000}, CacheArtifacts(None, "x" * 500)),
+        ({"absent": "x" * 10_000}, CacheArtifacts(None, None)),  # not a code nor a sentence
+        ({"absent": "x y" * 5_000}, CacheArtifacts(None, ("x y" * 5_000)[:500])),  # as recorded
+        (
+            {"absent": "no_save_cache_artifacts", "torch": "2.4.1"},
+            CacheArtifacts(None, Absence.NO_SAVE_CACHE_ARTIFACTS, "2.4.1"),
+        ),
     ],
 )
 def test_the_childs_record_is_read_at_the_door(raw: object, expected: object) -> None:
@@ -134,11 +140,15 @@ def test_the_levers_in_words() -> None:
         "default: cold 17.4 s; warm cache 3.2 s (break-even after 4,200 steps); shipped cache "
         "artifacts 15.6 s, 0.3 MB (break-even after 20,000 steps)"
     )
-    absent = variant({"artifacts_absent": "torch 2.4.1 has no torch.compiler.save_cache_artifacts"})
-    assert lever_sentence(SimpleNamespace(variants=[absent])) == (
-        "default: cold 17.4 s; warm cache 3.2 s; shipped cache artifacts absent: torch 2.4.1 "
-        "has no torch.compiler.save_cache_artifacts"
-    )
+    # As the child records it now (a code and the torch it names), and as an older
+    # document recorded it (the child's sentence): the same words.
+    coded = {"artifacts_absent": Absence.NO_SAVE_CACHE_ARTIFACTS, "absent_torch": "2.4.1"}
+    recorded = {"artifacts_absent": "torch 2.4.1 has no torch.compiler.save_cache_artifacts"}
+    for absent in (variant(coded), variant(recorded)):
+        assert lever_sentence(SimpleNamespace(variants=[absent])) == (
+            "default: cold 17.4 s; warm cache 3.2 s; shipped cache artifacts absent: torch 2.4.1 "
+            "has no torch.compiler.save_cache_artifacts"
+        )
     assert lever_sentence(SimpleNamespace(variants=[variant({})])) is None  # not asked
 
 

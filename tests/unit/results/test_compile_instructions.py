@@ -13,7 +13,7 @@ from compilegate.child import instruction_counter
 from compilegate.errors import EXIT_OK, EXIT_REGRESSION
 from compilegate.report.row_words import row_message
 from compilegate.results.compile_cost import InstructionCount, with_instructions
-from compilegate.results.model import CompileCost, CompileCounts
+from compilegate.results.model import Absence, CompileCost, CompileCounts
 
 G = 10**9
 
@@ -60,6 +60,19 @@ def test_a_machine_without_a_counter_is_said_never_judged() -> None:
     assert "compile_instructions" not in found  # neither counted: no row
 
 
+def test_a_torch_without_the_counter_is_named_as_the_child_once_said_it() -> None:
+    """The child records a code and the torch it names; an older document holds the
+    child's sentence: both are said in the same words."""
+    coded = {**counted(absent="no_instruction_counter"), "absent_torch": "2.4.1"}
+    recorded = counted(absent="torch 2.4.1 has no compile-time instruction counter")
+    for cur in (coded, recorded):
+        _, found = rows(counted(40 * G), cur)
+        assert row_message(found["compile_instructions"]) == (
+            "compile instructions: the baseline counted 40.00 G; this run did not (torch 2.4.1 "
+            "has no compile-time instruction counter): reported, not judged"
+        )
+
+
 @pytest.mark.parametrize(
     ("raw", "instructions", "absent"),
     [
@@ -67,7 +80,9 @@ def test_a_machine_without_a_counter_is_said_never_judged() -> None:
         ({"instructions": 123}, 123, None),
         ({"instructions": -5}, None, None),
         ({"instructions": "9" * 40}, None, None),
-        ({"absent": "y" * 900}, None, "y" * 500),
+        ({"absent": "no_hardware_counter"}, None, Absence.NO_HARDWARE_COUNTER),
+        ({"absent": "an older child's why " * 60}, None, ("an older child's why " * 60)[:500]),
+        ({"absent": "y" * 900}, None, None),  # neither a code nor a sentence
     ],
 )
 def test_the_childs_count_is_read_at_the_door(raw, instructions, absent) -> None:

@@ -59,7 +59,7 @@ from typing import TYPE_CHECKING, ClassVar
 if TYPE_CHECKING:
     from typing import TypeGuard  # 3.10+: for the checker only (requires-python is 3.9)
 
-from ...results.model import CompileCost, CompileCounts, Variant
+from ...results.model import Absence, CompileCost, CompileCounts, Variant
 from ...results.processes import geometric_mean
 from ...results.stats import compare_sides
 from ..row_facts_base import RowFactsBase
@@ -206,7 +206,8 @@ class InstructionsJudgement(str, Enum):
 class CompileInstructionsFacts(RowFactsBase):
     """Instructions the first process's compile executed (torch's compile-time instruction
     counter), each side that counted them, their change, and how they were judged; `absent`:
-    why this run (NOT_COUNTED) or the baseline (BASELINE_LACKS) has no count."""
+    why this run (NOT_COUNTED) or the baseline (BASELINE_LACKS) has no count (a code, or an
+    older document's sentence), and the torch release it names (`absent_torch`)."""
 
     kind: ClassVar[str] = "compile_instructions"
     judged: InstructionsJudgement
@@ -214,7 +215,8 @@ class CompileInstructionsFacts(RowFactsBase):
     cur: int | None = None
     change_pct: float | None = None
     threshold_pct: float | None = None
-    absent: str | None = None
+    absent: Absence | str | None = None
+    absent_torch: str | None = None
 
 
 def judge(sides: Sides) -> list[MetricVerdict]:
@@ -227,6 +229,13 @@ def judge(sides: Sides) -> list[MetricVerdict]:
         judge_instructions(sides),
     ]
     return [row for row in rows if row is not None]
+
+
+def _absent(cost: CompileCost | None) -> tuple[Absence | str | None, str | None]:
+    """Why a side counted no instructions, and the torch release that names."""
+    if cost is None:
+        return None, None
+    return cost.instructions_absent, cost.absent_torch
 
 
 def judge_instructions(sides: Sides) -> MetricVerdict | None:
@@ -243,13 +252,15 @@ def judge_instructions(sides: Sides) -> MetricVerdict | None:
         return None
     metric, unit = "compile_instructions", "count"
     if after is None:
-        why = cur_cost.instructions_absent if cur_cost is not None else None
-        facts = CompileInstructionsFacts(InstructionsJudgement.NOT_COUNTED, before, absent=why)
+        why, torch = _absent(cur_cost)
+        facts = CompileInstructionsFacts(
+            InstructionsJudgement.NOT_COUNTED, before, absent=why, absent_torch=torch
+        )
         return subject.row(metric, Verdict.PASS, unit=unit, gated=False, facts=facts)
     if before is None:
-        why = base_cost.instructions_absent if base_cost is not None else None
+        why, torch = _absent(base_cost)
         facts = CompileInstructionsFacts(
-            InstructionsJudgement.BASELINE_LACKS, cur=after, absent=why
+            InstructionsJudgement.BASELINE_LACKS, cur=after, absent=why, absent_torch=torch
         )
         return subject.row(metric, Verdict.NEW, unit=unit, gated=False, facts=facts)
     threshold_pct = sides.policy.thresholds["compile_instructions_growth_pct"]

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import ClassVar
 
-from ...results.model import ComparedBy, Numerics, NumericsStatus, Variant
+from ...results.model import ComparedBy, Numerics, NumericsReason, NumericsStatus, Variant
 from ..row_facts_base import RowFactsBase
 from ..rules import MUST_PASS, Subject
 from ..verdict import MetricVerdict, Verdict
@@ -29,15 +29,16 @@ class NumericsOutcome(str, Enum):
 @dataclass(frozen=True)
 class NumericsSide:
     """One side's numerics as its document has them: its status (None when absent), the
-    tensors that failed, the reason the check gave (the document's own text, shown for a
-    check that reached no verdict, never read), and how it compared: with or without its
-    float64 reference (`reference`: "float64", "none", None when not recorded), why not
-    (`reference_error`), by which rule (`compared_by`) and cosine threshold (`cosine_min`),
-    each None where the document does not record it."""
+    tensors that failed, the reason the check gave (a code, or text: the exception that
+    stopped it, or the document's own sentence; said for a check that reached no verdict,
+    never read), and how it compared: with or without its float64 reference (`reference`:
+    "float64", "none", None when not recorded), why not (`reference_error`), by which rule
+    (`compared_by`) and cosine threshold (`cosine_min`), each None where the document does
+    not record it."""
 
     status: NumericsStatus | None = None
     failed: tuple[str, ...] = ()
-    reason: str | None = None
+    reason: NumericsReason | str | None = None
     reference: str | None = None
     reference_error: str | None = None
     compared_by: ComparedBy | None = None
@@ -50,12 +51,19 @@ class NumericsSide:
         return cls(
             numerics.status,
             tuple(numerics.failed or ()),
-            numerics.reason,
+            _reason(numerics),
             numerics.reference,
             numerics.reference_error,
             numerics.compared_by,
             numerics.cosine_min,
         )
+
+
+def _reason(numerics: Numerics) -> NumericsReason | str | None:
+    """The check's reason; for one that raised, its exception (what is said of it)."""
+    if numerics.reason is NumericsReason.ERROR and numerics.error is not None:
+        return numerics.error
+    return numerics.reason
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from ...gate.judges.compile_cost import (
 )
 from ...gate.rules import Side
 from ...gate.verdict import MetricVerdict, Verdict
+from ..absence_words import absence_words
 from ..wording import FAILING
 from .rules import noise_rule_words, threshold_words
 from .sentence import RowSentence
@@ -101,15 +102,22 @@ def compile_cpu_words(row: MetricVerdict, facts: CompileCpuFacts) -> str:
 # -- instructions -----------------------------------------------------------------------------
 
 
+def _absent_words(facts: CompileInstructionsFacts) -> str | None:
+    if not facts.absent:
+        return None
+    return absence_words(facts.absent, torch=facts.absent_torch)
+
+
 def compile_instructions_words(row: MetricVerdict, facts: CompileInstructionsFacts) -> str:
     if facts.judged is InstructionsJudgement.NOT_COUNTED:
-        why = facts.absent or "not counted"
+        why = _absent_words(facts) or "not counted"
         return (
             f"compile instructions: the baseline counted {_instructions(facts.base)}; this run "
             f"did not ({why}): reported, not judged"
         )
     if facts.judged is InstructionsJudgement.BASELINE_LACKS:
-        why = f" ({facts.absent})" if facts.absent else ""
+        said = _absent_words(facts)
+        why = f" ({said})" if said else ""
         return (
             f"compile instructions {_instructions(facts.cur)}: the baseline has none{why}, "
             f"nothing to judge against; {REFRESH}"

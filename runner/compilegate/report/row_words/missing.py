@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from ...gate.rules import Defect, MissingFacts, RefusedDiagnostics, Side
+from ...gate.rules import Defect, DiagnosticsFailed, MissingFacts, RefusedDiagnostics, Side
 from ...gate.verdict import MetricVerdict
+from ..absence_words import diagnostics_failed_words
 from ..degraded_words import refused_words
 from .sentence import RowSentence
 
@@ -44,4 +45,6 @@ def missing_sentence(row: MetricVerdict, facts: MissingFacts) -> RowSentence:
     cause = facts.cause
     if isinstance(cause, RefusedDiagnostics):
         cause = refused_words(cause.keys)
+    elif isinstance(cause, DiagnosticsFailed):
+        cause = diagnostics_failed_words(cause.error)
     return RowSentence(label, f"{said} ({cause})" if cause else said)

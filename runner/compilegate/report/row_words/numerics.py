@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ...gate.judges.numerics import CHECKED, NumericsFacts, NumericsOutcome, NumericsSide
 from ...gate.verdict import MetricVerdict
+from ..absence_words import numerics_reason_words
 from .numerics_reference import of_row
 
 # Failed tensors named in a row; the rest are counted.
@@ -51,4 +52,5 @@ def _detail(side: NumericsSide) -> str:
     if failed:
         more = f" and {len(failed) - NAMED_TENSORS} more" if len(failed) > NAMED_TENSORS else ""
         return f": {', '.join(failed[:NAMED_TENSORS])}{more}"
-    return f": {side.reason}" if side.reason and side.status not in CHECKED else ""
+    said = numerics_reason_words(side.reason, None)
+    return f": {said}" if said and side.status not in CHECKED else ""

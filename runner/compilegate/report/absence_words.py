@@ -1,0 +1,82 @@
+"""Every word of why the child took no count, and why a numerics check reached no verdict:
+the codes it records (results/model.py Absence, NumericsReason) with their figures, and its
+failed diagnostics pass. A document from before they were recorded as codes holds the
+child's sentence: said as recorded.
+
+    cpu_no_kernels           on the CPU there are no device kernels: …
+    no_instruction_counter   torch 2.4.1 has no compile-time instruction counter
+    no_hardware_counter      not available on this machine: no hardware instruction counter …
+    skipped_zero_steps       numerics.steps is 0
+"""
+
+from __future__ import annotations
+
+from ..results.model import Absence, Numerics, NumericsReason, StepWork
+
+# A step-work pass's failure, as the child kept it (child/step_work.py).
+PASS_FAILED_CHARS = 300
+
+_NO_REGION = "this torch's profiler marks no compiled region (no Dynamo event)"
+
+_ABSENCE_WORDS = {
+    Absence.CPU_NO_KERNELS: (
+        "on the CPU there are no device kernels: eager's ops run in their ATen kernels "
+        "(aten_ops), and Inductor's generated C++ kernels leave no profiler event without "
+        "cpp.enable_kernel_profile, which would need another compile"
+    ),
+    Absence.CPU_NO_CUDA_GRAPHS: "CUDA graphs exist only on CUDA",
+    Absence.NO_COMPILED_REGION: _NO_REGION,
+    Absence.NO_COMPILED_REGION_OPS: (
+        _NO_REGION + ": ops inside and outside compiled code cannot be told apart"
+    ),
+    Absence.RECOMPILED: (
+        "the counted iteration compiled (torch._dynamo's counters moved): not a steady step"
+    ),
+    Absence.NO_HARDWARE_COUNTER: (
+        "not available on this machine: no hardware instruction counter (perf_event_open "
+        "refused; virtual machines often lack one)"
+    ),
+    Absence.NO_INDUCTOR_CACHE_DIR: "the process had no Inductor cache directory to save beside",
+    Absence.SAVED_NOTHING: "torch.compiler.save_cache_artifacts() saved nothing",
+}
+
+
+def absence_words(
+    absence: Absence | str, *, torch: str | None = None, error: str | None = None
+) -> str:
+    """Why a count was not taken. `torch`: the release an absence names (compile cost's
+    `absent_torch`); `error`: a failed count pass's exception (step work's `pass_error`)."""
+    if not isinstance(absence, Absence):
+        return absence  # an older document's sentence, as recorded
+    if absence is Absence.NO_INSTRUCTION_COUNTER:
+        return f"torch {torch or '(unknown)'} has no compile-time instruction counter"
+    if absence is Absence.NO_SAVE_CACHE_ARTIFACTS:
+        return f"torch {torch or '(unknown)'} has no torch.compiler.save_cache_artifacts"
+    if absence is Absence.COUNT_PASS_FAILED:
+        return f"the count pass failed: {error or '(no exception recorded)'}"[:PASS_FAILED_CHARS]
+    return _ABSENCE_WORDS[absence]
+
+
+def step_work_absent_words(work: StepWork) -> dict[str, str]:
+    """Each absent count of a step-work record → why, in words."""
+    return {key: absence_words(why, error=work.pass_error) for key, why in work.absent.items()}
+
+
+def numerics_reason_words(reason: NumericsReason | str | None, error: str | None) -> str | None:
+    """A numerics check's reason in words: why no verdict (a code, with its exception), or
+    the child's sentence as recorded; None for none."""
+    if reason is NumericsReason.SKIPPED_ZERO_STEPS:
+        return "numerics.steps is 0"
+    if reason is NumericsReason.ERROR:
+        return error or "(no exception recorded)"
+    return reason
+
+
+def numerics_said(numerics: Numerics) -> str | None:
+    """`numerics_reason_words` of a numerics record."""
+    return numerics_reason_words(numerics.reason, numerics.error)
+
+
+def diagnostics_failed_words(error: str) -> str:
+    """A failed diagnostics pass, as the child's note said it before it was recorded."""
+    return f"compile diagnostics failed: {error}"

@@ -1,0 +1,136 @@
+"""Issue 53: the child records codes and facts, report/absence_words.py words them. A
+document written the new way says, on every screen, what an older document holding the
+child's sentence for the same facts said (those sentences are the child's at 5a5d0e2)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from gate_docs import judge_documents, result, step, variant
+
+from compilegate.gate.run_set import ResultSource, judge_run_set
+from compilegate.report.absence_words import step_work_absent_words
+from compilegate.report.comment import render_comment
+from compilegate.report.degraded_words import degraded_reasons
+from compilegate.report.row_words import row_message
+from compilegate.report.run_set_text import render_run_set_text
+from compilegate.report.run_text import render_run_text
+from compilegate.results.model import parse
+
+# What the child wrote before, for the facts each code records (child/step_work.py).
+OLD_STEP_WORK = {
+    "cpu_no_kernels": (
+        "on the CPU there are no device kernels: eager's ops run in their ATen kernels "
+        "(aten_ops), and Inductor's generated C++ kernels leave no profiler event without "
+        "cpp.enable_kernel_profile, which would need another compile"
+    ),
+    "cpu_no_cuda_graphs": "CUDA graphs exist only on CUDA",
+    "no_compiled_region": "this torch's profiler marks no compiled region (no Dynamo event)",
+    "no_compiled_region_ops": (
+        "this torch's profiler marks no compiled region (no Dynamo event): ops inside and "
+        "outside compiled code cannot be told apart"
+    ),
+    "recompiled": (
+        "the counted iteration compiled (torch._dynamo's counters moved): not a steady step"
+    ),
+}
+
+
+def texts(tmp_path: Path, current: dict[str, Any]) -> dict[str, str]:
+    """The comment, `report` text and `run` text of `current` against the default result,
+    written to `tmp_path` (the texts name its path: one folder for the documents compared)."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "result.json").write_text(json.dumps(current), encoding="utf-8")
+    baseline = result(step())
+    run_set = judge_run_set(
+        [ResultSource(tmp_path / "result.json", "head")],
+        parse(baseline, "baseline.json", "baseline"),
+        "baseline.json",
+    )
+    return {
+        "comment": render_comment(run_set),
+        "report": render_run_set_text(run_set),
+        "run": render_run_text(parse(current, "result.json"), run_set=run_set),
+    }
+
+
+def with_variant(**fields: Any) -> dict[str, Any]:
+    cur = variant()
+    cur.update(fields)
+    return result(step(variants=[cur]))
+
+
+def numerics(**fields: Any) -> dict[str, Any]:
+    return {"steps": 2, "dtype": "fp32", "tol": 1e-4, **fields}
+
+
+@pytest.mark.parametrize(
+    ("coded", "recorded", "said"),
+    [
+        (
+            numerics(status="error", reason="error", error="RuntimeError: out of memory"),
+            numerics(status="error", reason="RuntimeError: out of memory"),
+            "numerics not checked in this run (error: RuntimeError: out of memory)",
+        ),
+        (
+            numerics(status="skipped", reason="skipped_zero_steps"),
+            numerics(status="skipped", reason="numerics.steps is 0"),
+            "numerics not checked in this run (skipped: numerics.steps is 0)",
+        ),
+    ],
+)
+def test_a_numerics_code_is_said_as_the_childs_sentence_was(
+    tmp_path: Path, coded: dict, recorded: dict, said: str
+) -> None:
+    new, old = with_variant(numerics=coded), with_variant(numerics=recorded)
+    (row,) = judge_documents(result(step()), new).rows(metric="numerics")
+    assert row_message(row) == said
+    assert texts(tmp_path, new) == texts(tmp_path, old)
+
+
+def test_a_failed_diagnostics_pass_is_said_as_its_note_was(tmp_path: Path) -> None:
+    lost = {"graph_breaks": None, "recompiles": None, "fallbacks_to_eager": None}
+    new = with_variant(**lost, diagnostics_error="KeyError: 'frames'")
+    old = with_variant(**lost, degraded=["compile diagnostics failed: KeyError: 'frames'"])
+    missing = judge_documents(result(step()), new).rows(verdict="missing")
+    assert {r.metric for r in missing} == {"recompiles", "graph_break_sites", "fallbacks_to_eager"}
+    assert all(
+        "(compile diagnostics failed: KeyError: 'frames')" in row_message(r) for r in missing
+    )
+    (typed,) = parse(new, "result.json").steps[0].variants
+    assert typed.not_wholly_compiled
+    assert degraded_reasons(typed) == ["compile diagnostics failed: KeyError: 'frames'"]
+    assert texts(tmp_path, new) == texts(tmp_path, old)
+
+
+def test_each_step_work_code_is_said_as_the_childs_sentence_was() -> None:
+    counts = dict.fromkeys(
+        (
+            "aten_ops",
+            "compiled_region_calls",
+            "kernels",
+            "cuda_graph_replays",
+            "host_syncs",
+            "flops",
+            "allocations",
+            "allocated_bytes",
+        ),
+        0,
+    )
+
+    def said(absent: dict[str, str], **extra: Any) -> dict[str, str]:
+        work = {"counts": {**counts, **dict.fromkeys(absent)}, "absent": absent, "top": {}}
+        doc = with_variant(step_work={**work, "batch_index": 0, **extra})
+        (typed,) = parse(doc, "result.json").steps[0].variants
+        assert typed.step_work is not None
+        return step_work_absent_words(typed.step_work)
+
+    keys = ["kernels", "cuda_graph_replays", "compiled_region_calls", "aten_ops", "flops"]
+    coded = dict(zip(keys, OLD_STEP_WORK))
+    recorded = {key: OLD_STEP_WORK[code] for key, code in coded.items()}
+    assert said(coded) == said(recorded) == recorded
+    failed = said(dict.fromkeys(counts, "count_pass_failed"), pass_error="RuntimeError: no data")
+    assert set(failed.values()) == {"the count pass failed: RuntimeError: no data"}
