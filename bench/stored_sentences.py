@@ -18,6 +18,22 @@ into it? Counts, for whichever compilegate is on sys.path:
     failure          every string of a `failure` record but the child's progress message and
                      last line (`doing`, `last_output`: the child's, not run/'s)
 
+and the child's own (since issue 53's last items), each string with a space it writes:
+
+    step_work.absent       why a count was not taken (a CPU's counts, a torch without
+                           Dynamo events, a recompiled iteration, a failed pass)
+    instructions_absent    why the compile's instructions were not counted
+    artifacts_absent       why no cache artifacts were saved (no Inductor cache directory)
+    numerics.reason        why a numerics check reached no verdict (numerics.steps 0; the
+                           copies raised: that exception's text is not ours, counted apart)
+    diagnostics failed     the note of a diagnostics pass that raised
+    degraded, fallbacks    the child's notes on a compile that degraded, written again by
+                           this checkout's child from each real document's diagnostics
+                           facts (graph-break sites, fallbacks, recompile limit), and each
+                           fallback reason as those documents recorded it
+
+from the child's own functions, called in this process (torch on the CPU, no compile);
+
 in documents recorded the way a run of the checkout records them: each real document's
 (bench/facts_render_diff.py's list) recommendations and run health recorded again from its
 own measurements, on the machine as it was and on a busy one (every decision withheld), and
@@ -249,6 +265,69 @@ def _failure_strings(failure: Any) -> list[str]:
     return [v for v in values if isinstance(v, str)]
 
 
+def child_strings() -> dict[str, tuple[list[str], list[str]]]:
+    """family -> (the strings the child writes that are ours, the exception text it keeps),
+    from its functions called here (CHILD_FAMILIES)."""
+    import os
+    import types
+
+    from compilegate.child import cache_artifacts, instruction_counter, numerics, step_work
+    from compilegate.child.diagnostics import CompileProbe
+    from compilegate.child.diagnostics_report import describe_degradation
+
+    out: dict[str, tuple[list[str], list[str]]] = {}
+    cpu = step_work.tally([], device="cpu", compiled=True, counter_reads=frozenset())
+    recompiled = step_work.all_absent(step_work.RECOMPILED, 0)
+    failed = step_work.count_step_work(types.SimpleNamespace(), 0)  # a step the pass breaks
+    records = (cpu, recompiled, failed)
+    out["step_work.absent"] = (
+        [why for record in records for why in record["absent"].values()],
+        [failed["pass_error"]] if "pass_error" in failed else [],
+    )
+    started = instruction_counter.begin()
+    if started is None:  # a machine with a hardware counter: nothing absent
+        instruction_counter.end()
+    out["instructions_absent"] = ([started["absent"]] if started else [], [])
+    saved_dir = os.environ.pop("TORCHINDUCTOR_CACHE_DIR", None)
+    try:
+        saved = cache_artifacts.save()
+    finally:
+        if saved_dir is not None:
+            os.environ["TORCHINDUCTOR_CACHE_DIR"] = saved_dir
+    out["artifacts_absent"] = ([saved["absent"]] if "absent" in saved else [], [])
+    quiet = lambda phase, message: None  # noqa: E731
+    variant = {"id": "default", "compile_target": "model"}
+    skipped = numerics.check_numerics(None, {"numerics": {"steps": 0}}, variant, quiet)
+    raised = numerics.check_numerics(types.SimpleNamespace(), {}, variant, quiet)
+    # Before the codes the exception was the reason itself: the child's text, not ours.
+    error = raised.get("error") or raised["reason"]
+    ours = [skipped["reason"]] + ([raised["reason"]] if "error" in raised else [])
+    out["numerics.reason"] = (ours, [error])
+    probe = CompileProbe(Path("/nonexistent"))
+    probe._snapshot = {"records": None}  # build_report raises on it
+    broken = probe.report()
+    notes = list(broken.get("degraded") or ())
+    out["diagnostics failed"] = (notes, [broken["diagnostics_error"]] if not notes else [])
+    degraded: list[str] = []
+    fallbacks: list[str] = []
+    for doc, _ in real_documents().values():
+        for raw_step in doc["steps"]:
+            for raw in raw_step["variants"]:
+                if raw.get("graph_breaks") is None or raw.get("recompiles") is None:
+                    continue
+                fallbacks += raw.get("fallback_reasons") or []
+                report = {
+                    "graph_breaks": raw["graph_breaks"],
+                    "recompiles": raw["recompiles"],
+                    "fallback_reasons": raw.get("fallback_reasons") or [],
+                    "fallbacks_to_eager": raw.get("fallbacks_to_eager") or 0,
+                }
+                degraded += describe_degradation(report)
+    out["degraded"] = (degraded, [])
+    out["fallback_reasons"] = (fallbacks, [])
+    return out
+
+
 def marks(document: dict[str, Any]) -> list[str]:
     """The `unsteady_times` items `baseline update` writes of this result."""
     from compilegate.gate.baseline import with_times_vouched
@@ -295,6 +374,10 @@ def main() -> int:
         own = len(items) - len(ours)
         theirs = f" ({own} the child's own text)" if own else ""
         print(f"  {field:15} {sentences(ours)} sentences of {len(items)} strings{theirs}")
+    print("the child's own (its functions called here; degraded from the real documents' facts)")
+    for family, (ours, exceptions) in child_strings().items():
+        kept = f" (+{len(exceptions)} exception text)" if exceptions else ""
+        print(f"  {family:20} {sentences(ours)} sentences of {len(ours)} strings{kept}")
     return 0
 
 
