@@ -191,14 +191,10 @@ def merge_reports(
     if all(digests):
         record["ranks_agree"] = len(set(digests)) == 1
         numerics = merged.get("numerics")
+        if not record["ranks_agree"]:  # the ranks whose parameters differ from rank 0's
+            record["ranks_differ"] = [r for r, digest in enumerate(digests) if digest != digests[0]]
         if not record["ranks_agree"] and isinstance(numerics, dict):
-            differ = [r for r, digest in enumerate(digests) if digest != digests[0]]
-            why = (
-                f"the ranks disagree: after the compiled steps the parameters of rank "
-                f"{', '.join(map(str, differ))} differ from rank 0's (DDP keeps them equal)"
-            )
-            reasons = "; ".join(filter(None, [numerics.get("reason"), why]))
-            merged["numerics"] = {**numerics, "status": "fail", "reason": reasons}
+            merged["numerics"] = {**numerics, "status": "fail"}  # report/ says why
     if isinstance(merged.get("variant"), dict):  # the variant's record carries the group's
         merged["variant"] = {**merged["variant"], "distributed": record}
     merged["distributed"] = record

@@ -11,7 +11,7 @@ child's sentence: said as recorded.
 
 from __future__ import annotations
 
-from ..results.model import Absence, Numerics, NumericsReason, StepWork
+from ..results.model import Absence, DistributedRun, Numerics, NumericsReason, StepWork
 
 # A step-work pass's failure, as the child kept it (child/step_work.py).
 PASS_FAILED_CHARS = 300
@@ -72,9 +72,18 @@ def numerics_reason_words(reason: NumericsReason | str | None, error: str | None
     return reason
 
 
-def numerics_said(numerics: Numerics) -> str | None:
-    """`numerics_reason_words` of a numerics record."""
-    return numerics_reason_words(numerics.reason, numerics.error)
+def numerics_said(numerics: Numerics, distributed: DistributedRun | None = None) -> str | None:
+    """`numerics_reason_words` of a numerics record, and, for a distributed step whose
+    ranks ended with different parameters, which (`ranks_differ`)."""
+    said = numerics_reason_words(numerics.reason, numerics.error)
+    differ = distributed.ranks_differ if distributed is not None else None
+    if not differ:
+        return said
+    ranks = (
+        f"the ranks disagree: after the compiled steps the parameters of rank "
+        f"{', '.join(map(str, differ))} differ from rank 0's (DDP keeps them equal)"
+    )
+    return "; ".join(filter(None, [said, ranks]))
 
 
 def diagnostics_failed_words(error: str) -> str:

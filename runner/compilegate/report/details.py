@@ -209,7 +209,7 @@ def _numerics(steps: Sequence[Step]) -> str:
             ):
                 continue
             where = inert(f"{step.name} · {w.variant_name(variant)}")
-            reason = numerics_said(numerics)
+            reason = numerics_said(numerics, variant.distributed)
             lines.append(
                 f"- {where}: {inert(numerics.status.value)}"
                 + (f": {with_code(reason, max_chars=300)}" if reason else "")

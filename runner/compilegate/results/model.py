@@ -742,6 +742,9 @@ class DistributedRun(Model):
     ddp_splits: int | None = None
     # After the numerics' compiled steps, every rank's parameters equal (None: not checked).
     ranks_agree: bool | None = None
+    # When they were not: the ranks whose parameters differ from rank 0's (None: an older
+    # document, whose numerics reason says it).
+    ranks_differ: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True)

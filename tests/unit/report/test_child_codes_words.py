@@ -91,6 +91,28 @@ def test_a_numerics_code_is_said_as_the_childs_sentence_was(
     assert texts(tmp_path, new) == texts(tmp_path, old)
 
 
+def test_ranks_that_disagree_are_said_with_the_numerics_as_the_childs_reason_said(
+    tmp_path: Path,
+) -> None:
+    failed = "1 of 4 tensors differ beyond tolerance: grad:w"
+    ranks = (
+        "the ranks disagree: after the compiled steps the parameters of rank 1, 3 differ "
+        "from rank 0's (DDP keeps them equal)"
+    )
+    group = {"wrapper": "ddp", "world_size": 4, "backend": "gloo", "ranks": []}
+    checked = numerics(status="fail", failed=["grad:w"])
+    new = with_variant(
+        numerics={**checked, "reason": failed},
+        distributed={**group, "ranks_agree": False, "ranks_differ": [1, 3]},
+    )
+    old = with_variant(
+        numerics={**checked, "reason": f"{failed}; {ranks}"},
+        distributed={**group, "ranks_agree": False},
+    )
+    assert f"{failed}; {ranks}" in texts(tmp_path, new)["comment"]
+    assert texts(tmp_path, new) == texts(tmp_path, old)
+
+
 def test_a_failed_diagnostics_pass_is_said_as_its_note_was(tmp_path: Path) -> None:
     lost = {"graph_breaks": None, "recompiles": None, "fallbacks_to_eager": None}
     new = with_variant(**lost, diagnostics_error="KeyError: 'frames'")

@@ -15,9 +15,19 @@ from test_config import GOOD, error_of, load
 from compilegate.child.ranks import merge_reports, slowest
 from compilegate.config import StepConfig
 from compilegate.errors import EXIT_REGRESSION
+from compilegate.report.absence_words import numerics_said
 from compilegate.report.distributed_words import distributed_sentence
 from compilegate.report.row_words import row_message
-from compilegate.results.model import DistributedRun, RankRecord, Status, Step, Variant, part_of
+from compilegate.results.model import (
+    DistributedRun,
+    Numerics,
+    NumericsStatus,
+    RankRecord,
+    Status,
+    Step,
+    Variant,
+    part_of,
+)
 from compilegate.results.step_record import step_settings
 
 DDP = "    iterations: 10\n    distributed: {wrapper: ddp, world_size: 2, bucket_cap_mb: 2}\n"
@@ -217,7 +227,10 @@ def test_ranks_whose_parameters_differ_fail_the_numerics() -> None:
     differ = merge_reports(reports, [0, 0], RAW, "cpu", None)
     assert differ["variant"]["distributed"]["ranks_agree"] is False
     assert differ["numerics"]["status"] == "fail"
-    assert "parameters of rank 1 differ from rank 0's" in differ["numerics"]["reason"]
+    assert differ["variant"]["distributed"]["ranks_differ"] == [1]
+    typed = DistributedRun(**{**differ["variant"]["distributed"], "ranks": ()})
+    said = numerics_said(Numerics(status=NumericsStatus.FAIL), typed)
+    assert said is not None and "parameters of rank 1 differ from rank 0's" in said
     assert "parameters_sha256" not in differ["distributed"]["ranks"][0]  # not a document fact
 
 
