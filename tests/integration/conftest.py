@@ -39,7 +39,10 @@ DIAGNOSTICS_STEPS = {
         "[{mode: default}]",
         True,
     ),
-    "hf_gpt2": ("hf_gpt2.py", "[{mode: default}]", False),
+    # Dynamo alone (backend eager): what is asserted of GPT-2, the one break inside the
+    # library and its site, is Dynamo's doing, as torch._dynamo.explain's (Inductor's compile
+    # of it was 23 s of the run's 181 s; the other steps' breaks go through Inductor).
+    "hf_gpt2": ("hf_gpt2.py", "[{backend: eager}]", False),
     # Issue 55: reduce-overhead on a CPU, where Inductor skips the CUDA graphs (the one
     # compile of this mode in the integration tests).
     "cuda_graphs_on_cpu": ("tiny_mlp.py", "[{mode: reduce-overhead}]", False),
@@ -59,12 +62,13 @@ class DiagnosticsRun:
     wall_s: float
     skipped: dict[str, str]  # step -> why this interpreter did not measure it
 
-    def variant(self, step: str, variant_id: str = "default") -> dict[str, Any]:
+    def variant(self, step: str, variant_id: str | None = None) -> dict[str, Any]:
+        """The step's variant of that id (None: its first)."""
         if step in self.skipped:
             pytest.skip(self.skipped[step])
         found = next(s for s in self.document["steps"] if s["name"] == step)
         assert found["status"] == "ok", found["error"]
-        chosen = next(v for v in found["variants"] if v["id"] == variant_id)
+        chosen = next(v for v in found["variants"] if variant_id in (None, v["id"]))
         assert chosen["status"] == "ok", chosen["error"]
         return chosen
 

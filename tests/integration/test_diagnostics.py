@@ -130,7 +130,7 @@ def test_gpt2_loss_function_warning_is_one_break_one_site_in_the_library(diagnos
     transformers = pytest.importorskip("transformers")
     from transformers.models.gpt2 import modeling_gpt2
 
-    variant = diagnostics_run.variant("hf_gpt2")
+    variant = diagnostics_run.variant("hf_gpt2", "default+eager")  # Dynamo alone
     breaks = variant["graph_breaks"]
     gated = [s for s in breaks["sites"] if s["origin"] in ("repo", "library")]
     assert breaks["count"] == len(gated) == 1, breaks

@@ -16,7 +16,9 @@ from compilegate.config.loading import load_config_file
 from compilegate.run.orchestrate import RunOptions, run_config
 from compilegate.schemas import validation_errors
 
-pytestmark = pytest.mark.compile
+# In CI's second lane (scripts/run-tests.sh): its 52 s even the lanes, now that the other
+# lane lost test_run_against_in_process.py's run and this one some of its own.
+pytestmark = [pytest.mark.compile, pytest.mark.lane_beside]
 
 STEP = (
     "  - name: dropout\n"
