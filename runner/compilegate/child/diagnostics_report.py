@@ -13,9 +13,9 @@ import logging
 import re
 from typing import Any
 
+from ..break_type import break_type
 from .dynamo_logs import (
     PathClassifier,
-    break_type,
     parse_graph_break_record,
     parse_limit_warning,
     parse_loop_skip,
@@ -48,6 +48,7 @@ def build_report(snap: dict[str, Any], paths: PathClassifier) -> dict[str, Any]:
     )
     recompiles = _recompiles(records, snap.get("metrics", []), limit, paths)
     fallbacks = _fallbacks(records, snap.get("metrics", []), limit, paths)
+    reasons = [_fallback_sentence(fallback, recompiles.get("limit")) for fallback in fallbacks]
     counters = snap.get("counters", {})
     frames = counters.get("frames", {})
     skipped = max(0, int(frames.get("total", 0)) - int(frames.get("ok", 0)))
@@ -61,7 +62,8 @@ def build_report(snap: dict[str, Any], paths: PathClassifier) -> dict[str, Any]:
         "recompiles": recompiles,
         "graph_breaks": breaks,
         "fallbacks_to_eager": max(skipped, len(fallbacks)),
-        "fallback_reasons": fallbacks,
+        "fallbacks": fallbacks,
+        "fallback_reasons": reasons,
         "compile_phases_s": dict(snap.get("phases_s", {})),
         "cache": cache,
     }
@@ -131,7 +133,22 @@ def _recompiles(
             }
         )
     message = None
+    facts = None
     if limit is not None:
+        facts = {
+            key: value
+            for key, value in {
+                "function": limit["function"] or None,
+                "file": paths.classify(limit["file"])[0] if limit["function"] else None,
+                "line": limit["line"] if limit["function"] else None,
+                "name": limit["limit"],
+                "value": limit["value"],
+                "reason": (
+                    paths.relativize(strip_compile_id(limit["reason"])) if limit["reason"] else None
+                ),
+            }.items()
+            if value is not None
+        }
         where = ""
         if limit["function"]:
             where = f"{limit['function']} ({paths.classify(limit['file'])[0]}:{limit['line']}) "
@@ -142,12 +159,15 @@ def _recompiles(
             f"recompile limit hit: {where}runs eagerly from now on "
             f"(config.{limit['limit']} = {limit['value']}{last})"
         )
-    return {
+    out_report: dict[str, Any] = {
         "count": len(out),
         "events": out,
         "limit_hit": limit is not None,
         "limit_message": message,
     }
+    if facts is not None:  # what the limit message says, as facts (report/degraded_notes.py)
+        out_report["limit"] = facts
+    return out_report
 
 
 def _fallbacks(
@@ -155,16 +175,19 @@ def _fallbacks(
     metrics: list[dict[str, Any]],
     limit: dict[str, Any] | None,
     paths: PathClassifier,
-) -> list[str]:
-    """One sentence per frame Dynamo gave up on entirely (keyed by file and function)."""
-    frames: dict[tuple[str, str], str] = {}
+) -> list[dict[str, Any]]:
+    """One fallback per frame Dynamo gave up on entirely (keyed by file and function): its
+    function, file, kind (graph_break, loop, limit, failed), the break's line and the
+    break's type (torch's words, shortened: break_type)."""
+    frames: dict[tuple[str, str], dict[str, Any]] = {}
     causes: dict[tuple[str, int], str] = {}  # break site -> type, for the 2.1-2.5 INFO record
 
-    def add(file: str, function: str | None, why: str) -> None:
+    def add(file: str, function: str | None, kind: str, line: Any, kind_of: str | None) -> None:
         shown, _ = paths.classify(file)
+        fallback = {"function": function, "file": shown, "kind": kind, "line": line}
+        fallback["type"] = paths.relativize(kind_of) if kind_of is not None else None
         frames.setdefault(
-            (shown, function or "?"),
-            f"{function or 'a frame'} in {shown} fell back to eager: {paths.relativize(why)}",
+            (shown, function or "?"), {k: v for k, v in fallback.items() if v is not None}
         )
 
     for record in records:
@@ -174,38 +197,49 @@ def _fallbacks(
         if parsed:
             causes[(parsed["file"], parsed["line"])] = break_type(parsed["reason"])
         if parsed and parsed["fallback"]:
-            shown, _ = paths.classify(parsed["file"])
-            loop = " in a loop" if "graph break in loop" in record["text"] else ""
+            kind = "loop" if "graph break in loop" in record["text"] else "graph_break"
             add(
                 parsed["file"],
                 parsed["function"],
-                f"graph break{loop} at {shown}:{parsed['line']} ({break_type(parsed['reason'])})",
+                kind,
+                parsed["line"],
+                break_type(parsed["reason"]),
             )
         match = parse_loop_skip(record["text"])
         if match:
-            shown, _ = paths.classify(match["file"])
             cause = causes.get((match["file"], match["line"]))
-            add(
-                match["file"],
-                match["function"],
-                f"graph break in a loop at {shown}:{match['line']}"
-                + (f" ({cause})" if cause else ""),
-            )
+            add(match["file"], match["function"], "loop", match["line"], cause)
     if limit is not None and limit["function"]:
-        add(
-            limit["file"] or "",
-            limit["function"],
-            f"recompile limit hit (config.{limit['limit']} = {limit['value']})",
-        )
+        add(limit["file"] or "", limit["function"], "limit", None, None)
     for entry in metrics:
         if entry.get("fail_type") and entry.get("co_name"):
             reason = str(entry.get("fail_reason") or entry["fail_type"]).strip().splitlines()
             add(
                 entry.get("co_filename") or "",
                 entry["co_name"],
+                "failed",
+                None,
                 break_type(summarize_reason(reason[0] if reason else "unknown reason")),
             )
     return list(frames.values())
+
+
+def _fallback_sentence(fallback: dict[str, Any], limit: dict[str, Any] | None) -> str:
+    """The sentence documents before the facts recorded for one fallback."""
+    kind = fallback["kind"]
+    type_said = f" ({fallback['type']})" if fallback.get("type") else ""
+    where = f"{fallback['file']}:{fallback.get('line')}"
+    if kind == "graph_break":
+        why = f"graph break at {where} ({fallback.get('type', '')})"
+    elif kind == "loop":
+        why = f"graph break in a loop at {where}{type_said}"
+    elif kind == "limit" and limit is not None:
+        why = f"recompile limit hit (config.{limit['name']} = {limit['value']})"
+    else:
+        why = fallback.get("type") or ""
+    return (
+        f"{fallback.get('function') or 'a frame'} in {fallback['file']} fell back to eager: {why}"
+    )
 
 
 def describe_degradation(report: dict[str, Any]) -> list[str]:

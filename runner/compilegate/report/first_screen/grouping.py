@@ -248,7 +248,7 @@ def _without_repeats(reasons: list[tuple[str, Reason]]) -> list[Reason]:
     kept = []
     for metric, reason in reasons:
         if metric in DETAIL_METRICS and said:
-            clauses = count_detail(reason.facts, lambda text: _drop_said(text, said))
+            clauses = count_detail(reason.facts, lambda text: _drop_said(text, said), said)
             reason = dataclasses.replace(reason, sentence=RowSentence("", "; ".join(clauses)))
         kept.append(reason)
     return kept
