@@ -2,7 +2,8 @@
 
 Input is the probe's snapshot (plain dicts: log records, graph_break_reasons, counters,
 compilation metrics); output is the `recompiles`, `graph_breaks`, `fallbacks_to_eager` and
-`degraded` parts of a variant in schemas/result.schema.json. No torch import: unit-tested on
+`fallbacks` parts of a variant in schemas/result.schema.json: facts only, report/
+degraded_notes.py words them (issue 53). No torch import: unit-tested on
 verbatim records of each PyTorch version.
 """
 
@@ -23,7 +24,7 @@ from .dynamo_logs import (
     strip_compile_id,
     summarize_reason,
 )
-from .graph_break_sites import GATED_ORIGINS, graph_break_sites
+from .graph_break_sites import graph_break_sites
 
 _COMPILE_ID_RE = re.compile(r"^(\d+)/(\d+)$")
 
@@ -48,7 +49,6 @@ def build_report(snap: dict[str, Any], paths: PathClassifier) -> dict[str, Any]:
     )
     recompiles = _recompiles(records, snap.get("metrics", []), limit, paths)
     fallbacks = _fallbacks(records, snap.get("metrics", []), limit, paths)
-    reasons = [_fallback_sentence(fallback, recompiles.get("limit")) for fallback in fallbacks]
     counters = snap.get("counters", {})
     frames = counters.get("frames", {})
     skipped = max(0, int(frames.get("total", 0)) - int(frames.get("ok", 0)))
@@ -63,11 +63,9 @@ def build_report(snap: dict[str, Any], paths: PathClassifier) -> dict[str, Any]:
         "graph_breaks": breaks,
         "fallbacks_to_eager": max(skipped, len(fallbacks)),
         "fallbacks": fallbacks,
-        "fallback_reasons": reasons,
         "compile_phases_s": dict(snap.get("phases_s", {})),
         "cache": cache,
     }
-    report["degraded"] = describe_degradation(report)
     return report
 
 
@@ -222,50 +220,3 @@ def _fallbacks(
                 break_type(summarize_reason(reason[0] if reason else "unknown reason")),
             )
     return list(frames.values())
-
-
-def _fallback_sentence(fallback: dict[str, Any], limit: dict[str, Any] | None) -> str:
-    """The sentence documents before the facts recorded for one fallback."""
-    kind = fallback["kind"]
-    type_said = f" ({fallback['type']})" if fallback.get("type") else ""
-    where = f"{fallback['file']}:{fallback.get('line')}"
-    if kind == "graph_break":
-        why = f"graph break at {where} ({fallback.get('type', '')})"
-    elif kind == "loop":
-        why = f"graph break in a loop at {where}{type_said}"
-    elif kind == "limit" and limit is not None:
-        why = f"recompile limit hit (config.{limit['name']} = {limit['value']})"
-    else:
-        why = fallback.get("type") or ""
-    return (
-        f"{fallback.get('function') or 'a frame'} in {fallback['file']} fell back to eager: {why}"
-    )
-
-
-def describe_degradation(report: dict[str, Any]) -> list[str]:
-    """Plain-words sentences for the table's notes: breaks, fallbacks, the recompile limit."""
-    notes = []
-    for origin, where in zip(GATED_ORIGINS, ("in your code", "in installed libraries")):
-        sites = [s for s in report["graph_breaks"]["sites"] if s.get("origin") == origin]
-        if sites:
-            shown = "; ".join(_site_note(s) for s in sites[:3])
-            more = f"; and {len(sites) - 3} more" if len(sites) > 3 else ""
-            plural = "s" if len(sites) != 1 else ""
-            notes.append(f"{len(sites)} graph break{plural} {where} ({shown}{more})")
-    notes.extend(report["fallback_reasons"])
-    unexplained = report["fallbacks_to_eager"] - len(report["fallback_reasons"])
-    if unexplained > 0:
-        notes.append(f"{unexplained} frame(s) fell back to eager (torch gave no reason)")
-    if report["recompiles"]["limit_hit"]:
-        notes = [n for n in notes if "recompile limit hit (" not in n]
-        notes.append(report["recompiles"]["limit_message"])
-    return notes
-
-
-def _site_note(site: dict[str, Any]) -> str:
-    """`model.py:42 print`, or `model.py:42 -> helpers.py:7 print` when the cause is deeper."""
-    cause = site.get("cause") or {}
-    where = f"{site['file']}:{site['line']}"
-    if cause and (cause.get("file"), cause.get("line")) != (site["file"], site["line"]):
-        where += f" -> {cause['file']}:{cause['line']}"
-    return f"{where} {break_type(site['reason'])}"
