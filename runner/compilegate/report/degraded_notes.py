@@ -23,14 +23,7 @@ from ..results.model import (
 SITES_NAMED = 3
 # Where the graph breaks of each origin that degrades the compile are said to be.
 ORIGINS_SAID = tuple(zip(DEGRADING_ORIGINS, ("in your code", "in installed libraries")))
-
-
 LINED = frozenset({FallbackKind.GRAPH_BREAK, FallbackKind.LOOP})  # a fallback at a break's line
-
-
-def from_facts(variant: Variant) -> bool:
-    """The variant records its fallbacks as facts (since issue 53)."""
-    return variant.fallbacks is not None
 
 
 def fallback_reasons(variant: Variant) -> tuple[str, ...]:

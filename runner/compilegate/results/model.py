@@ -154,7 +154,7 @@ class Caveat(str, enum.Enum):
     NUMERICS_UNTRUSTED = "numerics_untrusted"  # no timed variant's numerics can be trusted
     LEVER_CACHE_ARTIFACTS = "lever_cache_artifacts"  # the cheapest lever inside the run
     LEVER_REGIONAL = "lever_regional"
-    NOT_WHOLLY_COMPILED = "not_wholly_compiled"  # the variant's `degraded` says why
+    NOT_WHOLLY_COMPILED = "not_wholly_compiled"  # report/degraded_words.py says why
     NUMERICS_UNCHECKED = "numerics_unchecked"
 
 
