@@ -27,10 +27,12 @@ and the child's own (since issue 53's last items), each string with a space it w
     numerics.reason        why a numerics check reached no verdict (numerics.steps 0; the
                            copies raised: that exception's text is not ours, counted apart)
     diagnostics failed     the note of a diagnostics pass that raised
-    degraded, fallbacks    the child's notes on a compile that degraded, written again by
-                           this checkout's child from each real document's diagnostics
-                           facts (graph-break sites, fallbacks, recompile limit), and each
-                           fallback reason as those documents recorded it
+    degraded, fallbacks    the child's notes on a compile that degraded and its fallback
+                           reasons: those its build_report writes of the recorded PyTorch
+                           snapshots (tests/unit/data/graph_breaks_*.json), and, where its
+                           child still composes them (before issue 53's last items), the
+                           notes written again from each real document's diagnostics facts
+                           and each fallback reason those documents recorded
 
 from the child's own functions, called in this process (torch on the CPU, no compile);
 
@@ -51,6 +53,7 @@ interrupted. A sentence: a string with a space in it (codes and variant ids have
 from __future__ import annotations
 
 import argparse
+import json
 import signal
 import sys
 from pathlib import Path
@@ -62,7 +65,7 @@ sys.path.insert(0, str(HERE.parent / "tests" / "unit"))
 for _wing in ("results", "run"):  # the stand-in child's outputs (test_result.py)
     sys.path.insert(0, str(HERE.parent / "tests" / "unit" / _wing))
 
-from facts_render_diff import re_recorded, real_documents  # noqa: E402
+from facts_render_diff import UNIT, re_recorded, real_documents  # noqa: E402
 
 
 def strings(value: Any, skip: str = "estimator") -> list[str]:
@@ -273,7 +276,6 @@ def child_strings() -> dict[str, tuple[list[str], list[str]]]:
 
     from compilegate.child import cache_artifacts, instruction_counter, numerics, step_work
     from compilegate.child.diagnostics import CompileProbe
-    from compilegate.child.diagnostics_report import describe_degradation
 
     out: dict[str, tuple[list[str], list[str]]] = {}
     cpu = step_work.tally([], device="cpu", compiled=True, counter_reads=frozenset())
@@ -308,9 +310,27 @@ def child_strings() -> dict[str, tuple[list[str], list[str]]]:
     broken = probe.report()
     notes = list(broken.get("degraded") or ())
     out["diagnostics failed"] = (notes, [broken["diagnostics_error"]] if not notes else [])
+    # What this checkout's child writes of the recorded PyTorch snapshots (tests/unit/data:
+    # GPT-2's library break, a print in an inlined helper on 2.4 and 2.13)...
+    from compilegate.child import diagnostics_report
+    from compilegate.child.dynamo_logs import PathClassifier
+
+    site_packages = "/venv/lib/python3.11/site-packages"
+    classifier = PathClassifier(
+        "/repo",
+        {"torch": f"{site_packages}/torch", "compilegate": "/repo/runner/compilegate"},
+        [site_packages, "/usr/lib/python3.11"],
+    )
     degraded: list[str] = []
     fallbacks: list[str] = []
-    for doc, _ in real_documents().values():
+    for snapshot in sorted((UNIT / "data").glob("graph_breaks_*.json")):
+        written = diagnostics_report.build_report(json.loads(snapshot.read_text()), classifier)
+        degraded += written.get("degraded") or []
+        fallbacks += written.get("fallback_reasons") or []
+    # ... and, where its child still composes notes (before issue 53's last items), those it
+    # writes again from each real document's facts, and the fallback reasons they recorded.
+    describe = getattr(diagnostics_report, "describe_degradation", None)
+    for doc, _ in real_documents().values() if describe is not None else ():
         for raw_step in doc["steps"]:
             for raw in raw_step["variants"]:
                 if raw.get("graph_breaks") is None or raw.get("recompiles") is None:
@@ -322,7 +342,7 @@ def child_strings() -> dict[str, tuple[list[str], list[str]]]:
                     "fallback_reasons": raw.get("fallback_reasons") or [],
                     "fallbacks_to_eager": raw.get("fallbacks_to_eager") or 0,
                 }
-                degraded += describe_degradation(report)
+                degraded += describe(report)
     out["degraded"] = (degraded, [])
     out["fallback_reasons"] = (fallbacks, [])
     return out

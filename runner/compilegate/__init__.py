@@ -6,8 +6,8 @@ The package's folders are its architecture. Data flows one way:
     run/         parent side: resolve entries statically, launch isolated children, orchestrate
     child/       the measuring interpreter: user code, training loop, timing, diagnostics,
                  numerics, environment. Standard library + torch ONLY (it may run under another
-                 interpreter holding another torch); imports nothing but child/, paths.py and
-                 this module
+                 interpreter holding another torch); imports nothing but child/, paths.py,
+                 break_type.py and this module
     results/     result document assembly, statistics, the recommendation
     gate/        read documents, baseline merge, policy (from the baseline side), compare,
                  per-metric rules, verdict model and its exit codes. A judge returns facts:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import pytest
 from cli_helpers import REPO_ROOT
 
+from compilegate.report.degraded_notes import degraded_notes, fallback_reasons
+from compilegate.results.model import Variant, part_of
 from compilegate.schemas import validation_errors
 
 pytestmark = pytest.mark.compile
@@ -21,6 +23,12 @@ def marked_line(file: str, marker: str, kind: str = "GRAPH BREAK") -> int:
     """The line of examples/test_steps/<file> carrying `# GRAPH BREAK: <marker>`."""
     lines = (REPO_ROOT / STEPS / file).read_text().splitlines()
     return next(i for i, text in enumerate(lines, 1) if f"# {kind}: {marker}" in text)
+
+
+def said(variant: dict) -> tuple[list[str], list[str]]:
+    """The degraded notes and fallback reasons the report words from the variant's facts."""
+    typed = part_of(Variant, variant)
+    return list(degraded_notes(typed)), list(fallback_reasons(typed))
 
 
 def split_and_cause(site: dict) -> tuple:
@@ -47,7 +55,7 @@ def test_item_and_data_dependent_branch_are_both_reported_at_their_lines(diagnos
     assert "data-dependent" in reasons[branch].lower()
     assert variant["recompiles"]["count"] == 0  # the .item() reads a constant buffer
     assert variant["fallbacks_to_eager"] == 0
-    note = next(n for n in variant["degraded"] if "graph break" in n)
+    note = next(n for n in said(variant)[0] if "graph break" in n)
     assert note.startswith("2 graph breaks in your code")
     table = " ".join(diagnostics_run.table.split())  # the table wraps at 100 columns
     assert f"item_branch.py:{item}" in table
@@ -71,10 +79,10 @@ def test_print_in_a_layer_loop_reports_the_fallback_to_eager(diagnostics_run):
         (f"{STEPS}/print_in_loop.py", line)
     ]
     assert variant["fallbacks_to_eager"] >= 1
-    reason = variant["fallback_reasons"][0]
+    reason = said(variant)[1][0]
     assert reason.startswith(f"forward in {STEPS}/print_in_loop.py fell back to eager")
     assert f"graph break in a loop at {STEPS}/print_in_loop.py:{line}" in reason
-    assert any("fell back to eager" in note for note in variant["degraded"])
+    assert any("fell back to eager" in note for note in said(variant)[0])
     assert "fell back to eager" in " ".join(diagnostics_run.table.split())
 
 
@@ -102,7 +110,7 @@ def test_recompile_limit_hit_is_flagged_and_the_refused_attempt_is_not_counted(d
     message = recompiles["limit_message"]
     assert message.startswith(f"recompile limit hit: forward ({STEPS}/recompile_limit.py:")
     assert "runs eagerly from now on" in message and "actual 16" in message
-    assert message in variant["degraded"]
+    assert message in said(variant)[0]
     assert variant["fallbacks_to_eager"] >= 1
 
 
@@ -119,7 +127,7 @@ def test_breaks_are_sites_in_the_users_file_split_where_the_graph_was_cut(diagno
     ]
     assert [s["origin"] for s in sites] == ["repo", "repo"]
     assert variant["graph_breaks"]["count"] == 2
-    assert f"print_in_forward.py:{split} -> {file}:{printed}" in variant["degraded"][0]
+    assert f"print_in_forward.py:{split} -> {file}:{printed}" in said(variant)[0][0]
 
 
 def test_gpt2_loss_function_warning_is_one_break_one_site_in_the_library(diagnostics_run):
@@ -148,7 +156,7 @@ def test_gpt2_loss_function_warning_is_one_break_one_site_in_the_library(diagnos
     )
     assert site["origin"] == "library" and site["in_repo"] is False
     assert "logging.Logger" in site["reason"] and site["cause"]["reason"] == site["reason"]
-    assert any(n.startswith("1 graph break in installed libraries") for n in variant["degraded"])
+    assert any(n.startswith("1 graph break in installed libraries") for n in said(variant)[0])
 
 
 def test_no_absolute_path_of_the_measuring_machine_in_sites_reasons_or_guards(diagnostics_run):
@@ -162,7 +170,7 @@ def test_no_absolute_path_of_the_measuring_machine_in_sites_reasons_or_guards(di
             shown = json.dumps(
                 {
                     k: variant.get(k)
-                    for k in ("graph_breaks", "recompiles", "degraded", "cuda_graphs")
+                    for k in ("graph_breaks", "recompiles", "fallbacks", "cuda_graphs")
                 }
             )
             assert not [m for m in machine if m in shown], (step["name"], shown)

@@ -22,7 +22,8 @@ from repo_helpers import RUNNER, TESTS
 PACKAGE = RUNNER / "compilegate"
 WINGS = ("cli", "config", "run", "child", "results", "gate", "report", "github", "containers")
 PARENT_ONLY_LIBRARIES = ("yaml", "jsonschema", "referencing", "requests", "docker")
-CHILD_MAY_IMPORT = ("compilegate", "compilegate.paths")  # stdlib-only modules at the top
+# stdlib-only modules at the top
+CHILD_MAY_IMPORT = ("compilegate", "compilegate.paths", "compilegate.break_type")
 # numpy: seeded when the measuring interpreter has it (user code may draw from it), optional.
 STDLIB_AND_TORCH = set(sys.stdlib_module_names) | {"torch", "numpy", "__future__"}
 
@@ -68,10 +69,11 @@ def test_the_top_level_holds_only_the_wings_and_shared_stdlib_modules():
     # containers (standard library and errors only, like paths); cleanup: removing a folder a
     # child wrote into, whatever modes it left, shared by run and containers (stdlib only);
     # bounded_json: reading a JSON document that crossed a trust boundary within limits,
-    # shared by gate, run, containers and github (stdlib only).
+    # shared by gate, run, containers and github (stdlib only); break_type: a graph-break
+    # reason's short kind, shared by child (a fallback's type) and report (a site's note).
     shared = [
-        "__init__.py", "__main__.py", "bounded_json.py", "checkout_files.py", "cleanup.py",
-        "errors.py", "paths.py",
+        "__init__.py", "__main__.py", "bounded_json.py", "break_type.py", "checkout_files.py",
+        "cleanup.py", "errors.py", "paths.py",
     ]  # fmt: skip
     assert loose == [*shared, "schemas.py"]
     folders = sorted(p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name != "__pycache__")
@@ -91,10 +93,16 @@ def test_child_imports_only_stdlib_torch_and_itself(path: Path):
 
 
 # What the child's interpreter loads: the bootstrap runs the package's __init__, then the
-# child's modules and what they import at the top (paths.py). That interpreter may be as old
-# as Python 3.8 (run/launcher.py, `--python`): none of it may use later syntax, and every
-# annotation (`str | None`, `dict[str, Any]`) must stay a string, unevaluated.
-CHILD_LOADS = [PACKAGE / "__init__.py", PACKAGE / "paths.py", *modules("child")]
+# child's modules and what they import at the top (paths.py, break_type.py). That
+# interpreter may be as old as Python 3.8 (run/launcher.py, `--python`): none of it may use
+# later syntax, and every annotation (`str | None`, `dict[str, Any]`) must stay a string,
+# unevaluated.
+CHILD_LOADS = [
+    PACKAGE / "__init__.py",
+    PACKAGE / "paths.py",
+    PACKAGE / "break_type.py",
+    *modules("child"),
+]
 
 
 @pytest.mark.parametrize("path", CHILD_LOADS, ids=lambda p: f"{p.parent.name}/{p.name}")

@@ -2,7 +2,8 @@
 
 Input is the probe's snapshot (plain dicts: log records, graph_break_reasons, counters,
 compilation metrics); output is the `recompiles`, `graph_breaks`, `fallbacks_to_eager` and
-`degraded` parts of a variant in schemas/result.schema.json. No torch import: unit-tested on
+`fallbacks` parts of a variant in schemas/result.schema.json: facts only, report/
+degraded_notes.py words them (issue 53). No torch import: unit-tested on
 verbatim records of each PyTorch version.
 """
 
@@ -13,9 +14,9 @@ import logging
 import re
 from typing import Any
 
+from ..break_type import break_type
 from .dynamo_logs import (
     PathClassifier,
-    break_type,
     parse_graph_break_record,
     parse_limit_warning,
     parse_loop_skip,
@@ -23,7 +24,7 @@ from .dynamo_logs import (
     strip_compile_id,
     summarize_reason,
 )
-from .graph_break_sites import GATED_ORIGINS, graph_break_sites
+from .graph_break_sites import graph_break_sites
 
 _COMPILE_ID_RE = re.compile(r"^(\d+)/(\d+)$")
 
@@ -61,11 +62,10 @@ def build_report(snap: dict[str, Any], paths: PathClassifier) -> dict[str, Any]:
         "recompiles": recompiles,
         "graph_breaks": breaks,
         "fallbacks_to_eager": max(skipped, len(fallbacks)),
-        "fallback_reasons": fallbacks,
+        "fallbacks": fallbacks,
         "compile_phases_s": dict(snap.get("phases_s", {})),
         "cache": cache,
     }
-    report["degraded"] = describe_degradation(report)
     return report
 
 
@@ -131,7 +131,22 @@ def _recompiles(
             }
         )
     message = None
+    facts = None
     if limit is not None:
+        facts = {
+            key: value
+            for key, value in {
+                "function": limit["function"] or None,
+                "file": paths.classify(limit["file"])[0] if limit["function"] else None,
+                "line": limit["line"] if limit["function"] else None,
+                "name": limit["limit"],
+                "value": limit["value"],
+                "reason": (
+                    paths.relativize(strip_compile_id(limit["reason"])) if limit["reason"] else None
+                ),
+            }.items()
+            if value is not None
+        }
         where = ""
         if limit["function"]:
             where = f"{limit['function']} ({paths.classify(limit['file'])[0]}:{limit['line']}) "
@@ -142,12 +157,15 @@ def _recompiles(
             f"recompile limit hit: {where}runs eagerly from now on "
             f"(config.{limit['limit']} = {limit['value']}{last})"
         )
-    return {
+    out_report: dict[str, Any] = {
         "count": len(out),
         "events": out,
         "limit_hit": limit is not None,
         "limit_message": message,
     }
+    if facts is not None:  # what the limit message says, as facts (report/degraded_notes.py)
+        out_report["limit"] = facts
+    return out_report
 
 
 def _fallbacks(
@@ -155,16 +173,19 @@ def _fallbacks(
     metrics: list[dict[str, Any]],
     limit: dict[str, Any] | None,
     paths: PathClassifier,
-) -> list[str]:
-    """One sentence per frame Dynamo gave up on entirely (keyed by file and function)."""
-    frames: dict[tuple[str, str], str] = {}
+) -> list[dict[str, Any]]:
+    """One fallback per frame Dynamo gave up on entirely (keyed by file and function): its
+    function, file, kind (graph_break, loop, limit, failed), the break's line and the
+    break's type (torch's words, shortened: break_type)."""
+    frames: dict[tuple[str, str], dict[str, Any]] = {}
     causes: dict[tuple[str, int], str] = {}  # break site -> type, for the 2.1-2.5 INFO record
 
-    def add(file: str, function: str | None, why: str) -> None:
+    def add(file: str, function: str | None, kind: str, line: Any, kind_of: str | None) -> None:
         shown, _ = paths.classify(file)
+        fallback = {"function": function, "file": shown, "kind": kind, "line": line}
+        fallback["type"] = paths.relativize(kind_of) if kind_of is not None else None
         frames.setdefault(
-            (shown, function or "?"),
-            f"{function or 'a frame'} in {shown} fell back to eager: {paths.relativize(why)}",
+            (shown, function or "?"), {k: v for k, v in fallback.items() if v is not None}
         )
 
     for record in records:
@@ -174,64 +195,28 @@ def _fallbacks(
         if parsed:
             causes[(parsed["file"], parsed["line"])] = break_type(parsed["reason"])
         if parsed and parsed["fallback"]:
-            shown, _ = paths.classify(parsed["file"])
-            loop = " in a loop" if "graph break in loop" in record["text"] else ""
+            kind = "loop" if "graph break in loop" in record["text"] else "graph_break"
             add(
                 parsed["file"],
                 parsed["function"],
-                f"graph break{loop} at {shown}:{parsed['line']} ({break_type(parsed['reason'])})",
+                kind,
+                parsed["line"],
+                break_type(parsed["reason"]),
             )
         match = parse_loop_skip(record["text"])
         if match:
-            shown, _ = paths.classify(match["file"])
             cause = causes.get((match["file"], match["line"]))
-            add(
-                match["file"],
-                match["function"],
-                f"graph break in a loop at {shown}:{match['line']}"
-                + (f" ({cause})" if cause else ""),
-            )
+            add(match["file"], match["function"], "loop", match["line"], cause)
     if limit is not None and limit["function"]:
-        add(
-            limit["file"] or "",
-            limit["function"],
-            f"recompile limit hit (config.{limit['limit']} = {limit['value']})",
-        )
+        add(limit["file"] or "", limit["function"], "limit", None, None)
     for entry in metrics:
         if entry.get("fail_type") and entry.get("co_name"):
             reason = str(entry.get("fail_reason") or entry["fail_type"]).strip().splitlines()
             add(
                 entry.get("co_filename") or "",
                 entry["co_name"],
+                "failed",
+                None,
                 break_type(summarize_reason(reason[0] if reason else "unknown reason")),
             )
     return list(frames.values())
-
-
-def describe_degradation(report: dict[str, Any]) -> list[str]:
-    """Plain-words sentences for the table's notes: breaks, fallbacks, the recompile limit."""
-    notes = []
-    for origin, where in zip(GATED_ORIGINS, ("in your code", "in installed libraries")):
-        sites = [s for s in report["graph_breaks"]["sites"] if s.get("origin") == origin]
-        if sites:
-            shown = "; ".join(_site_note(s) for s in sites[:3])
-            more = f"; and {len(sites) - 3} more" if len(sites) > 3 else ""
-            plural = "s" if len(sites) != 1 else ""
-            notes.append(f"{len(sites)} graph break{plural} {where} ({shown}{more})")
-    notes.extend(report["fallback_reasons"])
-    unexplained = report["fallbacks_to_eager"] - len(report["fallback_reasons"])
-    if unexplained > 0:
-        notes.append(f"{unexplained} frame(s) fell back to eager (torch gave no reason)")
-    if report["recompiles"]["limit_hit"]:
-        notes = [n for n in notes if "recompile limit hit (" not in n]
-        notes.append(report["recompiles"]["limit_message"])
-    return notes
-
-
-def _site_note(site: dict[str, Any]) -> str:
-    """`model.py:42 print`, or `model.py:42 -> helpers.py:7 print` when the cause is deeper."""
-    cause = site.get("cause") or {}
-    where = f"{site['file']}:{site['line']}"
-    if cause and (cause.get("file"), cause.get("line")) != (site["file"], site["line"]):
-        where += f" -> {cause['file']}:{cause['line']}"
-    return f"{where} {break_type(site['reason'])}"

@@ -195,12 +195,6 @@ def summarize_reason(body: str) -> str:
     return text if len(text) <= 300 else text[:297] + "..."
 
 
-def break_type(reason: str) -> str:
-    """The short kind of a summarized reason (its first sentence), for one-line notes."""
-    head = reason.split(". ", 1)[0]
-    return head if len(head) <= 80 else head[:77] + "..."
-
-
 def parse_recompile_record(text: str) -> dict[str, Any] | None:
     """A `recompiles` record (2.1 tuple joined by newlines, 2.2+ text) → function, file, reasons."""
     match = _RC_RE.search(text)

@@ -21,7 +21,6 @@ child process: run/step_measurement.py; the phases with --verbose: run/launcher.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 
 from ..gate.judges.numerics import NumericsFacts
@@ -34,7 +33,8 @@ from .child_failure_words import error_words, short_cause
 from .compile_time_words import compile_time_legend
 from .cuda_graph_words import ran_without_graphs, step_graph_notes
 from .decision_words import decided_variant, short_decision
-from .degraded_words import degraded_reasons
+from .degraded_notes import PlacedNote, recorded_places
+from .degraded_words import placed_reasons
 from .distributed_words import distributed_sentence
 from .escape import shortened
 from .first_screen import PROCESSES_NOTE, YARDSTICK_NOTE, FirstScreen, Reason, reason_line
@@ -55,7 +55,6 @@ VALUES = ROW_HEADER.index("baseline → now")
 
 # A recorded error's first line at most this long, its location at its end kept whole.
 MESSAGE_CHARS = 160
-SITE = re.compile(r"[\w./-]+\.py:\d+")
 
 
 def terminal_width(columns: int | None) -> int:
@@ -221,9 +220,10 @@ def fallbacks_said(reasons: Sequence[Reason]) -> frozenset[WithoutReference]:
     return frozenset(found)
 
 
-def _said_already(note: str, said: str) -> bool:
-    """Whether every file:line a degraded note names is in a reason the report gives below."""
-    sites = SITE.findall(note)
+def _said_already(note: PlacedNote, said: str) -> bool:
+    """Whether every file:line a degraded note names is in a reason the report gives below
+    (an older document's note: the places its text names)."""
+    sites = note.places if note.places is not None else recorded_places(note.text)
     return bool(sites) and all(site in said for site in sites)
 
 
@@ -253,9 +253,9 @@ def _step_lines(
             notes += [f"{variant.id}: failed: {error_words(variant.error, variant.failure)}"]
             continue
         rows.append(_variant_row(step, variant))
-        for reason in degraded_reasons(variant):
+        for reason in placed_reasons(variant):
             if not _said_already(reason, said):
-                degraded.setdefault(reason, []).append(variant.id)
+                degraded.setdefault(reason.text, []).append(variant.id)
     header = [
         "variant",
         "speedup, 95 % CI",

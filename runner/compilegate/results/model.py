@@ -154,7 +154,7 @@ class Caveat(str, enum.Enum):
     NUMERICS_UNTRUSTED = "numerics_untrusted"  # no timed variant's numerics can be trusted
     LEVER_CACHE_ARTIFACTS = "lever_cache_artifacts"  # the cheapest lever inside the run
     LEVER_REGIONAL = "lever_regional"
-    NOT_WHOLLY_COMPILED = "not_wholly_compiled"  # the variant's `degraded` says why
+    NOT_WHOLLY_COMPILED = "not_wholly_compiled"  # report/degraded_words.py says why
     NUMERICS_UNCHECKED = "numerics_unchecked"
 
 
@@ -532,14 +532,55 @@ class RecompileEvent(Model):
 
 
 @dataclass(frozen=True)
+class RecompileLimit(Model):
+    """The recompile limit a function hit (since issue 53; report/degraded_notes.py words
+    it): torch's config `name` and its `value`, the function that then ran eagerly and the
+    last guard that failed, where the warning named them."""
+
+    name: str
+    value: int
+    function: str | None = None
+    file: str | None = None
+    line: int | None = None
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
 class Recompiles(Model):
     count: int
     events: tuple[RecompileEvent, ...]
     limit_hit: bool | None = None
     limit_message: str | None = None
+    limit: RecompileLimit | None = None  # absent before issue 53, or the limit not hit
 
     def recorded_nulls(self) -> tuple[str, ...]:
         return ("limit_message",)  # the child writes it, null when the limit was not hit
+
+
+# Where a graph break degrades the compile: the user's code, an installed library (torch's
+# own are not theirs to fix; child/graph_break_sites.py GATED_ORIGINS).
+DEGRADING_ORIGINS = ("repo", "library")
+
+
+class FallbackKind(enum.Enum):
+    """Why Dynamo gave up on a whole frame, which then ran eagerly (child/diagnostics_report.py)."""
+
+    GRAPH_BREAK = "graph_break"  # a graph break torch would not resume after
+    LOOP = "loop"  # a graph break in a for/while loop
+    LIMIT = "limit"  # the recompile limit (the variant's recompiles.limit)
+    FAILED = "failed"  # the frame's compile failed (its `type`: torch's reason, shortened)
+
+
+@dataclass(frozen=True)
+class Fallback(Model):
+    """One frame that fell back to eager, as facts (since issue 53; before, a sentence in
+    `fallback_reasons`): its function and file, the kind, the break's line and type."""
+
+    file: str
+    kind: FallbackKind
+    function: str | None = None
+    line: int | None = None
+    type: str | None = None
 
 
 @dataclass(frozen=True)
@@ -898,6 +939,9 @@ class Variant(Model):
     graph_breaks: GraphBreaks | None = None
     fallbacks_to_eager: int | None = None
     fallback_reasons: tuple[str, ...] | None = None
+    # Each fallback as facts (since issue 53): present, the report words the variant's
+    # fallbacks and degraded notes from the facts (report/degraded_notes.py).
+    fallbacks: tuple[Fallback, ...] | None = None
     cuda_graphs: CudaGraphs | None = None
     numerics: Numerics | None = None
     degraded: tuple[str, ...] | None = None
@@ -933,9 +977,24 @@ class Variant(Model):
 
     @property
     def not_wholly_compiled(self) -> bool:
-        """The compile degraded (`degraded`), or its diagnostics are in doubt (they failed,
-        or keys were refused)."""
-        return bool(self.degraded or self.diagnostics_error or self.refused_diagnostics)
+        """The compile degraded (`compile_degraded`), or its diagnostics are in doubt (they
+        failed, or keys were refused)."""
+        return self.compile_degraded or bool(self.diagnostics_error or self.refused_diagnostics)
+
+    @property
+    def compile_degraded(self) -> bool:
+        """Graph breaks in the user's code or a library, a frame that fell back to eager, or
+        the recompile limit hit (recorded as facts since issue 53: `fallbacks`); a document
+        from before says so in `degraded`."""
+        if self.fallbacks is None:
+            return bool(self.degraded)
+        sites = self.graph_breaks.sites if self.graph_breaks is not None else ()
+        return bool(
+            self.fallbacks
+            or (self.fallbacks_to_eager or 0) > 0
+            or any(site.origin in DEGRADING_ORIGINS for site in sites)
+            or (self.recompiles is not None and self.recompiles.limit_hit)
+        )
 
     @property
     def definition(self) -> dict[str, Any]:

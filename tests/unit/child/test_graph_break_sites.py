@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 
 import pytest
+from child_said import said
 
 from compilegate.child.diagnostics_report import build_report
 from compilegate.child.dynamo_logs import PathClassifier
@@ -59,7 +60,7 @@ def test_gpt2_warning_once_in_loss_function_is_one_site_in_the_library():
     assert site["reason"].startswith("logging.Logger method not supported")
     assert site["cause"]["reason"] == site["reason"] and site["count"] == 1
     assert site["in_repo"] is False
-    assert report["degraded"] == [
+    assert said(report)[0] == [
         "1 graph break in installed libraries (transformers/models/gpt2/modeling_gpt2.py:703 "
         "-> transformers/modeling_utils.py:4778 logging.Logger method not supported for "
         "non-export cases)"

@@ -26,8 +26,10 @@ from typing import Any, ClassVar
 
 from ...results.model import (
     BreakSite,
+    Fallback,
     GraphBreaks,
     RecompileEvent,
+    RecompileLimit,
     Recompiles,
     Variant,
 )
@@ -120,12 +122,37 @@ class RecompileFacts(CountFacts):
 
 
 @dataclass(frozen=True)
+class FallbackAt:
+    """A frame that fell back to eager, as the document records it (results/model.py
+    Fallback): its function and file, the kind's code, the break's line and type."""
+
+    file: str
+    kind: str
+    function: str | None = None
+    line: int | None = None
+    type: str | None = None
+
+    @classmethod
+    def of(cls, fallback: Fallback) -> FallbackAt:
+        return cls(
+            fallback.file, fallback.kind.value, fallback.function, fallback.line, fallback.type
+        )
+
+
+@dataclass(frozen=True)
 class FallbackFacts(CountFacts):
-    """Frames that fell back to eager: the counts, and why each frame of this run did, in
-    the run's words (the variant's `fallback_reasons`)."""
+    """Frames that fell back to eager: the counts, and why each frame of this run did: as
+    facts (`fallbacks`, and the recompile `limit` one may name), or, for a document from
+    before they were recorded, in the run's words (the variant's `fallback_reasons`)."""
 
     kind: ClassVar[str] = "fallbacks_to_eager"
     reasons: tuple[str, ...] = ()
+    fallbacks: tuple[FallbackAt, ...] | None = None
+    limit: RecompileLimit | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out = super().to_dict()  # an older document's facts: as they were written before
+        return {k: v for k, v in out.items() if v is not None or k not in ("fallbacks", "limit")}
 
 
 @dataclass(frozen=True)
@@ -196,7 +223,18 @@ def judge_fallbacks(
     unjudged = missing(subject, "fallbacks_to_eager", before, after)
     if unjudged is not None or before is None or after is None:
         return unjudged
-    facts = FallbackFacts(before, after, allowed_increase, reasons=cur.fallback_reasons or ())
+    facts = FallbackFacts(
+        before,
+        after,
+        allowed_increase,
+        reasons=cur.fallback_reasons or (),
+        fallbacks=(
+            tuple(FallbackAt.of(fallback) for fallback in cur.fallbacks)
+            if cur.fallbacks is not None
+            else None
+        ),
+        limit=cur.recompiles.limit if cur.recompiles is not None else None,
+    )
     return judge_count(subject, "fallbacks_to_eager", facts)
 
 

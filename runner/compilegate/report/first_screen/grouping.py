@@ -248,7 +248,7 @@ def _without_repeats(reasons: list[tuple[str, Reason]]) -> list[Reason]:
     kept = []
     for metric, reason in reasons:
         if metric in DETAIL_METRICS and said:
-            clauses = count_detail(reason.facts, lambda text: _drop_said(text, said))
+            clauses = count_detail(reason.facts, lambda text: _drop_said(text, said), said)
             reason = dataclasses.replace(reason, sentence=RowSentence("", "; ".join(clauses)))
         kept.append(reason)
     return kept
@@ -256,9 +256,10 @@ def _without_repeats(reasons: list[tuple[str, Reason]]) -> list[Reason]:
 
 def _drop_said(message: str, said: Sequence[str]) -> str:
     """`message` less each ` (…)` whose words (parentheses inside them kept whole: torch's
-    `Tensor.item()`) are in one of `said`. The message is the document's (a fallback
-    reason or a failed guard, as the run recorded them: results/ keeps them as text), and
-    so are the words it is searched for (torch's graph-break reasons)."""
+    `Tensor.item()`) are in one of `said`. The message is the document's (a failed guard,
+    torch's text; or the old documents' reader: a fallback reason an older document recorded
+    as a sentence; one recorded as facts leaves its type out from them, degraded_notes.py),
+    and so are the words it is searched for (torch's graph-break reasons)."""
     start = message.find(" (")
     while start != -1:
         depth, end = 0, None

@@ -30,6 +30,7 @@ from ...gate.judges.diagnostics import (
 from ...gate.row_facts_base import RowFactsBase
 from ...gate.verdict import Acceptance, MetricVerdict, Verdict
 from .. import wording as w
+from ..degraded_notes import fallback_reasons_of
 from ..escape import shortened
 from ..row_words import row_message, row_sentence
 from ..row_words.compile_cost import CountMoved, PastLimit, counts_past_limit
@@ -150,7 +151,7 @@ def said_facts(row: MetricVerdict) -> SaidFacts:
         if isinstance(facts, RecompileFacts):
             return RecompileSaid(facts.new[:1], facts.limit_newly_hit)
         if isinstance(facts, FallbackFacts):
-            return FallbackSaid(facts.reasons[:1])
+            return FallbackSaid(fallback_reasons_of(facts)[:1])
     skips = detail_skips(facts)
     if skips is not None:
         named = skips[: 1 + MORE_REASONS_NAMED]

@@ -12,6 +12,7 @@ document's and is said as it is.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Callable
 
 from ...gate.judges.diagnostics import (
@@ -23,6 +24,7 @@ from ...gate.judges.diagnostics import (
     RecompileFacts,
 )
 from ...gate.verdict import MetricVerdict, Verdict
+from ..degraded_notes import fallback_words
 from .sentence import RowSentence
 
 COUNT_LABELS = {
@@ -52,7 +54,11 @@ def count_words(row: MetricVerdict, facts: CountFacts) -> str:
     return f"{moved}: unchanged"
 
 
-def count_detail(facts: object, trim: Callable[[str], str] | None = None) -> list[str]:
+def count_detail(
+    facts: object,
+    trim: Callable[[str], str] | None = None,
+    said_elsewhere: Sequence[str] = (),
+) -> list[str]:
     """What a count row says beyond its count when it grew past its allowance, one clause
     each: the first new recompile and a newly hit limit, or why the first frame fell back
     to eager; [] for facts of another kind. `trim` is applied to torch's text in them (the
@@ -68,7 +74,12 @@ def count_detail(facts: object, trim: Callable[[str], str] | None = None) -> lis
             clauses.append(LIMIT_HIT)
         return clauses
     if isinstance(facts, FallbackFacts):
-        return [trim(reason) for reason in facts.reasons[:1]]
+        if facts.fallbacks is None:  # an older document's sentence: trimmed as text
+            return [trim(reason) for reason in facts.reasons[:1]]
+        return [
+            fallback_words(fallback, facts.limit, said_elsewhere)
+            for fallback in facts.fallbacks[:1]
+        ]
     return []
 
 
