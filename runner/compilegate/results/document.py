@@ -51,7 +51,6 @@ from .model import (
     Timing,
     Tool,
     Variant,
-    more_found,
     non_finite_paths,
     with_part,
 )
@@ -436,7 +435,8 @@ def write_document(document: dict[str, Any], path: Path) -> None:
     Only standard JSON: a NaN or Infinity (which json.dump would write as a bare `NaN`
     token that other readers reject) is a ValueError naming its key path, raised before
     anything is written, so the file keeps its previous content. The run turns such
-    values into a visible error of that step or variant before writing (non_finite_error).
+    values into a visible failure of that step or variant before writing
+    (run/child_failure.not_finite).
     """
     found = non_finite_paths(document)
     if found:
@@ -470,7 +470,7 @@ class NonFinite:
 
 
 def non_finite_found(entry: Model | ProcessReport, prefix: str = "") -> NonFinite | None:
-    """What non_finite_error says, as facts; None when all is finite."""
+    """Where the entry holds a NaN or an infinity, as facts; None when all is finite."""
     if isinstance(entry, ProcessReport):
         found = list(entry.non_finite)
     else:
@@ -481,20 +481,6 @@ def non_finite_found(entry: Model | ProcessReport, prefix: str = "") -> NonFinit
     at_least = len(found) >= MAX_ERRORS
     more = MAX_ERRORS - 1 if at_least else len(found) - 1
     return NonFinite(value, f"{prefix}{key}", more, at_least)
-
-
-def non_finite_error(entry: Model | ProcessReport, prefix: str = "") -> str | None:
-    """`the measurement produced NaN at speedup.median, ...`, or None when all is finite
-    (a process's part: what the door found, ProcessReport.non_finite)."""
-    if isinstance(entry, ProcessReport):
-        found = list(entry.non_finite)
-    else:
-        found = non_finite_paths(entry.to_json())
-    if not found:
-        return None
-    key, value = found[0]
-    more = more_found(found)
-    return f"the measurement produced {value} at {prefix}{key}{more}, not a finite number"
 
 
 def _compile_of(measured: ProcessReport, cache_dir: str) -> ProcessCompile:

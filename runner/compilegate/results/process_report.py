@@ -20,7 +20,7 @@ its type has, and the non-finite numbers it keeps are the first MAX_ERRORS (mode
                         typed as the document's own parts (model.py)
     non_finite          where the part holds a NaN or an infinity (the first MAX_ERRORS):
                         such a part is never recorded (the run makes it the measurement's
-                        error, document.non_finite_error), so nothing else of it is typed
+                        failure, run/child_failure.not_finite), so nothing else of it is typed
 """
 
 from __future__ import annotations

@@ -19,9 +19,10 @@ from ..child.protocol import ChildSpec
 from ..config import Config, StepConfig
 from ..config import Variant as VariantConfig
 from ..errors import CompilegateError
+from ..report.child_failure_words import failure_text
 from ..results.bisect import EAGER, Commit, CommitCounts, Probed, Skipped, SubjectCounts
-from ..results.document import non_finite_error
 from ..results.model import CompileCounts, GraphBreaks, Model, Recompiles, part_of
+from .child_failure import not_finite
 from .child_runs import Measured, one_line, run_child
 from .entry_check import resolve_entry
 from .launcher import Launcher
@@ -75,9 +76,9 @@ class CommitProbe:
             measured, error = run_child(self.launcher, spec, step, label, cache_dir=cache)
         if error is not None or measured is None:
             return Skipped(f"step {step.name}, variant {variant.id}: {error}")
-        found = non_finite_error(measured.variant) or non_finite_error(measured.eager, "eager.")
+        found = not_finite(measured.variant) or not_finite(measured.eager, "eager.")
         if found is not None:  # a part holding NaN is not read (results/process_report.py)
-            return Skipped(f"step {step.name}, variant {variant.id}: {found}")
+            return Skipped(f"step {step.name}, variant {variant.id}: {failure_text(found)}")
         try:
             return subject_counts(measured)
         except Exception as exc:  # a report this parent cannot read: that commit's failure

@@ -19,8 +19,10 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Union
 
 from ..child.protocol import Phase
+from ..results.document import non_finite_found
 from ..results.model import ChildFailure as FailureRecord
-from ..results.model import FailureCause, FailureStage
+from ..results.model import FailureCause, FailureStage, Model
+from ..results.process_report import ProcessReport
 from .child_budget import BudgetPassed, ChildBudget
 
 
@@ -384,3 +386,11 @@ def failure_of(record: FailureRecord, error: str | None) -> ChildFailure | None:
         record.process,
         record.processes,
     )
+
+
+def not_finite(entry: Model | ProcessReport, prefix: str = "") -> ChildFailure | None:
+    """A measurement that is not a finite number, as the failure it is; None: all finite."""
+    found = non_finite_found(entry, prefix)
+    if found is None:
+        return None
+    return ChildFailure(NotFinite(found.value, found.key, found.more, found.at_least))

@@ -25,15 +25,13 @@ from ..results.document import (
     add_process,
     eager_entry,
     finish_step,
-    non_finite_found,
     variant_entry,
     with_head_vs_base,
     with_process,
     with_regional,
 )
-from ..results.model import FailureStage, Model
+from ..results.model import FailureStage
 from ..results.model import Variant as ResultVariant
-from ..results.process_report import ProcessReport
 from ..results.step_record import StepRecord, failed_variant
 from .artifacts_handover import hand_over
 from .child_failure import (
@@ -41,10 +39,10 @@ from .child_failure import (
     ArtifactsRefused,
     ChildFailure,
     NoFirstProcess,
-    NotFinite,
     NotMeasured,
     NotRecorded,
     NotRun,
+    not_finite,
 )
 from .child_runs import ChildError, Measured, one_line, run_child, run_pair_child
 from .launcher import Launcher, hand_to_children
@@ -203,11 +201,11 @@ def _record_eager_side(run: _EagerRun, stream: TextIO) -> bool:
     when a child failed or what it measured cannot be recorded."""
     record, error = run.side.record, run.error
     for measured in run.measured:  # checked before the statistics, which a NaN sample would crash
-        error = error or _not_finite(measured.eager, "eager.")
+        error = error or not_finite(measured.eager, "eager.")
     if error is None:
         _, error = _record(_record_eager, record, run.measured)
     if error is None and record.eager is not None:
-        error = _not_finite(record.eager, "eager.")
+        error = not_finite(record.eager, "eager.")
     if error is None:
         return True
     record.eager = None  # whatever was recorded may hold the NaN
@@ -216,14 +214,6 @@ def _record_eager_side(run: _EagerRun, stream: TextIO) -> bool:
     record.fail(*failure.recorded())
     stream.write(f"{run.side.tag} error: {failure_words(failure)}\n")
     return False
-
-
-def _not_finite(entry: Model | ProcessReport, prefix: str = "") -> ChildFailure | None:
-    """A measurement that is not a finite number, as the failure it is; None: all finite."""
-    found = non_finite_found(entry, prefix)
-    if found is None:
-        return None
-    return ChildFailure(NotFinite(found.value, found.key, found.more, found.at_least))
 
 
 @dataclass
@@ -289,7 +279,7 @@ class _VariantRun:
             measured, failed = run_child(launcher, self.spec, step, label, cache_dir=self.cache_dir)
             error = self.failed(failed)
             if measured is not None:  # else `error` says why
-                error = _not_finite(measured.variant)
+                error = not_finite(measured.variant)
             if measured is not None and error is None:
                 first_cache = FRESH if self.cache_dir is not None else SHARED
                 self.entry, error = _record(
@@ -366,7 +356,7 @@ class _VariantRun:
             else None
         )
         if part is not None and error is None and part.regional_absent is None:
-            found = _not_finite(part)
+            found = not_finite(part)
             error = failure_words(found) if found is not None else None
         entry, problem = _record(with_regional, self.entry, part, error)
         if entry is not None:
@@ -384,7 +374,7 @@ class _VariantRun:
     ) -> ChildFailure | None:
         """One more timing process into the entry, or why it cannot be recorded (`compiled`
         False: the process compiled both sides, so its compile window is no sample)."""
-        error = _not_finite(measured.variant)
+        error = not_finite(measured.variant)
         if error is not None:
             return error
         if self.entry is None:
@@ -398,7 +388,7 @@ class _VariantRun:
     def finish(self, stream: TextIO) -> None:
         """Into the step's record: the entry, or the variant's error."""
         if self.error is None and self.entry is not None:
-            self.error = _not_finite(self.entry)
+            self.error = not_finite(self.entry)
         entry = self.entry
         if self.error is not None or entry is None:
             failure = self.error or ChildFailure(NotMeasured())

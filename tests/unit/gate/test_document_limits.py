@@ -89,7 +89,7 @@ def test_a_nested_version_is_that_versions_error_and_the_others_are_judged(
     assert run_set.exit_code == 3
 
 
-# Issue 51: NaN under a key of 1 MB, which the non-finite scan (non_finite_error) made a
+# Issue 51: NaN under a key of 1 MB, which the non-finite scan (non_finite_found) made a
 # 1 MB path of each; and half a UTF-16 pair, which no report could be written with.
 LONG_KEY = b'{"' + b"A" * 1_000_000 + b'": [' + b",".join([b"NaN"] * 200_000) + b"]}"
 LONE_SURROGATE = b'{"variant": {"error": "print() in \\ud800 forward"}}'

@@ -84,7 +84,7 @@ def test_a_part_of_another_shape_names_its_first_wrong_field(part: Any, said: st
 
 
 def test_a_part_holding_nan_is_set_apart_with_where() -> None:
-    """The run records a NaN as the measurement's error (document.non_finite_error), so the
+    """The run records a NaN as the measurement's error (run/child_failure.not_finite), so the
     door keeps only where it is and types nothing else of that part."""
     part = _set("timed.compiled.samples", [1.0, float("nan")])
     typed = ProcessReport.from_json(part, "variant")

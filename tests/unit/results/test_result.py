@@ -13,6 +13,7 @@ from gate_docs import step as step_doc
 
 from compilegate.config import Variant
 from compilegate.config.loading import load_config_file
+from compilegate.report.child_failure_words import failure_text
 from compilegate.report.decision_words import decision_sentence
 from compilegate.report.run_text import render_run_text
 from compilegate.results.document import (
@@ -20,7 +21,6 @@ from compilegate.results.document import (
     eager_entry,
     finish_step,
     new_document,
-    non_finite_error,
     variant_entry,
     write_document,
 )
@@ -28,6 +28,7 @@ from compilegate.results.model import Environment, parse, part_of
 from compilegate.results.process_report import ProcessReport, numerics_of
 from compilegate.results.recommendation import recommend
 from compilegate.results.step_record import StepRecord, failed_variant
+from compilegate.run.child_failure import not_finite
 from compilegate.schemas import validation_errors
 
 ENV = {
@@ -247,10 +248,11 @@ def test_write_document_refuses_nan_naming_the_key_and_keeps_the_old_file(tmp_pa
 
 
 def test_a_nan_measurement_becomes_an_error_that_says_where() -> None:
-    assert non_finite_error(typed({"peak_bytes": 1, "late_recompile_s": 1.2})) is None
+    assert not_finite(typed({"peak_bytes": 1, "late_recompile_s": 1.2})) is None
     samples = {"samples": [1.0, float("nan")], "rounds": [0, 0]}
     part = {"late_recompile_s": float("inf"), "timed": {"eager": samples}}
-    assert non_finite_error(typed(part, "eager"), "eager.") == (
+    failure = not_finite(typed(part, "eager"), "eager.")
+    assert failure is not None and failure_text(failure) == (
         "the measurement produced Infinity at eager.late_recompile_s (and 1 more), "
         "not a finite number"
     )
@@ -273,7 +275,7 @@ def test_failed_diagnostics_are_explicit_nulls_and_nan_numerics_distances_are_nu
     )
     assert entry["numerics"]["worst"][0]["rmse_compiled"] is None
     assert entry["numerics"]["worst"][0]["cosine"] == 1.0
-    assert non_finite_error(typed_entry) is None
+    assert not_finite(typed_entry) is None
 
 
 def test_the_document_records_every_declared_step() -> None:
