@@ -96,13 +96,13 @@ def test_changing_batch_shape_recompiles_exactly_once_and_dynamic_true_never(dia
     assert event["line"] == 1 + forward.index("    def forward(self, x):")
     assert "size mismatch at index 0. expected 4, actual 8" in event["reason"]
     assert recompiles["limit_hit"] is False
-    dynamic = diagnostics_run.variant("growing_batch", "default+dynamic")["recompiles"]
+    dynamic = diagnostics_run.variant("growing_batch", "default+dynamic+eager")["recompiles"]
     assert dynamic == {"count": 0, "events": [], "limit_hit": False, "limit_message": None}
 
 
 def test_recompile_limit_hit_is_flagged_and_the_refused_attempt_is_not_counted(diagnostics_run):
     """dynamic=False, limit 2: sizes 4 and 8 compile, 16 hits the limit and runs eagerly."""
-    variant = diagnostics_run.variant("recompile_limit", "default+static")
+    variant = diagnostics_run.variant("recompile_limit", "default+static+eager")
     recompiles = variant["recompiles"]
     assert recompiles["count"] == 1
     assert "expected 4, actual 8" in recompiles["events"][0]["reason"]
