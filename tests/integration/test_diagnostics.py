@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from cli_helpers import REPO_ROOT
 
-from compilegate.report.degraded_notes import degraded_notes, fallback_reasons
+from compilegate.report.degraded_notes import degraded_notes, fallback_reasons, limit_words
 from compilegate.results.model import Variant, part_of
 from compilegate.schemas import validation_errors
 
@@ -97,7 +97,7 @@ def test_changing_batch_shape_recompiles_exactly_once_and_dynamic_true_never(dia
     assert "size mismatch at index 0. expected 4, actual 8" in event["reason"]
     assert recompiles["limit_hit"] is False
     dynamic = diagnostics_run.variant("growing_batch", "default+dynamic")["recompiles"]
-    assert dynamic == {"count": 0, "events": [], "limit_hit": False, "limit_message": None}
+    assert dynamic == {"count": 0, "events": [], "limit_hit": False}
 
 
 def test_recompile_limit_hit_is_flagged_and_the_refused_attempt_is_not_counted(diagnostics_run):
@@ -107,7 +107,8 @@ def test_recompile_limit_hit_is_flagged_and_the_refused_attempt_is_not_counted(d
     assert recompiles["count"] == 1
     assert "expected 4, actual 8" in recompiles["events"][0]["reason"]
     assert recompiles["limit_hit"] is True
-    message = recompiles["limit_message"]
+    assert "limit_message" not in recompiles  # the limit's facts, worded by report/
+    message = limit_words(part_of(Variant, variant).recompiles.limit)
     assert message.startswith(f"recompile limit hit: forward ({STEPS}/recompile_limit.py:")
     assert "runs eagerly from now on" in message and "actual 16" in message
     assert message in said(variant)[0]

@@ -130,10 +130,9 @@ def _recompiles(
                 "compile_id": event["compile_id"],
             }
         )
-    message = None
-    facts = None
-    if limit is not None:
-        facts = {
+    out_report: dict[str, Any] = {"count": len(out), "events": out, "limit_hit": limit is not None}
+    if limit is not None:  # the limit as facts: report/degraded_notes.py words its note
+        out_report["limit"] = {
             key: value
             for key, value in {
                 "function": limit["function"] or None,
@@ -147,24 +146,6 @@ def _recompiles(
             }.items()
             if value is not None
         }
-        where = ""
-        if limit["function"]:
-            where = f"{limit['function']} ({paths.classify(limit['file'])[0]}:{limit['line']}) "
-        last = ""
-        if limit["reason"]:
-            last = f"; last reason: {paths.relativize(strip_compile_id(limit['reason']))}"
-        message = (
-            f"recompile limit hit: {where}runs eagerly from now on "
-            f"(config.{limit['limit']} = {limit['value']}{last})"
-        )
-    out_report: dict[str, Any] = {
-        "count": len(out),
-        "events": out,
-        "limit_hit": limit is not None,
-        "limit_message": message,
-    }
-    if facts is not None:  # what the limit message says, as facts (report/degraded_notes.py)
-        out_report["limit"] = facts
     return out_report
 
 

@@ -550,11 +550,10 @@ class Recompiles(Model):
     count: int
     events: tuple[RecompileEvent, ...]
     limit_hit: bool | None = None
+    # An older document's note on the limit, in words (never read: its degraded notes say
+    # it); since issue 53's last items the child records only `limit`.
     limit_message: str | None = None
     limit: RecompileLimit | None = None  # absent before issue 53, or the limit not hit
-
-    def recorded_nulls(self) -> tuple[str, ...]:
-        return ("limit_message",)  # the child writes it, null when the limit was not hit
 
 
 # Where a graph break degrades the compile: the user's code, an installed library (torch's
