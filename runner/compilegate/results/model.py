@@ -180,7 +180,8 @@ class RatioMethod(str, enum.Enum):
 
 class Absence(str, enum.Enum):
     """Why the child took no count (child/step_work.py, instruction_counter.py,
-    cache_artifacts.py); report/absence_words.py words each. A document from before it was
+    cache_artifacts.py) or no regional lever (child/main.py); report/absence_words.py words
+    each. A document from before it was
     recorded as a code holds the child's sentence instead."""
 
     # Step work (a count of StepWorkCounts):
@@ -197,15 +198,27 @@ class Absence(str, enum.Enum):
     NO_SAVE_CACHE_ARTIFACTS = "no_save_cache_artifacts"  # this torch (CompileCost.torch)
     NO_INDUCTOR_CACHE_DIR = "no_inductor_cache_dir"
     SAVED_NOTHING = "saved_nothing"
+    # Regional compilation (RegionalLever.absent; since issue 53's last items):
+    NO_REPEATED_BLOCK = "no_repeated_block"  # the model has no repeated block to compile
 
 
 class NumericsReason(str, enum.Enum):
-    """Why a numerics check reached no verdict (child/numerics.py; report/absence_words.py
-    words each). A check that reached one, and a document from before it was recorded as a
-    code, holds the child's sentence instead."""
+    """Why a numerics check reached no verdict, or that it compared the tensors
+    (child/numerics.py; report/absence_words.py and report/numerics_words.py word each). A
+    document from before it was recorded as a code holds the child's sentence instead."""
 
     SKIPPED_ZERO_STEPS = "skipped_zero_steps"  # numerics.steps is 0
     ERROR = "error"  # the copies raised: Numerics.error is the exception
+    # A verdict (since issue 53's last items): said from `checked`, `failed` and why there
+    # was no float64 reference (`reference_error`, `reference_disagreement`).
+    COMPARED = "compared"
+
+
+class DisagreementKind(str, enum.Enum):
+    """How the float64 reference's loss was not eager's (child/numerics.py)."""
+
+    DIFFERS = "differs"  # by more than rounding allows
+    NOT_FINITE = "not_finite"  # NaN or inf on one side only
 
 
 class Withheld(str, enum.Enum):
@@ -657,9 +670,24 @@ class WorstTensor(Model):
 
 
 @dataclass(frozen=True)
+class ReferenceDisagreement(Model):
+    """The first iteration whose float64 loss was not eager's, as facts (since issue 53's
+    last items; before, a sentence in `reference_error`): both losses (a non-finite one as
+    "nan", "inf" or "-inf"), and for `differs` the relative difference and what rounding
+    allows (report/numerics_words.py words them)."""
+
+    kind: DisagreementKind
+    iteration: int
+    loss: float | str | None = None
+    eager_loss: float | str | None = None
+    relative: float | None = None
+    allowed: float | None = None
+
+
+@dataclass(frozen=True)
 class Numerics(Model):
     status: NumericsStatus
-    # A code when no verdict was reached; a checked run's (and an older document's) sentence.
+    # A code (`compared` for a verdict); an older document's sentence.
     reason: NumericsReason | str | None = None
     error: str | None = None  # NumericsReason.ERROR: the exception, as raised
     steps: int | None = None
@@ -669,6 +697,7 @@ class Numerics(Model):
     failed: tuple[str, ...] | None = None
     reference: str | None = None
     reference_error: str | None = None
+    reference_disagreement: ReferenceDisagreement | None = None
     compared_by: ComparedBy | None = None
     cosine_min: float | None = None
     reference_loss_rel_diff: float | None = None
@@ -677,11 +706,6 @@ class Numerics(Model):
     reference_from: str | None = None
     compiled_graphs: int | None = None
     compiled_copy_s: float | None = None
-
-    def recorded_nulls(self) -> tuple[str, ...]:
-        """A check that compared tensors (`worst`) says why it failed, null when it passed
-        (child/numerics.py's summarize_checks)."""
-        return ("reason",) if self.worst is not None else ()
 
 
 @dataclass(frozen=True)
@@ -747,7 +771,9 @@ class RegionalLever(Model):
     # Its break-even with the 95 % interval (results/payoff.regional_break_even); None:
     # never (not faster than eager) or not measured.
     break_even_steps: BreakEvenInterval | None = None
-    absent: str | None = None
+    # A code (the child's: nothing repeats); results/'s words for a process that failed or
+    # was not measured; an older document's sentence.
+    absent: Absence | str | None = None
 
 
 @dataclass(frozen=True)
@@ -1336,6 +1362,13 @@ def _convert(annotation: Any, value: Any) -> Any:
     if annotation is float and isinstance(value, int) and not isinstance(value, bool):
         return value  # JSON's 3 and 3.0 are one number; kept as written
     return value
+
+
+def absence_of(value: str) -> Absence | str:
+    """A child's absence code read at the parent's door (a regional lever's), or the text an
+    older child wrote there, kept as recorded."""
+    found = _code_or_recorded(Absence, value)
+    return found if isinstance(found, Absence) else value
 
 
 def _code_or_recorded(codes: type[enum.Enum], value: str) -> enum.Enum | str:

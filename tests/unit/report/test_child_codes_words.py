@@ -156,3 +156,19 @@ def test_each_step_work_code_is_said_as_the_childs_sentence_was() -> None:
     assert said(coded) == said(recorded) == recorded
     failed = said(dict.fromkeys(counts, "count_pass_failed"), pass_error="RuntimeError: no data")
     assert set(failed.values()) == {"the count pass failed: RuntimeError: no data"}
+
+
+def test_nothing_repeated_is_said_on_every_screen_as_the_childs_sentence_was(
+    tmp_path: Path,
+) -> None:
+    """A variant's regional lever the child found no repeated block for: the code (issue 53's
+    last items) renders as the sentence the child wrote at 5a5d0e2 did."""
+    sentence = (
+        "the model has no nn.ModuleList or nn.Sequential of two or more blocks of one class: "
+        "regional compilation has no repeated block to compile once and reuse"
+    )
+    new = with_variant(regional={"absent": "no_repeated_block"})
+    old = with_variant(regional={"absent": sentence})
+    said = texts(tmp_path, new)
+    assert f"regional absent: {sentence}" in " ".join(said["run"].split())
+    assert said == texts(tmp_path, old)
