@@ -27,6 +27,11 @@ from .dynamo_logs import (
 from .graph_break_sites import graph_break_sites
 
 _COMPILE_ID_RE = re.compile(r"^(\d+)/(\d+)$")
+# A recompile's reason where torch gave none (results/model.RecompileReason; report/ words
+# them): a recompile the compilation metrics list and no log explains (torch <= 2.4 compiles
+# each instance of a module class separately), and a logged one that named no guard.
+NO_GUARD_FAILURE_LOGGED = "no_guard_failure_logged"
+UNKNOWN_GUARD_FAILURE = "unknown_guard_failure"
 
 
 def build_report(snap: dict[str, Any], paths: PathClassifier) -> dict[str, Any]:
@@ -102,10 +107,8 @@ def _recompiles(
         if unmatched[code] > 0:  # logged, but without a compile id to match on
             unmatched[code] -= 1
             continue
-        reason = entry.get("recompile_reason") or (
-            "no guard failure was logged (torch <= 2.4 compiles each instance of a module "
-            "class separately)"
-        )
+        # torch's reason where it gave one; torch <= 2.4 logs none (a code: report/ words it)
+        reason = entry.get("recompile_reason") or NO_GUARD_FAILURE_LOGGED
         events.append(
             {
                 "function": entry["co_name"],
@@ -118,7 +121,7 @@ def _recompiles(
     out = []
     for event in events:
         shown, origin = paths.locate(event["file"])
-        reasons = [paths.relativize(r) for r in event["reasons"] or ["unknown guard failure"]]
+        reasons = [paths.relativize(r) for r in event["reasons"] or [UNKNOWN_GUARD_FAILURE]]
         out.append(
             {
                 "function": event["function"],

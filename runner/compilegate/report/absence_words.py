@@ -12,7 +12,14 @@ child's sentence: said as recorded.
 
 from __future__ import annotations
 
-from ..results.model import Absence, DistributedRun, Numerics, NumericsReason, StepWork
+from ..results.model import (
+    Absence,
+    DistributedRun,
+    Numerics,
+    NumericsReason,
+    RecompileReason,
+    StepWork,
+)
 from .numerics_words import compared_words
 
 # A step-work pass's failure, as the child kept it (child/step_work.py).
@@ -97,6 +104,21 @@ def numerics_said(numerics: Numerics, distributed: DistributedRun | None = None)
         f"{', '.join(map(str, differ))} differ from rank 0's (DDP keeps them equal)"
     )
     return "; ".join(filter(None, [said, ranks]))
+
+
+_RECOMPILE_REASON_WORDS = {
+    RecompileReason.NO_GUARD_FAILURE_LOGGED: (
+        "no guard failure was logged (torch <= 2.4 compiles each instance of a module class "
+        "separately)"
+    ),
+    RecompileReason.UNKNOWN_GUARD_FAILURE: "unknown guard failure",
+}
+
+
+def recompile_reason_words(reason: RecompileReason | str) -> str:
+    """A recompile's reason: torch's text (or any other reason: a break site's), as recorded;
+    where torch gave none, the code in words."""
+    return _RECOMPILE_REASON_WORDS[reason] if isinstance(reason, RecompileReason) else reason
 
 
 def diagnostics_failed_words(error: str) -> str:

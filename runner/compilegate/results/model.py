@@ -532,12 +532,20 @@ class Eager(Model):
         return EAGER_MEASURED
 
 
+class RecompileReason(str, enum.Enum):
+    """Why a function recompiled where torch gave no guard that failed (since issue 53's
+    last items; report/absence_words.py words each). Torch's own reason is kept as text."""
+
+    NO_GUARD_FAILURE_LOGGED = "no_guard_failure_logged"  # torch <= 2.4: one per module instance
+    UNKNOWN_GUARD_FAILURE = "unknown_guard_failure"  # logged without a guard
+
+
 @dataclass(frozen=True)
 class RecompileEvent(Model):
     REQUIRED = ("line",)
     function: str
     file: str
-    reason: str
+    reason: RecompileReason | str  # torch's text, or a code where it gave none
     line: int | None = None
     origin: str | None = None
     reasons: tuple[str, ...] | None = None

@@ -22,6 +22,8 @@ from compilegate.child.dynamo_logs import (
     parse_loop_skip,
     parse_recompile_record,
 )
+from compilegate.report.absence_words import recompile_reason_words
+from compilegate.results.model import RecompileEvent, part_of
 
 REPO = "/repo"
 STEP = "/repo/examples/step.py"
@@ -370,7 +372,11 @@ def test_recompiles_merge_log_and_metrics_by_compile_id():
         "compile_id": "0/1",
     }
     assert (unlogged["file"], unlogged["compile_id"]) == ("b.py", "1/1")
-    assert "no guard failure was logged" in unlogged["reason"]
+    assert unlogged["reason"] == "no_guard_failure_logged"  # a code: torch gave no reason
+    assert recompile_reason_words(part_of(RecompileEvent, unlogged).reason) == (
+        "no guard failure was logged (torch <= 2.4 compiles each instance of a module class "
+        "separately)"
+    )
     assert recompiles["limit_hit"] is False
 
 
