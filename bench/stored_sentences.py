@@ -34,6 +34,23 @@ and the child's own (since issue 53's last items), each string with a space it w
                            notes written again from each real document's diagnostics facts
                            and each fallback reason those documents recorded
 
+and (issue 53's last items) the sentences it still wrote at 448dcbd:
+
+    limit_message          the recompile limit's note (recompiles.limit_message) build_report
+                           writes of the snapshots above and tests/unit/data/recompiles_*.json
+                           (2.13's limit warning, 2.4's recompiles no log explains)
+    recompile reasons      each recompile event's reason of those snapshots that is not
+                           torch's (torch's own, found in its log records or compilation
+                           metrics, counted apart)
+    numerics verdict       the reason, reference_error and reference_disagreement of the
+                           numerics check_numerics records of two steps run here with Dynamo
+                           alone (backend eager: no Inductor compile): one whose compiled
+                           forward differs (examples/test_steps/compiled_differs.py: a
+                           failed verdict) and one whose float64 copy draws other random
+                           numbers (randn_like: no reference, its loss disagrees)
+    regional_absent        what the child's measure records when regional compilation finds
+                           no repeated block (examples/test_steps/tiny_mlp.py, in-process)
+
 from the child's own functions, called in this process (torch on the CPU, no compile);
 
 in documents recorded the way a run of the checkout records them: each real document's
@@ -345,7 +362,115 @@ def child_strings() -> dict[str, tuple[list[str], list[str]]]:
                 degraded += describe(report)
     out["degraded"] = (degraded, [])
     out["fallback_reasons"] = (fallbacks, [])
+    out.update(last_sentences(classifier))
     return out
+
+
+def last_sentences(classifier: Any) -> dict[str, tuple[list[str], list[str]]]:
+    """Issue 53's last items: the limit's note and the recompile reasons build_report writes of
+    the recorded snapshots, a numerics verdict's words, regional compilation's absence."""
+    from compilegate.child import diagnostics_report
+
+    data = UNIT / "data"
+    limits: list[str] = []
+    reasons: tuple[list[str], list[str]] = ([], [])
+    for snapshot in sorted([*data.glob("graph_breaks_*.json"), *data.glob("recompiles_*.json")]):
+        snap = json.loads(snapshot.read_text())
+        written = diagnostics_report.build_report(snap, classifier)
+        message = written["recompiles"].get("limit_message")
+        limits += [message] if message else []
+        torch_said = " ".join(r["text"] for r in snap.get("records") or ())
+        torch_said += " ".join(str(m.get("recompile_reason")) for m in snap.get("metrics") or ())
+        for event in written["recompiles"]["events"]:
+            for reason in event["reasons"]:
+                reasons[reason in torch_said].append(reason)
+    return {
+        "limit_message": (limits, []),
+        "recompile reasons": (reasons[0], reasons[1]),
+        "numerics verdict": numerics_verdicts(),
+        "regional_absent": (regional_absent(), []),
+    }
+
+
+def numerics_verdicts() -> tuple[list[str], list[str]]:
+    """(the strings of the numerics records the child writes of a failed verdict and of a
+    reference whose loss disagrees with eager's, the exception text among them: none)."""
+    import types
+
+    import torch
+
+    from compilegate.child.measure import StepBuilder
+    from compilegate.child.numerics import check_numerics
+    from compilegate.child.protocol import EntryPoint
+    from compilegate.child.user_code import StepParts
+
+    class Noisy(torch.nn.Module):  # draws like its input: other numbers in float64
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = torch.nn.Linear(24, 5)
+
+        def forward(self, x: Any) -> Any:
+            return self.fc(x + 0.5 * torch.randn_like(x))
+
+    def noisy_parts() -> StepParts:
+        torch.manual_seed(0)
+        model = Noisy()
+        data = torch.randn(32, 24, generator=torch.Generator().manual_seed(3))
+        target = torch.randint(0, 5, (32,), generator=torch.Generator().manual_seed(4))
+        return StepParts(
+            model,
+            torch.optim.SGD(model.parameters(), lr=0.1),
+            lambda index: (data, target),
+            lambda model, inputs: torch.nn.functional.cross_entropy(model(inputs[0]), inputs[1]),
+        )
+
+    path = HERE.parent / "examples" / "test_steps" / "compiled_differs.py"
+    differs = StepBuilder(
+        EntryPoint(f"{path}:make_step", str(path), "make_step", 1), HERE.parent, "cpu", 0
+    )
+    noisy = types.SimpleNamespace(device="cpu", group=None, build=noisy_parts)
+    variant = {"id": "default", "compile_kwargs": {"backend": "eager"}, "compile_target": "model"}
+    settings = {"seed": 0, "amp": None, "numerics": {"steps": 2}}
+    quiet = lambda phase, message: None  # noqa: E731
+    found: list[str] = []
+    for builder in (differs, noisy):
+        record = check_numerics(builder, settings, variant, quiet)
+        assert record["status"] in ("pass", "fail"), record  # a verdict, as run here
+        for key in ("reason", "reference_error", "reference_disagreement"):
+            found += strings(record.get(key))
+    return found, []
+
+
+def regional_absent() -> list[str]:
+    """What the child's measure records for a regional process whose model has no repeated
+    block (child/main.py's Child.measure, its spec and process stood in for)."""
+    import types
+
+    from compilegate.child.main import Child
+    from compilegate.child.protocol import EntryPoint
+
+    path = HERE.parent / "examples" / "test_steps" / "tiny_mlp.py"
+    spec = types.SimpleNamespace(
+        kind="variant",
+        repo_root=str(HERE.parent),
+        settings={
+            "seed": 0,
+            "numerics": {},
+            "iterations": 1,
+            "rounds": 1,
+            "warmup": 1,
+            "amp": None,
+        },
+        entry=EntryPoint(f"{path}:make_step", str(path), "make_step", 1),
+        variant={"id": "regional", "compile_kwargs": {}, "compile_target": "blocks"},
+        timing_only=True,
+        cache_artifacts=None,
+        numerics_reference_out=None,
+    )
+    quiet = lambda phase, message: None  # noqa: E731
+    stand_in = types.SimpleNamespace(spec=spec, progress=quiet, control=None, group=None)
+    measured = Child.measure(stand_in, "cpu")  # type: ignore[arg-type]
+    return [measured["variant"]["regional_absent"]]
 
 
 def marks(document: dict[str, Any]) -> list[str]:
@@ -396,7 +521,7 @@ def main() -> int:
         print(f"  {field:15} {sentences(ours)} sentences of {len(items)} strings{theirs}")
     print("the child's own (its functions called here; degraded from the real documents' facts)")
     for family, (ours, exceptions) in child_strings().items():
-        kept = f" (+{len(exceptions)} exception text)" if exceptions else ""
+        kept = f" (+{len(exceptions)} not ours: exception or torch text)" if exceptions else ""
         print(f"  {family:20} {sentences(ours)} sentences of {len(ours)} strings{kept}")
     return 0
 

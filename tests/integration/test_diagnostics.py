@@ -10,8 +10,9 @@ from __future__ import annotations
 import pytest
 from cli_helpers import REPO_ROOT
 
-from compilegate.report.degraded_notes import degraded_notes, fallback_reasons
-from compilegate.results.model import Variant, part_of
+from compilegate.report.degraded_notes import degraded_notes, fallback_reasons, limit_words
+from compilegate.report.numerics_words import compared_words
+from compilegate.results.model import Numerics, Variant, part_of
 from compilegate.schemas import validation_errors
 
 pytestmark = pytest.mark.compile
@@ -97,7 +98,7 @@ def test_changing_batch_shape_recompiles_exactly_once_and_dynamic_true_never(dia
     assert "size mismatch at index 0. expected 4, actual 8" in event["reason"]
     assert recompiles["limit_hit"] is False
     dynamic = diagnostics_run.variant("growing_batch", "default+dynamic+eager")["recompiles"]
-    assert dynamic == {"count": 0, "events": [], "limit_hit": False, "limit_message": None}
+    assert dynamic == {"count": 0, "events": [], "limit_hit": False}
 
 
 def test_recompile_limit_hit_is_flagged_and_the_refused_attempt_is_not_counted(diagnostics_run):
@@ -107,7 +108,8 @@ def test_recompile_limit_hit_is_flagged_and_the_refused_attempt_is_not_counted(d
     assert recompiles["count"] == 1
     assert "expected 4, actual 8" in recompiles["events"][0]["reason"]
     assert recompiles["limit_hit"] is True
-    message = recompiles["limit_message"]
+    assert "limit_message" not in recompiles  # the limit's facts, worded by report/
+    message = limit_words(part_of(Variant, variant).recompiles.limit)
     assert message.startswith(f"recompile limit hit: forward ({STEPS}/recompile_limit.py:")
     assert "runs eagerly from now on" in message and "actual 16" in message
     assert message in said(variant)[0]
@@ -214,7 +216,8 @@ def test_compiled_only_branch_fails_numerics_and_names_the_tensors(diagnostics_r
     worst = numerics["worst"][0]
     assert worst["passed"] is False and worst["tensor"] in numerics["failed"]
     assert worst["rmse_compiled"] > 100 * worst["rmse_eager"]
-    assert "fc2.weight.grad" in numerics["reason"] or "loss" in numerics["reason"]
+    said = compared_words(part_of(Numerics, numerics)) or ""  # the code `compared`, worded
+    assert "fc2.weight.grad" in said or "loss" in said
     assert "fail" in diagnostics_run.table
 
 

@@ -27,6 +27,11 @@ from .dynamo_logs import (
 from .graph_break_sites import graph_break_sites
 
 _COMPILE_ID_RE = re.compile(r"^(\d+)/(\d+)$")
+# A recompile's reason where torch gave none (results/model.RecompileReason; report/ words
+# them): a recompile the compilation metrics list and no log explains (torch <= 2.4 compiles
+# each instance of a module class separately), and a logged one that named no guard.
+NO_GUARD_FAILURE_LOGGED = "no_guard_failure_logged"
+UNKNOWN_GUARD_FAILURE = "unknown_guard_failure"
 
 
 def build_report(snap: dict[str, Any], paths: PathClassifier) -> dict[str, Any]:
@@ -102,10 +107,8 @@ def _recompiles(
         if unmatched[code] > 0:  # logged, but without a compile id to match on
             unmatched[code] -= 1
             continue
-        reason = entry.get("recompile_reason") or (
-            "no guard failure was logged (torch <= 2.4 compiles each instance of a module "
-            "class separately)"
-        )
+        # torch's reason where it gave one; torch <= 2.4 logs none (a code: report/ words it)
+        reason = entry.get("recompile_reason") or NO_GUARD_FAILURE_LOGGED
         events.append(
             {
                 "function": entry["co_name"],
@@ -118,7 +121,7 @@ def _recompiles(
     out = []
     for event in events:
         shown, origin = paths.locate(event["file"])
-        reasons = [paths.relativize(r) for r in event["reasons"] or ["unknown guard failure"]]
+        reasons = [paths.relativize(r) for r in event["reasons"] or [UNKNOWN_GUARD_FAILURE]]
         out.append(
             {
                 "function": event["function"],
@@ -130,10 +133,9 @@ def _recompiles(
                 "compile_id": event["compile_id"],
             }
         )
-    message = None
-    facts = None
-    if limit is not None:
-        facts = {
+    out_report: dict[str, Any] = {"count": len(out), "events": out, "limit_hit": limit is not None}
+    if limit is not None:  # the limit as facts: report/degraded_notes.py words its note
+        out_report["limit"] = {
             key: value
             for key, value in {
                 "function": limit["function"] or None,
@@ -147,24 +149,6 @@ def _recompiles(
             }.items()
             if value is not None
         }
-        where = ""
-        if limit["function"]:
-            where = f"{limit['function']} ({paths.classify(limit['file'])[0]}:{limit['line']}) "
-        last = ""
-        if limit["reason"]:
-            last = f"; last reason: {paths.relativize(strip_compile_id(limit['reason']))}"
-        message = (
-            f"recompile limit hit: {where}runs eagerly from now on "
-            f"(config.{limit['limit']} = {limit['value']}{last})"
-        )
-    out_report: dict[str, Any] = {
-        "count": len(out),
-        "events": out,
-        "limit_hit": limit is not None,
-        "limit_message": message,
-    }
-    if facts is not None:  # what the limit message says, as facts (report/degraded_notes.py)
-        out_report["limit"] = facts
     return out_report
 
 

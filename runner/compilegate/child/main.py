@@ -161,7 +161,7 @@ class Child:
     def measure(self, device: str) -> dict[str, Any]:
         from . import cache_artifacts
         from .measure import StepBuilder, measure_eager, measure_variant
-        from .training import NoRepeatedBlock
+        from .training import NO_REPEATED_BLOCK, NoRepeatedBlock
 
         spec = self.spec
         settings = spec.settings
@@ -203,8 +203,8 @@ class Child:
                     load=load,
                     control=self.control,
                 )
-            except NoRepeatedBlock as nothing:  # regional compilation: nothing repeats
-                return {"variant": {"regional_absent": str(nothing)}}
+            except NoRepeatedBlock:  # regional compilation: nothing repeats (a code)
+                return {"variant": {"regional_absent": NO_REPEATED_BLOCK}}
             return {"variant": measured}
         probe = make_probe(repo_root, variant["compile_kwargs"])
         counts_only = spec.counts_only

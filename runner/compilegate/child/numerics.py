@@ -112,13 +112,13 @@ def check_numerics(
         if graphs_before is not None and graphs_after is not None:
             base["compiled_graphs"] = graphs_after - graphs_before
         base["reference_from"] = "variant" if shared is None else "eager"
-        loss_rel_diff = None
+        loss_rel_diff, disagreement = None, None
         if reference is not None:
             loss_rel_diff, disagreement = reference_disagreement(
                 eager, reference, rel_tol=REFERENCE_LOSS_REL_TOL.get(amp, 5e-2), abs_tol=tol / 10
             )
             if disagreement is not None:
-                reference, ref_error = None, disagreement
+                reference = None
         results = compare_runs(
             eager,
             compiled,
@@ -127,7 +127,13 @@ def check_numerics(
             multiplier=MULTIPLIER.get(amp, 3.0),
             cosine_min=cosine_min,
         )
-        summary = summarize_checks(results, base, reference_error=ref_error, cosine_min=cosine_min)
+        summary = summarize_checks(
+            results,
+            base,
+            reference_error=ref_error,
+            cosine_min=cosine_min,
+            disagreement=disagreement,
+        )
         return {**summary, "reference_loss_rel_diff": loss_rel_diff}
     except Exception as exc:  # the user's step, or torch, failed: report it, keep the timing
         error = f"{type(exc).__name__}: {exc}"[:500]
@@ -247,32 +253,40 @@ def load_reference(path: str | None, steps: int) -> tuple[list[Snapshot] | None,
 
 def reference_disagreement(
     eager: list[Snapshot], reference: list[Snapshot], *, rel_tol: float, abs_tol: float
-) -> tuple[float | None, str | None]:
+) -> tuple[float | None, dict[str, Any] | None]:
     """(largest relative loss difference, why the reference is not eager's computation).
 
-    The reason is None when every iteration's float64 loss is within
-    rel_tol * |loss| + abs_tol of eager's: rounding, not other data or other random draws.
+    The why is None when every iteration's float64 loss is within rel_tol * |loss| + abs_tol
+    of eager's: rounding, not other data or other random draws. Else the first iteration
+    that is not, as facts (the record's `reference_disagreement`; report/numerics_words.py
+    words them): `kind` differs (by `relative`, where rounding allows `allowed`) or
+    not_finite (one side's loss is NaN or inf), with both losses (a non-finite one as
+    "nan", "inf" or "-inf": JSON has no NaN).
     """
-    worst, reason = 0.0, None
+    worst, why = 0.0, None
     for index, (e_step, r_step) in enumerate(zip(eager, reference)):
         e_loss = float(e_step["loss"][1].double().sum())
         r_loss = float(r_step["loss"][1].double().sum())
         diff = abs(r_loss - e_loss)
         rel = diff / abs(r_loss) if r_loss != 0.0 else (0.0 if diff == 0.0 else math.inf)
+        losses = {
+            "iteration": index,
+            "loss": _json_number(r_loss),
+            "eager_loss": _json_number(e_loss),
+        }
         if not math.isfinite(rel):  # NaN or inf on one side (both non-finite: nothing to say)
             if math.isfinite(e_loss) != math.isfinite(r_loss):
-                reason = reason or (
-                    f"its loss is {r_loss} at iteration {index} where eager's is {e_loss}"
-                )
+                why = why or {"kind": "not_finite", **losses}
             continue
         worst = max(worst, rel)
-        if reason is None and diff > rel_tol * abs(r_loss) + abs_tol:
-            reason = (
-                f"its loss differs from eager's by {rel:.2g} (relative) at iteration {index}, "
-                f"where rounding allows {rel_tol:g}: it did not compute the same step "
-                "(does the step draw random numbers that follow the dtype, e.g. randn_like?)"
-            )
-    return worst, reason
+        if why is None and diff > rel_tol * abs(r_loss) + abs_tol:
+            why = {"kind": "differs", **losses, "relative": rel, "allowed": rel_tol}
+    return worst, why
+
+
+def _json_number(value: float) -> float | str:
+    """A number as JSON carries it: a non-finite one as its name ("nan", "inf", "-inf")."""
+    return value if math.isfinite(value) else str(value)
 
 
 def to_float64(value: Any) -> Any:
@@ -429,35 +443,32 @@ def summarize_checks(
     *,
     reference_error: str | None,
     cosine_min: float,
+    disagreement: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The numerics record: the verdict, the tensors, and how they were judged as fields
-    (`reference`, `reference_error`, `compared_by`, `cosine_min`) that the report reads;
-    `reason` is the same in words for a reader of the JSON, never read back."""
+    (`reference`, `reference_error` or `reference_disagreement`, `compared_by`,
+    `cosine_min`) that the report reads; `reason` is the code `compared` (since issue 53's
+    last items: report/numerics_words.py words the verdict's figures)."""
     checked = list(dict.fromkeys(r["tensor"] for r in results))
     failed = list(dict.fromkeys(r["tensor"] for r in results if not r["passed"]))
     ranked = sorted(results, key=lambda r: (r["passed"], -r.get("_badness", math.inf)))
     worst = [
         {k: v for k, v in r.items() if k not in ("_badness", "rule")} for r in ranked[:WORST_SHOWN]
     ]
+    referenced = reference_error is None and disagreement is None
     out = {
         **base,
         "status": "fail" if failed else "pass",
+        "reason": "compared",
         "checked": checked,
         "failed": failed,
         "worst": worst,
-        "reference": "float64" if reference_error is None else "none",
-        "compared_by": COMPARED_WITH_REFERENCE if reference_error is None else COMPARED_WITHOUT,
+        "reference": "float64" if referenced else "none",
+        "compared_by": COMPARED_WITH_REFERENCE if referenced else COMPARED_WITHOUT,
         "cosine_min": cosine_min,
     }
-    reasons = []
-    if failed:
-        shown = ", ".join(failed[:5]) + (f" and {len(failed) - 5} more" if len(failed) > 5 else "")
-        reasons.append(f"{len(failed)} of {len(checked)} tensors differ beyond tolerance: {shown}")
     if reference_error is not None:
-        error = reference_error[:REFERENCE_ERROR_CHARS]
-        out["reference_error"] = error
-        reasons.append(
-            f"no float64 reference ({error}); judged by allclose, else cosine >= {cosine_min}"
-        )
-    out["reason"] = "; ".join(reasons) or None
+        out["reference_error"] = reference_error[:REFERENCE_ERROR_CHARS]
+    elif disagreement is not None:
+        out["reference_disagreement"] = disagreement
     return out

@@ -138,6 +138,11 @@ def _watching(model: Any, watch: Any, model_only: bool) -> Iterator[None]:
         after.remove()
 
 
+# What the child records when nothing repeats (the variant's `regional_absent`: a code,
+# results/model.Absence; report/absence_words.py words it).
+NO_REPEATED_BLOCK = "no_repeated_block"
+
+
 class NoRepeatedBlock(Exception):
     """The model has no block that repeats: regional compilation has nothing to reuse."""
 

@@ -234,6 +234,8 @@ def diagnostics_doubt(variant: Variant) -> str | DiagnosticsFailed | RefusedDiag
     the diagnostics), else the keys refused from them; None: nothing."""
     if variant.diagnostics_error is not None:
         return DiagnosticsFailed(variant.diagnostics_error)
+    # The old documents' reader: since issue 53's last items no child writes `degraded` (a
+    # failed pass is `diagnostics_error`), so only a document from before reaches this.
     failures = [reason for reason in variant.degraded or () if "diagnostics" in reason]
     if failures:
         return failures[0]

@@ -7,11 +7,20 @@ child's sentence: said as recorded.
     no_instruction_counter   torch 2.4.1 has no compile-time instruction counter
     no_hardware_counter      not available on this machine: no hardware instruction counter …
     skipped_zero_steps       numerics.steps is 0
+    no_repeated_block        the model has no nn.ModuleList or nn.Sequential of two or …
 """
 
 from __future__ import annotations
 
-from ..results.model import Absence, DistributedRun, Numerics, NumericsReason, StepWork
+from ..results.model import (
+    Absence,
+    DistributedRun,
+    Numerics,
+    NumericsReason,
+    RecompileReason,
+    StepWork,
+)
+from .numerics_words import compared_words
 
 # A step-work pass's failure, as the child kept it (child/step_work.py).
 PASS_FAILED_CHARS = 300
@@ -38,6 +47,10 @@ _ABSENCE_WORDS = {
     ),
     Absence.NO_INDUCTOR_CACHE_DIR: "the process had no Inductor cache directory to save beside",
     Absence.SAVED_NOTHING: "torch.compiler.save_cache_artifacts() saved nothing",
+    Absence.NO_REPEATED_BLOCK: (
+        "the model has no nn.ModuleList or nn.Sequential of two or more blocks of one class: "
+        "regional compilation has no repeated block to compile once and reuse"
+    ),
 }
 
 
@@ -64,7 +77,10 @@ def step_work_absent_words(work: StepWork) -> dict[str, str]:
 
 def numerics_reason_words(reason: NumericsReason | str | None, error: str | None) -> str | None:
     """A numerics check's reason in words: why no verdict (a code, with its exception), or
-    the child's sentence as recorded; None for none."""
+    the child's sentence as recorded; None for none, and for a verdict (`compared`: said
+    from its figures, numerics_said)."""
+    if reason is NumericsReason.COMPARED:
+        return None
     if reason is NumericsReason.SKIPPED_ZERO_STEPS:
         return "numerics.steps is 0"
     if reason is NumericsReason.ERROR:
@@ -73,9 +89,13 @@ def numerics_reason_words(reason: NumericsReason | str | None, error: str | None
 
 
 def numerics_said(numerics: Numerics, distributed: DistributedRun | None = None) -> str | None:
-    """`numerics_reason_words` of a numerics record, and, for a distributed step whose
-    ranks ended with different parameters, which (`ranks_differ`)."""
-    said = numerics_reason_words(numerics.reason, numerics.error)
+    """`numerics_reason_words` of a numerics record (a verdict's: numerics_words), and,
+    for a distributed step whose ranks ended with different parameters, which
+    (`ranks_differ`)."""
+    if numerics.reason is NumericsReason.COMPARED:
+        said = compared_words(numerics)
+    else:
+        said = numerics_reason_words(numerics.reason, numerics.error)
     differ = distributed.ranks_differ if distributed is not None else None
     if not differ:
         return said
@@ -84,6 +104,21 @@ def numerics_said(numerics: Numerics, distributed: DistributedRun | None = None)
         f"{', '.join(map(str, differ))} differ from rank 0's (DDP keeps them equal)"
     )
     return "; ".join(filter(None, [said, ranks]))
+
+
+_RECOMPILE_REASON_WORDS = {
+    RecompileReason.NO_GUARD_FAILURE_LOGGED: (
+        "no guard failure was logged (torch <= 2.4 compiles each instance of a module class "
+        "separately)"
+    ),
+    RecompileReason.UNKNOWN_GUARD_FAILURE: "unknown guard failure",
+}
+
+
+def recompile_reason_words(reason: RecompileReason | str) -> str:
+    """A recompile's reason: torch's text (or any other reason: a break site's), as recorded;
+    where torch gave none, the code in words."""
+    return _RECOMPILE_REASON_WORDS[reason] if isinstance(reason, RecompileReason) else reason
 
 
 def diagnostics_failed_words(error: str) -> str:

@@ -14,6 +14,7 @@ from typing import Any
 from ..gate.judges.diagnostics import diff_graph_break_sites
 from ..gate.run_set import RunSetVerdict
 from ..results.model import BreakSite, RecompileEvent, Variant
+from .absence_words import recompile_reason_words
 from .workflow_annotation import Annotation
 
 Finding = BreakSite | RecompileEvent
@@ -29,7 +30,8 @@ def annotations_for(run_set: RunSetVerdict) -> list[Annotation]:
                 where = f"{step.name}/{variant.id}"
                 base = base_step.variant(variant.id) if base_step is not None else None
                 for level, kind, item in _findings(variant, base, baseline is not None):
-                    key = (level, kind, item.file, item.line, item.reason)
+                    said = recompile_reason_words(item.reason)  # a code where torch gave none
+                    key = (level, kind, item.file, item.line, said)
                     entry = found.setdefault(key, {"item": item, "where": [], "versions": []})
                     if where not in entry["where"]:
                         entry["where"].append(where)

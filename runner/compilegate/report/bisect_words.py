@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from ..gate.judges.step_work import named_changes, site_changes
 from ..results.bisect import Change, Commit, CommitCounts, CountKey, ProbeRecord, Value
+from .absence_words import recompile_reason_words
 from .row_words.compile_cost import COUNT_NAMES as COMPILE_COUNT_NAMES
 from .row_words.step_work import COUNT_NAMES as STEP_COUNT_NAMES
 
@@ -173,7 +174,7 @@ def _recompile_sites(counts: CommitCounts, key: CountKey) -> dict[str, str]:
     recompiles = subject.recompiles if subject is not None else None
     if recompiles is None:
         return {}
-    return {_at(e.file, e.line): e.reason for e in recompiles.events}
+    return {_at(e.file, e.line): recompile_reason_words(e.reason) for e in recompiles.events}
 
 
 def _at(file: str, line: int | None) -> str:

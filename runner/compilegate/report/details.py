@@ -19,7 +19,7 @@ from typing import Any
 from ..gate.run_set import RunSetVerdict, VersionOutcome
 from ..results.model import BreakSite, NumericsStatus, ResultDocument, Step
 from . import wording as w
-from .absence_words import numerics_said
+from .absence_words import numerics_said, recompile_reason_words
 from .compile_time_words import COMPILE_COLUMN
 from .escape import cell, inert, with_code
 from .links import LinkContext
@@ -168,7 +168,7 @@ def _breaks_and_recompiles(steps: Sequence[Step], links: LinkContext) -> tuple[i
                 at = _site_link(event.file, event.line, event.origin == "repo", links)
                 lines.append(
                     f"- {where}: recompile of {inert(event.function)} at {at}: guard "
-                    f"{with_code(event.reason, max_chars=400)}"
+                    f"{with_code(recompile_reason_words(event.reason), max_chars=400)}"
                 )
             if recompiles is not None and recompiles.limit_hit:
                 lines.append(

@@ -49,7 +49,7 @@ def _variant(variant: Variant) -> str | None:
 def _regional(lever: RegionalLever) -> str:
     """`regional (layers: 2 × Block) 12.1 s, step 15.9 ms against eager 10.4 ms: …`"""
     if lever.absent is not None:
-        return f"regional absent: {lever.absent}"
+        return f"regional absent: {absence_words(lever.absent)}"
     blocks = f" ({lever.blocks})" if lever.blocks else ""
     if lever.eager_ms is None or lever.compiled_ms is None:
         return f"regional{blocks} {_s(lever.compile_wall_s)}"

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from ..gate.run_set import RunSetVerdict
 from ..results.model import Step
 from . import wording as w
+from .absence_words import recompile_reason_words
 from .child_failure_words import error_words
 from .compile_time_words import COMPILE_COLUMN
 from .first_screen import TEXT_WIDTH, FirstScreen
@@ -79,7 +80,8 @@ def _breaks(steps: Sequence[Step]) -> list[str]:
             for event in variant.recompiles.events if variant.recompiles is not None else ():
                 at = f"{event.file}:{event.line}"
                 what = f"recompile of {event.function} at {at}"
-                out += wrap_words(f"- {where}: {what}: {event.reason}", TEXT_WIDTH)
+                said = recompile_reason_words(event.reason)
+                out += wrap_words(f"- {where}: {what}: {said}", TEXT_WIDTH)
     return ["Graph breaks and recompiles:", *out] if out else []
 
 

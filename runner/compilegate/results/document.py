@@ -51,6 +51,7 @@ from .model import (
     Timing,
     Tool,
     Variant,
+    absence_of,
     non_finite_paths,
     with_part,
 )
@@ -237,7 +238,8 @@ def with_regional(entry: Variant, measured: ProcessReport | None, error: str | N
         why = f"its process failed: {error}" if error else "not measured"
         return replace(entry, regional=RegionalLever(absent=why[:500]))
     if measured.regional_absent is not None:
-        return replace(entry, regional=RegionalLever(absent=measured.regional_absent))
+        absent = absence_of(measured.regional_absent)  # the child's code
+        return replace(entry, regional=RegionalLever(absent=absent))
     record = _compile_of(measured, FRESH).on(process_record(measured))
     eager, compiled = measured.side("eager"), measured.side("compiled")
     blocks = measured.compile.blocks

@@ -180,7 +180,8 @@ class RatioMethod(str, enum.Enum):
 
 class Absence(str, enum.Enum):
     """Why the child took no count (child/step_work.py, instruction_counter.py,
-    cache_artifacts.py); report/absence_words.py words each. A document from before it was
+    cache_artifacts.py) or no regional lever (child/main.py); report/absence_words.py words
+    each. A document from before it was
     recorded as a code holds the child's sentence instead."""
 
     # Step work (a count of StepWorkCounts):
@@ -197,15 +198,27 @@ class Absence(str, enum.Enum):
     NO_SAVE_CACHE_ARTIFACTS = "no_save_cache_artifacts"  # this torch (CompileCost.torch)
     NO_INDUCTOR_CACHE_DIR = "no_inductor_cache_dir"
     SAVED_NOTHING = "saved_nothing"
+    # Regional compilation (RegionalLever.absent; since issue 53's last items):
+    NO_REPEATED_BLOCK = "no_repeated_block"  # the model has no repeated block to compile
 
 
 class NumericsReason(str, enum.Enum):
-    """Why a numerics check reached no verdict (child/numerics.py; report/absence_words.py
-    words each). A check that reached one, and a document from before it was recorded as a
-    code, holds the child's sentence instead."""
+    """Why a numerics check reached no verdict, or that it compared the tensors
+    (child/numerics.py; report/absence_words.py and report/numerics_words.py word each). A
+    document from before it was recorded as a code holds the child's sentence instead."""
 
     SKIPPED_ZERO_STEPS = "skipped_zero_steps"  # numerics.steps is 0
     ERROR = "error"  # the copies raised: Numerics.error is the exception
+    # A verdict (since issue 53's last items): said from `checked`, `failed` and why there
+    # was no float64 reference (`reference_error`, `reference_disagreement`).
+    COMPARED = "compared"
+
+
+class DisagreementKind(str, enum.Enum):
+    """How the float64 reference's loss was not eager's (child/numerics.py)."""
+
+    DIFFERS = "differs"  # by more than rounding allows
+    NOT_FINITE = "not_finite"  # NaN or inf on one side only
 
 
 class Withheld(str, enum.Enum):
@@ -519,12 +532,20 @@ class Eager(Model):
         return EAGER_MEASURED
 
 
+class RecompileReason(str, enum.Enum):
+    """Why a function recompiled where torch gave no guard that failed (since issue 53's
+    last items; report/absence_words.py words each). Torch's own reason is kept as text."""
+
+    NO_GUARD_FAILURE_LOGGED = "no_guard_failure_logged"  # torch <= 2.4: one per module instance
+    UNKNOWN_GUARD_FAILURE = "unknown_guard_failure"  # logged without a guard
+
+
 @dataclass(frozen=True)
 class RecompileEvent(Model):
     REQUIRED = ("line",)
     function: str
     file: str
-    reason: str
+    reason: RecompileReason | str  # torch's text, or a code where it gave none
     line: int | None = None
     origin: str | None = None
     reasons: tuple[str, ...] | None = None
@@ -550,11 +571,10 @@ class Recompiles(Model):
     count: int
     events: tuple[RecompileEvent, ...]
     limit_hit: bool | None = None
+    # An older document's note on the limit, in words (never read: its degraded notes say
+    # it); since issue 53's last items the child records only `limit`.
     limit_message: str | None = None
     limit: RecompileLimit | None = None  # absent before issue 53, or the limit not hit
-
-    def recorded_nulls(self) -> tuple[str, ...]:
-        return ("limit_message",)  # the child writes it, null when the limit was not hit
 
 
 # Where a graph break degrades the compile: the user's code, an installed library (torch's
@@ -658,9 +678,24 @@ class WorstTensor(Model):
 
 
 @dataclass(frozen=True)
+class ReferenceDisagreement(Model):
+    """The first iteration whose float64 loss was not eager's, as facts (since issue 53's
+    last items; before, a sentence in `reference_error`): both losses (a non-finite one as
+    "nan", "inf" or "-inf"), and for `differs` the relative difference and what rounding
+    allows (report/numerics_words.py words them)."""
+
+    kind: DisagreementKind
+    iteration: int
+    loss: float | str | None = None
+    eager_loss: float | str | None = None
+    relative: float | None = None
+    allowed: float | None = None
+
+
+@dataclass(frozen=True)
 class Numerics(Model):
     status: NumericsStatus
-    # A code when no verdict was reached; a checked run's (and an older document's) sentence.
+    # A code (`compared` for a verdict); an older document's sentence.
     reason: NumericsReason | str | None = None
     error: str | None = None  # NumericsReason.ERROR: the exception, as raised
     steps: int | None = None
@@ -670,6 +705,7 @@ class Numerics(Model):
     failed: tuple[str, ...] | None = None
     reference: str | None = None
     reference_error: str | None = None
+    reference_disagreement: ReferenceDisagreement | None = None
     compared_by: ComparedBy | None = None
     cosine_min: float | None = None
     reference_loss_rel_diff: float | None = None
@@ -678,11 +714,6 @@ class Numerics(Model):
     reference_from: str | None = None
     compiled_graphs: int | None = None
     compiled_copy_s: float | None = None
-
-    def recorded_nulls(self) -> tuple[str, ...]:
-        """A check that compared tensors (`worst`) says why it failed, null when it passed
-        (child/numerics.py's summarize_checks)."""
-        return ("reason",) if self.worst is not None else ()
 
 
 @dataclass(frozen=True)
@@ -748,7 +779,9 @@ class RegionalLever(Model):
     # Its break-even with the 95 % interval (results/payoff.regional_break_even); None:
     # never (not faster than eager) or not measured.
     break_even_steps: BreakEvenInterval | None = None
-    absent: str | None = None
+    # A code (the child's: nothing repeats); results/'s words for a process that failed or
+    # was not measured; an older document's sentence.
+    absent: Absence | str | None = None
 
 
 @dataclass(frozen=True)
@@ -1337,6 +1370,13 @@ def _convert(annotation: Any, value: Any) -> Any:
     if annotation is float and isinstance(value, int) and not isinstance(value, bool):
         return value  # JSON's 3 and 3.0 are one number; kept as written
     return value
+
+
+def absence_of(value: str) -> Absence | str:
+    """A child's absence code read at the parent's door (a regional lever's), or the text an
+    older child wrote there, kept as recorded."""
+    found = _code_or_recorded(Absence, value)
+    return found if isinstance(found, Absence) else value
 
 
 def _code_or_recorded(codes: type[enum.Enum], value: str) -> enum.Enum | str:

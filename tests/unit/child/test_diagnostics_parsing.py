@@ -11,7 +11,7 @@ import importlib
 import logging
 
 import pytest
-from child_said import said
+from child_said import limit_said, said
 
 from compilegate.child.diagnostics import capture_record
 from compilegate.child.diagnostics_report import build_report
@@ -22,6 +22,8 @@ from compilegate.child.dynamo_logs import (
     parse_loop_skip,
     parse_recompile_record,
 )
+from compilegate.report.absence_words import recompile_reason_words
+from compilegate.results.model import RecompileEvent, part_of
 
 REPO = "/repo"
 STEP = "/repo/examples/step.py"
@@ -370,7 +372,11 @@ def test_recompiles_merge_log_and_metrics_by_compile_id():
         "compile_id": "0/1",
     }
     assert (unlogged["file"], unlogged["compile_id"]) == ("b.py", "1/1")
-    assert "no guard failure was logged" in unlogged["reason"]
+    assert unlogged["reason"] == "no_guard_failure_logged"  # a code: torch gave no reason
+    assert recompile_reason_words(part_of(RecompileEvent, unlogged).reason) == (
+        "no guard failure was logged (torch <= 2.4 compiles each instance of a module class "
+        "separately)"
+    )
     assert recompiles["limit_hit"] is False
 
 
@@ -394,7 +400,9 @@ def test_limit_hit_refused_attempt_is_not_a_recompile_and_says_so():
     report = build_report(snap, paths())
     assert report["recompiles"]["count"] == 1
     assert report["recompiles"]["limit_hit"] is True
-    message = report["recompiles"]["limit_message"]
+    assert "limit_message" not in report["recompiles"]  # facts only: report/ words the note
+    message = limit_said(report)
+    assert message is not None
     assert message.startswith("recompile limit hit: forward (examples/step.py:20) runs eagerly")
     assert report["fallbacks_to_eager"] == 1
     notes, _ = said(report)

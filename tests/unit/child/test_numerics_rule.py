@@ -14,9 +14,16 @@ from compilegate.child.numerics import (  # noqa: E402 - after the torch skip
     summarize_checks,
     to_float64,
 )
+from compilegate.report.numerics_words import compared_words  # noqa: E402
+from compilegate.results.model import Numerics, part_of  # noqa: E402
 
 TOL = 1e-4
 RULE = {"tol": TOL, "multiplier": 2.0, "cosine_min": 0.99}
+
+
+def said(record: dict) -> str:
+    """What the report says of the child's numerics record (report/numerics_words.py)."""
+    return compared_words(part_of(Numerics, record)) or ""
 
 
 def tensors(n: int = 4096, seed: int = 0) -> tuple:
@@ -121,7 +128,8 @@ def test_summary_names_the_tensors_that_differ_worst_first():
         "cosine",
         "max_abs_diff",
     }
-    assert "fc.weight.grad" in out["reason"] and out["reference"] == "float64"
+    assert out["reason"] == "compared" and out["reference"] == "float64"
+    assert "fc.weight.grad" in said(out)
 
 
 def test_summary_passes_and_says_when_there_was_no_reference():
@@ -135,7 +143,7 @@ def test_summary_passes_and_says_when_there_was_no_reference():
         cosine_min=0.99,
     )
     assert out["status"] == "pass" and out["failed"] == [] and out["reference"] == "none"
-    assert "no float64 reference" in out["reason"]
+    assert "no float64 reference" in said(out)
 
 
 def test_a_tensor_missing_on_the_compiled_side_fails():

@@ -9,10 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gate_docs import judge_documents, result, step, variant
+from gate_docs import judge_documents, recompile, result, step, variant
 
 from compilegate.gate.run_set import ResultSource, judge_run_set
 from compilegate.report.absence_words import step_work_absent_words
+from compilegate.report.annotations import annotations_for
 from compilegate.report.comment import render_comment
 from compilegate.report.degraded_words import degraded_reasons
 from compilegate.report.row_words import row_message
@@ -156,3 +157,62 @@ def test_each_step_work_code_is_said_as_the_childs_sentence_was() -> None:
     assert said(coded) == said(recorded) == recorded
     failed = said(dict.fromkeys(counts, "count_pass_failed"), pass_error="RuntimeError: no data")
     assert set(failed.values()) == {"the count pass failed: RuntimeError: no data"}
+
+
+def test_nothing_repeated_is_said_on_every_screen_as_the_childs_sentence_was(
+    tmp_path: Path,
+) -> None:
+    """A variant's regional lever the child found no repeated block for: the code (issue 53's
+    last items) renders as the sentence the child wrote at 5a5d0e2 did."""
+    sentence = (
+        "the model has no nn.ModuleList or nn.Sequential of two or more blocks of one class: "
+        "regional compilation has no repeated block to compile once and reuse"
+    )
+    new = with_variant(regional={"absent": "no_repeated_block"})
+    old = with_variant(regional={"absent": sentence})
+    said = texts(tmp_path, new)
+    assert f"regional absent: {sentence}" in " ".join(said["run"].split())
+    assert said == texts(tmp_path, old)
+
+
+# What the child wrote where torch gave no reason for a recompile, before issue 53's last items.
+OLD_RECOMPILE_REASONS = {
+    "no_guard_failure_logged": (
+        "no guard failure was logged (torch <= 2.4 compiles each instance of a module class "
+        "separately)"
+    ),
+    "unknown_guard_failure": "unknown guard failure",
+}
+
+
+@pytest.mark.parametrize("code", list(OLD_RECOMPILE_REASONS))
+def test_a_recompile_torch_gave_no_reason_for_is_said_as_the_childs_sentence_was(
+    tmp_path: Path, code: str
+) -> None:
+    """On every screen, in the annotations, and judged against a baseline that recorded the
+    sentence: the same recompile (not a new one), said the same."""
+    sentence = OLD_RECOMPILE_REASONS[code]
+
+    def with_recompile(reason: str) -> dict[str, Any]:
+        return with_variant(recompiles={"count": 1, "events": [recompile(reason=reason)]})
+
+    new, old = with_recompile(code), with_recompile(sentence)
+    said = texts(tmp_path, new)
+    assert sentence in " ".join(said["report"].split())
+    assert said == texts(tmp_path, old)
+
+    def annotated(current: dict[str, Any]) -> list[str]:
+        (tmp_path / "result.json").write_text(json.dumps(current), encoding="utf-8")
+        run_set = judge_run_set(
+            [ResultSource(tmp_path / "result.json", "head")],
+            parse(result(step()), "baseline.json", "baseline"),
+            "baseline.json",
+        )
+        return [a.message for a in annotations_for(run_set)]
+
+    assert annotated(new) == annotated(old)
+    assert annotated(new)[0].endswith(f"): {sentence}")
+    for baseline in (old, new):  # the same recompile, whichever form the baseline holds
+        (row,) = judge_documents(baseline, new).rows(metric="recompiles")
+        (before,) = judge_documents(old, old).rows(metric="recompiles")
+        assert (row.verdict, row_message(row)) == (before.verdict, row_message(before))

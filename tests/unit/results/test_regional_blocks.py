@@ -3,15 +3,23 @@ line when nothing repeats; the lever read at the parent's door (results/document
 
 from __future__ import annotations
 
+from dataclasses import replace
 from types import SimpleNamespace
 
 import pytest
 from torch import nn
 
-from compilegate.child.training import NoRepeatedBlock, repeated_blocks
+from compilegate.child.training import NO_REPEATED_BLOCK, NoRepeatedBlock, repeated_blocks
 from compilegate.report.lever_words import lever_sentence
 from compilegate.results.document import with_regional
-from compilegate.results.model import CompileCost, CompileCounts, RegionalLever, Status, Variant
+from compilegate.results.model import (
+    Absence,
+    CompileCost,
+    CompileCounts,
+    RegionalLever,
+    Status,
+    Variant,
+)
 from compilegate.results.process_report import ProcessReport
 
 
@@ -96,3 +104,25 @@ def test_absent_failed_and_forged_are_read_as_such() -> None:
     forged["compile"]["blocks"] = {"<img src=x>": 1}
     typed = ProcessReport.from_json(forged, "variant")
     assert with_regional(entry(), typed, None).regional.blocks is None
+
+
+# What the child wrote when nothing repeats, before issue 53's last items (5a5d0e2).
+OLD_NOTHING_REPEATS = (
+    "the model has no nn.ModuleList or nn.Sequential of two or more blocks of one class: "
+    "regional compilation has no repeated block to compile once and reuse"
+)
+
+
+def test_nothing_repeated_is_a_code_said_as_the_childs_sentence_was() -> None:
+    """The child records the code; the lever read at the parent's door says what the
+    child's sentence said, and an older document's sentence is said as recorded."""
+    absent = ProcessReport.from_json({"regional_absent": NO_REPEATED_BLOCK}, "variant")
+    lever = with_regional(entry(), absent, None).regional
+    assert lever == RegionalLever(absent=Absence.NO_REPEATED_BLOCK)
+    old = RegionalLever(absent=OLD_NOTHING_REPEATS)
+
+    def said(regional: RegionalLever) -> str | None:
+        variant = replace(entry(), regional=regional)
+        return lever_sentence(SimpleNamespace(variants=[variant]))
+
+    assert said(lever) == said(old) == f"default: cold n/a; regional absent: {OLD_NOTHING_REPEATS}"

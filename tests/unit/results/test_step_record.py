@@ -56,8 +56,8 @@ def test_a_step_not_run_is_an_error_on_the_step_and_every_variant(tmp_path: Path
 
 
 def test_the_run_writes_the_nulls_it_always_recorded_and_a_read_document_keeps_its_own() -> None:
-    """A variant that ran records `late_recompile_s` and the child's `limit_message` as
-    null; the same value read from a document that left them out writes them out left out."""
+    """A variant that ran records `late_recompile_s` as null; the same value read from a
+    document that left it out writes it out left out."""
     variant = Variant.from_dict({"mode": "default"})
     entry = variant_entry(variant, *parts(child_output(10.0, 5.0)))
     assert entry.late_recompile_s is None

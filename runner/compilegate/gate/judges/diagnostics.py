@@ -30,6 +30,7 @@ from ...results.model import (
     GraphBreaks,
     RecompileEvent,
     RecompileLimit,
+    RecompileReason,
     Recompiles,
     Variant,
 )
@@ -107,7 +108,7 @@ class RecompileAt:
     function: str
     file: str
     line: int | None
-    reason: str
+    reason: RecompileReason | str
 
 
 @dataclass(frozen=True)
@@ -364,4 +365,13 @@ def _unique_sites(sites: Iterable[BreakSite], with_cause: bool) -> dict[tuple[An
 
 
 def _event_key(event: RecompileEvent) -> tuple[Any, ...]:
-    return (event.function, event.file, event.line, event.reason)
+    return (event.function, event.file, event.line, _OLD_REASONS.get(event.reason, event.reason))
+
+
+# The old documents' reader: before issue 53's last items the child wrote these reasons as
+# sentences; the same recompile in a newer document has the code (matched as one event).
+_OLD_REASONS: dict[RecompileReason | str, RecompileReason] = {
+    "no guard failure was logged (torch <= 2.4 compiles each instance of a module class "
+    "separately)": RecompileReason.NO_GUARD_FAILURE_LOGGED,
+    "unknown guard failure": RecompileReason.UNKNOWN_GUARD_FAILURE,
+}

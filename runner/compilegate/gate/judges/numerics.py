@@ -6,7 +6,14 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import ClassVar
 
-from ...results.model import ComparedBy, Numerics, NumericsReason, NumericsStatus, Variant
+from ...results.model import (
+    ComparedBy,
+    Numerics,
+    NumericsReason,
+    NumericsStatus,
+    ReferenceDisagreement,
+    Variant,
+)
 from ..row_facts_base import RowFactsBase
 from ..rules import MUST_PASS, Subject
 from ..verdict import MetricVerdict, Verdict
@@ -32,8 +39,9 @@ class NumericsSide:
     tensors that failed, the reason the check gave (a code, or text: the exception that
     stopped it, or the document's own sentence; said for a check that reached no verdict,
     never read), and how it compared: with or without its float64 reference (`reference`:
-    "float64", "none", None when not recorded), why not (`reference_error`), by which rule
-    (`compared_by`) and cosine threshold (`cosine_min`), each None where the document does
+    "float64", "none", None when not recorded), why not (`reference_error`,
+    `reference_disagreement`), by which rule (`compared_by`) and cosine threshold
+    (`cosine_min`), each None where the document does
     not record it."""
 
     status: NumericsStatus | None = None
@@ -43,6 +51,8 @@ class NumericsSide:
     reference_error: str | None = None
     compared_by: ComparedBy | None = None
     cosine_min: float | None = None
+    # Why no reference, as facts (since issue 53's last items; before: `reference_error`).
+    reference_disagreement: ReferenceDisagreement | None = None
 
     @classmethod
     def of(cls, numerics: Numerics | None) -> NumericsSide:
@@ -56,6 +66,7 @@ class NumericsSide:
             numerics.reference_error,
             numerics.compared_by,
             numerics.cosine_min,
+            numerics.reference_disagreement,
         )
 
 

@@ -24,6 +24,7 @@ from ...gate.judges.diagnostics import (
     RecompileFacts,
 )
 from ...gate.verdict import MetricVerdict, Verdict
+from ..absence_words import recompile_reason_words as reason_words
 from ..degraded_notes import fallback_words
 from .sentence import RowSentence
 
@@ -69,7 +70,7 @@ def count_detail(
         if facts.new:
             event = facts.new[0]
             where = place_name(Place(event.file, event.line))
-            clauses.append(f"new: {event.function} at {where}: {trim(event.reason)}")
+            clauses.append(f"new: {event.function} at {where}: {trim(reason_words(event.reason))}")
         if facts.limit_newly_hit:
             clauses.append(LIMIT_HIT)
         return clauses

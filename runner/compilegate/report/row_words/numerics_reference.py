@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from ...gate.judges.numerics import CHECKED, NumericsFacts, NumericsSide
 from ...gate.verdict import MetricVerdict
 from ...results.model import ComparedBy, Numerics, Step
+from ..numerics_words import reference_why
 
 NOT_RECORDED = "why not recorded"
 # The rule a check without its reference compares by, in words (its threshold added).
@@ -62,7 +63,8 @@ def of_side(side: NumericsSide) -> WithoutReference | None:
     schema's bound, as the child cuts it)."""
     if side.status not in CHECKED or side.reference != "none":
         return None
-    return WithoutReference(side.reference_error or NOT_RECORDED, _compared(side))
+    why = reference_why(side.reference_error, side.reference_disagreement)
+    return WithoutReference(why or NOT_RECORDED, _compared(side))
 
 
 def of_numerics(numerics: Numerics | None) -> WithoutReference | None:
