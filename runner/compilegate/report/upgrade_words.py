@@ -27,9 +27,11 @@ from ..gate.run_set import RunSetVerdict, VersionOutcome
 from ..gate.verdict import MetricVerdict
 from . import wording as w
 from .row_cells import reader_values
+from .row_words import worded_row
 from .row_words.compile_cost import COUNT_NAMES as COMPILE_COUNT_NAMES
 from .row_words.looks import needs_a_look
 from .row_words.step_work import COUNT_NAMES as STEP_COUNT_NAMES
+from .row_words.worded import WordedRow
 
 # Per step, this many changes on the first screen; the rest counted (every gate row below).
 CHANGES_PER_STEP = 10
@@ -114,8 +116,9 @@ def _of_version(version: VersionOutcome, base_torch: str) -> UpgradeChanges:
     by_step: dict[str, list[Change]] = {}
     said_above = 0
     for row in version.verdict.verdicts:
-        changes = _changes_of(row)
-        if changes and needs_a_look(row):  # in the table of rows to look at, with its figures
+        worded = worded_row(row)
+        changes = _changes_of(row, worded)
+        if changes and needs_a_look(row, worded):  # in the table of rows to look at, figures too
             said_above += 1
             continue
         by_step.setdefault(row.step, []).extend(changes)
@@ -129,7 +132,7 @@ def _of_version(version: VersionOutcome, base_torch: str) -> UpgradeChanges:
     return UpgradeChanges(base_torch, torch, tuple(shown), more, said_above)
 
 
-def _changes_of(row: MetricVerdict) -> list[Change]:
+def _changes_of(row: MetricVerdict, worded: WordedRow) -> list[Change]:
     where = w.row_subject(row)
     facts = row.facts
     if isinstance(facts, CompileWorkFacts):
@@ -165,7 +168,7 @@ def _changes_of(row: MetricVerdict) -> list[Change]:
     if row.unit == "count":
         return [_count(where, what, int(b), int(n))]
     pct = (n - b) / abs(b) * 100 if b else math.inf
-    return [Change(where, what, reader_values(row), _pct(pct), abs(pct))]
+    return [Change(where, what, reader_values(row, worded), _pct(pct), abs(pct))]
 
 
 def _within_noise(row: MetricVerdict) -> bool:

@@ -35,7 +35,7 @@ from .distributed_words import distributed_sentence
 from .lever_words import lever_sentence
 from .note_words import note_words
 from .row_cells import said_cells
-from .row_words import row_message
+from .row_words import worded_row
 from .row_words.numerics_reference import numerics_cell
 from .row_words.numerics_reference import step_notes as numerics_notes
 from .speeds import variant_pays_off, variant_speed
@@ -210,13 +210,14 @@ def gate_rows(verdict: VerdictReport) -> tuple[GateRowSaid, ...]:
     """Every gate row of the version, most severe first, each worded once."""
     rows = []
     for row in sorted_by_severity(verdict.verdicts):
-        said = said_cells(row)
+        worded = worded_row(row)
+        said = said_cells(row, worded)
         # a failed step's or variant's why is in the messages under the table, full width
         cells = (said.subject, said.named, *said.cells()[2:])
         verdict_cell = f"{said.icon} {w.verdict_word(row.verdict)}".strip()
         if not w.gated(row):
             verdict_cell = "reported, not gated"
-        message = row_message(row) if row.verdict != "pass" else None
+        message = worded.text() if row.verdict != "pass" else None
         rows.append(GateRowSaid(said.subject, (*cells, verdict_cell), message))
     return tuple(rows)
 

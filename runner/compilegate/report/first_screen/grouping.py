@@ -22,9 +22,10 @@ from ...gate.verdict import SEVERITY_ORDER, MetricVerdict, Verdict, sorted_by_se
 from .. import wording as w
 from ..links import LinkContext
 from ..row_cells import row_cells
-from ..row_words.compile_cost import PastLimit, counts_past_limit
+from ..row_words import worded_row
 from ..row_words.diagnostics import break_reasons_said, count_detail, new_break_site
 from ..row_words.looks import needs_a_look
+from ..row_words.past_limit import PastLimit
 from ..row_words.sentence import RowSentence
 from ..wording import and_list as _and
 from .model import AttentionRow, Reason
@@ -51,8 +52,9 @@ def attention_rows(run_set: RunSetVerdict) -> tuple[AttentionRow, ...]:
         if version.verdict is None:
             continue
         for row in sorted_by_severity(version.verdict.verdicts):
-            if needs_a_look(row):
-                key = (row.verdict, row_cells(version, row, False))
+            worded = worded_row(row)
+            if needs_a_look(row, worded):
+                key = (row.verdict, row_cells(version, row, worded, False))
                 versions_of.setdefault(key, []).append(_version_label(version))
                 place_of.setdefault(key, (row.step, row.variant))
     variants_of: dict[tuple[Verdict, str, bool, str, tuple[str, ...]], list[str | None]] = {}
@@ -143,13 +145,15 @@ def reasons_of(run_set: RunSetVerdict, links: LinkContext, several: bool) -> lis
         if version.verdict is None:
             continue
         for row in sorted_by_severity(version.verdict.verdicts):
-            if needs_a_look(row):
-                places_of.setdefault(_reason_what(row.metric, row.verdict), set()).add(
-                    (row.step, row.variant)
-                )
-            if not needs_a_look(row) or not says_more(row):
+            worded = worded_row(row)
+            if not needs_a_look(row, worded):
                 continue
-            said = _Said(w.row_subject(row), row.metric, said_facts(row))
+            places_of.setdefault(_reason_what(row.metric, row.verdict), set()).add(
+                (row.step, row.variant)
+            )
+            if not says_more(row):
+                continue
+            said = _Said(w.row_subject(row), row.metric, said_facts(row, worded))
             if said in seen:
                 seen[said].versions.append(_version_label(version))
                 continue
@@ -159,9 +163,9 @@ def reasons_of(run_set: RunSetVerdict, links: LinkContext, several: bool) -> lis
                 row.variant,
                 row.verdict,
                 row.facts,
-                reason_sentence(row),
+                reason_sentence(row, worded),
                 _break_url(version, row, links),
-                counts_past_limit(row),
+                worded.past_limit,
             )
     variants_of: dict[_Alike, _Group] = {}
     for said, found in seen.items():
