@@ -25,16 +25,17 @@ from ..gate.run_set import RunSetVerdict, VersionOutcome
 from ..gate.verdict import MetricVerdict
 from . import wording as w
 from .acceptance_words import acceptance_words
-from .row_words import worded_row
+from .row_words import worded_rows
 from .row_words.moved_counts import MovedCount, MovedWithinTolerance
 from .row_words.numerics_reference import UNREFERENCED, WithoutReference
-from .row_words.worded import WordedRow
+from .row_words.worded import WordedRow, WordedRows
 from .wording import and_list as _and
 from .wording import plain_torch as _plain_torch
 
 
-def headline_of(run_set: RunSetVerdict) -> tuple[str, str]:
-    """(icon, `fails on compile time only (…); step speed, graph breaks, numerics unchanged`)."""
+def headline_of(run_set: RunSetVerdict, worded: WordedRows | None = None) -> tuple[str, str]:
+    """(icon, `fails on compile time only (…); step speed, graph breaks, numerics unchanged`);
+    `worded`: what report/ says of each row (row_words.worded_rows), made here if not given."""
     versions = run_set.versions
     if not versions:
         return w.FAIL_ICON, "fails: no result to report"
@@ -45,10 +46,10 @@ def headline_of(run_set: RunSetVerdict) -> tuple[str, str]:
             return w.FAIL_ICON, f"fails: the run failed on {torch_list(broken)}"
         return "", f"measured only, no baseline to compare with ({torch_list(versions)})"
     by_family: dict[str, dict[str, set[str]]] = {}
-    worded = _worded(judged)
-    moved = _moved_counts(worded)
-    unreferenced = _unreferenced(judged, worded)
-    for version, rows in zip(judged, worded, strict=True):
+    rows_said = _worded(judged, worded or worded_rows(run_set.versions))
+    moved = _moved_counts(rows_said)
+    unreferenced = _unreferenced(judged, rows_said)
+    for version, rows in zip(judged, rows_said, strict=True):
         for row, row_said in rows:
             if not w.gated(row):
                 continue  # reported beside the others, never judged: it decides nothing
@@ -120,10 +121,12 @@ def headline_of(run_set: RunSetVerdict) -> tuple[str, str]:
     return "", "passes: " + "; ".join(rest or ["nothing compared"])
 
 
-def _worded(judged: Sequence[VersionOutcome]) -> list[list[tuple[MetricVerdict, WordedRow]]]:
-    """Each judged version's rows, each with what its family said of it (worded_row), once."""
+def _worded(
+    judged: Sequence[VersionOutcome], worded: WordedRows
+) -> list[list[tuple[MetricVerdict, WordedRow]]]:
+    """Each judged version's rows, each with what report/ says of it."""
     return [
-        [(row, worded_row(row)) for row in version.verdict.verdicts]
+        [(row, worded.of(row)) for row in version.verdict.verdicts]
         for version in judged
         if version.verdict is not None
     ]

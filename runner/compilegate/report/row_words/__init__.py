@@ -9,6 +9,8 @@ out of these sentences: a table cell reads the facts.
                        sentence in its parts (sentence.py) and the facts its cells show that
                        only some families have; an accepted row: the regression's sentence
                        and who accepted it. Made once per row, and passed along
+    worded_rows(versions)  worded_row of every row of a run set's versions, once for a
+                       whole report (worded.py `WordedRows`): what its parts read
     by_family(row)     the same, by the row's facts family: one `match` over the closed
                        union gate/row_facts.py `RowFacts`, checked complete by mypy
     row_message(row)   the sentence alone, as one string (tools and tests)
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+from collections.abc import Iterable
 from typing import NoReturn
 
 from ...gate.comparability import (
@@ -45,6 +48,7 @@ from ...gate.judges.step_work import StepWorkFacts
 from ...gate.judges.torch_state import TorchStateFacts
 from ...gate.row_facts import closed_facts
 from ...gate.rules import MissingFacts
+from ...gate.run_set import VersionOutcome
 from ...gate.verdict import MetricVerdict, Verdict
 from ..acceptance_words import acceptance_words
 from .comparability import (
@@ -71,7 +75,7 @@ from .numerics import numerics_said
 from .speed import speed_said
 from .step_work import step_work_said
 from .torch_state import torch_state_words
-from .worded import WordedRow, words_only
+from .worded import WordedRow, WordedRows, words_only
 
 if sys.version_info >= (3, 11):
     from typing import assert_never  # novermin (3.11 and later, checked above)
@@ -96,6 +100,15 @@ def worded_row(row: MetricVerdict) -> WordedRow:
         raw_ms=judged.raw_ms,
         too_few_pairs=judged.too_few_pairs,
     )
+
+
+def worded_rows(versions: Iterable[VersionOutcome]) -> WordedRows:
+    """Every gate row of the versions (a run set's), worded once (worded_row)."""
+    said: dict[int, tuple[MetricVerdict, WordedRow]] = {}
+    for version in versions:
+        for row in version.verdict.verdicts if version.verdict is not None else ():
+            said[id(row)] = (row, worded_row(row))
+    return WordedRows(said)
 
 
 def row_message(row: MetricVerdict) -> str:

@@ -73,11 +73,10 @@ def _ms_as_said(value: float) -> float:
 
 def speed_said(row: MetricVerdict, facts: SpeedFacts) -> WordedRow:
     """The row's sentence, and the facts its cells show beside it."""
+    raw_ms = raw_ms_as_said(row)
     pairs = too_few_pairs(row)
     return WordedRow(
-        RowSentence("", _speed_words(row, facts, pairs)),
-        raw_ms=raw_ms_as_said(row),
-        too_few_pairs=pairs,
+        RowSentence("", _speed_words(row, facts, pairs)), raw_ms=raw_ms, too_few_pairs=pairs
     )
 
 

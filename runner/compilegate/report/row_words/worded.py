@@ -4,6 +4,9 @@ the headline, the details, the verdict JSON) reads this one value, made by one d
 over the row's facts family (row_words/__init__.py `worded_row`), and none asks a family
 module again.
 
+    WordedRows     every row of a run set with its WordedRow, composed once for a whole
+                   report (row_words.worded_rows)
+
     sentence       the row's sentence in its parts (sentence.py)
     past_limit     compile work: the counts past the limit, the first shown in the cell
     count_shown    compile work: the count whose values the gate gave the row
@@ -16,9 +19,11 @@ module again.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TypeAlias
 
+from ...gate.verdict import MetricVerdict
 from .moved_counts import MovedWithinTolerance
 from .numerics_reference import WithoutReference
 from .past_limit import CountMoved, PastLimit
@@ -42,6 +47,23 @@ class WordedRow:
     def text(self) -> str:
         """The whole sentence."""
         return self.sentence.text()
+
+
+@dataclass(frozen=True)
+class WordedRows:
+    """Every gate row of a run set with what report/ says of it, composed once for a whole
+    report: the headline, the first screen's rows and reasons, the upgrade's changes and each
+    version's gate rows read it here. Keyed by the row object itself (`id`, the row held
+    beside it so that its id stays its own): rows that the report copied are not in it."""
+
+    by_row_id: Mapping[int, tuple[MetricVerdict, WordedRow]]
+
+    def of(self, row: MetricVerdict) -> WordedRow:
+        """What report/ says of `row`, a row of the run set this was made for."""
+        found = self.by_row_id.get(id(row))
+        if found is None or found[0] is not row:
+            raise LookupError(f"{row.metric} of {row.step}: not a row of this run set")
+        return found[1]
 
 
 def words_only(text: str) -> WordedRow:
