@@ -87,19 +87,13 @@ else:
 
 
 def worded_row(row: MetricVerdict) -> WordedRow:
-    """Everything report/ says of the row. An accepted row says the regression's sentence
-    and who accepted it; of the cell facts, those of its values (the count and the
-    milliseconds they show, too few pairs), none that a verdict decides (counts past the
-    limit are a failing row's, a look a passing row's)."""
+    """Everything report/ says of the row; an accepted row: what it says as the regression
+    it was, and who accepted it (WordedRow.accepted)."""
     if row.accepted_by is None:
         return by_family(row)
-    judged = by_family(dataclasses.replace(row, verdict=Verdict.REGRESSION, accepted_by=None))
-    return WordedRow(
-        judged.sentence.with_after(f"; accepted by {acceptance_words(row.accepted_by)}"),
-        count_shown=judged.count_shown,
-        raw_ms=judged.raw_ms,
-        too_few_pairs=judged.too_few_pairs,
-    )
+    clause = f"; accepted by {acceptance_words(row.accepted_by)}"
+    judged = dataclasses.replace(row, verdict=Verdict.REGRESSION, accepted_by=None)
+    return by_family(judged).accepted(clause)
 
 
 def worded_rows(versions: Iterable[VersionOutcome]) -> WordedRows:

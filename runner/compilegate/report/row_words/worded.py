@@ -48,6 +48,18 @@ class WordedRow:
         """The whole sentence."""
         return self.sentence.text()
 
+    def accepted(self, clause: str) -> WordedRow:
+        """A regression's words once it is accepted: its sentence and `clause` (who accepted
+        it); of its cell facts, those of its values (the count and the milliseconds they
+        show, too few pairs), none that a verdict decides (counts past the limit are a
+        failing row's, a look a passing row's)."""
+        return WordedRow(
+            self.sentence.with_after(clause),
+            count_shown=self.count_shown,
+            raw_ms=self.raw_ms,
+            too_few_pairs=self.too_few_pairs,
+        )
+
 
 @dataclass(frozen=True)
 class WordedRows:
