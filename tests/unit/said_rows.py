@@ -15,6 +15,7 @@ import pytest
 from compilegate.gate.row_facts_base import RowFactsBase
 from compilegate.gate.verdict import MetricVerdict
 from compilegate.report import row_words
+from compilegate.report.row_words.worded import WordedRow, words_only
 
 KIND = "said_in_a_test"
 
@@ -34,10 +35,10 @@ def said_row(metric: str, verdict: str, text: str = "said", **fields: Any) -> Me
 
 @pytest.fixture
 def with_said_words(monkeypatch: pytest.MonkeyPatch) -> None:
-    judged = row_words.facts_words
+    judged = row_words.by_family
 
-    def said(row: MetricVerdict) -> str:
+    def said(row: MetricVerdict) -> WordedRow:
         facts: object = row.facts
-        return facts.text if isinstance(facts, SaidFacts) else judged(row)
+        return words_only(facts.text) if isinstance(facts, SaidFacts) else judged(row)
 
-    monkeypatch.setattr(row_words, "facts_words", said)
+    monkeypatch.setattr(row_words, "by_family", said)

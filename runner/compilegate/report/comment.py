@@ -24,6 +24,7 @@ from .details import Section, version_block, version_details
 from .escape import inert
 from .first_screen import FirstScreen
 from .links import LinkContext
+from .row_words import worded_rows
 from .version_said import said_version
 
 __all__ = ["COMMENT_LIMIT_CHARS", "LinkContext", "render_comment"]
@@ -48,10 +49,11 @@ def render_comment(
     """The whole comment: the first screen, then each version's details, capped at
     `limit_chars`; `marker` (github.sticky_comment.comment_marker) first when given."""
     links = links or LinkContext()
-    head = [*([marker] if marker else []), FirstScreen.of(run_set, links).markdown()]
+    worded = worded_rows(run_set.versions)  # each row said once: first screen and details
+    head = [*([marker] if marker else []), FirstScreen.of(run_set, links, worded).markdown()]
     sections: list[Section] = []
     for version in run_set.versions:
-        said = said_version(version, run_set)
+        said = said_version(version, run_set, worded)
         sections.extend(version_details(version, said, run_set, links))
     kept, dropped = _fit(head, sections, limit_chars, len(run_set.versions))
     parts = ["\n".join(head)]

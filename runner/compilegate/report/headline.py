@@ -22,16 +22,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..gate.run_set import RunSetVerdict, VersionOutcome
+from ..gate.verdict import MetricVerdict
 from . import wording as w
 from .acceptance_words import acceptance_words
-from .row_words.moved_counts import MovedCount, MovedWithinTolerance, moved_within_tolerance
-from .row_words.numerics_reference import UNREFERENCED, of_row
+from .row_words import worded_rows
+from .row_words.moved_counts import MovedCount, MovedWithinTolerance
+from .row_words.numerics_reference import UNREFERENCED, WithoutReference
+from .row_words.worded import WordedRow, WordedRows
 from .wording import and_list as _and
 from .wording import plain_torch as _plain_torch
 
 
-def headline_of(run_set: RunSetVerdict) -> tuple[str, str]:
-    """(icon, `fails on compile time only (…); step speed, graph breaks, numerics unchanged`)."""
+def headline_of(run_set: RunSetVerdict, worded: WordedRows | None = None) -> tuple[str, str]:
+    """(icon, `fails on compile time only (…); step speed, graph breaks, numerics unchanged`);
+    `worded`: what report/ says of each row (row_words.worded_rows), made here if not given."""
     versions = run_set.versions
     if not versions:
         return w.FAIL_ICON, "fails: no result to report"
@@ -42,17 +46,17 @@ def headline_of(run_set: RunSetVerdict) -> tuple[str, str]:
             return w.FAIL_ICON, f"fails: the run failed on {torch_list(broken)}"
         return "", f"measured only, no baseline to compare with ({torch_list(versions)})"
     by_family: dict[str, dict[str, set[str]]] = {}
-    moved = _moved_counts(judged)
-    unreferenced = _unreferenced(judged)
-    for version in judged:
-        assert version.verdict is not None
-        for row in version.verdict.verdicts:
+    rows_said = _worded(judged, worded or worded_rows(run_set.versions))
+    moved = _moved_counts(rows_said)
+    unreferenced = _unreferenced(judged, rows_said)
+    for version, rows in zip(judged, rows_said, strict=True):
+        for row, row_said in rows:
             if not w.gated(row):
                 continue  # reported beside the others, never judged: it decides nothing
-            if moved_within_tolerance(row) is not None:
-                continue  # a count that moved is never "unchanged": said in `moved`
-            if row.verdict == "pass" and of_row(row) is not None:
-                continue  # a weakened check is never "unchanged": said in `unreferenced`
+            if row_said.look is not None:
+                # a count that moved is never "unchanged": said in `moved`; a weakened
+                # check neither: said in `unreferenced`
+                continue
             name = w.row_family(row)
             if row.verdict in w.FAILING and row.metric in w.NAMED_WHEN_ALONE:
                 # A family is named failing only for what failed: a fallback to eager
@@ -117,18 +121,28 @@ def headline_of(run_set: RunSetVerdict) -> tuple[str, str]:
     return "", "passes: " + "; ".join(rest or ["nothing compared"])
 
 
-def _moved_counts(judged: Sequence[VersionOutcome]) -> dict[str, str]:
+def _worded(
+    judged: Sequence[VersionOutcome], worded: WordedRows
+) -> list[list[tuple[MetricVerdict, WordedRow]]]:
+    """Each judged version's rows, each with what report/ says of it."""
+    return [
+        [(row, worded.of(row)) for row in version.verdict.verdicts]
+        for version in judged
+        if version.verdict is not None
+    ]
+
+
+def _moved_counts(worded: Sequence[Sequence[tuple[MetricVerdict, WordedRow]]]) -> dict[str, str]:
     """Per family (`step work`, `compile work`), the exact counts that moved in its passing
     rows, within the tolerance (row_words/moved_counts.py): the largest move of each count
     across variants and versions, `ATen ops +34 (+1.0 %), FLOPs +8,000 (+<0.1 %), within
     the 2 % tolerance`."""
     largest: dict[str, dict[str, MovedCount]] = {}
     tolerance: dict[str, float] = {}
-    for version in judged:
-        assert version.verdict is not None
-        for row in version.verdict.verdicts:
-            found = moved_within_tolerance(row)
-            if found is None:
+    for rows in worded:
+        for row, said in rows:
+            found = said.look
+            if not isinstance(found, MovedWithinTolerance):
                 continue
             family = w.metric_name(row.metric)
             tolerance[family] = found.tolerance_pct
@@ -142,15 +156,16 @@ def _moved_counts(judged: Sequence[VersionOutcome]) -> dict[str, str]:
     }
 
 
-def _unreferenced(judged: Sequence[VersionOutcome]) -> list[str]:
+def _unreferenced(
+    judged: Sequence[VersionOutcome], worded: Sequence[Sequence[tuple[MetricVerdict, WordedRow]]]
+) -> list[str]:
     """The clause for numerics that passed without their float64 reference
     (row_words/numerics_reference.py), or none: `numerics checked against eager only (no
     float64 reference) on torch 2.4.1`."""
     weakened = [
         version
-        for version in judged
-        if version.verdict is not None
-        and any(r.verdict == "pass" and of_row(r) is not None for r in version.verdict.verdicts)
+        for version, rows in zip(judged, worded, strict=True)
+        if any(isinstance(said.look, WithoutReference) for _, said in rows)
     ]
     if not weakened:
         return []

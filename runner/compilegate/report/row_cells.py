@@ -33,10 +33,9 @@ from ..gate.run_set import VersionOutcome
 from ..gate.verdict import MetricVerdict
 from ..results.formats import format_bytes
 from . import wording as w
-from .row_words.compile_cost import count_of_values, counts_past_limit, raw_change_pct
-from .row_words.looks import passes_with_a_look
-from .row_words.speed import raw_ms_as_said
-from .row_words.too_few_pairs import TOO_FEW, too_few_pairs
+from .row_words.compile_cost import raw_change_pct
+from .row_words.too_few_pairs import TOO_FEW
+from .row_words.worded import WordedRow
 from .wording import plain_torch
 
 ROW_HEADER = ("where", "what", "baseline → now", "change", "limit", "noise")
@@ -63,24 +62,27 @@ class RowCells:
         return (self.subject, self.what, self.values, self.change, self.limit, self.noise)
 
 
-def row_cells(version: VersionOutcome, row: MetricVerdict, several: bool) -> tuple[str, ...]:
+def row_cells(
+    version: VersionOutcome, row: MetricVerdict, worded: WordedRow, several: bool
+) -> tuple[str, ...]:
     """The row's cells (ROW_HEADER), `torch` first when `several`."""
     torch = plain_torch(version.torch) if version.torch else version.label
-    return ((torch,) if several else ()) + said_cells(row).cells()
+    return ((torch,) if several else ()) + said_cells(row, worded).cells()
 
 
-def said_cells(row: MetricVerdict) -> RowCells:
-    """The row's cells, said once. A step or variant row leaves why it failed to the
-    reasons under the table, which have the full width for it."""
+def said_cells(row: MetricVerdict, worded: WordedRow) -> RowCells:
+    """The row's cells, said once, from the row and what its family said of it
+    (row_words.worded_row). A step or variant row leaves why it failed to the reasons under
+    the table, which have the full width for it."""
     # the count a compile-work row shows; its words (wording.py); what its facts give its
     # numbers (row_words/): a look, the milliseconds behind yardsticks, too few pairs
-    count_name, row = _leading_count(row) if row.metric == "compile_work" else ("", row)
+    count_name, row = _leading_count(row, worded) if row.metric == "compile_work" else ("", row)
     subject, verdict_word = w.row_subject(row), w.verdict_word(row.verdict)
     verdict_icon, metric = w.icon(row.verdict), w.metric_name(row.metric)
     # ⚠️ also for a passing row whose exact counts moved (row_words/moved_counts.py)
-    icon = verdict_icon or (w.LOOK_ICON if passes_with_a_look(row) else "")
-    raw = raw_ms_as_said(row) if row.unit == YARDSTICK_UNIT else None
-    too_few = too_few_pairs(row) is not None
+    icon = verdict_icon or (w.LOOK_ICON if worded.look is not None else "")
+    raw = worded.raw_ms if row.unit == YARDSTICK_UNIT else None
+    too_few = worded.too_few_pairs is not None
     values = "-"
     if row.metric in ("step", "variant"):  # about the whole step or variant: why is below
         what = f"{verdict_icon} {verdict_word}".strip()
@@ -106,18 +108,18 @@ def said_cells(row: MetricVerdict) -> RowCells:
     )
 
 
-def _leading_count(row: MetricVerdict) -> tuple[str, MetricVerdict]:
+def _leading_count(row: MetricVerdict, worded: WordedRow) -> tuple[str, MetricVerdict]:
     """(`graphs`, the row with that count's values and change): the first count past the
     limit (row_words.compile_cost.counts_past_limit), else the count whose values the gate
     gave the row; ("", row) when the row lists none."""
-    past = counts_past_limit(row)
+    past = worded.past_limit
     if past is not None:
         count = past.counts[0]
         change = raw_change_pct(count.before, count.after)
         return count.name, dataclasses.replace(
             row, baseline=count.before, current=count.after, change=change
         )
-    listed = count_of_values(row)
+    listed = worded.count_shown
     return (listed.name, row) if listed is not None else ("", row)
 
 
@@ -140,16 +142,16 @@ def judged_change(row: MetricVerdict) -> str:
     return text
 
 
-def reader_values(row: MetricVerdict) -> str:
+def reader_values(row: MetricVerdict, worded: WordedRow) -> str:
     """`baseline → now` in the reader's unit with the digits their change needs: rounded to
     the noise, unless that rounds the change away (then the fewest decimals that show it).
     A yardstick-unit step time: the milliseconds measured and their own change,
     `9.51 ms → 9.94 ms (+4.5 %)`."""
-    return _values(row, raw_ms_as_said(row) if row.unit == YARDSTICK_UNIT else None)
+    return _values(row, worded.raw_ms if row.unit == YARDSTICK_UNIT else None)
 
 
 def _values(row: MetricVerdict, raw: tuple[float, float, float] | None) -> str:
-    """reader_values, given the milliseconds behind a yardstick-unit row (raw_ms_as_said)."""
+    """reader_values, given the milliseconds behind a yardstick-unit row (WordedRow.raw_ms)."""
     if raw is not None:
         base, now, change = raw
         places = 0 if abs(change) >= 10 else 1

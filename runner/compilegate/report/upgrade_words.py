@@ -27,9 +27,11 @@ from ..gate.run_set import RunSetVerdict, VersionOutcome
 from ..gate.verdict import MetricVerdict
 from . import wording as w
 from .row_cells import reader_values
+from .row_words import worded_rows
 from .row_words.compile_cost import COUNT_NAMES as COMPILE_COUNT_NAMES
 from .row_words.looks import needs_a_look
 from .row_words.step_work import COUNT_NAMES as STEP_COUNT_NAMES
+from .row_words.worded import WordedRow, WordedRows
 
 # Per step, this many changes on the first screen; the rest counted (every gate row below).
 CHANGES_PER_STEP = 10
@@ -92,8 +94,12 @@ class UpgradeChanges:
         return f"torch {self.base_torch} → {self.torch}: no measured figure moved"
 
 
-def upgrade_changes(run_set: RunSetVerdict) -> tuple[UpgradeChanges, ...]:
-    """Each version judged against a baseline measured on another torch: what moved."""
+def upgrade_changes(
+    run_set: RunSetVerdict, worded: WordedRows | None = None
+) -> tuple[UpgradeChanges, ...]:
+    """Each version judged against a baseline measured on another torch: what moved
+    (`worded`: what report/ says of each row, row_words.worded_rows, made here if not given)."""
+    worded = worded or worded_rows(run_set.versions)
     base = run_set.baseline
     run_set_torch = base.environment.torch if base is not None else None
     found = []
@@ -105,17 +111,18 @@ def upgrade_changes(run_set: RunSetVerdict) -> tuple[UpgradeChanges, ...]:
             continue
         if w.plain_torch(version.torch) == w.plain_torch(base_torch):
             continue
-        found.append(_of_version(version, w.plain_torch(base_torch)))
+        found.append(_of_version(version, w.plain_torch(base_torch), worded))
     return tuple(found)
 
 
-def _of_version(version: VersionOutcome, base_torch: str) -> UpgradeChanges:
+def _of_version(version: VersionOutcome, base_torch: str, worded: WordedRows) -> UpgradeChanges:
     assert version.verdict is not None
     by_step: dict[str, list[Change]] = {}
     said_above = 0
     for row in version.verdict.verdicts:
-        changes = _changes_of(row)
-        if changes and needs_a_look(row):  # in the table of rows to look at, with its figures
+        said = worded.of(row)
+        changes = _changes_of(row, said)
+        if changes and needs_a_look(row, said):  # in the table of rows to look at, figures too
             said_above += 1
             continue
         by_step.setdefault(row.step, []).extend(changes)
@@ -129,7 +136,7 @@ def _of_version(version: VersionOutcome, base_torch: str) -> UpgradeChanges:
     return UpgradeChanges(base_torch, torch, tuple(shown), more, said_above)
 
 
-def _changes_of(row: MetricVerdict) -> list[Change]:
+def _changes_of(row: MetricVerdict, worded: WordedRow) -> list[Change]:
     where = w.row_subject(row)
     facts = row.facts
     if isinstance(facts, CompileWorkFacts):
@@ -165,7 +172,7 @@ def _changes_of(row: MetricVerdict) -> list[Change]:
     if row.unit == "count":
         return [_count(where, what, int(b), int(n))]
     pct = (n - b) / abs(b) * 100 if b else math.inf
-    return [Change(where, what, reader_values(row), _pct(pct), abs(pct))]
+    return [Change(where, what, reader_values(row, worded), _pct(pct), abs(pct))]
 
 
 def _within_noise(row: MetricVerdict) -> bool:

@@ -8,7 +8,7 @@ from typing import Any
 from ..gate.run_set import RunSetVerdict
 from ..gate.verdict import VerdictReport
 from .note_words import notes_words, paired_summary
-from .row_words import row_message
+from .row_words import worded_row
 from .wording import version_error
 
 
@@ -17,7 +17,9 @@ def verdict_json(report: VerdictReport) -> dict[str, Any]:
     data = report.to_dict()
     data["notes"] = notes_words(report.notes)
     data["paired"] = paired_summary(report.paired) if report.paired is not None else None
-    data["verdicts"] = [{**row.to_dict(), "message": row_message(row)} for row in report.verdicts]
+    data["verdicts"] = [
+        {**row.to_dict(), "message": worded_row(row).text()} for row in report.verdicts
+    ]
     return data
 
 

@@ -35,9 +35,10 @@ from .distributed_words import distributed_sentence
 from .lever_words import lever_sentence
 from .note_words import note_words
 from .row_cells import said_cells
-from .row_words import row_message
+from .row_words import worded_rows
 from .row_words.numerics_reference import numerics_cell
 from .row_words.numerics_reference import step_notes as numerics_notes
+from .row_words.worded import WordedRows
 from .speeds import variant_pays_off, variant_speed
 from .step_bound_words import bound_sentence
 
@@ -102,8 +103,11 @@ class VersionSaid:
     reproduce: tuple[str, ...]
 
 
-def said_version(version: VersionOutcome, run_set: RunSetVerdict) -> VersionSaid | None:
-    """The version said once; None where it has no result."""
+def said_version(
+    version: VersionOutcome, run_set: RunSetVerdict, worded: WordedRows | None = None
+) -> VersionSaid | None:
+    """The version said once; None where it has no result. `worded`: what report/ says of
+    each row (row_words.worded_rows, made once for the whole report; here if not given)."""
     document = version.document
     if document is None:
         return None
@@ -112,7 +116,7 @@ def said_version(version: VersionOutcome, run_set: RunSetVerdict) -> VersionSaid
         said_variants(document.steps),
         verdict is not None,
         tuple(note_words(note) for note in verdict.notes) if verdict is not None else (),
-        gate_rows(verdict) if verdict is not None else (),
+        gate_rows(verdict, worded or worded_rows([version])) if verdict is not None else (),
         config_argument(document),
         tuple(reproduce_commands(document, run_set.baseline_source)),
     )
@@ -206,17 +210,18 @@ def failures(steps: Sequence[Step]) -> list[tuple[str, str]]:
 # -- the gate rows ---------------------------------------------------------------------------
 
 
-def gate_rows(verdict: VerdictReport) -> tuple[GateRowSaid, ...]:
+def gate_rows(verdict: VerdictReport, worded: WordedRows) -> tuple[GateRowSaid, ...]:
     """Every gate row of the version, most severe first, each worded once."""
     rows = []
     for row in sorted_by_severity(verdict.verdicts):
-        said = said_cells(row)
+        row_said = worded.of(row)
+        said = said_cells(row, row_said)
         # a failed step's or variant's why is in the messages under the table, full width
         cells = (said.subject, said.named, *said.cells()[2:])
         verdict_cell = f"{said.icon} {w.verdict_word(row.verdict)}".strip()
         if not w.gated(row):
             verdict_cell = "reported, not gated"
-        message = row_message(row) if row.verdict != "pass" else None
+        message = row_said.text() if row.verdict != "pass" else None
         rows.append(GateRowSaid(said.subject, (*cells, verdict_cell), message))
     return tuple(rows)
 

@@ -386,6 +386,7 @@ def test_a_row_too_noisy_to_decide_its_threshold_is_inconclusive_and_passes_the_
     it. Inconclusive, exit 0, and the noise cell says so (never ❌ beside "too noisy")."""
     from compilegate.gate.run_set import VersionOutcome
     from compilegate.report.row_cells import row_cells
+    from compilegate.report.row_words import worded_row
 
     report = compare(variant(speedup=1.25, noise_pct=10.0), variant(speedup=1.0, noise_pct=10.0))
     row = only(report, "speedup")
@@ -393,7 +394,9 @@ def test_a_row_too_noisy_to_decide_its_threshold_is_inconclusive_and_passes_the_
     assert row.verdict == "inconclusive"
     assert "too noisy to decide it" in row_message(row)
     assert report.exit_code == EXIT_OK
-    cells = row_cells(VersionOutcome("torch", "result.json", verdict=report), row, False)
+    cells = row_cells(
+        VersionOutcome("torch", "result.json", verdict=report), row, worded_row(row), False
+    )
     assert "too noisy" in cells[-1] and "❌" not in cells[1]
 
 
@@ -403,11 +406,14 @@ def test_a_change_beyond_twice_a_wide_noise_is_decided_and_not_called_too_noisy(
     say "too noisy" beside the ❌."""
     from compilegate.gate.run_set import VersionOutcome
     from compilegate.report.row_cells import row_cells
+    from compilegate.report.row_words import worded_row
 
     report = compare(variant(speedup=1.25, noise_pct=10.0), variant(speedup=0.25, noise_pct=10.0))
     row = only(report, "speedup")
     assert row.verdict == "regression" and report.exit_code == EXIT_REGRESSION
-    cells = row_cells(VersionOutcome("torch", "result.json", verdict=report), row, False)
+    cells = row_cells(
+        VersionOutcome("torch", "result.json", verdict=report), row, worded_row(row), False
+    )
     assert "too noisy" not in cells[-1]
 
 
@@ -707,6 +713,7 @@ def test_a_new_metric_is_one_new_judge(monkeypatch):
     variant, and its rows join the report, worded by its family's words in report/."""
     from compilegate.gate import compare as compare_module
     from compilegate.report import row_words
+    from compilegate.report.row_words.worded import words_only
 
     seen = []
 
@@ -716,14 +723,14 @@ def test_a_new_metric_is_one_new_judge(monkeypatch):
 
     judges = (*compare_module.VARIANT_JUDGES, judge_answer)
     monkeypatch.setattr(compare_module, "VARIANT_JUDGES", judges)
-    judged = row_words.facts_words
+    judged = row_words.by_family
 
     def words(row):
         if isinstance(row.facts, AnswerFacts):
-            return f"{row.facts.answer} for {row.facts.variant}"
+            return words_only(f"{row.facts.answer} for {row.facts.variant}")
         return judged(row)
 
-    monkeypatch.setattr(row_words, "facts_words", words)
+    monkeypatch.setattr(row_words, "by_family", words)
     report = compare(base_step=step(variants=[variant()], thresholds={"speedup_drop_pct": 7}))
     assert seen == [("default", 7.0)]
     assert row_message(only(report, "answer")) == "42 for default"

@@ -31,7 +31,7 @@ from compilegate.gate.judges.step_work import StepWorkFacts, StepWorkJudgement
 from compilegate.gate.rules import Side
 from compilegate.gate.verdict import Acceptance, MetricVerdict, Verdict
 from compilegate.report.row_cells import row_cells
-from compilegate.report.row_words import row_message
+from compilegate.report.row_words import row_message, worded_row
 from compilegate.report.row_words.compile_cost import CountMoved, counts_past_limit
 
 SHOWN = "compile time 10.0 s → 14.0 s (+4.0 s, +40.0 %)"
@@ -177,7 +177,7 @@ def test_the_reason_and_the_cell_name_the_counts_past_the_limit():
     assert past.why.endswith(": grew by more than the 5 % tolerance (deterministic counts)")
     assert counts_past_limit(dataclasses.replace(row, verdict=Verdict.PASS)) is None
     version = SimpleNamespace(torch="2.10.0", label="torch 2.10.0")
-    assert row_cells(version, row, False)[2] == "graphs 1 → 5"
+    assert row_cells(version, row, worded_row(row), False)[2] == "graphs 1 → 5"
 
 
 # -- step work --------------------------------------------------------------------------------

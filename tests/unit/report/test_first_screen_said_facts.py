@@ -11,6 +11,7 @@ from pathlib import Path
 from gate_docs import result, step, variant
 from report_runs import judge
 
+from compilegate.gate.verdict import MetricVerdict
 from compilegate.report.comment import render_comment
 from compilegate.report.first_screen import FirstScreen
 from compilegate.report.run_set_text import render_run_set_text
@@ -50,19 +51,26 @@ def test_variants_that_failed_differently_are_two_reasons_though_they_read_alike
     assert "- failed to run in gpt · b:" in render_run_set_text(run_set)
 
 
+def _said_facts(row: MetricVerdict) -> object:
+    """The facts a row's reason is composed from (first_screen/said.py), given what its
+    family said of it."""
+    from compilegate.report.first_screen.said import said_facts
+    from compilegate.report.row_words import worded_row
+
+    return said_facts(row, worded_row(row))
+
+
 def test_rows_whose_reasons_say_the_same_facts_are_keyed_alike(tmp_path: Path):
     """The key is the facts the words are composed from: equal for equal errors, apart for
     the two errors above."""
-    from compilegate.report.first_screen.said import said_facts
-
     run_set = two_variants_failing(tmp_path)
     (version,) = run_set.versions
     assert version.verdict is not None
     rows = [row for row in version.verdict.verdicts if row.metric == "variant"]
     assert len(rows) == 2
-    first, second = (said_facts(row) for row in rows)
+    first, second = (_said_facts(row) for row in rows)
     assert first != second
-    assert said_facts(rows[0]) == first and hash(said_facts(rows[0])) == hash(first)
+    assert _said_facts(rows[0]) == first and hash(_said_facts(rows[0])) == hash(first)
 
 
 def test_a_changed_setting_whose_values_are_mappings_is_said_once_per_change() -> None:
@@ -78,12 +86,11 @@ def test_a_changed_setting_whose_values_are_mappings_is_said_once_per_change() -
     )
     from compilegate.gate.rules import Subject
     from compilegate.gate.verdict import Verdict
-    from compilegate.report.first_screen.said import said_facts
 
     def row(after: dict):
         change = SettingChange("numerics", {"tol": 1.0}, after)
         facts = ConfigChangedFacts(StepConfigChange(ConfigMismatch.SETTINGS, (change,)))
         return Subject("gpt").row("step", Verdict.INCOMPARABLE, facts=facts)
 
-    said = {said_facts(row({"tol": 9.0})), said_facts(row({"tol": 9.0})), said_facts(row({}))}
+    said = {_said_facts(row({"tol": 9.0})), _said_facts(row({"tol": 9.0})), _said_facts(row({}))}
     assert len(said) == 2

@@ -22,7 +22,8 @@ from compilegate.gate.verdict import MetricVerdict, Verdict
 from compilegate.report.escape import shortened
 from compilegate.report.judge_and_render import judge_result
 from compilegate.report.row_cells import judged_change, reader_values
-from compilegate.report.row_words import row_message
+from compilegate.report.row_words import row_message, worded_row
+from compilegate.report.row_words.worded import words_only
 from compilegate.report.run_text import render_run_text, variant_ms
 from compilegate.report.tables import display_width, fit_table, wrap_words
 from compilegate.results.location import default_result_path
@@ -183,12 +184,13 @@ def test_values_get_the_digits_their_change_needs() -> None:
         metric="compiled_step_ms", unit="ms", baseline=18.44, current=16.6,
         change=-10.0, change_unit="pct", threshold=5.0, noise_pct=30.0,
     )  # fmt: skip
-    assert reader_values(row) == "18.4 ms → 16.6 ms"
+    nothing_more = words_only("said")  # its family has nothing for the cells beyond the row
+    assert reader_values(row, nothing_more) == "18.4 ms → 16.6 ms"
     speedup = _row(
         metric="speedup", unit="x", baseline=0.8501, current=0.7715, change=-9.25,
         change_unit="pct", threshold=5.0, noise_pct=12.7, direction="higher_is_better",
     )  # fmt: skip
-    assert reader_values(speedup) == "0.85× → 0.77×"
+    assert reader_values(speedup, nothing_more) == "0.85× → 0.77×"
 
 
 def test_a_row_judged_per_yardstick_shows_the_milliseconds_and_their_own_change() -> None:
@@ -202,7 +204,7 @@ def test_a_row_judged_per_yardstick_shows_the_milliseconds_and_their_own_change(
     )  # fmt: skip
     # the milliseconds as the row's sentence says them
     assert "raw 18.12 ms → 17.93 ms, -1.0 %" in row_message(row)
-    assert reader_values(row) == "18.1 ms → 17.9 ms (−1.0 %)"
+    assert reader_values(row, worded_row(row)) == "18.1 ms → 17.9 ms (−1.0 %)"
     assert judged_change(row) == "−10 % per yardstick"
 
 

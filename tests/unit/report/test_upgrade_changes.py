@@ -120,6 +120,7 @@ def test_step_work_is_said_by_the_ops_that_moved_it():
     """A step-work count across versions (the issue's AdamW foreach change): its exact
     figures, its sign, and the ops that moved it most."""
     # imported here, so that on the old code the other tests fail on their own assertions
+    from compilegate.report.row_words import worded_row
     from compilegate.report.upgrade_words import _changes_of
 
     ops = (("aten::_foreach_mul_", -180), ("aten::add_", -40), ("aten::mm", 9))
@@ -131,7 +132,7 @@ def test_step_work_is_said_by_the_ops_that_moved_it():
         ),
     )
     row = MetricVerdict("dit", None, "step_work", Verdict.PASS, facts=facts)
-    [change] = _changes_of(row)
+    [change] = _changes_of(row, worded_row(row))
     assert (change.where, change.values, change.change) == ("dit", "3,692 → 3,481", "−5.7 %")
     assert change.what == "step ATen ops (−180 aten::_foreach_mul_, −40 aten::add_)"
 

@@ -22,10 +22,11 @@ from ...gate.verdict import SEVERITY_ORDER, MetricVerdict, Verdict, sorted_by_se
 from .. import wording as w
 from ..links import LinkContext
 from ..row_cells import row_cells
-from ..row_words.compile_cost import PastLimit, counts_past_limit
 from ..row_words.diagnostics import break_reasons_said, count_detail, new_break_site
 from ..row_words.looks import needs_a_look
+from ..row_words.past_limit import PastLimit
 from ..row_words.sentence import RowSentence
+from ..row_words.worded import WordedRows
 from ..wording import and_list as _and
 from .model import AttentionRow, Reason
 from .said import (
@@ -40,7 +41,7 @@ from .said import (
 from .versions import version_label as _version_label
 
 
-def attention_rows(run_set: RunSetVerdict) -> tuple[AttentionRow, ...]:
+def attention_rows(run_set: RunSetVerdict, worded: WordedRows) -> tuple[AttentionRow, ...]:
     """Every failing and inconclusive row, most severe first; a row that reads the same on
     several versions (same place, metric, values, change, limit and noise) said once, its
     versions together; then one that reads the same on several variants of a step (on the
@@ -51,8 +52,9 @@ def attention_rows(run_set: RunSetVerdict) -> tuple[AttentionRow, ...]:
         if version.verdict is None:
             continue
         for row in sorted_by_severity(version.verdict.verdicts):
-            if needs_a_look(row):
-                key = (row.verdict, row_cells(version, row, False))
+            said = worded.of(row)
+            if needs_a_look(row, said):
+                key = (row.verdict, row_cells(version, row, said, False))
                 versions_of.setdefault(key, []).append(_version_label(version))
                 place_of.setdefault(key, (row.step, row.variant))
     variants_of: dict[tuple[Verdict, str, bool, str, tuple[str, ...]], list[str | None]] = {}
@@ -130,7 +132,9 @@ class _Group:
     sentence: RowSentence
 
 
-def reasons_of(run_set: RunSetVerdict, links: LinkContext, several: bool) -> list[Reason]:
+def reasons_of(
+    run_set: RunSetVerdict, worded: WordedRows, links: LinkContext, several: bool
+) -> list[Reason]:
     """Why each failing code metric failed (REASON_METRICS), said once for the versions
     and the variants of a step where it failed alike (the same facts); a new graph break's
     file:line linked to the head commit. A count's reason says only the new event's detail
@@ -143,13 +147,15 @@ def reasons_of(run_set: RunSetVerdict, links: LinkContext, several: bool) -> lis
         if version.verdict is None:
             continue
         for row in sorted_by_severity(version.verdict.verdicts):
-            if needs_a_look(row):
-                places_of.setdefault(_reason_what(row.metric, row.verdict), set()).add(
-                    (row.step, row.variant)
-                )
-            if not needs_a_look(row) or not says_more(row):
+            row_said = worded.of(row)
+            if not needs_a_look(row, row_said):
                 continue
-            said = _Said(w.row_subject(row), row.metric, said_facts(row))
+            places_of.setdefault(_reason_what(row.metric, row.verdict), set()).add(
+                (row.step, row.variant)
+            )
+            if not says_more(row):
+                continue
+            said = _Said(w.row_subject(row), row.metric, said_facts(row, row_said))
             if said in seen:
                 seen[said].versions.append(_version_label(version))
                 continue
@@ -159,9 +165,9 @@ def reasons_of(run_set: RunSetVerdict, links: LinkContext, several: bool) -> lis
                 row.variant,
                 row.verdict,
                 row.facts,
-                reason_sentence(row),
+                reason_sentence(row, row_said),
                 _break_url(version, row, links),
-                counts_past_limit(row),
+                row_said.past_limit,
             )
     variants_of: dict[_Alike, _Group] = {}
     for said, found in seen.items():

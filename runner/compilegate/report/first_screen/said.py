@@ -4,10 +4,12 @@ says_more(row)        whether the row has a reason: a code metric whose words sa
                       than the table's numbers (REASON_METRICS), a step or variant that
                       failed to run (RUN_METRICS), a count with a detail beyond it
                       (DETAIL_METRICS)
-said_facts(row)       the facts its words are composed from, and only those: rows whose
+said_facts(row, worded)
+                      the facts its words are composed from, and only those: rows whose
                       reasons say the same facts are said once (first_screen/grouping.py);
                       their sentences are never compared
-reason_sentence(row)  its words, in their parts (row_words/sentence.py): without the
+reason_sentence(row, worded)
+                      its words, in their parts (row_words/sentence.py): without the
                       family the bold lead before them names already, a new graph
                       break's place apart so that the comment can link it
 """
@@ -32,13 +34,12 @@ from ...gate.verdict import Acceptance, MetricVerdict, Verdict
 from .. import wording as w
 from ..degraded_notes import fallback_reasons_of
 from ..escape import shortened
-from ..row_words import row_message, row_sentence
-from ..row_words.compile_cost import CountMoved, PastLimit, counts_past_limit
 from ..row_words.cuda_graphs import MORE_REASONS_NAMED, detail_skips, reasons_said
 from ..row_words.diagnostics import GONE_SITES_NAMED, MORE_SITES_NAMED, count_detail
 from ..row_words.numerics_reference import WithoutReference
-from ..row_words.numerics_reference import of_row as numerics_without_reference
+from ..row_words.past_limit import CountMoved, PastLimit
 from ..row_words.sentence import RowSentence
+from ..row_words.worded import WordedRow
 
 # Failing rows whose message says more than the table's numbers: said under the table.
 REASON_METRICS = (
@@ -144,8 +145,9 @@ def says_more(row: MetricVerdict) -> bool:
     return row.metric in DETAIL_METRICS and bool(count_detail(row.facts))
 
 
-def said_facts(row: MetricVerdict) -> SaidFacts:
-    """The facts reason_sentence composes the row's reason from, and only those."""
+def said_facts(row: MetricVerdict, worded: WordedRow) -> SaidFacts:
+    """The facts reason_sentence composes the row's reason from, and only those (`worded`:
+    what the row's family said of it, row_words.worded_row)."""
     facts = row.facts
     if row.metric in DETAIL_METRICS and count_detail(facts):
         if isinstance(facts, RecompileFacts):
@@ -158,10 +160,10 @@ def said_facts(row: MetricVerdict) -> SaidFacts:
         return SkipsSaid(tuple((skip.reason, skip.file, skip.line) for skip in named), len(skips))
     if row.metric in RUN_METRICS:
         return RowSaid(row.verdict, row.accepted_by, facts)
-    weakened = numerics_without_reference(row) if row.verdict == "pass" else None
+    weakened = _without_reference(worded)
     if weakened is not None:
         return weakened
-    past = counts_past_limit(row) if row.metric == "compile_work" else None
+    past = worded.past_limit if row.metric == "compile_work" else None
     if past is not None:
         return past
     if isinstance(facts, GraphBreakFacts):
@@ -170,7 +172,7 @@ def said_facts(row: MetricVerdict) -> SaidFacts:
 
 
 def _breaks_said(row: MetricVerdict, facts: GraphBreakFacts) -> BreaksSaid:
-    """What graph_break_words says of the row's sites (an accepted row: as a regression)."""
+    """What graph_break_sentence says of the row's sites (an accepted row: as a regression)."""
     judged = Verdict.REGRESSION if row.accepted_by is not None else row.verdict
     more = facts.new[1 : 1 + MORE_SITES_NAMED]
     return BreaksSaid(
@@ -185,7 +187,7 @@ def _breaks_said(row: MetricVerdict, facts: GraphBreakFacts) -> BreaksSaid:
     )
 
 
-def reason_sentence(row: MetricVerdict) -> RowSentence:
+def reason_sentence(row: MetricVerdict, worded: WordedRow) -> RowSentence:
     """The message a reason shows: for a count (DETAIL_METRICS) only what follows its
     `count a → b (allowed …); `, which the table already says (for CUDA graphs skipped, the
     new skips' reasons and places); for compile work only the counts past the limit (every
@@ -198,17 +200,22 @@ def reason_sentence(row: MetricVerdict) -> RowSentence:
     if skips is not None:
         return RowSentence("", reasons_said(skips))
     if row.metric in RUN_METRICS:
-        return RowSentence("", shortened(row_message(row), RUN_REASON_CHARS))
-    weakened = numerics_without_reference(row) if row.verdict == "pass" else None
+        return RowSentence("", shortened(worded.text(), RUN_REASON_CHARS))
+    weakened = _without_reference(worded)
     if weakened is not None:  # the table says pass → pass: only why it needs a look
         return RowSentence("", weakened.words())
-    past = counts_past_limit(row) if row.metric == "compile_work" else None
+    past = worded.past_limit if row.metric == "compile_work" else None
     if past is not None:
         return RowSentence("", f"{counts_text(past.counts)}{past.why}")
-    sentence = row_sentence(row)
+    sentence = worded.sentence
     if sentence.lead == w.metric_name(row.metric):
         return dataclasses.replace(sentence, lead="")
     return sentence
+
+
+def _without_reference(worded: WordedRow) -> WithoutReference | None:
+    """A passing numerics row's check without its float64 reference: why it needs a look."""
+    return worded.look if isinstance(worded.look, WithoutReference) else None
 
 
 def counts_text(counts: Sequence[CountMoved]) -> str:

@@ -12,6 +12,8 @@ from .. import wording as w
 from ..advice import advice_for
 from ..headline import headline_of
 from ..links import LinkContext
+from ..row_words import worded_rows
+from ..row_words.worded import WordedRows
 from ..upgrade_words import upgrade_changes
 from .context import context_of, footnotes_of, health_lines
 from .grouping import attention_rows, reasons_of
@@ -25,22 +27,30 @@ class FirstScreen(ScreenParts):
     """The first screen: its parts chosen from a run set (`of`), and laid out."""
 
     @classmethod
-    def of(cls, run_set: RunSetVerdict, links: LinkContext | None = None) -> FirstScreen:
+    def of(
+        cls,
+        run_set: RunSetVerdict,
+        links: LinkContext | None = None,
+        worded: WordedRows | None = None,
+    ) -> FirstScreen:
+        """`worded`: what report/ says of each row (row_words.worded_rows), made here if not
+        given: the headline, the rows to look at, the reasons and the upgrade read it."""
         links = links or LinkContext()
-        icon, headline = headline_of(run_set)
+        worded = worded or worded_rows(run_set.versions)
+        icon, headline = headline_of(run_set, worded)
         several = len(run_set.versions) > 1
         return cls(
             icon=icon,
             headline=headline,
             context=context_of(run_set, links),
             versions=tuple(version_rows(run_set)),
-            attention=attention_rows(run_set),
+            attention=attention_rows(run_set, worded),
             attention_with_torch=several,
-            reasons=tuple(reasons_of(run_set, links, several)),
+            reasons=tuple(reasons_of(run_set, worded, links, several)),
             advice=tuple(advice_for(run_set)),
             footnotes=tuple(footnotes_of(run_set)),
             health=tuple(health_lines(run_set)),
-            upgrades=upgrade_changes(run_set),
+            upgrades=upgrade_changes(run_set, worded),
         )._with_icon_legend()
 
     def _with_icon_legend(self) -> FirstScreen:

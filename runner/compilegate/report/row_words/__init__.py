@@ -5,17 +5,22 @@ sentence a row shows â€” in the comment, `report`, `run` and the verdict JSON â€
 here, one module per metric family, and nowhere else. Nothing in report/ reads numbers back
 out of these sentences: a table cell reads the facts.
 
-    row_message(row)   the row's sentence
-    row_sentence(row)  the same sentence in its parts (row_words/sentence.py): its lead, the
-                       place of a new graph break; for a screen that lays them out
-    facts_words(row)   the words of its facts alone, by their family (a `match` over the
-                       closed union gate/row_facts.py `RowFacts`, checked complete by mypy)
+    worded_row(row)    everything report/ says of the row (worded.py `WordedRow`): its
+                       sentence in its parts (sentence.py) and the facts its cells show that
+                       only some families have; an accepted row: the regression's sentence
+                       and who accepted it. Made once per row, and passed along
+    worded_rows(versions)  worded_row of every row of a run set's versions, once for a
+                       whole report (worded.py `WordedRows`): what its parts read
+    by_family(row)     the same, by the row's facts family: one `match` over the closed
+                       union gate/row_facts.py `RowFacts`, checked complete by mypy
+    row_message(row)   the sentence alone, as one string (tools and tests)
 """
 
 from __future__ import annotations
 
 import dataclasses
 import sys
+from collections.abc import Iterable
 from typing import NoReturn
 
 from ...gate.comparability import (
@@ -43,6 +48,7 @@ from ...gate.judges.step_work import StepWorkFacts
 from ...gate.judges.torch_state import TorchStateFacts
 from ...gate.row_facts import closed_facts
 from ...gate.rules import MissingFacts
+from ...gate.run_set import VersionOutcome
 from ...gate.verdict import MetricVerdict, Verdict
 from ..acceptance_words import acceptance_words
 from .comparability import (
@@ -59,18 +65,17 @@ from .compile_cost import (
     compile_cpu_words,
     compile_instructions_words,
     compile_wall_words,
-    compile_work_sentence,
-    compile_work_words,
+    compile_work_said,
 )
 from .cuda_graphs import cuda_graph_words
-from .diagnostics import count_words, graph_break_sentence, graph_break_words
+from .diagnostics import count_words, graph_break_sentence
 from .memory import memory_words
-from .missing import missing_sentence, missing_words
-from .numerics import numerics_words
-from .sentence import RowSentence
-from .speed import speed_words
-from .step_work import step_work_sentence, step_work_words
+from .missing import missing_sentence
+from .numerics import numerics_said
+from .speed import speed_said
+from .step_work import step_work_said
 from .torch_state import torch_state_words
+from .worded import WordedRow, WordedRows, words_only
 
 if sys.version_info >= (3, 11):
     from typing import assert_never  # novermin (3.11 and later, checked above)
@@ -81,76 +86,77 @@ else:
         raise AssertionError(f"facts without words: {type(value).__name__}")
 
 
+def worded_row(row: MetricVerdict) -> WordedRow:
+    """Everything report/ says of the row; an accepted row: what it says as the regression
+    it was, and who accepted it (WordedRow.accepted)."""
+    if row.accepted_by is None:
+        return by_family(row)
+    clause = f"; accepted by {acceptance_words(row.accepted_by)}"
+    judged = dataclasses.replace(row, verdict=Verdict.REGRESSION, accepted_by=None)
+    return by_family(judged).accepted(clause)
+
+
+def worded_rows(versions: Iterable[VersionOutcome]) -> WordedRows:
+    """Every gate row of the versions (a run set's), worded once (worded_row)."""
+    said: dict[int, tuple[MetricVerdict, WordedRow]] = {}
+    for version in versions:
+        for row in version.verdict.verdicts if version.verdict is not None else ():
+            said[id(row)] = (row, worded_row(row))
+    return WordedRows(said)
+
+
 def row_message(row: MetricVerdict) -> str:
-    """The sentence that says what this row found (an accepted row: the regression's
-    sentence, and who accepted it)."""
-    return row_sentence(row).text()
+    """The row's sentence, as one string."""
+    return worded_row(row).text()
 
 
-def row_sentence(row: MetricVerdict) -> RowSentence:
-    """row_message in its parts: the family it opens with (step work, compile work), and
-    the place of a new graph break."""
-    if row.accepted_by is not None:
-        judged = dataclasses.replace(row, verdict=Verdict.REGRESSION, accepted_by=None)
-        return row_sentence(judged).with_after(f"; accepted by {acceptance_words(row.accepted_by)}")
-    facts = row.facts
-    if isinstance(facts, GraphBreakFacts):
-        return graph_break_sentence(row, facts)
-    if isinstance(facts, StepWorkFacts):
-        return step_work_sentence(row, facts)
-    if isinstance(facts, CompileWorkFacts):
-        return compile_work_sentence(row, facts)
-    if isinstance(facts, MissingFacts):
-        return missing_sentence(row, facts)
-    return RowSentence("", facts_words(row))
-
-
-def facts_words(row: MetricVerdict) -> str:
-    """The words of the row's facts, by their family: a `match` over the closed union
-    `RowFacts` (gate/row_facts.py), so a family without words here fails the type check
-    at `assert_never`."""
+def by_family(row: MetricVerdict) -> WordedRow:
+    """The row's words and cell facts, by its facts family: a `match` over the closed union
+    `RowFacts` (gate/row_facts.py), so a family without words here fails the type check at
+    `assert_never`. Each family's module composes them; one that has nothing for the cells
+    beyond its row says its sentence alone (words_only)."""
     match closed_facts(row.facts):
         case MissingFacts() as facts:
-            return missing_words(row, facts)
+            return WordedRow(missing_sentence(row, facts))
         case RunFailedFacts() as facts:
-            return run_failed_words(row, facts)
+            return words_only(run_failed_words(row, facts))
         case AddedFacts() as facts:
-            return added_words(row, facts)
+            return words_only(added_words(row, facts))
         case RemovedFacts() as facts:
-            return removed_words(row, facts)
+            return words_only(removed_words(row, facts))
         case SkippedFacts() as facts:
-            return skipped_words(row, facts)
+            return words_only(skipped_words(row, facts))
         case OtherClassFacts() as facts:
-            return other_class_row_words(row, facts)
+            return words_only(other_class_row_words(row, facts))
         case BaselineFailedFacts() as facts:
-            return baseline_failed_words(row, facts)
+            return words_only(baseline_failed_words(row, facts))
         case ConfigChangedFacts() as facts:
-            return config_changed_words(row, facts)
+            return words_only(config_changed_words(row, facts))
         case DefinitionChangedFacts() as facts:
-            return definition_changed_words(row, facts)
+            return words_only(definition_changed_words(row, facts))
         case SpeedFacts() as facts:
-            return speed_words(row, facts)
+            return speed_said(row, facts)
         case CompileWallFacts() as facts:
-            return compile_wall_words(row, facts)
+            return words_only(compile_wall_words(row, facts))
         case CompileCpuFacts() as facts:
-            return compile_cpu_words(row, facts)
+            return words_only(compile_cpu_words(row, facts))
         case CompileInstructionsFacts() as facts:
-            return compile_instructions_words(row, facts)
+            return words_only(compile_instructions_words(row, facts))
         case CompileWorkFacts() as facts:
-            return compile_work_words(row, facts)
+            return compile_work_said(row, facts)
         case StepWorkFacts() as facts:
-            return step_work_words(row, facts)
+            return step_work_said(row, facts)
         case GraphBreakFacts() as facts:
-            return graph_break_words(row, facts)
+            return WordedRow(graph_break_sentence(row, facts))
         case RecompileFacts() | FallbackFacts() | DdpSplitFacts() as facts:
-            return count_words(row, facts)
+            return words_only(count_words(row, facts))
         case CudaGraphFacts() as facts:
-            return cuda_graph_words(row, facts)
+            return words_only(cuda_graph_words(row, facts))
         case NumericsFacts() as facts:
-            return numerics_words(row, facts)
+            return numerics_said(row, facts)
         case MemoryFacts() as facts:
-            return memory_words(row, facts)
+            return words_only(memory_words(row, facts))
         case TorchStateFacts() as facts:
-            return torch_state_words(row, facts)
+            return words_only(torch_state_words(row, facts))
         case unworded:
             assert_never(unworded)

@@ -4,8 +4,6 @@ compile-work row crossed its tolerance with, for the reasons under the first scr
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ...gate.judges.compile_cost import (
     CompileCpuFacts,
     CompileInstructionsFacts,
@@ -22,8 +20,11 @@ from ...gate.rules import Side
 from ...gate.verdict import MetricVerdict, Verdict
 from ..absence_words import absence_words
 from ..wording import FAILING
+from .moved_counts import MovedCount, MovedWithinTolerance, may_need_a_look, within_tolerance
+from .past_limit import CountMoved, PastLimit, per_op_words, why_words
 from .rules import noise_rule_words, threshold_words
 from .sentence import RowSentence
+from .worded import WordedRow
 
 # A compile-work count's name in a sentence (gate/judges/compile_cost.py COUNTS).
 COUNT_NAMES = {
@@ -144,12 +145,37 @@ LEAD = "compile work"
 COUNTS_LEAD = "compile-work counts"
 
 
-def compile_work_words(row: MetricVerdict, facts: CompileWorkFacts) -> str:
-    return compile_work_sentence(row, facts).text()
+def compile_work_said(row: MetricVerdict, facts: CompileWorkFacts) -> WordedRow:
+    """The row's sentence, the counts its cell shows (past the limit, else the one whose
+    values the gate gave it), and the judged counts that moved while it passed."""
+    return WordedRow(
+        compile_work_sentence(row, facts),
+        past_limit=counts_past_limit(row),
+        count_shown=count_of_values(row),
+        look=_moved_within_tolerance(row, facts),
+    )
+
+
+def _moved_within_tolerance(
+    row: MetricVerdict, facts: CompileWorkFacts
+) -> MovedWithinTolerance | None:
+    """The judged counts of a passing, gated row that moved (moved_counts.py); none where no
+    count is judged (an upgrade: the row says so)."""
+    if not may_need_a_look(row) or facts.judged is not WorkJudgement.JUDGED:
+        return None
+    if any(not u.names for u in facts.ungated):
+        return None
+    ungated = {name for u in facts.ungated for name in u.names}
+    moved = [
+        MovedCount(COUNT_NAMES[c.name], c.before, c.after)
+        for c in facts.changes
+        if c.before != c.after and c.name not in ungated
+    ]
+    return within_tolerance(moved, facts.tolerance_pct)
 
 
 def compile_work_sentence(row: MetricVerdict, facts: CompileWorkFacts) -> RowSentence:
-    """compile_work_words in its parts: `compile work` or `compile-work counts` its lead."""
+    """A compile-work row's sentence: `compile work` or `compile-work counts` its lead."""
     if facts.judged is WorkJudgement.NOT_MEASURED:
         names = ", ".join(COUNT_NAMES[name] for name in facts.unmeasured)
         return RowSentence(COUNTS_LEAD, f"{names + ' ' if names else ''}not measured in this run")
@@ -160,7 +186,7 @@ def compile_work_sentence(row: MetricVerdict, facts: CompileWorkFacts) -> RowSen
         )
     moved = [change for change in facts.changes if change.before != change.after]
     if moved:
-        message = f"{_listing(moved)}: {_why(row.verdict, facts.tolerance_pct)}"
+        message = f"{_listing(moved)}: {why_words(row.verdict, facts.tolerance_pct)}"
     else:
         message = "every count as in the baseline"
     if facts.eager_ops is not None and moved:
@@ -180,19 +206,7 @@ def _listing(changes: list[CountChange]) -> str:
 
 
 def _per_op(change: CountChange) -> str:
-    return _per_op_words(change.per_op)
-
-
-def _per_op_words(per_op: tuple[float, float] | None) -> str:
-    """` (0.3 → 0.297 per op)`, or "" for a count judged as it is."""
-    if per_op is None:
-        return ""
-    return f" ({per_op[0]:.3g} → {per_op[1]:.3g} per op)"
-
-
-def _why(verdict: Verdict, tolerance_pct: float | None) -> str:
-    said = threshold_words(verdict, tolerance_pct or 0.0, "tolerance")
-    return f"{said} (deterministic counts)" if verdict is Verdict.REGRESSION else said
+    return per_op_words(change.per_op)
 
 
 def _ungated_words(facts: CompileWorkFacts) -> str:
@@ -210,37 +224,6 @@ def _ungated_words(facts: CompileWorkFacts) -> str:
 
 
 # -- the counts that crossed the tolerance ----------------------------------------------------
-
-
-@dataclass(frozen=True)
-class CountMoved:
-    """One compile-work count, by name, and its values on both sides."""
-
-    name: str
-    before: int
-    after: int
-
-    def words(self) -> str:
-        return f"{self.name} {self.before} → {self.after}"
-
-
-@dataclass(frozen=True)
-class PastLimit:
-    """The compile-work counts (in torch's order, as the row lists them) that moved past
-    the limit the way the verdict says (grew for a failing row, fell for an improvement),
-    and the facts of what the row says after its counts: the per-op values of the last
-    count it lists, its verdict and its tolerance."""
-
-    counts: tuple[CountMoved, ...]
-    last_per_op: tuple[float, float] | None
-    verdict: Verdict
-    tolerance_pct: float | None
-
-    @property
-    def why(self) -> str:
-        """What the row says after its counts, to the end of that clause (`: grew by more
-        than …`)."""
-        return f"{_per_op_words(self.last_per_op)}: {_why(self.verdict, self.tolerance_pct)}"
 
 
 def counts_past_limit(row: MetricVerdict) -> PastLimit | None:

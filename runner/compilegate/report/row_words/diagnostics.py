@@ -84,14 +84,9 @@ def count_detail(
     return []
 
 
-def graph_break_words(row: MetricVerdict, facts: GraphBreakFacts) -> str:
-    """`new graph break at model.py:42: <torch's reason>; and 2 more: …`, the sites gone, or
-    how many held."""
-    return graph_break_sentence(row, facts).text()
-
-
 def graph_break_sentence(row: MetricVerdict, facts: GraphBreakFacts) -> RowSentence:
-    """graph_break_words in its parts: a new break's place is the sentence's site."""
+    """`new graph break at model.py:42: <torch's reason>; and 2 more: …`, the sites gone, or
+    how many held; a new break's place is the sentence's site."""
     if facts.new:
         first, *more = facts.new
         after = f"{_caused_at(first)}: {first.reason}"
@@ -113,7 +108,7 @@ def graph_break_sentence(row: MetricVerdict, facts: GraphBreakFacts) -> RowSente
 
 
 def break_reasons_said(row_facts: object) -> tuple[str, ...]:
-    """Torch's reasons that a graph-break row's words quote (graph_break_words)."""
+    """Torch's reasons that a graph-break row's words quote (graph_break_sentence)."""
     if not isinstance(row_facts, GraphBreakFacts):
         return ()
     if row_facts.new:

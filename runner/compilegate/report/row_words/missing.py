@@ -29,12 +29,8 @@ _DEFECTS = {
 _SIDES = {Side.RUN: "this run", Side.BASELINE: "the baseline"}
 
 
-def missing_words(row: MetricVerdict, facts: MissingFacts) -> str:
-    return missing_sentence(row, facts).text()
-
-
 def missing_sentence(row: MetricVerdict, facts: MissingFacts) -> RowSentence:
-    """missing_words in its parts: the metric's label its lead (`numerics: not measured …`)."""
+    """A missing row's sentence: the metric's label its lead (`numerics: not measured …`)."""
     label = LABELS.get(row.metric, row.metric)
     if facts.defect is Defect.ABSENT and facts.side is Side.RUN:
         said = "not measured in this run"

@@ -9,18 +9,17 @@ count's exact change, and a clause in the headline (`passes, but step work moved
 each add 1 % stay in sight (issue 54, finding 4).
 
 Only counts the row judged: a count reported and not gated (across torch versions, under
-max-autotune) moves for reasons of its own, and its row says so already.
+max-autotune) moves for reasons of its own, and its row says so already. Which counts those
+are is each family's to say (step_work.py, compile_cost.py: `…_said`); this module holds the
+value and its words.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ...gate.judges.compile_cost import CompileWorkFacts, WorkJudgement
-from ...gate.judges.step_work import StepWorkFacts, StepWorkJudgement
 from ...gate.verdict import MetricVerdict, Verdict
-from .compile_cost import COUNT_NAMES as COMPILE_COUNT_NAMES
-from .step_work import COUNT_NAMES as STEP_COUNT_NAMES
 
 METRICS = ("step_work", "compile_work")
 
@@ -55,31 +54,16 @@ class MovedWithinTolerance:
         return f"{listed}, within the {self.tolerance_pct:g} % tolerance"
 
 
-def moved_within_tolerance(row: MetricVerdict) -> MovedWithinTolerance | None:
-    """The judged counts that moved in a passing, gated step-work or compile-work row;
-    None for any other row, and for one whose judged counts are all as in the baseline."""
-    if row.metric not in METRICS or row.verdict is not Verdict.PASS or row.gated is False:
-        return None
-    facts = row.facts
-    moved: list[MovedCount] = []
-    tolerance_pct: float | None = None
-    if isinstance(facts, StepWorkFacts) and facts.judged is StepWorkJudgement.JUDGED:
-        tolerance_pct = facts.tolerance_pct
-        moved = [
-            MovedCount(STEP_COUNT_NAMES[c.key], c.before, c.after)
-            for c in facts.changes
-            if c.moved and c.key in facts.judged_counts
-        ]
-    elif isinstance(facts, CompileWorkFacts) and facts.judged is WorkJudgement.JUDGED:
-        ungated = {name for u in facts.ungated for name in u.names}
-        if any(not u.names for u in facts.ungated):
-            return None  # no count judged (an upgrade): the row says so
-        tolerance_pct = facts.tolerance_pct
-        moved = [
-            MovedCount(COMPILE_COUNT_NAMES[c.name], c.before, c.after)
-            for c in facts.changes
-            if c.before != c.after and c.name not in ungated
-        ]
+def may_need_a_look(row: MetricVerdict) -> bool:
+    """Whether a row's moved counts are its look: a passing, gated step-work or compile-work
+    row (its family, step_work.py or compile_cost.py, lists the judged counts that moved)."""
+    return row.metric in METRICS and row.verdict is Verdict.PASS and row.gated is not False
+
+
+def within_tolerance(
+    moved: Sequence[MovedCount], tolerance_pct: float | None
+) -> MovedWithinTolerance | None:
+    """The judged counts that moved and the tolerance they stayed in; None when none moved."""
     if not moved:
         return None
     return MovedWithinTolerance(tuple(moved), tolerance_pct or 0.0)

@@ -3,22 +3,25 @@
 from __future__ import annotations
 
 from ...gate.judges.numerics import CHECKED, NumericsFacts, NumericsOutcome, NumericsSide
-from ...gate.verdict import MetricVerdict
+from ...gate.verdict import MetricVerdict, Verdict
 from ..absence_words import numerics_reason_words
 from .numerics_reference import of_row
+from .sentence import RowSentence
+from .worded import WordedRow
 
 # Failed tensors named in a row; the rest are counted.
 NAMED_TENSORS = 3
 
 
-def numerics_words(row: MetricVerdict, facts: NumericsFacts) -> str:
+def numerics_said(row: MetricVerdict, facts: NumericsFacts) -> WordedRow:
     """The row's words; a run checked without its float64 reference says so, with why and
-    what it compared instead (numerics_reference.py)."""
+    what it compared instead (numerics_reference.py), and a passing one needs a look."""
     words = _verdict_words(row, facts)
     fallback = of_row(row)
     if fallback is not None:
         words += f"; {fallback.words()}"
-    return words
+    look = fallback if row.verdict is Verdict.PASS else None
+    return WordedRow(RowSentence("", words), look=look)
 
 
 def _verdict_words(row: MetricVerdict, facts: NumericsFacts) -> str:

@@ -1,7 +1,8 @@
 """The words of a speed row — speedup, eager and compiled step time and their quantiles —
 from the facts the speed judges found (gate/judges/speed_facts.py).
 
-    speed_words(row, facts)  the row's sentence
+    speed_said(row, facts)  the row's sentence, the milliseconds behind a yardstick-unit
+                         row (raw_ms_as_said) and its pairs when too few (too_few_pairs.py)
     not_judged_why(row)  what follows "reported, not judged: " in it, for a step time that
                          may not fail the job here (None where it may)
     not_judged_reason    why that is, as a value
@@ -25,7 +26,9 @@ from ...results.formats import format_value
 from ...results.processes import DISTURBED_TWINS_RATIO, GPU_BOUND, LAUNCH_BOUND
 from .missing import LABELS
 from .rules import noise_rule_words
+from .sentence import RowSentence
 from .too_few_pairs import too_few_pairs, too_few_words
+from .worded import WordedRow
 
 NOT_JUDGED = "reported, not judged: "
 YARDSTICK_NAMES = {GPU_BOUND: "GPU-bound", LAUNCH_BOUND: "launch-bound"}
@@ -68,11 +71,20 @@ def _ms_as_said(value: float) -> float:
     return float(f"{value:.3g}") if value < 1 else float(f"{value:.2f}")
 
 
-def speed_words(row: MetricVerdict, facts: SpeedFacts) -> str:
+def speed_said(row: MetricVerdict, facts: SpeedFacts) -> WordedRow:
+    """The row's sentence, and the facts its cells show beside it."""
+    raw_ms = raw_ms_as_said(row)
+    pairs = too_few_pairs(row)
+    return WordedRow(
+        RowSentence("", _speed_words(row, facts, pairs)), raw_ms=raw_ms, too_few_pairs=pairs
+    )
+
+
+def _speed_words(row: MetricVerdict, facts: SpeedFacts, pairs: int | None) -> str:
     if facts.statistic is Statistic.MEDIAN:
         said = _from_medians(row, facts)
     else:
-        said = _from_processes(row, facts)
+        said = _from_processes(row, facts, pairs)
     if facts.not_judged is not None:
         said += f"; {NOT_JUDGED}{ungated_words(facts.not_judged)}"
     return said + disturbed_words(facts)
@@ -163,7 +175,7 @@ def torch_words(facts: SpeedFacts) -> str:
     )
 
 
-def _from_processes(row: MetricVerdict, facts: SpeedFacts) -> str:
+def _from_processes(row: MetricVerdict, facts: SpeedFacts, pairs: int | None) -> str:
     statistic, suffix = _STATISTICS[facts.statistic]
     label = LABELS.get(_family(row.metric), row.metric) + suffix
     change = row.change if row.change is not None else 0.0
@@ -205,7 +217,6 @@ def _from_processes(row: MetricVerdict, facts: SpeedFacts) -> str:
             f"{facts.gross_bound_pct:g} % that whole runs of one machine were measured to "
             "drift apart (step_time_gross_growth_pct)"
         )
-    pairs = too_few_pairs(row)
     if pairs is not None:  # a ± from so few pairs means nothing
         return f"{moved}: {too_few_words(pairs)}"
     threshold = row.threshold if row.threshold is not None else 0.0

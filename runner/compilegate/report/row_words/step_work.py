@@ -13,8 +13,10 @@ from ...gate.judges.step_work import (
 )
 from ...gate.verdict import MetricVerdict, Verdict
 from .compile_cost import REFRESH
+from .moved_counts import MovedCount, MovedWithinTolerance, may_need_a_look, within_tolerance
 from .rules import threshold_words
 from .sentence import RowSentence
+from .worded import WordedRow
 
 # A count's name in a sentence (gate/judges/step_work.py COUNTS).
 COUNT_NAMES = {
@@ -43,13 +45,23 @@ _NOT_JUDGED = {
 }
 
 
-def step_work_words(row: MetricVerdict, facts: StepWorkFacts) -> str:
-    return step_work_sentence(row, facts).text()
+def step_work_said(row: MetricVerdict, facts: StepWorkFacts) -> WordedRow:
+    """The row's sentence (`step work` its lead), and the judged counts that moved while it
+    passed (moved_counts.py)."""
+    return WordedRow(RowSentence(LEAD, _said(row, facts)), look=_moved_within_tolerance(row, facts))
 
 
-def step_work_sentence(row: MetricVerdict, facts: StepWorkFacts) -> RowSentence:
-    """step_work_words in its parts: `step work` its lead."""
-    return RowSentence(LEAD, _said(row, facts))
+def _moved_within_tolerance(
+    row: MetricVerdict, facts: StepWorkFacts
+) -> MovedWithinTolerance | None:
+    if not may_need_a_look(row) or facts.judged is not StepWorkJudgement.JUDGED:
+        return None
+    moved = [
+        MovedCount(COUNT_NAMES[c.key], c.before, c.after)
+        for c in facts.changes
+        if c.moved and c.key in facts.judged_counts
+    ]
+    return within_tolerance(moved, facts.tolerance_pct)
 
 
 def _said(row: MetricVerdict, facts: StepWorkFacts) -> str:
