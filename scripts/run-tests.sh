@@ -5,8 +5,8 @@
 # TEST_LANES=2 (make test LANES=2, what CI runs) runs the whole suite as two pytest processes
 # side by side, split by marker into halves of about the same length: the tests marked
 # `docker` or `old_torch` (the engine building images and starting containers; the older
-# torch's runs) or `lane_beside` (tests/integration/test_distributed.py, both torches, and
-# test_time_to_verdict.py), and everything else. A clean-clone CI run at fca64cc, before
+# torch's runs) or `lane_beside` (tests/integration/test_distributed.py, both torches,
+# test_time_to_verdict.py and containers/test_venv_matrix.py), and everything else. A clean-clone CI run at fca64cc, before
 # `lane_beside`, took 36.5 min in the rest and 29.1 min in the docker/old-torch lane; at
 # 3b8a56c, with it, 34.3 and 33.4 min. Since (issue 53, item 10; an estimate from those
 # tests' own times on this machine, not a CI run; with two lanes on two CPUs a CPU-second

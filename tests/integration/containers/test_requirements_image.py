@@ -29,6 +29,7 @@ def test_requirements_are_installed_at_build_time_and_the_run_stays_offline(
         tmp_path / "cfg",
         name="needs_six",
         entry="examples/test_steps/needs_a_dependency.py:make_step",
+        variants="[{backend: eager}]",  # the build-time install is the point, not the compile
     )
     out_dir = tmp_path / "results"
     command = [

@@ -16,7 +16,8 @@ from compilegate.containers.matrix import run_matrix
 from compilegate.containers.venv_backend import VenvBackend
 from repo_helpers import REPO_ROOT
 
-pytestmark = pytest.mark.compile
+# In CI's second lane (scripts/run-tests.sh): about a minute, most of it the venv's install.
+pytestmark = [pytest.mark.compile, pytest.mark.lane_beside]
 
 
 def test_venv_matrix_keeps_good_version(tmp_path: Path) -> None:
