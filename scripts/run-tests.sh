@@ -6,18 +6,15 @@
 # side by side, split by marker into halves of about the same length: the tests marked
 # `docker` or `old_torch` (the engine building images and starting containers; the older
 # torch's runs) or `lane_beside` (tests/integration/test_distributed.py, both torches,
-# test_time_to_verdict.py and containers/test_venv_matrix.py), and everything else. A clean-clone CI run at fca64cc, before
+# test_time_to_verdict.py and containers/test_venv_matrix.py), and everything else. A
+# clean-clone CI run at fca64cc, before
 # `lane_beside`, took 36.5 min in the rest and 29.1 min in the docker/old-torch lane; at
-# 3b8a56c, with it, 34.3 and 33.4 min. Since (issue 53, item 10; an estimate from those
-# tests' own times on this machine, not a CI run; with two lanes on two CPUs a CPU-second
-# is about a lane-second): the rest lost about 60 s (test_run_against_in_process.py folded
-# into test_run_against.py), 25 CPU-s (GPT-2's diagnostics step under Dynamo alone) and
-# test_time_to_verdict.py's 52 s, moved here; this lane 26 CPU-s (test_distributed.py's one
-# Inductor cache, current torch; the old torch's share not measured) and 26
-# (test_cache_artifacts.py's old torch in two processes): about 32 min each by that
-# estimate. Measured on a clean clone at 528fd90: 34.4 min in the rest and 35.3 min here
-# (37.0 min in all): the estimate did not hold, the old torch's diagnostics setup took 405 s
-# against 322 s at 3b8a56c, beside whatever the other lane ran.
+# 3b8a56c, with it, 34.3 and 33.4 min; at 528fd90, 34.4 and 35.3 min (37.0 in all). At
+# 27bcd4a (issue 53: the Dynamo-only diagnostics steps, `lm-2mb` and the requirements tests
+# under Dynamo alone, test_venv_matrix.py moved here; CONTRIBUTING.md says which and why),
+# 31.5 min in the rest and 31.7 here, 33.4 min (2,001 s) in all with the set-up. The old
+# torch's diagnostics setup took 325 s (405 at 528fd90), the current torch's 251 (321), the
+# distributed module run 244 and 169 s (279 and 241).
 # One pytest alone left about a third of the two CPUs idle (load average 1.1-1.5). The first lane's log is printed when
 # both are done; each lane's exit 5 is a failure too. Any other value: one process.
 set -uo pipefail

@@ -19,10 +19,16 @@ from repo_helpers import REPO_ROOT
 
 pytestmark = pytest.mark.docker
 
+PROBE = {"entrypoint": ["python", "-c", "import six"], "network_mode": "none"}
+
 
 def test_requirements_are_installed_at_build_time_and_the_run_stays_offline(
     docker_client: Any, local_torch_image: Any, base_image: str, tmp_path: Path
 ) -> None:
+    # The same torch's image without the requirements has no `six`: probed before the run,
+    # whose image budget may evict that image's tag on an engine holding others.
+    with pytest.raises(docker.errors.ContainerError):
+        docker_client.containers.run(local_torch_image.tag, remove=True, **PROBE)
     requirements = tmp_path / "requirements.txt"
     requirements.write_text("six\n")
     config = write_tiny_config(
@@ -47,12 +53,9 @@ def test_requirements_are_installed_at_build_time_and_the_run_stays_offline(
     document = json.loads((out_dir / f"torch-{LOCAL_TORCH}" / "result.json").read_text())
     step = document["steps"][0]
     assert step["status"] == "ok", step["error"]
-    # The image with the requirements has `six`; the same torch's image without them has not
-    # (so the step's import proves the build-time install). pip's own "Successfully installed"
+    # The image with the requirements has `six` (and the torch image has not: probed above),
+    # so the step's import proves the build-time install. pip's own "Successfully installed"
     # line is no proof either way: Docker reuses that layer once it was built.
     tag = re.search(r"(?:building|reusing) image (\S+)", done.stderr)
     assert tag is not None and tag.group(1) != local_torch_image.tag, done.stderr[-2000:]
-    probe = {"entrypoint": ["python", "-c", "import six"], "network_mode": "none"}
-    docker_client.containers.run(tag.group(1), remove=True, **probe)
-    with pytest.raises(docker.errors.ContainerError):
-        docker_client.containers.run(local_torch_image.tag, remove=True, **probe)
+    docker_client.containers.run(tag.group(1), remove=True, **PROBE)
