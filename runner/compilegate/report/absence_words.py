@@ -47,6 +47,8 @@ _ABSENCE_WORDS = {
     ),
     Absence.NO_INDUCTOR_CACHE_DIR: "the process had no Inductor cache directory to save beside",
     Absence.SAVED_NOTHING: "torch.compiler.save_cache_artifacts() saved nothing",
+    Absence.PROCESS_FAILED: "its process failed",
+    Absence.NOT_MEASURED: "not measured",
     Absence.NO_REPEATED_BLOCK: (
         "the model has no nn.ModuleList or nn.Sequential of two or more blocks of one class: "
         "regional compilation has no repeated block to compile once and reuse"

@@ -9,8 +9,9 @@ variant's compile_cost, payoff and regional lever; config cache_artifacts and re
 
 from __future__ import annotations
 
-from ..results.model import BreakEvenInterval, RegionalLever, Step, Variant
+from ..results.model import Absence, BreakEvenInterval, RegionalLever, Step, Variant
 from .absence_words import absence_words
+from .child_failure_words import error_words
 from .wording import steps_text
 
 
@@ -48,6 +49,9 @@ def _variant(variant: Variant) -> str | None:
 
 def _regional(lever: RegionalLever) -> str:
     """`regional (layers: 2 × Block) 12.1 s, step 15.9 ms against eager 10.4 ms: …`"""
+    if lever.absent is Absence.PROCESS_FAILED:  # how: its failure, as a variant's is said
+        said = error_words(lever.error, lever.failure)
+        return f"regional absent: {absence_words(lever.absent)}" + (f": {said}" if said else "")
     if lever.absent is not None:
         return f"regional absent: {absence_words(lever.absent)}"
     blocks = f" ({lever.blocks})" if lever.blocks else ""

@@ -36,6 +36,8 @@ from .compile_cost import (
     with_instructions,
 )
 from .model import (
+    Absence,
+    ChildFailure,
     CompileCounts,
     ConfigRef,
     Eager,
@@ -230,13 +232,19 @@ def add_process(
     return replace(entry, processes=processes, compile_cost=pooled)
 
 
-def with_regional(entry: Variant, measured: ProcessReport | None, error: str | None) -> Variant:
+def with_regional(
+    entry: Variant, measured: ProcessReport | None, failed: tuple[str, ChildFailure] | None
+) -> Variant:
     """The variant with its regional-compilation lever (model.RegionalLever) from the
     process that compiled only the repeated blocks: its compile window and mean step times,
-    or why there are none (`error`: its process failed; the child's `regional_absent`)."""
-    if measured is None or error is not None:
-        why = f"its process failed: {error}" if error else "not measured"
-        return replace(entry, regional=RegionalLever(absent=why[:500]))
+    or why there are none (`failed`: its process failed, as (error, failure record) the way a
+    failed variant keeps them; the child's `regional_absent`)."""
+    if failed is not None:
+        error, kept = failed
+        lever = RegionalLever(absent=Absence.PROCESS_FAILED, failure=kept, error=error[:500])
+        return replace(entry, regional=lever)
+    if measured is None:
+        return replace(entry, regional=RegionalLever(absent=Absence.NOT_MEASURED))
     if measured.regional_absent is not None:
         absent = absence_of(measured.regional_absent)  # the child's code
         return replace(entry, regional=RegionalLever(absent=absent))

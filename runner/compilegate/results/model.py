@@ -200,6 +200,10 @@ class Absence(str, enum.Enum):
     SAVED_NOTHING = "saved_nothing"
     # Regional compilation (RegionalLever.absent; since issue 53's last items):
     NO_REPEATED_BLOCK = "no_repeated_block"  # the model has no repeated block to compile
+    # Recorded by the parent: the lever's process failed (RegionalLever.failure and .error
+    # say how), or gave no report of the variant to record.
+    PROCESS_FAILED = "process_failed"
+    NOT_MEASURED = "not_measured"
 
 
 class NumericsReason(str, enum.Enum):
@@ -779,9 +783,12 @@ class RegionalLever(Model):
     # Its break-even with the 95 % interval (results/payoff.regional_break_even); None:
     # never (not faster than eager) or not measured.
     break_even_steps: BreakEvenInterval | None = None
-    # A code (the child's: nothing repeats); results/'s words for a process that failed or
-    # was not measured; an older document's sentence.
+    # A code: the child's (nothing repeats), or the parent's (its process failed, with
+    # `failure` and `error` as a failed variant keeps them; not measured); an older
+    # document's sentence, said as recorded.
     absent: Absence | str | None = None
+    failure: ChildFailure | None = None
+    error: str | None = None
 
 
 @dataclass(frozen=True)

@@ -349,16 +349,16 @@ class _VariantRun:
         label = f"{self.side.child_label}/{self.variant.id}#regional"
         with _variant_cache(launcher) as own:
             measured, failed = run_child(launcher, spec, step, label, cache_dir=own)
-        error = failed.text if failed is not None else None
+        failure = failed.failure if failed is not None else None
         part = (
             measured.variant
             if measured is not None and measured.report.variant is not None
             else None
         )
-        if part is not None and error is None and part.regional_absent is None:
-            found = not_finite(part)
-            error = failure_words(found) if found is not None else None
-        entry, problem = _record(with_regional, self.entry, part, error)
+        if part is not None and failure is None and part.regional_absent is None:
+            failure = not_finite(part)
+        recorded = failure.recorded() if failure is not None else None
+        entry, problem = _record(with_regional, self.entry, part, recorded)
         if entry is not None:
             self.entry = entry
         if problem is not None:

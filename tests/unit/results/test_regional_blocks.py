@@ -9,7 +9,9 @@ from types import SimpleNamespace
 import pytest
 from torch import nn
 
+from compilegate.child.protocol import Phase
 from compilegate.child.training import NO_REPEATED_BLOCK, NoRepeatedBlock, repeated_blocks
+from compilegate.report.child_failure_words import failure_words
 from compilegate.report.lever_words import lever_sentence
 from compilegate.results.document import with_regional
 from compilegate.results.model import (
@@ -21,6 +23,7 @@ from compilegate.results.model import (
     Variant,
 )
 from compilegate.results.process_report import ProcessReport
+from compilegate.run.child_failure import ChildFailure, Crashed
 
 
 def block(width: int) -> nn.Module:
@@ -98,8 +101,17 @@ def test_absent_failed_and_forged_are_read_as_such() -> None:
     why = "the model has no nn.ModuleList"
     absent = ProcessReport.from_json({"regional_absent": why}, "variant")
     assert with_regional(entry(), absent, None).regional == RegionalLever(absent=why)
-    failed = with_regional(entry(), None, "timed out").regional
-    assert failed is not None and failed.absent == "its process failed: timed out"
+    crash = ChildFailure(Crashed("SIGKILL", 9), Phase.COMPILE, "compiling")
+    failed = with_regional(entry(), None, crash.recorded()).regional
+    assert failed is not None and failed.absent is Absence.PROCESS_FAILED
+    assert (failed.error, failed.failure) == crash.recorded()  # facts, as a variant keeps them
+    said = lever_sentence(SimpleNamespace(variants=[replace(entry(), regional=failed)]))
+    # the words results/ stored before (f"its process failed: {the failure's words}"):
+    assert said == f"default: cold n/a; regional absent: its process failed: {failure_words(crash)}"
+    missing = with_regional(entry(), None, None).regional
+    assert missing == RegionalLever(absent=Absence.NOT_MEASURED)
+    said = lever_sentence(SimpleNamespace(variants=[replace(entry(), regional=missing)]))
+    assert said == "default: cold n/a; regional absent: not measured"
     forged = measured_json()
     forged["compile"]["blocks"] = {"<img src=x>": 1}
     typed = ProcessReport.from_json(forged, "variant")
