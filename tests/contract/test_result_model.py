@@ -32,6 +32,10 @@ def resolve(node: dict) -> dict:
         if len(arms) == 1 and "properties" not in node:
             node = arms[0]
             continue
+        objects = [a for a in arms if "properties" in a]  # beside an older document's words
+        if len(objects) == 1 and "properties" not in node:
+            node = objects[0]
+            continue
         return node
 
 

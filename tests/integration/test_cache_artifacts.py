@@ -87,7 +87,7 @@ def test_the_process_after_the_cold_one_starts_from_the_artifacts(measured: dict
 def test_one_more_process_compiles_only_the_repeated_blocks(measured: dict) -> None:
     regional = measured["variant"]["regional"]
     assert regional.get("absent") is None, regional
-    assert regional["blocks"] == "blocks: 2 × Block"
+    assert regional["blocks"] == {"name": "blocks", "count": 2, "class_name": "Block"}
     assert regional["compile_wall_s"] > 0
     assert regional["eager_ms"] > 0 and regional["compiled_ms"] > 0
     processes = measured["document"]["steps"][0]["settings"]["variant_processes"]

@@ -70,14 +70,15 @@ class TrainingStep:
         model, loss_fn = distributed.wrap(parts, device, repeated_blocks, group), parts.loss
         self._model = model
         self._optimizer_step: Callable[[], Any] = parts.optimizer.step
-        self.blocks: str | None = None
+        self.blocks: dict[str, Any] | None = None  # results/model.RegionalBlocks
         if compile_kwargs is None:
             self._forward_loss = lambda inputs: loss_fn(model, inputs)
         elif compile_target == "blocks":
             name, blocks = repeated_blocks(model)
             for i in range(len(blocks)):
                 blocks[i] = torch.compile(blocks[i], **compile_kwargs)
-            self.blocks = f"{name}: {len(blocks)} × {type(blocks[0]._orig_mod).__name__}"
+            kind = type(blocks[0]._orig_mod).__name__
+            self.blocks = {"name": name, "count": len(blocks), "class_name": kind}
             self._forward_loss = lambda inputs: loss_fn(model, inputs)
         elif compile_target == "model":
             compiled_model = torch.compile(model, **compile_kwargs)

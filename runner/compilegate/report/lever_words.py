@@ -9,7 +9,14 @@ variant's compile_cost, payoff and regional lever; config cache_artifacts and re
 
 from __future__ import annotations
 
-from ..results.model import Absence, BreakEvenInterval, RegionalLever, Step, Variant
+from ..results.model import (
+    Absence,
+    BreakEvenInterval,
+    RegionalBlocks,
+    RegionalLever,
+    Step,
+    Variant,
+)
 from .absence_words import absence_words
 from .child_failure_words import error_words
 from .wording import steps_text
@@ -47,6 +54,13 @@ def _variant(variant: Variant) -> str | None:
     return f"{variant.id}: " + "; ".join(levers)
 
 
+def _blocks_words(blocks: RegionalBlocks | str) -> str:
+    """`layers: 2 × Block`; an older document's words as recorded."""
+    if isinstance(blocks, str):
+        return blocks
+    return f"{blocks.name}: {blocks.count} × {blocks.class_name}"
+
+
 def _regional(lever: RegionalLever) -> str:
     """`regional (layers: 2 × Block) 12.1 s, step 15.9 ms against eager 10.4 ms: …`"""
     if lever.absent is Absence.PROCESS_FAILED:  # how: its failure, as a variant's is said
@@ -54,7 +68,7 @@ def _regional(lever: RegionalLever) -> str:
         return f"regional absent: {absence_words(lever.absent)}" + (f": {said}" if said else "")
     if lever.absent is not None:
         return f"regional absent: {absence_words(lever.absent)}"
-    blocks = f" ({lever.blocks})" if lever.blocks else ""
+    blocks = f" ({_blocks_words(lever.blocks)})" if lever.blocks else ""
     if lever.eager_ms is None or lever.compiled_ms is None:
         return f"regional{blocks} {_s(lever.compile_wall_s)}"
     found = lever.break_even_steps

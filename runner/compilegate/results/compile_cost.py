@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from typing import TypeGuard  # 3.10+: for the checker only (requires-python is 3.9)
 
-from .model import Absence, ColdSample, CompileCost, CompileCounts, Process
+from .model import Absence, ColdSample, CompileCost, CompileCounts, Process, RegionalBlocks
 from .stats import CONFIDENCE, t_quantile
 
 # How a process's Inductor cache directory came to it (run/step_measurement.py): ARTIFACTS,
@@ -47,6 +47,7 @@ from .stats import CONFIDENCE, t_quantile
 FRESH, REUSED, SHARED, ARTIFACTS = "fresh", "reused", "shared", "artifacts"
 ARTIFACTS_LABEL = "artifacts"
 MAX_REASON_CHARS = 500  # a reason or a name the child gives, as the document keeps it
+MAX_NAME_CHARS = 100  # a regional block's attribute or class name (the schema's limit)
 
 
 def cache_label(cache_dir: str, hits: int | None) -> str:
@@ -254,7 +255,7 @@ class CompileRecord:
     cache_hits: int | None = None
     eager_ops: int | None = None
     counts: CompileCounts | None = None  # None: it counted none (a timing-only process)
-    blocks: str | None = None  # regional compilation: the repeated blocks, in words
+    blocks: RegionalBlocks | None = None  # regional compilation: the repeated blocks
     artifacts: CacheArtifacts | None = None  # None: not asked to save them
     instructions: InstructionCount | None = None  # None: not counted
 
@@ -270,10 +271,22 @@ class CompileRecord:
             cache_hits=_count(raw.get("cache_hits")),
             eager_ops=_count(raw.get("eager_ops")),
             counts=counts_of(counts) if isinstance(counts, Mapping) else None,
-            blocks=blocks[:MAX_REASON_CHARS] if isinstance(blocks, str) else None,
+            blocks=_blocks(blocks),
             artifacts=CacheArtifacts.of(raw.get("artifacts")),
             instructions=InstructionCount.of(raw.get("instructions")),
         )
+
+
+def _blocks(raw: Any) -> RegionalBlocks | None:
+    """The child's repeated blocks, {name, count, class_name}; None for anything else."""
+    if not isinstance(raw, Mapping):
+        return None
+    name, count, class_name = raw.get("name"), raw.get("count"), raw.get("class_name")
+    if not (isinstance(name, str) and isinstance(class_name, str)):
+        return None
+    if isinstance(count, bool) or not isinstance(count, int) or count < 2:
+        return None
+    return RegionalBlocks(name[:MAX_NAME_CHARS], count, class_name[:MAX_NAME_CHARS])
 
 
 def half_width_pct(values: Sequence[float]) -> float | None:

@@ -260,7 +260,7 @@ def with_regional(
         else None
     )
     lever = RegionalLever(
-        blocks=blocks[:200] if blocks is not None else None,
+        blocks=blocks,
         compile_wall_s=wall,
         eager_ms=statistics.fmean(eager.samples_ms) if eager.samples_ms else None,
         compiled_ms=statistics.fmean(compiled.samples_ms) if compiled.samples_ms else None,

@@ -771,12 +771,22 @@ class CompileCost(Model):
 
 
 @dataclass(frozen=True)
+class RegionalBlocks(Model):
+    """The repeated blocks regional compilation compiled: the attribute holding them, how
+    many, and their class (the model's own names; child/training.py)."""
+
+    name: str
+    count: int
+    class_name: str
+
+
+@dataclass(frozen=True)
 class RegionalLever(Model):
     """Regional compilation (config `regional`), measured in a process of its own: each block
     of the model's repeated blocks compiled in place, the rest eager (child/training.py), timed
     against eager there. `absent`: why not (nothing repeats, or its process failed)."""
 
-    blocks: str | None = None
+    blocks: RegionalBlocks | str | None = None  # str: an older document's words
     compile_wall_s: float | None = None
     eager_ms: float | None = None
     compiled_ms: float | None = None
@@ -1363,6 +1373,8 @@ def _convert(annotation: Any, value: Any) -> Any:
         arms = [a for a in typing.get_args(annotation) if a is not type(None)]
         if len(arms) == 2 and arms[1] is str and issubclass(arms[0], enum.Enum):
             return _code_or_recorded(arms[0], value)
+        if len(arms) == 2 and arms[1] is str and issubclass(arms[0], Model):
+            return value if isinstance(value, str) else _build(arms[0], value)  # str: older
         return _convert(arms[0], value) if len(arms) == 1 else value
     if origin is tuple:
         item = typing.get_args(annotation)[0]

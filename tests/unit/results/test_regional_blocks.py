@@ -18,6 +18,7 @@ from compilegate.results.model import (
     Absence,
     CompileCost,
     CompileCounts,
+    RegionalBlocks,
     RegionalLever,
     Status,
     Variant,
@@ -65,7 +66,7 @@ def measured_json(compile_s: float = 3.0) -> dict:
         "compile": {
             "window": {"wall_s": compile_s + 1.0, "cpu_s": 5.0},
             "eager_window": {"wall_s": 1.0, "cpu_s": 1.0},
-            "blocks": "layers: 2 × Block",
+            "blocks": {"name": "layers", "count": 2, "class_name": "Block"},
         },
     }
 
@@ -77,7 +78,7 @@ def measured(compile_s: float = 3.0) -> ProcessReport:
 def test_the_lever_from_its_process() -> None:
     lever = with_regional(entry(), measured(), None).regional
     assert lever is not None and lever.absent is None
-    assert (lever.blocks, lever.compile_wall_s) == ("layers: 2 × Block", 3.0)
+    assert (lever.blocks, lever.compile_wall_s) == (RegionalBlocks("layers", 2, "Block"), 3.0)
     assert (lever.eager_ms, lever.compiled_ms) == (11.0, 8.0)
     found = lever.break_even_steps
     assert found is not None and found.estimate == pytest.approx(1000.0)  # 3 s over 3 ms a step
@@ -113,9 +114,27 @@ def test_absent_failed_and_forged_are_read_as_such() -> None:
     said = lever_sentence(SimpleNamespace(variants=[replace(entry(), regional=missing)]))
     assert said == "default: cold n/a; regional absent: not measured"
     forged = measured_json()
-    forged["compile"]["blocks"] = {"<img src=x>": 1}
-    typed = ProcessReport.from_json(forged, "variant")
-    assert with_regional(entry(), typed, None).regional.blocks is None
+    for blocks in (
+        {"<img src=x>": 1},
+        {"name": "layers", "count": 1, "class_name": "Block"},  # one block is no repetition
+        {"name": "layers", "count": True, "class_name": "Block"},
+        "layers: 2 × Block",  # the words a child of before wrote: no child writes them now
+    ):
+        forged["compile"]["blocks"] = blocks
+        typed = ProcessReport.from_json(forged, "variant")
+        assert with_regional(entry(), typed, None).regional.blocks is None
+
+
+def test_the_blocks_are_facts_said_as_the_childs_words_were() -> None:
+    """The child records the blocks' name, count and class; report/ says them as the child's
+    words said them (before, `layers: 2 × Block`), and an older document's words as recorded."""
+    lever = with_regional(entry(), measured(), None).regional
+    old = replace(lever, blocks="layers: 2 × Block")
+    said, said_old = (
+        lever_sentence(SimpleNamespace(variants=[replace(entry(), regional=r)]))
+        for r in (lever, old)
+    )
+    assert said == said_old and "regional (layers: 2 × Block) 3.0 s" in said
 
 
 # What the child wrote when nothing repeats, before issue 53's last items (5a5d0e2).
