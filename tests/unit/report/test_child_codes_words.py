@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from gate_docs import judge_documents, recompile, result, step, variant
 
+from compilegate.child.protocol import STEP_WORK_COUNTS
 from compilegate.gate.run_set import ResultSource, judge_run_set
 from compilegate.report.absence_words import step_work_absent_words
 from compilegate.report.annotations import annotations_for
@@ -130,19 +131,7 @@ def test_a_failed_diagnostics_pass_is_said_as_its_note_was(tmp_path: Path) -> No
 
 
 def test_each_step_work_code_is_said_as_the_childs_sentence_was() -> None:
-    counts = dict.fromkeys(
-        (
-            "aten_ops",
-            "compiled_region_calls",
-            "kernels",
-            "cuda_graph_replays",
-            "host_syncs",
-            "flops",
-            "allocations",
-            "allocated_bytes",
-        ),
-        0,
-    )
+    counts = dict.fromkeys(STEP_WORK_COUNTS, 0)  # the one declaration of the keys
 
     def said(absent: dict[str, str], **extra: Any) -> dict[str, str]:
         work = {"counts": {**counts, **dict.fromkeys(absent)}, "absent": absent, "top": {}}
